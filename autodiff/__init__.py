@@ -1,0 +1,26 @@
+"""autodiff: composable function transformations for numpy code, compiled with Numba.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> f = lambda x: anp.sum(anp.tanh(x) ** 2)
+>>> g = ad.grad(f)(np.array([0.5, -1.0]))
+>>> np.allclose(g, 2 * np.tanh([0.5, -1.0]) * (1 - np.tanh([0.5, -1.0]) ** 2))
+True
+"""
+__version__ = "0.1.0"
+
+from . import errors, tree_util
+from .config import config
+from .core import ClosedJaxpr, Jaxpr, ShapedArray
+from . import primitives as _primitives  # noqa: F401  (registers the primitive set)
+from . import numpy  # noqa: F401
+from .api import (make_jaxpr, grad, value_and_grad, jvp, vjp, linearize, vmap, jacfwd, jacrev,
+                  jacobian, hessian, hvp, stop_gradient)
+from .custom_derivatives import custom_jvp, custom_vjp
+from .check import check_grads
+
+__all__ = [
+    "config", "errors", "tree_util", "numpy", "make_jaxpr", "grad", "value_and_grad", "jvp",
+    "vjp", "linearize", "vmap", "jacfwd", "jacrev", "jacobian", "hessian", "hvp",
+    "stop_gradient", "custom_jvp", "custom_vjp", "check_grads", "Jaxpr", "ClosedJaxpr",
+    "ShapedArray",
+]

@@ -1,0 +1,688 @@
+"""The user-facing transforms: trace, rewrite the IR, evaluate.
+
+Each transform traces the user's function into a jaxpr (concretely, with values,
+when its inputs are concrete, so Python control flow on values works), applies
+the IR passes of :mod:`autodiff.transforms`, and evaluates the result: with the
+numpy interpreter on concrete inputs, or with ``bind`` on tracers, which inlines
+the rewritten IR into the enclosing trace. That is why everything composes.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> ad.grad(lambda x: anp.sin(x) * x)(1.0)            # cos(1)·1 + sin(1)
+np.float64(1.3817732906760363)
+>>> ad.grad(ad.grad(anp.tanh))(0.5)
+np.float64(-0.6347563263447832)
+"""
+import functools
+
+import numpy as np
+
+from . import primitives as P
+from .core import (ClosedJaxpr, Tracer, Zero, eval_jaxpr, get_aval, is_concrete,
+                   is_inexact_dtype, trace_flat, user_source)
+from .errors import DTypeError, ShapeError
+from .tree_util import (broadcast_prefix, tree_flatten, tree_map, tree_structure,
+                        tree_unflatten)
+from .transforms.jvp import jvp_eval, jvp_jaxpr
+from .transforms.partial_eval import partial_eval_jaxpr, dce_closed
+from .transforms.transpose import backward_pass
+from .transforms.vmap import batch_eval, matchaxis
+from .backends.interpreter import run_closed
+
+__all__ = ["make_jaxpr", "grad", "value_and_grad", "jvp", "vjp", "linearize", "vmap",
+           "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "stop_gradient"]
+
+
+# ----------------------------------------------------------------------------
+# inputs, outputs, tracing
+# ----------------------------------------------------------------------------
+
+def as_array(x):
+    """Normalize a leaf given by the user: arrays, scalars, tracers, Variables."""
+    if isinstance(x, Tracer):
+        return x
+    if isinstance(x, np.ndarray):
+        get_aval(x)        # validates the dtype
+        return x
+    conv = getattr(x, "__autodiff_array__", None)
+    if conv is not None:
+        return conv()
+    get_aval(x)
+    return np.asarray(x)
+
+
+def to_output(x):
+    """Concrete results are numpy values: an ndarray, or a numpy scalar when 0-d."""
+    if isinstance(x, np.ndarray):
+        return x[()] if x.ndim == 0 else x
+    if isinstance(x, (Zero,)):
+        return to_output(np.zeros(x.aval.shape, x.aval.dtype))
+    return x
+
+
+def _outputs(tree):
+    return tree_map(to_output, tree)
+
+
+def evaluate(closed, args):
+    """Run a closed jaxpr: interpreter on concrete values, ``bind`` (inlining) on tracers."""
+    if any(isinstance(a, Tracer) for a in args) or any(isinstance(c, Tracer) for c in closed.consts):
+        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    return run_closed(closed, args)
+
+
+def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None):
+    """Trace ``fun(*unflatten(in_tree, args))`` -> (ClosedJaxpr, out_tree)."""
+    if concrete is None:
+        concrete = all(is_concrete(a) for a in flat_args)
+    avals = [get_aval(a).strip_weak() for a in flat_args]
+    box = []
+    kwargs = kwargs or {}
+
+    def flat_fun(*tracers):
+        args = tree_unflatten(in_tree, list(tracers))
+        out = fun(*args, **kwargs)
+        leaves, out_tree = tree_flatten(out)
+        box.append(out_tree)
+        return [as_array(l) for l in leaves]
+
+    closed = trace_flat(flat_fun, avals, list(flat_args) if concrete else None, name=name)
+    return closed, box[0]
+
+
+def make_jaxpr(fun, static_argnums=(), return_shape=False):
+    """The jaxpr of ``fun`` traced abstractly at the given arguments.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> print(ad.make_jaxpr(lambda x, y: anp.sum(x * y))(np.ones(3), np.ones(3)))
+    { lambda ; a:f64[3] b:f64[3]. let
+        c:f64[3] = mul a b
+        d:f64[] = reduce_sum[axes=(0,)] c
+      in (d,) }
+    """
+    static_argnums = _tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        f, dyn = _split_static(fun, args, static_argnums)
+        flat, in_tree = tree_flatten(dyn)
+        flat = [as_array(x) for x in flat]
+        closed, out_tree = trace_fun(f, flat, in_tree, concrete=False, name="make_jaxpr",
+                                     kwargs=kwargs)
+        closed = dce_closed(closed)
+        if return_shape:
+            shapes = tree_unflatten(out_tree, [ShapeDtype(a.shape, a.dtype) for a in closed.out_avals])
+            return closed, shapes
+        return closed
+    return wrapped
+
+
+class ShapeDtype:
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+
+    def __repr__(self):
+        return f"ShapeDtype(shape={self.shape}, dtype={self.dtype})"
+
+
+def _tuple(x):
+    if x is None:
+        return ()
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def _split_static(fun, args, static_argnums):
+    if not static_argnums:
+        return fun, args
+    n = len(args)
+    static = {i % n: args[i] for i in static_argnums if -n <= i < n}
+
+    def f(*dyn):
+        it = iter(dyn)
+        full = [static[i] if i in static else next(it) for i in range(n)]
+        return fun(*full)
+    return f, tuple(a for i, a in enumerate(args) if i not in static)
+
+
+# ----------------------------------------------------------------------------
+# forward mode
+# ----------------------------------------------------------------------------
+
+def jvp(fun, primals, tangents, has_aux=False):
+    """Forward mode: ``(fun(*primals), J·tangents)``.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jvp(anp.sin, (0.0,), (2.0,))
+    (np.float64(0.0), np.float64(2.0))
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primals and tangents must be tuples (one entry per argument)")
+    if len(primals) != len(tangents):
+        raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
+    flat_p, in_tree = tree_flatten(tuple(primals))
+    flat_t, t_tree = tree_flatten(tuple(tangents))
+    if in_tree != t_tree:
+        raise TypeError(f"jvp: primal structure {in_tree} and tangent structure {t_tree} differ")
+    flat_p = [as_array(x) for x in flat_p]
+    flat_t = [as_array(x) for x in flat_t]
+    for p, t in zip(flat_p, flat_t):
+        if P.shape_of(p) != P.shape_of(t):
+            raise ShapeError(f"jvp: tangent shape {P.shape_of(t)} does not match primal shape "
+                             f"{P.shape_of(p)}", source=user_source())
+    f = _aux_fun(fun, has_aux)
+    closed, out_tree = trace_fun(f, flat_p, in_tree, name="jvp")
+    ts = [P.convert(t, P.dtype_of(p)) if is_inexact_dtype(P.dtype_of(p)) else None
+          for p, t in zip(flat_p, flat_t)]
+    outs, touts = jvp_eval(closed.jaxpr, closed.consts, flat_p, ts)
+    touts = [P.instantiate(t) for t in touts]
+    out_tree, aux_tree, n_out = _split_aux_tree(out_tree, has_aux)
+    out = tree_unflatten(out_tree, outs[:n_out])
+    tout = tree_unflatten(out_tree, touts[:n_out])
+    if has_aux:
+        aux = tree_unflatten(aux_tree, outs[n_out:])
+        return _outputs(out), _outputs(tout), _outputs(aux)
+    return _outputs(out), _outputs(tout)
+
+
+def _aux_fun(fun, has_aux):
+    if not has_aux:
+        return fun
+
+    def f(*args):
+        res = fun(*args)
+        if not (isinstance(res, tuple) and len(res) == 2):
+            raise TypeError("has_aux=True: the function must return a pair (output, aux)")
+        return res
+    return f
+
+
+def _split_aux_tree(out_tree, has_aux):
+    if not has_aux:
+        return out_tree, None, out_tree.num_leaves
+    main, aux = out_tree.children
+    return main, aux, main.num_leaves
+
+
+# ----------------------------------------------------------------------------
+# reverse mode: linearize (jvp + partial eval) and transpose
+# ----------------------------------------------------------------------------
+
+class _Linearized:
+    """The pieces of a linearization, shared by vjp, grad and linearize."""
+
+    def __init__(self, fun, flat_args, in_tree, has_aux, diff_mask=None):
+        f = _aux_fun(fun, has_aux)
+        closed, out_tree = trace_fun(f, flat_args, in_tree, name="linearize")
+        self.out_tree, self.aux_tree, self.n_out = _split_aux_tree(out_tree, has_aux)
+        avals = closed.in_avals
+        if diff_mask is None:
+            diff_mask = [True] * len(avals)
+        self.nonzeros = [m and is_inexact_dtype(a.dtype) for m, a in zip(diff_mask, avals)]
+        self.in_avals = avals
+        jclosed, _ = jvp_jaxpr(closed, self.nonzeros, instantiate=True)
+        n_all_out = len(closed.jaxpr.outvars)
+        # aux outputs' tangents are not wanted: keep only main outputs' tangents
+        jj = jclosed.jaxpr
+        keep = list(jj.outvars[:n_all_out]) + list(jj.outvars[n_all_out:n_all_out + self.n_out])
+        from .core import Jaxpr
+        jclosed = ClosedJaxpr(Jaxpr(jj.constvars, jj.invars, keep, jj.eqns), jclosed.consts)
+        n_t = sum(self.nonzeros)
+        known, unknown, n_res = partial_eval_jaxpr(
+            jclosed, [False] * len(avals) + [True] * n_t, n_all_out)
+        res = evaluate(known, list(flat_args))
+        self.outs = res[:n_all_out]
+        self.residuals = res[n_all_out:]
+        self.unknown = unknown
+        self.n_res = n_res
+        self.n_t = n_t
+        self.out_avals = closed.out_avals[:self.n_out]
+
+    def primal_out(self):
+        return tree_unflatten(self.out_tree, self.outs[:self.n_out])
+
+    def aux(self):
+        return tree_unflatten(self.aux_tree, self.outs[self.n_out:])
+
+    def backward(self, cts_flat):
+        """Cotangents of every flat input (zeros for non-differentiated ones)."""
+        uj = self.unknown
+        linear = [False] * self.n_res + [True] * self.n_t
+        args = list(self.residuals) + [None] * self.n_t
+        cts = backward_pass(uj.jaxpr, uj.consts, linear, args, cts_flat)[self.n_res:]
+        it = iter(cts)
+        out = []
+        for nz, a in zip(self.nonzeros, self.in_avals):
+            if nz:
+                out.append(P.instantiate(next(it)))
+            else:
+                out.append(np.zeros(a.shape, a.dtype))
+        return out
+
+    def forward(self, tangents_flat):
+        uj = self.unknown
+        ts = [t for t, nz in zip(tangents_flat, self.nonzeros) if nz]
+        return evaluate(uj, list(self.residuals) + ts)
+
+
+def vjp(fun, *primals, has_aux=False):
+    """Reverse mode: ``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns one cotangent per primal.
+
+    The returned ``vjp_fn`` is reusable.
+
+    >>> import numpy as np, autodiff as ad
+    >>> out, f_vjp = ad.vjp(lambda x, y: x * y, 2.0, 3.0)
+    >>> f_vjp(1.0)
+    (np.float64(3.0), np.float64(2.0))
+    """
+    flat, in_tree = tree_flatten(tuple(primals))
+    flat = [as_array(x) for x in flat]
+    lin = _Linearized(fun, flat, in_tree, has_aux)
+    out = lin.primal_out()
+
+    def vjp_fn(ct):
+        ct_flat, ct_tree = tree_flatten(ct)
+        if ct_tree != lin.out_tree:
+            raise TypeError(f"vjp_fn: cotangent structure {ct_tree} does not match the output "
+                            f"structure {lin.out_tree}")
+        cts = []
+        for c, a in zip(ct_flat, lin.out_avals):
+            c = as_array(c)
+            if P.shape_of(c) != a.shape:
+                raise ShapeError(f"vjp_fn: cotangent shape {P.shape_of(c)} does not match the "
+                                 f"output shape {a.shape}", source=user_source())
+            cts.append(P.convert(c, a.dtype) if is_inexact_dtype(a.dtype) else c)
+        grads = lin.backward(cts)
+        return _outputs(tree_unflatten(in_tree, grads))
+
+    if has_aux:
+        return _outputs(out), vjp_fn, _outputs(lin.aux())
+    return _outputs(out), vjp_fn
+
+
+def linearize(fun, *primals):
+    """``(fun(*primals), jvp_fn)`` where ``jvp_fn`` evaluates the saved linear map.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> y, f_jvp = ad.linearize(anp.exp, 0.0)
+    >>> f_jvp(3.0)
+    np.float64(3.0)
+    """
+    flat, in_tree = tree_flatten(tuple(primals))
+    flat = [as_array(x) for x in flat]
+    lin = _Linearized(fun, flat, in_tree, False)
+
+    def jvp_fn(*tangents):
+        t_flat, t_tree = tree_flatten(tuple(tangents))
+        if t_tree != in_tree:
+            raise TypeError(f"linearize: tangent structure {t_tree} differs from {in_tree}")
+        t_flat = [as_array(t) for t in t_flat]
+        outs = lin.forward(t_flat)
+        return _outputs(tree_unflatten(lin.out_tree, outs))
+
+    return _outputs(lin.primal_out()), jvp_fn
+
+
+def _argnums_split(args, argnums):
+    n = len(args)
+    nums = _tuple(argnums)
+    for i in nums:
+        if not -n <= i < n:
+            raise TypeError(f"argnums={argnums} but the function got {n} positional arguments")
+    return tuple(i % n for i in nums)
+
+
+def value_and_grad(fun, argnums=0, has_aux=False):
+    """``(fun(*args), gradient)`` in one pass; ``has_aux`` gives ``((value, aux), grad)``.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.value_and_grad(lambda x: anp.sum(x ** 2))(np.array([1.0, 2.0]))
+    (np.float64(5.0), array([2., 4.]))
+    """
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        nums = _argnums_split(args, argnums)
+        dyn = tuple(args[i] for i in nums)
+        flat, in_tree = tree_flatten(dyn)
+        flat = [as_array(x) for x in flat]
+        for x in flat:
+            dt = P.dtype_of(x)
+            if not is_inexact_dtype(dt):
+                raise DTypeError(
+                    f"grad requires float inputs, got {dt} for an argument in argnums={argnums}. "
+                    f"Pass floats (e.g. x.astype(float) or 2.0 rather than 2), or leave the "
+                    f"integer argument out of argnums.", source=user_source())
+
+        def f(*dyn_args):
+            full = list(args)
+            for i, a in zip(nums, dyn_args):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        lin = _Linearized(f, flat, in_tree, has_aux)
+        if len(lin.out_avals) != 1:
+            raise TypeError("grad requires a function returning a single scalar; "
+                            f"it returned {lin.out_tree}. Use jacrev or vjp for other outputs.")
+        a = lin.out_avals[0]
+        if a.size != 1:
+            raise ShapeError(f"grad requires a scalar output, got shape {a.shape}. Sum it, or "
+                             f"use ad.jacrev / ad.vjp.", source=user_source())
+        if not is_inexact_dtype(a.dtype):
+            raise DTypeError(f"grad requires a float-valued function, it returned {a.dtype}",
+                             source=user_source())
+        grads = lin.backward([P.full(a.shape, 1, a.dtype)])
+        g = tree_unflatten(in_tree, grads)
+        g = g[0] if single else g
+        value = lin.primal_out()
+        if has_aux:
+            return (_outputs(value), _outputs(lin.aux())), _outputs(g)
+        return _outputs(value), _outputs(g)
+    return wrapped
+
+
+def grad(fun, argnums=0, has_aux=False):
+    """Gradient of a scalar-valued ``fun`` with respect to ``args[argnums]``.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(lambda x, y: anp.sum(x * y), argnums=(0, 1))(np.ones(2), np.arange(2.0))
+    (array([0., 1.]), array([1., 1.]))
+    """
+    vg = value_and_grad(fun, argnums, has_aux)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        (value_aux, g) = vg(*args, **kwargs)
+        if has_aux:
+            return g, value_aux[1]
+        return g
+    return wrapped
+
+
+def stop_gradient(x):
+    """Identity whose derivative is zero (the seed's ``detach``), over pytrees.
+
+    >>> import autodiff as ad
+    >>> ad.grad(lambda x: x * ad.stop_gradient(x))(3.0)
+    np.float64(3.0)
+    """
+    def one(l):
+        l = as_array(l)
+        if isinstance(l, Tracer):
+            return P.stop_gradient_p.bind(l)
+        return l
+    return tree_map(one, x)
+
+
+# ----------------------------------------------------------------------------
+# vmap
+# ----------------------------------------------------------------------------
+
+def _normalize_axes(spec, leaves, what):
+    out = []
+    for d, x in zip(spec, leaves):
+        if d is None:
+            out.append(None)
+            continue
+        if not isinstance(d, (int, np.integer)):
+            raise TypeError(f"vmap: {what} entries must be int or None, got {d!r}")
+        nd = len(P.shape_of(x))
+        if not -nd <= d < nd:
+            raise ShapeError(f"vmap: {what}={d} is out of range for an argument of rank {nd}",
+                             source=user_source())
+        out.append(int(d) % nd)
+    return out
+
+
+def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+    """Vectorizing map over a new leading (or ``in_axes``) axis.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.vmap(lambda x, y: x * y, in_axes=(0, None))(np.arange(3.0), 2.0)
+    array([0., 2., 4.])
+    """
+    @functools.wraps(fun)
+    def batched(*args, **kwargs):
+        flat, in_tree = tree_flatten(args)
+        flat = [as_array(x) for x in flat]
+        spec = in_axes
+        if isinstance(spec, list):
+            spec = tuple(spec)
+        if isinstance(spec, tuple):
+            if len(spec) != len(args):
+                raise ValueError(f"vmap: in_axes has {len(spec)} entries for {len(args)} arguments")
+        dims = broadcast_prefix(spec if isinstance(spec, tuple) else (spec,) * len(args), args)
+        dims = _normalize_axes(dims, flat, "in_axes")
+        sizes = {P.shape_of(x)[d] for x, d in zip(flat, dims) if d is not None}
+        if axis_size is not None:
+            sizes.add(int(axis_size))
+        if not sizes:
+            raise ValueError("vmap needs at least one mapped input (or axis_size)")
+        if len(sizes) > 1:
+            raise ShapeError(f"vmap: mapped axes have different sizes {sorted(sizes)}",
+                             source=user_source())
+        size = sizes.pop()
+        avals = []
+        for x, d in zip(flat, dims):
+            a = get_aval(x).strip_weak()
+            shape = list(a.shape)
+            if d is not None:
+                del shape[d]
+            avals.append(P.ShapedArray(shape, a.dtype))
+        box = []
+
+        def flat_fun(*tracers):
+            out = fun(*tree_unflatten(in_tree, list(tracers)), **kwargs)
+            leaves, out_tree = tree_flatten(out)
+            box.append(out_tree)
+            return [as_array(l) for l in leaves]
+
+        closed = trace_flat(flat_fun, avals, None, name="vmap")
+        out_tree = box[0]
+        outs, odims = batch_eval(closed.jaxpr, closed.consts, flat, dims)
+        ospec = out_axes
+        if isinstance(ospec, list):
+            ospec = tuple(ospec)
+        oleaves = tree_unflatten(out_tree, outs)
+        od = broadcast_prefix(ospec, oleaves) if isinstance(ospec, (tuple, dict)) else [ospec] * len(outs)
+        res = []
+        for o, d, want in zip(outs, odims, od):
+            if want is not None:
+                nd = len(P.shape_of(o)) + (1 if d is None else 0)
+                want = int(want) % nd
+            res.append(matchaxis(o, d, want, size))
+        return _outputs(tree_unflatten(out_tree, res))
+    return batched
+
+
+# ----------------------------------------------------------------------------
+# Jacobians and Hessians: vectorized over the basis, never a Python loop
+# ----------------------------------------------------------------------------
+
+def _std_basis(flat_avals, dtype):
+    sizes = [a.size for a in flat_avals]
+    n = int(sum(sizes))
+    eye = np.eye(n, dtype=dtype)
+    out, start = [], 0
+    for a, s in zip(flat_avals, sizes):
+        out.append(eye[:, start:start + s].reshape((n,) + a.shape).astype(a.dtype))
+        start += s
+    return out, n
+
+
+def _jac_dtype(avals):
+    dts = [a.dtype for a in avals if is_inexact_dtype(a.dtype)]
+    return np.result_type(*dts) if dts else np.float64
+
+
+def jacfwd(fun, argnums=0, has_aux=False):
+    """Jacobian by forward mode: ``vmap`` of ``jvp`` over the input basis.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def jac(*args, **kwargs):
+        nums = _argnums_split(args, argnums)
+        dyn = args[nums[0]] if single else tuple(args[i] for i in nums)
+        flat, in_tree = tree_flatten(dyn)
+        flat = [as_array(x) for x in flat]
+        _check_float_inputs(flat, "jacfwd")
+        in_avals = [get_aval(x).strip_weak() for x in flat]
+
+        def f_flat(*xs):
+            full = list(args)
+            d = tree_unflatten(in_tree, list(xs))
+            for i, a in zip(nums, (d,) if single else d):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        basis, n = _std_basis(in_avals, _jac_dtype(in_avals))
+        box = {}
+
+        def push(*ts):
+            res = jvp(f_flat, tuple(flat), tuple(ts), has_aux=has_aux)
+            tl, otree = tree_flatten(res[1])
+            box["tree"] = otree
+            if has_aux:
+                al, atree = tree_flatten(res[2])
+                box["aux_tree"] = atree
+                return tl + al
+            return tl
+
+        res = vmap(push, in_axes=tuple([0] * len(basis)), out_axes=0)(*basis)
+        otree = box["tree"]
+        n_out = otree.num_leaves
+        jac_tree = _assemble(res[:n_out], in_avals, in_tree, otree, forward=True)
+        if has_aux:
+            aux = tree_unflatten(box["aux_tree"], [x[0] for x in res[n_out:]])
+            return _outputs(jac_tree), _outputs(aux)
+        return _outputs(jac_tree)
+    return jac
+
+
+def _check_float_inputs(flat, who):
+    for x in flat:
+        if not is_inexact_dtype(P.dtype_of(x)):
+            raise DTypeError(f"{who} requires float inputs, got {P.dtype_of(x)}; pass floats "
+                             f"or leave integer arguments out of argnums", source=user_source())
+
+
+def _assemble(blocks, in_avals, in_tree, out_tree, forward):
+    """Per (output leaf, input leaf) Jacobian blocks of shape out.shape + in.shape."""
+    from . import numpy as anp
+    sizes = [a.size for a in in_avals]
+    offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+    per_out = []
+    for b in blocks:
+        # forward: b is (n_in, *out_shape); reverse: b is a list per input leaf (n_out, *in)
+        row = []
+        for i, a in enumerate(in_avals):
+            if forward:
+                blk = b[int(offs[i]):int(offs[i + 1])]
+                out_shape = tuple(P.shape_of(b)[1:])
+                blk = anp.reshape(blk, a.shape + out_shape)
+                nd_in = len(a.shape)
+                perm = tuple(range(nd_in, nd_in + len(out_shape))) + tuple(range(nd_in))
+                blk = anp.transpose(blk, perm)
+            else:
+                blk = b[i]
+            row.append(blk)
+        per_out.append(tree_unflatten(in_tree, row))
+    return tree_unflatten(out_tree, per_out)
+
+
+def jacrev(fun, argnums=0, has_aux=False):
+    """Jacobian by reverse mode: ``vmap`` of the (reusable) ``vjp`` over the output basis.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jacrev(lambda x: anp.sin(x))(np.zeros(2))
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    single = isinstance(argnums, int)
+
+    @functools.wraps(fun)
+    def jac(*args, **kwargs):
+        nums = _argnums_split(args, argnums)
+        dyn = args[nums[0]] if single else tuple(args[i] for i in nums)
+        flat, in_tree = tree_flatten(dyn)
+        flat = [as_array(x) for x in flat]
+        _check_float_inputs(flat, "jacrev")
+
+        def f(d):
+            full = list(args)
+            for i, a in zip(nums, (d,) if single else d):
+                full[i] = a
+            return fun(*full, **kwargs)
+
+        from .tree_util import PyTreeDef
+        lin = _Linearized(f, flat, PyTreeDef(tuple, None, (in_tree,)), has_aux)
+        out_avals = lin.out_avals
+        basis, m = _std_basis(out_avals, _jac_dtype(out_avals))
+
+        def pull(*cts):
+            return lin.backward([P.convert(c, a.dtype) for c, a in zip(cts, out_avals)])
+
+        rows = vmap(pull)(*basis)       # per input leaf: (m, *in_shape)
+        from . import numpy as anp
+        sizes = [a.size for a in out_avals]
+        offs = np.concatenate([[0], np.cumsum(sizes)]).astype(int)
+        blocks = []
+        for j, oa in enumerate(out_avals):
+            per_in = []
+            for r in rows:
+                blk = r[int(offs[j]):int(offs[j + 1])]
+                blk = anp.reshape(blk, oa.shape + tuple(P.shape_of(r)[1:]))
+                per_in.append(blk)
+            blocks.append(per_in)
+        jac_tree = _assemble(blocks, lin.in_avals, in_tree, lin.out_tree, forward=False)
+        if has_aux:
+            return _outputs(jac_tree), _outputs(lin.aux())
+        return _outputs(jac_tree)
+    return jac
+
+
+def jacobian(fun, argnums=0, has_aux=False):
+    """Jacobian, by forward mode when inputs are fewer than outputs, else reverse mode."""
+    @functools.wraps(fun)
+    def jac(*args, **kwargs):
+        nums = _argnums_split(args, argnums)
+        n_in = sum(int(np.size(x)) if not isinstance(x, Tracer) else x.size
+                   for i in nums for x in tree_flatten(args[i])[0])
+        out_shape = make_jaxpr(lambda *a: _aux_fun(fun, has_aux)(*a, **kwargs),
+                               return_shape=True)(*args)[1]
+        n_out = sum(int(np.prod(s.shape, dtype=np.int64))
+                    for s in tree_flatten(out_shape, is_leaf=lambda x: isinstance(x, ShapeDtype))[0])
+        if has_aux:
+            n_out = sum(int(np.prod(s.shape, dtype=np.int64)) for s in
+                        tree_flatten(out_shape[0], is_leaf=lambda x: isinstance(x, ShapeDtype))[0])
+        mode = jacfwd if n_in <= n_out else jacrev
+        return mode(fun, argnums, has_aux)(*args, **kwargs)
+    return jac
+
+
+def hessian(fun, argnums=0, has_aux=False):
+    """``jacfwd(jacrev(fun))``: forward-over-reverse.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.hessian(lambda x: anp.sum(x ** 2))(np.ones(2))
+    array([[2., 0.],
+           [0., 2.]])
+    """
+    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+
+
+def hvp(fun, x, v):
+    """Hessian-vector product ``H(x)·v`` by forward-over-reverse, without forming H.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.hvp(lambda x: anp.sum(x ** 3), np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    array([6., 0.])
+    """
+    return jvp(grad(fun), (x,), (v,))[1]

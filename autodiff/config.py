@@ -1,0 +1,72 @@
+"""Global settings: ``ad.config.update(name, value)`` and attribute reads.
+
+>>> import autodiff as ad
+>>> ad.config.update("cache_size", 256)
+>>> ad.config.cache_size
+256
+>>> ad.config.update("cache_size", 1024)
+"""
+import os
+
+
+def _default_cache_dir():
+    base = os.environ.get("AUTODIFF_CACHE_DIR")
+    if base:
+        return base
+    xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(xdg, "autodiff")
+
+
+class Config:
+    """Process-wide options. Unknown names raise, so typos do not pass silently."""
+
+    _defaults = {
+        "cache_size": 1024,            # LRU capacity of every jit graph cache (seed: init_graph_cache)
+        "cache_dir": None,             # disk cache for compiled kernels; None -> user cache dir
+        "disk_cache": True,            # write/read compiled kernels on disk
+        "explain_cache_misses": False, # log why a jitted call retraced or recompiled
+        "debug_nans": False,           # raise at the first equation producing a NaN
+        "jit_parallel_threshold": 1_000_000,  # elements before prange is used in fused loops
+        "default_backend": "cpu",
+    }
+
+    def __init__(self):
+        object.__setattr__(self, "_values", dict(self._defaults))
+        object.__setattr__(self, "_listeners", [])
+        if self._values["cache_dir"] is None:
+            self._values["cache_dir"] = _default_cache_dir()
+        env_nans = os.environ.get("AUTODIFF_DEBUG_NANS")
+        if env_nans:
+            self._values["debug_nans"] = env_nans not in ("0", "false", "False")
+
+    def update(self, name, value):
+        if name not in self._values:
+            raise AttributeError(
+                f"unknown config option {name!r}; known options: {sorted(self._values)}")
+        if name == "cache_size":
+            value = int(value)
+            if value < 1:
+                raise ValueError("cache_size must be >= 1")
+        self._values[name] = value
+        for fn in self._listeners:
+            fn(name, value)
+
+    def __getattr__(self, name):
+        try:
+            return self._values[name]
+        except KeyError:
+            raise AttributeError(f"unknown config option {name!r}") from None
+
+    def __setattr__(self, name, value):
+        self.update(name, value)
+
+    def on_update(self, fn):
+        """Register ``fn(name, value)`` called after every update (caches resize themselves)."""
+        self._listeners.append(fn)
+        return fn
+
+    def values(self):
+        return dict(self._values)
+
+
+config = Config()

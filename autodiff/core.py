@@ -1,0 +1,986 @@
+"""The IR and the tracer: what every transform and backend shares.
+
+A function is traced into a :class:`Jaxpr`: a typed, immutable list of equations
+``outs = primitive[params](ins)`` over :class:`Var` s and :class:`Literal` s, each
+equation remembering the user's ``file:line``. Transforms are functions
+``Jaxpr -> Jaxpr``; backends are functions ``Jaxpr -> callable``.
+
+Tracing. ``bind`` on a :class:`Tracer` records an equation into the tracer's
+:class:`JaxprTrace`; ``bind`` on concrete values runs the primitive's ``impl``.
+Traces nest: each has a level, an operation records into the innermost trace any
+of its inputs belongs to, and a tracer of an outer trace used inside an inner one
+is lifted to a constant input of the inner jaxpr. So a transform called on tracers
+(``grad`` inside ``grad``) evaluates its rewritten jaxpr with ``bind`` and thereby
+inlines it into the outer trace: that is all composition needs.
+
+Concrete mode. Under ``grad``/``jvp``/``vjp`` without ``jit``, a trace knows the
+values of its inputs and computes any intermediate value on demand (``bool(x > 0)``
+forces just the equations it depends on), so Python control flow on values works.
+Under ``jit`` the trace is abstract and the same request raises
+:class:`~autodiff.errors.ConcretizationError`.
+
+>>> import autodiff as ad, autodiff.numpy as anp, numpy as np
+>>> print(ad.make_jaxpr(lambda x: anp.sin(x) * 2.0)(np.ones(3)))
+{ lambda ; a:f64[3]. let
+    b:f64[3] = sin a
+    c:f64[3] = mul b 2.0:f64[]
+  in (c,) }
+"""
+import itertools
+import os
+import sys
+import threading
+
+import numpy as np
+
+from .errors import ConcretizationError, DTypeError, ShapeError, TracerLeakError
+
+# ----------------------------------------------------------------------------
+# Abstract values
+# ----------------------------------------------------------------------------
+
+_SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64", "int32": "i32",
+          "int16": "i16", "int8": "i8", "uint8": "u8", "uint16": "u16", "uint32": "u32",
+          "uint64": "u64", "bool": "bool", "complex128": "c128", "complex64": "c64"}
+
+
+class ShapedArray:
+    """Abstract value: shape, dtype, and whether the dtype is weak (from a Python scalar)."""
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape, dtype, weak_type=False):
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = hash((self.shape, self.dtype, self.weak_type))
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapedArray) and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self):
+        return self._hash
+
+    def strip_weak(self):
+        return ShapedArray(self.shape, self.dtype) if self.weak_type else self
+
+    def update(self, shape=None, dtype=None, weak_type=None):
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def str_short(self):
+        dt = _SHORT.get(self.dtype.name, self.dtype.name)
+        return f"{dt}[{','.join(map(str, self.shape))}]"
+
+    __str__ = str_short
+
+    def __repr__(self):
+        return f"ShapedArray({self.str_short()}{', weak' if self.weak_type else ''})"
+
+
+def is_float_dtype(dtype):
+    return np.issubdtype(np.dtype(dtype), np.floating)
+
+
+def is_inexact_dtype(dtype):
+    return np.issubdtype(np.dtype(dtype), np.inexact)
+
+
+_VALID_KINDS = set("biuf")
+
+
+def get_aval(x):
+    """The abstract value of a tracer, array, or Python/numpy scalar."""
+    if isinstance(x, Tracer):
+        return x.aval
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in _VALID_KINDS:
+            raise _bad_dtype(x)
+        return ShapedArray(x.shape, x.dtype)
+    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        return ShapedArray((), python_scalar_dtype(x), weak_type=True)
+    if isinstance(x, np.generic):
+        if x.dtype.kind not in _VALID_KINDS:
+            raise _bad_dtype(x)
+        return ShapedArray((), x.dtype)
+    raise _bad_dtype(x)
+
+
+def python_scalar_dtype(x):
+    if isinstance(x, bool):
+        return np.dtype(bool)
+    if isinstance(x, int):
+        return np.dtype(np.int64)
+    if isinstance(x, float):
+        return np.dtype(np.float64)
+    if isinstance(x, complex):
+        return np.dtype(np.complex128)
+    raise _bad_dtype(x)
+
+
+def _bad_dtype(x):
+    kind = getattr(getattr(x, "dtype", None), "kind", None)
+    if kind == "c" or isinstance(x, complex):
+        from .errors import UnsupportedError
+        return UnsupportedError(
+            "complex numbers are not supported yet; split them into real and imaginary "
+            "float arrays", source=user_source())
+    what = f"dtype {x.dtype}" if hasattr(x, "dtype") else f"type {type(x).__name__}"
+    return DTypeError(
+        f"expected a numeric array or scalar, got a value of {what}: {_short_repr(x)}. "
+        f"Pass numbers as numpy arrays of a float, int or bool dtype.", source=user_source())
+
+
+def _short_repr(x):
+    r = repr(x)
+    return r if len(r) < 60 else r[:57] + "..."
+
+
+# ----------------------------------------------------------------------------
+# Source locations: the user's file:line for every equation and every error
+# ----------------------------------------------------------------------------
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_PKG_ROOTS = (_PKG_DIR,)
+_SKIP_DIRS = set()
+
+
+def register_internal_dir(path):
+    """Frames from files under ``path`` are never blamed as the user's line."""
+    global _PKG_ROOTS
+    _PKG_ROOTS = _PKG_ROOTS + (os.path.dirname(os.path.abspath(path)),)
+
+
+class SourceInfo:
+    """A user source location (file and line), formatted lazily."""
+
+    __slots__ = ("filename", "lineno", "function")
+
+    def __init__(self, filename, lineno, function=""):
+        self.filename = filename
+        self.lineno = lineno
+        self.function = function
+
+    def __str__(self):
+        return f"{self.filename}:{self.lineno}"
+
+    def __repr__(self):
+        return f"SourceInfo({self})"
+
+    def short(self):
+        return f"{os.path.basename(self.filename)}:{self.lineno}"
+
+
+_internal_file_cache = {}
+
+
+def _is_internal(filename):
+    r = _internal_file_cache.get(filename)
+    if r is None:
+        r = filename.startswith(_PKG_ROOTS) or filename.startswith("<frozen") or \
+            os.sep + "numpy" + os.sep in filename
+        _internal_file_cache[filename] = r
+    return r
+
+
+def user_source(depth=1):
+    """The innermost frame outside autodiff (and numpy): the user's line."""
+    f = sys._getframe(depth)
+    while f is not None:
+        code = f.f_code
+        if not _is_internal(code.co_filename):
+            return SourceInfo(code.co_filename, f.f_lineno, code.co_name)
+        f = f.f_back
+    return None
+
+
+# ----------------------------------------------------------------------------
+# IR: Var, Literal, Eqn, Jaxpr, ClosedJaxpr
+# ----------------------------------------------------------------------------
+
+_var_ids = itertools.count()
+
+
+class Var:
+    """A variable of the IR. Identity is the object; the name is given when printing."""
+
+    __slots__ = ("aval", "id")
+
+    def __init__(self, aval):
+        self.aval = aval
+        self.id = next(_var_ids)
+
+    def __repr__(self):
+        return f"Var({self.id}:{self.aval.str_short()})"
+
+
+class DropVar(Var):
+    """An output nobody reads (printed ``_``)."""
+    __slots__ = ()
+
+
+class Literal:
+    """A scalar constant inlined into an equation."""
+
+    __slots__ = ("val", "aval")
+
+    def __init__(self, val, aval=None):
+        self.aval = aval if aval is not None else get_aval(val)
+        self.val = np.asarray(val, dtype=self.aval.dtype)[()]
+
+    def _key(self):
+        v = self.val
+        return ("lit", self.aval, v.tobytes() if hasattr(v, "tobytes") else v)
+
+    def __repr__(self):
+        return f"Literal({self.val!r})"
+
+
+class Eqn:
+    """``outvars = primitive[params](invars)``, with the user's source line."""
+
+    __slots__ = ("primitive", "invars", "outvars", "params", "source")
+
+    def __init__(self, primitive, invars, outvars, params, source=None):
+        self.primitive = primitive
+        self.invars = tuple(invars)
+        self.outvars = tuple(outvars)
+        self.params = params
+        self.source = source
+
+    def replace(self, **kw):
+        d = dict(primitive=self.primitive, invars=self.invars, outvars=self.outvars,
+                 params=self.params, source=self.source)
+        d.update(kw)
+        return Eqn(**d)
+
+    def __repr__(self):
+        return f"Eqn({self.primitive.name}, {self.invars} -> {self.outvars})"
+
+
+class Jaxpr:
+    """An open program: ``constvars`` and ``invars`` in, ``outvars`` out.
+
+    Immutable. Equality and hashing are structural: two jaxprs that differ only in
+    variable identities are equal (the jit cache keys on this).
+    """
+
+    __slots__ = ("constvars", "invars", "outvars", "eqns", "_key_cache", "_hash")
+
+    def __init__(self, constvars, invars, outvars, eqns):
+        self.constvars = tuple(constvars)
+        self.invars = tuple(invars)
+        self.outvars = tuple(outvars)
+        self.eqns = tuple(eqns)
+        self._key_cache = {}
+        self._hash = None
+
+    def key(self, shapes=True):
+        """Structural key; ``shapes=False`` keeps ranks and dtypes but drops sizes."""
+        k = self._key_cache.get(shapes)
+        if k is None:
+            k = _jaxpr_key(self, shapes)
+            self._key_cache[shapes] = k
+        return k
+
+    def __eq__(self, other):
+        return isinstance(other, Jaxpr) and (self is other or self.key() == other.key())
+
+    def __hash__(self):
+        if self._hash is None:
+            self._hash = hash(self.key())
+        return self._hash
+
+    in_avals = property(lambda self: [v.aval for v in self.invars])
+    out_avals = property(lambda self: [v.aval for v in self.outvars])
+
+    def __str__(self):
+        return pp_jaxpr(self)
+
+    __repr__ = __str__
+
+    def to_dot(self):
+        return jaxpr_to_dot(self)
+
+
+class ClosedJaxpr:
+    """A :class:`Jaxpr` together with the values of its ``constvars``."""
+
+    __slots__ = ("jaxpr", "consts", "_hash")
+
+    def __init__(self, jaxpr, consts=()):
+        self.jaxpr = jaxpr
+        self.consts = list(consts)
+        assert len(self.consts) == len(jaxpr.constvars)
+        self._hash = None
+
+    in_avals = property(lambda self: self.jaxpr.in_avals)
+    out_avals = property(lambda self: self.jaxpr.out_avals)
+    eqns = property(lambda self: self.jaxpr.eqns)
+
+    def _const_key(self):
+        return tuple(_value_key(c) for c in self.consts)
+
+    def __eq__(self, other):
+        return (isinstance(other, ClosedJaxpr) and
+                (self is other or (self.jaxpr == other.jaxpr
+                                   and self._const_key() == other._const_key())))
+
+    def __hash__(self):
+        if self._hash is None:
+            self._hash = hash((self.jaxpr, self._const_key()))
+        return self._hash
+
+    def __str__(self):
+        return pp_jaxpr(self.jaxpr)
+
+    __repr__ = __str__
+
+    def to_dot(self):
+        return jaxpr_to_dot(self.jaxpr)
+
+    def __call__(self, *args):
+        return eval_jaxpr(self.jaxpr, self.consts, *args)
+
+
+def _value_key(c):
+    if isinstance(c, np.ndarray):
+        if c.size <= 64:
+            return ("arr", c.shape, c.dtype.str, c.tobytes())
+        return ("arr-id", id(c), c.shape, c.dtype.str)
+    if isinstance(c, Tracer):
+        return ("tracer", id(c))
+    return ("obj", id(c))
+
+
+def _param_key(v, shapes):
+    if isinstance(v, ClosedJaxpr):
+        return ("closed", v.jaxpr.key(shapes), v._const_key())
+    if isinstance(v, Jaxpr):
+        return ("jaxpr", v.key(shapes))
+    if isinstance(v, tuple):
+        return tuple(_param_key(x, shapes) for x in v)
+    if isinstance(v, np.dtype):
+        return v.str
+    if callable(v) and not isinstance(v, type):
+        return ("fn", id(v))
+    return v
+
+
+# Params that are sizes (dropped from shape-generic keys)
+SIZE_PARAMS = {"shape", "new_sizes", "start_indices", "limit_indices", "slice_sizes",
+               "padding_config", "axis_size", "length", "sizes"}
+
+
+def _jaxpr_key(jaxpr, shapes):
+    names = {}
+
+    def av(a):
+        return (a.shape if shapes else len(a.shape), a.dtype.str, a.weak_type)
+
+    def ref(v):
+        if isinstance(v, Literal):
+            return v._key()
+        return names[v]
+
+    for v in itertools.chain(jaxpr.constvars, jaxpr.invars):
+        names[v] = len(names)
+    parts = [tuple(av(v.aval) for v in jaxpr.constvars), tuple(av(v.aval) for v in jaxpr.invars)]
+    for e in jaxpr.eqns:
+        ins = tuple(ref(v) for v in e.invars)
+        for v in e.outvars:
+            names[v] = len(names)
+        params = tuple(sorted(
+            (k, _param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?")
+            for k, p in e.params.items()))
+        parts.append((e.primitive.name, ins, tuple(av(v.aval) for v in e.outvars), params))
+    parts.append(tuple(ref(v) for v in jaxpr.outvars))
+    return tuple(parts)
+
+
+# ----------------------------------------------------------------------------
+# Pretty printing and Graphviz
+# ----------------------------------------------------------------------------
+
+def _var_namer():
+    names = {}
+
+    def name(v):
+        if isinstance(v, Literal):
+            val = v.val
+            if v.aval.dtype == np.bool_:
+                s = "True" if val else "False"
+            elif np.issubdtype(v.aval.dtype, np.floating):
+                s = repr(float(val))
+            else:
+                s = str(int(val))
+            return f"{s}:{v.aval.str_short()}"
+        if isinstance(v, DropVar):
+            return "_"
+        n = names.get(v)
+        if n is None:
+            i = len(names)
+            s = ""
+            while True:
+                s = chr(ord("a") + i % 26) + s
+                i = i // 26 - 1
+                if i < 0:
+                    break
+            names[v] = n = s
+        return n
+
+    return name
+
+
+def _pp_param(v, name, indent):
+    if isinstance(v, ClosedJaxpr):
+        v = v.jaxpr
+    if isinstance(v, Jaxpr):
+        inner = pp_jaxpr(v, indent + 4)
+        return "\n" + inner
+    if isinstance(v, np.dtype):
+        return v.name
+    if isinstance(v, tuple) and v and all(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v):
+        return "(" + ", ".join(_pp_param(x, name, indent) for x in v) + ")"
+    if callable(v) and not isinstance(v, type):
+        return getattr(v, "__name__", "<fn>")
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+def pp_jaxpr(jaxpr, indent=0, name=None):
+    """Jaxpr text in the familiar style: ``{ lambda consts ; ins. let ... in (outs,) }``."""
+    name = name or _var_namer()
+    pad = " " * indent
+
+    def decl(v):
+        return f"{name(v)}:{v.aval.str_short()}"
+
+    consts = " ".join(decl(v) for v in jaxpr.constvars)
+    ins = " ".join(decl(v) for v in jaxpr.invars)
+    lines = [f"{pad}{{ lambda {consts}{' ' if consts else ''}; {ins}. let"]
+    for e in jaxpr.eqns:
+        outs = " ".join(decl(v) for v in e.outvars)
+        params = ""
+        if e.params:
+            items = [f"{k}={_pp_param(v, name, indent + 4)}" for k, v in sorted(e.params.items())]
+            params = "[" + " ".join(items) + "]"
+        args = " ".join(name(v) for v in e.invars)
+        lines.append(f"{pad}    {outs} = {e.primitive.name}{params} {args}".rstrip())
+    outs = ", ".join(name(v) for v in jaxpr.outvars)
+    if len(jaxpr.outvars) == 1:
+        outs += ","
+    lines.append(f"{pad}  in ({outs}) }}")
+    return "\n".join(lines)
+
+
+def jaxpr_to_dot(jaxpr):
+    """Graphviz ``digraph`` source: inputs, equations and outputs as nodes."""
+    name = _var_namer()
+    out = ["digraph jaxpr {", "  rankdir=TB;", '  node [fontname="monospace"];']
+    producer = {}
+    for i, v in enumerate(jaxpr.constvars):
+        out.append(f'  const{i} [label="const {name(v)}: {v.aval.str_short()}" shape=box style=dashed];')
+        producer[v] = f"const{i}"
+    for i, v in enumerate(jaxpr.invars):
+        out.append(f'  in{i} [label="{name(v)}: {v.aval.str_short()}" shape=box];')
+        producer[v] = f"in{i}"
+    for i, e in enumerate(jaxpr.eqns):
+        outs = ", ".join(f"{name(v)}: {v.aval.str_short()}" for v in e.outvars)
+        out.append(f'  eqn{i} [label="{e.primitive.name}\\n{outs}" shape=ellipse];')
+        for v in e.invars:
+            if isinstance(v, Literal):
+                continue
+            out.append(f"  {producer[v]} -> eqn{i};")
+        for v in e.outvars:
+            producer[v] = f"eqn{i}"
+    for i, v in enumerate(jaxpr.outvars):
+        out.append(f'  out{i} [label="out {i}" shape=doublecircle];')
+        if isinstance(v, Var) and v in producer:
+            out.append(f"  {producer[v]} -> out{i};")
+    out.append("}")
+    return "\n".join(out)
+
+
+def typecheck_jaxpr(jaxpr):
+    """Check every equation: inputs defined, abstract_eval agrees with out avals."""
+    env = set(jaxpr.constvars) | set(jaxpr.invars)
+    for e in jaxpr.eqns:
+        for v in e.invars:
+            if isinstance(v, Var) and v not in env:
+                raise TypeError(f"jaxpr typecheck: {e.primitive.name} reads undefined {v}")
+        in_avals = [v.aval for v in e.invars]
+        outs = e.primitive.abstract_eval(*in_avals, **e.params)
+        outs = outs if e.primitive.multiple_results else [outs]
+        for o, v in zip(outs, e.outvars):
+            if o.shape != v.aval.shape or o.dtype != v.aval.dtype:
+                raise TypeError(f"jaxpr typecheck: {e.primitive.name} produces {o}, "
+                                f"equation says {v.aval}")
+        env.update(e.outvars)
+    for v in jaxpr.outvars:
+        if isinstance(v, Var) and v not in env:
+            raise TypeError(f"jaxpr typecheck: output {v} undefined")
+    return True
+
+
+# ----------------------------------------------------------------------------
+# Primitives
+# ----------------------------------------------------------------------------
+
+primitives = {}   # name -> Primitive: the registry every test enumerates
+
+
+class Primitive:
+    """A named operation with its rules, declared once in :mod:`autodiff.primitives`.
+
+    Rules (attributes, ``None`` until declared):
+      ``impl(*arrays, **params)`` numpy evaluation;
+      ``abstract_eval(*avals, **params)`` output aval(s);
+      ``jvp(primals, tangents, **params)`` -> (primal_out, tangent_out), written with
+      library ops so it can be differentiated again (tangents may be ``Zero``);
+      ``transpose(cts, *args, **params)`` for linear primitives (``args`` mixes
+      ``UndefinedPrimal`` for linear inputs and values for the rest);
+      ``batch(args, dims, **params)`` -> (out, out_dims) for vmap.
+    """
+
+    def __init__(self, name, multiple_results=False):
+        if name in primitives:
+            raise ValueError(f"primitive {name!r} declared twice")
+        self.name = name
+        self.multiple_results = multiple_results
+        self.impl = None
+        self.abstract_eval = None
+        self.jvp = None
+        self.transpose = None
+        self.batch = None
+        self.differentiable = True   # False for integer/boolean-valued ops (zero tangents)
+        self.is_linear = False
+        self.call_like = False       # carries sub-jaxprs in params
+        primitives[name] = self
+
+    def __repr__(self):
+        return f"Primitive({self.name})"
+
+    def bind(self, *args, **params):
+        return bind(self, args, params)
+
+
+# ----------------------------------------------------------------------------
+# Traces and tracers
+# ----------------------------------------------------------------------------
+
+class _TraceState(threading.local):
+    def __init__(self):
+        self.stack = []           # active JaxprTraces, outermost first
+        self.grad_enabled = True  # seed semantics: no_grad regions stop gradients
+
+
+trace_state = _TraceState()
+
+
+class Tracer:
+    """A traced array value. Behaves like an array; records operations as equations."""
+
+    __slots__ = ("_trace", "ivar", "aval", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, trace, var):
+        self._trace = trace
+        self.ivar = var
+        self.aval = var.aval
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: self.aval.size)
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object (a 0-d traced value)")
+        return self.aval.shape[0]
+
+    def __repr__(self):
+        t = self._trace
+        mode = "concrete" if t.concrete else "abstract"
+        return f"Tracer<{self.aval.str_short()}, {mode}, level {t.level}>"
+
+    # -- conversion to Python values: concrete traces only -----------------
+    def concrete_value(self, what):
+        return self._trace.force(self, what)
+
+    def __bool__(self):
+        if self.aval.shape not in ((), (1,)) and self.aval.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self.concrete_value("bool()"))
+
+    def __int__(self):
+        return int(self.concrete_value("int()"))
+
+    def __float__(self):
+        return float(self.concrete_value("float()"))
+
+    def __index__(self):
+        if self.aval.dtype.kind not in "iub":
+            raise TypeError("only integer traced values can be used as an index")
+        return int(self.concrete_value("an index (__index__)"))
+
+    def __complex__(self):
+        return complex(self.concrete_value("complex()"))
+
+    def __hash__(self):
+        raise TypeError("traced values are unhashable; mark the argument static "
+                        "(static_argnums) if it must be a dict key")
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d traced value")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __array__(self, dtype=None, copy=None):
+        raise ConcretizationError(
+            "a traced value was passed to a function that converts it to a numpy array "
+            "(np.asarray / a numpy function without autodiff support). Use the "
+            "autodiff.numpy (anp) equivalent so the operation is recorded.",
+            source=user_source())
+
+    def __setitem__(self, idx, value):
+        raise TypeError("traced values are immutable: `x[idx] = v` cannot be recorded. "
+                        "Use the functional update `x = x.at[idx].set(v)` instead.")
+
+
+class JaxprTrace:
+    """Records equations for one level of tracing.
+
+    ``concrete`` traces know their input values and compute intermediates lazily,
+    on demand, so Python control flow on values works.
+    """
+
+    def __init__(self, concrete, level, name="trace"):
+        self.concrete = concrete
+        self.level = level
+        self.name = name
+        self.eqns = []
+        self.invars = []
+        self.constvars = []        # lifted outer tracers and array constants
+        self.const_values = []
+        self._lifted = {}          # id(outer tracer or array) -> Var
+        self._lifted_keep = []     # keep lifted objects alive so ids stay unique
+        self.values = {}           # Var -> concrete value (concrete mode, lazily filled)
+        self.producer = {}         # Var -> Eqn (concrete mode)
+        self.closed = False
+
+    def new_arg(self, aval, value=None):
+        v = Var(aval)
+        self.invars.append(v)
+        if self.concrete:
+            self.values[v] = value
+        return Tracer(self, v)
+
+    def lift(self, x):
+        """A Var of this trace standing for ``x`` (an outer tracer or a constant)."""
+        if isinstance(x, Tracer) and x._trace is self:
+            return x.ivar
+        if not isinstance(x, Tracer) and np.ndim(x) == 0:
+            return Literal(x)
+        key = id(x)
+        v = self._lifted.get(key)
+        if v is None:
+            if isinstance(x, Tracer):
+                aval = x.aval
+            else:
+                aval = get_aval(x).strip_weak()
+            v = Var(aval)
+            self._lifted[key] = v
+            self._lifted_keep.append(x)
+            self.constvars.append(v)
+            self.const_values.append(x)
+            if self.concrete:
+                self.values[v] = _LazyOuter(x) if isinstance(x, Tracer) else x
+        return v
+
+    def add_eqn(self, prim, invars, out_avals, params, source):
+        outvars = [Var(a) for a in out_avals]
+        e = Eqn(prim, invars, outvars, params, source)
+        self.eqns.append(e)
+        if self.concrete:
+            for v in outvars:
+                self.producer[v] = e
+        return [Tracer(self, v) for v in outvars]
+
+    # -- concrete values -----------------------------------------------------
+    def force(self, tracer, what):
+        self._check_alive(tracer)
+        if not self.concrete:
+            raise ConcretizationError(
+                f"a traced value with only a shape and dtype ({tracer.aval.str_short()}) was "
+                f"used as {what}, which needs a concrete value. Under jit values are abstract: "
+                f"use ad.lax.cond / ad.lax.while_loop / anp.where for control flow on values, "
+                f"or pass the argument via static_argnums.", source=user_source())
+        return self.value_of(tracer.ivar)
+
+    def value_of(self, var):
+        if isinstance(var, Literal):
+            return var.val
+        values = self.values
+        stack = [var]
+        while stack:
+            v = stack[-1]
+            if v in values:
+                val = values[v]
+                if isinstance(val, _LazyOuter):
+                    values[v] = val.get()
+                stack.pop()
+                continue
+            e = self.producer[v]
+            missing = [u for u in e.invars if isinstance(u, Var) and u not in values]
+            if missing:
+                stack.extend(missing)
+                continue
+            for u in e.invars:
+                if isinstance(u, Var) and isinstance(values[u], _LazyOuter):
+                    values[u] = values[u].get()
+            ins = [u.val if isinstance(u, Literal) else values[u] for u in e.invars]
+            outs = e.primitive.impl(*ins, **e.params)
+            if not e.primitive.multiple_results:
+                outs = [outs]
+            for o, ov in zip(outs, e.outvars):
+                values[ov] = o
+            stack.pop()
+        return values[var]
+
+    def _check_alive(self, tracer):
+        if self.closed:
+            raise TracerLeakError(
+                f"a traced value ({tracer.aval.str_short()}) escaped the transformed function "
+                f"it belongs to ({self.name}) and was used after that trace ended, e.g. stored "
+                f"in a global or a list. Return it from the function instead.",
+                source=user_source())
+
+    def to_jaxpr(self, out_tracers_or_vals):
+        outvars = [self.lift(x) for x in out_tracers_or_vals]
+        jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
+        return jaxpr, list(self.const_values)
+
+
+class _LazyOuter:
+    """The concrete value of an outer tracer, fetched only if needed."""
+
+    __slots__ = ("tracer",)
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def get(self):
+        return self.tracer._trace.force(self.tracer, "a value")
+
+
+def current_trace():
+    st = trace_state.stack
+    return st[-1] if st else None
+
+
+class new_trace:
+    """Context manager pushing a fresh trace; concrete when ``concrete`` is true."""
+
+    def __init__(self, concrete, name="trace"):
+        self.concrete = concrete
+        self.name = name
+
+    def __enter__(self):
+        st = trace_state.stack
+        self.trace = JaxprTrace(self.concrete, len(st), self.name)
+        st.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc):
+        st = trace_state.stack
+        assert st and st[-1] is self.trace
+        st.pop()
+        self.trace.closed = True
+        return False
+
+
+# ----------------------------------------------------------------------------
+# bind: the single entry point of every operation
+# ----------------------------------------------------------------------------
+
+def bind(prim, args, params):
+    trace = None
+    for a in args:
+        if type(a) is Tracer:
+            t = a._trace
+            if trace is None or t.level > trace.level:
+                trace = t
+        elif isinstance(a, Tracer):
+            t = a._trace
+            if trace is None or t.level > trace.level:
+                trace = t
+    if trace is None:
+        return _eager(prim, args, params)
+    if trace.closed:
+        for a in args:
+            if isinstance(a, Tracer) and a._trace is trace:
+                trace._check_alive(a)
+    invars = []
+    for a in args:
+        if isinstance(a, Tracer):
+            if a._trace is trace:
+                invars.append(a.ivar)
+            else:
+                if a._trace.closed:
+                    a._trace._check_alive(a)
+                invars.append(trace.lift(a))
+        else:
+            invars.append(trace.lift(a) if isinstance(a, np.ndarray) and a.ndim > 0
+                          else Literal(a) if not isinstance(a, np.ndarray) else Literal(a[()]))
+    in_avals = [v.aval for v in invars]
+    src = user_source(2)
+    try:
+        out_avals = prim.abstract_eval(*in_avals, **params)
+    except (ShapeError, DTypeError) as err:
+        if err.source is None:
+            raise type(err)(str(err), source=src) from None
+        raise
+    if not prim.multiple_results:
+        out_avals = [out_avals]
+    outs = trace.add_eqn(prim, invars, out_avals, params, src)
+    return outs if prim.multiple_results else outs[0]
+
+
+def _eager(prim, args, params):
+    from .config import config
+    vals = [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args]
+    out = prim.impl(*vals, **params)
+    if config.debug_nans:
+        check_nans(prim, out)
+    return out
+
+
+def check_nans(prim, out, source=None):
+    from .errors import NaNError
+    outs = out if prim.multiple_results else [out]
+    for o in outs:
+        o = np.asarray(o)
+        if o.dtype.kind == "f" and np.isnan(o).any():
+            raise NaNError(f"debug_nans: primitive {prim.name!r} produced NaN",
+                           source=source or user_source())
+
+
+# ----------------------------------------------------------------------------
+# Tracing a Python function, evaluating a jaxpr
+# ----------------------------------------------------------------------------
+
+def trace_flat(fun, in_avals, concrete_values=None, name="trace"):
+    """Trace ``fun(*flat_args) -> list of outputs`` into a ClosedJaxpr.
+
+    With ``concrete_values`` (one per input; arrays or outer tracers) the trace is
+    concrete. Returns ``(closed_jaxpr, outs)``: outs as produced (for aux handling).
+    """
+    concrete = concrete_values is not None
+    with new_trace(concrete, name) as trace:
+        if concrete:
+            args = [trace.new_arg(a, _LazyOuter(v) if isinstance(v, Tracer) else v)
+                    for a, v in zip(in_avals, concrete_values)]
+        else:
+            args = [trace.new_arg(a) for a in in_avals]
+        outs = fun(*args)
+        outs = [full_lower_input(o) for o in outs]
+        jaxpr, consts = trace.to_jaxpr(outs)
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def full_lower_input(x):
+    """Normalize an output leaf of a traced function (numbers -> arrays)."""
+    if isinstance(x, Tracer):
+        return x
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in _VALID_KINDS:
+            raise _bad_dtype(x)
+        return x
+    if hasattr(x, "__autodiff_array__"):
+        return x.__autodiff_array__()
+    if isinstance(x, (bool, int, float, np.generic)):
+        get_aval(x)
+        return np.asarray(x)
+    raise _bad_dtype(x)
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Evaluate with ``bind``: concrete values compute, tracers record (inlining)."""
+    env = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+
+    def read(v):
+        return v.val if isinstance(v, Literal) else env[v]
+
+    for e in jaxpr.eqns:
+        outs = bind(e.primitive, [read(v) for v in e.invars], e.params)
+        if e.primitive.multiple_results:
+            for v, o in zip(e.outvars, outs):
+                env[v] = o
+        else:
+            env[e.outvars[0]] = outs
+    return [read(v) for v in jaxpr.outvars]
+
+
+def eval_closed(closed, *args):
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def is_concrete(x):
+    """True when ``x``'s value is available (a numpy value or a concrete tracer)."""
+    if isinstance(x, Tracer):
+        return x._trace.concrete and (x._trace.closed is False)
+    return True
+
+
+def concrete_or_error(x, what="a concrete value"):
+    if isinstance(x, Tracer):
+        return x.concrete_value(what)
+    return x
+
+
+def new_jaxpr_like(jaxpr, eqns=None, invars=None, outvars=None, constvars=None):
+    return Jaxpr(jaxpr.constvars if constvars is None else constvars,
+                 jaxpr.invars if invars is None else invars,
+                 jaxpr.outvars if outvars is None else outvars,
+                 jaxpr.eqns if eqns is None else eqns)
+
+
+# ----------------------------------------------------------------------------
+# Markers used by the rules of the transforms
+# ----------------------------------------------------------------------------
+
+class Zero:
+    """A symbolic zero tangent/cotangent: no equations are spent on it."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"Zero({self.aval.str_short()})"
+
+
+class UndefinedPrimal:
+    """A linear input of an equation being transposed (its value is what we solve for)."""
+
+    __slots__ = ("aval",)
+
+    def __init__(self, aval):
+        self.aval = aval
+
+    def __repr__(self):
+        return f"UndefinedPrimal({self.aval.str_short()})"
+
+
+not_mapped = None   # batch dimension of an unbatched operand

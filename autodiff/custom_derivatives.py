@@ -1,0 +1,383 @@
+"""User-defined derivative rules: ``custom_jvp`` and ``custom_vjp``.
+
+Both are call primitives carrying the traced function, so every transform sees
+them: forward mode applies the user's rule, reverse mode transposes it (for
+``custom_vjp`` the backward function *is* the transpose), vmap batches the
+function and the rule together, and the rules' own operations are traced, so
+derivatives of any order work.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> @ad.custom_jvp
+... def log1pexp(x):
+...     return anp.log1p(anp.exp(x))
+>>> @log1pexp.defjvp
+... def log1pexp_jvp(primals, tangents):
+...     (x,), (t,) = primals, tangents
+...     return log1pexp(x), t * (1 - 1 / (1 + anp.exp(x)))
+>>> float(ad.grad(log1pexp)(1000.0))          # the naive rule would give nan
+1.0
+"""
+import functools
+
+import numpy as np
+
+from . import primitives as P
+from .core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, UndefinedPrimal, Zero,
+                   eval_jaxpr, get_aval, trace_flat)
+from .errors import UnsupportedError
+from .tree_util import tree_flatten, tree_unflatten
+
+
+def _has_tracer(flat):
+    return any(isinstance(x, Tracer) for x in flat)
+
+
+def _split_consts(closed):
+    """A jaxpr whose constants are leading inputs, plus those constants."""
+    j = closed.jaxpr
+    return Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns), list(closed.consts)
+
+
+def _call_impl(*args, call_jaxpr, **_):
+    from .backends.interpreter import run_jaxpr
+    return run_jaxpr(call_jaxpr, [], list(args))
+
+
+def _call_aval(*avals, call_jaxpr, **_):
+    return [v.aval for v in call_jaxpr.outvars]
+
+
+def _inline(call_jaxpr, args):
+    return eval_jaxpr(call_jaxpr, [], *args)
+
+
+def _nondiff_split(args, nondiff_argnums):
+    nd = {i % len(args) for i in nondiff_argnums} if args else set()
+    return nd
+
+
+# ----------------------------------------------------------------------------
+# custom_jvp
+# ----------------------------------------------------------------------------
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.call_like = True
+custom_jvp_call_p.impl = _call_impl
+custom_jvp_call_p.abstract_eval = _call_aval
+
+
+def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    for t in tangents[:num_consts]:
+        if not isinstance(t, Zero):
+            raise UnsupportedError(
+                "a custom_jvp function closes over a value that is being differentiated; pass "
+                "that value as an argument instead")
+    xs = primals[num_consts:]
+    ts = [P.instantiate(t) for t in tangents[num_consts:]]
+    outs, touts = jvp(list(xs), ts)
+    return list(outs), list(touts)
+
+
+def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    from .transforms.vmap import batch_jaxpr
+    from .api import vmap
+    size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
+    args = [P.bdim_to_front(a, d) if d is not None else a for a, d in zip(args, dims)]
+    in_dims = [0 if d is not None else None for d in dims]
+    n_out = len(call_jaxpr.outvars)
+    bj = batch_jaxpr(ClosedJaxpr(call_jaxpr, []), size, in_dims, [0] * n_out)
+    x_dims = in_dims[num_consts:]
+
+    def batched_jvp(xs, ts):
+        f = lambda xs, ts: tuple(map(list, jvp(list(xs), list(ts))))
+        outs, touts = vmap(f, in_axes=(x_dims, x_dims), out_axes=0)(list(xs), list(ts))
+        return list(outs), list(touts)
+
+    consts_j, consts = bj.jaxpr, bj.consts
+    call = Jaxpr((), list(consts_j.constvars) + list(consts_j.invars), consts_j.outvars, consts_j.eqns)
+    outs = custom_jvp_call_p.bind(*consts, *args, call_jaxpr=call, jvp=batched_jvp,
+                                  num_consts=num_consts + len(consts), symbolic_zeros=symbolic_zeros)
+    return outs, [0] * n_out
+
+
+custom_jvp_call_p.jvp = _custom_jvp_call_jvp
+custom_jvp_call_p.batch = _custom_jvp_call_batch
+
+
+class custom_jvp:
+    """A function with a user-defined forward-mode rule (reverse mode by transposition).
+
+    ``@f.defjvp`` registers ``rule(primals, tangents) -> (primal_out, tangent_out)``;
+    the tangent output must be linear in the tangents.
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp_rule = None
+
+    def defjvp(self, jvp, symbolic_zeros=False):
+        self.jvp_rule = jvp
+        return jvp
+
+    def defjvps(self, *tangent_fns):
+        """One function per argument: ``fn(tangent, primal_out, *primals)``."""
+        def rule(primals, tangents):
+            out = self(*primals)
+            tout = None
+            for fn, t in zip(tangent_fns, tangents):
+                if fn is None:
+                    continue
+                c = fn(t, out, *primals)
+                tout = c if tout is None else tout + c
+            return out, tout if tout is not None else out * 0
+        self.jvp_rule = rule
+
+    def __call__(self, *args, **kwargs):
+        if self.jvp_rule is None:
+            raise TypeError(f"custom_jvp function {self.fun.__name__} has no jvp rule: "
+                            f"decorate one with @{self.fun.__name__}.defjvp")
+        if kwargs:
+            return functools.partial(self, **kwargs) if False else self._call(args, kwargs)
+        return self._call(args, {})
+
+    def _call(self, args, kwargs):
+        from .api import as_array, trace_fun
+        nd = _nondiff_split(args, self.nondiff_argnums)
+        static = {i: args[i] for i in nd}
+        dyn = tuple(a for i, a in enumerate(args) if i not in nd)
+        flat, in_tree = tree_flatten(dyn)
+        flat = [as_array(x) for x in flat]
+        fun, rule = self.fun, self.jvp_rule
+
+        def full_args(d):
+            it = iter(d)
+            return [static[i] if i in static else next(it) for i in range(len(args))]
+
+        def f(*d):
+            return fun(*full_args(d), **kwargs)
+
+        closed, out_tree = trace_fun(f, flat, in_tree, concrete=False, name="custom_jvp")
+        if not _has_tracer(flat) and not _has_tracer(closed.consts):
+            return fun(*args, **kwargs)
+        call_jaxpr, consts = _split_consts(closed)
+
+        def jvp_flat(xs, ts):
+            p = tree_unflatten(in_tree, xs)
+            t = tree_unflatten(in_tree, ts)
+            p_full = full_args(p)
+            t_dyn = list(t)
+            t_full = []
+            it = iter(t_dyn)
+            for i in range(len(args)):
+                t_full.append(None if i in static else next(it))
+            if nd:
+                out, tout = rule(*[static[i] for i in sorted(nd)],
+                                 tuple(p_full[i] for i in range(len(args)) if i not in nd),
+                                 tuple(t_full[i] for i in range(len(args)) if i not in nd))
+            else:
+                out, tout = rule(tuple(p_full), tuple(t_full))
+            of, otree = tree_flatten(out)
+            tf, ttree = tree_flatten(tout)
+            if otree != out_tree or ttree != out_tree:
+                raise TypeError(f"custom_jvp rule of {fun.__name__} returned structures {otree} "
+                                f"and {ttree}; the function returns {out_tree}")
+            of = [as_array(o) for o in of]
+            tf = [P.convert(as_array(t), P.dtype_of(o)) for t, o in zip(tf, of)]
+            tf = [P.broadcast_in_dim(t, P.shape_of(o), tuple(range(len(P.shape_of(o)) - len(P.shape_of(t)), len(P.shape_of(o)))))
+                  if P.shape_of(t) != P.shape_of(o) else t for t, o in zip(tf, of)]
+            return of, tf
+
+        outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, jvp=jvp_flat,
+                                      num_consts=len(consts), symbolic_zeros=False)
+        return tree_unflatten(out_tree, outs)
+
+
+# ----------------------------------------------------------------------------
+# custom_vjp
+# ----------------------------------------------------------------------------
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.call_like = True
+custom_vjp_call_p.impl = _call_impl
+custom_vjp_call_p.abstract_eval = _call_aval
+
+custom_lin_p = Primitive("custom_lin", multiple_results=True)
+custom_lin_p.call_like = True
+
+
+def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts, out_avals):
+    for t in tangents[:num_consts]:
+        if not isinstance(t, Zero):
+            raise UnsupportedError(
+                "a custom_vjp function closes over a value that is being differentiated; pass "
+                "that value as an argument instead")
+    consts, xs = list(primals[:num_consts]), list(primals[num_consts:])
+    outs, res = fwd(xs)
+    ts = [P.instantiate(t) for t in tangents[num_consts:]]
+    touts = custom_lin_p.bind(*res, *consts, *xs, *ts, num_res=len(res), num_consts=num_consts,
+                              call_jaxpr=call_jaxpr, bwd=bwd, out_avals=tuple(out_avals))
+    return list(outs), list(touts)
+
+
+def _custom_lin_forward(*args, num_res, num_consts, call_jaxpr, bwd, out_avals):
+    # forward-mode evaluation of the linear map: the true derivative of the function
+    from .transforms.jvp import jvp_eval
+    rest = args[num_res:]
+    n = (len(rest) - num_consts) // 2
+    consts_xs = list(rest[:num_consts + n])
+    ts = [Zero(ShapedArray(P.shape_of(c), P.dtype_of(c))) for c in rest[:num_consts]] + list(rest[num_consts + n:])
+    _, touts = jvp_eval(call_jaxpr, [], consts_xs, ts)
+    return [P.instantiate(t) for t in touts]
+
+
+def _custom_lin_impl(*args, **params):
+    return [np.asarray(x) for x in _custom_lin_forward(*args, **params)]
+
+
+def _custom_lin_transpose(cts, *args, num_res, num_consts, call_jaxpr, bwd, out_avals):
+    res = list(args[:num_res])
+    n_x = (len(args) - num_res - num_consts) // 2
+    cts = [P.instantiate(c) for c in cts]
+    in_cts = bwd(res, cts)
+    return [None] * (num_res + num_consts + n_x) + list(in_cts)
+
+
+def _custom_lin_jvp(primals, tangents, **params):
+    from .transforms.jvp import jvp_eval
+    from .api import trace_fun
+    from .tree_util import tree_flatten as tf
+    flat = list(primals)
+    closed, _ = trace_fun(lambda *a: _custom_lin_forward(*a, **params), flat,
+                          tf(tuple(flat))[1], concrete=False, name="custom_lin")
+    outs, touts = jvp_eval(closed.jaxpr, closed.consts, flat, list(tangents))
+    return outs, touts
+
+
+custom_lin_p.impl = _custom_lin_impl
+custom_lin_p.abstract_eval = lambda *avals, out_avals, **_: list(out_avals)
+custom_lin_p.transpose = _custom_lin_transpose
+custom_lin_p.jvp = _custom_lin_jvp
+custom_lin_p.is_linear = True
+
+
+def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts, out_avals):
+    from .transforms.vmap import batch_jaxpr
+    from .api import vmap
+    size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
+    args = [P.bdim_to_front(a, d) if d is not None else a for a, d in zip(args, dims)]
+    in_dims = [0 if d is not None else None for d in dims]
+    n_out = len(call_jaxpr.outvars)
+    bj = batch_jaxpr(ClosedJaxpr(call_jaxpr, []), size, in_dims, [0] * n_out)
+    x_dims = in_dims[num_consts:]
+
+    def bfwd(xs):
+        outs, res = vmap(lambda xs: tuple(map(list, fwd(list(xs)))), in_axes=(x_dims,), out_axes=0)(list(xs))
+        return list(outs), list(res)
+
+    def bbwd(res, cts):
+        g = vmap(lambda r, c: list(bwd(list(r), list(c))), in_axes=(0, 0), out_axes=0)(list(res), list(cts))
+        return [P.reduce_sum(c, (0,)) if d is None else c for c, d in zip(g, x_dims)]
+
+    j = bj.jaxpr
+    call = Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns)
+    outs = custom_vjp_call_p.bind(*bj.consts, *args, call_jaxpr=call, fwd=bfwd, bwd=bbwd,
+                                  num_consts=num_consts + len(bj.consts),
+                                  out_avals=tuple(v.aval for v in j.outvars))
+    return outs, [0] * n_out
+
+
+custom_vjp_call_p.jvp = _custom_vjp_call_jvp
+custom_vjp_call_p.batch = _custom_vjp_call_batch
+
+
+class custom_vjp:
+    """A function with a user-defined reverse-mode rule.
+
+    ``f.defvjp(fwd, bwd)``: ``fwd(*args) -> (out, residuals)``,
+    ``bwd(residuals, out_cotangent) -> tuple of input cotangents`` (one per argument).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> @ad.custom_vjp
+    ... def clip_gradient(x):
+    ...     return x
+    >>> clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (anp.clip(g, -1.0, 1.0),))
+    >>> float(ad.grad(lambda x: 5.0 * clip_gradient(x))(2.0))
+    1.0
+    """
+
+    def __init__(self, fun, nondiff_argnums=()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = self.bwd = None
+
+    def defvjp(self, fwd, bwd):
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args, **kwargs):
+        if self.fwd is None:
+            raise TypeError(f"custom_vjp function {self.fun.__name__} has no rule: call "
+                            f"{self.fun.__name__}.defvjp(fwd, bwd)")
+        from .api import as_array, trace_fun
+        nd = _nondiff_split(args, self.nondiff_argnums)
+        static = {i: args[i] for i in nd}
+        dyn = tuple(a for i, a in enumerate(args) if i not in nd)
+        flat, in_tree = tree_flatten(dyn)
+        flat = [as_array(x) for x in flat]
+        fun, fwd_user, bwd_user = self.fun, self.fwd, self.bwd
+
+        def full_args(d):
+            it = iter(d)
+            return [static[i] if i in static else next(it) for i in range(len(args))]
+
+        closed, out_tree = trace_fun(lambda *d: fun(*full_args(d), **kwargs), flat, in_tree,
+                                     concrete=False, name="custom_vjp")
+        if not _has_tracer(flat) and not _has_tracer(closed.consts):
+            return fun(*args, **kwargs)
+        call_jaxpr, consts = _split_consts(closed)
+        box = {}
+
+        def fwd_flat(xs):
+            out, res = fwd_user(*full_args(tree_unflatten(in_tree, xs)), **kwargs)
+            of, otree = tree_flatten(out)
+            if otree != out_tree:
+                raise TypeError(f"custom_vjp fwd of {fun.__name__} returned {otree}, the "
+                                f"function returns {out_tree}")
+            rf, rtree = tree_flatten(res)
+            box["res_tree"] = rtree
+            rf = [as_array(r) for r in rf]
+            return [as_array(o) for o in of], rf
+
+        def bwd_flat(res, cts):
+            r = tree_unflatten(box["res_tree"], res)
+            ct = tree_unflatten(out_tree, cts)
+            if nd:
+                g = bwd_user(*[static[i] for i in sorted(nd)], r, ct)
+            else:
+                g = bwd_user(r, ct)
+            if not isinstance(g, (tuple, list)):
+                raise TypeError(f"custom_vjp bwd of {fun.__name__} must return a tuple with one "
+                                f"cotangent per argument, got {type(g).__name__}")
+            g = tuple(g)
+            if len(g) != len(dyn):
+                raise TypeError(f"custom_vjp bwd of {fun.__name__} returned {len(g)} cotangents "
+                                f"for {len(dyn)} arguments")
+            gf, _ = tree_flatten(g, is_leaf=lambda x: x is None)
+            out = []
+            for c, x in zip(gf, flat):
+                if c is None:
+                    out.append(P.full(P.shape_of(x), 0, P.dtype_of(x)))
+                else:
+                    c = as_array(c)
+                    c = P.convert(c, P.dtype_of(x))
+                    if P.shape_of(c) != P.shape_of(x):
+                        c = P.broadcast_in_dim(c, P.shape_of(x), tuple(range(len(P.shape_of(x)) - len(P.shape_of(c)), len(P.shape_of(x)))))
+                    out.append(c)
+            return out
+
+        outs = custom_vjp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, fwd=fwd_flat,
+                                      bwd=bwd_flat, num_consts=len(consts),
+                                      out_avals=tuple(v.aval for v in call_jaxpr.outvars))
+        return tree_unflatten(out_tree, outs)

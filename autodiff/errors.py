@@ -1,0 +1,52 @@
+"""Typed errors. Each names the user's source line that caused it and the fix.
+
+Every class subclasses the builtin a Python user would already catch
+(API.md, convention 6), so ``except TypeError`` keeps working.
+"""
+
+
+class AutodiffError(Exception):
+    """Base class of every error autodiff raises on purpose."""
+
+    def __init__(self, message, source=None):
+        self.source = source
+        if source:
+            message = f"{message}\n  (at {source})"
+        super().__init__(message)
+
+
+class ConcretizationError(AutodiffError, TypeError):
+    """A traced value was used where a concrete Python value is needed.
+
+    Under ``jit`` values are abstract (only shape and dtype are known), so
+    ``if x > 0:`` cannot be decided. Use ``ad.lax.cond`` / ``ad.lax.while_loop``,
+    ``anp.where``, or mark the argument static.
+    """
+
+
+class ShapeError(AutodiffError, ValueError):
+    """Operand shapes are incompatible."""
+
+
+class DTypeError(AutodiffError, TypeError):
+    """An input has a dtype the operation cannot take (strings, objects, ints under grad)."""
+
+
+class UnsupportedError(AutodiffError, NotImplementedError):
+    """A primitive or feature that a transform or backend cannot handle, named."""
+
+
+class TracerLeakError(AutodiffError, TypeError):
+    """A traced value escaped the function being transformed and was used later."""
+
+
+class FloatingPointError_(AutodiffError, FloatingPointError):
+    """Raised under ``config.debug_nans`` at the first equation that produced a NaN."""
+
+
+NaNError = FloatingPointError_
+
+__all__ = [
+    "AutodiffError", "ConcretizationError", "ShapeError", "DTypeError",
+    "UnsupportedError", "TracerLeakError", "NaNError",
+]

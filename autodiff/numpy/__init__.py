@@ -1,0 +1,1393 @@
+"""numpy-compatible functions that work on concrete arrays and on traced values alike.
+
+On plain numpy inputs each function is numpy's own (results identical to
+numpy's); on traced values it records primitives. dtype rules are numpy's:
+float64 stays float64, float32 stays float32, Python scalars are weak.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> anp.sum(anp.sin(np.zeros(3)))
+np.float64(0.0)
+>>> ad.grad(lambda x: anp.sum(anp.tanh(x)))(np.zeros(2))
+array([1., 1.])
+"""
+import builtins
+import math
+
+import numpy as np
+
+from .. import primitives as P
+from ..core import Tracer, is_concrete
+from ..errors import ShapeError, DTypeError
+from ..core import user_source
+from ._base import ndim as _base_ndim
+from ._base import (npfunc, asarray, promote, elementwise_args, result_type, float_type,
+                    shape_of, ndim, broadcast_shapes, broadcast_to as _broadcast_to,
+                    normalize_axis, normalize_axes, is_python_scalar, dtype_of, to_output)
+
+# constants and dtypes, as numpy spells them
+pi, e, inf, nan, newaxis, euler_gamma = np.pi, np.e, np.inf, np.nan, None, np.euler_gamma
+float64, float32, float16, int64, int32, int16, int8, uint8, bool_ = (
+    np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8, np.uint8, np.bool_)
+uint32, uint64, uint16 = np.uint32, np.uint64, np.uint16
+dtype, ndarray, finfo, iinfo, result_type_np = np.dtype, np.ndarray, np.finfo, np.iinfo, np.result_type
+integer, floating, number, inexact, signedinteger = np.integer, np.floating, np.number, np.inexact, np.signedinteger
+issubdtype = np.issubdtype
+shape = npfunc(np.shape)(lambda x: shape_of(x))
+size = npfunc(np.size)(lambda x, axis=None: builtins.int(np.prod(shape_of(x))) if axis is None else shape_of(x)[axis])
+
+
+def _ndim(x):
+    return ndim(x)
+
+
+# ----------------------------------------------------------------------------
+# elementwise unary
+# ----------------------------------------------------------------------------
+
+def _unary_float(np_fn, prim):
+    @npfunc(np_fn)
+    def f(x, /, out=None, **kw):
+        x = asarray(x)
+        x = P.convert(x, float_type(dtype_of(x)))
+        return prim.bind(x)
+    f.__name__ = np_fn.__name__
+    f.__doc__ = f"``numpy.{np_fn.__name__}``, differentiable."
+    return f
+
+
+sin = _unary_float(np.sin, P.sin_p)
+cos = _unary_float(np.cos, P.cos_p)
+tan = _unary_float(np.tan, P.tan_p)
+arcsin = asin = _unary_float(np.arcsin, P.asin_p)
+arccos = acos = _unary_float(np.arccos, P.acos_p)
+arctan = atan = _unary_float(np.arctan, P.atan_p)
+sinh = _unary_float(np.sinh, P.sinh_p)
+cosh = _unary_float(np.cosh, P.cosh_p)
+tanh = _unary_float(np.tanh, P.tanh_p)
+arcsinh = asinh = _unary_float(np.arcsinh, P.asinh_p)
+arccosh = acosh = _unary_float(np.arccosh, P.acosh_p)
+arctanh = atanh = _unary_float(np.arctanh, P.atanh_p)
+exp = _unary_float(np.exp, P.exp_p)
+exp2 = _unary_float(np.exp2, P.exp2_p)
+expm1 = _unary_float(np.expm1, P.expm1_p)
+log = _unary_float(np.log, P.log_p)
+log1p = _unary_float(np.log1p, P.log1p_p)
+sqrt = _unary_float(np.sqrt, P.sqrt_p)
+cbrt = _unary_float(np.cbrt, P.cbrt_p)
+
+
+@npfunc(np.log2)
+def log2(x):
+    x = asarray(x)
+    x = P.convert(x, float_type(dtype_of(x)))
+    return P.mul(P.log(x), 1.0 / math.log(2.0))
+
+
+@npfunc(np.log10)
+def log10(x):
+    x = asarray(x)
+    x = P.convert(x, float_type(dtype_of(x)))
+    return P.mul(P.log(x), 1.0 / math.log(10.0))
+
+
+def _unary_same(np_fn, prim, float_only=False):
+    @npfunc(np_fn)
+    def f(x, /, out=None, **kw):
+        x = asarray(x)
+        if float_only and dtype_of(x).kind not in "f":
+            return x if dtype_of(x).kind in "iub" else P.convert(x, float_type(dtype_of(x)))
+        return prim.bind(x)
+    f.__name__ = np_fn.__name__
+    return f
+
+
+negative = _unary_same(np.negative, P.neg_p)
+absolute = abs = _unary_same(np.absolute, P.abs_p)
+fabs = _unary_float(np.fabs, P.abs_p)
+sign = _unary_same(np.sign, P.sign_p)
+floor = _unary_same(np.floor, P.floor_p, float_only=True)
+ceil = _unary_same(np.ceil, P.ceil_p, float_only=True)
+rint = _unary_same(np.rint, P.round_p, float_only=True)
+isfinite = _unary_same(np.isfinite, P.is_finite_p)
+
+
+@npfunc(np.positive)
+def positive(x):
+    return asarray(x)
+
+
+@npfunc(np.trunc)
+def trunc(x):
+    x = asarray(x)
+    if dtype_of(x).kind != "f":
+        return x
+    return where(less(x, 0), ceil(x), floor(x))
+
+
+fix = trunc
+
+
+@npfunc(np.round)
+def round(a, decimals=0):
+    a = asarray(a)
+    if dtype_of(a).kind != "f":
+        return a
+    if decimals == 0:
+        return P.round_p.bind(a)
+    s = 10.0 ** decimals
+    return P.div(P.round_p.bind(P.mul(a, s)), s)
+
+
+around = round
+
+
+@npfunc(np.isnan)
+def isnan(x):
+    x = asarray(x)
+    return P.ne(x, x)
+
+
+@npfunc(np.isinf)
+def isinf(x):
+    x = asarray(x)
+    if dtype_of(x).kind != "f":
+        return P.full(shape_of(x), False, np.bool_)
+    return logical_and(logical_not(isnan(x)), logical_not(isfinite(x)))
+
+
+@npfunc(np.square)
+def square(x):
+    return P.integer_pow(asarray(x), 2)
+
+
+@npfunc(np.reciprocal)
+def reciprocal(x):
+    x = asarray(x)
+    return P.div(P.full_like(x, 1), x)
+
+
+@npfunc(np.logical_not)
+def logical_not(x):
+    x = asarray(x)
+    return P.not_p.bind(P.ne(x, P.full_like(x, 0)) if dtype_of(x) != np.bool_ else x)
+
+
+@npfunc(np.invert)
+def invert(x):
+    return P.not_p.bind(asarray(x))
+
+
+bitwise_not = invert
+
+
+@npfunc(np.deg2rad)
+def deg2rad(x):
+    x = asarray(x)
+    return P.mul(P.convert(x, float_type(dtype_of(x))), np.pi / 180)
+
+
+radians = deg2rad
+
+
+@npfunc(np.rad2deg)
+def rad2deg(x):
+    x = asarray(x)
+    return P.mul(P.convert(x, float_type(dtype_of(x))), 180 / np.pi)
+
+
+degrees = rad2deg
+
+
+@npfunc(np.sinc)
+def sinc(x):
+    x = asarray(x)
+    x = P.convert(x, float_type(dtype_of(x)))
+    px = P.mul(x, np.pi)
+    zero = P.eq(x, 0)
+    safe = where(zero, P.full_like(px, 1.0), px)
+    return where(zero, P.full_like(px, 1.0), P.div(P.sin(safe), safe))
+
+
+# ----------------------------------------------------------------------------
+# elementwise binary
+# ----------------------------------------------------------------------------
+
+def _binary(np_fn, prim, to_float=False):
+    @npfunc(np_fn)
+    def f(x1, x2, /, out=None, **kw):
+        a, b = elementwise_args(x1, x2, to_float=to_float)
+        return prim.bind(a, b)
+    f.__name__ = np_fn.__name__
+    return f
+
+
+add = _binary(np.add, P.add_p)
+subtract = _binary(np.subtract, P.sub_p)
+multiply = _binary(np.multiply, P.mul_p)
+divide = true_divide = _binary(np.true_divide, P.div_p, to_float=True)
+maximum = _binary(np.maximum, P.max_p)
+minimum = _binary(np.minimum, P.min_p)
+arctan2 = atan2 = _binary(np.arctan2, P.atan2_p, to_float=True)
+mod = remainder = _binary(np.mod, P.mod_p)
+floor_divide = _binary(np.floor_divide, P.floor_divide_p)
+equal = _binary(np.equal, P.eq_p)
+not_equal = _binary(np.not_equal, P.ne_p)
+less = _binary(np.less, P.lt_p)
+less_equal = _binary(np.less_equal, P.le_p)
+greater = _binary(np.greater, P.gt_p)
+greater_equal = _binary(np.greater_equal, P.ge_p)
+bitwise_and = _binary(np.bitwise_and, P.and_p)
+bitwise_or = _binary(np.bitwise_or, P.or_p)
+bitwise_xor = _binary(np.bitwise_xor, P.xor_p)
+
+
+def _bool(x):
+    x = asarray(x)
+    return x if dtype_of(x) == np.bool_ else P.ne(x, P.full_like(x, 0) if isinstance(x, Tracer) else np.zeros((), dtype_of(x)))
+
+
+def _logical(np_fn, prim):
+    @npfunc(np_fn)
+    def f(x1, x2, /, out=None):
+        a, b = elementwise_args(_bool(x1), _bool(x2))
+        return prim.bind(a, b)
+    f.__name__ = np_fn.__name__
+    return f
+
+
+logical_and = _logical(np.logical_and, P.and_p)
+logical_or = _logical(np.logical_or, P.or_p)
+logical_xor = _logical(np.logical_xor, P.xor_p)
+
+
+@npfunc(np.power)
+def power(x1, x2):
+    # integer exponents given as Python/numpy ints take the exact integer_pow path
+    if (is_python_scalar(x2) or isinstance(x2, np.integer)) and not isinstance(x2, bool) and \
+            float(x2) == builtins.int(x2) and abs(x2) <= 64:
+        x = asarray(x1)
+        dt = result_type(x, x2)
+        if builtins.int(x2) < 0 and dt.kind in "iu":
+            raise ValueError("Integers to negative integer powers are not allowed.")
+        return P.integer_pow(P.convert(x, dt), builtins.int(x2))
+    a, b = elementwise_args(x1, x2)
+    return P.pow_p.bind(a, b)
+
+
+pow = power
+
+
+@npfunc(np.float_power)
+def float_power(x1, x2):
+    a, b = elementwise_args(x1, x2)
+    return power(P.convert(a, np.float64), P.convert(b, np.float64))
+
+
+@npfunc(np.fmod)
+def fmod(x1, x2):
+    a, b = elementwise_args(x1, x2)
+    return P.sub(a, P.mul(trunc(P.div(a, b)) if dtype_of(a).kind == "f" else P.floor_divide_p.bind(a, b), b))
+
+
+@npfunc(np.hypot)
+def hypot(x1, x2):
+    # scaled so |x| = |y| = 0 has a finite value and the derivative x/r is exact elsewhere
+    a, b = elementwise_args(x1, x2, to_float=True)
+    return sqrt(add(P.mul(a, a), P.mul(b, b)))
+
+
+@npfunc(np.logaddexp)
+def logaddexp(x1, x2):
+    a, b = elementwise_args(x1, x2, to_float=True)
+    m = maximum(a, b)
+    m = P.stop_gradient_p.bind(m) if isinstance(m, Tracer) else m
+    safe_m = where(isfinite(m), m, zeros_like(m))
+    return add(safe_m, log(add(exp(subtract(a, safe_m)), exp(subtract(b, safe_m)))))
+
+
+@npfunc(np.copysign)
+def copysign(x1, x2):
+    a, b = elementwise_args(x1, x2, to_float=True)
+    return where(signbit(b), negative(absolute(a)), absolute(a))
+
+
+@npfunc(np.signbit)
+def signbit(x):
+    x = asarray(x)
+    if dtype_of(x).kind != "f":
+        return P.lt(x, P.full_like(x, 0))
+    # -0.0 has its sign bit set: 1/x == -inf tells it apart
+    return logical_or(P.lt(x, P.full_like(x, 0)),
+                      logical_and(P.eq(x, P.full_like(x, 0)), P.lt(P.div(P.full_like(x, 1), x), P.full_like(x, 0))))
+
+
+@npfunc(np.heaviside)
+def heaviside(x1, x2):
+    a, b = elementwise_args(x1, x2, to_float=True)
+    return where(P.lt(a, 0), zeros_like(a), where(P.gt(a, 0), ones_like(a), b))
+
+
+@npfunc(np.where)
+def where(condition, x=None, y=None):
+    """``numpy.where``; the one-argument form needs a concrete condition."""
+    if x is None and y is None:
+        return nonzero(condition)
+    c = _bool(condition)
+    a, b = promote(x, y)
+    sh = broadcast_shapes(shape_of(c), shape_of(a), shape_of(b))
+    c, a, b = [_broadcast_to(v if not is_python_scalar(v) else np.asarray(v), sh)
+               for v in (c, a, b)]
+    return P.select_p.bind(c, a, b)
+
+
+@npfunc(np.clip)
+def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
+    a_min = a_min if a_min is not None else min
+    a_max = a_max if a_max is not None else max
+    out = a
+    if a_min is not None:
+        out = maximum(out, a_min)
+    if a_max is not None:
+        out = minimum(out, a_max)
+    return asarray(out)
+
+
+@npfunc(np.nan_to_num)
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    x = asarray(x)
+    if dtype_of(x).kind != "f":
+        return x
+    fi = np.finfo(dtype_of(x))
+    x = where(isnan(x), nan, x)
+    x = where(P.eq(x, P.full_like(x, np.inf)), fi.max if posinf is None else posinf, x)
+    return where(P.eq(x, P.full_like(x, -np.inf)), fi.min if neginf is None else neginf, x)
+
+
+# ----------------------------------------------------------------------------
+# creation
+# ----------------------------------------------------------------------------
+
+@npfunc(np.asarray)
+def _asarray_traced(a, dtype=None, order=None):
+    return asarray(a, dtype)
+
+
+def array(object, dtype=None, copy=True, ndmin=0):
+    out = _asarray_traced(object, dtype=dtype)
+    while ndim(out) < ndmin:
+        out = expand_dims(out, 0)
+    if isinstance(out, np.ndarray) and copy:
+        out = out.copy()
+    return out
+
+
+def asarray_(a, dtype=None):
+    return _asarray_traced(a, dtype=dtype)
+
+
+zeros, ones, empty, full, eye, identity = np.zeros, np.ones, np.zeros, np.full, np.eye, np.identity
+arange, linspace, logspace, geomspace = np.arange, np.linspace, np.logspace, np.geomspace
+meshgrid_np = np.meshgrid
+
+
+@npfunc(np.zeros_like)
+def zeros_like(a, dtype=None, shape=None):
+    a = asarray(a)
+    return P.full(shape_of(a) if shape is None else shape, 0, dtype or dtype_of(a))
+
+
+@npfunc(np.ones_like)
+def ones_like(a, dtype=None, shape=None):
+    a = asarray(a)
+    return P.full(shape_of(a) if shape is None else shape, 1, dtype or dtype_of(a))
+
+
+@npfunc(np.full_like)
+def full_like(a, fill_value, dtype=None, shape=None):
+    a = asarray(a)
+    dt = np.dtype(dtype or dtype_of(a))
+    sh = shape_of(a) if shape is None else tuple(np.atleast_1d(shape))
+    if isinstance(fill_value, Tracer):
+        return _broadcast_to(P.convert(fill_value, dt), sh)
+    return P.full(sh, fill_value, dt)
+
+
+empty_like = zeros_like
+
+
+def astype(x, dtype):
+    x = asarray(x)
+    dt = np.dtype(dtype)
+    if isinstance(x, Tracer):
+        return P.convert(x, dt)
+    return x.astype(dt)
+
+
+def _caster(dt):
+    def cast(x=0):
+        if isinstance(x, Tracer) or hasattr(x, "__autodiff_array__"):
+            return astype(asarray(x) if not hasattr(x, "__autodiff_array__") else x, dt) \
+                if not hasattr(x, "__autodiff_array__") else type(x).__autodiff_wrap__(astype(x.__autodiff_array__(), dt))
+        return np.dtype(dt).type(x) if np.ndim(x) == 0 else np.asarray(x).astype(dt)
+    return cast
+
+
+# anp.float32(x), anp.int64(x) cast traced values too (API.md convention 1)
+class _DType:
+    def __init__(self, t):
+        self.type = t
+        self.dtype = np.dtype(t)
+        self.__name__ = t.__name__
+
+    def __call__(self, x=0):
+        return _caster(self.type)(x)
+
+    def __repr__(self):
+        return f"autodiff.numpy.{self.__name__}"
+
+    def __eq__(self, other):
+        return other is self or other == self.type or (isinstance(other, np.dtype) and other == self.dtype)
+
+    def __hash__(self):
+        return hash(self.type)
+
+
+float64, float32, float16 = _DType(np.float64), _DType(np.float32), _DType(np.float16)
+int64, int32, int16, int8, uint8 = _DType(np.int64), _DType(np.int32), _DType(np.int16), _DType(np.int8), _DType(np.uint8)
+bool_ = _DType(np.bool_)
+
+
+def _np_dtype(dt):
+    if isinstance(dt, _DType):
+        return dt.dtype
+    return np.dtype(dt) if dt is not None else None
+
+
+# ----------------------------------------------------------------------------
+# reductions
+# ----------------------------------------------------------------------------
+
+def _reduce(x, axis, keepdims, prim_fn):
+    x = asarray(x)
+    nd = ndim(x)
+    axes = normalize_axes(axis, nd)
+    out = prim_fn(x, axes)
+    if keepdims:
+        out = P.expand_dims(out, axes)
+    return out
+
+
+def _sum_dtype(dt):
+    dt = np.dtype(dt)
+    if dt == np.bool_ or (dt.kind == "i" and dt.itemsize < 8):
+        return np.dtype(np.int64)
+    if dt.kind == "u" and dt.itemsize < 8:
+        return np.dtype(np.uint64)
+    return dt
+
+
+@npfunc(np.sum)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    a = asarray(a)
+    a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
+    out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_sum(x, axes))
+    if initial is not None:
+        out = add(out, initial)
+    return out
+
+
+@npfunc(np.prod)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False):
+    a = asarray(a)
+    a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
+    return _reduce(a, axis, keepdims,
+                   lambda x, axes: P.reduce_prod_p.bind(x, axes=axes) if axes else x)
+
+
+product = prod
+
+
+@npfunc(np.max)
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_max_p.bind(x, axes=axes) if axes else x)
+    return out if initial is None else maximum(out, initial)
+
+
+@npfunc(np.min)
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_min_p.bind(x, axes=axes) if axes else x)
+    return out if initial is None else minimum(out, initial)
+
+
+amax, amin = max, min
+
+
+@npfunc(np.all)
+def all(a, axis=None, out=None, keepdims=False):
+    return _reduce(_bool(a), axis, keepdims, lambda x, axes: P.reduce_and_p.bind(x, axes=axes) if axes else x)
+
+
+@npfunc(np.any)
+def any(a, axis=None, out=None, keepdims=False):
+    return _reduce(_bool(a), axis, keepdims, lambda x, axes: P.reduce_or_p.bind(x, axes=axes) if axes else x)
+
+
+alltrue, sometrue = all, any
+
+
+@npfunc(np.mean)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+    a = asarray(a)
+    dt = _np_dtype(dtype) or float_type(dtype_of(a))
+    a = P.convert(a, dt)
+    axes = normalize_axes(axis, ndim(a))
+    n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
+    s = sum(a, axis=axes, keepdims=keepdims)
+    return P.div(s, dt.type(n)) if n else P.div(s, dt.type(np.nan))
+
+
+@npfunc(np.average)
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=keepdims)
+        if returned:
+            a = asarray(a)
+            axes = normalize_axes(axis, ndim(a))
+            n = np.prod([shape_of(a)[i] for i in axes])
+            return avg, full_like(avg, n)
+        return avg
+    a, w = promote(a, weights, to_float=True)
+    if shape_of(w) != shape_of(a):
+        if axis is None or ndim(w) != 1:
+            raise ShapeError("average: weights must have the shape of a, or be 1-D along axis",
+                             source=user_source())
+        ax = normalize_axis(axis, ndim(a))
+        w = P.broadcast_in_dim(w, shape_of(a), (ax,))
+    sw = sum(w, axis=axis, keepdims=keepdims)
+    avg = divide(sum(multiply(a, w), axis=axis, keepdims=keepdims), sw)
+    return (avg, _broadcast_to(sw, shape_of(avg))) if returned else avg
+
+
+@npfunc(np.var)
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    a = asarray(a)
+    a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
+    m = mean(a, axis=axis, keepdims=True)
+    d = subtract(a, m)
+    axes = normalize_axes(axis, ndim(a))
+    n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
+    s = sum(P.mul(d, d), axis=axis, keepdims=keepdims)
+    return P.div(s, dtype_of(s).type(builtins.max(n - ddof, 0)))
+
+
+@npfunc(np.std)
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    # std of constant data has zero gradient (convention 5), not the 0·∞ of d√v at v = 0
+    pos = P.gt(v, P.full_like(v, 0))
+    safe = where(pos, v, ones_like(v))
+    return where(pos, sqrt(safe), zeros_like(v))
+
+
+def _arg(prim, np_fn):
+    @npfunc(np_fn)
+    def f(a, axis=None, out=None, keepdims=False):
+        a = asarray(a)
+        if axis is None:
+            a = ravel(a)
+            ax = 0
+        else:
+            ax = normalize_axis(axis, ndim(a))
+        out = prim.bind(a, axis=ax, index_dtype=np.dtype(np.int64))
+        if keepdims:
+            out = P.expand_dims(out, (ax,) if axis is not None else tuple(range(ndim(a))))
+        return out
+    f.__name__ = np_fn.__name__
+    return f
+
+
+argmax = _arg(P.argmax_p, np.argmax)
+argmin = _arg(P.argmin_p, np.argmin)
+
+
+@npfunc(np.ptp)
+def ptp(a, axis=None, keepdims=False):
+    return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
+
+
+@npfunc(np.count_nonzero)
+def count_nonzero(a, axis=None, keepdims=False):
+    return sum(_bool(a), axis=axis, keepdims=keepdims)
+
+
+def _cum(prim_fn, np_fn):
+    @npfunc(np_fn)
+    def f(a, axis=None, dtype=None, out=None):
+        a = asarray(a)
+        a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
+        if axis is None:
+            a = ravel(a)
+            axis = 0
+        return prim_fn(a, normalize_axis(axis, ndim(a)))
+    f.__name__ = np_fn.__name__
+    return f
+
+
+cumsum = _cum(lambda a, ax: P.cumsum(a, ax), np.cumsum)
+cumprod = _cum(lambda a, ax: P.cumprod(a, ax), np.cumprod)
+cumulative_sum = cumsum
+
+
+@npfunc(np.diff)
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    a = asarray(a)
+    ax = normalize_axis(axis, ndim(a))
+    if prepend is not None:
+        a = concatenate([_broadcast_like_axis(prepend, a, ax), a], axis=ax)
+    if append is not None:
+        a = concatenate([a, _broadcast_like_axis(append, a, ax)], axis=ax)
+    for _ in range(n):
+        m = shape_of(a)[ax]
+        a = subtract(P.slice_in_dim(a, 1, m, ax), P.slice_in_dim(a, 0, builtins.max(m - 1, 0), ax))
+    return a
+
+
+def _broadcast_like_axis(v, a, ax):
+    v = asarray(v)
+    if ndim(v) == 0:
+        sh = list(shape_of(a))
+        sh[ax] = 1
+        return _broadcast_to(P.convert(v, dtype_of(a)), sh)
+    return v
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """``log(sum(b·exp(a)))`` computed stably (scipy's semantics, default ``axis=None``).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.logsumexp(np.array([1000.0, 1000.0])))
+    1000.6931471805599
+    """
+    return _logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+
+
+@npfunc(None)
+def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    a = asarray(a)
+    a = P.convert(a, float_type(dtype_of(a)))
+    axes = normalize_axes(axis, ndim(a))
+    m = max(a, axis=axes, keepdims=True)
+    m = stop_gradient(where(isfinite(m), m, zeros_like(m)))
+    e_ = exp(subtract(a, m))
+    if b is not None:
+        e_ = multiply(e_, b)
+    s = sum(e_, axis=axes, keepdims=True)
+    if return_sign:
+        sgn = sign(s)
+        out = add(log(absolute(s)), m)
+    else:
+        out = add(log(s), m)
+    if not keepdims:
+        out = P.squeeze(out, axes)
+        if return_sign:
+            sgn = P.squeeze(sgn, axes)
+    return (out, sgn) if return_sign else out
+
+
+def stop_gradient(x):
+    if isinstance(x, Tracer):
+        return P.stop_gradient_p.bind(x)
+    return x
+
+
+@npfunc(None)
+def softmax(x, axis=-1):
+    """``exp(x) / sum(exp(x))`` along ``axis``, stably."""
+    x = asarray(x)
+    x = P.convert(x, float_type(dtype_of(x)))
+    m = stop_gradient(max(x, axis=axis, keepdims=True))
+    e_ = exp(subtract(x, m))
+    return divide(e_, sum(e_, axis=axis, keepdims=True))
+
+
+@npfunc(None)
+def log_softmax(x, axis=-1):
+    """``x - logsumexp(x)`` along ``axis``, stably."""
+    x = asarray(x)
+    x = P.convert(x, float_type(dtype_of(x)))
+    m = stop_gradient(max(x, axis=axis, keepdims=True))
+    s = subtract(x, m)
+    return subtract(s, log(sum(exp(s), axis=axis, keepdims=True)))
+
+
+# ----------------------------------------------------------------------------
+# shapes
+# ----------------------------------------------------------------------------
+
+@npfunc(np.reshape)
+def reshape(a, shape=None, order="C", *, newshape=None):
+    if shape is None:
+        shape = newshape
+    a = asarray(a)
+    if order != "C":
+        raise NotImplementedError("reshape: only order='C' is supported")
+    shape = (shape,) if isinstance(shape, (builtins.int, np.integer)) else tuple(shape)
+    shape = tuple(builtins.int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    total = builtins.int(np.prod(shape_of(a), dtype=np.int64))
+    if -1 in shape:
+        known = builtins.int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if known == 0 or total % known:
+            raise ShapeError(f"cannot reshape array of size {total} into shape {shape}",
+                             source=user_source())
+        shape = tuple(total // known if s == -1 else s for s in shape)
+    if builtins.int(np.prod(shape, dtype=np.int64)) != total:
+        raise ShapeError(f"cannot reshape array of size {total} into shape {shape}",
+                         source=user_source())
+    return P.reshape(a, shape)
+
+
+@npfunc(np.ravel)
+def ravel(a, order="C"):
+    return reshape(a, (-1,))
+
+
+@npfunc(np.transpose)
+def transpose(a, axes=None):
+    a = asarray(a)
+    nd = ndim(a)
+    perm = tuple(reversed(range(nd))) if axes is None else tuple(normalize_axis(x, nd) for x in axes)
+    return P.transpose(a, perm)
+
+
+permute_dims = transpose
+
+
+@npfunc(np.moveaxis)
+def moveaxis(a, source, destination):
+    a = asarray(a)
+    nd = ndim(a)
+    src = [normalize_axis(s, nd) for s in np.atleast_1d(source)]
+    dst = [normalize_axis(d, nd) for d in np.atleast_1d(destination)]
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return P.transpose(a, order)
+
+
+@npfunc(np.swapaxes)
+def swapaxes(a, axis1, axis2):
+    a = asarray(a)
+    nd = ndim(a)
+    perm = list(range(nd))
+    i, j = normalize_axis(axis1, nd), normalize_axis(axis2, nd)
+    perm[i], perm[j] = perm[j], perm[i]
+    return P.transpose(a, perm)
+
+
+@npfunc(np.expand_dims)
+def expand_dims(a, axis):
+    a = asarray(a)
+    axes = (axis,) if isinstance(axis, (builtins.int, np.integer)) else tuple(axis)
+    nd = ndim(a) + len(axes)
+    return P.expand_dims(a, tuple(normalize_axis(x, nd) for x in axes))
+
+
+@npfunc(np.squeeze)
+def squeeze(a, axis=None):
+    a = asarray(a)
+    sh = shape_of(a)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(sh) if s == 1)
+    else:
+        axes = normalize_axes(axis, len(sh))
+        for ax in axes:
+            if sh[ax] != 1:
+                raise ShapeError(f"cannot select an axis to squeeze out which has size not "
+                                 f"equal to one (axis {ax} of shape {sh})", source=user_source())
+    return P.squeeze(a, axes)
+
+
+@npfunc(np.broadcast_to)
+def broadcast_to(array, shape):
+    shape = (shape,) if isinstance(shape, (builtins.int, np.integer)) else tuple(shape)
+    return _broadcast_to(asarray(array), shape)
+
+
+@npfunc(np.broadcast_arrays)
+def broadcast_arrays(*args):
+    args = [asarray(a) for a in args]
+    sh = broadcast_shapes(*[shape_of(a) for a in args])
+    return [_broadcast_to(a, sh) for a in args]
+
+
+@npfunc(np.atleast_1d)
+def atleast_1d(*arys):
+    res = [reshape(a, (1,)) if ndim(a) == 0 else asarray(a) for a in arys]
+    return res[0] if len(res) == 1 else res
+
+
+@npfunc(np.atleast_2d)
+def atleast_2d(*arys):
+    res = []
+    for a in arys:
+        a = asarray(a)
+        res.append(reshape(a, (1, 1)) if ndim(a) == 0 else expand_dims(a, 0) if ndim(a) == 1 else a)
+    return res[0] if len(res) == 1 else res
+
+
+def _seq(arrays):
+    if isinstance(arrays, Tracer):
+        return [arrays[i] for i in range(shape_of(arrays)[0])]
+    return [asarray(a) for a in arrays]
+
+
+@npfunc(np.concatenate)
+def concatenate(arrays, axis=0, dtype=None):
+    arrays = _seq(arrays)
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    arrays = promote(*arrays)
+    if dtype is not None:
+        arrays = [P.convert(a, _np_dtype(dtype)) for a in arrays]
+    nd = ndim(arrays[0])
+    if nd == 0:
+        raise ShapeError("zero-dimensional arrays cannot be concatenated", source=user_source())
+    return P.concatenate(arrays, normalize_axis(axis, nd))
+
+
+concat = concatenate
+
+
+@npfunc(np.stack)
+def stack(arrays, axis=0):
+    arrays = _seq(arrays)
+    shapes = {shape_of(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ShapeError(f"all input arrays must have the same shape, got {sorted(shapes)}",
+                         source=user_source())
+    nd = ndim(arrays[0]) + 1
+    ax = normalize_axis(axis, nd)
+    return concatenate([expand_dims(a, ax) for a in arrays], axis=ax)
+
+
+@npfunc(np.hstack)
+def hstack(tup):
+    arrs = [atleast_1d(a) for a in _seq(tup)]
+    return concatenate(arrs, axis=0 if ndim(arrs[0]) == 1 else 1)
+
+
+@npfunc(np.vstack)
+def vstack(tup):
+    return concatenate([atleast_2d(a) for a in _seq(tup)], axis=0)
+
+
+row_stack = vstack
+
+
+@npfunc(np.column_stack)
+def column_stack(tup):
+    arrs = [reshape(a, (-1, 1)) if ndim(a) < 2 else asarray(a) for a in _seq(tup)]
+    return concatenate(arrs, axis=1)
+
+
+@npfunc(np.dstack)
+def dstack(tup):
+    arrs = []
+    for a in _seq(tup):
+        a = atleast_2d(a)
+        arrs.append(expand_dims(a, 2) if ndim(a) == 2 else a)
+    return concatenate(arrs, axis=2)
+
+
+@npfunc(np.split)
+def split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, strict=True)
+
+
+@npfunc(np.array_split)
+def array_split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, strict=False)
+
+
+def _split(ary, ios, axis, strict):
+    ary = asarray(ary)
+    ax = normalize_axis(axis, ndim(ary))
+    n = shape_of(ary)[ax]
+    if isinstance(ios, (builtins.int, np.integer)):
+        k = builtins.int(ios)
+        if strict and n % k:
+            raise ShapeError("array split does not result in an equal division", source=user_source())
+        q, r = divmod(n, k)
+        bounds = [0]
+        for i in range(k):
+            bounds.append(bounds[-1] + q + (1 if i < r else 0))
+    else:
+        bounds = [0] + [builtins.min(builtins.max(builtins.int(i), 0), n) for i in ios] + [n]
+    return [P.slice_in_dim(ary, bounds[i], builtins.max(bounds[i], bounds[i + 1]), ax)
+            for i in range(len(bounds) - 1)]
+
+
+@npfunc(np.hsplit)
+def hsplit(ary, ios):
+    return split(ary, ios, axis=1 if ndim(ary) > 1 else 0)
+
+
+@npfunc(np.vsplit)
+def vsplit(ary, ios):
+    return split(ary, ios, axis=0)
+
+
+@npfunc(np.flip)
+def flip(m, axis=None):
+    m = asarray(m)
+    return P.rev(m, normalize_axes(axis, ndim(m)))
+
+
+@npfunc(np.fliplr)
+def fliplr(m):
+    return flip(m, 1)
+
+
+@npfunc(np.flipud)
+def flipud(m):
+    return flip(m, 0)
+
+
+@npfunc(np.roll)
+def roll(a, shift, axis=None):
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), shape_of(a))
+    shifts = np.atleast_1d(shift)
+    axes = np.atleast_1d(axis)
+    shifts, axes = np.broadcast_arrays(shifts, axes)
+    for s, ax in zip(shifts, axes):
+        ax = normalize_axis(ax, ndim(a))
+        n = shape_of(a)[ax]
+        if n == 0:
+            continue
+        s = builtins.int(s) % n
+        if s:
+            a = concatenate([P.slice_in_dim(a, n - s, n, ax), P.slice_in_dim(a, 0, n - s, ax)], axis=ax)
+    return a
+
+
+@npfunc(np.tile)
+def tile(A, reps):
+    A = asarray(A)
+    reps = (reps,) if isinstance(reps, (builtins.int, np.integer)) else tuple(reps)
+    nd = builtins.max(ndim(A), len(reps))
+    A = reshape(A, (1,) * (nd - ndim(A)) + shape_of(A))
+    reps = (1,) * (nd - len(reps)) + reps
+    sh = shape_of(A)
+    # broadcast to (r0, s0, r1, s1, ...) then merge pairs
+    big = []
+    dims = []
+    for i, (r, s) in enumerate(zip(reps, sh)):
+        big += [r, s]
+        dims.append(2 * i + 1)
+    out = P.broadcast_in_dim(A, tuple(big), tuple(dims))
+    return reshape(out, tuple(r * s for r, s in zip(reps, sh)))
+
+
+@npfunc(np.repeat)
+def repeat(a, repeats, axis=None):
+    a = asarray(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    ax = normalize_axis(axis, ndim(a))
+    if isinstance(repeats, (builtins.int, np.integer)) or np.ndim(repeats) == 0:
+        r = builtins.int(repeats)
+        sh = shape_of(a)
+        big = sh[:ax + 1] + (r,) + sh[ax + 1:]
+        out = P.broadcast_in_dim(a, big, tuple(i for i in range(len(big)) if i != ax + 1))
+        return reshape(out, sh[:ax] + (sh[ax] * r,) + sh[ax + 1:])
+    idx = np.repeat(np.arange(shape_of(a)[ax]), np.asarray(repeats))
+    return take(a, idx, axis=ax)
+
+
+# ----------------------------------------------------------------------------
+# indexing
+# ----------------------------------------------------------------------------
+
+from ._indexing import getitem, take, take_along_axis, at, nonzero, argwhere, flatnonzero, _AtIndexer  # noqa: E402
+
+
+@npfunc(np.diagonal)
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    a = asarray(a)
+    nd = ndim(a)
+    a1, a2 = normalize_axis(axis1, nd), normalize_axis(axis2, nd)
+    a = moveaxis(a, (a1, a2), (-2, -1))
+    n, m = shape_of(a)[-2:]
+    if offset >= 0:
+        k = builtins.max(0, builtins.min(n, m - offset))
+        rows, cols = np.arange(k), np.arange(k) + offset
+    else:
+        k = builtins.max(0, builtins.min(n + offset, m))
+        rows, cols = np.arange(k) - offset, np.arange(k)
+    return getitem(a, (Ellipsis, rows, cols))
+
+
+@npfunc(np.trace)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+@npfunc(np.diag)
+def diag(v, k=0):
+    v = asarray(v)
+    if ndim(v) == 1:
+        n = shape_of(v)[0] + builtins.abs(k)
+        out = zeros_like(v, shape=(n, n))
+        rows = np.arange(shape_of(v)[0]) + builtins.max(-k, 0)
+        cols = np.arange(shape_of(v)[0]) + builtins.max(k, 0)
+        return at(out)[rows, cols].set(v)
+    if ndim(v) == 2:
+        return diagonal(v, k)
+    raise ShapeError("diag: input must be 1-d or 2-d", source=user_source())
+
+
+@npfunc(np.diagflat)
+def diagflat(v, k=0):
+    return diag(ravel(v), k)
+
+
+def _tri_mask(shape_, k, lower):
+    n, m = shape_[-2:]
+    r = np.arange(n)[:, None]
+    c = np.arange(m)[None, :]
+    return (c - r <= k) if lower else (c - r >= k)
+
+
+@npfunc(np.tril)
+def tril(m, k=0):
+    m = asarray(m)
+    mask = _tri_mask(shape_of(m), k, True)
+    return where(np.broadcast_to(mask, shape_of(m)), m, zeros_like(m))
+
+
+@npfunc(np.triu)
+def triu(m, k=0):
+    m = asarray(m)
+    mask = _tri_mask(shape_of(m), k, False)
+    return where(np.broadcast_to(mask, shape_of(m)), m, zeros_like(m))
+
+
+# ----------------------------------------------------------------------------
+# products
+# ----------------------------------------------------------------------------
+
+@npfunc(np.matmul)
+def matmul(x1, x2):
+    a, b = promote(x1, x2)
+    a, b = asarray(a), asarray(b)
+    na, nb = ndim(a), ndim(b)
+    if na == 0 or nb == 0:
+        raise ShapeError("matmul: input operand does not have enough dimensions", source=user_source())
+    if na == 1 and nb == 1:
+        _check_contract(shape_of(a)[0], shape_of(b)[0], a, b)
+        return P.dot_general(a, b, (((0,), (0,)), ((), ())))
+    if na == 1:
+        _check_contract(shape_of(a)[0], shape_of(b)[-2], a, b)
+        out = matmul(P.expand_dims(a, (0,)), b)
+        return P.squeeze(out, (ndim(out) - 2,))
+    if nb == 1:
+        _check_contract(shape_of(a)[-1], shape_of(b)[0], a, b)
+        out = matmul(a, P.expand_dims(b, (1,)))
+        return P.squeeze(out, (ndim(out) - 1,))
+    _check_contract(shape_of(a)[-1], shape_of(b)[-2], a, b)
+    batch = broadcast_shapes(shape_of(a)[:-2], shape_of(b)[:-2])
+    if na == 2 and nb == 2:
+        return P.dot_general(a, b, (((1,), (0,)), ((), ())))
+    if nb == 2:
+        # (..., n, k) @ (k, m): contract without broadcasting b
+        return P.dot_general(a, b, (((na - 1,), (0,)), ((), ())))
+    a = _broadcast_to(a, batch + shape_of(a)[-2:])
+    b = _broadcast_to(b, batch + shape_of(b)[-2:])
+    nbt = len(batch)
+    bd = tuple(range(nbt))
+    return P.dot_general(a, b, (((nbt + 1,), (nbt,)), (bd, bd)))
+
+
+def _check_contract(n, m, a, b):
+    if n != m:
+        raise ShapeError(f"matmul: contracted dimensions differ ({n} vs {m}) for shapes "
+                         f"{shape_of(a)} and {shape_of(b)}", source=user_source())
+
+
+@npfunc(np.dot)
+def dot(a, b):
+    a, b = promote(a, b)
+    na, nb = ndim(a), ndim(b)
+    if na == 0 or nb == 0:
+        return multiply(a, b)
+    if nb <= 2:
+        return matmul(a, b)
+    # numpy: sum over the last axis of a and the second-to-last of b
+    _check_contract(shape_of(a)[-1], shape_of(b)[-2], a, b)
+    return P.dot_general(a, b, (((na - 1,), (nb - 2,)), ((), ())))
+
+
+@npfunc(np.vdot)
+def vdot(a, b):
+    return dot(ravel(a), ravel(b))
+
+
+@npfunc(np.inner)
+def inner(a, b):
+    a, b = promote(a, b)
+    if ndim(a) == 0 or ndim(b) == 0:
+        return multiply(a, b)
+    _check_contract(shape_of(a)[-1], shape_of(b)[-1], a, b)
+    return P.dot_general(a, b, (((ndim(a) - 1,), (ndim(b) - 1,)), ((), ())))
+
+
+@npfunc(np.outer)
+def outer(a, b):
+    a, b = promote(ravel(a), ravel(b))
+    return P.dot_general(a, b, (((), ()), ((), ())))
+
+
+@npfunc(np.tensordot)
+def tensordot(a, b, axes=2):
+    a, b = promote(a, b)
+    na, nb = ndim(a), ndim(b)
+    if isinstance(axes, (builtins.int, np.integer)):
+        ax_a = tuple(range(na - axes, na))
+        ax_b = tuple(range(axes))
+    else:
+        ax_a, ax_b = axes
+        ax_a = tuple(np.atleast_1d(ax_a))
+        ax_b = tuple(np.atleast_1d(ax_b))
+    ax_a = tuple(normalize_axis(x, na) for x in ax_a)
+    ax_b = tuple(normalize_axis(x, nb) for x in ax_b)
+    for i, j in zip(ax_a, ax_b):
+        _check_contract(shape_of(a)[i], shape_of(b)[j], a, b)
+    return P.dot_general(a, b, ((ax_a, ax_b), ((), ())))
+
+
+@npfunc(np.kron)
+def kron(a, b):
+    a, b = promote(a, b)
+    a, b = asarray(a), asarray(b)
+    nd = builtins.max(ndim(a), ndim(b))
+    a = reshape(a, (1,) * (nd - ndim(a)) + shape_of(a))
+    b = reshape(b, (1,) * (nd - ndim(b)) + shape_of(b))
+    o = multiply(reshape(a, tuple(x for s in shape_of(a) for x in (s, 1))),
+                 reshape(b, tuple(x for s in shape_of(b) for x in (1, s))))
+    return reshape(o, tuple(p * q for p, q in zip(shape_of(a), shape_of(b))))
+
+
+@npfunc(np.cross)
+def cross(a, b, axis=-1):
+    a, b = promote(a, b)
+    a = moveaxis(a, axis, -1)
+    b = moveaxis(b, axis, -1)
+    a0, a1, a2 = (getitem(a, (Ellipsis, i)) for i in range(3))
+    b0, b1, b2 = (getitem(b, (Ellipsis, i)) for i in range(3))
+    return stack([subtract(multiply(a1, b2), multiply(a2, b1)),
+                  subtract(multiply(a2, b0), multiply(a0, b2)),
+                  subtract(multiply(a0, b1), multiply(a1, b0))], axis=-1)
+
+
+from ._einsum import einsum  # noqa: E402
+
+# ----------------------------------------------------------------------------
+# sorting
+# ----------------------------------------------------------------------------
+
+
+@npfunc(np.sort)
+def sort(a, axis=-1, kind=None, order=None):
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    return P.sort_p.bind(a, dimension=normalize_axis(axis, ndim(a)))
+
+
+@npfunc(np.argsort)
+def argsort(a, axis=-1, kind=None, order=None):
+    a = asarray(a)
+    if axis is None:
+        a, axis = ravel(a), 0
+    return P.argsort_p.bind(a, dimension=normalize_axis(axis, ndim(a)))
+
+
+@npfunc(np.median)
+def median(a, axis=None, keepdims=False):
+    a = asarray(a)
+    a = P.convert(a, float_type(dtype_of(a)))
+    if axis is None:
+        a, ax = ravel(a), 0
+    else:
+        ax = normalize_axis(axis, ndim(a))
+    s = sort(a, axis=ax)
+    n = shape_of(a)[ax]
+    lo = P.slice_in_dim(s, (n - 1) // 2, (n - 1) // 2 + 1, ax)
+    hi = P.slice_in_dim(s, n // 2, n // 2 + 1, ax)
+    out = multiply(add(lo, hi), 0.5)
+    if keepdims and axis is None:
+        return reshape(out, (1,) * ndim(asarray(a)))
+    return out if keepdims else P.squeeze(out, (ax,))
+
+
+@npfunc(np.quantile)
+def quantile(a, q, axis=None, keepdims=False):
+    a = asarray(a)
+    a = P.convert(a, float_type(dtype_of(a)))
+    if axis is None:
+        a, ax = ravel(a), 0
+    else:
+        ax = normalize_axis(axis, ndim(a))
+    s = moveaxis(sort(a, axis=ax), ax, -1)
+    n = shape_of(s)[-1]
+    qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
+    outs = []
+    for qq in qs:
+        pos = qq * (n - 1)
+        lo = builtins.int(np.floor(pos))
+        hi = builtins.min(lo + 1, n - 1)
+        frac = pos - lo
+        v = add(multiply(getitem(s, (Ellipsis, lo)), 1 - frac), multiply(getitem(s, (Ellipsis, hi)), frac))
+        if keepdims:
+            v = expand_dims(v, ax)
+        outs.append(v)
+    return outs[0] if np.ndim(q) == 0 else stack(outs, 0)
+
+
+@npfunc(np.percentile)
+def percentile(a, q, axis=None, keepdims=False):
+    return quantile(a, np.asarray(q) / 100.0, axis=axis, keepdims=keepdims)
+
+
+# ----------------------------------------------------------------------------
+# misc
+# ----------------------------------------------------------------------------
+
+@npfunc(np.allclose)
+def allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+@npfunc(np.isclose)
+def isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
+    a, b = elementwise_args(a, b, to_float=True)
+    close = less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b))))
+    close = logical_or(close, equal(a, b))
+    if equal_nan:
+        close = logical_or(close, logical_and(isnan(a), isnan(b)))
+    return close
+
+
+@npfunc(np.array_equal)
+def array_equal(a1, a2):
+    if shape_of(a1) != shape_of(a2):
+        return False
+    return all(equal(a1, a2))
+
+
+@npfunc(np.interp)
+def interp(x, xp, fp, left=None, right=None):
+    x, xp, fp = promote(x, xp, fp, to_float=True)
+    n = shape_of(xp)[0]
+    # index of the right end of the bracketing interval
+    idx = sum(greater_equal(expand_dims(x, -1), xp), axis=-1)
+    idx = clip(idx, 1, n - 1)
+    x0, x1 = take(xp, subtract(idx, 1)), take(xp, idx)
+    y0, y1 = take(fp, subtract(idx, 1)), take(fp, idx)
+    t = divide(subtract(x, x0), subtract(x1, x0))
+    out = add(y0, multiply(t, subtract(y1, y0)))
+    out = where(less(x, getitem(xp, 0)), getitem(fp, 0) if left is None else left, out)
+    return where(greater(x, getitem(xp, -1)), getitem(fp, -1) if right is None else right, out)
+
+
+@npfunc(np.polyval)
+def polyval(p, x):
+    p = _seq(p) if not isinstance(p, Tracer) else [getitem(p, i) for i in range(shape_of(p)[0])]
+    out = zeros_like(asarray(x, dtype=result_type(x, *p)) if not isinstance(x, Tracer) else x)
+    for c in p:
+        out = add(multiply(out, x), c)
+    return out
+
+
+@npfunc(np.cov)
+def cov(m, y=None, rowvar=True, bias=False, ddof=None):
+    m = asarray(m)
+    m = P.convert(m, float_type(dtype_of(m)))
+    if ndim(m) == 1:
+        m = expand_dims(m, 0)
+    if not rowvar:
+        m = transpose(m)
+    if y is not None:
+        y = atleast_2d(asarray(y))
+        m = concatenate([m, y if rowvar else transpose(y)], axis=0)
+    n = shape_of(m)[1]
+    dd = ddof if ddof is not None else (0 if bias else 1)
+    xc = subtract(m, mean(m, axis=1, keepdims=True))
+    c = divide(matmul(xc, transpose(xc)), n - dd)
+    return squeeze(c) if shape_of(c) == (1, 1) else c
+
+
+@npfunc(np.corrcoef)
+def corrcoef(x, y=None, rowvar=True):
+    c = cov(x, y, rowvar)
+    if ndim(c) == 0:
+        return divide(c, c)
+    d = sqrt(diagonal(c))
+    return divide(divide(c, expand_dims(d, 1)), expand_dims(d, 0))
+
+
+@npfunc(np.meshgrid)
+def meshgrid(*xi, indexing="xy", sparse=False, copy=True):
+    xi = [ravel(asarray(x)) for x in xi]
+    nd = len(xi)
+    shapes = [shape_of(x)[0] for x in xi]
+    if indexing == "xy" and nd >= 2:
+        shapes[0], shapes[1] = shapes[1], shapes[0]
+    out = []
+    for i, x in enumerate(xi):
+        d = i
+        if indexing == "xy" and nd >= 2 and i < 2:
+            d = 1 - i
+        out.append(P.broadcast_in_dim(x, tuple(shapes), (d,)))
+    return out
+
+
+@npfunc(np.ndim)
+def ndim_(a):
+    return _base_ndim(a)
+
+
+def shape_(a):
+    return shape_of(a)
+
+
+@npfunc(np.real)
+def real(x):
+    return asarray(x)
+
+
+@npfunc(np.conj)
+def conj(x):
+    return asarray(x)
+
+
+conjugate = conj
+
+
+@npfunc(np.copy)
+def copy(a, order="K"):
+    return asarray(a)
+
+
+from . import linalg  # noqa: E402,F401
+from . import random  # noqa: E402,F401
+from ._tracer_methods import install as _install_tracer_methods  # noqa: E402
+_install_tracer_methods()
+
+ndim = ndim_

@@ -1,0 +1,255 @@
+"""Shared machinery of ``autodiff.numpy``: dispatch, dtype promotion, broadcasting.
+
+Every public function follows one pattern: on plain numpy inputs it calls numpy
+itself (so eager results are numpy's, bit for bit); on traced inputs it is a
+composition of primitives recording equations; on wrapped values (tape
+``Variable`` s) it unwraps, computes, and wraps again.
+"""
+import functools
+
+import numpy as np
+
+from .. import primitives as P
+from ..core import Tracer, get_aval, is_inexact_dtype, python_scalar_dtype
+from ..errors import DTypeError, ShapeError
+from ..core import user_source
+
+_WRAP_HOOKS = []   # classes with __autodiff_array__ / __autodiff_wrap__ (the tape's Variable)
+
+
+def _kind(x):
+    """0 plain, 1 traced, 2 wrapped (Variable)."""
+    if isinstance(x, Tracer):
+        return 1
+    if isinstance(x, (list, tuple)):
+        k = 0
+        for y in x:
+            k = max(k, _kind(y))
+            if k == 2:
+                return 2
+        return k
+    if hasattr(x, "__autodiff_array__"):
+        return 2
+    return 0
+
+
+def _unwrap(x):
+    if isinstance(x, (list, tuple)):
+        return type(x)(_unwrap(y) for y in x) if not hasattr(x, "_fields") else x
+    conv = getattr(x, "__autodiff_array__", None)
+    return conv() if conv is not None else x
+
+
+def _wrap_like(out, wrapper):
+    if isinstance(out, Tracer):
+        return wrapper(out)
+    if isinstance(out, tuple):
+        return tuple(_wrap_like(o, wrapper) for o in out)
+    if isinstance(out, list):
+        return [_wrap_like(o, wrapper) for o in out]
+    return out
+
+
+def _find_wrapper(args, kwargs):
+    for a in list(args) + list(kwargs.values()):
+        if isinstance(a, (list, tuple)):
+            w = _find_wrapper(a, {})
+            if w is not None:
+                return w
+        elif hasattr(a, "__autodiff_array__"):
+            return type(a).__autodiff_wrap__
+    return None
+
+
+def to_output(x):
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return x[()]
+    return x
+
+
+def npfunc(np_fn=None):
+    """Decorator: numpy's own ``np_fn`` on plain inputs, the traced body otherwise."""
+    def deco(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            k = 0
+            for a in args:
+                k = max(k, _kind(a))
+            for a in kwargs.values():
+                k = max(k, _kind(a))
+            if k == 0:
+                if np_fn is not None:
+                    return np_fn(*args, **kwargs)
+                out = f(*args, **kwargs)
+                return _tree_out(out)
+            if k == 2:
+                wrap = _find_wrapper(args, kwargs)
+                out = f(*_unwrap(args), **{n: _unwrap(v) for n, v in kwargs.items()})
+                return _wrap_like(out, wrap)
+            return f(*args, **kwargs)
+        wrapper.__wrapped_numpy__ = np_fn
+        return wrapper
+    return deco
+
+
+def _tree_out(out):
+    if isinstance(out, tuple):
+        return tuple(_tree_out(o) for o in out)
+    if isinstance(out, list):
+        return [_tree_out(o) for o in out]
+    return to_output(out)
+
+
+# ----------------------------------------------------------------------------
+# conversion, promotion, broadcasting
+# ----------------------------------------------------------------------------
+
+def is_python_scalar(x):
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def asarray(x, dtype=None):
+    """A traced value or numpy array (lists, tuples and scalars converted like numpy)."""
+    if isinstance(x, Tracer):
+        return x if dtype is None else P.convert(x, dtype)
+    if isinstance(x, (list, tuple)) and _kind(x) == 1:
+        parts = [asarray(y) for y in x]
+        dt = result_type(*parts) if dtype is None else np.dtype(dtype)
+        parts = [P.convert(p, dt) if not is_python_scalar(p) else np.asarray(p, dt) for p in parts]
+        parts = [P.expand_dims(p, (0,)) if isinstance(p, Tracer) else np.asarray(p)[None] for p in parts]
+        return P.concatenate([_const_if_needed(p) for p in parts], 0)
+    conv = getattr(x, "__autodiff_array__", None)
+    if conv is not None:
+        return asarray(conv(), dtype)
+    a = np.asarray(x, dtype=dtype)
+    if a.dtype.kind not in "biuf":
+        get_aval(a)          # raises DTypeError / UnsupportedError
+    return a
+
+
+def _const_if_needed(p):
+    return p
+
+
+def dtype_of(x):
+    if is_python_scalar(x):
+        return python_scalar_dtype(x)
+    if isinstance(x, Tracer):
+        return x.aval.dtype
+    return np.asarray(x).dtype
+
+
+def result_type(*xs):
+    """numpy's promotion, with Python scalars weak (NEP 50)."""
+    args = []
+    for x in xs:
+        if is_python_scalar(x):
+            args.append(x)
+        elif isinstance(x, Tracer):
+            args.append(x.aval.dtype)
+        elif isinstance(x, (np.ndarray, np.generic)):
+            args.append(x.dtype)
+        else:
+            args.append(np.asarray(x).dtype)
+    try:
+        return np.result_type(*args)
+    except TypeError as e:
+        raise DTypeError(str(e), source=user_source()) from None
+
+
+def float_type(dt):
+    """The float dtype an elementwise float function computes in (numpy: ints -> float64)."""
+    dt = np.dtype(dt)
+    if dt.kind == "f":
+        return dt
+    if dt.kind == "c":
+        from ..errors import UnsupportedError
+        raise UnsupportedError("complex numbers are not supported yet", source=user_source())
+    return np.dtype(np.float64)
+
+
+def shape_of(x):
+    if isinstance(x, Tracer):
+        return x.aval.shape
+    return np.shape(x)
+
+
+def ndim(x):
+    return len(shape_of(x))
+
+
+def broadcast_shapes(*shapes):
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        raise ShapeError(f"operands could not be broadcast together with shapes "
+                         f"{' '.join(str(tuple(s)) for s in shapes)}", source=user_source()) from None
+
+
+def broadcast_to(x, shape):
+    shape = tuple(int(s) for s in shape)
+    xs = shape_of(x)
+    if xs == shape:
+        return x
+    if len(xs) > len(shape):
+        raise ShapeError(f"cannot broadcast shape {xs} to {shape}", source=user_source())
+    broadcast_shapes(xs, shape)
+    if tuple(np.broadcast_shapes(xs, shape)) != shape:
+        raise ShapeError(f"cannot broadcast shape {xs} to {shape}", source=user_source())
+    lead = len(shape) - len(xs)
+    return P.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+
+
+def promote(*xs, to_float=False):
+    """Cast to the common dtype (Python scalars weak); returns arrays/tracers/scalars."""
+    dt = result_type(*xs)
+    if to_float:
+        dt = float_type(dt)
+    out = []
+    for x in xs:
+        if is_python_scalar(x):
+            out.append(dt.type(x))
+        elif isinstance(x, Tracer):
+            out.append(P.convert(x, dt))
+        else:
+            a = np.asarray(x)
+            out.append(a.astype(dt) if a.dtype != dt else a)
+    return out
+
+
+def elementwise_args(*xs, to_float=False):
+    """Promote and broadcast operands for an elementwise primitive.
+
+    Rank-0 operands are left rank-0 (primitives broadcast them); others are
+    broadcast to the common shape.
+    """
+    xs = promote(*xs, to_float=to_float)
+    shapes = [shape_of(x) for x in xs]
+    full = broadcast_shapes(*shapes)
+    out = []
+    for x, s in zip(xs, shapes):
+        if s == full or (len(s) == 0 and not isinstance(x, Tracer)):
+            out.append(x)
+        elif len(s) == 0 and isinstance(x, Tracer):
+            out.append(x if full == () else broadcast_to(x, full))
+        else:
+            out.append(broadcast_to(x, full))
+    if full != () and all(shape_of(x) == () for x in out):
+        out[0] = broadcast_to(out[0], full)
+    return out
+
+
+def normalize_axis(axis, nd):
+    a = int(axis)
+    if not -nd <= a < max(nd, 1):
+        from numpy.exceptions import AxisError
+        raise AxisError(f"axis {axis} is out of bounds for array of dimension {nd}")
+    return a % max(nd, 1)
+
+
+def normalize_axes(axis, nd):
+    if axis is None:
+        return tuple(range(nd))
+    if isinstance(axis, (tuple, list)):
+        return tuple(sorted(normalize_axis(a, nd) for a in axis))
+    return (normalize_axis(axis, nd),)

@@ -1,0 +1,115 @@
+"""``einsum`` as a sequence of pairwise ``dot_general`` contractions (left to right).
+
+Each operand first has its repeated indices reduced to a diagonal and indices
+that appear nowhere else summed out; each pairwise step then contracts shared
+indices that no later operand or the output needs, batching over the shared
+indices that are still needed.
+"""
+import numpy as np
+
+from .. import primitives as P
+from ..errors import ShapeError
+from ..core import user_source
+from ._base import npfunc, promote, shape_of, asarray
+
+
+def _parse(subscripts, operands):
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:
+        ins, out = subscripts, None
+    ins = ins.split(",")
+    if len(ins) != len(operands):
+        raise ShapeError(f"einsum: {len(ins)} operand subscripts for {len(operands)} operands",
+                         source=user_source())
+    # ellipsis: give the broadcast dims private upper-case letters
+    if any("..." in s for s in ins):
+        used = set("".join(ins)) | set(out or "")
+        free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZ" if c not in used]
+        n_ell = max(len(shape_of(op)) - (len(s) - 3) for s, op in zip(ins, operands) if "..." in s)
+        ell = "".join(free[:n_ell])
+        new = []
+        for s, op in zip(ins, operands):
+            if "..." in s:
+                k = len(shape_of(op)) - (len(s) - 3)
+                s = s.replace("...", ell[n_ell - k:])
+            new.append(s)
+        ins = new
+        if out is not None:
+            out = out.replace("...", ell)
+        else:
+            out = ell + "".join(sorted(c for c in set("".join(ins)) - set(ell)
+                                       if "".join(ins).count(c) == 1))
+    if out is None:
+        allc = "".join(ins)
+        out = "".join(sorted(c for c in set(allc) if allc.count(c) == 1))
+    return ins, out
+
+
+def _diag_and_sum(x, s, keep):
+    """Take diagonals of repeated letters in ``s``; sum letters not in ``keep``."""
+    from . import getitem
+    while True:
+        rep = next((c for c in s if s.count(c) > 1), None)
+        if rep is None:
+            break
+        i = s.index(rep)
+        j = s.index(rep, i + 1)
+        n = shape_of(x)[i]
+        x = P.transpose(x, [k for k in range(len(s)) if k not in (i, j)] + [i, j])
+        s = "".join(c for k, c in enumerate(s) if k not in (i, j)) + rep
+        idx = np.arange(n)
+        x = getitem(x, (Ellipsis, idx, idx))
+    axes = tuple(k for k, c in enumerate(s) if c not in keep)
+    if axes:
+        x = P.reduce_sum(x, axes)
+        s = "".join(c for c in s if c in keep)
+    return x, s
+
+
+@npfunc(np.einsum)
+def einsum(subscripts, *operands, optimize=None, dtype=None):
+    """``numpy.einsum`` (explicit and implicit output, ``...``), differentiable."""
+    operands = promote(*[asarray(o) for o in operands])
+    ins, out = _parse(subscripts, operands)
+    sizes = {}
+    for s, op in zip(ins, operands):
+        if len(s) != len(shape_of(op)):
+            raise ShapeError(f"einsum: subscripts {s!r} do not match operand shape {shape_of(op)}",
+                             source=user_source())
+        for c, d in zip(s, shape_of(op)):
+            if sizes.get(c, d) != d and d != 1 and sizes.get(c) != 1:
+                raise ShapeError(f"einsum: index {c!r} has sizes {sizes[c]} and {d}",
+                                 source=user_source())
+            sizes[c] = max(sizes.get(c, 1), d)
+    # broadcast size-1 dims
+    ops = []
+    for s, op in zip(ins, operands):
+        target = tuple(sizes[c] for c in s)
+        if shape_of(op) != target:
+            op = P.broadcast_in_dim(op, target, tuple(range(len(s))))
+        ops.append(op)
+    terms = list(zip(ops, ins))
+    # reduce each operand alone first
+    for k, (x, s) in enumerate(terms):
+        others = set(out) | set("".join(t for i, (_, t) in enumerate(terms) if i != k))
+        terms[k] = _diag_and_sum(x, s, others)
+    x, s = terms[0]
+    for k in range(1, len(terms)):
+        y, t = terms[k]
+        later = set(out) | set("".join(u for _, u in terms[k + 1:]))
+        shared = [c for c in s if c in t]
+        batch = [c for c in shared if c in later]
+        contract = [c for c in shared if c not in later]
+        dn = ((tuple(s.index(c) for c in contract), tuple(t.index(c) for c in contract)),
+              (tuple(s.index(c) for c in batch), tuple(t.index(c) for c in batch)))
+        x = P.dot_general(x, y, dn)
+        s = "".join(batch) + "".join(c for c in s if c not in shared) + \
+            "".join(c for c in t if c not in shared)
+    x, s = _diag_and_sum(x, s, set(out))
+    perm = [s.index(c) for c in out]
+    x = P.transpose(x, perm)
+    if dtype is not None:
+        x = P.convert(x, np.dtype(dtype))
+    return x

@@ -1,0 +1,476 @@
+"""numpy indexing on traced values, and functional updates (``x.at[idx].set(v)``).
+
+Basic indexing (ints, slices, ``None``, ``...``) becomes ``slice``/``rev``/
+``squeeze``/``expand_dims``; a traced integer becomes a ``dynamic_slice``;
+integer and boolean arrays become one ``gather`` over the indexed axes, placed
+where numpy places them (in place when the advanced indices are adjacent,
+first otherwise). Boolean masks need concrete values (their result shape
+depends on them).
+"""
+import numpy as np
+
+from .. import primitives as P
+from ..core import Tracer
+from ..errors import ShapeError, ConcretizationError
+from ..core import user_source
+from ._base import npfunc, asarray, shape_of, normalize_axis, is_python_scalar
+
+
+def _is_int_scalar(i):
+    if isinstance(i, (bool, np.bool_)):
+        return False
+    if isinstance(i, (int, np.integer)):
+        return True
+    if isinstance(i, np.ndarray) and i.ndim == 0 and i.dtype.kind in "iu":
+        return True
+    return False
+
+
+def _is_traced_int_scalar(i):
+    return isinstance(i, Tracer) and i.aval.shape == () and i.aval.dtype.kind in "iu"
+
+
+def _as_index_array(i):
+    """An integer index array (numpy or traced); boolean masks need concrete values."""
+    if isinstance(i, Tracer):
+        if i.aval.dtype == np.bool_:
+            if i._trace.concrete and not i._trace.closed:
+                return None, i.concrete_value("a boolean mask index")
+            raise ConcretizationError(
+                "boolean mask indexing of a traced value has a data-dependent shape. Use "
+                "anp.where(mask, x, 0) or anp.sum(x * mask) instead.", source=user_source())
+        if i.aval.dtype.kind not in "iu":
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+        return i, None
+    a = np.asarray(i)
+    if a.dtype == np.bool_:
+        return None, a
+    if a.dtype.kind not in "iu":
+        if a.size == 0:
+            a = a.astype(np.int64)
+        else:
+            raise IndexError("arrays used as indices must be of integer (or boolean) type")
+    return a, None
+
+
+def _expand_index(idx, nd):
+    """Normalize to a list of entries; returns (entries, uses_advanced)."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    entries = []
+    for i in idx:
+        if i is None or i is Ellipsis or isinstance(i, slice) or _is_int_scalar(i) \
+                or _is_traced_int_scalar(i):
+            entries.append(i)
+            continue
+        if isinstance(i, list) and not any(isinstance(x, (list, Tracer, np.ndarray)) for x in i) and \
+                any(isinstance(x, slice) or x is None or x is Ellipsis for x in i):
+            raise IndexError("a list containing slices is not a valid index; use a tuple")
+        arr, mask = _as_index_array(i)
+        if mask is not None:
+            # a boolean mask over k axes is k integer index arrays
+            for part in np.nonzero(mask):
+                entries.append(("adv", part.astype(np.int64)))
+            if mask.ndim == 0:
+                entries.append(("adv0", bool(mask)))
+        else:
+            entries.append(("adv", arr))
+    n_ell = sum(1 for e in entries if e is Ellipsis)
+    if n_ell > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(1 for e in entries if e is not None and e is not Ellipsis
+               and not (isinstance(e, tuple) and e[0] == "adv0"))
+    if used > nd:
+        raise IndexError(f"too many indices for array: array is {nd}-dimensional, "
+                         f"but {used} were indexed")
+    out = []
+    for e in entries:
+        if e is Ellipsis:
+            out.extend([slice(None)] * (nd - used))
+        else:
+            out.append(e)
+    if n_ell == 0:
+        out.extend([slice(None)] * (nd - used))
+    adv = any(isinstance(e, tuple) for e in out)
+    return out, adv
+
+
+def getitem(x, idx):
+    """``x[idx]`` with numpy's semantics for traced ``x`` (or traced indices)."""
+    x = asarray(x)
+    shape = shape_of(x)
+    entries, adv = _expand_index(idx, len(shape))
+    if any(isinstance(e, tuple) and e[0] == "adv0" for e in entries):
+        return _getitem_0d_mask(x, entries)
+    if not adv:
+        return _basic(x, entries)
+    return _advanced(x, entries)
+
+
+def _getitem_0d_mask(x, entries):
+    keep = all(e[1] for e in entries if isinstance(e, tuple) and e[0] == "adv0")
+    rest = [e for e in entries if not (isinstance(e, tuple) and e[0] == "adv0")]
+    out = getitem(x, tuple(rest)) if rest else x
+    out = P.expand_dims(out, (0,))
+    return out if keep else P.slice_in_dim(out, 0, 0, 0)
+
+
+def _norm_static_int(i, n, axis):
+    i = int(i)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    return i % n
+
+
+def _dyn_index(i, n):
+    """A traced scalar index, wrapped like numpy's negative indices (then clamped)."""
+    i = P.convert(i, np.int64)
+    return P.select(P.lt(i, P._scalar(0, np.int64)), P.add(i, P._scalar(n, np.int64)), i)
+
+
+def _basic(x, entries):
+    shape = shape_of(x)
+    starts, limits, strides, rev, squeeze, dyn = [], [], [], [], [], []
+    new_axes = []        # positions in the output where None inserts an axis
+    out_pos = 0
+    axis = 0
+    for e in entries:
+        if e is None:
+            new_axes.append(out_pos)
+            out_pos += 1
+            continue
+        n = shape[axis]
+        if isinstance(e, slice):
+            s, l, st = e.indices(n)
+            if st > 0:
+                starts.append(s)
+                limits.append(max(s, l))
+                strides.append(st)
+            else:
+                # a negative step: slice the mirrored range, then reverse
+                cnt = len(range(s, l, st))
+                if cnt == 0:
+                    starts.append(0)
+                    limits.append(0)
+                    strides.append(1)
+                else:
+                    last = s + (cnt - 1) * st
+                    starts.append(last)
+                    limits.append(s + 1)
+                    strides.append(-st)
+                    rev.append(axis)
+            out_pos += 1
+        elif _is_traced_int_scalar(e):
+            starts.append(0)
+            limits.append(n)
+            strides.append(1)
+            dyn.append((axis, e))
+            squeeze.append(axis)
+        else:
+            i = _norm_static_int(e, n, axis)
+            starts.append(i)
+            limits.append(i + 1)
+            strides.append(1)
+            squeeze.append(axis)
+        axis += 1
+    out = P.slice_op(x, starts, limits, strides)
+    out = P.rev(out, rev)
+    if dyn:
+        sh = shape_of(out)
+        dims = dict((a, i) for a, i in dyn)
+        zero = P._scalar(0, np.int64)
+        st = [_dyn_index(dims[a], sh[a]) if a in dims else zero for a in range(len(sh))]
+        sizes = [1 if a in dims else sh[a] for a in range(len(sh))]
+        out = P.dynamic_slice(out, st, sizes)
+    out = P.squeeze(out, squeeze)
+    if new_axes:
+        out = P.expand_dims(out, new_axes)
+    return out
+
+
+def _advanced(x, entries):
+    shape = shape_of(x)
+    # 1. basic slicing on the non-advanced axes (keeping every axis)
+    basic = []
+    adv_axes, adv_idx = [], []
+    positions = []      # entry position of each advanced index
+    axis = 0
+    for k, e in enumerate(entries):
+        if e is None:
+            continue
+        if isinstance(e, tuple) or _is_int_scalar(e) or _is_traced_int_scalar(e):
+            basic.append(slice(None))
+            adv_axes.append(axis)
+            if isinstance(e, tuple):
+                arr = e[1]
+            elif _is_traced_int_scalar(e):
+                arr = e
+            else:
+                arr = np.asarray(_norm_static_int(e, shape[axis], axis), dtype=np.int64)
+            adv_idx.append(arr)
+            positions.append(k)
+        else:
+            basic.append(e)
+        axis += 1
+    y = _basic(x, basic)
+    ysh = shape_of(y)
+    # 2. broadcast the index arrays together; wrap negatives
+    bshape = np.broadcast_shapes(*[shape_of(a) for a in adv_idx])
+    cols = []
+    for a, ax in zip(adv_idx, adv_axes):
+        n = ysh[ax]
+        if isinstance(a, Tracer):
+            a = P.convert(a, np.int64)
+            a = P.select(P.lt(a, P.full(shape_of(a), 0, np.int64)),
+                         P.add(a, P.full(shape_of(a), n, np.int64)), a)
+            a = P.broadcast_in_dim(a, tuple(bshape) + (1,),
+                                   tuple(range(len(bshape) - len(shape_of(a)), len(bshape))))
+        else:
+            a = np.asarray(a, dtype=np.int64)
+            if a.size and (a.max() >= n or a.min() < -n):
+                bad = a.max() if a.max() >= n else a.min()
+                raise IndexError(f"index {bad} is out of bounds for axis {ax} with size {n}")
+            a = np.broadcast_to(np.where(a < 0, a + n, a), bshape)[..., None]
+        cols.append(a)
+    if all(not isinstance(c, Tracer) for c in cols):
+        idx = np.concatenate(cols, axis=-1) if cols else np.zeros(tuple(bshape) + (0,), np.int64)
+    else:
+        idx = P.concatenate([c if isinstance(c, Tracer) else P.broadcast_in_dim(c, shape_of(c), tuple(range(len(shape_of(c)))))
+                             for c in cols], len(bshape))
+    # 3. advanced axes first, gather
+    rest = [a for a in range(len(ysh)) if a not in adv_axes]
+    y = P.transpose(y, adv_axes + rest)
+    out = P.gather(y, idx)
+    # 4. numpy's placement: adjacent advanced indices stay in place
+    adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    nb = len(bshape)
+    # output position of the first advanced index = number of output dims before it
+    before = 0
+    for e in entries[:positions[0]]:
+        if e is None or isinstance(e, slice):
+            before += 1
+    none_pos = []
+    pos = 0
+    # compute output layout with None entries
+    layout = []      # sequence of "b" (broadcast block), "r" (rest dim), "n" (new axis)
+    for k, e in enumerate(entries):
+        if e is None:
+            layout.append("n")
+        elif isinstance(e, slice):
+            layout.append("r")
+        elif k == positions[0]:
+            layout.append("b")
+    if not adjacent:
+        layout = ["b"] + [l for l in layout if l != "b"]
+    # current out layout: b-block then rest dims in order
+    perm = []
+    rest_i = 0
+    for l in layout:
+        if l == "b":
+            perm.extend(range(nb))
+        elif l == "r":
+            perm.append(nb + rest_i)
+            rest_i += 1
+    out = P.transpose(out, perm)
+    pos = 0
+    for l in layout:
+        if l == "n":
+            none_pos.append(pos)
+            pos += 1
+        elif l == "b":
+            pos += nb
+        else:
+            pos += 1
+    if none_pos:
+        out = P.expand_dims(out, none_pos)
+    del before
+    return out
+
+
+@npfunc(np.take)
+def take(a, indices, axis=None, mode=None):
+    a = asarray(a)
+    if axis is None:
+        from . import ravel
+        a, axis = ravel(a), 0
+    ax = normalize_axis(axis, len(shape_of(a)))
+    return getitem(a, (slice(None),) * ax + (indices,))
+
+
+@npfunc(np.take_along_axis)
+def take_along_axis(arr, indices, axis):
+    arr = asarray(arr)
+    if axis is None:
+        from . import ravel
+        arr, axis = ravel(arr), 0
+    ax = normalize_axis(axis, len(shape_of(arr)))
+    idx = asarray(indices)
+    n = shape_of(arr)[ax]
+    if isinstance(idx, Tracer):
+        idx = P.convert(idx, np.int64)
+        idx = P.select(P.lt(idx, P.full(shape_of(idx), 0, np.int64)),
+                       P.add(idx, P.full(shape_of(idx), n, np.int64)), idx)
+    else:
+        idx = np.where(idx < 0, idx + n, idx).astype(np.int64)
+    sh = np.broadcast_shapes(tuple(s if i != ax else 1 for i, s in enumerate(shape_of(arr))),
+                             tuple(s if i != ax else 1 for i, s in enumerate(shape_of(idx))))
+    tgt_idx = tuple(s if i != ax else shape_of(idx)[ax] for i, s in enumerate(sh))
+    tgt_arr = tuple(s if i != ax else n for i, s in enumerate(sh))
+    from . import broadcast_to
+    return P.take_along_axis(broadcast_to(arr, tgt_arr), broadcast_to(idx, tgt_idx), ax)
+
+
+@npfunc(np.nonzero)
+def nonzero(a):
+    if isinstance(a, Tracer):
+        if a._trace.concrete and not a._trace.closed:
+            return np.nonzero(a.concrete_value("nonzero"))
+        raise ConcretizationError("nonzero has a data-dependent output shape and cannot be "
+                                  "traced under jit", source=user_source())
+    return np.nonzero(a)
+
+
+@npfunc(np.argwhere)
+def argwhere(a):
+    return np.transpose(np.asarray(nonzero(a)))
+
+
+@npfunc(np.flatnonzero)
+def flatnonzero(a):
+    from . import ravel
+    return nonzero(ravel(a))[0]
+
+
+# ----------------------------------------------------------------------------
+# functional updates
+# ----------------------------------------------------------------------------
+
+def _flat_positions(shape, idx):
+    """Flat positions selected by ``idx`` (numpy when the index is concrete)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    pos = np.arange(size, dtype=np.int64).reshape(shape)
+    if _has_tracer(idx):
+        return getitem(pos, idx)
+    return pos[idx]
+
+
+def _has_tracer(idx):
+    if isinstance(idx, Tracer):
+        return True
+    if isinstance(idx, (tuple, list)):
+        return any(_has_tracer(i) for i in idx)
+    return False
+
+
+class _AtIndexer:
+    """``x.at[idx]``: functional updates returning a new array."""
+
+    __slots__ = ("x",)
+
+    def __init__(self, x):
+        self.x = x
+
+    def __getitem__(self, idx):
+        return _AtRef(self.x, idx)
+
+
+class _AtRef:
+    __slots__ = ("x", "idx")
+
+    def __init__(self, x, idx):
+        self.x, self.idx = x, idx
+
+    def _prep(self, v):
+        from . import broadcast_to
+        x = asarray(self.x)
+        sh = shape_of(x)
+        pos = _flat_positions(sh, self.idx)
+        v = asarray(v) if not is_python_scalar(v) else np.asarray(v, dtype=P.dtype_of(x))
+        if P.dtype_of(v) != P.dtype_of(x):
+            v = P.convert(v, P.dtype_of(x)) if isinstance(v, Tracer) else np.asarray(v).astype(P.dtype_of(x))
+        try:
+            v = broadcast_to(v, shape_of(pos))
+        except (ShapeError, ValueError):
+            raise ShapeError(f".at[]: cannot broadcast update of shape {shape_of(v)} to the "
+                             f"indexed shape {shape_of(pos)}", source=user_source()) from None
+        flat = P.reshape(x, (int(np.prod(sh, dtype=np.int64)),))
+        pidx = P.reshape(pos, tuple(shape_of(pos)) + (1,)) if isinstance(pos, Tracer) else pos[..., None]
+        return x, sh, flat, pidx, v
+
+    def get(self):
+        return getitem(self.x, self.idx)
+
+    def set(self, v):
+        x, sh, flat, pidx, v = self._prep(v)
+        return _out(P.reshape(P.scatter_p.bind(flat, pidx, v), sh), self.x)
+
+    def add(self, v):
+        x, sh, flat, pidx, v = self._prep(v)
+        return _out(P.reshape(P.scatter_add_p.bind(flat, pidx, v), sh), self.x)
+
+    def subtract(self, v):
+        from . import negative
+        return self.add(negative(v))
+
+    def _combine(self, v, op):
+        x, sh, flat, pidx, v = self._prep(v)
+        cur = P.gather(flat, pidx)
+        return _out(P.reshape(P.scatter_p.bind(flat, pidx, op(cur, v)), sh), self.x)
+
+    def multiply(self, v):
+        from . import multiply
+        return self._combine(v, multiply)
+
+    def divide(self, v):
+        from . import divide
+        return self._combine(v, divide)
+
+    def power(self, v):
+        from . import power
+        return self._combine(v, power)
+
+    def min(self, v):
+        from . import minimum
+        return self._combine(v, minimum)
+
+    def max(self, v):
+        from . import maximum
+        return self._combine(v, maximum)
+
+
+def _out(res, like):
+    if isinstance(res, np.ndarray) and res.ndim == 0:
+        return res[()]
+    return res
+
+
+def at(x):
+    """``anp.at(x)[idx].set(v)``: functional update of any array, concrete or traced.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.at(np.zeros(3))[1].set(5.0)
+    array([0., 5., 0.])
+    """
+    conv = getattr(x, "__autodiff_array__", None)
+    if conv is not None:
+        return _WrappedAt(x)
+    return _AtIndexer(x)
+
+
+class _WrappedAt:
+    def __init__(self, v):
+        self.v = v
+
+    def __getitem__(self, idx):
+        ref = _AtRef(self.v.__autodiff_array__(), idx)
+        wrap = type(self.v).__autodiff_wrap__
+
+        class R:
+            def __getattr__(s, name):
+                fn = getattr(ref, name)
+
+                def call(*a):
+                    a = [x.__autodiff_array__() if hasattr(x, "__autodiff_array__") else x for x in a]
+                    return wrap(fn(*a))
+                return call
+        return R()

@@ -1,0 +1,257 @@
+"""``numpy.linalg`` for concrete and traced values, differentiable.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> A = np.array([[2.0, 0.0], [0.0, 4.0]])
+>>> ad.grad(lambda a: anp.linalg.det(a))(A)            # d det / dA = det · A⁻ᵀ
+array([[4., 0.],
+       [0., 2.]])
+"""
+import builtins
+
+import numpy as np
+
+from .. import primitives as P
+from ..core import Tracer
+from ..errors import ShapeError
+from ..core import user_source
+from ._base import npfunc, asarray, promote, shape_of, float_type, dtype_of, normalize_axes
+
+LinAlgError = np.linalg.LinAlgError
+
+
+def _float(a):
+    a = asarray(a)
+    return P.convert(a, float_type(dtype_of(a)))
+
+
+def _square(a, name):
+    s = shape_of(a)
+    if len(s) < 2 or s[-1] != s[-2]:
+        raise ShapeError(f"linalg.{name}: expected a square matrix (..., n, n), got shape {s}",
+                         source=user_source())
+
+
+@npfunc(np.linalg.solve)
+def solve(a, b):
+    a, b = promote(_float(a), _float(b))
+    _square(a, "solve")
+    sa, sb = shape_of(a), shape_of(b)
+    vec = len(sb) == 1
+    if vec:
+        b = P.expand_dims(b, (1,))
+    elif len(sb) == len(sa) - 1 and sb == sa[:-1]:
+        raise ShapeError("linalg.solve: a stack of vectors b must be given as (..., n, 1) "
+                         "(numpy 2 semantics)", source=user_source())
+    batch = np.broadcast_shapes(sa[:-2], shape_of(b)[:-2])
+    from . import broadcast_to
+    a = broadcast_to(a, batch + sa[-2:])
+    b = broadcast_to(b, batch + shape_of(b)[-2:])
+    if shape_of(b)[-2] != sa[-1]:
+        raise ShapeError(f"linalg.solve: a {sa} and b {sb} do not match", source=user_source())
+    x = P.solve_p.bind(a, b)
+    return P.squeeze(x, (len(shape_of(x)) - 1,)) if vec else x
+
+
+@npfunc(np.linalg.inv)
+def inv(a):
+    a = _float(a)
+    _square(a, "inv")
+    n = shape_of(a)[-1]
+    eye = P.convert(P.eq(P.iota(np.int64, shape_of(a), len(shape_of(a)) - 2),
+                         P.iota(np.int64, shape_of(a), len(shape_of(a)) - 1)), dtype_of(a))
+    return P.solve_p.bind(a, eye)
+
+
+@npfunc(np.linalg.slogdet)
+def slogdet(a):
+    a = _float(a)
+    _square(a, "slogdet")
+    s, l = P.slogdet_p.bind(a)
+    return SlogdetResult(s, l)
+
+
+class SlogdetResult(tuple):
+    def __new__(cls, sign, logabsdet):
+        return tuple.__new__(cls, (sign, logabsdet))
+
+    sign = property(lambda self: self[0])
+    logabsdet = property(lambda self: self[1])
+
+
+@npfunc(np.linalg.det)
+def det(a):
+    s, l = slogdet(a)
+    from . import exp, multiply
+    return multiply(s, exp(l))
+
+
+@npfunc(np.linalg.cholesky)
+def cholesky(a, upper=False):
+    a = _float(a)
+    _square(a, "cholesky")
+    L = P.cholesky_p.bind(a)
+    if upper:
+        from . import swapaxes
+        return swapaxes(L, -1, -2)
+    return L
+
+
+@npfunc(np.linalg.eigh)
+def eigh(a, UPLO="L"):
+    a = _float(a)
+    _square(a, "eigh")
+    if UPLO == "U":
+        from . import swapaxes
+        a = swapaxes(a, -1, -2)
+    w, v = P.eigh_p.bind(a)
+    return EighResult(w, v)
+
+
+class EighResult(tuple):
+    def __new__(cls, w, v):
+        return tuple.__new__(cls, (w, v))
+
+    eigenvalues = property(lambda self: self[0])
+    eigenvectors = property(lambda self: self[1])
+
+
+@npfunc(np.linalg.eigvalsh)
+def eigvalsh(a, UPLO="L"):
+    return eigh(a, UPLO)[0]
+
+
+@npfunc(np.linalg.norm)
+def norm(x, ord=None, axis=None, keepdims=False):
+    from . import sqrt, sum, absolute, max, min, multiply, power, reshape
+    x = _float(x)
+    nd = len(shape_of(x))
+    if axis is None:
+        if ord is None or (ord in ("fro", "f") and nd == 2) or (ord == 2 and nd == 1):
+            out = _safe_sqrt(sum(multiply(x, x)))
+            return reshape(out, (1,) * nd) if keepdims else out
+        axis = tuple(range(nd))
+    axes = normalize_axes(axis, nd)
+    if len(axes) == 1:
+        if ord is None or ord == 2:
+            return _safe_sqrt(sum(multiply(x, x), axis=axes, keepdims=keepdims))
+        if ord == np.inf:
+            return max(absolute(x), axis=axes, keepdims=keepdims)
+        if ord == -np.inf:
+            return min(absolute(x), axis=axes, keepdims=keepdims)
+        if ord == 0:
+            from . import not_equal
+            return sum(P.convert(not_equal(x, 0), dtype_of(x)), axis=axes, keepdims=keepdims)
+        if ord == 1:
+            return sum(absolute(x), axis=axes, keepdims=keepdims)
+        return power(sum(power(absolute(x), ord), axis=axes, keepdims=keepdims), 1.0 / ord)
+    if len(axes) == 2:
+        r, c = axes
+        if ord is None or ord in ("fro", "f"):
+            return _safe_sqrt(sum(multiply(x, x), axis=axes, keepdims=keepdims))
+        if ord == "nuc" or ord in (2, -2):
+            from . import moveaxis
+            y = moveaxis(x, (r, c), (-2, -1))
+            from . import matmul, swapaxes
+            w = eigh(matmul(swapaxes(y, -1, -2), y))[0]
+            s = _safe_sqrt(P.max_(w, P.full_like(w, 0)))
+            out = sum(s, axis=-1) if ord == "nuc" else (max(s, axis=-1) if ord == 2 else min(s, axis=-1))
+            if keepdims:
+                from . import expand_dims
+                out = expand_dims(expand_dims(out, r), c)
+            return out
+        if ord in (1, -1):
+            s = sum(absolute(x), axis=r, keepdims=True)
+            red = max if ord == 1 else min
+            out = red(s, axis=c, keepdims=True)
+        elif ord in (np.inf, -np.inf):
+            s = sum(absolute(x), axis=c, keepdims=True)
+            red = max if ord == np.inf else min
+            out = red(s, axis=r, keepdims=True)
+        else:
+            raise ValueError(f"invalid norm order {ord!r} for matrices")
+        if not keepdims:
+            out = P.squeeze(out, tuple(sorted(axes)))
+        return out
+    raise ValueError("improper number of dimensions to norm")
+
+
+def _safe_sqrt(s):
+    """√s with a zero (sub)gradient at s = 0, like autograd's norm."""
+    from . import sqrt, where, ones_like, zeros_like
+    if not isinstance(s, Tracer):
+        return sqrt(s)
+    pos = P.gt(s, P.full_like(s, 0))
+    return where(pos, sqrt(where(pos, s, ones_like(s))), zeros_like(s))
+
+
+@npfunc(np.linalg.matrix_power)
+def matrix_power(a, n):
+    from . import matmul
+    a = _float(a)
+    _square(a, "matrix_power")
+    n = int(n)
+    if n < 0:
+        a, n = inv(a), -n
+    if n == 0:
+        sh = shape_of(a)
+        return P.convert(P.eq(P.iota(np.int64, sh, len(sh) - 2), P.iota(np.int64, sh, len(sh) - 1)), dtype_of(a))
+    result, base = None, a
+    while n:
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if n:
+            base = matmul(base, base)
+    return result
+
+
+@npfunc(np.linalg.trace if hasattr(np.linalg, "trace") else None)
+def trace(x, offset=0):
+    from . import trace as _tr
+    return _tr(x, offset, -2, -1)
+
+
+@npfunc(np.linalg.pinv)
+def pinv(a):
+    from . import matmul, swapaxes
+    a = _float(a)
+    at = swapaxes(a, -1, -2)
+    m, n = shape_of(a)[-2:]
+    if m >= n:
+        return matmul(inv(matmul(at, a)), at)
+    return matmul(at, inv(matmul(a, at)))
+
+
+@npfunc(np.linalg.lstsq)
+def lstsq(a, b, rcond=None):
+    from . import matmul, swapaxes
+    a, b = promote(_float(a), _float(b))
+    at = swapaxes(a, -1, -2)
+    x = solve(matmul(at, a), matmul(at, b))
+    return x, None, None, None
+
+
+@npfunc(np.linalg.multi_dot)
+def multi_dot(arrays):
+    from . import matmul
+    out = arrays[0]
+    for a in arrays[1:]:
+        out = matmul(out, a)
+    return out
+
+
+def solve_triangular(a, b, lower=True, trans=False, unit_diagonal=False):
+    """Solve ``a x = b`` for triangular ``a`` (scipy.linalg's parameter names)."""
+    a, b = promote(_float(a), _float(b))
+    vec = len(shape_of(b)) == len(shape_of(a)) - 1
+    if vec:
+        b = P.expand_dims(b, (len(shape_of(b)),))
+    x = P.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=bool(trans),
+                           unit_diagonal=unit_diagonal)
+    if vec:
+        x = P.squeeze(x, (len(shape_of(x)) - 1,))
+    from ._base import to_output
+    return to_output(x) if not isinstance(x, Tracer) else x
+
+
+

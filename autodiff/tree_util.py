@@ -1,0 +1,268 @@
+"""Pytrees: nested containers of arrays that every transform accepts.
+
+Containers are tuples, lists, dicts (keys sorted), ``None`` (an empty node),
+namedtuples, and classes registered with :func:`register_pytree_node` or
+:func:`register_dataclass`. Everything else is a leaf.
+
+>>> from autodiff import tree_util as tu
+>>> leaves, tree = tu.tree_flatten({"b": (1, 2), "a": [3, None]})
+>>> leaves
+[3, 1, 2]
+>>> tu.tree_unflatten(tree, [x * 10 for x in leaves])
+{'a': [30, None], 'b': (10, 20)}
+"""
+import dataclasses
+from collections import namedtuple as _namedtuple  # noqa: F401  (documented support)
+
+_registry = {}
+
+
+class PyTreeDef:
+    """The structure of a pytree: a node type, its static aux data, and children."""
+
+    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash")
+
+    def __init__(self, node_type, aux, children):
+        self.node_type = node_type
+        self.aux = aux
+        self.children = children
+        self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
+        self._hash = None
+
+    def _key(self):
+        return (self.node_type, self.aux, self.children)
+
+    def __eq__(self, other):
+        return isinstance(other, PyTreeDef) and self._key() == other._key()
+
+    def __hash__(self):
+        if self._hash is None:
+            self._hash = hash(self._key())
+        return self._hash
+
+    def __repr__(self):
+        if self.node_type is None:
+            return "*"
+        name = getattr(self.node_type, "__name__", str(self.node_type))
+        inner = ", ".join(repr(c) for c in self.children)
+        if self.node_type is tuple:
+            return f"({inner}{',' if len(self.children) == 1 else ''})"
+        if self.node_type is list:
+            return f"[{inner}]"
+        if self.node_type is dict:
+            return "{" + ", ".join(f"{k!r}: {c!r}" for k, c in zip(self.aux, self.children)) + "}"
+        if self.node_type is type(None):
+            return "None"
+        return f"{name}({inner})"
+
+    @property
+    def num_nodes(self):
+        return 1 + sum(getattr(c, "num_nodes", 1) for c in self.children)
+
+    def unflatten(self, leaves):
+        return tree_unflatten(self, leaves)
+
+
+LEAF = PyTreeDef(None, None, ())
+
+
+def register_pytree_node(node_type, flatten_fn, unflatten_fn):
+    """Register a container type.
+
+    ``flatten_fn(x) -> (children, aux)`` with hashable ``aux``;
+    ``unflatten_fn(aux, children) -> x``.
+    """
+    _registry[node_type] = (flatten_fn, unflatten_fn)
+    return node_type
+
+
+def register_dataclass(cls=None, data_fields=None, meta_fields=None):
+    """Register a dataclass as a pytree (also usable as a decorator).
+
+    ``data_fields`` are children (arrays); ``meta_fields`` are static, hashable
+    aux data. By default every field is a data field.
+
+    >>> import dataclasses
+    >>> @register_dataclass
+    ... @dataclasses.dataclass
+    ... class Params:
+    ...     w: object
+    ...     b: object
+    >>> tree_leaves(Params(1.0, 2.0))
+    [1.0, 2.0]
+    """
+    def wrap(cls):
+        fields = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
+        data = list(data_fields) if data_fields is not None else [
+            f for f in fields if f not in (meta_fields or ())]
+        meta = list(meta_fields) if meta_fields is not None else [
+            f for f in fields if f not in data]
+
+        def flatten(x):
+            return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
+
+        def unflatten(aux, children):
+            kwargs = dict(zip(data, children))
+            kwargs.update(zip(meta, aux))
+            obj = object.__new__(cls)
+            for k, v in kwargs.items():
+                object.__setattr__(obj, k, v)
+            return obj
+
+        register_pytree_node(cls, flatten, unflatten)
+        return cls
+
+    return wrap if cls is None else wrap(cls)
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(type(x), "_fields")
+
+
+def _flatten_node(x):
+    """(node_type, aux, children) for a container, or None for a leaf."""
+    t = type(x)
+    if t is tuple:
+        return tuple, None, x
+    if t is list:
+        return list, None, x
+    if t is dict:
+        keys = tuple(sorted(x, key=_sort_key))
+        return dict, keys, [x[k] for k in keys]
+    if x is None:
+        return type(None), None, ()
+    reg = _registry.get(t)
+    if reg is not None:
+        children, aux = reg[0](x)
+        return t, aux, children
+    if _is_namedtuple(x):
+        return t, None, tuple(x)
+    return None
+
+
+def _sort_key(k):
+    return (type(k).__name__, k) if not isinstance(k, (int, float, str)) else (0 if not isinstance(k, str) else 1, k)
+
+
+def tree_flatten(tree, is_leaf=None):
+    """Return ``(leaves, treedef)``."""
+    leaves = []
+    treedef = _flatten(tree, leaves, is_leaf)
+    return leaves, treedef
+
+
+def _flatten(x, leaves, is_leaf):
+    if is_leaf is not None and is_leaf(x):
+        leaves.append(x)
+        return LEAF
+    node = _flatten_node(x)
+    if node is None:
+        leaves.append(x)
+        return LEAF
+    t, aux, children = node
+    return PyTreeDef(t, aux, tuple(_flatten(c, leaves, is_leaf) for c in children))
+
+
+def tree_unflatten(treedef, leaves):
+    """Rebuild a pytree of ``treedef``'s structure from ``leaves``."""
+    it = iter(leaves)
+    out = _unflatten(treedef, it)
+    rest = list(it)
+    if rest:
+        raise ValueError(f"tree_unflatten: {len(rest)} leaves too many for {treedef}")
+    return out
+
+
+def _unflatten(td, it):
+    t = td.node_type
+    if t is None:
+        try:
+            return next(it)
+        except StopIteration:
+            raise ValueError("tree_unflatten: too few leaves") from None
+    children = [_unflatten(c, it) for c in td.children]
+    if t is tuple:
+        return tuple(children)
+    if t is list:
+        return children
+    if t is dict:
+        return dict(zip(td.aux, children))
+    if t is type(None):
+        return None
+    reg = _registry.get(t)
+    if reg is not None:
+        return reg[1](td.aux, children)
+    return t(*children)  # namedtuple
+
+
+def tree_leaves(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[0]
+
+
+def tree_structure(tree, is_leaf=None):
+    return tree_flatten(tree, is_leaf)[1]
+
+
+def tree_map(f, tree, *rest, is_leaf=None):
+    """Apply ``f`` leafwise; ``rest`` trees must have ``tree``'s structure (or extend it).
+
+    >>> tree_map(lambda a, b: a + b, (1, {"x": 2}), (10, {"x": 20}))
+    (11, {'x': 22})
+    """
+    leaves, treedef = tree_flatten(tree, is_leaf)
+    others = [flatten_up_to(treedef, r) for r in rest]
+    return tree_unflatten(treedef, [f(*xs) for xs in zip(leaves, *others)])
+
+
+def flatten_up_to(treedef, tree):
+    """Leaves of ``tree`` cut at the leaves of ``treedef`` (a prefix structure)."""
+    out = []
+    _flatten_up_to(treedef, tree, out)
+    return out
+
+
+def _flatten_up_to(td, x, out):
+    if td.node_type is None:
+        out.append(x)
+        return
+    node = _flatten_node(x)
+    if node is None or node[0] is not td.node_type or node[1] != td.aux or len(node[2]) != len(td.children):
+        raise ValueError(f"pytree structure mismatch: expected {td}, got {tree_structure(x)}")
+    for c, child in zip(td.children, node[2]):
+        _flatten_up_to(c, child, out)
+
+
+def broadcast_prefix(prefix, tree, is_leaf=None):
+    """Expand a prefix pytree (e.g. vmap's ``in_axes``) to one value per leaf of ``tree``."""
+    out = []
+    _broadcast_prefix(prefix, tree, out, is_leaf)
+    return out
+
+
+def _broadcast_prefix(prefix, x, out, is_leaf):
+    pnode = _flatten_node(prefix) if prefix is not None else None
+    if prefix is None or pnode is None:
+        out.extend([prefix] * len(tree_leaves(x, is_leaf)))
+        return
+    node = _flatten_node(x)
+    if node is None or node[0] is not pnode[0] or len(node[2]) != len(pnode[2]):
+        raise ValueError(f"prefix {tree_structure(prefix)} does not match {tree_structure(x)}")
+    for p, c in zip(pnode[2], node[2]):
+        _broadcast_prefix(p, c, out, is_leaf)
+
+
+def tree_all(tree):
+    return all(tree_leaves(tree))
+
+
+def tree_reduce(fn, tree, initializer=None):
+    import functools
+    leaves = tree_leaves(tree)
+    return functools.reduce(fn, leaves) if initializer is None else functools.reduce(fn, leaves, initializer)
+
+
+__all__ = [
+    "PyTreeDef", "register_pytree_node", "register_dataclass", "tree_flatten",
+    "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "flatten_up_to",
+    "broadcast_prefix", "tree_all", "tree_reduce",
+]

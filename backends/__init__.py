@@ -1,0 +1,1 @@
+"""IR -> callable: the numpy interpreter (the reference), Numba CPU, Numba CUDA."""

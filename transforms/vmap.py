@@ -1,0 +1,87 @@
+"""Batching: evaluate a jaxpr on values that carry an extra (batch) axis.
+
+Each value is paired with its batch dimension (an int, or ``None`` when it is
+the same for every batch element). Equations whose inputs are all unbatched
+run as they are; the others go through their primitive's ``batch`` rule, which
+emits vectorized operations (a batched ``dot_general`` is one batched matmul,
+never a loop).
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> ad.vmap(lambda v: anp.dot(v, v))(np.arange(6.0).reshape(3, 2))
+array([ 1., 13., 41.])
+"""
+from ..core import ClosedJaxpr, Literal, trace_flat
+from ..errors import UnsupportedError, ShapeError
+from .. import primitives as P
+
+
+def move_axis(x, src, dst):
+    """Move axis ``src`` of ``x`` to position ``dst``."""
+    if src == dst:
+        return x
+    n = len(P.shape_of(x))
+    order = [i for i in range(n) if i != src]
+    order.insert(dst, src)
+    return P.transpose(x, order)
+
+
+def batch_eval(jaxpr, consts, args, dims):
+    """Evaluate ``jaxpr`` on batched ``args`` -> (outs, out_dims)."""
+    env = {}
+    for v, c in zip(jaxpr.constvars, consts):
+        env[v] = (c, None)
+    for v, a, d in zip(jaxpr.invars, args, dims):
+        env[v] = (a, d)
+
+    def read(v):
+        return (v.val, None) if isinstance(v, Literal) else env[v]
+
+    for e in jaxpr.eqns:
+        vals, ds = zip(*[read(v) for v in e.invars]) if e.invars else ((), ())
+        prim = e.primitive
+        if all(d is None for d in ds):
+            outs = prim.bind(*vals, **e.params)
+            odims = [None] * len(e.outvars) if prim.multiple_results else None
+        else:
+            if prim.batch is None:
+                raise UnsupportedError(f"vmap of primitive {prim.name!r} is not supported",
+                                       source=e.source)
+            outs, odims = prim.batch(list(vals), list(ds), **e.params)
+        if prim.multiple_results:
+            for v, o, d in zip(e.outvars, outs, odims):
+                env[v] = (o, d)
+        else:
+            env[e.outvars[0]] = (outs, odims)
+    res = [read(v) for v in jaxpr.outvars]
+    return [r[0] for r in res], [r[1] for r in res]
+
+
+def matchaxis(x, src, dst, size):
+    """Put ``x``'s batch axis at ``dst`` (broadcasting an unbatched value)."""
+    if dst is None:
+        if src is not None:
+            raise ShapeError("vmap: out_axes=None for an output that depends on the mapped "
+                             "axis; only unbatched outputs can use out_axes=None")
+        return x
+    if src is None:
+        shape = P.shape_of(x)
+        x = P.broadcast_in_dim(x, (size,) + tuple(shape), tuple(range(1, len(shape) + 1)))
+        src = 0
+    return move_axis(x, src, dst)
+
+
+def batch_jaxpr(closed, axis_size, in_dims, out_dims):
+    """The batched jaxpr: inputs carry a batch axis at ``in_dims``; outputs at ``out_dims``."""
+    jaxpr = closed.jaxpr
+    avals = []
+    for v, d in zip(jaxpr.invars, in_dims):
+        shape = list(v.aval.shape)
+        if d is not None:
+            shape.insert(d, axis_size)
+        avals.append(P.ShapedArray(shape, v.aval.dtype))
+
+    def fun(*args):
+        outs, ods = batch_eval(jaxpr, closed.consts, args, in_dims)
+        return [matchaxis(o, d, od, axis_size) for o, d, od in zip(outs, ods, out_dims)]
+
+    return trace_flat(fun, avals, name="vmap")
