@@ -17,10 +17,17 @@ from .api import (make_jaxpr, grad, value_and_grad, jvp, vjp, linearize, vmap, j
                   jacobian, hessian, hvp, stop_gradient)
 from .custom_derivatives import custom_jvp, custom_vjp
 from .check import check_grads
+from .jit import jit
+from . import lax, optim, nn
+from .tape import Variable, Function, no_grad, enable_grad, is_grad_enabled
+from .checkpoint import (checkpoint, remat, checkpoint_sequential, every, checkpoint_policies,
+                         checkpoint_name, print_saved_residuals)
 
 __all__ = [
     "config", "errors", "tree_util", "numpy", "make_jaxpr", "grad", "value_and_grad", "jvp",
     "vjp", "linearize", "vmap", "jacfwd", "jacrev", "jacobian", "hessian", "hvp",
     "stop_gradient", "custom_jvp", "custom_vjp", "check_grads", "Jaxpr", "ClosedJaxpr",
-    "ShapedArray",
+    "ShapedArray", "jit", "lax", "optim", "nn", "Variable", "Function", "no_grad",
+    "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
+    "checkpoint_policies", "checkpoint_name", "print_saved_residuals",
 ]

@@ -849,6 +849,10 @@ def bind(prim, args, params):
     if not prim.multiple_results:
         out_avals = [out_avals]
     outs = trace.add_eqn(prim, invars, out_avals, params, src)
+    if not trace_state.grad_enabled and prim.name != "stop_gradient":
+        # seed semantics: inside ad.no_grad() results carry no derivative
+        sg = primitives["stop_gradient"]
+        outs = [bind(sg, (o,), {}) if o.aval.dtype.kind == "f" else o for o in outs]
     return outs if prim.multiple_results else outs[0]
 
 

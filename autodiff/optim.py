@@ -1,0 +1,1 @@
+"""Optimizers (work in progress: issue 8)."""
