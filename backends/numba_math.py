@@ -392,11 +392,14 @@ def _build_pio2_tables():
     for idx in range(1025):                  # biased exponent E = 1022 + idx
         i0 = 1022 + idx - 1076
         t64[idx] = words(window(i0 + 191) & ((1 << 192) - 1), 3)
-    # float32: |x| = M*2**(E-150), M < 2**24; i0 = E-151, 128 bits (two words).
-    t32 = np.zeros((129, 2), dtype=np.int64)
+    # float32: |x| = M*2**(E-150), M < 2**24; i0 = E-151, L = 108 bits as four 27-bit
+    # limbs in uint32 (32-bit gathers: twice the lanes per gather instruction).
+    t32 = np.zeros((129, 4), dtype=np.uint32)
     for idx in range(129):                   # E = 126 + idx
         i0 = 126 + idx - 151
-        t32[idx] = words(window(i0 + 127) & ((1 << 128) - 1), 2)
+        w = window(i0 + 107) & ((1 << 108) - 1)
+        for t in range(4):
+            t32[idx, t] = (w >> (27 * t)) & ((1 << 27) - 1)
     # Flat, read-only: Numba freezes global arrays into the compiled code as constants.
     t64 = t64.ravel()
     t32 = t32.ravel()
@@ -464,26 +467,33 @@ def _expm1_r(r, c):
 
 @njit(**_OPTS)
 def _exp_parts(x):
-    """exp(x) = (hi + lo) * 2**k1 * 2**k2 for x clamped to [-746, 710] (or NaN).
+    """exp(x) = (1 + pe) * s1 * s2 for x clamped to [-746, 710] (or NaN).
 
-    Returns (hi, lo, s1, s2): hi = fl(1 + expm1(r)) and lo its rounding error (exact,
-    Fast2Sum since |expm1(r)| < 1); s1, s2 = two normal powers of two.  Splitting the
-    scale keeps both factors normal for k in [-1076, 1024]: the first product is exact
-    and the second rounds once, correctly, into the subnormal range or to inf.
+    pe = expm1(r) for the reduced argument; s1, s2 = 2**(k>>1), 2**(k - (k>>1)).
+    Splitting the scale keeps both factors normal for k in [-1076, 1024]: the first
+    product is exact and the second rounds once, correctly, into the subnormal range or
+    to inf.
     """
     k, r, c = _exp_reduce(x)
     pe = _expm1_r(r, c)
-    hi = 1.0 + pe
-    lo = (1.0 - hi) + pe
     k1 = k >> 1
-    return hi, lo, _pow2(k1), _pow2(k - k1)
+    return pe, _pow2(k1), _pow2(k - k1)
+
+
+@njit(**_OPTS)
+def _exp_pair(x):
+    """exp(x) = ehi + elo (elo: the rounding error of 1 + expm1(r), scaled), x <= 709."""
+    pe, s1, s2 = _exp_parts(x)
+    hi = 1.0 + pe
+    lo = (1.0 - hi) + pe                     # exact (Fast2Sum: |pe| < 1)
+    return (hi * s1) * s2, (lo * s1) * s2
 
 
 @njit(**_OPTS)
 def _exp_kernel(x):
     """exp(x) for x clamped to [-746, 710] (or NaN)."""
-    hi, lo, s1, s2 = _exp_parts(x)
-    return ((hi + lo) * s1) * s2
+    pe, s1, s2 = _exp_parts(x)
+    return ((1.0 + pe) * s1) * s2
 
 
 @njit(**_OPTS)
@@ -599,9 +609,7 @@ def tanh_f64(x):
     ps = fmuladd(a * z, _tanh_p(z), a)
     # e = exp(2a) = ehi + elo, d = e + 1 = dhi + dlo (Fast2Sum, ehi >= 1 here), then
     # 1 - 2/d = (1 - q0) + q0^2*dlo/2 with q0 = 2/dhi, 1 - q0 again as an exact pair
-    hi, lo, s1, s2 = _exp_parts(select(a > 20.0, 40.0, 2.0 * a))  # tanh(20) rounds to 1
-    ehi = (hi * s1) * s2
-    elo = (lo * s1) * s2
+    ehi, elo = _exp_pair(select(a > 20.0, 40.0, 2.0 * a))  # tanh(20) rounds to 1
     d = ehi + 1.0
     dlo = ((ehi - d) + 1.0) + elo
     q0 = 2.0 / d
@@ -621,9 +629,7 @@ def logistic_f64(x):
     1 - q0 (x < 0): removes the rounding errors of exp and of 1 + e (no extra division).
     """
     a = fabs(x)
-    hi, lo, s1, s2 = _exp_parts(select(a > 746.0, -746.0, -a))
-    ehi = (hi * s1) * s2
-    elo = (lo * s1) * s2
+    ehi, elo = _exp_pair(select(a > 746.0, -746.0, -a))
     d = 1.0 + ehi
     dlo = ((1.0 - d) + ehi) + elo            # Fast2Sum: 1 >= ehi
     pos = x >= 0.0
@@ -794,16 +800,22 @@ def _exp_parts_f32(x):
     """float32 twin of _exp_parts, x clamped to [-104, 89]."""
     k, r, c = _exp_reduce_f32(x)
     pe = r + _expm1_lo_f32(r, c)
+    k1 = k >> 1
+    return pe, _pow2_f32(k1), _pow2_f32(k - k1)
+
+
+@njit(**_OPTS)
+def _exp_pair_f32(x):
+    pe, s1, s2 = _exp_parts_f32(x)
     hi = _F32_ONE + pe
     lo = (_F32_ONE - hi) + pe
-    k1 = k >> 1
-    return hi, lo, _pow2_f32(k1), _pow2_f32(k - k1)
+    return (hi * s1) * s2, (lo * s1) * s2
 
 
 @njit(**_OPTS)
 def _exp_kernel_f32(x):
-    hi, lo, s1, s2 = _exp_parts_f32(x)
-    return ((hi + lo) * s1) * s2
+    pe, s1, s2 = _exp_parts_f32(x)
+    return ((_F32_ONE + pe) * s1) * s2
 
 
 @njit(**_OPTS)
@@ -887,10 +899,8 @@ def tanh_f32(x):
     p = fmuladd(z, p, _FTP1)
     p = fmuladd(z, p, _FTP0)
     ps = fmuladd(a * z, p, a)
-    hi, lo, s1, s2 = _exp_parts_f32(select(a > _F32_TANH_CLAMP, _F32_TWO * _F32_TANH_CLAMP,
-                                           _F32_TWO * a))
-    ehi = (hi * s1) * s2
-    elo = (lo * s1) * s2
+    ehi, elo = _exp_pair_f32(select(a > _F32_TANH_CLAMP, _F32_TWO * _F32_TANH_CLAMP,
+                                    _F32_TWO * a))
     d = ehi + _F32_ONE
     dlo = ((ehi - d) + _F32_ONE) + elo
     q0 = _F32_TWO / d
@@ -904,9 +914,7 @@ def tanh_f32(x):
 def logistic_f32(x):
     """1/(1 + exp(-x)), float32; same method as logistic_f64."""
     a = fabs(x)
-    hi, lo, s1, s2 = _exp_parts_f32(select(a > -_F32_EXP_LO, _F32_EXP_LO, -a))
-    ehi = (hi * s1) * s2
-    elo = (lo * s1) * s2
+    ehi, elo = _exp_pair_f32(select(a > -_F32_EXP_LO, _F32_EXP_LO, -a))
     d = _F32_ONE + ehi
     dlo = ((_F32_ONE - d) + ehi) + elo
     pos = x >= _F32_ZERO
@@ -921,26 +929,18 @@ def _rem_pio2_f32(a):
     """Payne-Hanek for float32 a >= pi/4: (q, r) with r = a - (4n + q)*pi/2 as float64.
 
     |a| = M*2**(E-150), M < 2**24 is a single 27-bit limb; window of 108 bits of 2/pi in
-    four 27-bit limbs (two table words); quotient bits 106, 107 of M*window = bits 25, 26
-    of column 3.
+    four 27-bit limbs; quotient bits 106, 107 of M*window = bits 25, 26 of column 3.
     """
     ia = np.int64(f32_as_i32(a))
     idx = (ia >> 23) - 126
     idx = select(idx < 0, 0, idx)
     idx = select(idx > 128, 128, idx)
     mant = (ia & 0x7FFFFF) | 0x800000
-    b = idx * 2
-    wh = _PIO2_TAB_F32[b]
-    wl = _PIO2_TAB_F32[b + 1]
-    # the top 108 of the 128 window bits as four 27-bit limbs
-    w3 = (wh >> 37) & _M27
-    w2 = (wh >> 10) & _M27
-    w1 = ((wh & 0x3FF) << 17) | ((wl >> 47) & 0x1FFFF)
-    w0 = (wl >> 20) & _M27
-    c0 = mant * w0
-    c1 = mant * w1 + (c0 >> 27)
-    c2 = mant * w2 + (c1 >> 27)
-    c3 = mant * w3 + (c2 >> 27)
+    b = idx * 4
+    c0 = mant * _PIO2_TAB_F32[b]
+    c1 = mant * _PIO2_TAB_F32[b + 1] + (c0 >> 27)
+    c2 = mant * _PIO2_TAB_F32[b + 2] + (c1 >> 27)
+    c3 = mant * _PIO2_TAB_F32[b + 3] + (c2 >> 27)
     half = (c3 >> 24) & 1
     q = ((c3 >> 25) + half) & 3
     neg = -half
