@@ -50,10 +50,11 @@ class ShapedArray:
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type=False):
-        self.shape = tuple(int(d) for d in shape)
-        self.dtype = np.dtype(dtype)
+        # built once per traced value: keep the common case (a tuple, a np.dtype) cheap
+        self.shape = tuple(map(int, shape))
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
         self.weak_type = bool(weak_type)
-        self._hash = hash((self.shape, self.dtype, self.weak_type))
+        self._hash = None
 
     ndim = property(lambda self: len(self.shape))
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
@@ -63,7 +64,10 @@ class ShapedArray:
                 and self.dtype == other.dtype and self.weak_type == other.weak_type)
 
     def __hash__(self):
-        return self._hash
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+        return h
 
     def strip_weak(self):
         return ShapedArray(self.shape, self.dtype) if self.weak_type else self
@@ -81,6 +85,15 @@ class ShapedArray:
 
     def __repr__(self):
         return f"ShapedArray({self.str_short()}{', weak' if self.weak_type else ''})"
+
+
+def _scalar_aval(dtype, weak=False, _cache={}):
+    """The (cached) aval of a scalar of ``dtype``: literals are made by the thousand."""
+    key = (dtype, weak)
+    a = _cache.get(key)
+    if a is None:
+        a = _cache[key] = ShapedArray((), dtype, weak)
+    return a
 
 
 def is_float_dtype(dtype):
@@ -188,12 +201,21 @@ def _is_internal(filename):
     return r
 
 
+_internal_code_cache = {}   # code object -> is it autodiff's (or numpy's) own code
+
+
 def user_source(depth=1):
     """The innermost frame outside autodiff (and numpy): the user's line."""
     f = sys._getframe(depth)
+    cache = _internal_code_cache
     while f is not None:
         code = f.f_code
-        if not _is_internal(code.co_filename):
+        internal = cache.get(code)
+        if internal is None:
+            if len(cache) > 50_000:
+                cache.clear()
+            internal = cache[code] = _is_internal(code.co_filename)
+        if not internal:
             return SourceInfo(code.co_filename, f.f_lineno, code.co_name)
         f = f.f_back
     return None
@@ -230,6 +252,10 @@ class Literal:
     __slots__ = ("val", "aval")
 
     def __init__(self, val, aval=None):
+        if aval is None and isinstance(val, np.generic) and val.dtype.kind in _VALID_KINDS:
+            self.aval = _scalar_aval(val.dtype)          # fast path: a numpy scalar
+            self.val = val
+            return
         self.aval = aval if aval is not None else get_aval(val)
         self.val = np.asarray(val, dtype=self.aval.dtype)[()]
 
@@ -577,6 +603,8 @@ class _TraceState(threading.local):
     def __init__(self):
         self.stack = []           # active JaxprTraces, outermost first
         self.grad_enabled = True  # seed semantics: no_grad regions stop gradients
+        self.source = None        # set by IR-to-IR passes: equations they emit inherit it
+        self.dynamic = None       # a trace that records every traced op (checkpoint bodies)
 
 
 trace_state = _TraceState()
@@ -822,6 +850,9 @@ def bind(prim, args, params):
                 trace = t
     if trace is None:
         return _eager(prim, args, params)
+    dyn = trace_state.dynamic
+    if dyn is not None and trace.level < dyn.level:
+        trace = dyn   # ops on closed-over values stay inside the checkpointed body
     if trace.closed:
         for a in args:
             if isinstance(a, Tracer) and a._trace is trace:
@@ -839,7 +870,7 @@ def bind(prim, args, params):
             invars.append(trace.lift(a) if isinstance(a, np.ndarray) and a.ndim > 0
                           else Literal(a) if not isinstance(a, np.ndarray) else Literal(a[()]))
     in_avals = [v.aval for v in invars]
-    src = user_source(2)
+    src = trace_state.source or user_source(2)
     try:
         out_avals = prim.abstract_eval(*in_avals, **params)
     except (ShapeError, DTypeError) as err:

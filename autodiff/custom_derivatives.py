@@ -255,11 +255,51 @@ def _custom_lin_jvp(primals, tangents, **params):
     return outs, touts
 
 
+def _custom_lin_batch(args, dims, *, num_res, num_consts, call_jaxpr, bwd, out_avals):
+    # A batched custom_lin is again a custom_lin: its forward map is the batched
+    # function's jvp, its transpose the user's bwd under vmap. A primal and its tangent
+    # are batched together (the jvp of the batched function needs matching shapes).
+    from .transforms.vmap import batch_jaxpr
+    from .api import vmap
+    size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
+    n_x = (len(args) - num_res - num_consts) // 2
+    res, consts, xs, ts = _split4(args, num_res, num_consts, n_x)
+    rd, cd, xd, td = _split4(dims, num_res, num_consts, n_x)
+    res = [P.bdim_to_front(r, d) for r, d in zip(res, rd)]
+    consts = [P.bdim_to_front(c, d) for c, d in zip(consts, cd)]
+    x_batched = [a is not None or b is not None for a, b in zip(xd, td)]
+    xs = [P.bdim_to_front(x, d, size) if m else x for x, d, m in zip(xs, xd, x_batched)]
+    ts = [P.bdim_to_front(t, d, size) if m else t for t, d, m in zip(ts, td, x_batched)]
+    in_dims = [None if d is None else 0 for d in cd] + [0 if m else None for m in x_batched]
+    n_out = len(call_jaxpr.outvars)
+    bj = batch_jaxpr(ClosedJaxpr(call_jaxpr, []), size, in_dims, [0] * n_out)
+    j = bj.jaxpr
+    call = Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns)
+    res_dims = [None if d is None else 0 for d in rd]
+
+    def bbwd(r, cts):
+        g = vmap(lambda r, c: list(bwd(list(r), list(c))), in_axes=(res_dims, 0),
+                 out_axes=0)(list(r), list(cts))
+        # a tangent shared by the whole batch gets the sum of its per-example cotangents
+        return [c if m else P.reduce_sum(c, (0,)) for c, m in zip(g, x_batched)]
+
+    outs = custom_lin_p.bind(*res, *bj.consts, *consts, *xs, *ts, num_res=num_res,
+                             num_consts=num_consts + len(bj.consts), call_jaxpr=call, bwd=bbwd,
+                             out_avals=tuple(v.aval for v in j.outvars))
+    return outs, [0] * n_out
+
+
+def _split4(seq, a, b, c):
+    seq = list(seq)
+    return seq[:a], seq[a:a + b], seq[a + b:a + b + c], seq[a + b + c:]
+
+
 custom_lin_p.impl = _custom_lin_impl
 custom_lin_p.abstract_eval = lambda *avals, out_avals, **_: list(out_avals)
 custom_lin_p.transpose = _custom_lin_transpose
 custom_lin_p.jvp = _custom_lin_jvp
 custom_lin_p.is_linear = True
+custom_lin_p.batch = _custom_lin_batch
 
 
 def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts, out_avals):

@@ -40,6 +40,10 @@ class TracerLeakError(AutodiffError, TypeError):
     """A traced value escaped the function being transformed and was used later."""
 
 
+class TapeError(AutodiffError, RuntimeError):
+    """Misuse of the tape (``Variable.backward``): a consumed graph, a non-scalar output."""
+
+
 class FloatingPointError_(AutodiffError, FloatingPointError):
     """Raised under ``config.debug_nans`` at the first equation that produced a NaN."""
 
@@ -48,5 +52,5 @@ NaNError = FloatingPointError_
 
 __all__ = [
     "AutodiffError", "ConcretizationError", "ShapeError", "DTypeError",
-    "UnsupportedError", "TracerLeakError", "NaNError",
+    "UnsupportedError", "TracerLeakError", "NaNError", "TapeError",
 ]

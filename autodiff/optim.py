@@ -1,1 +1,384 @@
-"""Optimizers (work in progress: issue 8)."""
+"""Optimizers, in two forms over one set of update rules.
+
+Functional (optax's convention, jittable; params, grads and state are pytrees)::
+
+    opt = ad.optim.adam(1e-3)
+    state = opt.init(params)
+    updates, state = opt.update(grads, state, params)
+    params = ad.optim.apply_updates(params, updates)
+
+Imperative (PyTorch's convention, on :class:`~autodiff.Variable` leaves)::
+
+    opt = ad.optim.Adam([w, b], lr=1e-3)
+    opt.zero_grad(); loss.backward(); opt.step()
+
+The classes also work functionally when built without parameters:
+``ad.optim.SGD(lr=0.1, momentum=0.9).init(params)``.
+
+Update rules (PyTorch's, ``g`` the gradient, ``t`` the step count from 1):
+
+* SGD: ``g += wd·p``; with momentum ``μ``: ``b = μ·b + g`` (``b₁ = g``), then
+  ``g = g + μ·b`` (Nesterov) or ``g = b``; ``p -= lr·g``.
+* Adam: ``g += wd·p`` (L2); ``m = β₁m + (1-β₁)g``; ``v = β₂v + (1-β₂)g²``;
+  ``p -= lr·(m/(1-β₁ᵗ)) / (√(v/(1-β₂ᵗ)) + ε)``.
+* AdamW: ``p -= lr·wd·p`` (decoupled), then Adam without the L2 term.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> loss = lambda p: anp.sum((p["w"] - 3.0) ** 2)
+>>> params = {"w": np.zeros(2)}
+>>> opt = ad.optim.sgd(0.1, momentum=0.5)
+>>> state = opt.init(params)
+>>> for _ in range(100):
+...     updates, state = opt.update(ad.grad(loss)(params), state, params)
+...     params = ad.optim.apply_updates(params, updates)
+>>> np.round(params["w"], 6)
+array([3., 3.])
+"""
+from typing import Any, Callable, NamedTuple
+
+import numpy as np
+
+from . import numpy as anp
+from .tree_util import tree_flatten, tree_map, tree_unflatten
+
+__all__ = ["GradientTransformation", "SGDState", "AdamState", "sgd", "adam", "adamw",
+           "apply_updates", "Optimizer", "SGD", "Adam", "AdamW"]
+
+
+class GradientTransformation(NamedTuple):
+    """A functional optimizer: ``init(params) -> state``;
+    ``update(grads, state, params=None) -> (updates, state)``."""
+    init: Callable
+    update: Callable
+
+
+class SGDState(NamedTuple):
+    count: Any         # int32 scalar: steps taken
+    momentum: Any      # momentum buffers (a pytree like params), or None without momentum
+
+
+class AdamState(NamedTuple):
+    count: Any
+    mu: Any            # first-moment estimates
+    nu: Any            # second-moment estimates
+
+
+def _cast(x, like):
+    """``x`` in ``like``'s dtype, so float32 parameters stay float32 (Python numbers
+    are weak already; a 0-d float64 array is not, under numpy's promotion rules)."""
+    return x if type(x) in (int, float) else anp.astype(x, like.dtype)   # np.float64 is strong
+
+
+def _lr(learning_rate, count):
+    return learning_rate(count) if callable(learning_rate) else learning_rate
+
+
+def _zeros_like(tree):
+    return tree_map(lambda p: anp.zeros_like(p), tree)
+
+
+def _need_params(params, who):
+    if params is None:
+        raise ValueError(f"{who}: weight_decay needs the current params: "
+                         f"call opt.update(grads, state, params)")
+
+
+def _check_hparams(lr, momentum=0.0, weight_decay=0.0, eps=0.0, betas=(0.0, 0.0)):
+    if not callable(lr) and lr < 0:
+        raise ValueError(f"invalid learning rate {lr}: it must be >= 0")
+    if momentum < 0:
+        raise ValueError(f"invalid momentum {momentum}: it must be >= 0")
+    if weight_decay < 0:
+        raise ValueError(f"invalid weight_decay {weight_decay}: it must be >= 0")
+    if eps < 0:
+        raise ValueError(f"invalid eps {eps}: it must be >= 0")
+    for b in betas:
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"invalid beta {b}: it must be in [0, 1)")
+
+
+def sgd(learning_rate, momentum=0.0, nesterov=False, weight_decay=0.0):
+    """Stochastic gradient descent with optional (Nesterov) momentum and L2 weight decay.
+
+    ``learning_rate`` may be a schedule ``count -> lr``.
+
+    >>> import numpy as np, autodiff as ad
+    >>> opt = ad.optim.sgd(0.1)
+    >>> updates, _ = opt.update({"w": np.array([1.0, -2.0])}, opt.init({"w": np.zeros(2)}))
+    >>> updates["w"]
+    array([-0.1,  0.2])
+    """
+    _check_hparams(learning_rate, momentum, weight_decay)
+    if nesterov and momentum <= 0:
+        raise ValueError("nesterov momentum needs momentum > 0")
+
+    def init(params):
+        return SGDState(np.zeros((), np.int32), _zeros_like(params) if momentum else None)
+
+    def update(grads, state, params=None):
+        if weight_decay:
+            _need_params(params, "sgd")
+            grads = tree_map(lambda g, p: g + weight_decay * p, grads, params)
+        lr = _lr(learning_rate, state.count)
+        buf = state.momentum
+        if momentum:
+            if buf is None:
+                buf = _zeros_like(grads)
+            buf = tree_map(lambda b, g: momentum * b + g, buf, grads)
+            if nesterov:
+                step = tree_map(lambda g, b: g + momentum * b, grads, buf)
+            else:
+                step = buf
+        else:
+            step = grads
+        updates = tree_map(lambda s: -_cast(lr, s) * s, step)
+        return updates, SGDState(state.count + 1, buf)
+
+    return GradientTransformation(init, update)
+
+
+def _adam(learning_rate, b1, b2, eps, weight_decay, decoupled, who):
+    _check_hparams(learning_rate, weight_decay=weight_decay, eps=eps, betas=(b1, b2))
+
+    def init(params):
+        return AdamState(np.zeros((), np.int32), _zeros_like(params), _zeros_like(params))
+
+    def update(grads, state, params=None):
+        if weight_decay:
+            _need_params(params, who)
+        if weight_decay and not decoupled:
+            grads = tree_map(lambda g, p: g + weight_decay * p, grads, params)
+        count = state.count + 1
+        lr = _lr(learning_rate, state.count)
+        mu = tree_map(lambda m, g: b1 * m + (1.0 - b1) * g, state.mu, grads)
+        nu = tree_map(lambda v, g: b2 * v + (1.0 - b2) * (g * g), state.nu, grads)
+        t = anp.astype(count, np.float64)
+        bc1 = 1.0 - anp.power(b1, t)
+        bc2 = 1.0 - anp.power(b2, t)
+
+        def one(m, v, p):
+            step = _cast(lr, m) * (m / _cast(bc1, m)) / (anp.sqrt(v / _cast(bc2, v)) + eps)
+            if weight_decay and decoupled:
+                step = step + _cast(lr, m) * weight_decay * p
+            return -step
+
+        if weight_decay and decoupled:
+            updates = tree_map(one, mu, nu, params)
+        else:
+            updates = tree_map(lambda m, v: one(m, v, None), mu, nu)
+        return updates, AdamState(count, mu, nu)
+
+    return GradientTransformation(init, update)
+
+
+def adam(learning_rate=1e-3, b1=0.9, b2=0.999, eps=1e-8, weight_decay=0.0):
+    """Adam (Kingma & Ba), with PyTorch's L2 ``weight_decay`` added to the gradient.
+
+    >>> import numpy as np, autodiff as ad
+    >>> opt = ad.optim.adam(0.1)
+    >>> updates, state = opt.update(np.array([2.0, -0.5]), opt.init(np.zeros(2)))
+    >>> np.round(updates, 6)                     # the first step is -lr·sign(g)
+    array([-0.1,  0.1])
+    """
+    return _adam(learning_rate, b1, b2, eps, weight_decay, False, "adam")
+
+
+def adamw(learning_rate=1e-3, b1=0.9, b2=0.999, eps=1e-8, weight_decay=1e-2):
+    """AdamW (Loshchilov & Hutter): Adam with decoupled weight decay ``p -= lr·wd·p``.
+
+    >>> import numpy as np, autodiff as ad
+    >>> opt = ad.optim.adamw(0.1, weight_decay=0.5)
+    >>> p = np.array([1.0])
+    >>> updates, _ = opt.update(np.array([0.0]), opt.init(p), p)   # no gradient: pure decay
+    >>> updates
+    array([-0.05])
+    """
+    return _adam(learning_rate, b1, b2, eps, weight_decay, True, "adamw")
+
+
+def apply_updates(params, updates):
+    """``params + updates`` leafwise, keeping each parameter's dtype.
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.optim.apply_updates({"w": np.ones(2, np.float32)}, {"w": np.full(2, 0.5)})
+    {'w': array([1.5, 1.5], dtype=float32)}
+    """
+    def one(p, u):
+        if u is None:
+            return p
+        return anp.astype(p + u, p.dtype) if hasattr(p, "dtype") else p + u
+    return tree_map(one, params, updates)
+
+
+# ----------------------------------------------------------------------------
+# Imperative optimizers over Variables
+# ----------------------------------------------------------------------------
+
+class Optimizer:
+    """Base of the imperative optimizers: parameter groups, ``zero_grad``, ``step``.
+
+    ``params``: Variables (a list, a dict of them, or a pytree), or a list of
+    parameter groups ``{"params": [...], "lr": ..., ...}`` whose entries override
+    the defaults. Hyperparameters in ``opt.param_groups`` may be changed between
+    steps (a learning-rate schedule). Without ``params`` the object is a functional
+    optimizer: ``init`` / ``update`` as in :class:`GradientTransformation`.
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = dict(defaults)
+        _check_hparams(defaults["lr"], defaults.get("momentum", 0.0),
+                       defaults.get("weight_decay", 0.0), defaults.get("eps", 0.0),
+                       defaults.get("betas", (0.0, 0.0)))
+        self.param_groups = []
+        self.state = {}             # id(Variable) -> functional optimizer state
+        if params is None:
+            return
+        groups = _param_groups(params)
+        for g in groups:
+            self.add_param_group(g)
+
+    def add_param_group(self, group):
+        from .tape import Variable
+        group = dict(group)
+        ps = group["params"]
+        ps = [ps] if isinstance(ps, Variable) else list(ps)
+        for p in ps:
+            if not isinstance(p, Variable):
+                raise TypeError(f"{type(self).__name__} optimizes Variables, got "
+                                f"{type(p).__name__}; for arrays use the functional form "
+                                f"(init/update)")
+            if not p.is_leaf or not p.requires_grad:
+                raise ValueError(f"{type(self).__name__} can only optimize leaf Variables "
+                                 f"that require grad")
+        seen = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in seen for p in ps):
+            raise ValueError("a parameter appears in more than one parameter group")
+        group["params"] = ps
+        for k, v in self.defaults.items():
+            group.setdefault(k, v)
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none=True):
+        """Clear every parameter's ``.grad`` (to ``None``, or zeros)."""
+        for g in self.param_groups:
+            for p in g["params"]:
+                if set_to_none:
+                    p.grad = None
+                else:
+                    p.zero_grad()
+
+    def step(self, closure=None):
+        """One update of every parameter with a gradient; returns ``closure()`` if given."""
+        loss = None
+        if closure is not None:
+            from .tape import enable_grad
+            with enable_grad():
+                loss = closure()
+        for group in self.param_groups:
+            tx = self._transform(group)
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                value = p.numpy()
+                st = self.state.get(id(p))
+                if st is None or st[0] is not p:
+                    st = (p, tx.init(value))
+                updates, new_state = tx.update(np.asarray(p.grad, value.dtype), st[1], value)
+                self.state[id(p)] = (p, new_state)
+                p._set_value(np.asarray(value + updates, value.dtype))
+        return loss
+
+    # functional use of the same object
+    def init(self, params):
+        return self._transform(self.defaults).init(params)
+
+    def update(self, grads, state, params=None):
+        return self._transform(self.defaults).update(grads, state, params)
+
+    def _transform(self, hp):
+        raise NotImplementedError
+
+    def __repr__(self):
+        hp = ", ".join(f"{k}={v}" for k, v in self.defaults.items())
+        n = sum(len(g["params"]) for g in self.param_groups)
+        return f"{type(self).__name__}({n} parameters, {hp})"
+
+
+def _param_groups(params):
+    from .tape import Variable
+    if isinstance(params, Variable):
+        return [{"params": [params]}]
+    if isinstance(params, dict) and "params" not in params:
+        params = list(params.values())
+    if isinstance(params, dict):
+        return [params]
+    params = list(params)
+    if params and all(isinstance(g, dict) for g in params):
+        return params
+    leaves, _ = tree_flatten(params)
+    return [{"params": leaves}]
+
+
+def _lr_from(params, lr):
+    """``SGD(0.1)`` (functional, lr first) and ``SGD(params, lr=0.1)`` both work."""
+    if isinstance(params, (int, float)) and not isinstance(params, bool):
+        return None, float(params)
+    return params, lr
+
+
+class SGD(Optimizer):
+    """SGD with momentum, Nesterov momentum and weight decay, on Variables.
+
+    >>> import numpy as np, autodiff as ad
+    >>> w = ad.Variable(np.array([1.0, 2.0]))
+    >>> opt = ad.optim.SGD([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()
+    >>> w                                          # w - 0.1·2w
+    Variable([0.8, 1.6], requires_grad=True)
+    """
+
+    def __init__(self, params=None, lr=1e-3, momentum=0.0, nesterov=False, weight_decay=0.0):
+        params, lr = _lr_from(params, lr)
+        if nesterov and momentum <= 0:
+            raise ValueError("nesterov momentum needs momentum > 0")
+        super().__init__(params, dict(lr=lr, momentum=momentum, nesterov=nesterov,
+                                      weight_decay=weight_decay))
+
+    def _transform(self, hp):
+        return sgd(hp["lr"], hp["momentum"], hp["nesterov"], hp["weight_decay"])
+
+
+class Adam(Optimizer):
+    """Adam on Variables (``weight_decay`` is L2, added to the gradient, as in PyTorch).
+
+    >>> import numpy as np, autodiff as ad
+    >>> w = ad.Variable(np.array([1.0, -2.0]))
+    >>> opt = ad.optim.Adam([w], lr=0.1)
+    >>> (w * w).sum().backward()
+    >>> opt.step()                                  # first step: -lr·sign(grad)
+    >>> np.round(w.numpy(), 6)
+    array([ 0.9, -1.9])
+    """
+
+    def __init__(self, params=None, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0.0):
+        params, lr = _lr_from(params, lr)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay))
+
+    def _transform(self, hp):
+        b1, b2 = hp["betas"]
+        return adam(hp["lr"], b1, b2, hp["eps"], hp["weight_decay"])
+
+
+class AdamW(Optimizer):
+    """AdamW on Variables: decoupled weight decay (default 0.01, as in PyTorch)."""
+
+    def __init__(self, params=None, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
+        params, lr = _lr_from(params, lr)
+        super().__init__(params, dict(lr=lr, betas=tuple(betas), eps=eps,
+                                      weight_decay=weight_decay))
+
+    def _transform(self, hp):
+        b1, b2 = hp["betas"]
+        return adamw(hp["lr"], b1, b2, hp["eps"], hp["weight_decay"])

@@ -1084,15 +1084,15 @@ def _pad_batch(args, dims, *, padding_config):
     x, pv = args
     dx, dpv = dims
     if dpv is not None:
-        # a batched padding value: pad with zero then add the value outside the interior
+        # a batched padding value: pad with zero, then select the value outside the
+        # operand's positions (a select, not arithmetic, so an inf padding value stays exact)
         size = shape_of(pv)[dpv]
         x = bdim_to_front(x, dx, size)
         cfg = ((0, 0, 0),) + tuple(padding_config)
-        z = _scalar(0, dtype_of(x))
-        padded = pad(x, z, cfg)
-        mask = pad(full(shape_of(x), 1, dtype_of(x)), z, cfg)
+        padded = pad(x, _scalar(0, dtype_of(x)), cfg)
+        inside = pad(full(shape_of(x), True, np.bool_), np.bool_(False), cfg)
         pvb = broadcast_in_dim(bdim_to_front(pv, dpv), shape_of(padded), (0,))
-        return add(padded, mul(sub(1, mask), pvb)), 0
+        return select(inside, padded, pvb), 0
     x = bdim_to_front(x, dx)
     return pad(x, pv, ((0, 0, 0),) + tuple(padding_config)), 0
 
@@ -1367,10 +1367,10 @@ def _gather_jvp(primals, tangents):
 
 
 def _with_batch_index(idx, size, lead_shape):
-    """Prefix indices ``[..., k]`` with the batch position: ``[size, ..., k+1]``."""
-    it = shape_of(idx)[:-1]
-    b = iota(dtype_of(idx), (size,) + tuple(it) + (1,), 0)
-    return concatenate([b, idx], len(it) + 1)
+    """Indices ``[size, ..., k]`` (batch axis in front) gain the batch position: ``[size, ..., k+1]``."""
+    s = shape_of(idx)
+    b = iota(dtype_of(idx), s[:-1] + (1,), 0)
+    return concatenate([b, idx], len(s) - 1)
 
 
 def _gather_batch(args, dims):
@@ -1383,8 +1383,11 @@ def _gather_batch(args, dims):
         x = _move_axis(x, dx, k)
         out = gather_p.bind(x, idx)
         return out, len(shape_of(idx)) - 1
-    x = bdim_to_front(x, dx, size)
     idx = bdim_to_front(idx, di)
+    if dx is None:
+        # one operand, a batch of index arrays: the index's leading axes are gather's batch
+        return gather_p.bind(x, idx), 0
+    x = bdim_to_front(x, dx, size)
     return gather_p.bind(x, _with_batch_index(idx, size, None)), 0
 
 
@@ -1710,16 +1713,24 @@ _cum_batch(cumprod_p)
 
 
 def _cumprod_jvp(primals, tangents, *, axis, reverse):
-    # d cumprod(x)_i = Σ_{j≤i} dx_j Π_{k≤i, k≠j} x_k; written as cumprod · cumsum(dx/x)
-    # where x ≠ 0 (exact away from zeros; zeros in x give a nan-free but truncated tangent)
+    # d cumprod(x)_i = Σ_{j≤i} dx_j Π_{k≤i, k≠j} x_k, computed as the derivative of a
+    # Hillis–Steele scan (log₂ n rounds of y_i <- y_i · y_{i-d}). Made of mul and pad only,
+    # it needs no division: exact with zeros in x, and at every order of differentiation.
     (x,), (t,) = primals, tangents
     ans = cumprod_p.bind(x, axis=axis, reverse=reverse)
     if is_zero(t):
         return ans, _zero_like(ans)
-    nz = ne(x, 0)
-    safe = select(nz, x, ones_like(x))
-    ratio = select(nz, div(t, safe), zeros_like(t))
-    return ans, mul(ans, cumsum(ratio, axis, reverse=reverse))
+    n, nd, dt = shape_of(x)[axis], _ndim(x), dtype_of(x)
+    y, ty = (rev(x, (axis,)), rev(t, (axis,))) if reverse else (x, t)
+    d = 1
+    while d < n:
+        cfg = [(0, 0, 0)] * nd
+        cfg[axis] = (d, -d, 0)                   # shift by d along axis, filling in 1 (0)
+        ys, ts = pad(y, _scalar(1, dt), cfg), pad(ty, _scalar(0, dt), cfg)
+        ty = add(mul(ty, ys), mul(y, ts))
+        y = mul(y, ys)
+        d *= 2
+    return ans, (rev(ty, (axis,)) if reverse else ty)
 
 
 cumprod_p.jvp = _cumprod_jvp

@@ -12,7 +12,9 @@ Each loop kernel is compiled once per (function, dtype) and cached in this modul
 import importlib.util
 import os
 import re
+import zlib
 
+import numba
 import numpy as np
 import pytest
 from numba import njit
@@ -146,7 +148,8 @@ def _specials(dtype):
     v += list(np.ldexp(np.pi / 2, np.arange(0, fi.maxexp - 1)))  # huge multiples of pi/2
     v = np.array([x for x in v if np.isnan(x) or abs(x) <= big], dtype=np.float64)
     v = v.astype(dtype)
-    v = np.concatenate([v, np.nextafter(v, np.inf), np.nextafter(v, -np.inf)])
+    with np.errstate(over="ignore"):
+        v = np.concatenate([v, np.nextafter(v, np.inf), np.nextafter(v, -np.inf)])
     return np.concatenate([v, -v])
 
 
@@ -157,7 +160,7 @@ def _loguniform(rng, lo, hi, n, dtype):
 def _points(name, dtype, n):
     """~n random points over the whole range plus dense ranges where the function is not
     trivial, both signs."""
-    rng = np.random.default_rng(abs(hash((name, dtype))) % 2**32)
+    rng = np.random.default_rng(zlib.crc32(f"{name}/{dtype}".encode()))
     fi = np.finfo(dtype)
     lo, hi = np.log10(float(fi.smallest_subnormal)), np.log10(float(fi.max))
     sign = lambda m: rng.choice(np.array([-1, 1], dtype=dtype), m)
@@ -180,10 +183,11 @@ def _points(name, dtype, n):
 
 # ------------------------------------------------------------------------------ tests
 
-@pytest.mark.skipif(not HAVE_LONGDOUBLE, reason="needs 80-bit long double for the reference")
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("name", NAMES)
 def test_accuracy(name, dtype):
+    if dtype == "float64" and not HAVE_LONGDOUBLE:
+        pytest.skip("needs 80-bit long double for the float64 reference")
     n = 2_000_000 if dtype == "float64" else 3_000_000
     ours, npy = check(name, dtype, _points(name, dtype, n))
     print(f"\n{name:9s} {dtype}: max {ours:.3f} ulp (numpy {npy:.3f} ulp)")
@@ -246,7 +250,6 @@ def test_underflow_and_overflow_boundaries():
 
 def test_hard_sin_cos_arguments_vs_mpmath():
     mp = pytest.importorskip("mpmath")
-    mp.mp.prec = 2400
     pts = [6381956970095103.0 * 2.0 ** 797, 5.319372648326541e+255, 1e22, 1e300,
            np.finfo(np.float64).max, 2.0 ** 1000, 2.0 ** 60, 1.5707963267948966,
            3.141592653589793, 4.71238898038469, 6.283185307179586, 1e6 * np.pi,
@@ -256,11 +259,26 @@ def test_hard_sin_cos_arguments_vs_mpmath():
     x = np.array(pts + [-p for p in pts])
     for name, mfun in (("sin", mp.sin), ("cos", mp.cos)):
         got = evaluate(name, "float64", x)
-        for xi, gi in zip(x, got):
-            ref = mfun(mp.mpf(float(xi)))
-            ulp = 2.0 ** (int(mp.floor(mp.log(abs(ref), 2))) - 52)
-            err = float(abs(mp.mpf(float(gi)) - ref) / ulp)
-            assert err <= 1.0, f"{name}({xi!r}) = {gi!r}, {err:.3f} ulp"
+        with mp.workprec(2400):              # enough for any double argument
+            for xi, gi in zip(x, got):
+                ref = mfun(mp.mpf(float(xi)))
+                ulp = mp.mpf(2) ** (int(mp.floor(mp.log(abs(ref), 2))) - 52)
+                err = float(abs(mp.mpf(float(gi)) - ref) / ulp)
+                assert err <= 1.0, f"{name}({xi!r}) = {gi!r}, {err:.3f} ulp"
+
+
+def _host_has_avx2():
+    try:
+        import llvmlite.binding as ll
+        return bool(ll.get_host_cpu_features().get("avx2", False))
+    except Exception:
+        return False
+
+
+_HOST_AVX2 = _host_has_avx2()
+
+# a call to any function of the numba_math module (mangled "...10numba_math...")
+_HELPER_CALL = r"call [^\n]*@_ZN[^\s(]*?10numba_math"
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -270,14 +288,22 @@ def test_loop_vectorizes_and_inlines(name, dtype):
     evaluate(name, dtype, np.ones(8))        # make sure it is compiled
     ir = k.inspect_llvm(k.signatures[0])
     widths = [int(w) for w in re.findall(r"<(\d+) x (?:double|float)>", ir)]
+    if not widths and dtype == "float32" and name in ("sin", "cos") and not _HOST_AVX2:
+        # the table lookups need vector gathers; without AVX2 (e.g. a plain SSE2
+        # target) LLVM keeps the float32 sin/cos loop scalar (float64 still vectorizes)
+        pytest.skip("float32 sin/cos need AVX2 gathers to vectorize")
     assert widths and max(widths) >= 2, f"{name} {dtype}: loop was not vectorized"
     # vector floating-point arithmetic, not just vector loads/stores
     assert re.search(r"= (?:fmul|fadd|fsub|fdiv)[^\n]*<\d+ x (?:double|float)>", ir) or \
         re.search(r"@llvm\.fmuladd\.v\d+f(?:32|64)", ir)
     # everything inlined (no calls left to the helpers) and no libm in the loop
-    assert not re.search(r"call [^\n]*numba_math", ir), "helper not inlined"
+    assert not re.search(_HELPER_CALL, ir), "helper not inlined"
     assert not re.search(r"@llvm\.(?:exp|log|sin|cos|pow)\.", ir)
     assert not re.search(r"call [^\n]*@(?:exp|log|sin|cos|tanh|expm1|log1p)f?\(", ir)
+    if dtype == "float32" and name not in ("sin", "cos"):
+        # natively float32: no accidental promotion to float64 (e.g. by a float literal)
+        assert re.search(r"<\d+ x float>", ir)
+        assert not re.search(r"= (?:fmul|fadd|fsub|fdiv|fpext)[^\n]*double", ir)
 
 
 def test_fused_loop_from_the_brief_vectorizes():
@@ -296,7 +322,7 @@ def test_fused_loop_from_the_brief_vectorizes():
     np.testing.assert_allclose(out, want, rtol=1e-14, atol=1e-14)
     ir = fused.inspect_llvm(fused.signatures[0])
     assert re.search(r"<(?:[4-9]|[1-9]\d+) x double>", ir) or re.search(r"<2 x double>", ir)
-    assert not re.search(r"call [^\n]*numba_math", ir)
+    assert not re.search(_HELPER_CALL, ir)
 
 
 def test_select():
@@ -305,11 +331,15 @@ def test_select():
         return nm.select(c, a, b)
 
     assert sel(True, 1.5, 2.5) == 1.5 and sel(False, 1.5, 2.5) == 2.5
-    r = sel(True, np.float32(1.5), np.float32(2.5))
-    assert r == 1.5 and isinstance(r, np.float32)
-    assert sel(False, 3, 4) == 4 and isinstance(sel(False, 3, 4), int)
+    def rtype(*args):
+        return sel.overloads[tuple(numba.typeof(a) for a in args)].signature.return_type
+
+    assert sel(True, np.float32(1.5), np.float32(2.5)) == 1.5
+    assert rtype(True, np.float32(1.5), np.float32(2.5)) == numba.float32
+    assert sel(False, 3, 4) == 4 and rtype(False, 3, 4) == numba.int64
     assert sel(True, False, True) is False and sel(False, False, True) is True
-    assert sel(True, 1, 2.5) == 1.0 and isinstance(sel(True, 1, 2.5), float)   # unified
+    assert rtype(True, False, True) == numba.boolean
+    assert sel(True, 1, 2.5) == 1.0 and rtype(True, 1, 2.5) == numba.float64   # unified
     assert sel(5, 1.0, 2.0) == 1.0 and sel(0, 1.0, 2.0) == 2.0                 # int condition
     assert np.isnan(sel(True, np.nan, 0.0))
 
@@ -335,7 +365,19 @@ def test_bit_helpers():
     a, b, c, d, e, f, g = bits(1.0, np.float32(1.0), 0x4000000000000000, 0x40400000)
     assert a == 0x3FF0000000000000 and b == 2.0 and c == 0x3F800000 and d == 3.0
     assert e == 3.0 and f == 1.0 and g == -1.0
-    assert isinstance(d, np.float32) and isinstance(c, int)
+    ret = bits.nopython_signatures[0].return_type
+    assert list(ret) == [numba.int64, numba.float64, numba.int32, numba.float32,
+                         numba.float64, numba.float64, numba.float64]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_scalar_return_types(dtype):
+    want = getattr(numba, dtype)
+    for name in NAMES:
+        fn = nm.FUNCTIONS[(name, dtype)]
+        fn(getattr(np, dtype)(0.5))          # callable from Python too
+        sig = [s for s in fn.nopython_signatures if s.args == (want,)][0]
+        assert sig.return_type == want, (name, dtype, sig)
 
 
 def test_registry_and_flags():

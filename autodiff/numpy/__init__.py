@@ -653,11 +653,12 @@ def diff(a, n=1, axis=-1, prepend=None, append=None):
 
 
 def _broadcast_like_axis(v, a, ax):
+    # numpy converts prepend/append with asanyarray: a Python float is float64 here
     v = asarray(v)
     if ndim(v) == 0:
         sh = list(shape_of(a))
         sh[ax] = 1
-        return _broadcast_to(P.convert(v, dtype_of(a)), sh)
+        return _broadcast_to(v, sh)
     return v
 
 
@@ -1092,14 +1093,14 @@ def matmul(x1, x2):
     if na == 1 and nb == 1:
         _check_contract(shape_of(a)[0], shape_of(b)[0], a, b)
         return P.dot_general(a, b, (((0,), (0,)), ((), ())))
+    # a vector operand needs no expand/squeeze: contracting it leaves exactly the free
+    # dims of the other operand, in matmul's order, so one dot_general does it
     if na == 1:
         _check_contract(shape_of(a)[0], shape_of(b)[-2], a, b)
-        out = matmul(P.expand_dims(a, (0,)), b)
-        return P.squeeze(out, (ndim(out) - 2,))
+        return P.dot_general(a, b, (((0,), (nb - 2,)), ((), ())))
     if nb == 1:
         _check_contract(shape_of(a)[-1], shape_of(b)[0], a, b)
-        out = matmul(a, P.expand_dims(b, (1,)))
-        return P.squeeze(out, (ndim(out) - 1,))
+        return P.dot_general(a, b, (((na - 1,), (0,)), ((), ())))
     _check_contract(shape_of(a)[-1], shape_of(b)[-2], a, b)
     batch = broadcast_shapes(shape_of(a)[:-2], shape_of(b)[:-2])
     if na == 2 and nb == 2:
@@ -1239,7 +1240,8 @@ def median(a, axis=None, keepdims=False):
 @npfunc(np.quantile)
 def quantile(a, q, axis=None, keepdims=False):
     a = asarray(a)
-    a = P.convert(a, float_type(dtype_of(a)))
+    # numpy's result dtype: a Python float q is weak, an array (or list) of q's is float64
+    a = P.convert(a, float_type(result_type(a, q if is_python_scalar(q) else np.asarray(q))))
     if axis is None:
         a, ax = ravel(a), 0
     else:
@@ -1252,7 +1254,7 @@ def quantile(a, q, axis=None, keepdims=False):
         pos = qq * (n - 1)
         lo = builtins.int(np.floor(pos))
         hi = builtins.min(lo + 1, n - 1)
-        frac = pos - lo
+        frac = builtins.float(pos - lo)     # a Python float: weak, keeps float32 data float32
         v = add(multiply(getitem(s, (Ellipsis, lo)), 1 - frac), multiply(getitem(s, (Ellipsis, hi)), frac))
         if keepdims:
             v = expand_dims(v, ax)
@@ -1262,7 +1264,8 @@ def quantile(a, q, axis=None, keepdims=False):
 
 @npfunc(np.percentile)
 def percentile(a, q, axis=None, keepdims=False):
-    return quantile(a, np.asarray(q) / 100.0, axis=axis, keepdims=keepdims)
+    q = q / 100.0 if is_python_scalar(q) else np.asarray(q) / 100.0
+    return quantile(a, q, axis=axis, keepdims=keepdims)
 
 
 # ----------------------------------------------------------------------------
@@ -1318,7 +1321,7 @@ def polyval(p, x):
 @npfunc(np.cov)
 def cov(m, y=None, rowvar=True, bias=False, ddof=None):
     m = asarray(m)
-    m = P.convert(m, float_type(dtype_of(m)))
+    m = P.convert(m, np.result_type(dtype_of(m), np.float64))   # numpy: at least float64
     if ndim(m) == 1:
         m = expand_dims(m, 0)
     if not rowvar:

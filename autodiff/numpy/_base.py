@@ -17,8 +17,19 @@ from ..core import user_source
 _WRAP_HOOKS = []   # classes with __autodiff_array__ / __autodiff_wrap__ (the tape's Variable)
 
 
+# types that are never traced nor wrapped: skip the attribute probes below (tracing speed)
+_PLAIN_TYPES = {np.ndarray, float, int, bool, complex, str, type(None), slice, type(Ellipsis),
+                np.float64, np.float32, np.float16, np.int64, np.int32, np.int16, np.int8,
+                np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.dtype}
+
+
 def _kind(x):
     """0 plain, 1 traced, 2 wrapped (Variable)."""
+    t = type(x)
+    if t is Tracer:
+        return 1
+    if t in _PLAIN_TYPES:
+        return 0
     if isinstance(x, Tracer):
         return 1
     if isinstance(x, (list, tuple)):
@@ -74,9 +85,11 @@ def npfunc(np_fn=None):
         def wrapper(*args, **kwargs):
             k = 0
             for a in args:
-                k = max(k, _kind(a))
+                if k < 2:
+                    k = max(k, _kind(a))
             for a in kwargs.values():
-                k = max(k, _kind(a))
+                if k < 2:
+                    k = max(k, _kind(a))
             if k == 0:
                 if np_fn is not None:
                     return np_fn(*args, **kwargs)
@@ -139,8 +152,36 @@ def dtype_of(x):
     return np.asarray(x).dtype
 
 
+def _fast_result_type(xs):
+    """The common case without numpy's promotion machinery: operands of one dtype,
+    plus Python scalars that do not promote it (None when it does not apply)."""
+    dt = None
+    pys = False
+    for x in xs:
+        t = type(x)
+        if t is Tracer:
+            d = x.aval.dtype
+        elif t is np.ndarray:
+            d = x.dtype
+        elif t is float or t is int:
+            pys = True
+            continue
+        else:
+            return None
+        if dt is None:
+            dt = d
+        elif d != dt:
+            return None
+    if dt is None or (pys and dt.kind not in "fc"):
+        return None        # int/bool arrays with Python scalars: numpy's value-based rules
+    return dt
+
+
 def result_type(*xs):
     """numpy's promotion, with Python scalars weak (NEP 50)."""
+    dt = _fast_result_type(xs)
+    if dt is not None:
+        return dt
     args = []
     for x in xs:
         if is_python_scalar(x):
@@ -179,6 +220,14 @@ def ndim(x):
 
 
 def broadcast_shapes(*shapes):
+    full = None
+    for s in shapes:               # fast path: equal shapes, or rank-0 next to one shape
+        if s and s != full:
+            if full is not None:
+                break
+            full = s
+    else:
+        return tuple(full) if full is not None else ()
     try:
         return tuple(np.broadcast_shapes(*shapes))
     except ValueError:
@@ -207,7 +256,9 @@ def promote(*xs, to_float=False):
         dt = float_type(dt)
     out = []
     for x in xs:
-        if is_python_scalar(x):
+        if type(x) is Tracer:
+            out.append(x if x.aval.dtype == dt else P.convert(x, dt))
+        elif is_python_scalar(x):
             out.append(dt.type(x))
         elif isinstance(x, Tracer):
             out.append(P.convert(x, dt))

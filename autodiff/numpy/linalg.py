@@ -89,11 +89,12 @@ def det(a):
 def cholesky(a, upper=False):
     a = _float(a)
     _square(a, "cholesky")
-    L = P.cholesky_p.bind(a)
+    from . import swapaxes
     if upper:
-        from . import swapaxes
-        return swapaxes(L, -1, -2)
-    return L
+        # numpy reads the upper triangle for upper=True: it is the lower triangle of aᵀ,
+        # and U = Lᵀ where L L ᵀ = aᵀ (= a for the symmetric input numpy assumes)
+        return swapaxes(P.cholesky_p.bind(swapaxes(a, -1, -2)), -1, -2)
+    return P.cholesky_p.bind(a)
 
 
 @npfunc(np.linalg.eigh)

@@ -1,0 +1,1920 @@
+"""Lower a jaxpr to Numba CPU code: readable Python source over fused loop nests.
+
+The pipeline, one function each::
+
+    prepare       inline call-like equations (custom_jvp/vjp, remat), lift the constants of
+                  control-flow bodies into operands, drop dead equations
+    _DimClasses   which array dimensions are equal by construction (union-find); each
+                  class becomes one run-time size ``n<k>`` read from the kernel's ``_sz``
+                  argument, so the source never contains a concrete size
+    _Fn.plan      fusion: elementwise equations over the same iteration domain join one
+                  loop nest ("cluster"); reductions become accumulators of the nest that
+                  computes their operand; broadcast/transpose/slice/rev are index maps
+                  read inside loops (never copies); everything else is an "opaque"
+                  statement (BLAS dot, sort, gather, LAPACK, control flow, ...) placed as
+                  early as its operands allow
+    _Fn.emit      Python source, one statement per equation with the equation as a comment
+
+:func:`lower` returns a :class:`Program`: the source, the kernel's parameter types, and
+the ``_sz`` vector for the traced shapes. Source text depends only on the structure of
+the jaxpr (ranks, dtypes, which broadcast operand dimensions are 1, literal values), so
+a new batch size reuses the compiled kernel and only needs a new ``_sz``.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> from autodiff.backends.numba_cpu import lower
+>>> prog = lower(ad.make_jaxpr(lambda x: anp.sum(anp.exp(x) * 2.0))(np.ones(3)))
+>>> print(prog.source.split("def kernel")[1].splitlines()[0])
+(A, _sz):
+>>> prog.sizes
+array([3])
+"""
+import builtins
+import contextlib
+import keyword
+
+import numpy as np
+
+from ..config import config
+from ..core import (SIZE_PARAMS, ClosedJaxpr, DropVar, Jaxpr, Literal, Var, _pp_param,
+                    _var_namer, primitives)
+from ..errors import UnsupportedError
+
+__all__ = ["lower", "prepare", "Program", "LOWERED_PRIMITIVES", "KNOWN_GAPS"]
+
+try:  # the vectorizable transcendental functions (another module; optional)
+    from . import numba_math as _nm
+    FAST_MATH = dict(_nm.FUNCTIONS)
+    HAVE_SELECT = hasattr(_nm, "select")
+except Exception:  # noqa: BLE001 - a missing or broken helper module only costs speed
+    _nm = None
+    FAST_MATH = {}
+    HAVE_SELECT = False
+
+SUPPORTED_DTYPES = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int16,
+                                          np.int8, np.uint8, np.uint16, np.uint32, np.uint64,
+                                          np.bool_)}
+CONTROL_FLOW = {"cond", "while", "scan"}
+
+
+# =====================================================================================
+# Preparation: inline calls, lift body constants, dead-code elimination
+# =====================================================================================
+
+def _inline_custom_lin(e):
+    # custom_lin's forward meaning is the jvp of its function; trace that into IR
+    from ..core import trace_flat
+    from ..custom_derivatives import _custom_lin_forward
+    params = e.params
+    closed = trace_flat(lambda *a: _custom_lin_forward(*a, **params),
+                        [v.aval for v in e.invars], name="custom_lin")
+    return closed.jaxpr, list(closed.consts)
+
+
+def _inline_generic(e):
+    """A call-like equation whose one sub-jaxpr param maps its inputs to its outputs."""
+    subs = [p for p in e.params.values() if isinstance(p, (Jaxpr, ClosedJaxpr))]
+    if len(subs) != 1:
+        return None
+    sub = subs[0]
+    jaxpr, consts = (sub.jaxpr, list(sub.consts)) if isinstance(sub, ClosedJaxpr) else (sub, [])
+    if len(jaxpr.outvars) != len(e.outvars):
+        return None
+    if len(jaxpr.invars) == len(e.invars):
+        return jaxpr, consts
+    if not consts and len(jaxpr.constvars) + len(jaxpr.invars) == len(e.invars):
+        # constants passed as leading operands (custom_jvp_call's convention)
+        return Jaxpr((), list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns), []
+    return None
+
+
+INLINE_RULES = {"custom_lin": _inline_custom_lin}
+
+
+def _closed_parts(sub):
+    if isinstance(sub, ClosedJaxpr):
+        return sub.jaxpr, list(sub.consts)
+    return sub, []
+
+
+def _prepare_sub(sub):
+    """Prepare a control-flow body: -> (Jaxpr whose constvars hold ``consts``, consts)."""
+    from ..transforms.partial_eval import dce_jaxpr
+    jaxpr, consts = _closed_parts(sub)
+    jaxpr, consts = _prepare_jaxpr(jaxpr, consts)
+    value = dict(zip(jaxpr.constvars, consts))
+    jaxpr, _ = dce_jaxpr(jaxpr)
+    return jaxpr, [value[v] for v in jaxpr.constvars]
+
+
+def _lift_consts(jaxpr):
+    """A Jaxpr taking its constvars as leading invars."""
+    return Jaxpr((), list(jaxpr.constvars) + list(jaxpr.invars), jaxpr.outvars, jaxpr.eqns)
+
+
+def _fresh_dummies(avals):
+    return [Var(a) for a in avals]
+
+
+def _rewrite_control_flow(e, invars, add_const):
+    """Lift the constants of cond/while/scan bodies into operands (outer constvars)."""
+    name = e.primitive.name
+    p = dict(e.params)
+    if name == "cond":
+        index, ops = invars[0], list(invars[1:])
+        prepared = [_prepare_sub(b) for b in p["branches"]]
+        new_branches = []
+        for i, (j, c) in enumerate(prepared):
+            pre = []
+            for k, (jk, ck) in enumerate(prepared):
+                if k == i:
+                    pre.extend(jk.constvars)
+                else:
+                    pre.extend(_fresh_dummies([v.aval for v in jk.constvars]))
+            new_branches.append(ClosedJaxpr(Jaxpr((), pre + list(j.invars), j.outvars, j.eqns), []))
+        const_ops = [add_const(v.aval, val) for j, c in prepared for v, val in zip(j.constvars, c)]
+        p["branches"] = tuple(new_branches)
+        return [index] + const_ops + ops, p
+    if name == "while":
+        nc, nb = p["cond_nconsts"], p["body_nconsts"]
+        cc, bc, init = invars[:nc], invars[nc:nc + nb], invars[nc + nb:]
+        cj, cv = _prepare_sub(p["cond_jaxpr"])
+        bj, bv = _prepare_sub(p["body_jaxpr"])
+        new_cc = [add_const(v.aval, x) for v, x in zip(cj.constvars, cv)]
+        new_bc = [add_const(v.aval, x) for v, x in zip(bj.constvars, bv)]
+        p["cond_jaxpr"] = ClosedJaxpr(_lift_consts(cj), [])
+        p["body_jaxpr"] = ClosedJaxpr(_lift_consts(bj), [])
+        p["cond_nconsts"] = nc + len(new_cc)
+        p["body_nconsts"] = nb + len(new_bc)
+        return new_cc + list(cc) + new_bc + list(bc) + list(init), p
+    if name == "scan":
+        n = p["num_consts"]
+        j, c = _prepare_sub(p["jaxpr"])
+        new = [add_const(v.aval, x) for v, x in zip(j.constvars, c)]
+        p["jaxpr"] = ClosedJaxpr(_lift_consts(j), [])
+        p["num_consts"] = n + len(new)
+        return new + list(invars), p
+    raise AssertionError(name)
+
+
+def _prepare_jaxpr(jaxpr, consts):
+    constvars = list(jaxpr.constvars)
+    consts = list(consts)
+    subst = {}
+
+    def r(v):
+        return subst.get(v, v) if isinstance(v, Var) else v
+
+    def add_const(aval, value):
+        v = Var(aval)
+        constvars.append(v)
+        consts.append(value)
+        return v
+
+    eqns = []
+    for e in jaxpr.eqns:
+        invars = [r(v) for v in e.invars]
+        name = e.primitive.name
+        body = None
+        if name in INLINE_RULES:
+            body = INLINE_RULES[name](e)
+        elif getattr(e.primitive, "call_like", False) and name not in CONTROL_FLOW:
+            body = _inline_generic(e)
+            if body is None:
+                raise UnsupportedError(
+                    f"jit (cpu backend): cannot lower the call-like primitive {name!r}: it has "
+                    f"no sub-jaxpr that maps its operands to its results", source=e.source)
+        if body is not None:
+            bj, bc = _prepare_jaxpr(*body)
+            env = {}
+            for cv, c in zip(bj.constvars, bc):
+                env[cv] = add_const(cv.aval, c)
+            for bv, a in zip(bj.invars, invars):
+                env[bv] = a
+            for be in bj.eqns:
+                outs = []
+                for o in be.outvars:
+                    nv = DropVar(o.aval) if isinstance(o, DropVar) else Var(o.aval)
+                    env[o] = nv
+                    outs.append(nv)
+                eqns.append(be.replace(invars=[env.get(v, v) if isinstance(v, Var) else v
+                                               for v in be.invars], outvars=outs))
+            for o, bo in zip(e.outvars, bj.outvars):
+                subst[o] = env.get(bo, bo) if isinstance(bo, Var) else bo
+            continue
+        if name in CONTROL_FLOW:
+            invars, params = _rewrite_control_flow(e, invars, add_const)
+            eqns.append(e.replace(invars=invars, params=params))
+            continue
+        eqns.append(e.replace(invars=invars) if invars != list(e.invars) else e)
+    outvars = [r(v) for v in jaxpr.outvars]
+    return Jaxpr(constvars, jaxpr.invars, outvars, eqns), consts
+
+
+def prepare(closed):
+    """Inline call-like equations, lift control-flow body constants, drop dead code.
+
+    Returns a ClosedJaxpr with the same inputs and outputs as ``closed``.
+    """
+    from ..transforms.partial_eval import dce_closed
+    jaxpr, consts = _prepare_jaxpr(closed.jaxpr, closed.consts)
+    return dce_closed(ClosedJaxpr(jaxpr, consts))
+
+
+# =====================================================================================
+# Dimension classes: which dimensions are equal by construction
+# =====================================================================================
+
+class _DimClasses:
+    """Union-find over (variable, axis) pairs; roots are the smallest id (deterministic)."""
+
+    def __init__(self):
+        self.parent = []
+        self.value = []
+        self.of = {}
+
+    def dims(self, v):
+        d = self.of.get(v)
+        if d is None:
+            d = []
+            for s in v.aval.shape:
+                d.append(len(self.parent))
+                self.parent.append(len(self.parent))
+                self.value.append(int(s))
+            self.of[v] = d
+        return d
+
+    def find(self, i):
+        p = self.parent
+        while p[i] != i:
+            p[i] = p[p[i]]
+            i = p[i]
+        return i
+
+    def union(self, a, b):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            assert self.value[ra] == self.value[rb], "unifying dimensions of different sizes"
+            lo, hi = min(ra, rb), max(ra, rb)
+            self.parent[hi] = lo
+
+    def classes(self, v):
+        return tuple(self.find(i) for i in self.dims(v))
+
+    def unify_eqn(self, e):
+        name = e.primitive.name
+        ins = [v for v in e.invars if isinstance(v, Var)]
+        outs = list(e.outvars)
+        for v in ins + outs:
+            self.dims(v)
+        rule = _DIM_RULES.get(name)
+        if rule is not None:
+            rule(self, e)
+        elif name in EW_RULES or name in ("reduce_precision",):
+            o = outs[0]
+            for v in ins:
+                if len(v.aval.shape) == len(o.aval.shape):
+                    for a, b in zip(self.dims(v), self.dims(o)):
+                        self.union(a, b)
+
+
+def _u(D, v, i, w, j):
+    if isinstance(v, Var) and isinstance(w, Var):
+        D.union(D.dims(v)[i], D.dims(w)[j])
+
+
+def _dim_bid(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    if not isinstance(x, Var):
+        return
+    for j, d in enumerate(e.params["broadcast_dimensions"]):
+        if x.aval.shape[j] != 1:
+            _u(D, x, j, o, d)
+
+
+def _dim_transpose(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    for k, p in enumerate(e.params["permutation"]):
+        _u(D, x, p, o, k)
+
+
+def _dim_same(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    for i in range(len(o.aval.shape)):
+        _u(D, x, i, o, i)
+
+
+def _dim_reduce(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    axes = e.params["axes"] if "axes" in e.params else (e.params["axis"],)
+    kept = [i for i in range(len(x.aval.shape)) if i not in axes]
+    for k, i in enumerate(kept):
+        _u(D, x, i, o, k)
+
+
+def _dim_squeeze(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    kept = [i for i in range(len(x.aval.shape)) if i not in e.params["dimensions"]]
+    for k, i in enumerate(kept):
+        _u(D, x, i, o, k)
+
+
+def _dim_expand(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    new = [i for i in range(len(o.aval.shape)) if i not in e.params["dimensions"]]
+    for k, i in enumerate(new):
+        _u(D, x, k, o, i)
+
+
+def _dim_dot(D, e):
+    x, y = e.invars
+    o = e.outvars[0]
+    (xc, yc), (xb, yb) = e.params["dimension_numbers"]
+    for a, b in zip(xc, yc):
+        _u(D, x, a, y, b)
+    for k, (a, b) in enumerate(zip(xb, yb)):
+        _u(D, x, a, y, b)
+        _u(D, x, a, o, k)
+    xf = [i for i in range(len(x.aval.shape)) if i not in xc and i not in xb]
+    yf = [i for i in range(len(y.aval.shape)) if i not in yc and i not in yb]
+    for k, i in enumerate(xf):
+        _u(D, x, i, o, len(xb) + k)
+    for k, i in enumerate(yf):
+        _u(D, y, i, o, len(xb) + len(xf) + k)
+
+
+def _dim_concat(D, e):
+    o = e.outvars[0]
+    ax = e.params["dimension"]
+    for x in e.invars:
+        for i in range(len(o.aval.shape)):
+            if i != ax:
+                _u(D, x, i, o, i)
+
+
+def _dim_gather(D, e):
+    x, idx = e.invars
+    o = e.outvars[0]
+    k = idx.aval.shape[-1]
+    lead = len(idx.aval.shape) - 1
+    for i in range(lead):
+        _u(D, idx, i, o, i)
+    for i in range(k, len(x.aval.shape)):
+        _u(D, x, i, o, lead + i - k)
+
+
+def _dim_scatter(D, e):
+    x, idx, upd = e.invars
+    o = e.outvars[0]
+    _dim_same(D, e)
+    k = idx.aval.shape[-1]
+    lead = len(idx.aval.shape) - 1
+    for i in range(lead):
+        _u(D, idx, i, upd, i)
+    for i in range(k, len(x.aval.shape)):
+        _u(D, x, i, upd, lead + i - k)
+    del o
+
+
+def _dim_first_to_out(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    for i in range(len(o.aval.shape)):
+        _u(D, x, i, o, i)
+
+
+def _dim_solve(D, e):
+    a, b = e.invars[:2]
+    o = e.outvars[0]
+    for i in range(len(o.aval.shape)):
+        _u(D, b, i, o, i)
+    for i in range(len(a.aval.shape) - 2):
+        _u(D, a, i, b, i)
+
+
+def _dim_slogdet(D, e):
+    a = e.invars[0]
+    for o in e.outvars:
+        for i in range(len(o.aval.shape)):
+            _u(D, a, i, o, i)
+
+
+def _dim_eigh(D, e):
+    a = e.invars[0]
+    w, v = e.outvars
+    for i in range(len(w.aval.shape)):
+        _u(D, a, i, w, i)
+    for i in range(len(v.aval.shape)):
+        _u(D, a, i, v, i)
+
+
+_DIM_RULES = {
+    "broadcast_in_dim": _dim_bid, "transpose": _dim_transpose, "rev": _dim_same,
+    "reduce_sum": _dim_reduce, "reduce_max": _dim_reduce, "reduce_min": _dim_reduce,
+    "reduce_prod": _dim_reduce, "reduce_and": _dim_reduce, "reduce_or": _dim_reduce,
+    "argmax": _dim_reduce, "argmin": _dim_reduce, "squeeze": _dim_squeeze,
+    "expand_dims": _dim_expand, "dot_general": _dim_dot, "concatenate": _dim_concat,
+    "cumsum": _dim_same, "cumprod": _dim_same, "cummax": _dim_same, "cummin": _dim_same,
+    "sort": _dim_same, "argsort": _dim_same, "gather": _dim_gather,
+    "scatter": _dim_scatter, "scatter_add": _dim_scatter,
+    "dynamic_update_slice": _dim_first_to_out, "cholesky": _dim_same,
+    "triangular_solve": _dim_solve, "solve": _dim_solve, "slogdet": _dim_slogdet,
+    "eigh": _dim_eigh, "iota": lambda D, e: None, "slice": lambda D, e: None,
+    "pad": lambda D, e: None, "reshape": lambda D, e: None,
+    "dynamic_slice": lambda D, e: None,
+}
+
+
+# =====================================================================================
+# Elementwise expressions: one scalar expression per primitive
+# =====================================================================================
+
+def _is_float(dt):
+    return np.dtype(dt).kind == "f"
+
+
+def _math(ctx, name, npname, x):
+    """The fast vectorizable implementation if numba_math has one, else numpy's."""
+    dt = ctx.out_dtype.name
+    f = FAST_MATH.get((name, dt))
+    if f is not None:
+        fn = f"{name}_{'f64' if dt == 'float64' else 'f32'}"
+        ctx.fb.mod.imports_math.add(fn)
+        return f"{fn}({x})"
+    return f"np.{npname}({x})"
+
+
+def _sel(ctx, c, a, b):
+    if HAVE_SELECT:
+        ctx.fb.mod.imports_math.add("select")
+        return f"select({c}, {a}, {b})"
+    ctx.fb.mod.imports_runtime.add("select_fallback")
+    return f"select_fallback({c}, {a}, {b})"
+
+
+def _unary_np(npname):
+    return lambda ctx, a: f"np.{npname}({a[0]})"
+
+
+def _fast(name, npname):
+    return lambda ctx, a: _math(ctx, name, npname, a[0])
+
+
+def _ew_sign(ctx, a):
+    x = a[0]
+    dt = ctx.out_dtype
+    one, mone = ctx.lit(1, dt), ctx.lit(-1, dt)
+    if dt == np.bool_:
+        return x
+    if dt.kind == "u":
+        return _sel(ctx, f"{x} > 0", one, ctx.lit(0, dt))
+    tail = x if _is_float(dt) else ctx.lit(0, dt)
+    return _sel(ctx, f"{x} > 0", one, _sel(ctx, f"{x} < 0", mone, tail))
+
+
+def _ew_not(ctx, a):
+    return f"(not {a[0]})" if ctx.out_dtype == np.bool_ else f"~{a[0]}"
+
+
+def _ew_is_finite(ctx, a):
+    return f"np.isfinite({a[0]})" if _is_float(ctx.in_dtypes[0]) else "True"
+
+
+def _ew_logistic(ctx, a):
+    dt = ctx.out_dtype.name
+    if ("logistic", dt) in FAST_MATH:
+        return _math(ctx, "logistic", None, a[0])
+    one = ctx.lit(1, ctx.out_dtype)
+    return f"{one} / ({one} + np.exp(-{a[0]}))"
+
+
+def _ew_rsqrt(ctx, a):
+    return f"{ctx.lit(1, ctx.out_dtype)} / np.sqrt({a[0]})"
+
+
+def _ew_integer_pow(ctx, a):
+    x, y = a[0], ctx.params["y"]
+    dt = ctx.out_dtype
+    if y == 0:
+        return ctx.lit(1, dt)
+    n = abs(y)
+    body = " * ".join([x] * n) if n <= 4 else f"{x} ** {n}"
+    if y < 0:
+        one = ctx.lit(1, dt if _is_float(dt) else np.float64)
+        return f"{one} / ({body})"
+    return body
+
+
+def _binop(op):
+    return lambda ctx, a: f"{a[0]} {op} {a[1]}"
+
+
+def _ew_div(ctx, a):
+    if _is_float(ctx.in_dtypes[0]):
+        return f"{a[0]} / {a[1]}"
+    return f"{a[0]} / {a[1]}"
+
+
+def _ew_max(ctx, a):
+    x, y = a
+    if _is_float(ctx.out_dtype):   # numpy's maximum propagates NaN from either side
+        return _sel(ctx, f"({x} >= {y}) | ({x} != {x})", x, y)
+    return _sel(ctx, f"{x} >= {y}", x, y)
+
+
+def _ew_min(ctx, a):
+    x, y = a
+    if _is_float(ctx.out_dtype):
+        return _sel(ctx, f"({x} <= {y}) | ({x} != {x})", x, y)
+    return _sel(ctx, f"{x} <= {y}", x, y)
+
+
+def _ew_mod(ctx, a):
+    if _is_float(ctx.out_dtype):
+        ctx.fb.mod.imports_runtime.add("mod_f")
+        return f"mod_f({a[0]}, {a[1]})"
+    return f"{a[0]} % {a[1]}"
+
+
+def _ew_floor_divide(ctx, a):
+    if _is_float(ctx.out_dtype):
+        ctx.fb.mod.imports_runtime.add("floor_divide_f")
+        return f"floor_divide_f({a[0]}, {a[1]})"
+    return f"{a[0]} // {a[1]}"
+
+
+def _ew_select(ctx, a):
+    return _sel(ctx, a[0], a[1], a[2])
+
+
+def _ew_convert(ctx, a):
+    new = np.dtype(ctx.params["new_dtype"])
+    if new == np.bool_:
+        return f"{a[0]} != 0"
+    return f"{_dt(new)}({a[0]})"
+
+
+def _ew_iota(ctx, a):
+    return ctx.idx[ctx.params["dimension"]]
+
+
+EW_RULES = {
+    "neg": lambda ctx, a: f"-{a[0]}",
+    "sign": _ew_sign,
+    "floor": _unary_np("floor"), "ceil": _unary_np("ceil"), "round": _unary_np("rint"),
+    "is_finite": _ew_is_finite, "not": _ew_not,
+    "exp": _fast("exp", "exp"), "log": _fast("log", "log"), "tanh": _fast("tanh", "tanh"),
+    "sin": _fast("sin", "sin"), "cos": _fast("cos", "cos"), "expm1": _fast("expm1", "expm1"),
+    "log1p": _fast("log1p", "log1p"), "logistic": _ew_logistic,
+    "exp2": _unary_np("exp2"), "tan": _unary_np("tan"), "asin": _unary_np("arcsin"),
+    "acos": _unary_np("arccos"), "atan": _unary_np("arctan"), "sinh": _unary_np("sinh"),
+    "cosh": _unary_np("cosh"), "asinh": _unary_np("arcsinh"), "acosh": _unary_np("arccosh"),
+    "atanh": _unary_np("arctanh"), "sqrt": _unary_np("sqrt"), "rsqrt": _ew_rsqrt,
+    "cbrt": _unary_np("cbrt"), "abs": _unary_np("abs"), "integer_pow": _ew_integer_pow,
+    "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _ew_div,
+    "pow": _binop("**"), "max": _ew_max, "min": _ew_min,
+    "atan2": lambda ctx, a: f"np.arctan2({a[0]}, {a[1]})",
+    "mod": _ew_mod, "floor_divide": _ew_floor_divide,
+    "eq": _binop("=="), "ne": _binop("!="), "lt": _binop("<"), "le": _binop("<="),
+    "gt": _binop(">"), "ge": _binop(">="),
+    "and": _binop("&"), "or": _binop("|"), "xor": _binop("^"),
+    "select": _ew_select, "convert_element_type": _ew_convert,
+    "stop_gradient": lambda ctx, a: a[0],
+    "iota": _ew_iota,
+    "_copy": lambda ctx, a: a[0],
+}
+# results that are already exactly bool for bool outputs (no cast needed)
+_BOOL_NATIVE = {"eq", "ne", "lt", "le", "gt", "ge", "is_finite", "not", "and", "or", "xor",
+                "select", "convert_element_type", "stop_gradient", "_copy", "max", "min"}
+
+VIEW_PRIMS = {"broadcast_in_dim", "transpose", "rev", "slice"}
+RESHAPE_PRIMS = {"reshape", "squeeze", "expand_dims"}
+REDUCE_PRIMS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+                "reduce_or"}
+
+
+def _dt(dtype):
+    """Numba/numpy name of a dtype, as written in generated source."""
+    dtype = np.dtype(dtype)
+    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+
+
+_SHORT = {"float64": "f64", "float32": "f32", "int64": "i64", "int32": "i32", "int16": "i16",
+          "int8": "i8", "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+          "bool": "bool"}
+
+_RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "nb", "njit", "prange", "select"}
+
+
+# =====================================================================================
+# Module and function builders
+# =====================================================================================
+
+class Program:
+    """The result of lowering: generated source plus what is needed to call it.
+
+    ``source``: the module text; ``entry``: the kernel's name; ``params``: one type spec
+    per kernel parameter, ``("array", dtype, ndim)``, ``("scalar", dtype)`` or
+    ``("sizes",)``; ``sizes``: the int64 ``_sz`` vector for the traced shapes;
+    ``consts``: values of the leading constant parameters; ``out_avals``; ``parallel``.
+    """
+
+    def __init__(self, source, entry, params, sizes, consts, out_avals, parallel, jaxpr):
+        self.source = source
+        self.entry = entry
+        self.params = params
+        self.sizes = sizes
+        self.consts = consts
+        self.out_avals = out_avals
+        self.parallel = parallel
+        self.jaxpr = jaxpr
+
+    def __repr__(self):
+        return f"Program({self.entry}, {len(self.params)} params, {len(self.source)} chars)"
+
+
+class _Module:
+    def __init__(self, parallel_threshold):
+        self.functions = []          # source blocks, callees first
+        self.sizes = []              # slot -> concrete value (for the traced shapes)
+        self.consts = {}             # literal text -> global name
+        self.const_lines = []
+        self.imports_math = set()
+        self.imports_runtime = set()
+        self.parallel = False
+        self.parallel_threshold = parallel_threshold
+        self.n_sub = 0
+
+    def slot(self, value):
+        self.sizes.append(int(value))
+        return len(self.sizes) - 1
+
+    def global_const(self, text):
+        name = self.consts.get(text)
+        if name is None:
+            name = f"_k{len(self.consts)}"
+            self.consts[text] = name
+            self.const_lines.append(f"{name} = {text}")
+        return name
+
+    def sub_function(self, jaxpr, hint):
+        self.n_sub += 1
+        name = f"_{hint}{self.n_sub}"
+        fb = _Fn(self, jaxpr, name, top=False)
+        fb.build()
+        return fb
+
+    def source(self, entry_fn):
+        opts = "cache=True, nogil=True, error_model='numpy', fastmath={'reassoc', 'contract'}"
+        head = ["# Generated by autodiff.jit (backends/numba_cpu.py). Each statement is preceded by",
+                "# the jaxpr equation it computes; n<k> are run-time sizes read from _sz[k].",
+                "import numpy as np",
+                "from numba import njit, prange"]
+        if self.imports_math:
+            head.append("from autodiff.backends.numba_math import "
+                        + ", ".join(sorted(self.imports_math)))
+        if self.imports_runtime:
+            head.append("from autodiff.backends.numba_runtime import "
+                        + ", ".join(sorted(self.imports_runtime)))
+        head.append("")
+        head.extend(self.const_lines)
+        if self.const_lines:
+            head.append("")
+        body = []
+        par = ", parallel=True" if self.parallel else ""
+        uses_sz = bool(self.sizes)
+        for fsrc in self.functions:
+            body.append("")
+            body.append(f"@njit({opts}{par})")
+            body.append(fsrc.replace("«SZ»", ", _sz" if uses_sz else "")
+                        .replace("«SZ0»", "_sz" if uses_sz else ""))
+        return "\n".join(head + body) + "\n"
+
+
+class _Cluster:
+    """A loop nest over one iteration domain (a tuple of dimension classes)."""
+
+    def __init__(self, pos, domain):
+        self.pos = pos
+        self.domain = domain
+        self.members = []        # ("ew", eqn) | ("reduce", eqn) | ("copy", var, name)
+        self.stored = set()      # fused vars also written to an array
+        self.post = []           # statements placed right after this stage
+
+    def __repr__(self):
+        return f"Cluster({self.pos}, {self.domain}, {len(self.members)} members)"
+
+
+class _EwCtx:
+    __slots__ = ("fb", "params", "out_dtype", "in_dtypes", "idx")
+
+    def __init__(self, fb, params, out_dtype, in_dtypes, idx):
+        self.fb, self.params, self.out_dtype, self.in_dtypes, self.idx = \
+            fb, params, np.dtype(out_dtype), [np.dtype(d) for d in in_dtypes], idx
+
+    def lit(self, v, dtype):
+        return self.fb.lit(v, dtype)
+
+
+class _Fn:
+    """One generated function: the kernel, or a control-flow body."""
+
+    def __init__(self, mod, jaxpr, name, top):
+        self.mod = mod
+        self.jaxpr = jaxpr
+        self.name = name
+        self.top = top
+        self.D = _DimClasses()
+        self.names = {}
+        self.loc = {}
+        self.stages = []
+        self.by_domain = {}
+        self.entry_stmts = []        # statements before every stage (ready 0)
+        self.view_copies = {}
+        self.size_names = {}         # class root -> "n<k>"
+        self.slots_used = []
+        self.ret_lines = []
+        self.n_tmp = 0
+        self.text = None
+
+    # ------------------------------------------------------------------ naming
+    def _name_all(self):
+        namer = _var_namer()
+        j = self.jaxpr
+        order = list(j.constvars) + list(j.invars)
+        for e in j.eqns:
+            order.extend(e.outvars)
+        for v in order:
+            if isinstance(v, DropVar):
+                continue
+            n = namer(v)
+            if n in _RESERVED or n.upper() in _RESERVED:
+                n = n + "_"
+            self.names[v] = n
+        self.namer = namer
+
+    def sname(self, v):
+        return self.names[v]
+
+    def aname(self, v):
+        return self.names[v].upper()
+
+    def tmp(self, prefix="t"):
+        self.n_tmp += 1
+        return f"_{prefix}{self.n_tmp}"
+
+    # ------------------------------------------------------------------ sizes, literals
+    def size(self, cls):
+        n = self.size_names.get(cls)
+        if n is None:
+            k = self.mod.slot(self.D.value[cls])
+            n = f"n{k}"
+            self.size_names[cls] = n
+            self.slots_used.append(k)
+        return n
+
+    def size_param(self, value):
+        k = self.mod.slot(value)
+        self.slots_used.append(k)
+        return f"n{k}"
+
+    def dims(self, v):
+        return [self.size(c) for c in self.D.classes(v)]
+
+    def shape(self, v):
+        d = self.dims(v)
+        return "(" + ", ".join(d) + ("," if len(d) == 1 else "") + ")"
+
+    def shape_of_names(self, names):
+        return "(" + ", ".join(names) + ("," if len(names) == 1 else "") + ")"
+
+    def lit(self, v, dtype):
+        dtype = np.dtype(dtype)
+        if dtype == np.bool_:
+            return "True" if bool(v) else "False"
+        if dtype.kind == "f":
+            f = float(v)
+            if np.isnan(f):
+                text = "np.nan"
+            elif np.isinf(f):
+                text = "np.inf" if f > 0 else "(-np.inf)"
+            else:
+                text = repr(f)
+                if f < 0 or text.startswith("-"):
+                    text = f"({text})"
+            if dtype == np.float64:
+                return text
+            return self.mod.global_const(f"np.{dtype.name}({text.strip('()')})")
+        iv = int(v)
+        if dtype == np.int64:
+            return f"({iv})" if iv < 0 else str(iv)
+        return self.mod.global_const(f"np.{dtype.name}({iv})")
+
+    def cast(self, expr, dtype):
+        return f"{_dt(dtype)}({expr})"
+
+    # ------------------------------------------------------------------ equation comments
+    def eqn_comment(self, e):
+        def decl(v):
+            if isinstance(v, DropVar):
+                return "_"
+            dt = _SHORT.get(v.aval.dtype.name, v.aval.dtype.name)
+            return f"{self.names[v]}:{dt}[{','.join(self.dims(v))}]"
+
+        def arg(v):
+            if isinstance(v, Literal):
+                return repr(v.val.item()) if hasattr(v.val, "item") else repr(v.val)
+            return self.names.get(v, "?")
+        params = []
+        for k, p in sorted(e.params.items()):
+            if k in SIZE_PARAMS:
+                params.append(f"{k}=…")
+            elif isinstance(p, (Jaxpr, ClosedJaxpr)) or (
+                    isinstance(p, tuple) and p and isinstance(p[0], (Jaxpr, ClosedJaxpr))):
+                params.append(f"{k}=<jaxpr>")
+            elif callable(p) and not isinstance(p, type):
+                params.append(f"{k}=<fn>")
+            else:
+                params.append(f"{k}={_pp_param(p, k, 0)}")
+        ptxt = f"[{' '.join(params)}]" if params else ""
+        outs = " ".join(decl(v) for v in e.outvars)
+        ins = " ".join(arg(v) for v in e.invars)
+        return f"# {outs} = {e.primitive.name}{ptxt} {ins}".rstrip()
+
+    # ------------------------------------------------------------------ planning helpers
+    def domain(self, v):
+        return self.D.classes(v)
+
+    def ready_of(self, v, dom):
+        """Earliest stage position at which an equation over ``dom`` may read ``v``."""
+        if isinstance(v, Literal):
+            return 0
+        loc = self.loc[v]
+        k = loc[0]
+        if k == "fused":
+            c = loc[1]
+            return c.pos if c.domain == dom else c.pos + 1
+        if k in ("array", "scalar"):
+            return loc[1]
+        if k == "view":
+            return loc[1][1]
+        raise AssertionError(loc)
+
+    def find_cluster(self, dom, lo):
+        for pos in self.by_domain.get(dom, ()):
+            if pos >= lo:
+                return self.stages[pos]
+        c = _Cluster(len(self.stages), dom)
+        self.stages.append(c)
+        self.by_domain.setdefault(dom, []).append(c.pos)
+        return c
+
+    def store(self, v):
+        """Make a fused value also live in an array; returns its array ref."""
+        c = self.loc[v][1]
+        c.stored.add(v)
+        return ("array", c.pos + 1, self.aname(v), False)
+
+    def base_ref(self, v):
+        """The value of ``v`` as an array/scalar ref (materializing fused values)."""
+        if isinstance(v, Literal):
+            return ("scalar", 0, self.lit(v.val, v.aval.dtype))
+        loc = self.loc[v]
+        if loc[0] == "fused":
+            return self.store(v)
+        return loc
+
+    def place(self, ready):
+        """The statement list that runs right when values of readiness ``ready`` exist."""
+        if ready <= 0:
+            return self.entry_stmts
+        return self.stages[ready - 1].post
+
+    def ensure(self, v):
+        """``v`` as an array (rank >= 1) or scalar ref, copying views into arrays."""
+        if isinstance(v, Literal):
+            return ("scalar", 0, self.lit(v.val, v.aval.dtype))
+        loc = self.loc[v]
+        k = loc[0]
+        if k == "fused":
+            return self.store(v)
+        if k == "view":
+            got = self.view_copies.get(v)
+            if got is None:
+                dom = self.domain(v)
+                c = self.find_cluster(dom, loc[1][1])
+                name = self.aname(v)
+                c.members.append(("copy", v, name))
+                got = ("array", c.pos + 1, name, False)
+                self.view_copies[v] = got
+            return got
+        return loc
+
+    # ------------------------------------------------------------------ planning
+    def plan(self):
+        j = self.jaxpr
+        for v in list(j.constvars) + list(j.invars):
+            if v.aval.shape:
+                self.loc[v] = ("array", 0, self.aname(v), True)
+            else:
+                self.loc[v] = ("scalar", 0, self.sname(v))
+        for e in j.eqns:
+            name = e.primitive.name
+            if name in EW_RULES:
+                self.plan_ew(e)
+            elif name in VIEW_PRIMS:
+                self.plan_view(e)
+            elif name in RESHAPE_PRIMS:
+                self.plan_reshape(e)
+            elif name in REDUCE_PRIMS:
+                if not e.params["axes"]:
+                    self.plan_ew(e, copy=True)
+                else:
+                    self.plan_reduce(e)
+            elif name in OPAQUE_RULES:
+                self.plan_opaque(e)
+            else:
+                raise UnsupportedError(
+                    f"jit (cpu backend) has no lowering for primitive {name!r}; use "
+                    f"backend='interpret' for this function", source=e.source)
+
+    def plan_ew(self, e, copy=False):
+        o = e.outvars[0]
+        dom = self.domain(o)
+        lo = max([self.ready_of(u, dom) for u in e.invars], default=0)
+        c = self.find_cluster(dom, lo)
+        for u in e.invars:
+            if isinstance(u, Var) and self.loc[u][0] == "fused" and self.loc[u][1] is not c:
+                self.store(u)
+        c.members.append(("ew", e) if not copy else ("copycopy", e))
+        if dom:
+            self.loc[o] = ("fused", c)
+        else:
+            self.loc[o] = ("scalar", c.pos, self.sname(o))
+
+    def plan_view(self, e):
+        u, o = e.invars[0], e.outvars[0]
+        name = e.primitive.name
+        p = e.params
+        if isinstance(u, Var) and self.loc[u][0] == "view":
+            _, base, inner = self.loc[u]
+        else:
+            base = self.base_ref(u)
+            inner = None
+        if base[0] == "scalar":
+            self.loc[o] = base if not o.aval.shape else ("view", base, None)
+            return
+        xs = u.aval.shape
+        if name == "broadcast_in_dim":
+            bd = p["broadcast_dimensions"]
+
+            def m(I, bd=bd, xs=xs):
+                return ["0" if xs[j] == 1 else I[bd[j]] for j in range(len(xs))]
+        elif name == "transpose":
+            perm = p["permutation"]
+
+            def m(I, perm=perm):
+                X = [None] * len(perm)
+                for k, pk in enumerate(perm):
+                    X[pk] = I[k]
+                return X
+        elif name == "rev":
+            dims = set(p["dimensions"])
+            sizes = self.dims(u)
+
+            def m(I, dims=dims, sizes=sizes):
+                return [f"({sizes[d]} - 1 - {I[d]})" if d in dims else I[d] for d in range(len(I))]
+        else:  # slice
+            starts = [self.size_param(s) for s in p["start_indices"]]
+            strides = p["strides"] or (1,) * len(xs)
+
+            def m(I, starts=starts, strides=strides):
+                return [f"{s} + {i}" if st == 1 else f"{s} + {i} * {st}"
+                        for s, i, st in zip(starts, I, strides)]
+        if inner is not None:
+            imap = (lambda I, m=m, inner=inner: inner(m(I)))
+        else:
+            imap = m
+        self.loc[o] = ("view", base, imap)
+
+    def plan_reshape(self, e):
+        u, o = e.invars[0], e.outvars[0]
+        if not o.aval.shape:                      # -> rank 0: the single element
+            if isinstance(u, Literal) or not u.aval.shape:
+                self.loc[o] = self.base_ref(u) if isinstance(u, Var) else \
+                    ("scalar", 0, self.lit(u.val, u.aval.dtype))
+                return
+            ref = self.ensure(u)
+            stmt = [self.eqn_comment(e),
+                    f"{self.sname(o)} = {ref[2]}[{', '.join(['0'] * len(u.aval.shape))}]"]
+            self.place(ref[1]).extend(stmt)
+            self.loc[o] = ("scalar", ref[1], self.sname(o))
+            return
+        if isinstance(u, Literal) or not u.aval.shape:   # scalar -> array: a broadcast
+            self.loc[o] = ("view", self.base_ref(u) if isinstance(u, Var) else
+                           ("scalar", 0, self.lit(u.val, u.aval.dtype)), None)
+            return
+        ref = self.ensure(u)
+        stmt = [self.eqn_comment(e), f"{self.aname(o)} = {ref[2]}.reshape({self.shape(o)})"]
+        self.place(ref[1]).extend(stmt)
+        self.loc[o] = ("array", ref[1], self.aname(o), ref[3])
+
+    def plan_reduce(self, e):
+        u, o = e.invars[0], e.outvars[0]
+        dom = self.domain(u)
+        lo = self.ready_of(u, dom)
+        c = self.find_cluster(dom, lo)
+        if isinstance(u, Var) and self.loc[u][0] == "fused" and self.loc[u][1] is not c:
+            self.store(u)
+        c.members.append(("reduce", e))
+        if o.aval.shape:
+            self.loc[o] = ("array", c.pos + 1, self.aname(o), False)
+        else:
+            self.loc[o] = ("scalar", c.pos + 1, self.sname(o))
+
+    def plan_opaque(self, e):
+        refs = [self.ensure(u) for u in e.invars]
+        ready = max([r[1] for r in refs], default=0)
+        outs = []
+        for o in e.outvars:
+            if isinstance(o, DropVar):
+                outs.append(("drop", self.tmp("drop")))
+            elif o.aval.shape:
+                outs.append(("array", self.aname(o)))
+            else:
+                outs.append(("scalar", self.sname(o)))
+        lines = [self.eqn_comment(e)]
+        ctx = _OpCtx(self, e, refs, outs, lines)
+        OPAQUE_RULES[e.primitive.name](ctx)
+        self.place(ready).extend(lines)
+        for o, (kind, nm) in zip(e.outvars, outs):
+            if isinstance(o, DropVar):
+                continue
+            if kind == "array":
+                self.loc[o] = ("array", ready, nm, False)
+            else:
+                self.loc[o] = ("scalar", ready, nm)
+
+    # ------------------------------------------------------------------ emission
+    def read(self, v, c, idx):
+        """Expression for the value of ``v`` at domain index ``idx`` inside cluster ``c``."""
+        if isinstance(v, Literal):
+            return self.lit(v.val, v.aval.dtype)
+        loc = self.loc[v]
+        k = loc[0]
+        if k == "fused":
+            if loc[1] is c:
+                return self.sname(v)
+            return f"{self.aname(v)}[{', '.join(idx)}]"
+        if k == "scalar":
+            return loc[2]
+        if k == "array":
+            return f"{loc[2]}[{', '.join(idx)}]"
+        if k == "view":
+            base, imap = loc[1], loc[2]
+            if base[0] == "scalar":
+                return base[2]
+            bidx = imap(list(idx)) if imap is not None else list(idx)
+            return f"{base[2]}[{', '.join(bidx)}]"
+        raise AssertionError(loc)
+
+    def emit_cluster(self, c, out):
+        dom = c.domain
+        r = len(dom)
+        sizes = [self.size(cl) for cl in dom]
+        idx = [f"i{k}" for k in range(r)]
+        pre, body = [], []
+        inits = {k: [] for k in range(r + 1)}
+        finals = {k: [] for k in range(r + 1)}
+        post_nest = []
+        shape_txt = self.shape_of_names(sizes)
+        can_prange = r >= 1
+        numel = 1
+        for cl in dom:
+            numel *= self.D.value[cl]
+        for kind, *rest in c.members:
+            if kind in ("ew", "copycopy"):
+                e = rest[0]
+                o = e.outvars[0]
+                body.append(self.eqn_comment(e))
+                args = [self.read(u, c, idx) for u in e.invars]
+                if kind == "copycopy":
+                    expr = args[0]
+                else:
+                    ctx = _EwCtx(self, e.params, o.aval.dtype,
+                                 [u.aval.dtype for u in e.invars], idx)
+                    expr = EW_RULES[e.primitive.name](ctx, args)
+                    dt = o.aval.dtype
+                    if not (dt == np.float64 or (dt == np.bool_ and
+                                                 e.primitive.name in _BOOL_NATIVE)):
+                        expr = self.cast(expr, dt)
+                body.append(f"{self.sname(o)} = {expr}")
+                if o in c.stored:
+                    pre.append(f"{self.aname(o)} = np.empty({shape_txt}, {_dt(o.aval.dtype)})")
+                    body.append(f"{self.aname(o)}[{', '.join(idx)}] = {self.sname(o)}")
+            elif kind == "copy":
+                v, name = rest
+                pre.append(f"{name} = np.empty({shape_txt}, {_dt(v.aval.dtype)})")
+                body.append(f"{name}[{', '.join(idx)}] = {self.read(v, c, idx)}  # copy {self.sname(v)}")
+            else:  # reduce
+                e = rest[0]
+                ok = self.emit_reduce(e, c, idx, sizes, pre, body, inits, finals, post_nest)
+                can_prange = can_prange and ok
+        par = can_prange and numel >= self.mod.parallel_threshold
+        if par:
+            self.mod.parallel = True
+        out.append(f"# ---- loop nest over {shape_txt if r else 'a scalar'}: "
+                   f"{sum(1 for m in c.members if m[0] != 'copy')} fused equation(s)")
+        out.extend(pre)
+
+        def level(k, ind):
+            for s in inits[k]:
+                out.append("    " * ind + s)
+            if k == r:
+                for s in body:
+                    out.append("    " * ind + s)
+            else:
+                rng = "prange" if (k == 0 and par) else "range"
+                out.append("    " * ind + f"for {idx[k]} in {rng}({sizes[k]}):")
+                level(k + 1, ind + 1)
+            for s in finals[k]:
+                out.append("    " * ind + s)
+        level(0, 0)
+        out.extend(post_nest)
+
+    def emit_reduce(self, e, c, idx, sizes, pre, body, inits, finals, post_nest):
+        """Accumulator code for a reduction; returns whether the nest may use prange."""
+        u, o = e.invars[0], e.outvars[0]
+        name = e.primitive.name
+        axes = sorted(e.params["axes"])
+        r = len(idx)
+        dt_in = u.aval.dtype
+        dt_out = o.aval.dtype
+        x = self.read(u, c, idx)
+        body.append(self.eqn_comment(e))
+        kind = name[len("reduce_"):]
+        if dt_in == np.bool_ and kind == "sum":
+            kind = "or"
+        if dt_in == np.bool_ and kind == "prod":
+            kind = "and"
+        if kind in ("sum", "prod"):
+            acc_dt = np.dtype(np.float64) if dt_in.kind == "f" else (
+                np.dtype(np.int64) if dt_in.kind in "iu" else dt_in)
+            if dt_in.kind == "u":
+                acc_dt = np.dtype(np.uint64)
+            init = self.lit(0 if kind == "sum" else 1, acc_dt)
+            xv = x if acc_dt == dt_in else self.cast(x, acc_dt)
+            op = "+" if kind == "sum" else "*"
+
+            def update(acc):
+                return f"{acc} {op}= {xv}" if not acc.endswith("]") else f"{acc} = {acc} {op} {xv}"
+        elif kind in ("max", "min"):
+            acc_dt = dt_in
+            if dt_in.kind == "f":
+                init = self.lit(-np.inf if kind == "max" else np.inf, dt_in)
+            elif dt_in == np.bool_:
+                init = self.lit(kind == "min", dt_in)
+            else:
+                info = np.iinfo(dt_in)
+                init = self.lit(info.min if kind == "max" else info.max, dt_in)
+            cmp = ">" if kind == "max" else "<"
+
+            def update(acc):
+                cond = f"({x} {cmp} {acc})"
+                if dt_in.kind == "f":
+                    cond += f" | ({x} != {x})"
+                return f"{acc} = {_sel(_EwCtx(self, {}, dt_in, [], idx), cond, x, acc)}"
+        else:  # and / or
+            acc_dt = np.dtype(np.bool_)
+            init = "True" if kind == "and" else "False"
+            xv = x if dt_in == np.bool_ else f"({x} != 0)"
+            op = "&" if kind == "and" else "|"
+
+            def update(acc):
+                return f"{acc} = {acc} {op} {xv}"
+        kept = [k for k in range(r) if k not in axes]
+        is_suffix = axes == list(range(r - len(axes), r))
+        prange_ok = kind in ("sum", "prod")
+        if is_suffix:
+            k = r - len(axes)
+            acc = f"{self.sname(o)}_acc"
+            inits[k].append(f"{acc} = {init}")
+            body.append(update(acc))
+            val = acc if acc_dt == dt_out else self.cast(acc, dt_out)
+            if o.aval.shape:
+                pre.append(f"{self.aname(o)} = np.empty({self.shape(o)}, {_dt(dt_out)})")
+                finals[k].append(f"{self.aname(o)}[{', '.join(idx[:k])}] = {val}")
+            else:
+                finals[k].append(f"{self.sname(o)} = {val}")
+            return prange_ok or k > 0
+        accn = f"{self.aname(o)}_ACC"
+        pre.append(f"{accn} = np.full({self.shape(o)}, {init}, {_dt(acc_dt)})")
+        body.append(update(f"{accn}[{', '.join(idx[k] for k in kept)}]"))
+        if acc_dt == dt_out:
+            post_nest.append(f"{self.aname(o)} = {accn}")
+        else:
+            post_nest.append(f"{self.aname(o)} = {accn}.astype({_dt(dt_out)})")
+        return False
+
+    def build(self):
+        j = self.jaxpr
+        for v in list(j.constvars) + list(j.invars):
+            if v.aval.dtype not in SUPPORTED_DTYPES:
+                raise UnsupportedError(f"jit (cpu backend): dtype {v.aval.dtype} is not supported")
+        for e in j.eqns:
+            for v in e.outvars:
+                if v.aval.dtype not in SUPPORTED_DTYPES:
+                    raise UnsupportedError(
+                        f"jit (cpu backend): dtype {v.aval.dtype} (from {e.primitive.name}) is "
+                        f"not supported", source=e.source)
+        self._name_all()
+        for e in j.eqns:
+            self.D.unify_eqn(e)
+        for v in list(j.constvars) + list(j.invars):
+            self.D.dims(v)
+        # parameter sizes first, in order, so every function reads them the same way
+        for v in list(j.constvars) + list(j.invars):
+            self.dims(v)
+        self.plan()
+        # outputs
+        rets = []
+        seen = set()
+        for v in j.outvars:
+            if isinstance(v, Literal):
+                rets.append(self.lit(v.val, v.aval.dtype) if v.aval.dtype == np.float64
+                            else self.cast(self.lit(v.val, v.aval.dtype), v.aval.dtype))
+                continue
+            if not v.aval.shape:
+                ref = self.base_ref(v)
+                expr = ref[2]
+                rets.append(expr if (self.top and v.aval.dtype == np.float64)
+                            else self.cast(expr, v.aval.dtype))
+                continue
+            ref = self.ensure(v)
+            name = ref[2]
+            if self.top and (ref[3] or name in seen):
+                name = f"{name}.copy()"      # never hand the caller an alias of its input
+            seen.add(ref[2])
+            rets.append(name)
+        # emission
+        lines = []
+        lines.extend(self.entry_stmts)
+        for c in self.stages:
+            self.emit_cluster(c, lines)
+            lines.extend(c.post)
+        params = [self.aname(v) if v.aval.shape else self.sname(v)
+                  for v in list(j.constvars) + list(j.invars)]
+        head = f"def {self.name}({', '.join(params)}«SZ»):"
+        size_reads = [f"n{k} = _sz[{k}]" for k in sorted(set(self.slots_used))]
+        if self.top and len(rets) == 1:
+            ret = f"return {rets[0]}"
+        else:
+            ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
+        text = [head] + ["    " + s for s in size_reads + lines + [ret]]
+        self.text = "\n".join(text).replace("(«SZ»", "(«SZ0»")
+        self.params = params
+        self.mod.functions.append(self.text)
+
+
+class _OpCtx:
+    """What an opaque lowering rule sees: refs of its operands, names of its results."""
+
+    def __init__(self, fb, e, ins, outs, lines):
+        self.fb = fb
+        self.e = e
+        self.ins = ins          # ("array", ready, NAME, alias) | ("scalar", ready, expr)
+        self.outs = outs        # ("array", NAME) | ("scalar", name) | ("drop", name)
+        self.lines = lines
+        self.ind = 0
+        self.p = e.params
+
+    def emit(self, s):
+        self.lines.append("    " * self.ind + s)
+
+    @contextlib.contextmanager
+    def block(self, header):
+        self.emit(header)
+        self.ind += 1
+        try:
+            yield
+        finally:
+            self.ind -= 1
+
+    @contextlib.contextmanager
+    def loops(self, sizes, reverse_at=None):
+        """Nested loops over ``sizes``; yields the index names."""
+        names = [self.fb.tmp("j") for _ in sizes]
+        opened = 0
+        for k, (n, s) in enumerate(zip(names, sizes)):
+            if reverse_at == k:
+                self.emit(f"for {n} in range({s} - 1, -1, -1):")
+            else:
+                self.emit(f"for {n} in range({s}):")
+            self.ind += 1
+            opened += 1
+        try:
+            yield names
+        finally:
+            self.ind -= opened
+
+    def invar(self, i):
+        return self.e.invars[i]
+
+    def outvar(self, i):
+        return self.e.outvars[i]
+
+    def dims_in(self, i):
+        v = self.e.invars[i]
+        return self.fb.dims(v) if isinstance(v, Var) else []
+
+    def dims_out(self, i):
+        return self.fb.dims(self.e.outvars[i]) if not isinstance(self.e.outvars[i], DropVar) \
+            else [self.fb.size_param(s) for s in self.e.outvars[i].aval.shape]
+
+    def shape_out(self, i):
+        return self.fb.shape_of_names(self.dims_out(i))
+
+    def rd(self, i, idx):
+        """Read operand ``i`` at index list ``idx`` (scalars ignore the index)."""
+        ref = self.ins[i]
+        if ref[0] == "scalar":
+            return ref[2]
+        return f"{ref[2]}[{', '.join(idx)}]"
+
+    def arr(self, i):
+        return self.ins[i][2]
+
+    def out(self, i):
+        return self.outs[i][1]
+
+    def alloc(self, i, dtype=None, fill=None):
+        kind, name = self.outs[i]
+        v = self.e.outvars[i]
+        dt = _dt(dtype or v.aval.dtype)
+        if kind == "scalar":
+            return
+        if fill is None:
+            self.emit(f"{name} = np.empty({self.shape_out(i)}, {dt})")
+        else:
+            self.emit(f"{name} = np.full({self.shape_out(i)}, {fill}, {dt})")
+
+    def wr(self, i, idx, value):
+        kind, name = self.outs[i]
+        if kind == "scalar":
+            self.emit(f"{name} = {value}")
+        else:
+            self.emit(f"{name}[{', '.join(idx)}] = {value}")
+
+    def prod(self, names):
+        return " * ".join(names) if names else "1"
+
+    def lit(self, v, dtype):
+        return self.fb.lit(v, dtype)
+
+    def cast(self, x, dtype):
+        return self.fb.cast(x, dtype)
+
+
+# =====================================================================================
+# Opaque lowering rules
+# =====================================================================================
+
+def _op_dot_general(ctx):
+    x, y = ctx.invar(0), ctx.invar(1)
+    o = ctx.outvar(0)
+    (xc, yc), (xb, yb) = ctx.p["dimension_numbers"]
+    xr, yr = len(x.aval.shape), len(y.aval.shape)
+    xf = [i for i in range(xr) if i not in xc and i not in xb]
+    yf = [i for i in range(yr) if i not in yc and i not in yb]
+    dx, dy = ctx.dims_in(0), ctx.dims_in(1)
+    dt = o.aval.dtype
+    blas = dt.kind == "f" and xr > 0 and yr > 0 and o.aval.shape
+    if not blas:
+        _dot_loops(ctx, xc, yc, xb, yb, xf, yf, dx, dy)
+        return
+    B = ctx.prod([dx[i] for i in xb])
+    M = ctx.prod([dx[i] for i in xf])
+    K = ctx.prod([dx[i] for i in xc])
+    N = ctx.prod([dy[i] for i in yf])
+    X, Y, O = ctx.arr(0), ctx.arr(1), ctx.out(0)
+    fb = ctx.fb
+
+    def operand(name, order_mk, order_km, rank, first, second, base):
+        """A (B, first, second) view of ``name``, transposed if its axes are (B, second, first)."""
+        if order_mk == list(range(rank)):
+            return f"{name}.reshape(({B}, {first}, {second}))", False
+        if order_km == list(range(rank)):
+            return f"{name}.reshape(({B}, {second}, {first}))", True
+        t = fb.tmp(base)
+        perm = ", ".join(str(i) for i in order_mk)
+        ctx.emit(f"{t} = np.ascontiguousarray(np.transpose({name}, ({perm}{',' if rank == 1 else ''})))")
+        return f"{t}.reshape(({B}, {first}, {second}))", False
+
+    xa, xt = operand(X, list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr, M, K, "xd")
+    ya, yt = operand(Y, list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr, K, N, "yd")
+    xv, yv = fb.tmp("a"), fb.tmp("b")
+    ctx.emit(f"{xv} = {xa}")
+    ctx.emit(f"{yv} = {ya}")
+    ctx.alloc(0)
+    ov = fb.tmp("o")
+    ctx.emit(f"{ov} = {O}.reshape(({B}, {M}, {N}))")
+    b = fb.tmp("bi")
+    with ctx.block(f"if {K} == 0:"):
+        ctx.emit(f"{ov}[:, :, :] = 0")
+    with ctx.block(f"elif {M} > 0 and {N} > 0:"):
+        with ctx.block(f"for {b} in range({B}):"):
+            xs = f"{xv}[{b}].T" if xt else f"{xv}[{b}]"
+            ys = f"{yv}[{b}].T" if yt else f"{yv}[{b}]"
+            ctx.emit(f"np.dot({xs}, {ys}, {ov}[{b}])")
+
+
+def _dot_loops(ctx, xc, yc, xb, yb, xf, yf, dx, dy):
+    o = ctx.outvar(0)
+    dt = o.aval.dtype
+    acc_dt = np.float64 if dt.kind == "f" else (np.int64 if dt.kind in "iu" else np.bool_)
+    ctx.alloc(0)
+    sizes_b = [dx[i] for i in xb]
+    sizes_f = [dx[i] for i in xf] + [dy[i] for i in yf]
+    with ctx.loops(sizes_b + sizes_f) as oi:
+        bi, mi, ni = oi[:len(xb)], oi[len(xb):len(xb) + len(xf)], oi[len(xb) + len(xf):]
+        acc = ctx.fb.tmp("acc")
+        ctx.emit(f"{acc} = {ctx.lit(0, acc_dt)}")
+        with ctx.loops([dx[i] for i in xc]) as ki:
+            xi = [None] * len(dx)
+            yi = [None] * len(dy)
+            for k, a in enumerate(xb):
+                xi[a] = bi[k]
+            for k, a in enumerate(yb):
+                yi[a] = bi[k]
+            for k, a in enumerate(xf):
+                xi[a] = mi[k]
+            for k, a in enumerate(yf):
+                yi[a] = ni[k]
+            for k, (a, b) in enumerate(zip(xc, yc)):
+                xi[a] = ki[k]
+                yi[b] = ki[k]
+            xv, yv = ctx.rd(0, xi), ctx.rd(1, yi)
+            if acc_dt == np.bool_:
+                ctx.emit(f"{acc} = {acc} | ({xv} & {yv})")
+            else:
+                ctx.emit(f"{acc} += {ctx.cast(xv, acc_dt)} * {ctx.cast(yv, acc_dt)}")
+        ctx.wr(0, oi, ctx.cast(acc, dt))
+
+
+def _op_cumulative(kind):
+    def rule(ctx):
+        x = ctx.invar(0)
+        dt = x.aval.dtype
+        if not x.aval.shape:
+            ctx.wr(0, [], ctx.rd(0, []))
+            return
+        axis, reverse = ctx.p["axis"], ctx.p["reverse"]
+        ctx.alloc(0)
+        sizes = ctx.dims_in(0)
+        with ctx.loops(sizes, reverse_at=axis if reverse else None) as I:
+            v = ctx.rd(0, I)
+            first = f"{I[axis]} == {sizes[axis]} - 1" if reverse else f"{I[axis]} == 0"
+            P = list(I)
+            P[axis] = f"{I[axis]} + 1" if reverse else f"{I[axis]} - 1"
+            prev = f"{ctx.out(0)}[{', '.join(P)}]"
+            if kind == "sum":
+                comb = f"{prev} + {v}"
+            elif kind == "prod":
+                comb = f"{prev} * {v}"
+            else:
+                cmp = ">" if kind == "max" else "<"
+                cond = f"({v} {cmp} {prev})" + (f" | ({v} != {v})" if dt.kind == "f" else "")
+                comb = _sel(_EwCtx(ctx.fb, {}, dt, [], I), cond, v, prev)
+            with ctx.block(f"if {first}:"):
+                ctx.wr(0, I, v)
+            with ctx.block("else:"):
+                ctx.wr(0, I, ctx.cast(comb, dt) if dt != np.float64 else comb)
+    return rule
+
+
+def _op_sort(arg):
+    def rule(ctx):
+        x = ctx.invar(0)
+        if not x.aval.shape:
+            ctx.wr(0, [], ctx.rd(0, []) if not arg else "0")
+            return
+        d = ctx.p["dimension"]
+        sizes = ctx.dims_in(0)
+        others = [s for k, s in enumerate(sizes) if k != d]
+        ctx.alloc(0)
+        lane = ctx.fb.tmp("lane")
+        with ctx.loops(others) as J:
+            def full(k):
+                I = list(J)
+                I.insert(d, k)
+                return I
+            ctx.emit(f"{lane} = np.empty({sizes[d]}, {_dt(x.aval.dtype)})")
+            kk = ctx.fb.tmp("k")
+            with ctx.block(f"for {kk} in range({sizes[d]}):"):
+                ctx.emit(f"{lane}[{kk}] = {ctx.rd(0, full(kk))}")
+            res = ctx.fb.tmp("s")
+            if arg:
+                ctx.emit(f"{res} = np.argsort({lane}, kind='mergesort')")
+            else:
+                ctx.emit(f"{res} = np.sort({lane})")
+            with ctx.block(f"for {kk} in range({sizes[d]}):"):
+                ctx.wr(0, full(kk), f"{res}[{kk}]")
+    return rule
+
+
+def _op_argext(kind):
+    def rule(ctx):
+        x = ctx.invar(0)
+        axis = ctx.p["axis"]
+        sizes = ctx.dims_in(0)
+        kept = [s for k, s in enumerate(sizes) if k != axis]
+        it = np.dtype(ctx.p["index_dtype"])
+        ctx.alloc(0)
+        cmp = ">" if kind == "max" else "<"
+        with ctx.loops(kept) as J:
+            def full(k):
+                I = list(J)
+                I.insert(axis, k)
+                return I
+            best, bi, kk, v = (ctx.fb.tmp(p) for p in ("best", "bi", "k", "v"))
+            with ctx.block(f"if {sizes[axis]} == 0:"):
+                ctx.wr(0, J, ctx.lit(0, it))
+            with ctx.block("else:"):
+                ctx.emit(f"{best} = {ctx.rd(0, full('0'))}")
+                ctx.emit(f"{bi} = 0")
+                with ctx.block(f"for {kk} in range(1, {sizes[axis]}):"):
+                    ctx.emit(f"{v} = {ctx.rd(0, full(kk))}")
+                    cond = f"({v} {cmp} {best})"
+                    if x.aval.dtype.kind == "f":
+                        cond = f"{cond} or ({v} != {v} and {best} == {best})"
+                    with ctx.block(f"if {cond}:"):
+                        ctx.emit(f"{best} = {v}")
+                        ctx.emit(f"{bi} = {kk}")
+                ctx.wr(0, J, ctx.cast(bi, it))
+    return rule
+
+
+def _gather_indices(ctx, idx_i, lead_idx, k, xdims):
+    """Clamped integer index expressions for the k indexed axes (clip_index rule)."""
+    ctx.fb.mod.imports_runtime.add("clip_index")
+    out = []
+    for a in range(k):
+        t = ctx.fb.tmp("g")
+        ctx.emit(f"{t} = clip_index({ctx.rd(idx_i, lead_idx + [str(a)])}, {xdims[a]})")
+        out.append(t)
+    return out
+
+
+def _op_gather(ctx):
+    x, idx = ctx.invar(0), ctx.invar(1)
+    k = idx.aval.shape[-1]
+    xd = ctx.dims_in(0)
+    idd = ctx.dims_in(1)
+    lead = idd[:-1]
+    trail = xd[k:]
+    ctx.alloc(0)
+    nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
+    with ctx.block(f"if {nonempty}:"):
+        with ctx.loops(lead) as L:
+            t = _gather_indices(ctx, 1, list(L), k, xd)
+            with ctx.loops(trail) as R:
+                ctx.wr(0, list(L) + list(R), ctx.rd(0, t + list(R)))
+    if ctx.outs[0][0] == "array":
+        with ctx.block("else:"):
+            ctx.emit(f"{ctx.out(0)}[...] = 0")
+
+
+def _op_scatter(add):
+    def rule(ctx):
+        x, idx, upd = ctx.invar(0), ctx.invar(1), ctx.invar(2)
+        k = idx.aval.shape[-1]
+        xd = ctx.dims_in(0)
+        idd = ctx.dims_in(1)
+        lead = idd[:-1]
+        trail = xd[k:]
+        O = ctx.out(0)
+        ctx.emit(f"{O} = {ctx.arr(0)}.copy()")
+        nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
+        with ctx.block(f"if {nonempty}:"):
+            with ctx.loops(lead) as L:
+                t = _gather_indices(ctx, 1, list(L), k, xd)
+                with ctx.loops(trail) as R:
+                    tgt = f"{O}[{', '.join(t + list(R))}]"
+                    u = ctx.rd(2, list(L) + list(R))
+                    ctx.emit(f"{tgt} = {tgt} + {u}" if add else f"{tgt} = {u}")
+    return rule
+
+
+def _clamped_starts(ctx, start_refs, xdims, wdims):
+    out = []
+    for s, n, w in zip(start_refs, xdims, wdims):
+        t = ctx.fb.tmp("st")
+        ctx.emit(f"{t} = min(max(np.int64({s}), 0), {n} - {w})")
+        out.append(t)
+    return out
+
+
+def _op_dynamic_slice(ctx):
+    x = ctx.invar(0)
+    r = len(x.aval.shape)
+    xd = ctx.dims_in(0)
+    od = ctx.dims_out(0)
+    starts = _clamped_starts(ctx, [ctx.rd(1 + i, []) for i in range(r)], xd, od)
+    ctx.alloc(0)
+    with ctx.loops(od) as I:
+        ctx.wr(0, I, ctx.rd(0, [f"{s} + {i}" for s, i in zip(starts, I)]))
+
+
+def _op_dynamic_update_slice(ctx):
+    x = ctx.invar(0)
+    r = len(x.aval.shape)
+    xd = ctx.dims_in(0)
+    ud = ctx.dims_in(1)
+    O = ctx.out(0)
+    if ctx.outs[0][0] == "scalar":
+        ctx.wr(0, [], ctx.rd(1, []))
+        return
+    starts = _clamped_starts(ctx, [ctx.rd(2 + i, []) for i in range(r)], xd, ud)
+    ctx.emit(f"{O} = {ctx.arr(0)}.copy()")
+    with ctx.loops(ud) as I:
+        ctx.emit(f"{O}[{', '.join(f'{s} + {i}' for s, i in zip(starts, I))}] = {ctx.rd(1, I)}")
+
+
+def _op_pad(ctx):
+    x = ctx.invar(0)
+    cfg = ctx.p["padding_config"]
+    if not x.aval.shape:
+        ctx.wr(0, [], ctx.rd(0, []))
+        return
+    xd = ctx.dims_in(0)
+    od = ctx.dims_out(0)
+    los = [ctx.fb.size_param(lo) for lo, hi, it in cfg]
+    its = [ctx.fb.size_param(it) for lo, hi, it in cfg]
+    ctx.alloc(0, fill=ctx.rd(1, []))
+    with ctx.loops(xd) as I:
+        pos = []
+        for i, lo, it in zip(I, los, its):
+            t = ctx.fb.tmp("p")
+            ctx.emit(f"{t} = {lo} + {i} * ({it} + 1)")
+            pos.append(t)
+        cond = " and ".join(f"0 <= {p} < {n}" for p, n in zip(pos, od))
+        with ctx.block(f"if {cond}:"):
+            ctx.wr(0, pos, ctx.rd(0, I))
+
+
+def _op_concatenate(ctx):
+    ax = ctx.p["dimension"]
+    off = ctx.fb.tmp("off")
+    ctx.alloc(0)
+    ctx.emit(f"{off} = 0")
+    for i in range(len(ctx.e.invars)):
+        d = ctx.dims_in(i)
+        with ctx.loops(d) as I:
+            J = list(I)
+            J[ax] = f"{off} + {I[ax]}"
+            ctx.wr(0, J, ctx.rd(i, I))
+        ctx.emit(f"{off} += {d[ax]}")
+
+
+def _batched(ctx, i, nbatch, mat_rank=2):
+    """``(B, ...)`` reshape of operand i's batch dims; B as text."""
+    d = ctx.dims_in(i)
+    B = ctx.prod(d[:nbatch])
+    tail = d[nbatch:]
+    return f"{ctx.arr(i)}.reshape(({B}, {', '.join(tail)}))", B
+
+
+def _op_cholesky(ctx):
+    ctx.fb.mod.imports_runtime.add("cholesky_into")
+    a = ctx.invar(0)
+    nb = len(a.aval.shape) - 2
+    A, B = _batched(ctx, 0, nb)
+    ctx.alloc(0)
+    d = ctx.dims_in(0)
+    b = ctx.fb.tmp("bi")
+    with ctx.block(f"for {b} in range({B}):"):
+        ctx.emit(f"cholesky_into({A}[{b}], {ctx.out(0)}.reshape(({B}, {d[-2]}, {d[-1]}))[{b}])")
+
+
+def _op_triangular_solve(ctx):
+    ctx.fb.mod.imports_runtime.add("trisolve_left")
+    a, bv = ctx.invar(0), ctx.invar(1)
+    p = ctx.p
+    nb = len(a.aval.shape) - 2
+    A, B = _batched(ctx, 0, nb)
+    Bm, _ = _batched(ctx, 1, nb)
+    db = ctx.dims_in(1)
+    ctx.alloc(0)
+    Ov = f"{ctx.out(0)}.reshape(({B}, {db[-2]}, {db[-1]}))"
+    b = ctx.fb.tmp("bi")
+    lower, trans, unit = p["lower"], p["transpose_a"], p["unit_diagonal"]
+    with ctx.block(f"for {b} in range({B}):"):
+        if p["left_side"]:
+            ctx.emit(f"trisolve_left({A}[{b}], {Bm}[{b}], {Ov}[{b}], {lower}, {trans}, {unit})")
+        else:   # X op(T) = B  <=>  op(T)^T X^T = B^T
+            tb, tx = ctx.fb.tmp("bt"), ctx.fb.tmp("xt")
+            ctx.emit(f"{tb} = np.ascontiguousarray({Bm}[{b}].T)")
+            ctx.emit(f"{tx} = np.empty_like({tb})")
+            ctx.emit(f"trisolve_left({A}[{b}], {tb}, {tx}, {lower}, {not trans}, {unit})")
+            ctx.emit(f"{Ov}[{b}][:, :] = {tx}.T")
+
+
+def _op_solve(ctx):
+    ctx.fb.mod.imports_runtime.add("solve_into")
+    a = ctx.invar(0)
+    nb = len(a.aval.shape) - 2
+    A, B = _batched(ctx, 0, nb)
+    Bm, _ = _batched(ctx, 1, nb)
+    db = ctx.dims_in(1)
+    ctx.alloc(0)
+    Ov = f"{ctx.out(0)}.reshape(({B}, {db[-2]}, {db[-1]}))"
+    b = ctx.fb.tmp("bi")
+    with ctx.block(f"for {b} in range({B}):"):
+        ctx.emit(f"solve_into({A}[{b}], {Bm}[{b}], {Ov}[{b}])")
+
+
+def _op_slogdet(ctx):
+    ctx.fb.mod.imports_runtime.add("slogdet_2d")
+    a = ctx.invar(0)
+    nb = len(a.aval.shape) - 2
+    A, B = _batched(ctx, 0, nb)
+    s, l = ctx.fb.tmp("s"), ctx.fb.tmp("l")
+    if nb == 0:
+        ctx.emit(f"{s}, {l} = slogdet_2d({A}[0])")
+        ctx.wr(0, [], ctx.cast(s, ctx.outvar(0).aval.dtype))
+        ctx.wr(1, [], ctx.cast(l, ctx.outvar(1).aval.dtype))
+        return
+    ctx.alloc(0)
+    ctx.alloc(1)
+    b = ctx.fb.tmp("bi")
+    with ctx.block(f"for {b} in range({B}):"):
+        ctx.emit(f"{s}, {l} = slogdet_2d({A}[{b}])")
+        for i, val in ((0, s), (1, l)):
+            if ctx.outs[i][0] == "array":
+                ctx.emit(f"{ctx.out(i)}.reshape(({B},))[{b}] = {val}")
+
+
+def _op_eigh(ctx):
+    ctx.fb.mod.imports_runtime.add("eigh_into")
+    a = ctx.invar(0)
+    nb = len(a.aval.shape) - 2
+    A, B = _batched(ctx, 0, nb)
+    d = ctx.dims_in(0)
+    for i in range(2):
+        if ctx.outs[i][0] == "drop":
+            shp = d[:-1] if i == 0 else d
+            ctx.emit(f"{ctx.out(i)} = np.empty({ctx.fb.shape_of_names(shp)}, "
+                     f"{_dt(a.aval.dtype)})")
+        else:
+            ctx.alloc(i)
+    b = ctx.fb.tmp("bi")
+    with ctx.block(f"for {b} in range({B}):"):
+        ctx.emit(f"eigh_into({A}[{b}], {ctx.out(0)}.reshape(({B}, {d[-1]}))[{b}], "
+                 f"{ctx.out(1)}.reshape(({B}, {d[-2]}, {d[-1]}))[{b}])")
+
+
+# ---------------------------------------------------------------------- control flow
+
+def _sub_jaxpr(p):
+    return p.jaxpr if isinstance(p, ClosedJaxpr) else p
+
+
+def _call(fn, args):
+    return f"{fn.name}({', '.join(args)}«SZ»)" if args else f"{fn.name}(«SZ0»)"
+
+
+def _carry_init(ctx, ref, aval):
+    if ref[0] == "scalar":
+        return ctx.cast(ref[2], aval.dtype)
+    return ref[2]
+
+
+def _op_cond(ctx):
+    branches = ctx.p["branches"]
+    fns = [ctx.fb.mod.sub_function(_sub_jaxpr(b), "branch") for b in branches]
+    ops = [r[2] for r in ctx.ins[1:]]
+    k = ctx.fb.tmp("k")
+    ctx.emit(f"{k} = min(max(np.int64({ctx.rd(0, [])}), 0), {len(fns) - 1})")
+    outs = [n for _, n in ctx.outs]
+    tgt = ", ".join(outs) + ("," if len(outs) == 1 else "")
+    for i, fn in enumerate(fns):
+        hdr = "if" if i == 0 else "elif"
+        if i == len(fns) - 1:
+            hdr_line = "else:" if i > 0 else "if True:"
+        else:
+            hdr_line = f"{hdr} {k} == {i}:"
+        with ctx.block(hdr_line):
+            ctx.emit(f"{tgt} = {_call(fn, ops)}")
+
+
+def _op_while(ctx):
+    p = ctx.p
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    cf = ctx.fb.mod.sub_function(_sub_jaxpr(p["cond_jaxpr"]), "cond")
+    bf = ctx.fb.mod.sub_function(_sub_jaxpr(p["body_jaxpr"]), "body")
+    refs = ctx.ins
+    cc = [r[2] for r in refs[:nc]]
+    bc = [r[2] for r in refs[nc:nc + nb]]
+    carry = [n for _, n in ctx.outs]
+    for name, ref, v in zip(carry, refs[nc + nb:], ctx.e.invars[nc + nb:]):
+        ctx.emit(f"{name} = {_carry_init(ctx, ref, v.aval)}")
+    tgt = ", ".join(carry) + ("," if len(carry) == 1 else "")
+    maxs = p.get("max_steps")
+    step = ctx.fb.tmp("step")
+    ctx.emit(f"{step} = 0")
+    pr = ctx.fb.tmp("pred")
+    with ctx.block("while True:"):
+        if maxs is not None:
+            with ctx.block(f"if {step} >= {int(maxs)}:"):
+                ctx.emit("break")
+        ctx.emit(f"({pr},) = {_call(cf, cc + carry)}")
+        with ctx.block(f"if not {pr}:"):
+            ctx.emit("break")
+        ctx.emit(f"{tgt} = {_call(bf, bc + carry)}")
+        ctx.emit(f"{step} += 1")
+
+
+def _op_scan(ctx):
+    p = ctx.p
+    nconst, ncarry = p["num_consts"], p["num_carry"]
+    fn = ctx.fb.mod.sub_function(_sub_jaxpr(p["jaxpr"]), "scan")
+    refs = ctx.ins
+    consts = [r[2] for r in refs[:nconst]]
+    inits = refs[nconst:nconst + ncarry]
+    xs = refs[nconst + ncarry:]
+    outs = ctx.outs
+    carry = [n for _, n in outs[:ncarry]]
+    ys = outs[ncarry:]
+    for name, ref, v in zip(carry, inits, ctx.e.invars[nconst:nconst + ncarry]):
+        ctx.emit(f"{name} = {_carry_init(ctx, ref, v.aval)}")
+    length = ctx.fb.size_param(p["length"])
+    for i, (kind, name) in enumerate(ys):
+        v = ctx.e.outvars[ncarry + i]
+        ctx.emit(f"{name} = np.empty({ctx.shape_out(ncarry + i)}, {_dt(v.aval.dtype)})")
+    t, tt = ctx.fb.tmp("t"), ctx.fb.tmp("tt")
+    ytmp = [ctx.fb.tmp("y") for _ in ys]
+    tgt = carry + ytmp
+    tgt_txt = ", ".join(tgt) + ("," if len(tgt) == 1 else "")
+    with ctx.block(f"for {tt} in range({length}):"):
+        ctx.emit(f"{t} = {length} - 1 - {tt}" if p["reverse"] else f"{t} = {tt}")
+        xargs = [f"{r[2]}[{t}]" for r in xs]
+        if tgt:
+            ctx.emit(f"{tgt_txt} = {_call(fn, consts + carry + xargs)}")
+        else:
+            ctx.emit(f"{_call(fn, consts + carry + xargs)}")
+        for (kind, name), y in zip(ys, ytmp):
+            ctx.emit(f"{name}[{t}] = {y}")
+
+
+OPAQUE_RULES = {
+    "dot_general": _op_dot_general,
+    "cumsum": _op_cumulative("sum"), "cumprod": _op_cumulative("prod"),
+    "cummax": _op_cumulative("max"), "cummin": _op_cumulative("min"),
+    "sort": _op_sort(False), "argsort": _op_sort(True),
+    "argmax": _op_argext("max"), "argmin": _op_argext("min"),
+    "gather": _op_gather, "scatter": _op_scatter(False), "scatter_add": _op_scatter(True),
+    "dynamic_slice": _op_dynamic_slice, "dynamic_update_slice": _op_dynamic_update_slice,
+    "pad": _op_pad, "concatenate": _op_concatenate,
+    "cholesky": _op_cholesky, "triangular_solve": _op_triangular_solve, "solve": _op_solve,
+    "slogdet": _op_slogdet, "eigh": _op_eigh,
+    "cond": _op_cond, "while": _op_while, "scan": _op_scan,
+}
+
+#: Every primitive name this backend lowers (inlined call primitives included).
+LOWERED_PRIMITIVES = (set(EW_RULES) - {"_copy"}) | VIEW_PRIMS | RESHAPE_PRIMS | REDUCE_PRIMS | \
+    set(OPAQUE_RULES) | set(INLINE_RULES) | {"custom_jvp_call", "custom_vjp_call", "remat",
+                                             "checkpoint"}
+#: Registered primitives this backend knows it cannot lower (kept empty on purpose).
+KNOWN_GAPS = frozenset()
+
+
+def can_lower(prim):
+    """Whether ``prim`` (a Primitive) has a lowering (call-like ones are inlined)."""
+    return prim.name in LOWERED_PRIMITIVES or (
+        getattr(prim, "call_like", False) and prim.name not in CONTROL_FLOW)
+
+
+# =====================================================================================
+# Entry point
+# =====================================================================================
+
+def lower(closed, parallel_threshold=None):
+    """Lower a ClosedJaxpr to a :class:`Program` (the jaxpr is :func:`prepare` d first)."""
+    if isinstance(closed, Jaxpr):
+        closed = ClosedJaxpr(closed, [])
+    closed = prepare(closed)
+    if parallel_threshold is None:
+        parallel_threshold = config.jit_parallel_threshold
+    mod = _Module(int(parallel_threshold))
+    fb = _Fn(mod, closed.jaxpr, "kernel", top=True)
+    fb.build()
+    source = mod.source(fb)
+    params = []
+    for v in list(closed.jaxpr.constvars) + list(closed.jaxpr.invars):
+        if v.aval.shape:
+            params.append(("array", v.aval.dtype, len(v.aval.shape)))
+        else:
+            params.append(("scalar", v.aval.dtype))
+    if mod.sizes:
+        params.append(("sizes",))
+    return Program(source, "kernel", params, np.array(mod.sizes, dtype=np.int64),
+                   list(closed.consts), [v.aval for v in closed.jaxpr.outvars], mod.parallel,
+                   closed)

@@ -1,0 +1,136 @@
+"""A damped oscillator integrated with 4th-order Runge-Kutta inside ``ad.lax.scan``.
+
+    x'' + c x' + k x = 0,    state y = (x, v)
+
+The integrator is one ``scan`` equation in the IR however many steps it takes, so
+tracing, differentiating and compiling it cost the same for 10 steps or 100,000.
+This script
+
+1. integrates the oscillator and compares with the closed-form solution,
+2. differentiates the final state with respect to the damping and the initial
+   state (reverse mode) and checks against finite differences,
+3. takes the Hessian of an energy through the loop,
+4. recovers an unknown damping coefficient from an observed trajectory by
+   gradient descent (Gauss-Newton steps built from ``jacfwd``),
+5. runs the same under ``ad.jit`` when it is available.
+
+Run: ``python examples/ode_rk4.py``
+"""
+import time
+
+import numpy as np
+
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff import lax
+
+
+def oscillator(y, k, c):
+    """The right-hand side f(y) of y' = f(y) for y = (x, v)."""
+    return anp.stack([y[1], -k * y[0] - c * y[1]])
+
+
+def rk4_step(f, y, dt):
+    k1 = f(y)
+    k2 = f(y + dt / 2 * k1)
+    k3 = f(y + dt / 2 * k2)
+    k4 = f(y + dt * k3)
+    return y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
+def integrate(params, y0, dt=0.01, n_steps=500):
+    """RK4 for ``n_steps`` steps; returns (final state, positions x(t_1..t_n))."""
+    k, c = params[0], params[1]
+
+    def step(y, _):
+        y = rk4_step(lambda y: oscillator(y, k, c), y, dt)
+        return y, y[0]
+
+    return lax.scan(step, y0, None, length=n_steps)
+
+
+def exact_position(t, k, c, x0, v0):
+    """Closed form of the underdamped oscillator (c^2 < 4k)."""
+    w = np.sqrt(k - c ** 2 / 4)
+    a = x0
+    b = (v0 + c / 2 * x0) / w
+    return np.exp(-c / 2 * t) * (a * np.cos(w * t) + b * np.sin(w * t))
+
+
+def finite_difference(f, x, eps=1e-6):
+    x = np.asarray(x, dtype=float)
+    cols = []
+    for i in range(x.size):
+        e = np.zeros_like(x)
+        e.flat[i] = eps
+        cols.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
+    return np.stack(cols, axis=-1)
+
+
+def main():
+    params = np.array([4.0, 0.4])          # stiffness k, damping c
+    y0 = np.array([1.0, 0.0])
+    dt, n = 0.01, 500
+
+    # 1. integrate
+    y_final, xs = integrate(params, y0, dt, n)
+    t = dt * np.arange(1, n + 1)
+    err = np.max(np.abs(xs - exact_position(t, *params, *y0)))
+    print(f"final state after {n} RK4 steps: x = {y_final[0]:.6f}, v = {y_final[1]:.6f}")
+    print(f"max |x - exact| over the trajectory: {err:.2e}")
+    print("the traced program is one scan equation:")
+    print(ad.make_jaxpr(lambda p, y: integrate(p, y, dt, n)[0])(params, y0))
+
+    # 2. gradients of the final state, reverse mode through the loop
+    def final_x(params, y0):
+        return integrate(params, y0, dt, n)[0][0]
+
+    g_params, g_y0 = ad.grad(final_x, argnums=(0, 1))(params, y0)
+    fd_params = finite_difference(lambda p: final_x(p, y0), params)
+    fd_y0 = finite_difference(lambda y: final_x(params, y), y0)
+    print(f"d x(T) / d(k, c)   = {g_params}   finite differences {fd_params}")
+    print(f"d x(T) / d(x0, v0) = {g_y0}   finite differences {fd_y0}")
+    assert np.allclose(g_params, fd_params, rtol=1e-5)
+    assert np.allclose(g_y0, fd_y0, rtol=1e-5)
+
+    # 3. the Hessian of an energy, through the loop
+    def energy(params):
+        y = integrate(params, y0, dt, 100)[0]
+        return 0.5 * params[0] * y[0] ** 2 + 0.5 * y[1] ** 2
+
+    H = ad.hessian(energy)(params)
+    print("Hessian of the energy at T w.r.t. (k, c):")
+    print(H)
+    assert np.allclose(H, finite_difference(ad.grad(energy), params), rtol=1e-4, atol=1e-8)
+
+    # 4. recover the damping from an observed trajectory (Gauss-Newton on c)
+    observed = integrate(params, y0, dt, n)[1]
+
+    def residuals(c):
+        return integrate(anp.stack([params[0], c]), y0, dt, n)[1] - observed
+
+    c = 0.1
+    for it in range(6):
+        r = residuals(c)
+        J = ad.jacfwd(residuals)(c)                   # (n,) forward mode through the scan
+        c = c - float(np.dot(J, r) / np.dot(J, J))
+        print(f"Gauss-Newton step {it + 1}: damping c = {c:.10f}")
+    assert abs(c - params[1]) < 1e-8
+
+    # 5. compiled
+    try:
+        fast_grad = ad.jit(ad.grad(final_x, argnums=(0, 1)))
+        t0 = time.perf_counter()
+        g = fast_grad(params, y0)
+        t1 = time.perf_counter()
+        fast_grad(params, y0)
+        t2 = time.perf_counter()
+        assert np.allclose(g[0], g_params) and np.allclose(g[1], g_y0)
+        print(f"jit: first call (trace + compile) {t1 - t0:.2f} s, second call "
+              f"{(t2 - t1) * 1e3:.2f} ms; same gradients")
+    except NotImplementedError as e:
+        print(f"(ad.jit not available in this build: {e})")
+
+
+if __name__ == "__main__":
+    main()

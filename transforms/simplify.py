@@ -1,0 +1,237 @@
+"""Simplification: constant folding, common-subexpression elimination, dead-code elimination.
+
+Each pass is a pure function ``ClosedJaxpr -> ClosedJaxpr``; :func:`simplify_jaxpr`
+runs them in that order. They respect recomputation (checkpointing):
+
+* The body of a ``remat`` equation is simplified as a scope of its own: CSE never
+  merges a value recomputed inside a checkpoint with the same value computed
+  outside it (that would keep the value alive from the forward pass to the
+  backward pass, undoing the checkpoint).
+* ``remat`` equations with ``prevent_cse`` are never merged with each other.
+* Equations without variable inputs whose result is an array (``broadcast_in_dim``
+  of a literal, ``iota``) are not merged either: partial evaluation recomputes
+  them on purpose, since keeping one alive costs more than remaking it.
+* Constant folding makes scalars into literals, and folds array constants only
+  when the result is no larger than its inputs (a folded ``broadcast`` would be a
+  big constant kept alive for the whole program).
+
+DCE also prunes unused outputs (and then unused inputs) of ``remat`` equations.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> from autodiff.transforms.simplify import simplify_jaxpr
+>>> cj = ad.make_jaxpr(lambda x: anp.sin(x) * anp.sin(x) + 2.0 * 3.0)(np.ones(2))
+>>> print(simplify_jaxpr(cj))
+{ lambda ; a:f64[2]. let
+    b:f64[2] = sin a
+    c:f64[2] = mul b b
+    d:f64[2] = add c 6.0:f64[]
+  in (d,) }
+"""
+import numpy as np
+
+from ..core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var, _param_key
+from .remat import remat_p, name_p
+
+__all__ = ["simplify_jaxpr", "fold_constants", "cse", "dce"]
+
+
+def simplify_jaxpr(closed):
+    """Constant folding, then CSE, then DCE (remat-aware); returns a new ClosedJaxpr."""
+    closed = _as_closed(closed)
+    return dce(cse(fold_constants(closed)))
+
+
+def _as_closed(c):
+    return c if isinstance(c, ClosedJaxpr) else ClosedJaxpr(c, [])
+
+
+def _is_remat(e):
+    return e.primitive is remat_p
+
+
+def _map_remat_body(e, fn):
+    body = e.params["jaxpr"]
+    new = fn(body)
+    return e if new is body else e.replace(params=dict(e.params, jaxpr=new))
+
+
+# ----------------------------------------------------------------------------
+# constant folding
+# ----------------------------------------------------------------------------
+
+def _foldable(prim):
+    return (prim.impl is not None and not prim.call_like and prim is not name_p
+            and not getattr(prim, "effectful", False))
+
+
+def fold_constants(closed):
+    """Evaluate equations whose inputs are all literals or constants.
+
+    Scalar results become literals; array results become constants only when no
+    larger than the constants they are computed from.
+    """
+    closed = _as_closed(closed)
+    j = closed.jaxpr
+    values = dict(zip(j.constvars, closed.consts))
+    new_constvars, new_consts = list(j.constvars), list(closed.consts)
+    jaxpr = _fold(j, values, new_constvars, new_consts)
+    live = _live_vars(jaxpr)
+    keep = [(v, c) for v, c in zip(new_constvars, new_consts) if v in live]
+    return ClosedJaxpr(Jaxpr([v for v, _ in keep], jaxpr.invars, jaxpr.outvars, jaxpr.eqns),
+                       [c for _, c in keep])
+
+
+def _fold(j, values, new_constvars, new_consts):
+    """Fold ``j``'s equations; ``values`` maps constvars to arrays (empty inside bodies)."""
+    subst = {}
+    eqns = []
+    changed = False
+
+    def read(v):
+        return subst.get(v, v) if isinstance(v, Var) else v
+
+    for e in j.eqns:
+        invars = [read(v) for v in e.invars]
+        if invars != list(e.invars):
+            e = e.replace(invars=invars)
+            changed = True
+        if _is_remat(e):
+            e2 = _map_remat_body(e, lambda b: _fold(b, {}, [], []))
+            changed |= e2 is not e
+            eqns.append(e2)
+            continue
+        known = all(isinstance(v, Literal) or v in values for v in invars)
+        if not (known and _foldable(e.primitive)) or any(isinstance(o, DropVar) for o in e.outvars):
+            eqns.append(e)
+            continue
+        args = [v.val if isinstance(v, Literal) else values[v] for v in invars]
+        try:
+            out = e.primitive.impl(*args, **e.params)
+        except Exception:       # leave whatever cannot be evaluated here to run time
+            eqns.append(e)
+            continue
+        outs = out if e.primitive.multiple_results else [out]
+        outs = [np.asarray(o) for o in outs]
+        in_size = sum(int(np.size(values[v])) for v in invars if isinstance(v, Var))
+        if all(o.ndim == 0 for o in outs):
+            for o, v in zip(outs, e.outvars):
+                subst[v] = Literal(o, v.aval)
+        elif in_size and sum(o.size for o in outs) <= in_size and new_constvars is not None \
+                and values:
+            for o, v in zip(outs, e.outvars):
+                values[v] = o
+                new_constvars.append(v)
+                new_consts.append(o)
+        else:
+            eqns.append(e)
+            continue
+        changed = True
+    if not changed:
+        return j
+    return Jaxpr(j.constvars, j.invars, [read(v) for v in j.outvars], eqns)
+
+
+def _live_vars(j):
+    live = {v for v in j.outvars if isinstance(v, Var)}
+    for e in j.eqns:
+        live.update(v for v in e.invars if isinstance(v, Var))
+    return live
+
+
+# ----------------------------------------------------------------------------
+# common-subexpression elimination
+# ----------------------------------------------------------------------------
+
+def _atom_key(v):
+    return v._key() if isinstance(v, Literal) else v
+
+
+def _eqn_key(e):
+    """A hashable key of what ``e`` computes, or None when it must not be merged."""
+    prim = e.primitive
+    if getattr(prim, "effectful", False) or any(isinstance(o, DropVar) for o in e.outvars):
+        return None
+    if _is_remat(e) and e.params.get("prevent_cse", True):
+        return None
+    if not any(isinstance(v, Var) for v in e.invars) and any(o.aval.shape for o in e.outvars):
+        return None      # recomputed on purpose (see the module docstring)
+    try:
+        params = tuple(sorted((k, _param_key(p, True)) for k, p in e.params.items()))
+        key = (prim.name, tuple(_atom_key(v) for v in e.invars), params,
+               tuple(o.aval for o in e.outvars))
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def cse(closed):
+    """Merge equations that compute the same thing from the same inputs (remat-aware)."""
+    closed = _as_closed(closed)
+    j = _cse(closed.jaxpr)
+    return closed if j is closed.jaxpr else ClosedJaxpr(j, closed.consts)
+
+
+def _cse(j):
+    subst, table, eqns = {}, {}, []
+    changed = False
+
+    def read(v):
+        return subst.get(v, v) if isinstance(v, Var) else v
+
+    for e in j.eqns:
+        invars = [read(v) for v in e.invars]
+        if invars != list(e.invars):
+            e = e.replace(invars=invars)
+            changed = True
+        if _is_remat(e):
+            e2 = _map_remat_body(e, _cse)       # a scope of its own
+            changed |= e2 is not e
+            e = e2
+        key = _eqn_key(e)
+        if key is not None:
+            hit = table.get(key)
+            if hit is not None:
+                subst.update(zip(e.outvars, hit))
+                changed = True
+                continue
+            table[key] = e.outvars
+        eqns.append(e)
+    if not changed:
+        return j
+    return Jaxpr(j.constvars, j.invars, [read(v) for v in j.outvars], eqns)
+
+
+# ----------------------------------------------------------------------------
+# dead-code elimination
+# ----------------------------------------------------------------------------
+
+def dce(closed):
+    """Drop unused equations; prune unused outputs and inputs of ``remat`` bodies."""
+    closed = _as_closed(closed)
+    j = closed.jaxpr
+    new, _ = _dce(j, [True] * len(j.outvars), prune_invars=False)
+    cmap = dict(zip(j.constvars, closed.consts))
+    return ClosedJaxpr(new, [cmap[v] for v in new.constvars])
+
+
+def _dce(j, used_outputs, prune_invars):
+    outvars = [v for v, u in zip(j.outvars, used_outputs) if u]
+    live = {v for v in outvars if isinstance(v, Var)}
+    kept = []
+    for e in reversed(j.eqns):
+        used = [o in live for o in e.outvars]
+        if not any(used) and not getattr(e.primitive, "effectful", False):
+            continue
+        if _is_remat(e):
+            body, used_in = _dce(e.params["jaxpr"], used, prune_invars=True)
+            e = Eqn(remat_p, [v for v, u in zip(e.invars, used_in) if u],
+                    [o for o, u in zip(e.outvars, used) if u], dict(e.params, jaxpr=body),
+                    e.source)
+        kept.append(e)
+        live.update(v for v in e.invars if isinstance(v, Var))
+    kept.reverse()
+    used_in = [v in live for v in j.invars]
+    invars = [v for v, u in zip(j.invars, used_in) if u] if prune_invars else list(j.invars)
+    constvars = [v for v in j.constvars if v in live]
+    return Jaxpr(constvars, invars, outvars, kept), used_in
