@@ -12,6 +12,7 @@ np.float64(1.3817732906760363)
 >>> ad.grad(ad.grad(anp.tanh))(0.5)
 np.float64(-0.7268619813835873)
 """
+import collections
 import functools
 
 import numpy as np
@@ -19,7 +20,7 @@ import numpy as np
 from . import primitives as P
 from .core import (ClosedJaxpr, Tracer, Zero, eval_jaxpr, get_aval, is_concrete,
                    is_inexact_dtype, trace_flat, user_source)
-from .errors import DTypeError, ShapeError
+from .errors import ConcretizationError, DTypeError, ShapeError
 from .tree_util import (broadcast_prefix, tree_flatten, tree_map, tree_structure,
                         tree_unflatten)
 from .transforms.jvp import jvp_eval, jvp_jaxpr
@@ -208,6 +209,88 @@ def _split_aux_tree(out_tree, has_aux):
 # reverse mode: linearize (jvp + partial eval) and transpose
 # ----------------------------------------------------------------------------
 
+class _LinearizedProgram:
+    """The transformed IR of one traced jaxpr: what every call with the same structure reuses.
+
+    ``known``: ``(consts..., primals...) -> (outs..., residuals...)``;
+    ``unknown``: ``(residuals..., tangents...) -> out tangents`` (linear in the tangents);
+    ``transposed`` (built on first use): ``(residuals..., out cotangents...) -> in cotangents``.
+    """
+
+    __slots__ = ("source", "known", "unknown", "n_res", "n_t", "_transposed")
+
+    def __init__(self, closed, nonzeros, n_out):
+        from .core import Jaxpr
+        self.source = closed.jaxpr       # keeps callables in params alive (their ids key us)
+        j = closed.jaxpr
+        nc = len(j.constvars)
+        # constants become leading inputs, so the program does not depend on their values
+        open_j = ClosedJaxpr(Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns), [])
+        jclosed, _ = jvp_jaxpr(open_j, [False] * nc + list(nonzeros), instantiate=True)
+        n_all_out = len(j.outvars)
+        # aux outputs' tangents are not wanted: keep only main outputs' tangents
+        jj = jclosed.jaxpr
+        keep = list(jj.outvars[:n_all_out]) + list(jj.outvars[n_all_out:n_all_out + n_out])
+        jclosed = ClosedJaxpr(Jaxpr(jj.constvars, jj.invars, keep, jj.eqns), jclosed.consts)
+        self.n_t = sum(nonzeros)
+        self.known, self.unknown, self.n_res = partial_eval_jaxpr(
+            jclosed, [False] * (nc + len(j.invars)) + [True] * self.n_t, n_all_out)
+        self._transposed = None
+
+    def transposed(self):
+        if self._transposed is None:
+            from .transforms.transpose import transpose_jaxpr
+            linear = [False] * self.n_res + [True] * self.n_t
+            self._transposed = dce_closed(transpose_jaxpr(self.unknown, linear))
+        return self._transposed
+
+
+_LIN_CACHE = collections.OrderedDict()   # structural key -> _LinearizedProgram (LRU)
+
+
+def _params_cacheable(jaxpr):
+    """False when a param is keyed by identity rather than content: a Python callable (its
+    id, not its behaviour, is in the key) or a large constant of a sub-jaxpr. Such traces
+    would miss the cache on every call and fill it with entries nobody reuses."""
+    from .core import Jaxpr
+    for e in jaxpr.eqns:
+        for v in e.params.values():
+            for x in (v if isinstance(v, (tuple, list)) else (v,)):
+                if isinstance(x, ClosedJaxpr):
+                    if any(isinstance(c, Tracer) or np.size(c) > 64 for c in x.consts):
+                        return False
+                    x = x.jaxpr
+                if isinstance(x, Jaxpr):
+                    if not _params_cacheable(x):
+                        return False
+                elif (callable(x) and not isinstance(x, type)) or isinstance(x, dict):
+                    return False
+    return True
+
+
+def _linearized_program(closed, nonzeros, n_out):
+    """jvp + partial evaluation of ``closed``, cached by its structure (not its values).
+
+    Without jit every call retraces (Python control flow may differ), but a trace with
+    the same structure as an earlier one gets that one's transformed programs: the
+    repeated ``grad`` call skips the jvp, partial-evaluation and transpose passes.
+    """
+    from .core import trace_state
+    from .config import config
+    if not _params_cacheable(closed.jaxpr):
+        return _LinearizedProgram(closed, nonzeros, n_out)
+    key = (closed.jaxpr.key(), tuple(nonzeros), n_out, trace_state.grad_enabled)
+    prog = _LIN_CACHE.get(key)
+    if prog is None:
+        prog = _LinearizedProgram(closed, nonzeros, n_out)
+        _LIN_CACHE[key] = prog
+        while len(_LIN_CACHE) > config.cache_size:
+            _LIN_CACHE.popitem(last=False)
+    else:
+        _LIN_CACHE.move_to_end(key)
+    return prog
+
+
 class _Linearized:
     """The pieces of a linearization, shared by vjp, grad and linearize."""
 
@@ -220,22 +303,15 @@ class _Linearized:
             diff_mask = [True] * len(avals)
         self.nonzeros = [m and is_inexact_dtype(a.dtype) for m, a in zip(diff_mask, avals)]
         self.in_avals = avals
-        jclosed, _ = jvp_jaxpr(closed, self.nonzeros, instantiate=True)
+        prog = _linearized_program(closed, self.nonzeros, self.n_out)
         n_all_out = len(closed.jaxpr.outvars)
-        # aux outputs' tangents are not wanted: keep only main outputs' tangents
-        jj = jclosed.jaxpr
-        keep = list(jj.outvars[:n_all_out]) + list(jj.outvars[n_all_out:n_all_out + self.n_out])
-        from .core import Jaxpr
-        jclosed = ClosedJaxpr(Jaxpr(jj.constvars, jj.invars, keep, jj.eqns), jclosed.consts)
-        n_t = sum(self.nonzeros)
-        known, unknown, n_res = partial_eval_jaxpr(
-            jclosed, [False] * len(avals) + [True] * n_t, n_all_out)
-        res = evaluate(known, list(flat_args))
+        res = evaluate(prog.known, list(closed.consts) + list(flat_args))
         self.outs = res[:n_all_out]
         self.residuals = res[n_all_out:]
-        self.unknown = unknown
-        self.n_res = n_res
-        self.n_t = n_t
+        self.program = prog
+        self.unknown = prog.unknown
+        self.n_res = prog.n_res
+        self.n_t = prog.n_t
         self.out_avals = closed.out_avals[:self.n_out]
 
     def primal_out(self):
@@ -246,15 +322,12 @@ class _Linearized:
 
     def backward(self, cts_flat):
         """Cotangents of every flat input (zeros for non-differentiated ones)."""
-        uj = self.unknown
-        linear = [False] * self.n_res + [True] * self.n_t
-        args = list(self.residuals) + [None] * self.n_t
-        cts = backward_pass(uj.jaxpr, uj.consts, linear, args, cts_flat)[self.n_res:]
+        cts = evaluate(self.program.transposed(), list(self.residuals) + list(cts_flat))
         it = iter(cts)
         out = []
         for nz, a in zip(self.nonzeros, self.in_avals):
             if nz:
-                out.append(P.instantiate(next(it)))
+                out.append(next(it))
             else:
                 out.append(np.zeros(a.shape, a.dtype))
         return out
@@ -531,7 +604,16 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
             box.append(out_tree)
             return [as_array(l) for l in out_leaves]
 
-        closed = dce_closed(trace_flat(flat_fun, avals, None, name="vmap"))
+        try:
+            closed = dce_closed(trace_flat(flat_fun, avals, None, name="vmap"))
+        except ConcretizationError as err:
+            if "Inside vmap" in str(err):          # already explained by an inner vmap
+                raise
+            raise ConcretizationError(
+                str(err).split("\n  (at ")[0] + " Inside vmap a value computed from a mapped "
+                "argument stands for the whole batch, so Python control flow on it cannot be "
+                "decided per element: use anp.where (or ad.lax.cond), or pass the argument "
+                "unmapped with in_axes=None.", source=err.source) from None
         out_tree = box[0]
         outs, odims = batch_eval(closed.jaxpr, closed.consts, mapped, mdims)
         if out_axes is None or isinstance(out_axes, (int, np.integer)):
@@ -599,6 +681,13 @@ def _dyn_split(fun, args, kwargs, argnums):
     return dyn, f
 
 
+def _float_tangents(touts, dtype):
+    """Output tangents, with zeros of the Jacobian's float dtype for int/bool outputs
+    (so forward and reverse mode agree: their derivative is zero, and a float)."""
+    return [P.instantiate(t) if is_inexact_dtype(P.dtype_of(t)) else
+            P.full(P.shape_of(t), 0, dtype) for t in touts]
+
+
 def _fwd_blocks(batched, in_avals):
     """Forward mode: ``batched`` is ``(n_in, *out_shape)`` -> one block per input leaf,
     ``out_shape + in_shape``."""
@@ -664,14 +753,16 @@ def jacfwd(fun, argnums=0, has_aux=False):
                                      PyTreeDef(tuple, None, (in_tree,)), name="jacfwd")
         closed = dce_closed(closed)
         out_tree, aux_tree, n_out = _split_aux_tree(out_tree, has_aux)
-        basis, _ = _std_basis(in_avals, _jac_dtype(in_avals))
+        jdt = _jac_dtype(in_avals)
+        basis, n = _std_basis(in_avals, jdt)
 
         def push(*ts):
             outs, touts = jvp_eval(closed.jaxpr, closed.consts, flat, list(ts))
-            return [P.instantiate(t) for t in touts[:n_out]], outs[n_out:]
+            return _float_tangents(touts[:n_out], jdt), outs[n_out:]
 
         # aux comes from the primal computation: the same for every basis vector
-        tangents, aux = vmap(push, in_axes=(0,) * len(basis), out_axes=(0, None))(*basis)
+        tangents, aux = vmap(push, in_axes=(0,) * len(basis), out_axes=(0, None),
+                             axis_size=n)(*basis)
         per_out = [_fwd_blocks(b, in_avals) for b in tangents]
         jac_tree = _jac_tree(per_out, in_tree, out_tree)
         if has_aux:
@@ -681,9 +772,9 @@ def jacfwd(fun, argnums=0, has_aux=False):
 
 
 def _jac_linearized(fun, argnums, has_aux, mode, who):
-    """Jacobian from one linearization: ``vmap`` of the linear map over the input basis
-    (``mode="fwd"``), of its transpose over the output basis (``"rev"``), or whichever
-    basis is smaller (``"auto"``)."""
+    """Jacobian from one linearization: ``vmap`` of the transposed linear map over the
+    output basis (``mode="rev"``), or with ``"auto"`` of the linear map over the input
+    basis instead when that basis is no larger."""
     @functools.wraps(fun)
     def jac(*args, **kwargs):
         dyn, f = _dyn_split(fun, args, kwargs, argnums)
@@ -695,10 +786,11 @@ def _jac_linearized(fun, argnums, has_aux, mode, who):
         out_avals, in_avals = lin.out_avals, lin.in_avals
         n_in = sum(a.size for a in in_avals)
         n_out = sum(a.size for a in out_avals)
-        forward = mode == "fwd" or (mode == "auto" and n_in <= n_out)
-        if forward:
-            basis, _ = _std_basis(in_avals, _jac_dtype(in_avals))
-            cols = vmap(lambda *ts: lin.forward(list(ts)), in_axes=(0,) * len(basis))(*basis)
+        if mode == "auto" and n_in <= n_out:
+            jdt = _jac_dtype(in_avals)
+            basis, _ = _std_basis(in_avals, jdt)
+            cols = vmap(lambda *ts: _float_tangents(lin.forward(list(ts)), jdt),
+                        in_axes=(0,) * len(basis), axis_size=n_in)(*basis)
             per_out = [_fwd_blocks(c, in_avals) for c in cols]
         else:
             basis, _ = _std_basis(out_avals, _jac_dtype(out_avals))
@@ -706,7 +798,7 @@ def _jac_linearized(fun, argnums, has_aux, mode, who):
             def pull(*cts):
                 return lin.backward([P.convert(c, a.dtype) for c, a in zip(cts, out_avals)])
 
-            rows = vmap(pull, in_axes=(0,) * len(basis))(*basis)
+            rows = vmap(pull, in_axes=(0,) * len(basis), axis_size=n_out)(*basis)
             per_out = _rev_blocks(rows, out_avals)
         jac_tree = _jac_tree(per_out, in_tree, lin.out_tree)
         if has_aux:

@@ -243,11 +243,12 @@ class SavedResidual(NamedTuple):
     nbytes: int
     source: Optional[object]     # SourceInfo of the equation that produced it
     primitive: Optional[str]     # its primitive, or None for an input / constant
-    argument: Optional[int]      # flat index of the function input it is, if any
+    argument: Optional[int]      # flat index (over all leaves) of the input it is, if any
+    where: str = ""              # that input as ``args[i]`` or ``args[i] leaf j``
 
     def describe(self):
         if self.argument is not None:
-            where = f"the function's input #{self.argument} (kept anyway, not a copy)"
+            where = f"the input {self.where or self.argument} (kept anyway, not a copy)"
         elif self.primitive is None:
             where = "a constant of the function"
         else:
@@ -312,13 +313,17 @@ def saved_residuals(fun, *args, **kwargs):
     """
     known, _, n_res, n_out = _linearized_jaxprs(fun, args, kwargs)
     kj = known.jaxpr
+    paths = []
+    for i, a in enumerate(args):
+        k = len(tree_flatten(a)[0])
+        paths.extend(f"args[{i}]" if k == 1 else f"args[{i}] leaf {j}" for j in range(k))
     out = []
     for v in kj.outvars[n_out:]:
         if not isinstance(v, Var):
             continue
         kind, what = _origin(v, kj)
         if kind == "arg":
-            out.append(SavedResidual(v.aval, _nbytes(v.aval), None, None, what))
+            out.append(SavedResidual(v.aval, _nbytes(v.aval), None, None, what, paths[what]))
         elif kind == "const":
             out.append(SavedResidual(v.aval, _nbytes(v.aval), None, None, None))
         else:
@@ -335,7 +340,7 @@ def print_saved_residuals(fun, *args, **kwargs):
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.print_saved_residuals(lambda x: anp.sum(anp.sin(x) * x), np.ones(3))  # doctest: +ELLIPSIS
     f64[3]                     24 bytes  from cos at ...
-    f64[3]                     24 bytes  from the function's input #0 (kept anyway, not a copy)
+    f64[3]                     24 bytes  from the input args[0] (kept anyway, not a copy)
     f64[3]                     24 bytes  from sin at ...
     saved: 2 values, 48 bytes (plus 1 input)
     """

@@ -261,7 +261,10 @@ class Literal:
 
     def _key(self):
         v = self.val
-        return ("lit", self.aval, v.tobytes() if hasattr(v, "tobytes") else v)
+        k = v.item() if hasattr(v, "item") else v
+        if k == 0 and isinstance(k, float):
+            k = repr(k)                  # keep 0.0 and -0.0 apart
+        return ("lit", self.aval, k)
 
     def __repr__(self):
         return f"Literal({self.val!r})"
@@ -404,28 +407,37 @@ SIZE_PARAMS = {"shape", "new_sizes", "start_indices", "limit_indices", "slice_si
 
 
 def _jaxpr_key(jaxpr, shapes):
+    # computed once per jaxpr, on every un-jitted grad call (its transform cache keys on
+    # it): kept to dictionary lookups and small tuples
     names = {}
 
-    def av(a):
-        return (a.shape if shapes else len(a.shape), a.dtype.str, a.weak_type)
-
-    def ref(v):
-        if isinstance(v, Literal):
-            return v._key()
-        return names[v]
+    if shapes:
+        def av(a):
+            return (a.shape, a.dtype, a.weak_type)
+    else:
+        def av(a):
+            return (len(a.shape), a.dtype, a.weak_type)
 
     for v in itertools.chain(jaxpr.constvars, jaxpr.invars):
         names[v] = len(names)
     parts = [tuple(av(v.aval) for v in jaxpr.constvars), tuple(av(v.aval) for v in jaxpr.invars)]
+    lit = Literal
     for e in jaxpr.eqns:
-        ins = tuple(ref(v) for v in e.invars)
-        for v in e.outvars:
+        ins = tuple(v._key() if v.__class__ is lit else names[v] for v in e.invars)
+        outs = e.outvars
+        for v in outs:
             names[v] = len(names)
-        params = tuple(sorted(
-            (k, _param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?")
-            for k, p in e.params.items()))
-        parts.append((e.primitive.name, ins, tuple(av(v.aval) for v in e.outvars), params))
-    parts.append(tuple(ref(v) for v in jaxpr.outvars))
+        ps = e.params
+        if ps:
+            params = tuple(sorted(
+                (k, _param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?")
+                for k, p in ps.items()))
+        else:
+            params = ()
+        parts.append((e.primitive.name, ins,
+                      av(outs[0].aval) if len(outs) == 1 else tuple(av(v.aval) for v in outs),
+                      params))
+    parts.append(tuple(v._key() if v.__class__ is lit else names[v] for v in jaxpr.outvars))
     return tuple(parts)
 
 
@@ -838,53 +850,54 @@ class new_trace:
 # ----------------------------------------------------------------------------
 
 def bind(prim, args, params):
+    # the hot path of tracing: every recorded equation passes here once
     trace = None
     for a in args:
-        if type(a) is Tracer:
-            t = a._trace
-            if trace is None or t.level > trace.level:
-                trace = t
-        elif isinstance(a, Tracer):
+        if isinstance(a, Tracer):
             t = a._trace
             if trace is None or t.level > trace.level:
                 trace = t
     if trace is None:
         return _eager(prim, args, params)
-    dyn = trace_state.dynamic
+    state = trace_state
+    dyn = state.dynamic
     if dyn is not None and trace.level < dyn.level:
         trace = dyn   # ops on closed-over values stay inside the checkpointed body
-    if trace.closed:
-        for a in args:
-            if isinstance(a, Tracer) and a._trace is trace:
-                trace._check_alive(a)
     invars = []
     for a in args:
         if isinstance(a, Tracer):
-            if a._trace is trace:
-                invars.append(a.ivar)
-            else:
-                if a._trace.closed:
-                    a._trace._check_alive(a)
-                invars.append(trace.lift(a))
+            t = a._trace
+            if t.closed:
+                t._check_alive(a)
+            invars.append(a.ivar if t is trace else trace.lift(a))
+        elif isinstance(a, np.ndarray):
+            invars.append(trace.lift(a) if a.ndim > 0 else Literal(a[()]))
         else:
-            invars.append(trace.lift(a) if isinstance(a, np.ndarray) and a.ndim > 0
-                          else Literal(a) if not isinstance(a, np.ndarray) else Literal(a[()]))
-    in_avals = [v.aval for v in invars]
-    src = trace_state.source or user_source(2)
+            invars.append(Literal(a))
+    src = state.source or user_source(2)
     try:
-        out_avals = prim.abstract_eval(*in_avals, **params)
+        out_avals = prim.abstract_eval(*[v.aval for v in invars], **params)
     except (ShapeError, DTypeError) as err:
         if err.source is None:
             raise type(err)(str(err), source=src) from None
         raise
     if not prim.multiple_results:
-        out_avals = [out_avals]
+        out = trace.add_eqn(prim, invars, [out_avals], params, src)
+        if not state.grad_enabled and trace.level >= 0:   # the tape (level -1) records nothing
+            out = _no_grad(prim, out)
+        return out[0]
     outs = trace.add_eqn(prim, invars, out_avals, params, src)
-    if not trace_state.grad_enabled and prim.name != "stop_gradient":
-        # seed semantics: inside ad.no_grad() results carry no derivative
-        sg = primitives["stop_gradient"]
-        outs = [bind(sg, (o,), {}) if o.aval.dtype.kind == "f" else o for o in outs]
-    return outs if prim.multiple_results else outs[0]
+    if not state.grad_enabled and trace.level >= 0:
+        outs = _no_grad(prim, outs)
+    return outs
+
+
+def _no_grad(prim, outs):
+    # seed semantics: inside ad.no_grad() results carry no derivative
+    if prim.name == "stop_gradient":
+        return outs
+    sg = primitives["stop_gradient"]
+    return [bind(sg, (o,), {}) if o.aval.dtype.kind == "f" else o for o in outs]
 
 
 def _eager(prim, args, params):
@@ -923,7 +936,13 @@ def trace_flat(fun, in_avals, concrete_values=None, name="trace"):
                     for a, v in zip(in_avals, concrete_values)]
         else:
             args = [trace.new_arg(a) for a in in_avals]
-        outs = fun(*args)
+        # a transform sees the no_grad regions inside ``fun``, not one around the call
+        # (as torch.func.grad): with ad.no_grad(): ad.grad(f)(x) is still f's gradient
+        enabled, trace_state.grad_enabled = trace_state.grad_enabled, True
+        try:
+            outs = fun(*args)
+        finally:
+            trace_state.grad_enabled = enabled
         outs = [full_lower_input(o) for o in outs]
         jaxpr, consts = trace.to_jaxpr(outs)
     return ClosedJaxpr(jaxpr, consts)

@@ -1,5 +1,560 @@
-"""jit: compile a function to Numba CPU code (work in progress: issue 5)."""
+"""jit: trace once per input signature, lower to Numba CPU code, cache the result.
+
+Two caches sit at the stage boundaries (DESIGN.md, "jit and the graph cache"):
+
+* the **graph cache** of each jitted function (an LRU of ``ad.config.cache_size``
+  entries) maps an input signature -- pytree structure, shapes, dtypes, the values of
+  static arguments -- to a ready-to-call entry (the traced jaxpr and the compiled
+  kernel with its size vector);
+* the **kernel cache** (:mod:`autodiff.backends.compile_cache`) maps generated source
+  to compiled machine code, in memory and on disk. The source does not depend on
+  sizes, so a new batch size costs a re-trace (milliseconds), not a compile.
+
+Called on tracers (``grad(jit(f))``, ``vmap(jit(f))``, jit inside jit) a jitted
+function traces ``f`` abstractly and inlines that jaxpr into the enclosing trace.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> @ad.jit
+... def f(x):
+...     return anp.sum(anp.tanh(x) ** 2)
+>>> float(f(np.zeros(3)))
+0.0
+>>> f.cache_info()
+CacheInfo(hits=0, misses=1, size=1, capacity=1024)
+"""
+import collections
+import functools
+import inspect
+import logging
+import threading
+import weakref
+
+import numpy as np
+
+from .config import config
+from .core import ShapedArray, Tracer, eval_jaxpr, trace_flat, user_source
+from .errors import DTypeError, UnsupportedError
+from .tree_util import LEAF, tree_flatten, tree_unflatten
+
+__all__ = ["jit", "JitFunction", "Lowered", "CacheInfo"]
+
+CacheInfo = collections.namedtuple("CacheInfo", "hits misses size capacity")
+_log = logging.getLogger("autodiff.jit")
+_instances = weakref.WeakSet()
+_ndarray = np.ndarray
+_PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_)}
+_BACKENDS = ("cpu", "interpret", "cuda")
 
 
-def jit(fun=None, static_argnums=(), static_argnames=(), backend=None):
-    raise NotImplementedError("jit is being built (issue 5)")
+@config.on_update
+def _on_config(name, value):
+    # entries are built for one mode (compiled or NaN-checking interpreter) and capacity
+    if name in ("debug_nans", "default_backend", "jit_parallel_threshold"):
+        for f in list(_instances):
+            f._cache.clear()
+    elif name == "cache_size":
+        for f in list(_instances):
+            f._evict()
+
+
+# ----------------------------------------------------------------------------------
+# signatures
+# ----------------------------------------------------------------------------------
+
+def _leaf_key(x):
+    """Hashable description of one argument leaf; None for tracers."""
+    t = type(x)
+    if t is _ndarray:
+        return (x.shape, x.dtype)
+    if t in _PY_SCALARS or isinstance(x, np.generic):
+        return t
+    if isinstance(x, Tracer):
+        return None
+    if isinstance(x, np.ndarray):
+        return (x.shape, x.dtype)
+    return "other"
+
+
+def _leaf_aval(x, key):
+    if isinstance(key, tuple):
+        dt = key[1] if key[1].isnative else key[1].newbyteorder("=")
+        return ShapedArray(key[0], dt)
+    if key in _PY_SCALARS:
+        return ShapedArray((), _PY_SCALARS[key], weak_type=True)
+    return ShapedArray((), x.dtype)
+
+
+def _describe_leaf(k):
+    if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], tuple):
+        return ShapedArray(k[0], k[1] if k[1].isnative else k[1].newbyteorder("=")).str_short()
+    if isinstance(k, tuple) and k and k[0] == "tracer":
+        return f"traced {k[1].str_short()}"
+    if isinstance(k, type):
+        return f"a Python {k.__name__}" if k in _PY_SCALARS else f"a {k.__name__} scalar"
+    return repr(k)
+
+
+def _split_key(key):
+    """(treedef or None, statics, leaf keys) of either key format."""
+    if key and key[0] == "tree":
+        return key[1], key[2], key[3]
+    return None, (), key
+
+
+def _explain(fname, old, new):
+    """Why ``new`` missed: the differences from the most recently used signature."""
+    if old is None:
+        return f"jit({fname}): first call, tracing for {_sig_text(new)}"
+    ot, os_, ol = _split_key(old)
+    nt, ns, nl = _split_key(new)
+    why = []
+    if ot != nt or len(ol) != len(nl):
+        why.append(f"the argument structure changed from {ot or len(ol)} to {nt or len(nl)}")
+    if os_ != ns:
+        for i, (a, b) in enumerate(zip(os_, ns)):
+            if a != b:
+                why.append(f"static argument {a[0]!r} changed from {a[1]!r} to {b[1]!r}")
+    if len(ol) == len(nl):
+        for i, (a, b) in enumerate(zip(ol, nl)):
+            if a != b:
+                why.append(f"argument leaf {i} changed from {_describe_leaf(a)} to "
+                           f"{_describe_leaf(b)}")
+    if not why:
+        why.append("the signature was evicted from the cache (capacity "
+                   f"{config.cache_size})")
+    return f"jit({fname}): retracing because " + "; ".join(why)
+
+
+def _sig_text(key):
+    t, s, leaves = _split_key(key)
+    parts = [_describe_leaf(k) for k in leaves]
+    if s:
+        parts += [f"{n}={v!r}" for n, v in s]
+    return "(" + ", ".join(parts) + ")"
+
+
+# ----------------------------------------------------------------------------------
+# entries: what a cache hit calls
+# ----------------------------------------------------------------------------------
+
+class _Entry:
+    __slots__ = ("call", "closed", "out_tree", "program", "kernel", "backend")
+
+    def __init__(self, call, closed, out_tree, program=None, kernel=None, backend="cpu"):
+        self.call = call
+        self.closed = closed
+        self.out_tree = out_tree
+        self.program = program
+        self.kernel = kernel
+        self.backend = backend
+
+
+def _finisher(out_tree, out_avals):
+    """Python source for turning kernel results ``r`` into the user's output pytree."""
+    n = len(out_avals)
+    items = []
+    for i, a in enumerate(out_avals):
+        ri = "r" if n == 1 else f"r[{i}]"
+        items.append(f"_T{i}({ri})" if not a.shape else ri)
+    if out_tree.node_type is None:
+        return items[0]
+    if out_tree.node_type is tuple and all(c.node_type is None for c in out_tree.children):
+        return "(" + ", ".join(items) + ("," if n == 1 else "") + ")"
+    return "_unflatten(_tree, [" + ", ".join(items) + "])"
+
+
+def _compiled_entry(closed, out_tree, leaf_keys):
+    from .backends import compile_cache, numba_cpu
+    prog = numba_cpu.lower(closed)
+    kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params)
+    ns = {"_ep": kernel.entry_point, "_asc": np.ascontiguousarray, "_unflatten": tree_unflatten,
+          "_tree": out_tree, "_sz": prog.sizes}
+    args = []
+    for i, c in enumerate(prog.consts):
+        c = np.asarray(c)
+        ns[f"_c{i}"] = np.ascontiguousarray(c) if c.ndim else c[()]
+        args.append(f"_c{i}")
+    names = []
+    for i, (k, a) in enumerate(zip(leaf_keys, closed.in_avals)):
+        n = f"a{i}"
+        names.append(n)
+        if isinstance(k, tuple):
+            native = k[1].isnative
+            if not native:
+                ns[f"_d{i}"] = a.dtype
+            if a.shape:
+                args.append(f"_asc({n})" if native else f"_asc({n}, _d{i})")
+            else:
+                args.append(f"{n}[()]" if native else f"_d{i}.type({n})")
+        else:
+            args.append(n)
+    if prog.params and prog.params[-1][0] == "sizes":
+        args.append("_sz")
+    for i, a in enumerate(prog.out_avals):
+        ns[f"_T{i}"] = a.dtype.type
+    src = (f"def call({', '.join(names)}):\n"
+           f"    r = _ep({', '.join(args)})\n"
+           f"    return {_finisher(out_tree, prog.out_avals)}\n")
+    exec(compile(src, "<autodiff jit entry>", "exec"), ns)
+    return _Entry(ns["call"], closed, out_tree, prog, kernel, "cpu")
+
+
+def _interpreted_entry(closed, out_tree):
+    from .backends.interpreter import run_closed
+
+    def call(*leaves):
+        outs = run_closed(closed, [np.asarray(x) for x in leaves])
+        outs = [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else
+                (o if isinstance(o, np.ndarray) else np.asarray(o)[()] if np.ndim(o) == 0
+                 else np.asarray(o)) for o in outs]
+        return tree_unflatten(out_tree, outs)
+    return _Entry(call, closed, out_tree, backend="interpret")
+
+
+class Lowered:
+    """What ``jitted.lower(*args)`` returns: the IR and the generated code.
+
+    ``jaxpr`` is the ClosedJaxpr that is compiled (calls inlined, dead code removed),
+    ``source`` the generated Python/Numba module (``None`` for the interpreter),
+    ``sizes`` the run-time size vector for these arguments.
+    """
+
+    def __init__(self, jaxpr, source, sizes, program):
+        self.jaxpr = jaxpr
+        self.source = source
+        self.sizes = sizes
+        self.program = program
+
+    def as_text(self):
+        return self.source if self.source is not None else str(self.jaxpr)
+
+    def __str__(self):
+        return self.as_text()
+
+
+# ----------------------------------------------------------------------------------
+# the jitted function
+# ----------------------------------------------------------------------------------
+
+class JitFunction:
+    """A function compiled per input signature. Call it like the original.
+
+    Attributes: ``cache_info()``, ``clear_cache()``, ``lower(*args)``, ``__wrapped__``.
+    """
+
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend=None):
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        if backend is not None and backend not in _BACKENDS:
+            raise ValueError(f"jit: unknown backend {backend!r}; choose one of {_BACKENDS}")
+        if backend == "cuda":
+            raise UnsupportedError(
+                "jit: backend='cuda' is not available yet (the Numba CUDA lowering is a "
+                "separate backend still being built); use backend='cpu' or 'interpret'",
+                source=user_source())
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._backend = backend
+        nums = _as_tuple(static_argnums)
+        names = tuple(static_argnames) if isinstance(static_argnames, (tuple, list)) else \
+            ((static_argnames,) if static_argnames else ())
+        nums, names = _link_static(fun, nums, names)
+        self._static_argnums = tuple(sorted(set(nums)))
+        self._static_argnames = frozenset(names)
+        self._fast = not self._static_argnums and not self._static_argnames
+        self._cache = collections.OrderedDict()
+        self._hits = 0
+        self._misses = 0
+        self._lock = threading.RLock()
+        self._name = getattr(fun, "__name__", "fun")
+        _instances.add(self)
+
+    def __repr__(self):
+        return f"<jitted {self._name}>"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return self
+        return functools.partial(self, obj)
+
+    # -------------------------------------------------------------- public helpers
+    def cache_info(self):
+        """``CacheInfo(hits, misses, size, capacity)`` of this function's graph cache."""
+        return CacheInfo(self._hits, self._misses, len(self._cache), int(config.cache_size))
+
+    def clear_cache(self):
+        """Empty this function's graph cache and reset its counters (the kernel cache stays)."""
+        with self._lock:
+            self._cache.clear()
+            self._hits = 0
+            self._misses = 0
+
+    def lower(self, *args, **kwargs):
+        """The jaxpr and generated source for these arguments (nothing is compiled).
+
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> low = ad.jit(lambda x: anp.exp(x) + 1.0).lower(np.ones(3))
+        >>> "# c:f64[n0] = add b 1.0" in low.source
+        True
+        """
+        key, leaves, in_tree, statics, kw = self._signature(args, kwargs)
+        keys = [_leaf_key(x) for x in leaves]
+        closed, _ = self._trace(leaves, keys, in_tree, statics, kw, args)
+        if self._backend_now() == "interpret":
+            return Lowered(closed, None, None, None)
+        from .backends import numba_cpu
+        prog = numba_cpu.lower(closed)
+        return Lowered(prog.jaxpr, prog.source, prog.sizes, prog)
+
+    # -------------------------------------------------------------- calling
+    def __call__(self, *args, **kwargs):
+        if self._fast and not kwargs:
+            key = []
+            for a in args:
+                t = type(a)
+                if t is _ndarray:
+                    key.append((a.shape, a.dtype))
+                elif t is float or t is int or t is bool:
+                    key.append(t)
+                else:
+                    break
+            else:
+                key = tuple(key)
+                e = self._cache.get(key)
+                if e is not None:
+                    self._hits += 1
+                    self._cache.move_to_end(key)
+                    return e.call(*args)
+        return self._call_slow(args, kwargs)
+
+    def _call_slow(self, args, kwargs):
+        key, leaves, in_tree, statics, kw = self._signature(args, kwargs)
+        if key is None:          # traced arguments: inline into the enclosing trace
+            return self._call_inline(leaves, in_tree, statics, kw, args)
+        e = self._cache.get(key)
+        if e is not None:
+            self._hits += 1
+            self._cache.move_to_end(key)
+            return e.call(*leaves)
+        return self._miss(key, leaves, in_tree, statics, kw, args)
+
+    def _signature(self, args, kwargs):
+        """``(key, flat dynamic leaves, treedef, statics, static kwargs)``; key None if traced."""
+        statics = ()
+        dyn_args = args
+        if self._static_argnums:
+            n = len(args)
+            idx = set()
+            for i in self._static_argnums:
+                if -n <= i < n:
+                    idx.add(i % n)
+            statics = tuple((i, args[i]) for i in sorted(idx))
+            dyn_args = tuple(a for i, a in enumerate(args) if i not in idx)
+        static_kw = {}
+        dyn_kw = kwargs
+        if kwargs and self._static_argnames:
+            static_kw = {k: v for k, v in kwargs.items() if k in self._static_argnames}
+            dyn_kw = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
+            statics = statics + tuple(sorted(static_kw.items()))
+        for name, v in statics:
+            try:
+                hash(v)
+            except TypeError:
+                what = f"argument {name}" if isinstance(name, int) else f"argument {name!r}"
+                raise TypeError(
+                    f"jit({self._name}): static {what} has an unhashable value of type "
+                    f"{type(v).__name__} ({_short(v)}). Static arguments are part of the cache "
+                    f"key and must be hashable: pass a tuple instead of a list (or a frozen "
+                    f"object), or make the argument dynamic (not in static_argnums/"
+                    f"static_argnames).") from None
+        if dyn_kw:
+            leaves, in_tree = tree_flatten((tuple(dyn_args), dyn_kw))
+            static_kw = (static_kw, True)
+        else:
+            leaves, in_tree = tree_flatten(tuple(dyn_args))
+            static_kw = (static_kw, False)
+        leaves = [_as_leaf(x) for x in leaves]
+        keys = [_leaf_key(x) for x in leaves]
+        if any(k is None for k in keys):
+            return None, leaves, in_tree, statics, static_kw
+        simple = (not statics and not dyn_kw and in_tree.node_type is tuple
+                  and all(c is LEAF or c.node_type is None for c in in_tree.children)
+                  and all(type(x) is _ndarray or type(x) in _PY_SCALARS for x in leaves))
+        if simple:
+            return tuple(keys), leaves, in_tree, statics, static_kw
+        return ("tree", in_tree, statics, tuple(keys)), leaves, in_tree, statics, static_kw
+
+    def _backend_now(self):
+        b = self._backend or config.default_backend
+        if config.debug_nans:
+            return "interpret"       # the interpreter checks every equation for NaNs
+        return b
+
+    def _trace(self, leaves, keys, in_tree, statics, static_kw, args):
+        avals = []
+        for x, k in zip(leaves, keys):
+            if k is None:
+                avals.append(x.aval)
+            else:
+                avals.append(_leaf_aval(x, k))
+        fun = self._fun
+        static_pos = dict((i, v) for i, v in statics if isinstance(i, int))
+        n_args = len(args)
+        static_kw, has_kw = static_kw
+        box = []
+
+        def flat_fun(*tracers):
+            tree = tree_unflatten(in_tree, list(tracers))
+            if has_kw:
+                dyn, dkw = tree
+            else:
+                dyn, dkw = tree, {}
+            it = iter(dyn)
+            full = [static_pos[i] if i in static_pos else next(it) for i in range(n_args)]
+            out = fun(*full, **dkw, **static_kw)
+            outs, out_tree = tree_flatten(out)
+            box.append(out_tree)
+            from .api import as_array
+            return [as_array(o) for o in outs]
+
+        closed = trace_flat(flat_fun, avals, None, name=f"jit({self._name})")
+        return closed, box[0]
+
+    def _call_inline(self, leaves, in_tree, statics, static_kw, args):
+        keys = [_leaf_key(x) for x in leaves]
+        ikey = ("inline", in_tree, statics,
+                tuple(("tracer", x.aval) if k is None else k for x, k in zip(leaves, keys)))
+        e = self._cache.get(ikey)
+        if e is None:
+            self._misses += 1
+            closed, out_tree = self._trace(leaves, keys, in_tree, statics, static_kw, args)
+            e = _Entry(None, closed, out_tree, backend="inline")
+            if not any(isinstance(c, Tracer) for c in closed.consts):
+                self._insert(ikey, e)
+        else:
+            self._hits += 1
+            self._cache.move_to_end(ikey)
+        outs = eval_jaxpr(e.closed.jaxpr, e.closed.consts, *leaves)
+        from .api import to_output
+        return tree_unflatten(e.out_tree, [to_output(o) for o in outs])
+
+    def _miss(self, key, leaves, in_tree, statics, static_kw, args):
+        with self._lock:
+            self._misses += 1
+            explain = config.explain_cache_misses
+            if explain:
+                last = next(reversed(self._cache)) if self._cache else None
+                _log.warning(_explain(self._name, last, key))
+            keys = [_leaf_key(x) for x in leaves]
+            closed, out_tree = self._trace(leaves, keys, in_tree, statics, static_kw, args)
+            if any(isinstance(c, Tracer) for c in closed.consts):
+                # closes over a value traced by an enclosing transform: inline, do not cache
+                outs = eval_jaxpr(closed.jaxpr, closed.consts, *leaves)
+                from .api import to_output
+                return tree_unflatten(out_tree, [to_output(o) for o in outs])
+            backend = self._backend_now()
+            entry = None
+            if backend == "cpu":
+                try:
+                    entry = _compiled_entry(closed, out_tree, keys)
+                except UnsupportedError as err:
+                    if "dtype" not in str(err):
+                        raise
+                    _log.warning(f"jit({self._name}): {err}; running it with the interpreter")
+                if explain and entry is not None:
+                    how = "loaded from the disk cache" if entry.kernel.from_disk else "compiled"
+                    from .backends import compile_cache
+                    if compile_cache.stats()["memory_hits"] and entry.kernel in \
+                            getattr(self, "_seen_kernels", ()):
+                        how = "reused (shape-generic kernel)"
+                    _log.warning(f"jit({self._name}): kernel {entry.kernel.key[:12]} {how}")
+                    self.__dict__.setdefault("_seen_kernels", set()).add(entry.kernel)
+            if entry is None:
+                entry = _interpreted_entry(closed, out_tree)
+            self._insert(key, entry)
+        return entry.call(*leaves)
+
+    def _insert(self, key, entry):
+        self._cache[key] = entry
+        self._evict()
+
+    def _evict(self):
+        cap = max(int(config.cache_size), 1)
+        while len(self._cache) > cap:
+            self._cache.popitem(last=False)
+
+
+def _short(v):
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."
+
+
+def _as_tuple(x):
+    if x is None:
+        return ()
+    if isinstance(x, int):
+        return (x,)
+    return tuple(x)
+
+
+def _as_leaf(x):
+    if type(x) is _ndarray or type(x) in _PY_SCALARS or isinstance(x, (Tracer, np.generic)):
+        return x
+    if isinstance(x, np.ndarray):
+        return np.asarray(x)
+    conv = getattr(x, "__autodiff_array__", None)
+    if conv is not None:
+        return conv()
+    if isinstance(x, complex):
+        raise UnsupportedError("complex numbers are not supported yet", source=user_source())
+    try:
+        arr = np.asarray(x)
+    except Exception:  # noqa: BLE001
+        arr = None
+    if arr is None or arr.dtype.kind not in "biuf":
+        raise DTypeError(f"jit: an argument leaf of type {type(x).__name__} is not an array "
+                         f"or number; pass it via static_argnums/static_argnames if it is "
+                         f"configuration", source=user_source())
+    return arr
+
+
+def _link_static(fun, nums, names):
+    """Static positions <-> names through the signature, as JAX does."""
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return nums, names
+    params = [p for p in sig.parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    nums, names = list(nums), list(names)
+    for i in list(nums):
+        if 0 <= i < len(params) and params[i].kind == params[i].POSITIONAL_OR_KEYWORD:
+            if params[i].name not in names:
+                names.append(params[i].name)
+    for n in list(names):
+        for i, p in enumerate(params):
+            if p.name == n and i not in nums:
+                nums.append(i)
+    return tuple(nums), tuple(names)
+
+
+def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None):
+    """Compile ``fun`` to Numba CPU code, traced and cached per input signature.
+
+    Usable as ``@ad.jit``, ``@ad.jit(static_argnums=1)`` or ``ad.jit(f, ...)``.
+    ``backend``: ``"cpu"`` (default, Numba), ``"interpret"`` (numpy reference
+    evaluator), ``"cuda"`` (not available yet: raises ``UnsupportedError``).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> def power_sum(x, n):
+    ...     return anp.sum(x ** n)
+    >>> f = ad.jit(power_sum, static_argnums=1)
+    >>> float(f(np.arange(3.0), 2))
+    5.0
+    >>> g = ad.jit(ad.grad(lambda x: anp.sum(anp.sin(x))))
+    >>> np.allclose(g(np.zeros(2)), [1.0, 1.0])
+    True
+    """
+    if fun is None:
+        return lambda f: JitFunction(f, static_argnums, static_argnames, backend)
+    return JitFunction(fun, static_argnums, static_argnames, backend)

@@ -321,7 +321,6 @@ def _cond_partial_eval(eqn, unknowns):
     ops = eqn.invars[1:]
     known_ops = [v for v, u in zip(ops, ops_uk) if not u]
     uk_ops = [v for v, u in zip(ops, ops_uk) if u]
-    known_in_avals = [v.aval for v, u in zip(branches[0].jaxpr.invars, ops_uk) if not u]
 
     # residuals that are known operands are forwarded from outside; the others are
     # outputs of the known cond, zeros when another branch is taken
@@ -355,7 +354,7 @@ def _cond_partial_eval(eqn, unknowns):
         known_branches.append(ClosedJaxpr(Jaxpr(
             (), kj.invars, list(kj.outvars[:nko]) + extra_outs, list(kj.eqns) + extra_eqns), []))
 
-        fwd_vars = [Var(ops[k].aval) for k in fwd]
+        fwd_vars = [Var(_plain(ops[k].aval)) for k in fwd]
         comp_vars = [Var(a) for a in comp_avals]
         for (s, i), r in zip(per_branch[bi], res):
             if s == "fwd":
@@ -386,6 +385,8 @@ def _cond_partial_eval(eqn, unknowns):
 def _cond_transpose(cts, index, *ops, branches):
     assert not isinstance(index, UndefinedPrimal)
     lin = [isinstance(o, UndefinedPrimal) for o in ops]
+    if all(isinstance(c, Zero) for c in cts):
+        return [None] + [Zero(_plain(o.aval)) if l else None for o, l in zip(ops, lin)]
     res = [o for o, l in zip(ops, lin) if not l]
     avals = branches[0].in_avals
     out_avals = branches[0].out_avals
@@ -763,6 +764,8 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse):
     avals, out_avals = jaxpr.in_avals, jaxpr.out_avals
     c_lin = [isinstance(a, UndefinedPrimal) for a in consts]
     x_lin = [isinstance(a, UndefinedPrimal) for a in xs]
+    if all(isinstance(c, Zero) for c in cts):
+        return [Zero(_plain(a.aval)) if isinstance(a, UndefinedPrimal) else None for a in args]
     ct_carry, ct_ys = list(cts[:nk]), list(cts[nk:])
     y_nz = [not isinstance(c, Zero) for c in ct_ys]
     res_c = [a for a, l in zip(consts, c_lin) if not l]
@@ -865,6 +868,12 @@ def _trace_user(fun, in_tree, in_avals, who, out_dtypes=None):
     return closed, consts, box["tree"], box["weak"]
 
 
+def _located(cls, message):
+    """A builtin exception whose message ends with the user's source line."""
+    src = user_source()
+    return cls(f"{message}\n  (at {src})" if src else message)
+
+
 def _tuple_tree(*trees):
     """The structure of the argument tuple ``(tree_0, tree_1, ...)``."""
     from .tree_util import PyTreeDef
@@ -883,8 +892,9 @@ def _describe(avals):
 
 def _check_same(what_a, avals_a, what_b, avals_b, tree_a, tree_b, who, fix):
     if tree_a != tree_b:
-        raise TypeError(f"ad.lax.{who}: {what_a} has structure {tree_a} but {what_b} has "
-                        f"structure {tree_b}; they must match. {fix}")
+        raise _located(TypeError,
+                       f"ad.lax.{who}: {what_a} has structure {tree_a} but {what_b} has "
+                       f"structure {tree_b}; they must match. {fix}")
     for i, (a, b) in enumerate(zip(avals_a, avals_b)):
         if a.shape != b.shape:
             raise ShapeError(f"ad.lax.{who}: leaf {i} of {what_a} has shape {a.shape} but of "
@@ -920,8 +930,9 @@ def cond(pred, true_fun, false_fun, *operands):
     array([1.        , 0.90929743])
     """
     if not callable(true_fun) or not callable(false_fun):
-        raise TypeError("ad.lax.cond(pred, true_fun, false_fun, *operands): true_fun and "
-                        "false_fun must be callables")
+        raise _located(TypeError,
+                       "ad.lax.cond(pred, true_fun, false_fun, *operands): true_fun and "
+                       "false_fun must be callables")
     pred, a = _scalar_operand(pred, "cond", "pred")
     if a.dtype != np.bool_:
         pred = P.ne(pred, np.asarray(0, a.dtype))
@@ -939,8 +950,9 @@ def switch(index, branches, *operands):
     """
     branches = tuple(branches)
     if not branches or not all(callable(b) for b in branches):
-        raise TypeError("ad.lax.switch(index, branches, *operands): branches must be a "
-                        "non-empty sequence of callables")
+        raise _located(TypeError,
+                       "ad.lax.switch(index, branches, *operands): branches must be a "
+                       "non-empty sequence of callables")
     index, a = _scalar_operand(index, "switch", "index")
     if a.dtype.kind not in "iub":
         raise DTypeError(f"ad.lax.switch: index must be an integer, got {a.dtype}",
@@ -993,8 +1005,9 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
     """
     if max_steps is not None:
         if isinstance(max_steps, Tracer) or int(max_steps) != max_steps or max_steps < 0:
-            raise TypeError(f"ad.lax.while_loop: max_steps must be a non-negative Python int, "
-                            f"got {max_steps!r}")
+            raise _located(TypeError,
+                           f"ad.lax.while_loop: max_steps must be a non-negative Python int, "
+                           f"got {max_steps!r}")
         max_steps = int(max_steps)
     init, tree, avals = _flat_operands(init_val)
     arg_tree = _tuple_tree(tree)
@@ -1030,8 +1043,9 @@ def fori_loop(lower, upper, body_fun, init_val):
     if static:
         lo, hi = np.asarray(lower), np.asarray(upper)
         if lo.shape or hi.shape or lo.dtype.kind not in "iu" or hi.dtype.kind not in "iu":
-            raise TypeError(f"ad.lax.fori_loop: lower and upper must be integer scalars, got "
-                            f"{lower!r} and {upper!r}")
+            raise _located(TypeError,
+                           f"ad.lax.fori_loop: lower and upper must be integer scalars, got "
+                           f"{lower!r} and {upper!r}")
         idt = np.result_type(lo.dtype, hi.dtype)
         lo_i, hi_i = int(lo), int(hi)
 
@@ -1046,8 +1060,9 @@ def fori_loop(lower, upper, body_fun, init_val):
     for b in (lower, upper):
         a = P.aval_of(b)
         if a.shape != () or a.dtype.kind not in "iu":
-            raise TypeError(f"ad.lax.fori_loop: lower and upper must be integer scalars, got "
-                            f"{a.str_short()}")
+            raise _located(TypeError,
+                           f"ad.lax.fori_loop: lower and upper must be integer scalars, got "
+                           f"{a.str_short()}")
     idt = np.result_type(P.dtype_of(lower), P.dtype_of(upper))
     lower, upper = P.convert(lower, idt), P.convert(upper, idt)
 
@@ -1075,7 +1090,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     (np.float64(5.0), array([1., 3., 3., 5.]))
     """
     if not callable(f):
-        raise TypeError("ad.lax.scan(f, init, xs): f must be a callable (carry, x) -> (carry, y)")
+        raise _located(TypeError,
+                       "ad.lax.scan(f, init, xs): f must be a callable (carry, x) -> (carry, y)")
     x_leaves, x_tree, x_full = _flat_operands(xs)
     lengths = set()
     for a in x_full:
@@ -1086,8 +1102,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
         lengths.add(a.shape[0])
     if length is not None:
         if isinstance(length, Tracer) or int(length) != length or length < 0:
-            raise TypeError(f"ad.lax.scan: length must be a non-negative Python int, got "
-                            f"{length!r}")
+            raise _located(TypeError,
+                           f"ad.lax.scan: length must be a non-negative Python int, got "
+                           f"{length!r}")
         lengths.add(int(length))
     if len(lengths) > 1:
         raise ShapeError(f"ad.lax.scan: xs leaves have different leading lengths "
@@ -1095,7 +1112,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
                          f"{'' if length is None else f', length={length}'})",
                          source=user_source())
     if not lengths:
-        raise ValueError("ad.lax.scan: with xs=None, give the number of steps as length=")
+        raise _located(ValueError,
+                       "ad.lax.scan: with xs=None, give the number of steps as length=")
     n = lengths.pop()
     init_leaves, k_tree, k_avals = _flat_operands(init)
     x_avals = [ShapedArray(a.shape[1:], a.dtype) for a in x_full]
@@ -1104,8 +1122,9 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     def body(carry, x):
         out = f(carry, x)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            raise TypeError("ad.lax.scan: f must return a pair (new_carry, y); got "
-                            f"{type(out).__name__}")
+            raise _located(TypeError,
+                           "ad.lax.scan: f must return a pair (new_carry, y); got "
+                           f"{type(out).__name__}")
         return tuple(out)
 
     in_tree = _tuple_tree(k_tree, x_tree)

@@ -372,7 +372,16 @@ class Adam(Optimizer):
 
 
 class AdamW(Optimizer):
-    """AdamW on Variables: decoupled weight decay (default 0.01, as in PyTorch)."""
+    """AdamW on Variables: decoupled weight decay (default 0.01, as in PyTorch).
+
+    >>> import numpy as np, autodiff as ad
+    >>> w = ad.Variable(np.array([2.0]))
+    >>> opt = ad.optim.AdamW([w], lr=0.1, weight_decay=0.5)
+    >>> w.grad = np.zeros(1)                        # no gradient: only the decay acts
+    >>> opt.step()
+    >>> w.numpy()                                   # 2 - 0.1·0.5·2
+    array([1.9])
+    """
 
     def __init__(self, params=None, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2):
         params, lr = _lr_from(params, lr)

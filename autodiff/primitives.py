@@ -92,7 +92,7 @@ def _std_unary_aval(x, **_):
 
 def _float_unary_aval(name):
     def rule(x, **_):
-        if not np.issubdtype(x.dtype, np.inexact):
+        if x.dtype.kind not in "fc":
             raise DTypeError(f"{name} needs a float operand, got {x.dtype}")
         return ShapedArray(x.shape, x.dtype)
     return rule
@@ -1507,42 +1507,37 @@ def _move_axis(x, src, dst):
     return transpose(x, order)
 
 
-def _batched_dynamic_slice(x, dx, starts, dstarts, slice_sizes):
-    size = next(shape_of(s)[0] for s, d in zip(starts, dstarts) if d is not None)
-    x = bdim_to_front(x, dx, size)
-    shape = shape_of(x)[1:]
+def _window_indices(shape, starts, dstarts, win, size):
+    """Index grids ``int[size, *win, ndim]`` of the windows at batched ``starts``, clamped
+    into range as dynamic_slice / dynamic_update_slice clamp them."""
     idt = np.int64
-    # clamp starts, then gather the window with explicit index grids
-    cols = []
+    grids = []
     for i, (s, d) in enumerate(zip(starts, dstarts)):
         s = convert(s, idt)
-        s = bdim_to_front(s, d, size) if d is not None else broadcast_in_dim(s, (size,), ())
-        s = max_(min_(s, _scalar(shape[i] - slice_sizes[i], idt)), _scalar(0, idt))
-        cols.append(s)
-    grids = []
-    win = tuple(slice_sizes)
-    for i in range(len(shape)):
-        io = iota(idt, (size,) + win, i + 1)
-        grids.append(add(io, broadcast_in_dim(cols[i], (size,) + win, (0,))))
-    b = iota(idt, (size,) + win, 0)
-    idx = concatenate([expand_dims(g, (len(win) + 1,)) for g in [b] + grids], len(win) + 1)
-    return gather_p.bind(x, idx)
+        s = bdim_to_front(s, d) if d is not None else broadcast_in_dim(s, (size,), ())
+        s = max_(min_(s, _scalar(shape[i] - win[i], idt)), _scalar(0, idt))
+        grids.append(add(iota(idt, (size,) + tuple(win), i + 1),
+                         broadcast_in_dim(s, (size,) + tuple(win), (0,))))
+    return concatenate([expand_dims(g, (len(win) + 1,)) for g in grids], len(win) + 1)
+
+
+def _batched_dynamic_slice(x, dx, starts, dstarts, slice_sizes):
+    # batched start indices: a gather of the windows
+    size = next(shape_of(s)[d] for s, d in zip(starts, dstarts) if d is not None)
+    if dx is None:
+        # one operand, a batch of windows: gather them straight from x (no copies of x)
+        return gather_p.bind(x, _window_indices(shape_of(x), starts, dstarts, slice_sizes, size))
+    x = bdim_to_front(x, dx)
+    idx = _window_indices(shape_of(x)[1:], starts, dstarts, slice_sizes, size)
+    return gather_p.bind(x, _with_batch_index(idx, size, None))
 
 
 def _batched_dynamic_update_slice(x, dx, upd, du, starts, dstarts, size):
+    # batched start indices: a scatter of the update windows
     x = bdim_to_front(x, dx, size)
     upd = bdim_to_front(upd, du, size)
-    shape = shape_of(x)[1:]
-    win = shape_of(upd)[1:]
-    idt = np.int64
-    grids = [iota(idt, (size,) + win, 0)]
-    for i, (s, d) in enumerate(zip(starts, dstarts)):
-        s = convert(s, idt)
-        s = bdim_to_front(s, d, size) if d is not None else broadcast_in_dim(s, (size,), ())
-        s = max_(min_(s, _scalar(shape[i] - win[i], idt)), _scalar(0, idt))
-        grids.append(add(iota(idt, (size,) + win, i + 1), broadcast_in_dim(s, (size,) + win, (0,))))
-    idx = concatenate([expand_dims(g, (len(win) + 1,)) for g in grids], len(win) + 1)
-    return scatter_p.bind(x, idx, upd)
+    idx = _window_indices(shape_of(x)[1:], starts, dstarts, shape_of(upd)[1:], size)
+    return scatter_p.bind(x, _with_batch_index(idx, size, None), upd)
 
 
 # ============================================================================
@@ -2013,6 +2008,30 @@ triangular_solve_p.is_linear = True   # linear in b
 _batch_linalg(triangular_solve_p)
 
 
+def _batch_solve_shared_matrix(prim, generic):
+    """A batched right-hand side against one matrix: fold the batch into b's columns (rows
+    for a right-side solve), so the matrix is factored once, not once per batch element."""
+    def rule(args, dims, **params):
+        (a, b), (da, db) = args, dims
+        if da is not None:
+            return generic(args, dims, **params)
+        b = bdim_to_front(b, db)
+        shape = shape_of(b)                       # (B, *lead, m, k)
+        B, lead, (m, k) = shape[0], shape[1:-2], shape[-2:]
+        L = len(lead)
+        if params.get("left_side", True):         # a x = b: the batch joins the columns
+            bt = transpose(b, tuple(range(1, L + 2)) + (0, L + 2))       # (*lead, m, B, k)
+            x = prim.bind(a, reshape(bt, lead + (m, B * k)), **params)
+            return reshape(x, lead + (m, B, k)), L + 1
+        bt = transpose(b, tuple(range(1, L + 1)) + (0, L + 1, L + 2))    # (*lead, B, m, k)
+        x = prim.bind(a, reshape(bt, lead + (B * m, k)), **params)      # x a = b: rows
+        return reshape(x, lead + (B, m, k)), L
+    prim.batch = rule
+
+
+_batch_solve_shared_matrix(triangular_solve_p, triangular_solve_p.batch)
+
+
 def triangular_solve(a, b, left_side=True, lower=True, transpose_a=False, unit_diagonal=False):
     return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
                                    transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))
@@ -2065,6 +2084,7 @@ solve_p.jvp = _solve_jvp
 solve_p.transpose = _solve_transpose
 solve_p.is_linear = True   # linear in b
 _batch_linalg(solve_p)
+_batch_solve_shared_matrix(solve_p, solve_p.batch)
 
 slogdet_p = Primitive("slogdet", multiple_results=True)
 

@@ -49,6 +49,7 @@ __all__ = ["Variable", "Function", "FunctionCtx", "no_grad", "enable_grad", "set
            "jit_backward"]
 
 _MISSING = object()
+_config_values = config._values      # read on the hot path without Config.__getattr__
 
 
 # ----------------------------------------------------------------------------
@@ -172,6 +173,7 @@ class Tape(JaxprTrace):
         self.freed = set()        # Eqns consumed by a backward() without retain_graph
         self._ops = 0             # operations since the last sweep
         self._gc_at = _GC_MIN
+        self._kept = 0            # equations kept by the last sweep
 
     size = property(lambda self: len(self.eqns), doc="number of recorded equations")
 
@@ -217,6 +219,8 @@ class Tape(JaxprTrace):
             for v in invars:
                 if v in graph:
                     return self._record(prim, invars, out_avals, params, source)
+        elif prim is P.stop_gradient_p and type(invars[0]) is Var and invars[0] not in graph:
+            return [_wrap(self, invars[0])]     # bind's no_grad wrapping of an eager result
         return self._eager(prim, invars, out_avals, params, source)
 
     def _record(self, prim, invars, out_avals, params, source):
@@ -236,13 +240,14 @@ class Tape(JaxprTrace):
         return outs
 
     def _eager(self, prim, invars, out_avals, params, source):
-        ins = [self.value_of(u) for u in invars]
+        values = self.values
+        ins = [u.val if type(u) is Literal else
+               values[u] if u in values else self.value_of(u) for u in invars]
         out = prim.impl(*ins, **params)
-        if config.debug_nans:
+        if _config_values["debug_nans"]:
             check_nans(prim, out, source)
         outs = out if prim.multiple_results else [out]
         res = []
-        values = self.values
         for o, a in zip(outs, out_avals):
             v = Var(a)
             values[v] = np.asarray(o, a.dtype) if not isinstance(o, np.ndarray) else o
@@ -266,7 +271,7 @@ class Tape(JaxprTrace):
         producer = self.producer
         env = {}
         stack = [var]
-        debug = config.debug_nans
+        debug = _config_values["debug_nans"]
         while stack:
             v = stack[-1]
             if v in env or v in values:
@@ -331,7 +336,8 @@ class Tape(JaxprTrace):
         self.leaf_owner = {v: r for v, r in self.leaf_owner.items()
                            if v in keep_vars and r() is not None}
         self._ops = 0
-        self._gc_at = max(_GC_MIN, 2 * len(self.eqns))
+        self._kept = len(self.eqns)
+        self._gc_at = max(_GC_MIN, 2 * self._kept)
 
 
 _tapes = threading.local()
@@ -518,6 +524,22 @@ class Variable(Tracer):
         else:
             old_tape.live[old] = n - 1
 
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise TapeError("only leaf Variables can be deep-copied (a computed Variable "
+                            "belongs to its graph); copy y.detach() instead",
+                            source=user_source())
+        new = Variable(self._value(), requires_grad=self.requires_grad)
+        new.grad = None if self.grad is None else np.array(self.grad, copy=True)
+        memo[id(self)] = new
+        return new
+
+    def __reduce__(self):
+        if not self.is_leaf:
+            raise TapeError("only leaf Variables can be pickled; pickle y.detach() instead",
+                            source=user_source())
+        return (_rebuild_variable, (np.array(self._value()), self.requires_grad, self.grad))
+
     def __array__(self, dtype=None, copy=None):
         if self.requires_grad and trace_state.grad_enabled:
             raise TypeError("a Variable that requires grad was converted to a numpy array "
@@ -589,6 +611,12 @@ class Variable(Tracer):
 
     def __itruediv__(self, other):
         return self._inplace(lambda a, b: a / b, other)
+
+
+def _rebuild_variable(value, requires_grad, grad):
+    v = Variable(value, requires_grad=requires_grad)
+    v.grad = grad
+    return v
 
 
 # ----------------------------------------------------------------------------
@@ -904,9 +932,11 @@ def _backward_core(outputs, grads, retain_graph, wrt_vars, create_graph=False):
                 tape.values[v] = _readonly(np.asarray(o, v.aval.dtype))
     if not (create_graph if retain_graph is None else retain_graph):
         tape.freed.update(order)
-        # the consumed graph is usually garbage now: sweep, so a training loop holds
-        # about one step's equations and constants
-        tape.collect()
+        # the previous step's graph is usually garbage by now: sweep (amortized: once
+        # the tape has doubled since the last sweep), so a training loop holds a few
+        # steps' equations and constants at most
+        if len(tape.eqns) >= 2 * tape._kept:
+            tape.collect()
     return diff_vars, res[n_out:], tape
 
 

@@ -564,7 +564,10 @@ EW_RULES = {
     "exp": _fast("exp", "exp"), "log": _fast("log", "log"), "tanh": _fast("tanh", "tanh"),
     "sin": _fast("sin", "sin"), "cos": _fast("cos", "cos"), "expm1": _fast("expm1", "expm1"),
     "log1p": _fast("log1p", "log1p"), "logistic": _ew_logistic,
-    "exp2": _unary_np("exp2"), "tan": _unary_np("tan"), "asin": _unary_np("arcsin"),
+    # numba's float32 exp2 fails to lower: compute in float64
+    "exp2": lambda ctx, a: (f"np.exp2({a[0]})" if ctx.out_dtype == np.float64 else
+                            f"np.exp2(np.float64({a[0]}))"),
+    "tan": _unary_np("tan"), "asin": _unary_np("arcsin"),
     "acos": _unary_np("arccos"), "atan": _unary_np("arctan"), "sinh": _unary_np("sinh"),
     "cosh": _unary_np("cosh"), "asinh": _unary_np("arcsinh"), "acosh": _unary_np("arccosh"),
     "atanh": _unary_np("arctanh"), "sqrt": _unary_np("sqrt"), "rsqrt": _ew_rsqrt,
@@ -578,12 +581,13 @@ EW_RULES = {
     "and": _binop("&"), "or": _binop("|"), "xor": _binop("^"),
     "select": _ew_select, "convert_element_type": _ew_convert,
     "stop_gradient": lambda ctx, a: a[0],
+    "name": lambda ctx, a: a[0],       # checkpoint_name's label: the identity
     "iota": _ew_iota,
     "_copy": lambda ctx, a: a[0],
 }
 # results that are already exactly bool for bool outputs (no cast needed)
 _BOOL_NATIVE = {"eq", "ne", "lt", "le", "gt", "ge", "is_finite", "not", "and", "or", "xor",
-                "select", "convert_element_type", "stop_gradient", "_copy", "max", "min"}
+                "select", "convert_element_type", "stop_gradient", "name", "_copy", "max", "min"}
 
 VIEW_PRIMS = {"broadcast_in_dim", "transpose", "rev", "slice"}
 RESHAPE_PRIMS = {"reshape", "squeeze", "expand_dims"}
@@ -882,6 +886,11 @@ class _Fn:
             return self.store(v)
         return loc
 
+    @staticmethod
+    def after(ref):
+        """Readiness of a ref for a statement placed between stages."""
+        return ref[3] if ref[0] == "scalar" and len(ref) > 3 else ref[1]
+
     def place(self, ready):
         """The statement list that runs right when values of readiness ``ready`` exist."""
         if ready <= 0:
@@ -947,8 +956,8 @@ class _Fn:
         c.members.append(("ew", e) if not copy else ("copycopy", e))
         if dom:
             self.loc[o] = ("fused", c)
-        else:
-            self.loc[o] = ("scalar", c.pos, self.sname(o))
+        else:   # readable inside this scalar cluster; statements elsewhere wait for its end
+            self.loc[o] = ("scalar", c.pos, self.sname(o), c.pos + 1)
 
     def plan_view(self, e):
         u, o = e.invars[0], e.outvars[0]
@@ -1005,8 +1014,8 @@ class _Fn:
             ref = self.ensure(u)
             stmt = [self.eqn_comment(e),
                     f"{self.sname(o)} = {ref[2]}[{', '.join(['0'] * len(u.aval.shape))}]"]
-            self.place(ref[1]).extend(stmt)
-            self.loc[o] = ("scalar", ref[1], self.sname(o))
+            self.place(self.after(ref)).extend(stmt)
+            self.loc[o] = ("scalar", self.after(ref), self.sname(o))
             return
         if isinstance(u, Literal) or not u.aval.shape:   # scalar -> array: a broadcast
             self.loc[o] = ("view", self.base_ref(u) if isinstance(u, Var) else
@@ -1032,7 +1041,7 @@ class _Fn:
 
     def plan_opaque(self, e):
         refs = [self.ensure(u) for u in e.invars]
-        ready = max([r[1] for r in refs], default=0)
+        ready = max([self.after(r) for r in refs], default=0)
         outs = []
         for o in e.outvars:
             if isinstance(o, DropVar):

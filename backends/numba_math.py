@@ -169,19 +169,25 @@ def _unlit(t):
     return types.unliteral(t)
 
 
-@intrinsic
+@intrinsic(prefer_literal=True)
 def select(typingctx, cond, a, b):
     """``a if cond else b`` as one LLVM ``select`` instruction (no branch).
 
     Both operands are always evaluated.  Operands are converted to their common type
-    (float64, float32, int64, bool, ...).  ``cond`` may be a bool or an integer
-    (non-zero is true).
+    (float64, float32, int64, bool, ...); an integer literal next to a float is weak, as
+    in numpy (``select(c, x_f32, 0)`` stays float32).  ``cond`` may be a bool or an
+    integer (non-zero is true).
     """
     ta, tb = _unlit(a), _unlit(b)
     tc = _unlit(cond)
     if not isinstance(tc, (types.Boolean, types.Integer)):
         return None
-    rt = ta if ta == tb else typingctx.unify_types(ta, tb)
+    if isinstance(a, types.IntegerLiteral) and isinstance(tb, types.Float):
+        rt = tb
+    elif isinstance(b, types.IntegerLiteral) and isinstance(ta, types.Float):
+        rt = ta
+    else:
+        rt = ta if ta == tb else typingctx.unify_types(ta, tb)
     if rt is None or not isinstance(rt, (types.Boolean, types.Integer, types.Float)):
         return None
     sig = rt(tc, ta, tb)

@@ -6,7 +6,7 @@ Traces, with ``ad.make_jaxpr``, a function whose body is a long chain of element
 operations on small arrays (the arithmetic itself is nothing; what is measured is
 the Python cost of recording an equation: ``anp`` dispatch, dtype promotion, ``bind``,
 abstract evaluation, source-line capture, equation construction). Reports the best
-of ``--repeat`` runs, in µs per equation, for
+of ``--repeat`` runs (process CPU time), in µs per equation, for
 
 * ``anp``   - the user-facing namespace (``anp.sin(x) * 1.01 + ...``);
 * ``bind``  - primitives bound directly (``P.sin_p.bind``), the core's share;
@@ -47,11 +47,12 @@ def chain_bind(x, rounds):
 
 
 def best_of(fn, repeat):
+    # CPU time of this (single-threaded) process: robust to other jobs on a busy machine
     best = float("inf")
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        t0 = time.process_time()
         out = fn()
-        best = min(best, time.perf_counter() - t0)
+        best = min(best, time.process_time() - t0)
     return best, out
 
 

@@ -1,9 +1,9 @@
 """Throughput of the vectorizable math in autodiff.backends.numba_math.
 
-    python benchmarks/vecmath.py [--quick] [name ...]
+    python benchmarks/vecmath.py [--quick] [--min] [name ...]
 
-For n = 1e3 and 1e6 elements prints ns/element (median of several timed runs, each
-long enough to be measurable) for:
+For n = 1e3 and 1e6 elements prints ns/element (median -- or with --min the fastest -- of
+several timed runs, each >= 10 ms, the three variants interleaved) for:
   numpy  - the numpy ufunc on an array (logistic: 1/(1 + np.exp(-x)));
   libm   - an @njit loop calling np.<fn> per element (what LLVM makes of it without SVML:
            scalarized libm calls);
@@ -59,29 +59,39 @@ _INPUT = {
 }
 
 
-def _time(f, n, repeats):
-    """Median over `repeats` runs of the time per element, each run >= ~20 ms."""
+def _calibrate(f):
+    """Calls per timed run so that one run takes >= ~10 ms."""
     f()
     t0 = time.perf_counter()
     f()
-    once = max(time.perf_counter() - t0, 1e-9)
-    inner = max(1, int(0.02 / once))
-    runs = []
+    return max(1, int(0.01 / max(time.perf_counter() - t0, 1e-9)))
+
+
+def _time_interleaved(fns, n, repeats, stat):
+    """ns/element of each function: `repeats` rounds, each timing every function once
+    (interleaved, so background load hits all of them alike); median (or min) per function.
+    """
+    inner = [_calibrate(f) for f in fns]
+    runs = [[] for _ in fns]
     for _ in range(repeats):
-        t0 = time.perf_counter()
-        for _ in range(inner):
-            f()
-        runs.append((time.perf_counter() - t0) / inner)
-    return float(np.median(runs)) / n * 1e9
+        for j, f in enumerate(fns):
+            t0 = time.perf_counter()
+            for _ in range(inner[j]):
+                f()
+            runs[j].append((time.perf_counter() - t0) / inner[j])
+    return [stat(r) / n * 1e9 for r in runs]
 
 
 def main(argv):
     quick = "--quick" in argv
+    use_min = "--min" in argv
     names = [a for a in argv if not a.startswith("-")] or list(_NUMPY)
-    repeats = 3 if quick else 7
+    repeats = 3 if quick else 9
+    stat = np.min if use_min else np.median
     sizes = (1000, 1_000_000)
     rng = np.random.default_rng(0)
-    print(f"numba_math VERSION {nm.VERSION}; ns/element, median of {repeats} runs")
+    print(f"numba_math VERSION {nm.VERSION}; ns/element, {'min' if use_min else 'median'} "
+          f"of {repeats} interleaved runs")
     print(f"{'function':10s} {'dtype':8s} {'n':>8s} {'numpy':>8s} {'libm loop':>10s} "
           f"{'ours':>8s} {'numpy/ours':>11s}")
     for name in names:
@@ -92,9 +102,9 @@ def main(argv):
             for n in sizes:
                 x = rng.uniform(lo, hi, n).astype(dtype)
                 out = np.empty_like(x)
-                t_np = _time(lambda: _NUMPY[name](x), n, repeats)
-                t_libm = _time(lambda: libm(x, out), n, repeats)
-                t_ours = _time(lambda: ours(x, out), n, repeats)
+                t_np, t_libm, t_ours = _time_interleaved(
+                    [lambda: _NUMPY[name](x), lambda: libm(x, out), lambda: ours(x, out)],
+                    n, repeats, stat)
                 print(f"{name:10s} {dtype:8s} {n:8d} {t_np:8.2f} {t_libm:10.2f} "
                       f"{t_ours:8.2f} {t_np / t_ours:10.1f}x", flush=True)
 

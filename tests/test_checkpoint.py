@@ -279,7 +279,7 @@ def test_print_saved_residuals_names_shapes_bytes_and_lines(capsys):
     line = f.__code__.co_firstlineno + 1
     assert f"test_checkpoint.py:{line}" in out
     assert "f64[2,3]" in out and "48 bytes" in out
-    assert "input #0" in out and "input #1" in out
+    assert "input args[0]" in out and "input args[1]" in out
     assert out.strip().splitlines()[-1].startswith("saved: ")
 
 

@@ -220,6 +220,24 @@ def test_unbounded_while_reverse_mode_names_the_fix():
         ad.jacrev(cube_root)(8.0)
 
 
+def test_unbounded_while_vjp_fails_when_transposed():
+    out, f_vjp = ad.vjp(cube_root, 8.0)
+    np.testing.assert_allclose(out, 2.0)
+    with pytest.raises(UnsupportedError, match="max_steps=N"):
+        f_vjp(1.0)
+
+
+def test_second_derivatives_of_newton():
+    # x(a) = a^(1/3): x'' = -2 / (9 a^(5/3))
+    a = 8.0
+    want = -2.0 / (9.0 * a ** (5.0 / 3.0))
+    np.testing.assert_allclose(ad.jacfwd(ad.jacfwd(cube_root))(a), want, rtol=1e-9)
+    np.testing.assert_allclose(ad.hessian(lambda a: cube_root(a, max_steps=60))(a), want,
+                               rtol=1e-9)
+    np.testing.assert_allclose(ad.grad(ad.grad(lambda a: cube_root(a, max_steps=60)))(a), want,
+                               rtol=1e-9)
+
+
 def test_unbounded_while_linearize_is_forward_mode():
     y, f_jvp = ad.linearize(cube_root, 8.0)
     np.testing.assert_allclose(y, 2.0)
@@ -380,6 +398,13 @@ GRAD_CASES = {
     "scan_matrix_carry": lambda x: anp.sum(lax.scan(
         lambda m, _: (anp.tanh(m @ anp.outer(x, x)) + anp.eye(3), None),
         anp.eye(3) * 0.3, None, length=3)[0]),
+    "scan_swapped_carry": lambda x: lax.scan(
+        lambda c, _: ((c[1] * 1.5, anp.sin(c[0]) * c[2], c[2]), None), (x[0], x[1], x[2]), None,
+        length=4)[0][0],
+    "cond_constant_branch_taken": lambda x: lax.cond(x[0] < -1.0, lambda y: anp.sum(y * y),
+                                                     lambda y: 1.0, x),
+    "cond_constant_branch_not_taken": lambda x: lax.cond(x[0] > -1.0, lambda y: anp.sum(y * y),
+                                                         lambda y: 1.0, x),
     "cond_true": lambda x: lax.cond(anp.sum(x) > 0, lambda y: anp.sum(anp.sin(y) * y),
                                     lambda y: anp.sum(y ** 3), x),
     "cond_false": lambda x: lax.cond(anp.sum(x) < 0, lambda y: anp.sum(anp.sin(y) * y),
@@ -487,7 +512,8 @@ def test_vmap_scan_over_each_operand_kind(rng):
 def test_vmap_cond_batched_operand_and_batched_predicate(rng):
     xs = rng.standard_normal(6)
     f = lambda x: lax.cond(x > 0, lambda y: anp.sqrt(y), lambda y: y ** 2, x)
-    np.testing.assert_allclose(ad.vmap(f)(xs), [f(x) for x in xs])
+    with np.errstate(invalid="ignore"):      # both branches run on every lane
+        np.testing.assert_allclose(ad.vmap(f)(xs), [f(x) for x in xs])
     closed = ad.make_jaxpr(ad.vmap(f))(xs)
     assert "select" in prims_in(closed) and "cond" not in prims_in(closed)
     g = lambda x, y: lax.cond(y > 0, lambda a: a * 2.0, lambda a: a - 1.0, x)
@@ -517,10 +543,34 @@ def test_vmap_while_runs_until_every_lane_is_done(rng):
     np.testing.assert_array_equal(ad.vmap(bounded)(ns), np.minimum(ns, 4))
 
 
-def test_vmap_fori_and_nested(rng):
+def test_vmap_fori_reverse_scan_and_vmap_of_vmap(rng):
     xs = rng.standard_normal((3, 4))
     f = lambda x: lax.fori_loop(0, 3, lambda i, c: c + anp.sin(c) * i, x)
     np.testing.assert_allclose(ad.vmap(f)(xs), _loop(f, xs))
+    xs = rng.standard_normal((2, 3, 5))
+    h = lambda x: lax.scan(lambda c, x: (c + x, c * x), 0.0, x, reverse=True)
+    want = _loop(lambda r: _loop(h, r), xs)
+    _assert_tree_close(ad.vmap(ad.vmap(h))(xs), want, rtol=1e-12)
+    # the outer vmap over the middle axis
+    _assert_tree_close(ad.vmap(ad.vmap(h), in_axes=1)(np.swapaxes(xs, 0, 1)), want, rtol=1e-12)
+
+
+def test_linearize_of_scan_and_zero_cotangents():
+    xs = np.array([1.0, 2.0, 3.0])
+    f = lambda x: lax.scan(lambda c, x: (c * x, anp.sin(c)), 1.0, x)
+    (c, ys), f_jvp = ad.linearize(f, xs)
+    t = np.array([0.3, -1.0, 0.5])
+    for a, b in zip(f_jvp(t), ad.jvp(f, (xs,), (t,))[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    _, f_vjp = ad.vjp(f, xs)
+    np.testing.assert_allclose(f_vjp((0.0, np.zeros(3)))[0], np.zeros(3))
+    only_ys = f_vjp((0.0, np.ones(3)))[0]
+    fy = lambda x: np.sum(f(x)[1])
+    np.testing.assert_allclose(only_ys, num_jac(fy, xs), rtol=1e-6)
+    g = lambda x: lax.cond(x > 0, lambda x: (x * 2.0, x), lambda x: (x, x), x)
+    _, g_vjp = ad.vjp(g, 1.5)
+    assert g_vjp((0.0, 0.0)) == (0.0,)
+    np.testing.assert_allclose(g_vjp((1.0, 0.0))[0], 2.0)
 
 
 def test_grad_of_vmap_and_vmap_of_grad(rng):

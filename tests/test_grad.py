@@ -413,3 +413,63 @@ def test_nondifferentiable_outputs_have_zero_derivative():
     np.testing.assert_array_equal(g, [1.0, 0.0, 0.0])
     g = ad.grad(lambda x: anp.sum(x[anp.argmax(x)] * 2.0))(X)
     np.testing.assert_array_equal(g, [0.0, 0.0, 2.0])
+
+
+def test_no_perturbation_confusion():
+    # the inner derivative must not pick up the outer variable's perturbation
+    assert ad.grad(lambda x: x * ad.grad(lambda y: x + y)(1.0))(2.0) == 1.0
+    assert ad.grad(lambda x: ad.grad(lambda y: x * y)(3.0))(2.0) == 1.0
+    assert ad.jvp(lambda x: ad.jvp(lambda y: x * y, (3.0,), (1.0,))[1], (2.0,), (1.0,)) == (2.0, 1.0)
+    assert ad.grad(lambda x: ad.jvp(lambda y: x * y ** 2, (3.0,), (1.0,))[1])(2.0) == 6.0
+
+    def f(x):
+        def g(y):
+            return anp.sin(x * y) if y > 0 else y      # control flow on an inner value
+        return ad.grad(g)(x)
+    x = 0.7
+    np.testing.assert_allclose(ad.grad(f)(x), np.cos(x * x) - 2 * x * x * np.sin(x * x),
+                               rtol=1e-14)
+
+
+def test_repeated_calls_reuse_transforms_but_not_values():
+    # the transformed programs are cached by structure: constants stay inputs
+    for c in [1.0, 2.0, -3.0]:
+        g = ad.grad(lambda x: anp.sum(x * np.array([c, 2 * c])))(np.ones(2))
+        np.testing.assert_array_equal(g, [c, 2 * c])
+    # a Python float closed over is a literal, part of the structure
+    for c in [1.0, 2.0]:
+        assert ad.grad(lambda x: x * c)(5.0) == c
+    # the same structure at different shapes and dtypes
+    for x in [np.ones(2), np.ones(3), np.ones(3, np.float32), np.ones((2, 2))]:
+        g = ad.grad(lambda x: anp.sum(anp.sin(x)))(x)
+        np.testing.assert_allclose(g, np.cos(x), rtol=1e-6)
+        assert g.dtype == x.dtype and g.shape == x.shape
+    # a custom rule's closure is different on every call: never served from the cache
+    for k in [2.0, 3.0]:
+        @ad.custom_jvp
+        def f(x):
+            return x * k
+        f.defjvp(lambda p, t, k=k: (f(p[0]), t[0] * k))
+        assert ad.grad(f)(1.0) == k
+
+
+def test_vjp_pytrees_multiple_outputs_and_aux():
+    out, vjp_fn = ad.vjp(lambda x, y: {"a": x * y, "b": (anp.sin(x), y)}, np.ones(2), 2.0)
+    gx, gy = vjp_fn({"a": np.ones(2), "b": (np.ones(2), 1.0)})
+    np.testing.assert_allclose(gx, 2.0 + np.cos(1.0))
+    assert gy == 3.0
+    out, vjp_fn, aux = ad.vjp(lambda x: (x * 2, x ** 2), np.ones(2), has_aux=True)
+    np.testing.assert_array_equal(aux, [1.0, 1.0])
+    np.testing.assert_array_equal(vjp_fn(np.ones(2))[0], [2.0, 2.0])
+    with pytest.raises(TypeError, match="structure"):
+        vjp_fn((np.ones(2), np.ones(2)))
+    y, lin = ad.linearize(lambda x, y: x * y, 2.0, 3.0)
+    assert (lin(1.0, 0.0), lin(0.0, 1.0)) == (3.0, 2.0)
+
+
+def test_constant_functions_have_zero_derivatives():
+    assert ad.grad(lambda x: 1.0)(2.0) == 0.0
+    assert ad.grad(lambda x: x * 0 + 1)(2.0) == 0.0
+    assert ad.jvp(lambda x: 3.0, (1.0,), (1.0,)) == (3.0, 0.0)
+    g = ad.grad(lambda x, y: anp.sum(y * 2.0), argnums=(0, 1))(np.ones(2), np.ones(3))
+    np.testing.assert_array_equal(g[0], np.zeros(2))

@@ -240,6 +240,35 @@ def test_constant_and_empty_functions(jac):
     np.testing.assert_array_equal(jac(lambda x: x * 2)(np.zeros(0)), np.zeros((0, 0)))
     J = jac(lambda x, y: x * y, argnums=0)(x, np.array([3.0, 4.0]))
     np.testing.assert_array_equal(J, np.diag([3.0, 4.0]))
+    # no input leaves / no output leaves: empty structures, as in JAX
+    assert jac(lambda t, x: anp.sin(x))((), x) == ()
+    assert jac(lambda x: ())(x) == ()
+
+
+@pytest.mark.parametrize("jac", [ad.jacfwd, ad.jacrev, ad.jacobian])
+def test_int_and_bool_outputs_have_zero_float_blocks(jac):
+    x = np.array([0.1, 0.5, 0.2])
+    J = jac(lambda x: (anp.sin(x), anp.argmax(x), x > 0))(x)
+    np.testing.assert_allclose(J[0], np.diag(np.cos(x)))
+    for blk, shape in zip(J[1:], [(3,), (3, 3)]):
+        assert blk.dtype == np.float64 and blk.shape == shape and not blk.any()
+
+
+def test_jacobian_picks_the_cheaper_mode(monkeypatch):
+    from autodiff import api
+    calls = []
+    for name in ("forward", "backward"):
+        orig = getattr(api._Linearized, name)
+
+        def spy(self, *a, _orig=orig, _name=name):
+            calls.append(_name)
+            return _orig(self, *a)
+        monkeypatch.setattr(api._Linearized, name, spy)
+    ad.jacobian(tall)(np.ones(3))          # 3 inputs, 5 outputs: forward
+    assert calls == ["forward"]
+    calls.clear()
+    ad.jacobian(wide)(np.ones(5))          # 5 inputs, 2 outputs: reverse
+    assert calls == ["backward"]
 
 
 @pytest.mark.parametrize("jac", [ad.jacfwd, ad.jacrev, ad.jacobian, ad.hessian])
@@ -305,6 +334,24 @@ def test_jacobians_of_custom_derivative_functions(rng):
         np.testing.assert_allclose(jac(f)(x), want_f, atol=1e-12)
         np.testing.assert_allclose(jac(h)(x), np.diag(2 * np.exp(x)), atol=1e-12)
     np.testing.assert_allclose(ad.hessian(lambda x: anp.sum(h(x)))(x), np.diag(2 * np.exp(x)))
+    # second derivatives through the user's bwd: d²/dx² (x sin x) = 2 cos x - x sin x
+    np.testing.assert_allclose(ad.hessian(lambda x: anp.sum(f(x)))(x),
+                               np.diag(2 * np.cos(x) - x * np.sin(x)), atol=1e-12)
+
+
+def _assert_same_tree(ours, theirs, path="J"):
+    """Same nesting (tuples/lists/dicts with the same keys), same leaves."""
+    if isinstance(theirs, dict):
+        assert isinstance(ours, dict) and set(ours) == set(theirs), path
+        for k in theirs:
+            _assert_same_tree(ours[k], theirs[k], f"{path}[{k!r}]")
+    elif isinstance(theirs, (tuple, list)):
+        assert isinstance(ours, type(theirs)) and len(ours) == len(theirs), path
+        for i, (o, t) in enumerate(zip(ours, theirs)):
+            _assert_same_tree(o, t, f"{path}[{i}]")
+    else:
+        np.testing.assert_allclose(ours, np.asarray(theirs), rtol=1e-11, atol=1e-12,
+                                   err_msg=path)
 
 
 @pytest.mark.slow          # importing jax takes seconds
@@ -316,13 +363,17 @@ def test_matches_jax_when_installed(rng):
 
     def f(np_):
         return lambda p: (np_.sin(p["a"]) * p["b"][0], {"z": np_.sum(p["a"] ** 2) * p["b"]})
-    ours, theirs = ad.jacrev(f(anp))(p), jax.jacrev(f(jnp))(p)
-    leaves_o, tree_o = ad.tree_util.tree_flatten(ours)
-    leaves_t = jax.tree_util.tree_leaves(theirs)
-    assert len(leaves_o) == len(leaves_t)
-    for a, b in zip(leaves_o, leaves_t):
-        np.testing.assert_allclose(a, np.asarray(b), rtol=1e-12, atol=1e-12)
+
+    def g(np_):      # pytree in, scalar out
+        return lambda p, s: np_.sum(np_.sin(p["a"]) ** 3) * np_.prod(np_.cos(p["b"])) * s
+    for ours, theirs in [(ad.jacfwd, jax.jacfwd), (ad.jacrev, jax.jacrev),
+                         (ad.jacobian, jax.jacobian)]:
+        _assert_same_tree(ours(f(anp))(p), theirs(f(jnp))(p))
+        _assert_same_tree(ours(g(anp), argnums=(0, 1))(p, 1.5),
+                          theirs(g(jnp), argnums=(0, 1))(p, 1.5))
+    _assert_same_tree(ad.hessian(g(anp))(p, 1.5), jax.hessian(g(jnp))(p, 1.5))
+    _assert_same_tree(ad.hessian(g(anp), argnums=(0, 1))(p, 1.5),
+                      jax.hessian(g(jnp), argnums=(0, 1))(p, 1.5))
     x = rng.normal(size=4)
-    g = lambda np_: lambda x: np_.sum(np_.sin(x) ** 3) * np_.prod(np_.cos(x))
-    np.testing.assert_allclose(ad.hessian(g(anp))(x), np.asarray(jax.hessian(g(jnp))(x)),
-                               rtol=1e-11, atol=1e-12)
+    h = lambda np_: lambda x: np_.sum(np_.sin(x) ** 3) * np_.prod(np_.cos(x))
+    _assert_same_tree(ad.hessian(h(anp))(x), jax.hessian(h(jnp))(x))

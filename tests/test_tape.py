@@ -520,3 +520,57 @@ def test_dead_variables_release_their_values():
     assert len(tape.values) == n + 1
     del z
     assert len(tape.values) == n
+
+
+def test_outer_no_grad_does_not_reach_into_transforms():
+    with ad.no_grad():
+        np.testing.assert_allclose(ad.grad(anp.sin)(1.0), np.cos(1.0))
+        x = ad.Variable(np.array(1.0))
+        g = ad.grad(anp.sin)(x)                      # computed, not recorded
+    np.testing.assert_allclose(float(g), np.cos(1.0))
+    assert not g.requires_grad
+
+
+def test_copy_and_pickle_leaves():
+    import copy
+    import pickle
+    w = ad.Variable(np.array([1.0, 2.0]))
+    (w * w).sum().backward()
+    for c in (copy.deepcopy(w), pickle.loads(pickle.dumps(w))):
+        assert c is not w and c.is_leaf and c.requires_grad
+        np.testing.assert_array_equal(c.numpy(), w.numpy())
+        np.testing.assert_array_equal(c.grad, [2.0, 4.0])
+        (c * 3.0).sum().backward()
+        np.testing.assert_array_equal(c.grad, [5.0, 7.0])
+    np.testing.assert_array_equal(w.grad, [2.0, 4.0])
+    with pytest.raises(TapeError):
+        copy.deepcopy(w * 2.0)
+
+
+def test_jit_backward_plumbing_with_a_stub_compiler(monkeypatch):
+    """The jit path calls ad.jit once per cached program and falls back on failure."""
+    import sys
+    jit_mod = sys.modules["autodiff.jit"]           # ad.jit (the function) shadows the module
+    compiled = []
+
+    def stub_jit(fun, **kw):
+        compiled.append(fun)
+        return lambda *a: fun(*a)
+    monkeypatch.setattr(jit_mod, "jit", stub_jit)
+    T.clear_cache()
+    x = ad.Variable(np.array([1.0, 2.0]))
+    with T.jit_backward():
+        for _ in range(3):
+            x.grad = None
+            (anp.sin(x) * x).sum().backward()
+    assert len(compiled) == 1 and T.cache_info()[:2] == (2, 1)
+    np.testing.assert_allclose(x.grad, np.cos([1.0, 2.0]) * [1.0, 2.0] + np.sin([1.0, 2.0]))
+
+    def failing_jit(fun, **kw):
+        raise NotImplementedError("no compiler here")
+    monkeypatch.setattr(jit_mod, "jit", failing_jit)
+    T.clear_cache()
+    x.grad = None
+    with T.jit_backward(), pytest.warns(RuntimeWarning, match="interpreter"):
+        (x * x).sum().backward()
+    np.testing.assert_allclose(x.grad, [2.0, 4.0])

@@ -47,6 +47,8 @@ def _ndim(x):
 def _unary_float(np_fn, prim):
     @npfunc(np_fn)
     def f(x, /, out=None, **kw):
+        if type(x) is Tracer and x.aval.dtype.kind == "f":
+            return prim.bind(x)                  # the common case, without conversions
         x = asarray(x)
         x = P.convert(x, float_type(dtype_of(x)))
         return prim.bind(x)

@@ -212,6 +212,8 @@ def float_type(dt):
 def shape_of(x):
     if isinstance(x, Tracer):
         return x.aval.shape
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.shape
     return np.shape(x)
 
 
@@ -276,6 +278,8 @@ def elementwise_args(*xs, to_float=False):
     """
     xs = promote(*xs, to_float=to_float)
     shapes = [shape_of(x) for x in xs]
+    if all(s == shapes[0] for s in shapes):
+        return xs
     full = broadcast_shapes(*shapes)
     out = []
     for x, s in zip(xs, shapes):

@@ -27,13 +27,16 @@ def install():
         "__and__": anp.bitwise_and, "__or__": anp.bitwise_or, "__xor__": anp.bitwise_xor,
     }
     for name, f in ops.items():
-        setattr(Tracer, name, (lambda f: lambda self, other: f(self, other))(f))
+        prim = _FAST_PRIMS.get(name)
+        setattr(Tracer, name, _fast_op(prim, f, False) if prim else
+                (lambda f: lambda self, other: f(self, other))(f))
     for name, f in [("__radd__", anp.add), ("__rsub__", anp.subtract), ("__rmul__", anp.multiply),
                     ("__rtruediv__", anp.divide), ("__rfloordiv__", anp.floor_divide),
                     ("__rmod__", anp.mod), ("__rpow__", anp.power), ("__rmatmul__", anp.matmul),
                     ("__rand__", anp.bitwise_and), ("__ror__", anp.bitwise_or),
                     ("__rxor__", anp.bitwise_xor)]:
-        setattr(Tracer, name, swap(f))
+        prim = _FAST_PRIMS.get(name.replace("__r", "__", 1))
+        setattr(Tracer, name, _fast_op(prim, f, True) if prim else swap(f))
     Tracer.__neg__ = lambda self: anp.negative(self)
     Tracer.__pos__ = lambda self: self
     Tracer.__abs__ = lambda self: anp.absolute(self)
@@ -99,6 +102,34 @@ def install():
     Tracer.__array_ufunc__ = __array_ufunc__
     Tracer.__array_function__ = __array_function__
 
+
+def _fast_op(prim, f, reflected):
+    """``x op y`` for a float tracer and a tracer of its shape and dtype, or a Python number:
+    no promotion or broadcasting to work out, so bind the primitive directly (this is
+    most of the operators a traced function runs); anything else takes ``f``'s full path."""
+    def op(self, other):
+        a = self.aval
+        t = type(other)
+        if a.dtype.kind == "f":
+            if t is Tracer:
+                b = other.aval
+                if b.shape == a.shape and b.dtype == a.dtype:
+                    return prim.bind(other, self) if reflected else prim.bind(self, other)
+            elif t is float or t is int:
+                other = a.dtype.type(other)          # weak: takes the tracer's dtype
+                return prim.bind(other, self) if reflected else prim.bind(self, other)
+        return f(other, self) if reflected else f(self, other)
+    return op
+
+
+def _fast_prims():
+    from .. import primitives as P
+    return {"__add__": P.add_p, "__sub__": P.sub_p, "__mul__": P.mul_p, "__truediv__": P.div_p,
+            "__lt__": P.lt_p, "__le__": P.le_p, "__gt__": P.gt_p, "__ge__": P.ge_p,
+            "__eq__": P.eq_p, "__ne__": P.ne_p}
+
+
+_FAST_PRIMS = _fast_prims()
 
 _UFUNC_NAMES = {"absolute": "absolute", "true_divide": "divide", "power": "power",
                 "remainder": "mod", "conjugate": "conj"}

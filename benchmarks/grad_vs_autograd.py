@@ -1,0 +1,73 @@
+"""``ad.grad`` without jit against autograd (HIPS), per call.
+
+    python benchmarks/grad_vs_autograd.py [--ops 100] [--n 16] [--calls 200]
+
+The function is a scalar-valued chain of ``--ops`` elementwise operations on a
+vector of ``--n`` elements, written once against a numpy-like module so the two
+libraries run the same Python code. Each gradient call retraces (no jit, as
+autograd always does); the reported time per call is the best of several batches of
+``--calls`` calls, in process CPU time (robust to other jobs on the machine).
+Goal: ratio (autodiff / autograd) <= 1.
+"""
+import argparse
+import time
+
+import numpy as np
+
+import autodiff as ad
+import autodiff.numpy as anp
+
+OPS_PER_ROUND = 5
+
+
+def make_fun(m, n_ops):
+    rounds = max(1, round((n_ops - 2) / OPS_PER_ROUND))
+
+    def f(x):
+        for _ in range(rounds):
+            y = m.sin(x) * 1.01        # sin, mul
+            x = m.tanh(y) + y * 0.5    # tanh, mul, add
+        return m.sum(x * x)            # mul, reduce_sum
+    return f
+
+
+def per_call(g, x, calls, batches=5):
+    g(x)                                       # warm-up (and the first-call trace cache)
+    best = float("inf")
+    for _ in range(batches):
+        t0 = time.process_time()
+        for _ in range(calls):
+            g(x)
+        best = min(best, (time.process_time() - t0) / calls)
+    return best
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--ops", type=int, default=100, help="operations in the function")
+    ap.add_argument("--n", type=int, default=16, help="vector length")
+    ap.add_argument("--calls", type=int, default=200)
+    args = ap.parse_args()
+    x = np.linspace(-1.0, 1.0, args.n)
+
+    g_ad = ad.grad(make_fun(anp, args.ops))
+    n_eqns = len(ad.make_jaxpr(make_fun(anp, args.ops))(x).eqns)
+    rows = [("autodiff", per_call(g_ad, x, args.calls))]
+    try:
+        import autograd
+        import autograd.numpy as agnp
+        g_ag = autograd.grad(make_fun(agnp, args.ops))
+        np.testing.assert_allclose(g_ad(x), g_ag(x), rtol=1e-12)
+        rows.append(("autograd", per_call(g_ag, x, args.calls)))
+    except ImportError:
+        print("autograd is not installed: pip install autograd")
+
+    print(f"grad of a {n_eqns}-equation scalar function of a {args.n}-vector, no jit, per call")
+    for name, t in rows:
+        print(f"  {name:10s} {t * 1e6:8.1f} us")
+    if len(rows) == 2:
+        print(f"  ratio autodiff/autograd: {rows[0][1] / rows[1][1]:.2f} (goal <= 1)")
+
+
+if __name__ == "__main__":
+    main()
