@@ -45,7 +45,8 @@ from .transforms.partial_eval import dce_jaxpr, partial_eval_jaxpr
 from .transforms.transpose import backward_pass
 from .transforms.vmap import batch_eval, matchaxis, move_axis
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "map", "select",
+# ``map`` is public (ad.lax.map) but left out of ``*`` imports: it would shadow the builtin
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "select",
            "cond_p", "while_p", "scan_p"]
 
 

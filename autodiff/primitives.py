@@ -1486,7 +1486,20 @@ def _scatter_transpose(ct, x, idx, upd):
         return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None, None,
                 Zero(ua) if isinstance(upd, UndefinedPrimal) else None]
     cx = scatter_p.bind(ct, idx, full(ua.shape, 0, ua.dtype)) if isinstance(x, UndefinedPrimal) else None
-    cu = gather_p.bind(ct, idx) if isinstance(upd, UndefinedPrimal) else None
+    cu = None
+    if isinstance(upd, UndefinedPrimal):
+        # with repeated indices only the last update of a position lands in the output, so
+        # only it gets that position's cotangent: scatter the updates' ids the same way and
+        # keep the updates whose own id survived
+        ishape = shape_of(idx)[:-1]
+        k = shape_of(idx)[-1]
+        n = int(np.prod(ishape, dtype=np.int64))
+        ids = reshape(iota(np.int64, (n,), 0), ishape)
+        won = scatter_p.bind(full(shape_of(ct)[:k], -1, np.int64), idx, ids)
+        winner = eq(gather_p.bind(won, idx), ids)
+        winner = broadcast_in_dim(winner, ua.shape, tuple(range(len(ishape))))
+        g = gather_p.bind(ct, idx)
+        cu = select(winner, g, zeros_like(g))
     return [cx, None, cu]
 
 

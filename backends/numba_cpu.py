@@ -35,7 +35,7 @@ import keyword
 import numpy as np
 
 from ..config import config
-from ..core import (SIZE_PARAMS, ClosedJaxpr, DropVar, Jaxpr, Literal, Var, _pp_param,
+from ..core import (SIZE_PARAMS, ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var, _pp_param,
                     _var_namer, primitives)
 from ..errors import UnsupportedError
 
@@ -88,6 +88,23 @@ def _inline_generic(e):
 
 
 INLINE_RULES = {"custom_lin": _inline_custom_lin}
+
+
+def _marker(name):
+    """An unregistered, effectful (never dead) primitive used as a fusion barrier."""
+    from ..core import Primitive
+    p = Primitive.__new__(Primitive)
+    p.name, p.multiple_results, p.call_like, p.effectful = name, True, False, True
+    p.impl = lambda: []
+    p.abstract_eval = lambda: []
+    return p
+
+
+# A remat body is recomputed where the backward pass needs it: its equations must not
+# be fused into loops that run earlier (that would save the value after all).
+REMAT_BEGIN = _marker("_remat_begin")
+REMAT_END = _marker("_remat_end")
+_REMAT_NAMES = ("remat", "checkpoint", "remat_call")
 
 
 def _closed_parts(sub):
@@ -185,6 +202,8 @@ def _prepare_jaxpr(jaxpr, consts):
                     f"no sub-jaxpr that maps its operands to its results", source=e.source)
         if body is not None:
             bj, bc = _prepare_jaxpr(*body)
+            if name in _REMAT_NAMES:
+                eqns.append(Eqn(REMAT_BEGIN, [], [], {}, e.source))
             env = {}
             for cv, c in zip(bj.constvars, bc):
                 env[cv] = add_const(cv.aval, c)
@@ -200,6 +219,8 @@ def _prepare_jaxpr(jaxpr, consts):
                                                for v in be.invars], outvars=outs))
             for o, bo in zip(e.outvars, bj.outvars):
                 subst[o] = env.get(bo, bo) if isinstance(bo, Var) else bo
+            if name in _REMAT_NAMES:
+                eqns.append(Eqn(REMAT_END, [], [], {}, e.source))
             continue
         if name in CONTROL_FLOW:
             invars, params = _rewrite_control_flow(e, invars, add_const)
@@ -733,6 +754,7 @@ class _Fn:
         self.by_domain = {}
         self.entry_stmts = []        # statements before every stage (ready 0)
         self.view_copies = {}
+        self.barriers = []           # stage positions remat bodies may not fuse before
         self.size_names = {}         # class root -> "n<k>"
         self.slots_used = []
         self.ret_lines = []
@@ -863,6 +885,8 @@ class _Fn:
         raise AssertionError(loc)
 
     def find_cluster(self, dom, lo):
+        if self.barriers:
+            lo = max(lo, self.barriers[-1])
         for pos in self.by_domain.get(dom, ()):
             if pos >= lo:
                 return self.stages[pos]
@@ -927,7 +951,11 @@ class _Fn:
                 self.loc[v] = ("scalar", 0, self.sname(v))
         for e in j.eqns:
             name = e.primitive.name
-            if name in EW_RULES:
+            if e.primitive is REMAT_BEGIN:
+                self.barriers.append(len(self.stages))
+            elif e.primitive is REMAT_END:
+                self.barriers.pop()
+            elif name in EW_RULES:
                 self.plan_ew(e)
             elif name in VIEW_PRIMS:
                 self.plan_view(e)

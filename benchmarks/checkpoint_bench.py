@@ -1,6 +1,7 @@
 """Memory and time of checkpointing strategies on a chain of tanh-dense layers.
 
-    python benchmarks/checkpoint_bench.py [--sizes 16 64 256] [--reps 5] [--out FILE.md]
+    python benchmarks/checkpoint_bench.py [--sizes 16 64 256] [--reps 7] [--out FILE.md]
+                                          [--jit] [--jit-max-n 16]
 
 Model: ``h <- tanh(h @ W_i + b_i)`` for i = 1..n, width 256, batch 64, float64,
 loss ``sum(h_n ** 2)``, gradient with respect to every ``W_i, b_i``.
@@ -19,7 +20,9 @@ Columns:
     working set of forward + backward. "incl. grads" is the plain interpreter run,
     which also holds the whole gradient (``grads`` column) at the end.
   * time: best of ``--reps`` runs of that program with the interpreter, and of the
-    eager ``ad.grad(loss)`` call (tracing included). ``jit`` when it is available.
+    eager ``ad.grad(loss)`` call (tracing included); with ``--jit``, of
+    ``ad.jit(ad.grad(loss))`` after its first call (compilation is slow for long
+    chains today, so only for n <= ``--jit-max-n``).
 
 BLAS is pinned to one thread so times are comparable on a shared machine.
 """
@@ -131,6 +134,7 @@ def _jit_available():
 
 
 def bench(n, reps, use_jit):
+    """Rows of measurements for every strategy at depth ``n``."""
     params, x = make_problem(n)
     flat_args = [a for wb in params for a in wb] + [x]
     grads_bytes = sum(w.nbytes + b.nbytes for w, b in params)
@@ -141,7 +145,7 @@ def bench(n, reps, use_jit):
         program = simplify_jaxpr(ad.make_jaxpr(ad.grad(loss))(params, x))
         peak_all, out = measured_peak(lambda: _run_program(program, flat_args))
         peak_run, sums = measured_peak(lambda: run_consuming_outputs(program, flat_args))
-        g = np.concatenate([o.ravel() for o in out])
+        g = flat_grads(out)
         assert np.allclose(sums, [np.sum(o) for o in out])
         ref = g if ref is None else ref
         err = float(np.max(np.abs(g - ref)))
@@ -152,12 +156,16 @@ def bench(n, reps, use_jit):
         jitted = None
         if use_jit:
             jitted = ad.jit(grad_fn)
-            jitted(params, x)
+            t0 = time.perf_counter()
+            jg = jitted(params, x)
+            rows[-1]["t_compile"] = time.perf_counter() - t0
+            rows[-1]["err_jit"] = float(np.max(np.abs(flat_grads(jg) - ref)))
         runs.append((program, grad_fn, jitted))
     # interleave the strategies' repetitions so machine noise hits them alike
     for _ in range(reps):
         for row, (program, grad_fn, jitted) in zip(rows, runs):
-            row["t_prog"] = min(row["t_prog"], best_time(lambda: _run_program(program, flat_args), 1))
+            t = best_time(lambda: _run_program(program, flat_args), 1)
+            row["t_prog"] = min(row["t_prog"], t)
             row["t_eager"] = min(row["t_eager"], best_time(lambda: grad_fn(params, x), 1))
             if jitted is not None:
                 t = best_time(lambda: jitted(params, x), 1)
@@ -165,26 +173,41 @@ def bench(n, reps, use_jit):
     return rows
 
 
+def flat_grads(tree):
+    return np.concatenate([np.ravel(l) for l in ad.tree_util.tree_leaves(tree)])
+
+
 def _mib(b):
     return f"{b / 2**20:.2f}"
 
 
-def table(rows, use_jit):
-    head = ("| n | strategy | residuals (IR) MiB | peak residuals (IR) MiB | peak run (measured) MiB "
-            "| peak run incl. grads MiB | grads MiB | program time ms | eager grad ms |" + (" jit ms |" if use_jit else "")
-            + " max abs diff vs none |")
-    sep = "|" + "---|" * (head.count("|") - 1)
-    lines = [head, sep]
+def table(rows):
+    head = ("| n | strategy | residuals (IR) MiB | peak residuals (IR) MiB "
+            "| peak run (measured) MiB | peak run incl. grads MiB | grads MiB | program time ms | eager grad ms "
+            "| max abs diff vs none |")
+    lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
         base = next(q for q in rows if q["n"] == r["n"] and q["strategy"] == "none")
-        rel = (f" ({r['saved'] / base['saved']:.3f}×)" if base["saved"] else "")
+        rel = f" ({r['saved'] / base['saved']:.3f}×)" if base["saved"] else ""
+        relp = f" ({r['peak_ir'] / base['peak_ir']:.3f}×)" if base["peak_ir"] else ""
         relt = f" ({r['t_prog'] / base['t_prog']:.2f}×)"
         lines.append(
-            f"| {r['n']} | {r['strategy']} | {_mib(r['saved'])}{rel} | {_mib(r['peak_ir'])} | "
-            f"{_mib(r['peak_run'])} | {_mib(r['peak_all'])} | {_mib(r['grads'])} | {1e3 * r['t_prog']:.1f}{relt} | "
-            f"{1e3 * r['t_eager']:.1f} |"
-            + (f" {1e3 * r['t_jit']:.1f} |" if use_jit else "")
-            + f" {r['err']:.1e} |")
+            f"| {r['n']} | {r['strategy']} | {_mib(r['saved'])}{rel} | "
+            f"{_mib(r['peak_ir'])}{relp} | "
+            f"{_mib(r['peak_run'])} | {_mib(r['peak_all'])} | {_mib(r['grads'])} | "
+            f"{1e3 * r['t_prog']:.1f}{relt} | {1e3 * r['t_eager']:.1f} | {r['err']:.1e} |")
+    return "\n".join(lines)
+
+
+def jit_table(rows):
+    rows = [r for r in rows if r["t_jit"] is not None]
+    if not rows:
+        return ""
+    lines = ["| n | strategy | jit(grad) ms | first call (trace + compile) s "
+             "| max abs diff vs eager 'none' |", "|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['n']} | {r['strategy']} | {1e3 * r['t_jit']:.1f} | "
+                     f"{r['t_compile']:.1f} | {r['err_jit']:.1e} |")
     return "\n".join(lines)
 
 
@@ -202,17 +225,20 @@ def growth(rows):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[16, 64, 256])
-    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=7)
+    ap.add_argument("--jit", action="store_true", help="also time ad.jit(ad.grad(loss))")
+    ap.add_argument("--jit-max-n", type=int, default=16)
     ap.add_argument("--out", default=None, help="also write the markdown table here")
     args = ap.parse_args(argv)
-    use_jit = _jit_available()
+    use_jit = args.jit and _jit_available()
     rows = []
     for n in args.sizes:
-        rows.extend(bench(n, args.reps, use_jit))
+        rows.extend(bench(n, args.reps, use_jit and n <= args.jit_max_n))
         print(f"n={n} done", file=sys.stderr)
-    text = table(rows, use_jit) + "\n\nGrowth: " + growth(rows) + "\n"
-    if not use_jit:
-        text += "\n(ad.jit is not available yet: jit column omitted)\n"
+    text = table(rows) + "\n\nGrowth: " + growth(rows) + "\n"
+    jt = jit_table(rows)
+    if jt:
+        text += "\n" + jt + "\n"
     print(text)
     if args.out:
         with open(args.out, "w") as f:

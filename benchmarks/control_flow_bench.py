@@ -9,8 +9,10 @@ For an RK4 integration of a damped oscillator written with ``ad.lax.scan``, over
   its gradient, and of its Hessian-vector product;
 * the time to trace each (``make_jaxpr``);
 * under ``ad.jit`` (when available): the first call (trace + lower + compile) and
-  a warm call, for the forward function and its gradient. The compile time is
-  the first call minus a warm call.
+  a warm call, for the forward function and its gradient, each length compiled
+  cold in a fresh process with an empty kernel cache; the compile time is the
+  first call minus a warm call. Then, in one process, the 100,000-step loop
+  after the 10-step one: it reuses the compiled kernel.
 
 The equation counts and the trace and compile times of the two lengths should be
 the same; only the run time of a warm call grows with the number of steps.
@@ -106,20 +108,44 @@ def main(quick=False):
     except NotImplementedError as e:
         print(f"\njit: not available in this build ({e}); compile times not measured")
         return
-    print(f"\n{'jit program':<28}{'steps':>9}{'1st call s':>12}{'warm ms':>10}{'compile s':>11}")
+    print("\njit, each row in a fresh process with an empty kernel cache (cold compile):")
+    print(f"{'jit program':<28}{'steps':>9}{'1st call s':>12}{'warm ms':>10}{'compile s':>11}")
     for n in lengths:
-        f = rk4_scan(n)
-        for name, prog in (("x(T)", f), ("grad x(T)", ad.grad(f))):
-            jitted = ad.jit(prog)
-            try:
-                _, first = timed(jitted, PARAMS)
-            except Exception as e:      # report and go on with the other rows
-                print(f"{name:<28}{n:>9}  failed: {type(e).__name__}: "
-                      f"{str(e).splitlines()[0][:80]}")
-                continue
-            _, warm = timed(jitted, PARAMS, repeat=3)
-            print(f"{name:<28}{n:>9}{first:>12.3f}{warm * 1e3:>10.2f}{first - warm:>11.3f}")
+        for name in ("x(T)", "grad x(T)"):
+            print(_cold_row(name, n), flush=True)
+    print("\njit, one process: the 100,000-step loop reuses the kernel compiled for 10 steps")
+    print("(compiled kernels are keyed by the IR's structure without sizes):")
+    print(f"{'jit program':<28}{'steps':>9}{'1st call s':>12}{'warm ms':>10}{'compile s':>11}")
+    for n in lengths:
+        for name in ("x(T)", "grad x(T)"):
+            print(_jit_row(name, n), flush=True)
+
+
+def _jit_row(name, n):
+    f = rk4_scan(n)
+    jitted = ad.jit(f if name == "x(T)" else ad.grad(f))
+    try:
+        _, first = timed(jitted, PARAMS)
+    except Exception as e:      # report and go on with the other rows
+        return f"{name:<28}{n:>9}  failed: {type(e).__name__}: {str(e).splitlines()[0][:80]}"
+    _, warm = timed(jitted, PARAMS, repeat=3)
+    return f"{name:<28}{n:>9}{first:>12.3f}{warm * 1e3:>10.2f}{first - warm:>11.3f}"
+
+
+def _cold_row(name, n):
+    import os
+    import subprocess
+    import tempfile
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=tempfile.mkdtemp(prefix="cf-bench-"))
+    res = subprocess.run([sys.executable, __file__, "--row", name, str(n)], env=env,
+                         capture_output=True, text=True)
+    out = res.stdout.strip().splitlines()
+    return out[-1] if out else f"{name:<28}{n:>9}  failed: {res.stderr.strip()[-200:]}"
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv)
+    if "--row" in sys.argv:
+        i = sys.argv.index("--row")
+        print(_jit_row(sys.argv[i + 1], int(sys.argv[i + 2])))
+    else:
+        main(quick="--quick" in sys.argv)

@@ -11,7 +11,8 @@ For each case prints the best wall time of several calls (after one warm-up call
 the minimum is the figure least disturbed by other processes on a shared machine) for: autodiff called directly ("eager": trace, transform, run with numpy),
 ``ad.jit`` of the same function when jit is available, JAX without and with
 ``jax.jit``, and autograd. The ratio columns are autodiff-eager time divided by the
-other library's time (> 1: autodiff is slower). Results go to stdout as a Markdown
+other library's time (> 1: autodiff is slower); "autodiff jit / jax jit" compares
+the compiled forms. Results go to stdout as a Markdown
 table; see benchmarks/RESULTS_jacobian.md for a recorded run.
 """
 import argparse
@@ -150,14 +151,15 @@ def main(argv=None):
         t = {lib: (_best_time(fn, args.repeat) if fn is not None else None)
              for lib, fn in runs.items()}
         rows.append((name, t))
-    head = ["case"] + [f"{lib} (ms)" for lib in libs] + ["ours/jax", "ours/jax jit"]
+    ratios = [("autodiff", "jax"), ("autodiff", "jax jit"), ("autodiff jit", "jax jit")]
+    head = (["case"] + [f"{lib} (ms)" for lib in libs]
+            + [f"{a} / {b}" for a, b in ratios])
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for name, t in rows:
         cells = [name] + [f"{t[lib] * 1e3:.3g}" if t.get(lib) else "n/a" for lib in libs]
-        ours = t["autodiff"]
-        for ref in ("jax", "jax jit"):
-            cells.append(f"{ours / t[ref]:.2g}x" if t.get(ref) else "n/a")
+        for a, b in ratios:
+            cells.append(f"{t[a] / t[b]:.2g}x" if t.get(a) and t.get(b) else "n/a")
         print("| " + " | ".join(cells) + " |")
     return 0
 

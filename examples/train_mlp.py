@@ -53,7 +53,7 @@ def make_optimizer(kind, lr, params=None):
     return ad.optim.Adam(params, lr=lr)
 
 
-def train_functional(x, y, params, steps, lr, kind="adam", use_jit=True):
+def train_functional(x, y, params, steps, lr, kind="adam", use_jit=True, log=print):
     opt = make_optimizer(kind, lr)            # no params: the functional form
     state = opt.init(params)
     loss_and_grad = ad.value_and_grad(mse)
@@ -65,11 +65,13 @@ def train_functional(x, y, params, steps, lr, kind="adam", use_jit=True):
 
     if use_jit:
         try:
+            t0 = time.perf_counter()
             jitted = ad.jit(train_step)
             jitted(params, state, x, y)          # compile now; fall back if jit is unavailable
             train_step = jitted
+            log(f"  (functional step compiled with ad.jit in {time.perf_counter() - t0:.1f} s)")
         except NotImplementedError as e:
-            print(f"  (ad.jit unavailable: {str(e).splitlines()[0]}; running uncompiled)")
+            log(f"  (ad.jit unavailable: {str(e).splitlines()[0]}; running uncompiled)")
     losses = []
     for _ in range(steps):
         params, state, loss = train_step(params, state, x, y)
@@ -98,11 +100,11 @@ def main(samples=256, hidden=32, steps=400, lr=0.02, kind="adam", seed=0, verbos
     say = print if verbose else (lambda *a, **k: None)
     say(f"MLP 2-{hidden}-1, {samples} samples, {steps} steps of {kind} (lr={lr})")
     t0 = time.perf_counter()
-    _, f_losses = train_functional(x, y, params, steps, lr, kind, use_jit)
+    _, f_losses = train_functional(x, y, params, steps, lr, kind, use_jit, say)
     t1 = time.perf_counter()
     _, i_losses = train_imperative(x, y, params, steps, lr, kind)
     t2 = time.perf_counter()
-    say(f"  functional: loss {f_losses[0]:.4f} -> {f_losses[-1]:.5f}  ({t1 - t0:.2f} s)")
+    say(f"  functional: loss {f_losses[0]:.4f} -> {f_losses[-1]:.5f}  ({t1 - t0:.2f} s in all)")
     say(f"  imperative: loss {i_losses[0]:.4f} -> {i_losses[-1]:.5f}  ({t2 - t1:.2f} s)")
     say(f"  tape graph cache: {ad.tape.cache_info()}")
     for name, losses in (("functional", f_losses), ("imperative", i_losses)):

@@ -521,6 +521,16 @@ def test_custom_lin():
     check("custom_lin", fn, [(uniform((4,), F64), uniform((4,), F64, seed=1))])
 
 
+def test_remat_and_name():
+    def f(x):
+        h = ad.checkpoint(lambda y: anp.sin(ad.checkpoint_name(y * 2.0, "h")) ** 2)(x)
+        return anp.sum(h * x)
+    fn = lambda x: (f(x), ad.grad(f)(x))      # noqa: E731
+    sets = [(uniform((5,), F64),), (uniform((0,), F64),), (noncontig(uniform((3,), F64)),)]
+    check("remat", fn, sets)
+    check("name", fn, sets)
+
+
 # ---------------------------------------------------------------------------------
 # control flow (present once autodiff.lax defines it)
 # ---------------------------------------------------------------------------------
@@ -553,7 +563,7 @@ TESTED = set(UNARY_FLOAT) | set(BINARY) | set(COMPARE) | {
     "cumprod", "cummax", "cummin", "sort", "argsort", "gather", "scatter", "scatter_add",
     "dynamic_slice", "dynamic_update_slice", "cholesky", "solve", "slogdet", "eigh",
     "triangular_solve", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-    "cond", "while", "scan"}
+    "cond", "while", "scan", "remat", "name"}
 
 
 @pytest.mark.parametrize("name", sorted(primitives))

@@ -718,6 +718,15 @@ def test_at_updates():
     g = ad.grad(lambda x, v: anp.sum(x.at[1].set(v) * np.arange(5.0)), argnums=(0, 1))(x, 2.0)
     np.testing.assert_array_equal(g[0], [0, 0, 2, 3, 4])
     assert g[1] == 1.0
+    # repeated indices: the last update wins, in the value and in the gradient
+    f = lambda x, v: anp.sum(anp.at(x)[np.array([1, 3, 1])].set(v) * np.arange(5.0))
+    assert f(x, np.array([7.0, 8.0, 9.0])) == np.dot(np.arange(5.0), [0, 9, 2, 8, 4])
+    gx, gv = ad.grad(f, argnums=(0, 1))(x, np.array([7.0, 8.0, 9.0]))
+    np.testing.assert_array_equal(gx, [0, 0, 2, 0, 4])
+    np.testing.assert_array_equal(gv, [0, 3, 1])
+    gv = ad.grad(lambda v: anp.sum(anp.at(x)[np.array([1, 3, 1])].add(v) * np.arange(5.0)))(
+        np.ones(3))
+    np.testing.assert_array_equal(gv, [1, 3, 1])
     assert np.all(x == np.arange(5.0))   # the input is untouched
 
 

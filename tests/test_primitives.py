@@ -120,6 +120,8 @@ sample("gather", [A(4, 3), C([[[0, 1], [3, 2]]])])
 sample("scatter_add", [A(4, 3), C([[0], [3], [0]]), A(3, 3)])
 sample("scatter", [A(4, 3), C([[2], [0]]), A(2, 3)])
 sample("scatter", [A(4, 3), C([[1, 2], [3, 0]]), A(2)])
+sample("scatter", [A(4, 3), C([[2], [0], [2]]), A(3, 3)])      # repeated: the last one wins
+sample("scatter_add", [A(5), C([[1], [1], [4], [1]]), A(4)])
 sample("dot_general", [A(2, 3), A(3, 4)], dimension_numbers=(((1,), (0,)), ((), ())))
 sample("dot_general", [A(5, 2, 3), A(5, 3)], dimension_numbers=(((2,), (1,)), ((0,), (0,))))
 sample("dot_general", [A(3, 2), A(4, 3)], dimension_numbers=(((0,), (1,)), ((), ())))

@@ -63,6 +63,33 @@ def test_gradients_match_functional_grad_and_finite_differences(rng):
                                atol=1e-8)
 
 
+FUNCS = {
+    "reductions": lambda a, b: anp.sum(anp.max(a, axis=1, keepdims=True) * b)
+                               + anp.prod(anp.mean(a, axis=0)),
+    "indexing": lambda a, b: anp.sum(a[np.array([0, 2, 2])] ** 2) + a[1, ::2].sum() * b[0, -1],
+    "where_stack": lambda a, b: anp.sum(anp.where(a > 0, a * b, anp.exp(a))
+                                        * anp.stack([b[:, 0]] * 4, axis=1)),
+    "linalg": lambda a, b: anp.linalg.norm(a @ a.T + 3 * anp.eye(3)) + anp.sum(
+        anp.linalg.solve(a[:, :3] @ a[:, :3].T + 3 * anp.eye(3), b[:, 0])),
+    "softmax": lambda a, b: anp.sum(anp.softmax(a, axis=-1) * anp.log1p(b * b)),
+    "concat_cumsum": lambda a, b: anp.sum(anp.cumsum(anp.concatenate([a, b], axis=1), axis=1)
+                                          * anp.sin(anp.concatenate([b, a], axis=1))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FUNCS))
+def test_tape_matches_functional_grad(name, rng):
+    f = FUNCS[name]
+    a0, b0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    a, b = ad.Variable(a0), ad.Variable(b0)
+    out = f(a, b)
+    np.testing.assert_allclose(float(out), f(a0, b0), rtol=1e-12)
+    out.backward()
+    ga, gb = ad.grad(f, argnums=(0, 1))(a0, b0)
+    np.testing.assert_allclose(a.grad, ga, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(b.grad, gb, rtol=1e-10, atol=1e-12)
+
+
 def test_non_scalar_backward_takes_a_cotangent():
     x = ad.Variable(np.array([1.0, 2.0, 3.0]))
     y = x ** 2                                    # vjp with v: 2·x·v

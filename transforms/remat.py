@@ -34,7 +34,7 @@ label values for the name-based policies.
           in (c,) } policy=nothing_saveable prevent_cse=True] a
   in (b,) }
 """
-from ..core import (ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Primitive, ShapedArray,
+from ..core import (ClosedJaxpr, DropVar, Eqn, Jaxpr, Primitive, ShapedArray,
                     UndefinedPrimal, Var, Zero, trace_flat)
 from .. import primitives as P
 from .jvp import jvp_jaxpr
@@ -397,7 +397,8 @@ def _transpose_body(jaxpr, linear, ct_nonzeros):
         it = iter(xs[:nn])
         args = [None if l else next(it) for l in linear]
         ci = iter(xs[nn:])
-        cts = [next(ci) if nz else Zero(_strip(v.aval)) for v, nz in zip(jaxpr.outvars, ct_nonzeros)]
+        cts = [next(ci) if nz else Zero(_strip(v.aval))
+               for v, nz in zip(jaxpr.outvars, ct_nonzeros)]
         # the body's non-linear equations (the recomputation) run here, forward,
         # followed by the transposed linear equations
         res = backward_pass(jaxpr, [], list(linear), args, cts)
