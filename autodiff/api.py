@@ -14,6 +14,7 @@ np.float64(-0.7268619813835873)
 """
 import collections
 import functools
+import threading
 
 import numpy as np
 
@@ -209,6 +210,91 @@ def _split_aux_tree(out_tree, has_aux):
 # reverse mode: linearize (jvp + partial eval) and transpose
 # ----------------------------------------------------------------------------
 
+class _StraightLine:
+    """A closed jaxpr as one generated Python function: ``v3 = f0(v1, v2)`` per equation.
+
+    The programs of the un-jitted grad path are run on every call; as straight-line code
+    they skip the interpreter's per-equation bookkeeping (environment dictionary, operand
+    lists). Same semantics as the reference interpreter: each primitive's ``impl``,
+    buffers released at their last use; under ``debug_nans`` the interpreter runs instead.
+    """
+
+    __slots__ = ("closed", "fn")
+
+    def __init__(self, closed):
+        from .core import DropVar, Literal, Var
+        j = closed.jaxpr
+        names, glb = {}, {}
+
+        def name(v):
+            if isinstance(v, Literal):
+                k = f"l{len(glb)}"
+                glb[k] = v.val
+                return k
+            return names[v]
+
+        for k, (v, c) in enumerate(zip(j.constvars, closed.consts)):
+            names[v] = f"c{k}"
+            glb[f"c{k}"] = c
+        args = []
+        for k, v in enumerate(j.invars):
+            names[v] = f"a{k}"
+            args.append(f"a{k}")
+        last = {}
+        for i, e in enumerate(j.eqns):
+            for v in e.invars:
+                if isinstance(v, Var):
+                    last[v] = i
+        keep = set(v for v in j.outvars if isinstance(v, Var)) | set(j.constvars)
+        body = []
+        for i, e in enumerate(j.eqns):
+            fn = f"f{i}"
+            glb[fn] = e.primitive.impl
+            ins = [name(v) for v in e.invars]
+            if e.params:
+                glb[f"p{i}"] = e.params
+                ins.append(f"**p{i}")
+            outs = []
+            for v in e.outvars:
+                if isinstance(v, DropVar):
+                    outs.append("_")
+                else:
+                    names[v] = f"v{len(names)}"
+                    outs.append(names[v])
+            lhs = ", ".join(outs) + ("," if e.primitive.multiple_results and len(outs) == 1
+                                     else "")
+            body.append(f"    {lhs} = {fn}({', '.join(ins)})")
+            dead = [names[v] for v in dict.fromkeys(e.invars)
+                    if isinstance(v, Var) and last.get(v) == i and v not in keep]
+            if dead:
+                body.append(f"    del {', '.join(dead)}")
+        outs = ", ".join(name(v) for v in j.outvars)
+        src = "\n".join([f"def run({', '.join(args)}):"] + body + [f"    return [{outs}]"])
+        exec(compile(src, "<autodiff straight-line program>", "exec"), glb)
+        self.closed = closed
+        self.fn = glb["run"]
+
+    def __call__(self, args):
+        from .config import config
+        if config.debug_nans:
+            return run_closed(self.closed, args)
+        return self.fn(*args)
+
+
+def _run_program(prog, slot, closed, args):
+    """Evaluate one of ``prog``'s programs; on concrete values from its second use on as
+    straight-line code (compiled once, then reused by every call with this structure)."""
+    if any(isinstance(a, Tracer) for a in args) or any(isinstance(c, Tracer) for c in closed.consts):
+        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    compiled = prog.compiled.get(slot)
+    if compiled is None:
+        if slot not in prog.compiled:
+            prog.compiled[slot] = None         # first use: interpret; compile if it returns
+            return run_closed(closed, args)
+        compiled = prog.compiled[slot] = _StraightLine(closed)
+    return compiled(args)
+
+
 class _LinearizedProgram:
     """The transformed IR of one traced jaxpr: what every call with the same structure reuses.
 
@@ -217,11 +303,13 @@ class _LinearizedProgram:
     ``transposed`` (built on first use): ``(residuals..., out cotangents...) -> in cotangents``.
     """
 
-    __slots__ = ("source", "known", "unknown", "n_res", "n_t", "_transposed")
+    __slots__ = ("source", "known", "unknown", "n_res", "n_t", "_transposed", "grad_enabled",
+                 "compiled")
 
     def __init__(self, closed, nonzeros, n_out):
-        from .core import Jaxpr
+        from .core import Jaxpr, trace_state
         self.source = closed.jaxpr       # keeps callables in params alive (their ids key us)
+        self.grad_enabled = trace_state.grad_enabled
         j = closed.jaxpr
         nc = len(j.constvars)
         # constants become leading inputs, so the program does not depend on their values
@@ -236,16 +324,39 @@ class _LinearizedProgram:
         self.known, self.unknown, self.n_res = partial_eval_jaxpr(
             jclosed, [False] * (nc + len(j.invars)) + [True] * self.n_t, n_all_out)
         self._transposed = None
+        self.compiled = {}
 
     def transposed(self):
         if self._transposed is None:
+            from .core import trace_state
             from .transforms.transpose import transpose_jaxpr
             linear = [False] * self.n_res + [True] * self.n_t
-            self._transposed = dce_closed(transpose_jaxpr(self.unknown, linear))
+            # traced in the no_grad state the program was made in (part of its cache key)
+            old, trace_state.grad_enabled = trace_state.grad_enabled, self.grad_enabled
+            try:
+                self._transposed = dce_closed(transpose_jaxpr(self.unknown, linear))
+            finally:
+                trace_state.grad_enabled = old
         return self._transposed
 
 
 _LIN_CACHE = collections.OrderedDict()   # structural key -> _LinearizedProgram (LRU)
+_LIN_LOCK = threading.Lock()
+
+
+class _HashedKey:
+    """A key hashed once (a tuple re-hashes its whole nested content on every lookup)."""
+
+    __slots__ = ("key", "h")
+
+    def __init__(self, key):
+        self.key, self.h = key, hash(key)
+
+    def __hash__(self):
+        return self.h
+
+    def __eq__(self, other):
+        return self.h == other.h and self.key == other.key
 
 
 def _params_cacheable(jaxpr):
@@ -279,15 +390,20 @@ def _linearized_program(closed, nonzeros, n_out):
     from .config import config
     if not _params_cacheable(closed.jaxpr):
         return _LinearizedProgram(closed, nonzeros, n_out)
-    key = (closed.jaxpr.key(), tuple(nonzeros), n_out, trace_state.grad_enabled)
-    prog = _LIN_CACHE.get(key)
-    if prog is None:
-        prog = _LinearizedProgram(closed, nonzeros, n_out)
+    try:
+        key = _HashedKey((closed.jaxpr.key(), tuple(nonzeros), n_out, trace_state.grad_enabled))
+    except TypeError:                    # a param that is not hashable (an array, a list)
+        return _LinearizedProgram(closed, nonzeros, n_out)
+    with _LIN_LOCK:
+        prog = _LIN_CACHE.get(key)
+        if prog is not None:
+            _LIN_CACHE.move_to_end(key)
+            return prog
+    prog = _LinearizedProgram(closed, nonzeros, n_out)
+    with _LIN_LOCK:
         _LIN_CACHE[key] = prog
         while len(_LIN_CACHE) > config.cache_size:
             _LIN_CACHE.popitem(last=False)
-    else:
-        _LIN_CACHE.move_to_end(key)
     return prog
 
 
@@ -305,7 +421,7 @@ class _Linearized:
         self.in_avals = avals
         prog = _linearized_program(closed, self.nonzeros, self.n_out)
         n_all_out = len(closed.jaxpr.outvars)
-        res = evaluate(prog.known, list(closed.consts) + list(flat_args))
+        res = _run_program(prog, "known", prog.known, list(closed.consts) + list(flat_args))
         self.outs = res[:n_all_out]
         self.residuals = res[n_all_out:]
         self.program = prog
@@ -322,7 +438,8 @@ class _Linearized:
 
     def backward(self, cts_flat):
         """Cotangents of every flat input (zeros for non-differentiated ones)."""
-        cts = evaluate(self.program.transposed(), list(self.residuals) + list(cts_flat))
+        cts = _run_program(self.program, "transposed", self.program.transposed(),
+                           list(self.residuals) + list(cts_flat))
         it = iter(cts)
         out = []
         for nz, a in zip(self.nonzeros, self.in_avals):
@@ -530,13 +647,21 @@ def _leaf_owner(args):
     return owner
 
 
+def _trace_unmapped(x):
+    """Unmapped arrays are traced (so ``table[i]`` with a mapped ``i`` records a gather);
+    scalars, other objects and outer tracers reach the function unchanged (so Python
+    control flow on them works and Python numbers stay weakly typed)."""
+    return (isinstance(x, np.ndarray) and x.ndim > 0) or hasattr(x, "__autodiff_array__")
+
+
 def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
     """Vectorizing map: ``fun`` applied along an axis of its arguments, as one batched program.
 
     ``in_axes`` / ``out_axes`` are an int (negative counts from the end), ``None``
-    (not mapped; such arguments are passed to ``fun`` unchanged), or a pytree prefix
-    of the arguments (a tuple with one entry per positional argument) / of the
-    outputs. ``axis_size`` is needed only when no argument is mapped. Nested ``vmap``,
+    (not mapped: the same value for every batch element; numbers and other Python
+    objects reach ``fun`` unchanged, so Python control flow on them works), or a
+    pytree prefix of the arguments (a tuple with one entry per positional argument) /
+    of the outputs. ``axis_size`` is needed only when no argument is mapped. Nested ``vmap``,
     ``vmap`` of ``grad`` (per-example gradients) and ``grad`` of ``vmap`` all work.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -562,8 +687,13 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         dims = _in_dims(in_axes, args)
         owner = _leaf_owner(args)
         mapped, mdims, sizes = [], [], []
+        traced = [d is not None or _trace_unmapped(x) for x, d in zip(flat, dims)]
         for i, (x, d) in enumerate(zip(flat, dims)):
             if d is None:
+                if traced[i]:
+                    flat[i] = as_array(x)
+                    mapped.append(flat[i])
+                    mdims.append(None)
                 continue
             x = as_array(x)
             shape = P.shape_of(x)
@@ -593,12 +723,12 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
         avals = []
         for x, d in zip(mapped, mdims):
             a = get_aval(x).strip_weak()
-            avals.append(P.ShapedArray(a.shape[:d] + a.shape[d + 1:], a.dtype))
+            avals.append(a if d is None else P.ShapedArray(a.shape[:d] + a.shape[d + 1:], a.dtype))
         box = []
 
         def flat_fun(*tracers):
             it = iter(tracers)
-            leaves = [next(it) if d is not None else x for x, d in zip(flat, dims)]
+            leaves = [next(it) if t else x for x, t in zip(flat, traced)]
             out = fun(*tree_unflatten(in_tree, leaves), **kwargs)
             out_leaves, out_tree = tree_flatten(out)
             box.append(out_tree)
@@ -611,9 +741,10 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                 raise
             raise ConcretizationError(
                 str(err).split("\n  (at ")[0] + " Inside vmap a value computed from a mapped "
-                "argument stands for the whole batch, so Python control flow on it cannot be "
-                "decided per element: use anp.where (or ad.lax.cond), or pass the argument "
-                "unmapped with in_axes=None.", source=err.source) from None
+                "argument stands for the whole batch: it has no single concrete value to "
+                "branch on or to hand to numpy. Use anp functions: anp.where or ad.lax.cond "
+                "for branches, anp.take(a, i) to index a numpy array a with it (or pass a as "
+                "an argument with in_axes=None).", source=err.source) from None
         out_tree = box[0]
         outs, odims = batch_eval(closed.jaxpr, closed.consts, mapped, mdims)
         if out_axes is None or isinstance(out_axes, (int, np.integer)):

@@ -35,8 +35,8 @@ import keyword
 import numpy as np
 
 from ..config import config
-from ..core import (SIZE_PARAMS, ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var, _pp_param,
-                    _var_namer, primitives)
+from ..core import (SIZE_PARAMS, ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, ShapedArray, Var,
+                    _pp_param, _var_namer, primitives)
 from ..errors import UnsupportedError
 
 __all__ = ["lower", "prepare", "Program", "LOWERED_PRIMITIVES", "KNOWN_GAPS"]
@@ -238,7 +238,40 @@ def prepare(closed):
     """
     from ..transforms.partial_eval import dce_closed
     jaxpr, consts = _prepare_jaxpr(closed.jaxpr, closed.consts)
+    jaxpr, consts = _fold_uniform_consts(jaxpr, consts)
     return dce_closed(ClosedJaxpr(jaxpr, consts))
+
+
+def _uniform_value(c):
+    """The single value of an array whose elements are all identical (bitwise), else None."""
+    if not isinstance(c, np.ndarray) or c.size < 2 or c.dtype.kind not in "biuf" or \
+            c.dtype not in SUPPORTED_DTYPES:
+        return None
+    first = c.flat[0]
+    if not np.all(c == first):
+        return None
+    if c.dtype.kind == "f" and not np.all(np.signbit(c) == np.signbit(first)):
+        return None
+    return first
+
+
+def _fold_uniform_consts(jaxpr, consts):
+    """Constant arrays with one repeated value (the seed ``ones`` of a gradient, ``zeros``)
+    become a broadcast of a literal: no memory traffic, and the value is in the code."""
+    from ..primitives import broadcast_in_dim_p
+    keep_v, keep_c, eqns = [], [], []
+    for v, c in zip(jaxpr.constvars, consts):
+        u = _uniform_value(c)
+        if u is None:
+            keep_v.append(v)
+            keep_c.append(c)
+            continue
+        lit = Literal(np.asarray(u, dtype=c.dtype)[()], ShapedArray((), c.dtype))
+        eqns.append(Eqn(broadcast_in_dim_p, [lit], [v],
+                        dict(shape=tuple(c.shape), broadcast_dimensions=())))
+    if not eqns:
+        return jaxpr, consts
+    return Jaxpr(keep_v, jaxpr.invars, jaxpr.outvars, eqns + list(jaxpr.eqns)), keep_c
 
 
 # =====================================================================================
@@ -1455,7 +1488,7 @@ def _op_dot_general(ctx):
     ctx.emit(f"{ov} = {O}.reshape(({B}, {M}, {N}))")
     b = fb.tmp("bi")
     with ctx.block(f"if {K} == 0:"):
-        ctx.emit(f"{ov}[:, :, :] = 0")
+        ctx.emit(f"{ov}.fill(0)")
     with ctx.block(f"elif {M} > 0 and {N} > 0:"):
         with ctx.block(f"for {b} in range({B}):"):
             xs = f"{xv}[{b}].T" if xt else f"{xv}[{b}]"
@@ -1616,7 +1649,7 @@ def _op_gather(ctx):
                 ctx.wr(0, list(L) + list(R), ctx.rd(0, t + list(R)))
     if ctx.outs[0][0] == "array":
         with ctx.block("else:"):
-            ctx.emit(f"{ctx.out(0)}[...] = 0")
+            ctx.emit(f"{ctx.out(0)}.fill(0)")
 
 
 def _op_scatter(add):
@@ -1711,12 +1744,13 @@ def _op_concatenate(ctx):
         ctx.emit(f"{off} += {d[ax]}")
 
 
-def _batched(ctx, i, nbatch, mat_rank=2):
-    """``(B, ...)`` reshape of operand i's batch dims; B as text."""
+def _batched(ctx, i, nbatch):
+    """A local holding the ``(B, ...)`` reshape of operand i's batch dims; B as text."""
     d = ctx.dims_in(i)
     B = ctx.prod(d[:nbatch])
-    tail = d[nbatch:]
-    return f"{ctx.arr(i)}.reshape(({B}, {', '.join(tail)}))", B
+    t = ctx.fb.tmp("m")
+    ctx.emit(f"{t} = {ctx.arr(i)}.reshape(({B}, {', '.join(d[nbatch:])}))")
+    return t, B
 
 
 def _op_cholesky(ctx):
@@ -1726,32 +1760,28 @@ def _op_cholesky(ctx):
     A, B = _batched(ctx, 0, nb)
     ctx.alloc(0)
     d = ctx.dims_in(0)
-    b = ctx.fb.tmp("bi")
+    b, L = ctx.fb.tmp("bi"), ctx.fb.tmp("m")
+    ctx.emit(f"{L} = {ctx.out(0)}.reshape(({B}, {d[-2]}, {d[-1]}))")
     with ctx.block(f"for {b} in range({B}):"):
-        ctx.emit(f"cholesky_into({A}[{b}], {ctx.out(0)}.reshape(({B}, {d[-2]}, {d[-1]}))[{b}])")
+        ctx.emit(f"cholesky_into({A}[{b}], {L}[{b}])")
 
 
 def _op_triangular_solve(ctx):
-    ctx.fb.mod.imports_runtime.add("trisolve_left")
-    a, bv = ctx.invar(0), ctx.invar(1)
+    ctx.fb.mod.imports_runtime.add("trisolve")
+    a = ctx.invar(0)
     p = ctx.p
     nb = len(a.aval.shape) - 2
     A, B = _batched(ctx, 0, nb)
     Bm, _ = _batched(ctx, 1, nb)
     db = ctx.dims_in(1)
     ctx.alloc(0)
-    Ov = f"{ctx.out(0)}.reshape(({B}, {db[-2]}, {db[-1]}))"
+    Ov = ctx.fb.tmp("m")
+    ctx.emit(f"{Ov} = {ctx.out(0)}.reshape(({B}, {db[-2]}, {db[-1]}))")
     b = ctx.fb.tmp("bi")
-    lower, trans, unit = p["lower"], p["transpose_a"], p["unit_diagonal"]
+    flags = (int(p["lower"]) | 2 * int(p["transpose_a"]) | 4 * int(p["unit_diagonal"])
+             | 8 * int(not p["left_side"]))
     with ctx.block(f"for {b} in range({B}):"):
-        if p["left_side"]:
-            ctx.emit(f"trisolve_left({A}[{b}], {Bm}[{b}], {Ov}[{b}], {lower}, {trans}, {unit})")
-        else:   # X op(T) = B  <=>  op(T)^T X^T = B^T
-            tb, tx = ctx.fb.tmp("bt"), ctx.fb.tmp("xt")
-            ctx.emit(f"{tb} = np.ascontiguousarray({Bm}[{b}].T)")
-            ctx.emit(f"{tx} = np.empty_like({tb})")
-            ctx.emit(f"trisolve_left({A}[{b}], {tb}, {tx}, {lower}, {not trans}, {unit})")
-            ctx.emit(f"{Ov}[{b}][:, :] = {tx}.T")
+        ctx.emit(f"trisolve({A}[{b}], {Bm}[{b}], {Ov}[{b}], np.int64({flags}))")
 
 
 def _op_solve(ctx):
@@ -1762,7 +1792,8 @@ def _op_solve(ctx):
     Bm, _ = _batched(ctx, 1, nb)
     db = ctx.dims_in(1)
     ctx.alloc(0)
-    Ov = f"{ctx.out(0)}.reshape(({B}, {db[-2]}, {db[-1]}))"
+    Ov = ctx.fb.tmp("m")
+    ctx.emit(f"{Ov} = {ctx.out(0)}.reshape(({B}, {db[-2]}, {db[-1]}))")
     b = ctx.fb.tmp("bi")
     with ctx.block(f"for {b} in range({B}):"):
         ctx.emit(f"solve_into({A}[{b}], {Bm}[{b}], {Ov}[{b}])")

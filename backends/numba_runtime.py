@@ -72,74 +72,168 @@ def clip_index(i, n):
     return i
 
 
-@njit(**_OPTS)
-def trisolve_left(T, B, X, lower, trans, unit):
-    """Solve ``op(tri(T)) X = B`` by substitution; ``op`` transposes when ``trans``.
+# Slice assignments (``X[:, :] = B``) cost seconds of Numba compile time each; the helpers
+# below use explicit loops instead.
 
-    ``tri`` keeps the lower (``lower``) or upper triangle of ``T``; ``unit`` takes the
-    diagonal as ones. The effective matrix is lower triangular iff ``lower != trans``.
+@njit(**_OPTS)
+def _fill2(X, v):
+    for i in range(X.shape[0]):
+        for j in range(X.shape[1]):
+            X[i, j] = v
+
+
+@njit(**_OPTS)
+def _copy2(dst, src):
+    for i in range(dst.shape[0]):
+        for j in range(dst.shape[1]):
+            dst[i, j] = src[i, j]
+
+
+@njit(**_OPTS)
+def trisolve(T, B, X, flags):
+    """Solve ``op(tri(T)) X = B`` (left) or ``X op(tri(T)) = B`` (right) by substitution.
+
+    ``flags`` bits: 1 = use the lower triangle of ``T`` (else the upper), 2 = ``op``
+    transposes, 4 = the diagonal is taken as ones, 8 = right side. (One int rather than
+    four bools: Numba would compile a specialization per combination of literal bools.)
+    The right-side problem is the left one transposed: ``op(T)^T X^T = B^T``.
     """
+    lower = (flags & 1) != 0
+    right = (flags & 8) != 0
+    trans = ((flags & 2) != 0) != right
+    unit = (flags & 4) != 0
     n = T.shape[0]
-    k = B.shape[1]
+    k = B.shape[0] if right else B.shape[1]
     eff_lower = lower != trans
     for c in range(k):
         for step in range(n):
             i = step if eff_lower else n - 1 - step
-            acc = B[i, c]
-            if eff_lower:
-                for j in range(i):
-                    m = T[j, i] if trans else T[i, j]
-                    acc -= m * X[j, c]
-            else:
-                for j in range(i + 1, n):
-                    m = T[j, i] if trans else T[i, j]
-                    acc -= m * X[j, c]
+            acc = B[c, i] if right else B[i, c]
+            lo, hi = (0, i) if eff_lower else (i + 1, n)
+            for j in range(lo, hi):
+                m = T[j, i] if trans else T[i, j]
+                acc -= m * (X[c, j] if right else X[j, c])
             if not unit:
                 acc = acc / T[i, i]
-            X[i, c] = acc
+            if right:
+                X[c, i] = acc
+            else:
+                X[i, c] = acc
 
 
 @njit(**_OPTS)
 def cholesky_into(A, L):
-    """``L = cholesky(A)`` (lower triangle read), NaN where A is not positive definite."""
-    try:
-        r = np.linalg.cholesky(A)
-        L[:, :] = r
-    except Exception:  # noqa: BLE001 - LAPACK reports failure by raising
-        L[:, :] = np.nan
+    """``L = cholesky(A)`` reading A's lower triangle; all NaN if A is not positive definite.
+
+    Row-oriented Cholesky-Banachiewicz: ``L[i,j] = (A[i,j] - sum_k<j L[i,k] L[j,k]) / L[j,j]``.
+    """
+    n = A.shape[0]
+    for i in range(n):
+        for j in range(i + 1):
+            s = A[i, j]
+            for k in range(j):
+                s -= L[i, k] * L[j, k]
+            if i == j:
+                if not s > 0:              # also catches NaN
+                    _fill2(L, np.nan)
+                    return
+                L[i, i] = np.sqrt(s)
+            else:
+                L[i, j] = s / L[j, j]
+        for j in range(i + 1, n):
+            L[i, j] = 0.0
+
+
+@njit(**_OPTS)
+def _lu_inplace(LU, X):
+    """Gaussian elimination with partial pivoting on ``LU`` (and the right-hand sides ``X``).
+
+    Returns the permutation's sign, or 0 if a pivot is exactly zero (singular).
+    """
+    n = LU.shape[0]
+    sign = 1.0
+    for c in range(n):
+        p = c
+        best = abs(LU[c, c])
+        for r in range(c + 1, n):
+            v = abs(LU[r, c])
+            if v > best:
+                best = v
+                p = r
+        if LU[p, c] == 0:
+            return 0.0
+        if p != c:
+            sign = -sign
+            for j in range(n):
+                t = LU[c, j]
+                LU[c, j] = LU[p, j]
+                LU[p, j] = t
+            for j in range(X.shape[1]):
+                t = X[c, j]
+                X[c, j] = X[p, j]
+                X[p, j] = t
+        piv = LU[c, c]
+        for r in range(c + 1, n):
+            f = LU[r, c] / piv
+            LU[r, c] = f
+            for j in range(c + 1, n):
+                LU[r, j] -= f * LU[c, j]
+            for j in range(X.shape[1]):
+                X[r, j] -= f * X[c, j]
+    return sign
 
 
 @njit(**_OPTS)
 def solve_into(A, B, X):
-    """``X = solve(A, B)``, NaN where A is singular."""
-    try:
-        r = np.linalg.solve(A, B)
-        X[:, :] = r
-    except Exception:  # noqa: BLE001
-        X[:, :] = np.nan
+    """``X = solve(A, B)`` by LU with partial pivoting; all NaN if A is singular."""
+    n = A.shape[0]
+    LU = np.empty((n, n), A.dtype)
+    _copy2(LU, A)
+    _copy2(X, B)
+    if _lu_inplace(LU, X) == 0.0:
+        _fill2(X, np.nan)
+        return
+    for j in range(X.shape[1]):
+        for i in range(n - 1, -1, -1):
+            acc = X[i, j]
+            for k in range(i + 1, n):
+                acc -= LU[i, k] * X[k, j]
+            X[i, j] = acc / LU[i, i]
 
 
 @njit(**_OPTS)
 def slogdet_2d(A):
-    """``(sign, log|det A|)`` of one square matrix."""
-    if A.shape[0] == 0:
-        return 1.0, 0.0
-    s, l = np.linalg.slogdet(A)
-    return s, l
+    """``(sign, log|det A|)`` of one square matrix; ``(0, -inf)`` when singular."""
+    n = A.shape[0]
+    LU = np.empty((n, n), A.dtype)
+    _copy2(LU, A)
+    none = np.empty((n, 0), A.dtype)
+    sign = _lu_inplace(LU, none)
+    if sign == 0.0:
+        return 0.0, -np.inf
+    logdet = 0.0
+    for i in range(n):
+        d = LU[i, i]
+        if d < 0:
+            sign = -sign
+        logdet += np.log(abs(d))
+    return sign, logdet
 
 
-@njit(**_OPTS)
+@njit(cache=True, fastmath=False, error_model="numpy", nogil=True)
 def eigh_into(A, W, V):
-    """Eigen-decomposition of a symmetric matrix reading its lower triangle."""
-    if A.shape[0] == 0:
+    """Eigen-decomposition of a symmetric matrix reading its lower triangle (LAPACK syevd).
+
+    Cached on disk by Numba (``cache=True``): Numba's LAPACK bindings take seconds to
+    compile, and this way they compile once per machine rather than once per kernel.
+    """
+    n = A.shape[0]
+    if n == 0:
         return
-    try:
-        w, v = np.linalg.eigh(A)
-        W[:] = w
-        V[:, :] = v
-    except Exception:  # noqa: BLE001
-        W[:] = np.nan
-        V[:, :] = np.nan
+    w, v = np.linalg.eigh(A)
+    for i in range(n):
+        W[i] = w[i]
+    _copy2(V, v)
 
 
 @njit(**_OPTS)

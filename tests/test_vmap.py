@@ -455,6 +455,15 @@ def test_axis_size_and_unmapped_arguments_pass_through(rng):
     np.testing.assert_allclose(ad.vmap(lambda a, k=1.0: a * k)(x, k=3.0), 3 * x)
 
 
+def test_unmapped_array_indexed_by_a_mapped_index(rng):
+    # an embedding-style lookup: the table is unmapped, the index mapped
+    table, idx = rng.normal(size=(5, 3)), np.array([4, 0, 2, 4])
+    got = ad.vmap(lambda t, i: t[i, 1:] * 2.0, in_axes=(None, 0))(table, idx)
+    np.testing.assert_array_equal(got, table[idx, 1:] * 2.0)
+    g = ad.grad(lambda t: anp.sum(ad.vmap(lambda t, i: t[i], in_axes=(None, 0))(t, idx)))(table)
+    np.testing.assert_array_equal(g, np.bincount(idx, minlength=5)[:, None] * np.ones(3))
+
+
 def test_nested_vmap(rng):
     x, y = rng.normal(size=(3, 5)), rng.normal(size=(4, 5))
     # all pairwise dot products: the inner vmap over y, the outer over x
@@ -610,13 +619,7 @@ def _float_case_params():
         r = np.random.default_rng(0)
         if not any(np.asarray(g(r)).dtype.kind == "f" for g in case.gens):
             continue           # nothing to differentiate
-        marks = ()
-        if name == "scatter":
-            marks = pytest.mark.xfail(
-                reason="scatter's transpose gives every duplicate index the cotangent, though "
-                       "only the last update is written (transpose rule, not batching)",
-                strict=False)
-        yield pytest.param(name, case, id=p.id, marks=marks)
+        yield p
 
 
 def _as_float(x):
@@ -678,7 +681,7 @@ def test_python_control_flow_on_a_mapped_value_explains_the_fix():
         if x.sum() > 0:
             return x
         return -x
-    with pytest.raises(ConcretizationError, match="Inside vmap.*anp.where.*in_axes=None") as e:
+    with pytest.raises(ConcretizationError, match="Inside vmap.*anp.where") as e:
         ad.vmap(f)(np.ones((3, 2)))
     assert "test_vmap.py" in str(e.value) and str(e.value).count("Inside vmap") == 1
     with pytest.raises(ConcretizationError) as e:
