@@ -455,6 +455,8 @@ class JitFunction:
             backend = self._backend_now()
             entry = None
             if backend == "cpu":
+                from .backends import compile_cache
+                before = compile_cache.stats()
                 try:
                     entry = _compiled_entry(closed, out_tree, keys)
                 except UnsupportedError as err:
@@ -462,13 +464,14 @@ class JitFunction:
                         raise
                     _log.warning(f"jit({self._name}): {err}; running it with the interpreter")
                 if explain and entry is not None:
-                    how = "loaded from the disk cache" if entry.kernel.from_disk else "compiled"
-                    from .backends import compile_cache
-                    if compile_cache.stats()["memory_hits"] and entry.kernel in \
-                            getattr(self, "_seen_kernels", ()):
+                    after = compile_cache.stats()
+                    if after["memory_hits"] > before["memory_hits"]:
                         how = "reused (shape-generic kernel)"
+                    elif after["disk_loads"] > before["disk_loads"]:
+                        how = "loaded from the disk cache"
+                    else:
+                        how = "compiled"
                     _log.warning(f"jit({self._name}): kernel {entry.kernel.key[:12]} {how}")
-                    self.__dict__.setdefault("_seen_kernels", set()).add(entry.kernel)
             if entry is None:
                 entry = _interpreted_entry(closed, out_tree)
             self._insert(key, entry)

@@ -39,7 +39,7 @@ from typing import Any, Callable, NamedTuple
 import numpy as np
 
 from . import numpy as anp
-from .tree_util import tree_flatten, tree_map, tree_unflatten
+from .tree_util import tree_flatten, tree_map
 
 __all__ = ["GradientTransformation", "SGDState", "AdamState", "sgd", "adam", "adamw",
            "apply_updates", "Optimizer", "SGD", "Adam", "AdamW"]

@@ -29,7 +29,6 @@ Memory: a Variable's death releases its value; equations no live Variable
 depends on are swept from the tape periodically, so a long loop does not grow it.
 """
 import collections
-import contextlib
 import functools
 import threading
 import warnings
@@ -1093,7 +1092,7 @@ class Function:
 def _apply_function(cls, args):
     from .api import as_array
     from .custom_derivatives import custom_vjp_call_p, _split_consts
-    from .tree_util import tree_flatten, tree_unflatten
+    from .tree_util import tree_unflatten
     n = len(args)
     dyn_idx = tuple(i for i, a in enumerate(args) if _is_array_arg(a))
     flat = [as_array(args[i]) for i in dyn_idx]

@@ -30,7 +30,8 @@ import numpy as np
 
 from ..config import config
 
-__all__ = ["get_kernel", "stats", "reset_stats", "clear_memory", "cache_key", "Kernel"]
+__all__ = ["get_kernel", "stats", "reset_stats", "clear_memory", "cache_key", "kernel_path",
+           "Kernel"]
 
 _lock = threading.RLock()
 _memory = collections.OrderedDict()      # key -> Kernel
@@ -162,6 +163,11 @@ def _compile_in_memory(key, source, entry, sig):
 
 def _kernel_dir():
     return os.path.join(os.path.expanduser(str(config.cache_dir)), "kernels")
+
+
+def kernel_path(source):
+    """Where the disk cache keeps the module generated as ``source``."""
+    return os.path.join(_kernel_dir(), f"k_{cache_key(source)}.py")
 
 
 def _write_source(path, source):

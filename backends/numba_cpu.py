@@ -1466,6 +1466,7 @@ def _op_dot_general(ctx):
     N = ctx.prod([dy[i] for i in yf])
     X, Y, O = ctx.arr(0), ctx.arr(1), ctx.out(0)
     fb = ctx.fb
+    fb.mod.imports_runtime.add("matmul_into")
 
     def operand(name, order_mk, order_km, rank, first, second, base):
         """A (B, first, second) view of ``name``, transposed if its axes are (B, second, first)."""
@@ -1473,9 +1474,17 @@ def _op_dot_general(ctx):
             return f"{name}.reshape(({B}, {first}, {second}))", False
         if order_km == list(range(rank)):
             return f"{name}.reshape(({B}, {second}, {first}))", True
+        # a transposed copy (explicit loops: np.transpose + ascontiguousarray costs Numba
+        # seconds of compile time)
         t = fb.tmp(base)
-        perm = ", ".join(str(i) for i in order_mk)
-        ctx.emit(f"{t} = np.ascontiguousarray(np.transpose({name}, ({perm}{',' if rank == 1 else ''})))")
+        d = dx if name == X else dy
+        dt_ = x.aval.dtype if name == X else y.aval.dtype
+        ctx.emit(f"{t} = np.empty({fb.shape_of_names([d[i] for i in order_mk])}, {_dt(dt_)})")
+        with ctx.loops([d[i] for i in order_mk]) as J:
+            src = [None] * rank
+            for k, i in enumerate(order_mk):
+                src[i] = J[k]
+            ctx.emit(f"{t}[{', '.join(J)}] = {name}[{', '.join(src)}]")
         return f"{t}.reshape(({B}, {first}, {second}))", False
 
     xa, xt = operand(X, list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr, M, K, "xd")
@@ -1493,7 +1502,7 @@ def _op_dot_general(ctx):
         with ctx.block(f"for {b} in range({B}):"):
             xs = f"{xv}[{b}].T" if xt else f"{xv}[{b}]"
             ys = f"{yv}[{b}].T" if yt else f"{yv}[{b}]"
-            ctx.emit(f"np.dot({xs}, {ys}, {ov}[{b}])")
+            ctx.emit(f"matmul_into({xs}, {ys}, {ov}[{b}])")
 
 
 def _dot_loops(ctx, xc, yc, xb, yb, xf, yf, dx, dy):
@@ -1581,10 +1590,9 @@ def _op_sort(arg):
             with ctx.block(f"for {kk} in range({sizes[d]}):"):
                 ctx.emit(f"{lane}[{kk}] = {ctx.rd(0, full(kk))}")
             res = ctx.fb.tmp("s")
-            if arg:
-                ctx.emit(f"{res} = np.argsort({lane}, kind='mergesort')")
-            else:
-                ctx.emit(f"{res} = np.sort({lane})")
+            fn = "argsort_lane" if arg else "sort_lane"
+            ctx.fb.mod.imports_runtime.add(fn)
+            ctx.emit(f"{res} = {fn}({lane})")
             with ctx.block(f"for {kk} in range({sizes[d]}):"):
                 ctx.wr(0, full(kk), f"{res}[{kk}]")
     return rule

@@ -236,6 +236,30 @@ def eigh_into(A, W, V):
     _copy2(V, v)
 
 
+# Helpers with ``cache=True`` wrap Numba library code that is slow to compile (BLAS
+# bindings, sorting): compiled once per machine and linked into kernels, instead of being
+# compiled again inside every kernel that uses them.
+_CACHED = dict(cache=True, fastmath=False, error_model="numpy", nogil=True)
+
+
+@njit(**_CACHED)
+def matmul_into(a, b, out):
+    """``out = a @ b`` for 2-D float arrays (BLAS gemm; C- or F-ordered operands)."""
+    np.dot(a, b, out)
+
+
+@njit(**_CACHED)
+def sort_lane(lane):
+    """Sorted copy of a 1-D array (NaN last, as numpy)."""
+    return np.sort(lane)
+
+
+@njit(**_CACHED)
+def argsort_lane(lane):
+    """Stable argsort of a 1-D array (NaN last, as numpy's ``kind='stable'``)."""
+    return np.argsort(lane, kind="mergesort")
+
+
 @njit(**_OPTS)
 def select_fallback(c, a, b):
     """``a if c else b``; used only when numba_math (and its select intrinsic) is missing."""

@@ -431,9 +431,10 @@ for _kw in [dict(), dict(ord=1), dict(ord=np.inf), dict(ord=3), dict(axis=1),
             dict(axis=0, keepdims=True)]:
     case("linalg.norm", lambda m, x, kw=_kw: m.linalg.norm(x, **kw), [A(2, 3)]
          if "ord" not in _kw else [A(3)], tag=str(_kw))
-for _o in ["fro", "nuc", 2, 1, np.inf, -1]:
-    case("linalg.norm", lambda m, x, o=_o: m.linalg.norm(x, ord=o), [A(3, 2)], tag=f"mat{_o}",
-         hess=_o not in (1, np.inf, -1))
+for _o in ["fro", "nuc", 2, -2, 1, np.inf, -1]:
+    for _s in [(3, 2), (2, 3)]:
+        case("linalg.norm", lambda m, x, o=_o: m.linalg.norm(x, ord=o), [A(*_s)],
+             tag=f"mat{_o}", hess=_o not in (1, np.inf, -1))
 for _n in [0, 1, 3, -2]:
     case("linalg.matrix_power", lambda m, a, n=_n: m.linalg.matrix_power(a, n),
          [A(3, 3, spd=True) if _n < 0 else A(3, 3, lo=-1, hi=1)], tag=str(_n))
@@ -776,3 +777,88 @@ def test_tracer_methods():
     for f in fs:
         closed = ad.make_jaxpr(f)(x)
         assert_same(run_closed(closed, [x])[0], f(x), 1e-12, "method")
+
+
+# ----------------------------------------------------------------------------
+# edge cases: empty axes and slices, NaN/inf/-0.0, integer semantics, mixed promotion
+# ----------------------------------------------------------------------------
+
+EDGE_X = np.array([[1.5, -2.0, 0.0], [3.0, -0.5, 2.5]])
+EDGE = [
+    ("sum axis ()", lambda m, x: m.sum(x, axis=())),
+    ("where scalars", lambda m, x: m.where(x > 0, 1, 0)),
+    ("where int/float", lambda m, x: m.where(x > 0, 1, 2.5)),
+    ("take neg", lambda m, x: m.take(x, [-1, 0], axis=1)),
+    ("roll multi", lambda m, x: m.roll(x, (1, -1), axis=(0, 1))),
+    ("sign", lambda m, x: m.sign(m.array([-0.0, 0.0, -1.0, np.nan]))),
+    ("clip inverted", lambda m, x: m.clip(x, 1.0, 0.0)),
+    ("var ddof big", lambda m, x: m.var(x, axis=0, ddof=3)),
+    ("argmax nan", lambda m, x: m.argmax(m.array([1.0, np.nan, 3.0]))),
+    ("mod neg", lambda m, x: m.mod(x, -1.5)),
+    ("floor_divide neg", lambda m, x: m.floor_divide(x, -1.5)),
+    ("int div", lambda m, x: m.floor_divide(m.array([7, -7]), 2)),
+    ("int mod", lambda m, x: m.mod(m.array([7, -7]), 3)),
+    ("cumsum bool", lambda m, x: m.cumsum(x > 0)),
+    ("mean int", lambda m, x: m.mean(m.array([1, 2, 4]))),
+    ("std int", lambda m, x: m.std(m.array([1, 2, 4]))),
+    ("power neg base int exp", lambda m, x: m.power(x, 3)),
+    ("power float exp", lambda m, x: m.power(m.abs(x) + 1, 0.5)),
+    ("x**-1", lambda m, x: (m.abs(x) + 1) ** -1),
+    ("sort int", lambda m, x: m.sort(m.array([3, 1, 2]))),
+    ("max int", lambda m, x: m.max(m.array([3, 1, 2]))),
+    ("linspace mul", lambda m, x: x * np.linspace(0, 1, 3)),
+    ("norm -2", lambda m, x: m.linalg.norm(x, -2)),
+    ("norm vec 0", lambda m, x: m.linalg.norm(x[0], 0)),
+    ("norm vec -inf", lambda m, x: m.linalg.norm(x[0], -np.inf)),
+    ("norm vec -1", lambda m, x: m.linalg.norm(x[0] + 3, -1)),
+    ("ndim indexing", lambda m, x: x[1, ::-1][None]),
+    ("empty slice", lambda m, x: x[:, 3:]),
+    ("sum empty", lambda m, x: m.sum(x[:, 3:])),
+    ("max keepdims none", lambda m, x: m.max(x, keepdims=True)),
+    ("expand neg", lambda m, x: m.expand_dims(x, -1)),
+    ("squeeze none", lambda m, x: m.squeeze(x[None])),
+    ("isclose int", lambda m, x: m.isclose(m.array([1, 2]), m.array([1, 3]))),
+    ("tri k", lambda m, x: m.tril(x, -1)),
+    ("trace int", lambda m, x: m.trace(m.array([[1, 2], [3, 4]]))),
+    ("abs int8", lambda m, x: m.abs(m.array([-128, 5], dtype=np.int8))),
+    ("exp2 int", lambda m, x: m.exp2(m.array([1, 2]))),
+    ("logaddexp inf", lambda m, x: m.logaddexp(m.array([-np.inf, np.inf]), m.array([-np.inf, 1.0]))),
+    ("hypot 0", lambda m, x: m.hypot(m.array([0.0, 3.0]), m.array([0.0, 4.0]))),
+    ("divide int by zero", lambda m, x: m.divide(m.array([1.0, 0.0]), 0.0)),
+    ("heaviside", lambda m, x: m.heaviside(m.array([-1.0, 0.0, 2.0]), 0.5)),
+    ("einsum trace", lambda m, x: m.einsum("ii", x[:, :2])),
+    ("einsum outer", lambda m, x: m.einsum("i,j->ij", x[0], x[1])),
+    ("dot 1d nd", lambda m, x: m.dot(x[0], np.ones((2, 3, 4)))),
+    ("matmul 1d nd", lambda m, x: m.matmul(x[0], np.ones((2, 3, 4)))),
+    ("tensordot 0", lambda m, x: m.tensordot(x, x, 0)),
+    ("diagonal neg", lambda m, x: m.diagonal(x, -1)),
+    ("diff int", lambda m, x: m.diff(m.array([1, 4, 9]))),
+    ("repeat 0", lambda m, x: m.repeat(x, 0, axis=0)),
+    ("bool arith", lambda m, x: (x > 0) + (x < 1)),
+    ("bool mul float", lambda m, x: (x > 0) * 2.5),
+    ("neg bool", lambda m, x: m.logical_not(x > 0)),
+    ("round neg dec", lambda m, x: m.round(x * 100, -1)),
+    ("fmod neg", lambda m, x: m.fmod(x, -1.5)),
+    ("median even", lambda m, x: m.median(x)),
+    ("quantile 1", lambda m, x: m.quantile(x, 1.0)),
+    ("cross 2d", lambda m, x: m.cross(x, x[::-1])),
+    ("stack 0d", lambda m, x: m.stack([x[0, 0], x[1, 1]])),
+    ("concat lists", lambda m, x: m.concatenate([x[0], [1.0, 2.0]])),
+    ("array nested", lambda m, x: m.array([[x[0, 0], 1.0], [2.0, x[1, 1]]])),
+    ("swap scalar op", lambda m, x: 2 ** x),
+    ("rpow int", lambda m, x: 2 ** m.array([1, 2])),
+    ("minimum int float", lambda m, x: m.minimum(m.array([1, 5]), 2.5)),
+    ("maximum nan", lambda m, x: m.maximum(m.array([np.nan, 1.0]), 0.0)),
+]
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("name,f", EDGE, ids=[e[0] for e in EDGE])
+def test_edge_cases_match_numpy(name, f):
+    with np.errstate(all="ignore"):
+        want = f(np, EDGE_X)
+        closed = ad.make_jaxpr(lambda x: f(anp, x))(EDGE_X)
+        got = run_closed(closed, [EDGE_X])
+        eager = f(anp, EDGE_X)
+    assert_same(got[0] if len(got) == 1 else got, want, 1e-12, f"traced {name}")
+    assert_same(eager, want, 1e-12, f"eager {name}")

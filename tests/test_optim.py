@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 import autodiff as ad
-import autodiff.numpy as anp
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 

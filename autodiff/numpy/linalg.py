@@ -153,7 +153,12 @@ def norm(x, ord=None, axis=None, keepdims=False):
             from . import moveaxis
             y = moveaxis(x, (r, c), (-2, -1))
             from . import matmul, swapaxes
-            w = eigh(matmul(swapaxes(y, -1, -2), y))[0]
+            # singular values² are the eigenvalues of the smaller Gram matrix (the larger
+            # one has min(m, n) of them plus zeros, which would corrupt ord=-2)
+            m_, n_ = shape_of(y)[-2:]
+            gram = (matmul(swapaxes(y, -1, -2), y) if m_ >= n_
+                    else matmul(y, swapaxes(y, -1, -2)))
+            w = eigh(gram)[0]
             s = _safe_sqrt(P.max_(w, P.full_like(w, 0)))
             out = sum(s, axis=-1) if ord == "nuc" else (max(s, axis=-1) if ord == 2 else min(s, axis=-1))
             if keepdims:

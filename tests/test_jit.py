@@ -1,0 +1,424 @@
+"""jit: results, the graph cache, shape-generic kernels, the disk cache, composition.
+
+Numbers are checked against the numpy interpreter or closed forms; compilations are
+counted with ``compile_cache.stats()`` (never timed).
+"""
+import collections
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff.backends import compile_cache
+from autodiff.errors import ConcretizationError, UnsupportedError
+
+
+def loss(x):
+    return anp.sum(anp.tanh(x) * anp.sin(x) + anp.exp(-x * x))
+
+
+def loss_grad_closed_form(x):
+    t = np.tanh(x)
+    return (1 - t * t) * np.sin(x) + t * np.cos(x) - 2 * x * np.exp(-x * x)
+
+
+def mlp(params, x, y):
+    (w1, b1), (w2, b2) = params
+    h = anp.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    logp = logits - anp.logsumexp(logits, axis=1, keepdims=True)
+    return -anp.mean(anp.sum(logp * y, axis=1))
+
+
+def mlp_params(rng, n_in=6, n_hidden=5, n_out=3):
+    return ((rng.normal(size=(n_in, n_hidden)) * 0.5, rng.normal(size=n_hidden) * 0.1),
+            (rng.normal(size=(n_hidden, n_out)) * 0.5, rng.normal(size=n_out) * 0.1))
+
+
+def batch(rng, n, n_in=6, n_out=3):
+    x = rng.normal(size=(n, n_in))
+    y = np.eye(n_out)[rng.integers(0, n_out, size=n)]
+    return x, y
+
+
+@pytest.fixture(scope="module")
+def jitted_loss():
+    return ad.jit(loss)
+
+
+@pytest.fixture(scope="module")
+def jitted_mlp_vg():
+    return ad.jit(ad.value_and_grad(mlp))
+
+
+# ---------------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------------
+
+def test_value_and_types(jitted_loss):
+    x = np.linspace(-2, 2, 11)
+    got = jitted_loss(x)
+    assert type(got) is np.float64
+    np.testing.assert_allclose(got, loss(x), rtol=1e-13)
+    out32 = ad.jit(lambda x: (x * 2, anp.sum(x)))(x.astype(np.float32))
+    assert out32[0].dtype == np.float32 and type(out32[1]) is np.float32
+
+
+def test_jit_grad_matches_closed_form(rng):
+    g = ad.jit(ad.grad(loss))
+    for n in (7, 1, 0, 30):
+        x = rng.normal(size=n)
+        np.testing.assert_allclose(g(x), loss_grad_closed_form(x), rtol=1e-12, atol=1e-14)
+
+
+def test_pytree_arguments_and_results(rng):
+    f = ad.jit(lambda d, s: {"a": d["x"] * s, "b": (anp.sum(d["x"]), [d["y"] + 1.0])})
+    x = rng.normal(size=3)
+    out = f({"x": x, "y": np.float32(2.0)}, 3.0)
+    np.testing.assert_allclose(out["a"], 3 * x)
+    assert type(out["b"][0]) is np.float64 and type(out["b"][1][0]) is np.float32
+    Point = collections.namedtuple("Point", "u v")
+    p = ad.jit(lambda p: Point(p.v, p.u * 2))(Point(np.ones(2), np.zeros(3)))
+    assert isinstance(p, Point) and p.u.shape == (3,) and np.all(p.v == 2)
+
+
+def test_kwargs_are_dynamic(rng):
+    f = ad.jit(lambda x, scale=1.0: x * scale)
+    x = rng.normal(size=3)
+    np.testing.assert_allclose(f(x, scale=2.0), 2 * x)
+    np.testing.assert_allclose(f(x, scale=3.0), 3 * x)
+    assert f.cache_info().misses == 1
+
+
+def test_inputs_not_aliased_and_not_mutated():
+    x = np.arange(4.0)
+    f = ad.jit(lambda x: (x, x.reshape((2, 2)), x + 0.0))
+    a, b, c = f(x)
+    a[0] = 100.0
+    b[0, 1] = 100.0
+    assert np.all(x == np.arange(4.0))
+
+
+def test_noncontiguous_readonly_and_bigendian_inputs(jitted_loss):
+    base = np.linspace(-1, 1, 20)
+    strided = base[::2]
+    ro = base.copy()
+    ro.flags.writeable = False
+    be = base.astype(">f8")
+    np.testing.assert_allclose(jitted_loss(strided), loss(strided), rtol=1e-13)
+    np.testing.assert_allclose(jitted_loss(ro), loss(base), rtol=1e-13)
+    np.testing.assert_allclose(jitted_loss(be), loss(base), rtol=1e-13)
+    np.testing.assert_allclose(jitted_loss(base.reshape(4, 5).T), loss(base), rtol=1e-13)
+
+
+def test_python_and_numpy_scalars():
+    f = ad.jit(lambda x, y: x * y + 1)
+    assert f(2.0, 3.0) == 7.0 and type(f(2.0, 3.0)) is np.float64
+    assert type(f(np.float32(2.0), np.float32(3.0))) is np.float32
+    assert f(np.array(2.0), 4) == 9.0
+    assert f(True, 2) == 3
+
+
+def test_concretization_error_under_jit():
+    def f(x):
+        if anp.sum(x) > 0:
+            return x
+        return -x
+    with pytest.raises(ConcretizationError):
+        ad.jit(f)(np.ones(2))
+
+
+def test_debug_nans_falls_back_to_checking_interpreter():
+    f = ad.jit(lambda x: anp.log(x) * 2.0)
+    assert np.isnan(f(np.array([-1.0, 1.0]))[0])
+    ad.config.update("debug_nans", True)
+    try:
+        with pytest.raises(FloatingPointError, match="log"):
+            f(np.array([-1.0, 1.0]))
+    finally:
+        ad.config.update("debug_nans", False)
+
+
+# ---------------------------------------------------------------------------------
+# the graph cache
+# ---------------------------------------------------------------------------------
+
+def test_cache_info_counts_hits_and_misses():
+    f = ad.jit(lambda x: x * 2.0)
+    f(np.ones(3))
+    f(np.ones(3))
+    f(np.zeros(3))
+    f(np.ones(4))
+    f(np.ones(4, np.float32))
+    f(1.0)
+    info = f.cache_info()
+    assert (info.hits, info.misses, info.size) == (2, 4, 4)
+    assert info.capacity == ad.config.cache_size == 1024
+    f.clear_cache()
+    assert f.cache_info()[:3] == (0, 0, 0)
+
+
+def test_lru_eviction_at_capacity():
+    ad.config.update("cache_size", 2)
+    try:
+        f = ad.jit(lambda x: x + 1.0)
+        a, b, c = np.ones(1), np.ones(2), np.ones(3)
+        f(a)
+        f(b)
+        f(a)            # a is now the most recently used
+        f(c)            # evicts b
+        assert f.cache_info().size == 2
+        f(a)
+        assert f.cache_info().hits == 2
+        f(b)            # was evicted: a miss
+        assert f.cache_info().misses == 4
+        assert f.cache_info().capacity == 2
+    finally:
+        ad.config.update("cache_size", 1024)
+
+
+def test_static_arguments():
+    calls = []
+
+    def power_sum(x, n, scale=1.0):
+        calls.append(n)
+        return anp.sum(x ** n) * scale
+    f = ad.jit(power_sum, static_argnums=1)
+    x = np.arange(3.0)
+    assert f(x, 2) == 5.0 and f(x, 3) == 9.0 and f(x, 2) == 5.0
+    assert calls == [2, 3]
+    with pytest.raises(TypeError, match="static argument 1.*unhashable.*list"):
+        f(x, [2])
+    g = ad.jit(power_sum, static_argnames="n")
+    assert g(x, n=2) == 5.0 and g(x, 2) == 5.0        # by name and by position
+    h = ad.jit(power_sum, static_argnames=("n", "scale"))
+    assert h(x, 2, scale=3.0) == 15.0
+    with pytest.raises(TypeError, match="'scale'.*unhashable"):
+        h(x, 2, scale=np.ones(2))
+
+
+def test_explain_cache_misses(caplog):
+    f = ad.jit(lambda x, n: x * n, static_argnums=1)
+    ad.config.update("explain_cache_misses", True)
+    try:
+        with caplog.at_level(logging.WARNING, logger="autodiff.jit"):
+            f(np.ones(3), 2)
+            f(np.ones(5), 2)
+            f(np.ones(5, np.float32), 2)
+            f(np.ones(5, np.float32), 3)
+    finally:
+        ad.config.update("explain_cache_misses", False)
+    text = caplog.text
+    assert "first call" in text
+    assert "changed from f64[3] to f64[5]" in text
+    assert "changed from f64[5] to f32[5]" in text
+    assert "static argument 1 changed from 2 to 3" in text
+    assert "reused (shape-generic kernel)" in text
+
+
+def test_new_batch_size_reuses_the_compiled_kernel(rng, jitted_mlp_vg):
+    params = mlp_params(rng)
+    x, y = batch(rng, 8)
+    v, g = jitted_mlp_vg(params, x, y)
+    rv, rg = ad.value_and_grad(mlp)(params, x, y)
+    np.testing.assert_allclose(v, rv, rtol=1e-12)
+    before = compile_cache.stats()["compiles"] + compile_cache.stats()["disk_loads"]
+    for n in (3, 17, 64, 2):
+        x, y = batch(rng, n)
+        v, g = jitted_mlp_vg(params, x, y)
+        rv, rg = ad.value_and_grad(mlp)(params, x, y)
+        np.testing.assert_allclose(v, rv, rtol=1e-12)
+        for a, b in zip(ad.tree_util.tree_leaves(g), ad.tree_util.tree_leaves(rg)):
+            np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    after = compile_cache.stats()["compiles"] + compile_cache.stats()["disk_loads"]
+    assert after == before, "a new batch size compiled a new kernel"
+    assert jitted_mlp_vg.cache_info().misses == 5
+
+
+def test_source_is_shape_free_and_annotated(rng):
+    f = ad.jit(lambda x, w: anp.tanh(x @ w) * 2.0)
+    low1 = f.lower(np.ones((4, 3)), np.ones((3, 2)))
+    low2 = f.lower(np.ones((9, 3)), np.ones((3, 2)))
+    assert low1.source == low2.source
+    assert list(low1.sizes) != list(low2.sizes)
+    assert "= dot_general[" in low1.source and "= tanh " in low1.source
+    assert "dot_general" in str(low1.jaxpr)
+    assert "interpret" not in low1.as_text()
+
+
+# ---------------------------------------------------------------------------------
+# backends
+# ---------------------------------------------------------------------------------
+
+def test_backends(rng):
+    x = rng.normal(size=5)
+    fi = ad.jit(loss, backend="interpret")
+    np.testing.assert_allclose(fi(x), loss(x), rtol=1e-15)
+    assert fi.lower(x).source is None
+    with pytest.raises(UnsupportedError, match="cuda"):
+        ad.jit(loss, backend="cuda")
+    with pytest.raises(ValueError, match="unknown backend"):
+        ad.jit(loss, backend="tpu")
+
+
+# ---------------------------------------------------------------------------------
+# composition
+# ---------------------------------------------------------------------------------
+
+def test_composition(rng, jitted_loss):
+    x = rng.normal(size=4)
+    g_ref = loss_grad_closed_form(x)
+    np.testing.assert_allclose(ad.grad(jitted_loss)(x), g_ref, rtol=1e-12)
+    np.testing.assert_allclose(ad.jit(ad.grad(jitted_loss))(x), g_ref, rtol=1e-12)
+    xs = rng.normal(size=(3, 4))
+    np.testing.assert_allclose(ad.vmap(jitted_loss)(xs), [loss(r) for r in xs], rtol=1e-13)
+    np.testing.assert_allclose(ad.jit(lambda x: jitted_loss(x) * 2)(x), 2 * loss(x), rtol=1e-13)
+    np.testing.assert_allclose(ad.hessian(jitted_loss)(x), ad.hessian(loss)(x), rtol=1e-10,
+                               atol=1e-12)
+    np.testing.assert_allclose(ad.jit(ad.hessian(loss))(x), ad.hessian(loss)(x), rtol=1e-10,
+                               atol=1e-12)
+    t = rng.normal(size=4)
+    _, tan = ad.jvp(jitted_loss, (x,), (t,))
+    np.testing.assert_allclose(tan, g_ref @ t, rtol=1e-12)
+
+
+def test_jit_closing_over_a_traced_value():
+    def outer(s):
+        return ad.jit(lambda y: anp.sum(y * s))(np.arange(3.0))
+    assert ad.grad(outer)(2.0) == 3.0
+    f = ad.jit(lambda y: y * 2.0)
+
+    def outer2(s):
+        return anp.sum(f(np.arange(3.0)) * s)
+    assert ad.grad(outer2)(1.0) == 6.0
+
+
+def test_method_decorator():
+    class Model:
+        def __init__(self, w):
+            self.w = w
+
+        @ad.jit
+        def apply(self, x):
+            return x * 2.0
+    assert np.all(Model(1.0).apply(np.ones(2)) == 2.0)
+
+
+# ---------------------------------------------------------------------------------
+# the disk cache
+# ---------------------------------------------------------------------------------
+
+_CHILD = textwrap.dedent("""
+    import sys, numpy as np, autodiff as ad, autodiff.numpy as anp
+    from autodiff.backends import compile_cache
+    f = ad.jit(lambda x: anp.sum(anp.sin(x) * 3.0 + anp.cos(x) ** 2) + TAG)
+    v = f(np.linspace(0, 1, 7))
+    s = compile_cache.stats()
+    print("RESULT", repr(float(v)), s["compiles"], s["disk_loads"])
+""")
+
+
+def _run_children(cache_dir, tag, n):
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(cache_dir))
+    code = _CHILD.replace("TAG", repr(float(tag)))
+    procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) for _ in range(n)]
+    out = []
+    for p in procs:
+        so, se = p.communicate(timeout=300)
+        assert p.returncode == 0, se
+        line = [l for l in so.splitlines() if l.startswith("RESULT")][0].split()
+        out.append((float(line[1]), int(line[2]), int(line[3])))
+    return out
+
+
+def test_disk_cache_across_processes(tmp_path):
+    x = np.linspace(0, 1, 7)
+    want = float(np.sum(np.sin(x) * 3.0 + np.cos(x) ** 2)) + 0.25
+    first = _run_children(tmp_path, 0.25, 2)       # two processes compiling at once
+    for v, compiles, loads in first:
+        assert abs(v - want) < 1e-12
+        assert compiles + loads == 1
+    (v, compiles, loads), = _run_children(tmp_path, 0.25, 1)
+    assert abs(v - want) < 1e-12
+    assert (compiles, loads) == (0, 1), "the second process compiled instead of loading"
+
+
+def _kernel_files(f, *args):
+    low = f.lower(*args)
+    path = compile_cache.kernel_path(low.source)
+    return path, compile_cache._numba_cache_files(path)
+
+
+def _forget(f, path):
+    """Drop every in-process copy so the next call goes to the disk cache."""
+    f.clear_cache()
+    compile_cache.clear_memory()
+    key = os.path.splitext(os.path.basename(path))[0][2:]
+    sys.modules.pop(f"_autodiff_kernel_{key}", None)
+
+
+def test_corrupted_cache_files_are_survived():
+    f = ad.jit(lambda x: anp.sum(anp.exp(x) * 1.25 - x))
+    x = np.linspace(-1, 1, 9)
+    want = float(np.sum(np.exp(x) * 1.25 - x))
+    assert abs(f(x) - want) < 1e-12
+    path, files = _kernel_files(f, x)
+    assert files, "no Numba cache files were written"
+    for name in files:                    # truncate the index, garble the data
+        with open(name, "r+b") as fh:
+            if name.endswith(".nbi"):
+                fh.truncate(7)
+            else:
+                fh.write(b"garbage" * 10)
+    _forget(f, path)
+    compile_cache._warned.clear()
+    with pytest.warns(RuntimeWarning, match="could not be loaded"):
+        assert abs(f(x) - want) < 1e-12
+    # a truncated generated source file is rewritten
+    with open(path, "r+") as fh:
+        fh.truncate(200)
+    _forget(f, path)
+    with pytest.warns(RuntimeWarning, match="corrupted"):
+        assert abs(f(x) - want) < 1e-12
+    _forget(f, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")      # healthy again: no warning
+        assert abs(f(x) - want) < 1e-12
+
+
+@pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
+                    reason="root can write into read-only directories")
+def test_unwritable_cache_dir_falls_back(tmp_path):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    old = ad.config.cache_dir
+    ad.config.update("cache_dir", str(ro))
+    compile_cache._warned.clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="cannot write"):
+            assert ad.jit(lambda x: x * 3.5 + 0.125)(2.0) == 7.125
+    finally:
+        ad.config.update("cache_dir", old)
+        ro.chmod(0o700)
+
+
+def test_unwritable_cache_path_falls_back(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    old = ad.config.cache_dir
+    ad.config.update("cache_dir", str(blocker))      # kernels/ cannot be created under a file
+    compile_cache._warned.clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="cannot write"):
+            assert ad.jit(lambda x: x * 4.5 + 0.25)(2.0) == 9.25
+    finally:
+        ad.config.update("cache_dir", old)
