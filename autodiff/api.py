@@ -284,7 +284,8 @@ class _StraightLine:
 def _run_program(prog, slot, closed, args):
     """Evaluate one of ``prog``'s programs; on concrete values from its second use on as
     straight-line code (compiled once, then reused by every call with this structure)."""
-    if any(isinstance(a, Tracer) for a in args) or any(isinstance(c, Tracer) for c in closed.consts):
+    if any(isinstance(a, Tracer) for a in args) or \
+            any(isinstance(c, Tracer) for c in closed.consts):
         return eval_jaxpr(closed.jaxpr, closed.consts, *args)
     compiled = prog.compiled.get(slot)
     if compiled is None:

@@ -55,8 +55,11 @@ def check_jvp(f, args, eps, atol, rtol, rng):
     args_t = tree_unflatten(tree, leaves)
     v_t = tree_unflatten(tree, v)
     _, tout = jvp(f, tuple(args_t), tuple(v_t))
-    plus = f(*tree_unflatten(tree, [l + eps * d for l, d in zip(leaves, v)]))
-    minus = f(*tree_unflatten(tree, [l - eps * d for l, d in zip(leaves, v)]))
+    # only float leaves move: integer ones (indices, counts) stay exactly what they were
+    plus = f(*tree_unflatten(tree, [(l + eps * d).astype(l.dtype) if l.dtype.kind == "f" else l
+                                    for l, d in zip(leaves, v)]))
+    minus = f(*tree_unflatten(tree, [(l - eps * d).astype(l.dtype) if l.dtype.kind == "f" else l
+                                     for l, d in zip(leaves, v)]))
     fd = tree_map(lambda p, m: (np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps),
                   plus, minus)
     for e, g in zip(tree_flatten(fd)[0], tree_flatten(tout)[0]):
@@ -78,8 +81,14 @@ def check_vjp(f, args, atol, rtol, rng):
     _check_close("VJP (adjoint identity <vjp(u), v> = <u, jvp(v)>)", rhs, lhs, atol, rtol)
 
 
-def check_grads(f, args, order=2, modes=("fwd", "rev"), eps=None, atol=None, rtol=None, seed=0):
-    """Check derivatives of ``f`` at ``args`` up to ``order``; raises ``AssertionError`` with a diff."""
+def check_grads(f, args=None, order=2, modes=("fwd", "rev"), eps=None, atol=None, rtol=None, seed=0):
+    """Check derivatives of ``f`` at ``args`` up to ``order``; raises ``AssertionError`` with a diff.
+
+    Without ``args`` it returns the checker, autograd's spelling:
+    ``check_grads(f, modes=["rev"], order=1)(*args)``.
+    """
+    if args is None:
+        return lambda *a: check_grads(f, a, order, modes, eps, atol, rtol, seed)
     if isinstance(modes, str):
         modes = (modes,)
     args = tuple(args)

@@ -87,12 +87,15 @@ class ShapedArray:
         return f"ShapedArray({self.str_short()}{', weak' if self.weak_type else ''})"
 
 
-def _scalar_aval(dtype, weak=False, _cache={}):
-    """The (cached) aval of a scalar of ``dtype``: literals are made by the thousand."""
+_scalar_avals = {}
+
+
+def _scalar_aval(dtype, weak=False):
+    """The (shared) aval of a scalar of ``dtype``: literals are made by the thousand."""
     key = (dtype, weak)
-    a = _cache.get(key)
+    a = _scalar_avals.get(key)
     if a is None:
-        a = _cache[key] = ShapedArray((), dtype, weak)
+        a = _scalar_avals[key] = ShapedArray((), dtype, weak)
     return a
 
 
@@ -167,6 +170,8 @@ def register_internal_dir(path):
     """Frames from files under ``path`` are never blamed as the user's line."""
     global _PKG_ROOTS
     _PKG_ROOTS = _PKG_ROOTS + (os.path.dirname(os.path.abspath(path)),)
+    _internal_file_cache.clear()          # answers given before this call may change
+    _internal_code_cache.clear()
 
 
 class SourceInfo:
@@ -682,6 +687,7 @@ class Tracer:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __array__(self, dtype=None, copy=None):
+        self._trace._check_alive(self)       # a leaked tracer says so, whatever its use
         raise ConcretizationError(
             "a traced value was passed to a function that converts it to a numpy array "
             "(np.asarray / a numpy function without autodiff support). Use the "

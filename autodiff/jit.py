@@ -273,9 +273,17 @@ class JitFunction:
         return f"<jitted {self._name}>"
 
     def __get__(self, obj, objtype=None):
+        # a jitted method: the instance is a static argument (by identity) unless it is
+        # a registered pytree, as ``partial(jit, static_argnums=0)`` would make it in JAX
         if obj is None:
             return self
-        return functools.partial(self, obj)
+        from .tree_util import tree_structure
+        if tree_structure(obj).node_type is not None:
+            return functools.partial(self, obj)
+        return functools.partial(self._call_slow_method, _ById(obj))
+
+    def _call_slow_method(self, obj, *args, **kwargs):
+        return self._call_slow((obj,) + args, kwargs, self_static=True)
 
     # -------------------------------------------------------------- public helpers
     def cache_info(self):
@@ -294,7 +302,12 @@ class JitFunction:
 
         >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
         >>> low = ad.jit(lambda x: anp.exp(x) + 1.0).lower(np.ones(3))
-        >>> "# c:f64[n0] = add b 1.0" in low.source
+        >>> print(low.jaxpr)
+        { lambda ; a:f64[3]. let
+            b:f64[3] = exp a
+            c:f64[3] = add b 1.0:f64[]
+          in (c,) }
+        >>> "# b:f64[n0] = exp a" in low.source
         True
         """
         key, leaves, in_tree, statics, kw = self._signature(args, kwargs)
@@ -327,8 +340,8 @@ class JitFunction:
                     return e.call(*args)
         return self._call_slow(args, kwargs)
 
-    def _call_slow(self, args, kwargs):
-        key, leaves, in_tree, statics, kw = self._signature(args, kwargs)
+    def _call_slow(self, args, kwargs, self_static=False):
+        key, leaves, in_tree, statics, kw = self._signature(args, kwargs, self_static)
         if key is None:          # traced arguments: inline into the enclosing trace
             return self._call_inline(leaves, in_tree, statics, kw, args)
         e = self._cache.get(key)
@@ -338,13 +351,13 @@ class JitFunction:
             return e.call(*leaves)
         return self._miss(key, leaves, in_tree, statics, kw, args)
 
-    def _signature(self, args, kwargs):
+    def _signature(self, args, kwargs, self_static=False):
         """``(key, flat dynamic leaves, treedef, statics, static kwargs)``; key None if traced."""
         statics = ()
         dyn_args = args
-        if self._static_argnums:
+        if self._static_argnums or self_static:
             n = len(args)
-            idx = set()
+            idx = {0} if self_static else set()
             for i in self._static_argnums:
                 if -n <= i < n:
                     idx.add(i % n)
@@ -398,7 +411,8 @@ class JitFunction:
             else:
                 avals.append(_leaf_aval(x, k))
         fun = self._fun
-        static_pos = dict((i, v) for i, v in statics if isinstance(i, int))
+        static_pos = dict((i, v.obj if isinstance(v, _ById) else v) for i, v in statics
+                          if isinstance(i, int))
         n_args = len(args)
         static_kw, has_kw = static_kw
         box = []
@@ -485,6 +499,24 @@ class JitFunction:
         cap = max(int(config.cache_size), 1)
         while len(self._cache) > cap:
             self._cache.popitem(last=False)
+
+
+class _ById:
+    """A static argument hashed by identity (the instance of a jitted method)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return isinstance(other, _ById) and other.obj is self.obj
+
+    def __repr__(self):
+        return f"<{type(self.obj).__name__} instance>"
 
 
 def _short(v):

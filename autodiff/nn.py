@@ -15,7 +15,8 @@ from . import primitives as P
 @npfunc(None)
 def relu(x):
     x = asarray(x)
-    return anp.maximum(x, 0)
+    # relu'(0) = 0, as in JAX and PyTorch (maximum's tie rule would give 1/2)
+    return anp.where(anp.greater(x, 0), x, anp.zeros_like(x))
 
 
 @npfunc(None)

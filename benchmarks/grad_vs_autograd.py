@@ -4,8 +4,10 @@
 
 The function is a scalar-valued chain of ``--ops`` elementwise operations, written
 once against a numpy-like module so the two libraries run the same Python code; it
-is differentiated at a scalar and at a vector of ``--n`` elements. Each gradient call retraces (no jit, as
-autograd always does); the reported time per call is the best of several batches of
+is differentiated at a scalar and at a vector of ``--n`` elements. Each gradient call
+retraces (no jit, as autograd always does); a trace with the structure of an earlier
+one reuses that one's transformed programs (jvp, partial evaluation, transpose), run
+as straight-line code. The reported time per call is the best of several batches of
 ``--calls`` calls, in process CPU time (robust to other jobs on the machine).
 Goal: ratio (autodiff / autograd) <= 1.
 """

@@ -8,7 +8,9 @@ the Python cost of recording an equation: ``anp`` dispatch, dtype promotion, ``b
 abstract evaluation, source-line capture, equation construction). Reports the best
 of ``--repeat`` runs (process CPU time), in µs per equation, for
 
-* ``anp``   - the user-facing namespace (``anp.sin(x) * 1.01 + ...``);
+* ``anp``   - the user-facing namespace with operators (``anp.sin(x) * 1.01 + ...``);
+* ``anp functions`` - the same through ``anp.multiply``/``anp.add``/... (full dtype
+  promotion and broadcasting logic);
 * ``bind``  - primitives bound directly (``P.sin_p.bind``), the core's share;
 * ``concrete`` - the same ``anp`` chain traced concretely (inside ``ad.jvp``-style
   tracing, where values are known but computed only on demand).
@@ -33,6 +35,15 @@ def chain_anp(x, rounds):
         y = anp.sin(x) * 1.01          # sin, mul
         x = anp.tanh(y) + y            # tanh, add
         x = x - 0.1                    # sub
+    return x
+
+
+def chain_anp_calls(x, rounds):
+    # the same chain through anp's functions: numpy's promotion and broadcasting rules
+    for _ in range(rounds):
+        y = anp.multiply(anp.sin(x), 1.01)
+        x = anp.add(anp.tanh(y), y)
+        x = anp.subtract(x, 0.1)
     return x
 
 
@@ -67,7 +78,11 @@ def main():
     rows = []
     t, closed = best_of(lambda: ad.make_jaxpr(lambda x: chain_anp(x, rounds))(x), args.repeat)
     n = len(closed.eqns)
-    rows.append(("anp (make_jaxpr)", t, n))
+    rows.append(("anp operators", t, n))
+
+    t, closed = best_of(lambda: ad.make_jaxpr(lambda x: chain_anp_calls(x, rounds))(x),
+                        args.repeat)
+    rows.append(("anp functions", t, len(closed.eqns)))
 
     aval = ShapedArray(x.shape, x.dtype)
     t, closed = best_of(lambda: trace_flat(lambda x: [chain_bind(x, rounds)], [aval]),

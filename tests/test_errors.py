@@ -278,3 +278,12 @@ def test_tracer_in_a_list_is_not_a_leak_while_live():
             acc.append(acc[-1] * 2.0)
         return acc[-1]
     assert ad.grad(f)(1.0) == 8.0
+
+
+def test_leaked_tracer_converted_by_numpy_is_a_leak_error():
+    _LEAKED.clear()
+    ad.grad(_leaky)(1.0)
+    with pytest.raises(TracerLeakError):
+        np.asarray(_LEAKED[-1])
+    with pytest.raises(TracerLeakError):
+        np.sin(_LEAKED[-1])

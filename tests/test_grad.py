@@ -11,6 +11,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from hypothesis.extra import numpy as hnp
 
 import autodiff as ad
 import autodiff.numpy as anp
@@ -50,6 +52,19 @@ def test_check_grads_numpy_functions(c, dt):
         # max/sort/interp; rounding error (~1e-7/eps) stays far below the tolerance
         ad.check_grads(f, xs, order=order, modes=("fwd", "rev"), eps=1e-3, atol=5e-2,
                        rtol=5e-2)
+
+
+@settings(max_examples=10, deadline=None)
+@given(shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+       name=st.sampled_from(["add", "subtract", "multiply", "divide", "power", "arctan2",
+                             "maximum", "hypot"]),
+       seed=st.integers(0, 2 ** 16))
+def test_check_grads_broadcasting_property(shapes, name, seed):
+    # the transposes of broadcasting sum the cotangent back to each operand's shape
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(0.5, 2, shapes.input_shapes[0])
+    y = rng.uniform(0.5, 2, shapes.input_shapes[1]) + (0.25 if name == "maximum" else 0.0)
+    ad.check_grads(getattr(anp, name), (x, y), order=2, modes=("fwd", "rev"))
 
 
 def test_every_differentiable_case_keeps_float32():
@@ -333,7 +348,8 @@ def test_derivatives_at_zero():
 
 
 def test_hypot_second_derivatives_where_equal():
-    # H of r = sqrt(x² + y²) is (1/r)(I - u uᵀ), u = (x, y)/r; at x = y = 1: [[1,-1],[-1,1]]/(2√2)
+    # H of r = sqrt(x² + y²) is (1/r)(I - u uᵀ), u = (x, y)/r;
+    # at x = y = 1 that is [[1, -1], [-1, 1]] / (2√2)
     H = ad.hessian(lambda v: anp.hypot(v[0], v[1]))(np.array([1.0, 1.0]))
     np.testing.assert_allclose(H, np.array([[1, -1], [-1, 1]]) / (2 * np.sqrt(2)), rtol=1e-12)
     H = ad.hessian(lambda v: anp.hypot(v[0], v[1]))(np.array([-2.0, 2.0]))
@@ -419,7 +435,8 @@ def test_no_perturbation_confusion():
     # the inner derivative must not pick up the outer variable's perturbation
     assert ad.grad(lambda x: x * ad.grad(lambda y: x + y)(1.0))(2.0) == 1.0
     assert ad.grad(lambda x: ad.grad(lambda y: x * y)(3.0))(2.0) == 1.0
-    assert ad.jvp(lambda x: ad.jvp(lambda y: x * y, (3.0,), (1.0,))[1], (2.0,), (1.0,)) == (2.0, 1.0)
+    inner = lambda x: ad.jvp(lambda y: x * y, (3.0,), (1.0,))[1]
+    assert ad.jvp(inner, (2.0,), (1.0,)) == (2.0, 1.0)
     assert ad.grad(lambda x: ad.jvp(lambda y: x * y ** 2, (3.0,), (1.0,))[1])(2.0) == 6.0
 
     def f(x):
@@ -504,3 +521,39 @@ def test_repeated_grad_calls_are_identical():
         np.testing.assert_array_equal(ad.grad(f)(x), first)
     finally:
         ad.config.update("debug_nans", False)
+
+
+def test_check_grads_itself():
+    # integer arguments (indices, exponents) are held fixed, not perturbed
+    ad.check_grads(lambda x, i: x[i] * anp.sin(x[0]), (np.array([1.0, 2.0, 3.0]), 2), order=2)
+    ad.check_grads(lambda x, n: anp.sum(x ** n), (np.array([1.0, 2.0]), 3), order=3)
+    # pytrees in and out
+    ad.check_grads(lambda p: {"s": anp.sin(p["a"]) * p["b"][0]},
+                   ({"a": np.array([0.3, 0.4]), "b": [np.array(2.0)]},), order=2)
+    # a wrong derivative is reported with the numbers
+    @ad.custom_jvp
+    def f(x):
+        return anp.sin(x)
+    f.defjvp(lambda p, t: (f(p[0]), anp.sin(p[0]) * t[0]))
+    with pytest.raises(AssertionError, match=r"JVP .*\n.*expected"):
+        ad.check_grads(f, (np.array([0.3, 1.0]),), order=1, modes=("fwd",))
+    # a derivative right at first order but wrong at the second is caught at order 2
+    @ad.custom_jvp
+    def g(x):
+        return x ** 3
+    g.defjvp(lambda p, t: (g(p[0]), 3.0 * ad.stop_gradient(p[0]) ** 2 * t[0]))
+    ad.check_grads(g, (np.array([0.5, 1.5]),), order=1)
+    with pytest.raises(AssertionError):
+        ad.check_grads(g, (np.array([0.5, 1.5]),), order=2, modes=("fwd",))
+
+
+def test_keyword_arguments_pass_through_untouched():
+    def f(x, scale=1.0, mode="square"):
+        return anp.sum(x ** 2) * scale if mode == "square" else anp.sum(x)
+    np.testing.assert_array_equal(ad.grad(f)(np.ones(2), scale=3.0), [6.0, 6.0])
+    np.testing.assert_array_equal(ad.grad(f)(np.ones(2), mode="sum"), [1.0, 1.0])
+    v, g = ad.value_and_grad(f)(np.ones(2), scale=3.0)
+    assert v == 6.0
+    closed = ad.make_jaxpr(f)(np.ones(2), scale=3.0)
+    assert "3.0" in str(closed) and len(closed.in_avals) == 1
+    np.testing.assert_array_equal(ad.hessian(f)(np.ones(2), scale=2.0), 4 * np.eye(2))

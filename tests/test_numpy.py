@@ -43,7 +43,8 @@ class A:
         if self.values is not None:
             return np.asarray(self.values, dtype=self.dtype or dt)
         if self.kind == "i":
-            return rng.integers(int(self.lo), int(self.hi), size=self.shape).astype(self.dtype or np.int64)
+            ints = rng.integers(int(self.lo), int(self.hi), size=self.shape)
+            return ints.astype(self.dtype or np.int64)
         if self.kind == "b":
             return rng.random(self.shape) > 0.5
         x = rng.uniform(self.lo, self.hi, size=self.shape)
@@ -822,7 +823,8 @@ EDGE = [
     ("trace int", lambda m, x: m.trace(m.array([[1, 2], [3, 4]]))),
     ("abs int8", lambda m, x: m.abs(m.array([-128, 5], dtype=np.int8))),
     ("exp2 int", lambda m, x: m.exp2(m.array([1, 2]))),
-    ("logaddexp inf", lambda m, x: m.logaddexp(m.array([-np.inf, np.inf]), m.array([-np.inf, 1.0]))),
+    ("logaddexp inf", lambda m, x: m.logaddexp(m.array([-np.inf, np.inf]),
+                                               m.array([-np.inf, 1.0]))),
     ("hypot 0", lambda m, x: m.hypot(m.array([0.0, 3.0]), m.array([0.0, 4.0]))),
     ("divide int by zero", lambda m, x: m.divide(m.array([1.0, 0.0]), 0.0)),
     ("heaviside", lambda m, x: m.heaviside(m.array([-1.0, 0.0, 2.0]), 0.5)),

@@ -20,8 +20,9 @@ from ..core import Tracer, is_concrete
 from ..errors import ShapeError, DTypeError
 from ..core import user_source
 from ._base import ndim as _base_ndim
-from ._base import (npfunc, asarray, promote, elementwise_args, result_type, float_type,
-                    shape_of, ndim, broadcast_shapes, broadcast_to as _broadcast_to,
+from ._base import fast_pair as _fast_pair
+from ._base import (npfunc, asarray, promote, elementwise_args, result_type,
+                    float_type, shape_of, ndim, broadcast_shapes, broadcast_to as _broadcast_to,
                     normalize_axis, normalize_axes, is_python_scalar, dtype_of, to_output)
 
 # constants and dtypes, as numpy spells them
@@ -205,9 +206,15 @@ def sinc(x):
     x = asarray(x)
     x = P.convert(x, float_type(dtype_of(x)))
     px = P.mul(x, np.pi)
-    zero = P.eq(x, 0)
-    safe = where(zero, P.full_like(px, 1.0), px)
-    return where(zero, P.full_like(px, 1.0), P.div(P.sin(safe), safe))
+    # near 0 use the Maclaurin series sin(t)/t = sum (-t²)^k / (2k+1)!, so that every
+    # derivative at (and near) 0 is right; sin(t)/t itself cancels catastrophically there
+    small = P.lt(absolute(px), P.full_like(px, 0.5))
+    safe = where(small, P.full_like(px, 1.0), px)
+    t2 = P.mul(px, px)
+    series = P.full_like(px, 0.0)
+    for k in range(6, -1, -1):
+        series = P.add(P.mul(series, t2), (-1.0) ** k / math.factorial(2 * k + 1))
+    return where(small, series, P.div(P.sin(safe), safe))
 
 
 # ----------------------------------------------------------------------------
@@ -217,6 +224,9 @@ def sinc(x):
 def _binary(np_fn, prim, to_float=False):
     @npfunc(np_fn)
     def f(x1, x2, /, out=None, **kw):
+        pair = _fast_pair(x1, x2)
+        if pair is not None:
+            return prim.bind(*pair)
         a, b = elementwise_args(x1, x2, to_float=to_float)
         return prim.bind(a, b)
     f.__name__ = np_fn.__name__
@@ -295,7 +305,8 @@ def fmod(x1, x2):
 def hypot(x1, x2):
     # scaled so |x| = |y| = 0 has a finite value and the derivative x/r is exact elsewhere
     a, b = elementwise_args(x1, x2, to_float=True)
-    return sqrt(add(P.mul(a, a), P.mul(b, b)))
+    from .linalg import _safe_sqrt      # zero subgradient at x = y = 0, like norm
+    return _safe_sqrt(add(P.mul(a, a), P.mul(b, b)))
 
 
 @npfunc(np.logaddexp)
@@ -1221,22 +1232,25 @@ def argsort(a, axis=-1, kind=None, order=None):
     return P.argsort_p.bind(a, dimension=normalize_axis(axis, ndim(a)))
 
 
+def _axes_to_last(a, axis):
+    """Move the reduced ``axis`` (None, int or tuple) of ``a`` into one trailing axis;
+    also return the keepdims shape (1 in each reduced position)."""
+    shp = shape_of(a)
+    axes = normalize_axes(axis, len(shp))
+    rest = [i for i in range(len(shp)) if i not in axes]
+    a = reshape(transpose(a, rest + list(axes)), tuple(shp[i] for i in rest) + (-1,))
+    return a, tuple(1 if i in axes else d for i, d in enumerate(shp))
+
+
 @npfunc(np.median)
 def median(a, axis=None, keepdims=False):
     a = asarray(a)
     a = P.convert(a, float_type(dtype_of(a)))
-    if axis is None:
-        a, ax = ravel(a), 0
-    else:
-        ax = normalize_axis(axis, ndim(a))
-    s = sort(a, axis=ax)
-    n = shape_of(a)[ax]
-    lo = P.slice_in_dim(s, (n - 1) // 2, (n - 1) // 2 + 1, ax)
-    hi = P.slice_in_dim(s, n // 2, n // 2 + 1, ax)
-    out = multiply(add(lo, hi), 0.5)
-    if keepdims and axis is None:
-        return reshape(out, (1,) * ndim(asarray(a)))
-    return out if keepdims else P.squeeze(out, (ax,))
+    a, kept = _axes_to_last(a, axis)
+    s = sort(a, axis=-1)
+    n = shape_of(a)[-1]
+    out = multiply(add(getitem(s, (Ellipsis, (n - 1) // 2)), getitem(s, (Ellipsis, n // 2))), 0.5)
+    return reshape(out, kept) if keepdims else out
 
 
 @npfunc(np.quantile)
@@ -1244,11 +1258,8 @@ def quantile(a, q, axis=None, keepdims=False):
     a = asarray(a)
     # numpy's result dtype: a Python float q is weak, an array (or list) of q's is float64
     a = P.convert(a, float_type(result_type(a, q if is_python_scalar(q) else np.asarray(q))))
-    if axis is None:
-        a, ax = ravel(a), 0
-    else:
-        ax = normalize_axis(axis, ndim(a))
-    s = moveaxis(sort(a, axis=ax), ax, -1)
+    s, kept = _axes_to_last(a, axis)
+    s = sort(s, axis=-1)
     n = shape_of(s)[-1]
     qs = np.atleast_1d(np.asarray(q, dtype=np.float64))
     outs = []
@@ -1259,7 +1270,7 @@ def quantile(a, q, axis=None, keepdims=False):
         frac = builtins.float(pos - lo)     # a Python float: weak, keeps float32 data float32
         v = add(multiply(getitem(s, (Ellipsis, lo)), 1 - frac), multiply(getitem(s, (Ellipsis, hi)), frac))
         if keepdims:
-            v = expand_dims(v, ax)
+            v = reshape(v, kept)
         outs.append(v)
     return outs[0] if np.ndim(q) == 0 else stack(outs, 0)
 

@@ -414,6 +414,22 @@ class _AtRef:
 
     def _combine(self, v, op):
         x, sh, flat, pidx, v = self._prep(v)
+        if isinstance(pidx, np.ndarray):
+            p = pidx.reshape(-1)
+            if np.unique(p).size < p.size:
+                # repeated positions: like JAX, every update is applied (a gather/scatter
+                # pair would keep only the last); apply them in rounds of distinct positions
+                order = np.argsort(p, kind="stable")
+                sp = p[order]
+                starts = np.r_[0, np.flatnonzero(sp[1:] != sp[:-1]) + 1]
+                rank = np.empty_like(p)
+                rank[order] = np.arange(p.size) - np.repeat(starts, np.diff(np.r_[starts, p.size]))
+                vf = P.reshape(v, (p.size,))
+                for r in range(int(rank.max()) + 1):
+                    sel = np.flatnonzero(rank == r)
+                    pr = p[sel][:, None]
+                    flat = P.scatter_p.bind(flat, pr, op(P.gather(flat, pr), P.gather(vf, sel[:, None])))
+                return _out(P.reshape(flat, sh), self.x)
         cur = P.gather(flat, pidx)
         return _out(P.reshape(P.scatter_p.bind(flat, pidx, op(cur, v)), sh), self.x)
 

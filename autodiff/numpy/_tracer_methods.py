@@ -104,20 +104,15 @@ def install():
 
 
 def _fast_op(prim, f, reflected):
-    """``x op y`` for a float tracer and a tracer of its shape and dtype, or a Python number:
-    no promotion or broadcasting to work out, so bind the primitive directly (this is
-    most of the operators a traced function runs); anything else takes ``f``'s full path."""
+    """``x op y`` binds the primitive directly when the operands need no promotion or
+    broadcasting (see ``fast_pair``): most operators a traced function runs. Anything
+    else takes ``f``'s full numpy-semantics path."""
+    from ._base import fast_pair
+
     def op(self, other):
-        a = self.aval
-        t = type(other)
-        if a.dtype.kind == "f":
-            if t is Tracer:
-                b = other.aval
-                if b.shape == a.shape and b.dtype == a.dtype:
-                    return prim.bind(other, self) if reflected else prim.bind(self, other)
-            elif t is float or t is int:
-                other = a.dtype.type(other)          # weak: takes the tracer's dtype
-                return prim.bind(other, self) if reflected else prim.bind(self, other)
+        pair = fast_pair(other, self) if reflected else fast_pair(self, other)
+        if pair is not None:
+            return prim.bind(*pair)
         return f(other, self) if reflected else f(self, other)
     return op
 

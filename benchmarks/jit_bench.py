@@ -1,0 +1,373 @@
+"""autodiff.jit against numpy and JAX, float64, side by side in one run.
+
+    python benchmarks/jit_bench.py            # everything (a few minutes)
+    python benchmarks/jit_bench.py --quick    # fewer rounds, no n=1e6, no 1000-eqn compile
+    python benchmarks/jit_bench.py --only dispatch,mlp
+
+JAX is optional (``pip install jax jaxlib``, the ``bench`` extra); without it the JAX
+columns read "-". Every number is the median over rounds of the mean time per call in
+a round (rounds are long enough to be measurable). Columns:
+
+  autodiff  ``ad.jit`` of the function (Numba CPU backend), steady state
+  numpy     the same computation written by hand in numpy (eager); for the Hessian the
+            un-jitted ``ad.hessian`` (autodiff's own eager mode)
+  JAX       ``jax.jit`` with ``jax_enable_x64``
+  ad/JAX    the ratio the goals are stated in (smaller is better)
+
+Compile rows time the first call of a fresh function (trace + lower + compile) in a
+fresh process with an empty cache directory ("cold"), and again in a second process
+that finds the first one's disk cache ("disk"). The batch-size row times the first call
+at a new batch size of an already compiled function (re-trace + reuse of the kernel).
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import numpy as np
+
+os.environ.setdefault("AUTODIFF_CACHE_DIR", tempfile.mkdtemp(prefix="autodiff-bench-"))
+
+import autodiff as ad                      # noqa: E402
+import autodiff.numpy as anp               # noqa: E402
+
+try:
+    import jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    HAVE_JAX = True
+except Exception:  # noqa: BLE001 - JAX is optional
+    jax = jnp = None
+    HAVE_JAX = False
+
+ROWS = []
+
+
+# ---------------------------------------------------------------------------------
+# timing
+# ---------------------------------------------------------------------------------
+
+def bench(fn, *args, rounds=7, min_time=0.05, block=None):
+    """Median over rounds of the mean seconds per call (each round >= min_time)."""
+    block = block or (lambda r: r)
+    block(fn(*args))
+    block(fn(*args))
+    n = 1
+    while True:
+        t = time.perf_counter()
+        for _ in range(n):
+            block(fn(*args))
+        dt = time.perf_counter() - t
+        if dt >= min_time or n > 1_000_000:
+            break
+        n = max(n * 2, int(n * min_time / max(dt, 1e-9)))
+    times = []
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for _ in range(n):
+            block(fn(*args))
+        times.append((time.perf_counter() - t) / n)
+    return statistics.median(times)
+
+
+def jax_block(r):
+    return jax.block_until_ready(r)
+
+
+def fmt(t):
+    if t is None:
+        return "-"
+    if t < 1e-6:
+        return f"{t * 1e9:.0f} ns"
+    if t < 1e-3:
+        return f"{t * 1e6:.2f} µs"
+    if t < 1:
+        return f"{t * 1e3:.2f} ms"
+    return f"{t:.2f} s"
+
+
+def row(name, ours, numpy_t=None, jax_t=None, goal=None):
+    ratio = ours / jax_t if (jax_t and ours) else None
+    vs_np = ours / numpy_t if (numpy_t and ours) else None
+    ok = ""
+    if goal is not None and ratio is not None:
+        ok = "yes" if ratio <= goal else f"no ({ratio / goal:.2f}x over)"
+    ROWS.append((name, fmt(ours), fmt(numpy_t), fmt(jax_t),
+                 f"{ratio:.2f}" if ratio is not None else "-",
+                 f"{vs_np:.2f}" if vs_np is not None else "-",
+                 f"<= {goal}" if goal is not None else "", ok))
+    print(f"  {name:42s} autodiff {fmt(ours):>10s}  numpy {fmt(numpy_t):>10s}  "
+          f"JAX {fmt(jax_t):>10s}  ad/JAX {ROWS[-1][4]:>6s} {ok}", flush=True)
+
+
+def table():
+    head = ("benchmark (float64)", "autodiff.jit", "numpy eager", "JAX jit", "ad/JAX",
+            "ad/numpy", "goal ad/JAX", "met")
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in ROWS:
+        out.append("| " + " | ".join(r) + " |")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------------------------
+# workloads
+# ---------------------------------------------------------------------------------
+
+def f_ad(x):
+    return anp.sum(anp.tanh(x) * anp.sin(x) + anp.exp(-x * x))
+
+
+def f_np(x):
+    return np.sum(np.tanh(x) * np.sin(x) + np.exp(-x * x))
+
+
+def g_np(x):
+    t = np.tanh(x)
+    return (1 - t * t) * np.sin(x) + t * np.cos(x) - 2 * x * np.exp(-x * x)
+
+
+def f_jax(x):
+    return jnp.sum(jnp.tanh(x) * jnp.sin(x) + jnp.exp(-x * x))
+
+
+def bench_dispatch(args):
+    print("dispatch: a jitted scalar function, f(x) = x * 2.0 + 1.0 on a Python float")
+    f = ad.jit(lambda x: x * 2.0 + 1.0)
+    ours = bench(f, 1.5, min_time=0.2)
+    np_t = bench(lambda x: np.float64(x) * 2.0 + 1.0, 1.5, min_time=0.2)
+    jt = None
+    if HAVE_JAX:
+        fj = jax.jit(lambda x: x * 2.0 + 1.0)
+        jt = bench(fj, 1.5, block=jax_block, min_time=0.2)
+    row("dispatch overhead, scalar f(x)", ours, np_t, jt, goal=0.25)
+
+
+def bench_elementwise(args):
+    sizes = [1_000, 100_000] + ([] if args.quick else [1_000_000])
+    print("f(x) = sum(tanh(x)*sin(x) + exp(-x*x)) and its gradient")
+    jf, jg = ad.jit(f_ad), ad.jit(ad.grad(f_ad))
+    jvg = ad.jit(ad.value_and_grad(f_ad))
+    for n in sizes:
+        x = np.random.default_rng(0).normal(size=n)
+        np.testing.assert_allclose(jf(x), f_np(x), rtol=1e-10)
+        np.testing.assert_allclose(jg(x), g_np(x), rtol=1e-9, atol=1e-12)
+        jt = jgt = None
+        if HAVE_JAX:
+            xj = jnp.asarray(x)
+            fj, gj = jax.jit(f_jax), jax.jit(jax.grad(f_jax))
+            jt = bench(fj, xj, block=jax_block)
+            jgt = bench(gj, xj, block=jax_block)
+        row(f"f, n={n:.0e}", bench(jf, x), bench(f_np, x), jt, goal=0.5)
+        row(f"grad f, n={n:.0e}", bench(jg, x), bench(g_np, x), jgt, goal=0.5)
+        if n == sizes[-1]:
+            vgt = None
+            if HAVE_JAX:
+                vgt = bench(jax.jit(jax.value_and_grad(f_jax)), xj, block=jax_block)
+            row(f"value_and_grad f, n={n:.0e}", bench(jvg, x),
+                bench(lambda x: (f_np(x), g_np(x)), x), vgt, goal=0.5)
+
+
+def mlp_loss(params, x, y, np_=anp):
+    (w1, b1), (w2, b2) = params
+    h = np_.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    m = np_.max(logits, axis=1, keepdims=True)
+    lse = np_.log(np_.sum(np_.exp(logits - m), axis=1, keepdims=True)) + m
+    return -np_.mean(np_.sum((logits - lse) * y, axis=1))
+
+
+def mlp_np_value_and_grad(params, x, y):
+    (w1, b1), (w2, b2) = params
+    a1 = x @ w1 + b1
+    h = np.tanh(a1)
+    logits = h @ w2 + b2
+    m = logits.max(axis=1, keepdims=True)
+    e = np.exp(logits - m)
+    s = e.sum(axis=1, keepdims=True)
+    p = e / s
+    logp = logits - (np.log(s) + m)
+    n = x.shape[0]
+    loss = -np.mean(np.sum(logp * y, axis=1))
+    dlogits = (p * y.sum(axis=1, keepdims=True) - y) / n
+    dw2 = h.T @ dlogits
+    db2 = dlogits.sum(axis=0)
+    dh = dlogits @ w2.T
+    da1 = dh * (1 - h * h)
+    dw1 = x.T @ da1
+    db1 = da1.sum(axis=0)
+    return loss, ((dw1, db1), (dw2, db2))
+
+
+def mlp_data(batch_size):
+    rng = np.random.default_rng(0)
+    params = ((rng.normal(size=(784, 512)) * 0.05, np.zeros(512)),
+              (rng.normal(size=(512, 10)) * 0.05, np.zeros(10)))
+    x = rng.normal(size=(batch_size, 784))
+    y = np.eye(10)[rng.integers(0, 10, size=batch_size)]
+    return params, x, y
+
+
+def bench_mlp(args):
+    print("784-512-10 tanh MLP, softmax cross-entropy, batch 256")
+    params, x, y = mlp_data(256)
+    jl = ad.jit(mlp_loss)
+    jvg = ad.jit(ad.value_and_grad(mlp_loss))
+    v, g = jvg(params, x, y)
+    rv, rg = mlp_np_value_and_grad(params, x, y)
+    np.testing.assert_allclose(v, rv, rtol=1e-10)
+    for a, b in zip(ad.tree_util.tree_leaves(g), ad.tree_util.tree_leaves(rg)):
+        np.testing.assert_allclose(a, b, rtol=1e-8, atol=1e-12)
+    jt = jvgt = None
+    if HAVE_JAX:
+        pj = jax.tree_util.tree_map(jnp.asarray, params)
+        xj, yj = jnp.asarray(x), jnp.asarray(y)
+        lj = jax.jit(lambda p, x, y: mlp_loss(p, x, y, jnp))
+        vgj = jax.jit(jax.value_and_grad(lambda p, x, y: mlp_loss(p, x, y, jnp)))
+        jt = bench(lj, pj, xj, yj, block=jax_block)
+        jvgt = bench(vgj, pj, xj, yj, block=jax_block)
+    row("MLP loss, batch 256", bench(jl, params, x, y),
+        bench(lambda p, x, y: mlp_loss(p, x, y, np), params, x, y), jt, goal=1.1)
+    row("MLP value_and_grad, batch 256", bench(jvg, params, x, y),
+        bench(mlp_np_value_and_grad, params, x, y), jvgt, goal=1.1)
+    # a new batch size for the compiled value_and_grad: re-trace, reuse the kernel
+    costs = []
+    for b in (128, 200, 64, 100, 32):
+        p2, x2, y2 = mlp_data(b)
+        t = time.perf_counter()
+        jvg(p2, x2, y2)
+        first = time.perf_counter() - t
+        steady = bench(jvg, p2, x2, y2, rounds=3)
+        costs.append(first - steady)
+    jcost = None
+    if HAVE_JAX:
+        p2, x2, y2 = (jax.tree_util.tree_map(jnp.asarray, t) for t in mlp_data(96))
+        t = time.perf_counter()
+        jax_block(vgj(p2, x2, y2))
+        jfirst = time.perf_counter() - t
+        jcost = jfirst - bench(vgj, p2, x2, y2, block=jax_block, rounds=3)
+    ROWS.append(("new batch size, MLP value_and_grad (extra cost of first call)",
+                 fmt(statistics.median(costs)), "-", fmt(jcost),
+                 f"{statistics.median(costs) / jcost:.3f}" if jcost else "-", "-",
+                 "<= 5 ms", "yes" if statistics.median(costs) <= 5e-3 else "no"))
+    print(f"  new batch size: autodiff {fmt(statistics.median(costs))} (goal 5 ms), "
+          f"JAX recompiles: {fmt(jcost)}", flush=True)
+
+
+def bench_hessian(args):
+    print("hessian of sum(sin(x)**3), n=200")
+
+    def h_f(x):
+        return anp.sum(anp.sin(x) ** 3)
+    x = np.random.default_rng(0).normal(size=200)
+    jh = ad.jit(ad.hessian(h_f))
+    want = np.diag(6 * np.sin(x) * np.cos(x) ** 2 - 3 * np.sin(x) ** 3)
+    np.testing.assert_allclose(jh(x), want, rtol=1e-10, atol=1e-12)
+    eager = ad.hessian(h_f)
+    jt = None
+    if HAVE_JAX:
+        hj = jax.jit(jax.hessian(lambda x: jnp.sum(jnp.sin(x) ** 3)))
+        jt = bench(hj, jnp.asarray(x), block=jax_block)
+    row("hessian sum(sin(x)**3), n=200", bench(jh, x), bench(eager, x, rounds=3), jt, goal=1.0)
+
+
+_COMPILE_CHILD = textwrap.dedent("""
+    import sys, time, numpy as np
+    t0 = time.perf_counter()
+    import autodiff as ad, autodiff.numpy as anp
+    from autodiff.backends import compile_cache
+    n_eqns = int(sys.argv[1])
+    def chain(x):
+        # n_eqns elementwise equations, alternating transcendental and arithmetic
+        ops = [anp.sin, lambda v: v * 1.0001, anp.tanh, lambda v: v + 0.5, anp.exp,
+               lambda v: v * 0.5, anp.cos, lambda v: v - 0.25]
+        y = x
+        for i in range(n_eqns - 1):
+            y = ops[i % len(ops)](y)
+        return anp.sum(y)
+    t1 = time.perf_counter()
+    import numba  # noqa
+    f = ad.jit(chain)
+    x = np.linspace(0, 1, 100)
+    t2 = time.perf_counter()
+    f(x)
+    t3 = time.perf_counter()
+    s = compile_cache.stats()
+    print("RESULT", t3 - t2, s["compiles"], s["disk_loads"], len(f.lower(x).jaxpr.jaxpr.eqns))
+""")
+
+_JAX_COMPILE_CHILD = textwrap.dedent("""
+    import sys, time, jax
+    jax.config.update("jax_enable_x64", True)
+    import jax.numpy as jnp
+    n_eqns = int(sys.argv[1])
+    def chain(x):
+        ops = [jnp.sin, lambda v: v * 1.0001, jnp.tanh, lambda v: v + 0.5, jnp.exp,
+               lambda v: v * 0.5, jnp.cos, lambda v: v - 0.25]
+        y = x
+        for i in range(n_eqns - 1):
+            y = ops[i % len(ops)](y)
+        return jnp.sum(y)
+    x = jnp.linspace(0, 1, 100)
+    jax.block_until_ready(jax.jit(lambda v: v + 1)(x))
+    t = time.perf_counter()
+    jax.block_until_ready(jax.jit(chain)(x))
+    print("RESULT", time.perf_counter() - t)
+""")
+
+
+def _child(code, *argv, env=None):
+    out = subprocess.run([sys.executable, "-c", code, *map(str, argv)], env=env,
+                         capture_output=True, text=True, timeout=900)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr)
+    return [l for l in out.stdout.splitlines() if l.startswith("RESULT")][0].split()[1:]
+
+
+def bench_compile(args):
+    sizes = [10, 100] + ([] if args.quick else [1000])
+    print("compile time of an n-equation elementwise chain (first call, fresh process)")
+    for n in sizes:
+        d = tempfile.mkdtemp(prefix="autodiff-bench-compile-")
+        env = dict(os.environ, AUTODIFF_CACHE_DIR=d)
+        cold = _child(_COMPILE_CHILD, n, env=env)
+        disk = _child(_COMPILE_CHILD, n, env=env)
+        assert int(cold[1]) == 1 and int(disk[2]) == 1, (cold, disk)
+        jt = float(_child(_JAX_COMPILE_CHILD, n)[0]) if HAVE_JAX else None
+        ROWS.append((f"compile, {n} equations: cold", fmt(float(cold[0])), "-", fmt(jt),
+                     f"{float(cold[0]) / jt:.2f}" if jt else "-", "-", "", ""))
+        ROWS.append((f"compile, {n} equations: from disk cache", fmt(float(disk[0])), "-",
+                     "-", "-", "-", "", ""))
+        print(f"  {n:5d} eqns: cold {fmt(float(cold[0]))}, disk {fmt(float(disk[0]))}, "
+              f"JAX cold {fmt(jt)} (jaxpr has {cold[3]} eqns)", flush=True)
+
+
+BENCHES = {"dispatch": bench_dispatch, "elementwise": bench_elementwise, "mlp": bench_mlp,
+           "hessian": bench_hessian, "compile": bench_compile}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--only", default="", help="comma-separated subset of " + ",".join(BENCHES))
+    ap.add_argument("--markdown", default=None, help="also write the table to this file")
+    args = ap.parse_args()
+    import numba
+    print(f"autodiff {ad.__version__}, numpy {np.__version__}, numba {numba.__version__}, "
+          f"JAX {jax.__version__ if HAVE_JAX else 'not installed'}; "
+          f"{os.cpu_count()} CPUs; parallel threshold {ad.config.jit_parallel_threshold}")
+    names = [n for n in args.only.split(",") if n] or list(BENCHES)
+    for n in names:
+        BENCHES[n](args)
+    print()
+    print(table())
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table() + "\n")
+
+
+if __name__ == "__main__":
+    main()
