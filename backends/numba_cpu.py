@@ -1196,11 +1196,14 @@ class _Fn:
         ctx = _OpCtx(self, e, refs, outs, lines)
         OPAQUE_RULES[e.primitive.name](ctx)
         self.place(ready).extend(lines)
+        # control flow may hand back its operands unchanged (a zero-trip loop, a branch
+        # returning its input): the kernel must not return those aliases to the caller
+        may_alias = e.primitive.name in CONTROL_FLOW
         for o, (kind, nm) in zip(e.outvars, outs):
             if isinstance(o, DropVar):
                 continue
             if kind == "array":
-                self.loc[o] = ("array", ready, nm, False)
+                self.loc[o] = ("array", ready, nm, may_alias)
             else:
                 self.loc[o] = ("scalar", ready, nm)
 
@@ -1254,8 +1257,8 @@ class _Fn:
                                  [u.aval.dtype for u in e.invars], idx)
                     expr = EW_RULES[e.primitive.name](ctx, args)
                     dt = o.aval.dtype
-                    if not (dt == np.float64 or (dt == np.bool_ and
-                                                 e.primitive.name in _BOOL_NATIVE)):
+                    if not (dt == np.float64 or e.primitive.name == "convert_element_type"
+                            or (dt == np.bool_ and e.primitive.name in _BOOL_NATIVE)):
                         expr = self.cast(expr, dt)
                 body.append(f"{self.sname(o)} = {expr}")
                 if o in c.stored:
