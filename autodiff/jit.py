@@ -43,6 +43,9 @@ _log = logging.getLogger("autodiff.jit")
 _instances = weakref.WeakSet()
 _ndarray = np.ndarray
 _PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_)}
+# leaf types whose signature is the type itself (the fast path's lookup table)
+_SCALAR_KEYS = {t: t for t in list(_PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32,
+                                                   np.bool_]}
 _BACKENDS = ("cpu", "interpret", "cuda")
 
 
@@ -321,34 +324,31 @@ class JitFunction:
 
     # -------------------------------------------------------------- calling
     def __call__(self, *args, **kwargs):
+        # the fast path: flat arguments that are arrays or scalars, no static arguments
         if self._fast and not kwargs:
-            key = []
-            for a in args:
-                t = type(a)
-                if t is _ndarray:
-                    key.append((a.shape, a.dtype))
-                elif t is float or t is int or t is bool:
-                    key.append(t)
-                else:
-                    break
-            else:
-                key = tuple(key)
-                e = self._cache.get(key)
-                if e is not None:
-                    self._hits += 1
-                    self._cache.move_to_end(key)
-                    return e.call(*args)
+            try:
+                key = tuple([(a.shape, a.dtype) if type(a) is _ndarray else _SCALAR_KEYS[type(a)]
+                             for a in args])
+            except KeyError:
+                return self._call_slow(args, kwargs)
+            cache = self._cache
+            call = cache.get(key)
+            if call is not None:
+                self._hits += 1
+                if len(cache) > 1:
+                    cache.move_to_end(key)
+                return call(*args)
         return self._call_slow(args, kwargs)
 
     def _call_slow(self, args, kwargs, self_static=False):
         key, leaves, in_tree, statics, kw = self._signature(args, kwargs, self_static)
         if key is None:          # traced arguments: inline into the enclosing trace
             return self._call_inline(leaves, in_tree, statics, kw, args)
-        e = self._cache.get(key)
-        if e is not None:
+        call = self._cache.get(key)
+        if call is not None:
             self._hits += 1
             self._cache.move_to_end(key)
-            return e.call(*leaves)
+            return call(*leaves)
         return self._miss(key, leaves, in_tree, statics, kw, args)
 
     def _signature(self, args, kwargs, self_static=False):
@@ -392,7 +392,7 @@ class JitFunction:
             return None, leaves, in_tree, statics, static_kw
         simple = (not statics and not dyn_kw and in_tree.node_type is tuple
                   and all(c is LEAF or c.node_type is None for c in in_tree.children)
-                  and all(type(x) is _ndarray or type(x) in _PY_SCALARS for x in leaves))
+                  and all(type(x) is _ndarray or type(x) in _SCALAR_KEYS for x in leaves))
         if simple:
             return tuple(keys), leaves, in_tree, statics, static_kw
         return ("tree", in_tree, statics, tuple(keys)), leaves, in_tree, statics, static_kw
