@@ -488,7 +488,8 @@ class JitFunction:
                     _log.warning(f"jit({self._name}): kernel {entry.kernel.key[:12]} {how}")
             if entry is None:
                 entry = _interpreted_entry(closed, out_tree)
-            self._insert(key, entry)
+            entry.call.entry = entry          # the cache holds the bare call; keep the rest
+            self._insert(key, entry.call)
         return entry.call(*leaves)
 
     def _insert(self, key, entry):

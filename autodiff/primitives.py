@@ -1576,7 +1576,12 @@ def _dot_general_impl(x, y, *, dimension_numbers):
     m = int(np.prod([x.shape[i] for i in xf], dtype=np.int64))
     n = int(np.prod([y.shape[i] for i in yf], dtype=np.int64))
     k = int(np.prod([x.shape[i] for i in xc], dtype=np.int64))
-    out = np.matmul(xt.reshape(bshape + (m, k)), yt.reshape(bshape + (k, n)))
+    if not xc:
+        # an outer product (per-example gradients are full of them): a broadcast multiply is
+        # ~3x faster than matmul with k = 1
+        out = xt.reshape(bshape + (m, 1)) * yt.reshape(bshape + (1, n))
+    else:
+        out = np.matmul(xt.reshape(bshape + (m, k)), yt.reshape(bshape + (k, n)))
     return out.reshape(bshape + tuple(x.shape[i] for i in xf) + tuple(y.shape[i] for i in yf))
 
 
