@@ -602,7 +602,7 @@ def stop_gradient(x):
         l = as_array(l)
         if isinstance(l, Tracer):
             return P.stop_gradient_p.bind(l)
-        return l
+        return to_output(l)
     return tree_map(one, x)
 
 

@@ -672,7 +672,9 @@ class Tracer:
     def __index__(self):
         if self.aval.dtype.kind not in "iub":
             raise TypeError("only integer traced values can be used as an index")
-        return int(self.concrete_value("an index (__index__)"))
+        return int(self.concrete_value(
+            "an index (__index__; to index a numpy array a by a traced integer i use "
+            "anp.take(a, i, axis=0), and anp.take(a, i + np.arange(k), axis=0) for a[i:i+k])"))
 
     def __complex__(self):
         return complex(self.concrete_value("complex()"))
@@ -691,7 +693,8 @@ class Tracer:
         raise ConcretizationError(
             "a traced value was passed to a function that converts it to a numpy array "
             "(np.asarray / a numpy function without autodiff support). Use the "
-            "autodiff.numpy (anp) equivalent so the operation is recorded.",
+            "autodiff.numpy (anp) equivalent so the operation is recorded. (Indexing a numpy "
+            "array with a traced index, a[i], lands here too: use anp.take(a, i, axis=0).)",
             source=user_source())
 
     def __setitem__(self, idx, value):
@@ -910,8 +913,8 @@ def _eager(prim, args, params):
     from .config import config
     vals = [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args]
     out = prim.impl(*vals, **params)
-    if config.debug_nans:
-        check_nans(prim, out)
+    if config.debug_nans:      # inside an IR pass, name the line the equation came from
+        check_nans(prim, out, trace_state.source)
     return out
 
 

@@ -108,7 +108,9 @@ class custom_jvp:
     """A function with a user-defined forward-mode rule (reverse mode by transposition).
 
     ``@f.defjvp`` registers ``rule(primals, tangents) -> (primal_out, tangent_out)``;
-    the tangent output must be linear in the tangents.
+    the tangent output must be linear in the tangents. Keyword arguments of a call are
+    not differentiated: they reach both ``fun`` and the rule as keywords,
+    ``rule(primals, tangents, **kwargs)``.
     """
 
     def __init__(self, fun, nondiff_argnums=()):
@@ -175,9 +177,11 @@ class custom_jvp:
             if nd:
                 out, tout = rule(*[static[i] for i in sorted(nd)],
                                  tuple(p_full[i] for i in range(len(args)) if i not in nd),
-                                 tuple(t_full[i] for i in range(len(args)) if i not in nd))
+                                 tuple(t_full[i] for i in range(len(args)) if i not in nd),
+                                 **kwargs)
             else:
-                out, tout = rule(tuple(p_full), tuple(t_full))
+                # keyword arguments are not differentiated: the rule gets them as keywords
+                out, tout = rule(tuple(p_full), tuple(t_full), **kwargs)
             of, otree = tree_flatten(out)
             tf, ttree = tree_flatten(tout)
             if otree != out_tree or ttree != out_tree:

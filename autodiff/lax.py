@@ -37,13 +37,31 @@ from . import primitives as P
 from .core import (ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, Tracer,
                    UndefinedPrimal, Var, Zero, trace_flat, user_source)
 from .errors import ConcretizationError, DTypeError, ShapeError, UnsupportedError
-from .primitives import select  # noqa: F401  (ad.lax.select)
 from .tree_util import tree_flatten, tree_unflatten
 from .backends.interpreter import run_jaxpr
 from .transforms.jvp import jvp_eval
 from .transforms.partial_eval import dce_jaxpr, partial_eval_jaxpr
 from .transforms.transpose import backward_pass
 from .transforms.vmap import batch_eval, matchaxis, move_axis
+
+
+def select(pred, on_true, on_false):
+    """Elementwise ``on_true if pred else on_false`` (both branches computed; differentiable).
+
+    ``pred`` is a bool array of the operands' shape (or a scalar). On concrete inputs the
+    result is a numpy value, a numpy scalar when 0-d (API.md, convention 2).
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.select(np.array([True, False]), np.ones(2), np.zeros(2))
+    array([1., 0.])
+    >>> ad.lax.select(True, 1.0, 2.0)
+    np.float64(1.0)
+    """
+    out = P.select(pred, on_true, on_false)
+    if isinstance(out, np.ndarray) and out.ndim == 0:
+        return out[()]
+    return out
+
 
 # ``map`` is public (ad.lax.map) but left out of ``*`` imports: it would shadow the builtin
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "select",
@@ -603,7 +621,8 @@ def _while_partial_eval(eqn, unknowns):
 
 
 def _while_transpose(cts, *args, **params):
-    raise UnsupportedError(_WHILE_REVERSE_FIX, source=user_source())
+    from .core import trace_state      # backward_pass sets it to the while_loop's line
+    raise UnsupportedError(_WHILE_REVERSE_FIX, source=trace_state.source or user_source())
 
 
 while_p.impl = _while_impl

@@ -723,6 +723,7 @@ def _collect_graph(tape, out_vars, wrt):
     producer, graph, owner, freed = tape.producer, tape.graph, tape.leaf_owner, tape.freed
     consts, diff, order = [], [], []
     seen_v, seen_e = set(), set()
+    expand = {}                  # Var -> the eqn producing it that the walk expands
     stack = []
 
     def visit(u):
@@ -743,8 +744,10 @@ def _collect_graph(tape, out_vars, wrt):
                 return
         if pe is None:
             consts.append(u)
-        elif pe not in seen_e:
-            stack.append((pe, False))
+        else:
+            expand[u] = pe
+            if pe not in seen_e:
+                stack.append((pe, False))
 
     for v in reversed(out_vars):
         if v not in seen_v:
@@ -765,8 +768,13 @@ def _collect_graph(tape, out_vars, wrt):
         seen_e.add(e)
         stack.append((e, True))
         for u in reversed(e.invars):
-            if type(u) is Var and u not in seen_v:
-                visit(u)
+            if type(u) is Var:
+                if u not in seen_v:
+                    visit(u)
+                elif u in expand and expand[u] not in seen_e:
+                    # reached again before its producer was expanded (it is still
+                    # lower on the stack): push it again so it is emitted before e
+                    stack.append((expand[u], False))
     # inputs in creation order: readable, and stable for code run again (cache keys)
     consts.sort(key=_var_id)
     diff.sort(key=_var_id)

@@ -89,6 +89,14 @@ def _file_hash(modname):
         return "absent"
 
 
+def _blas():
+    try:
+        from . import numba_runtime
+        return numba_runtime.BLAS
+    except Exception:  # noqa: BLE001
+        return "absent"
+
+
 def _version_text():
     global _versions
     if _versions is None:
@@ -102,7 +110,8 @@ def _version_text():
         _versions = (f"autodiff={__version__};numba={numba.__version__};numpy={np.__version__};"
                      f"python={sys.version_info[:3]};numba_math={mv}/"
                      f"{_file_hash('autodiff.backends.numba_math')};"
-                     f"numba_runtime={_file_hash('autodiff.backends.numba_runtime')}")
+                     f"numba_runtime={_file_hash('autodiff.backends.numba_runtime')};"
+                     f"blas={_blas()}")
     return _versions
 
 

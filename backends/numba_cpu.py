@@ -17,8 +17,12 @@ The pipeline, one function each::
 
 :func:`lower` returns a :class:`Program`: the source, the kernel's parameter types, and
 the ``_sz`` vector for the traced shapes. Source text depends only on the structure of
-the jaxpr (ranks, dtypes, which broadcast operand dimensions are 1, literal values), so
-a new batch size reuses the compiled kernel and only needs a new ``_sz``.
+the jaxpr (ranks, dtypes, which broadcast operand dimensions are 1); sizes, size-valued
+params and, in kernels over arrays, the jaxpr's literals (a mean's ``1/n`` is one) are
+read from ``_sz``. So a new batch size reuses the compiled kernel and needs only a new
+``_sz``. Two rewrites run before lowering: constant arrays holding one repeated value
+become broadcast literals, and ``transpose(dot_general(x, y))`` becomes
+``dot_general(y, x)`` where that is the same thing.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> from autodiff.backends.numba_cpu import lower
@@ -371,7 +375,7 @@ class _DimClasses:
         rule = _DIM_RULES.get(name)
         if rule is not None:
             rule(self, e)
-        elif name in EW_RULES or name in ("reduce_precision",):
+        elif name in EW_RULES:
             o = outs[0]
             for v in ins:
                 if len(v.aval.shape) == len(o.aval.shape):
@@ -609,12 +613,6 @@ def _binop(op):
     return lambda ctx, a: f"{a[0]} {op} {a[1]}"
 
 
-def _ew_div(ctx, a):
-    if _is_float(ctx.in_dtypes[0]):
-        return f"{a[0]} / {a[1]}"
-    return f"{a[0]} / {a[1]}"
-
-
 def _ew_max(ctx, a):
     x, y = a
     if _is_float(ctx.out_dtype):   # numpy's maximum propagates NaN from either side
@@ -674,7 +672,7 @@ EW_RULES = {
     "cosh": _unary_np("cosh"), "asinh": _unary_np("arcsinh"), "acosh": _unary_np("arccosh"),
     "atanh": _unary_np("arctanh"), "sqrt": _unary_np("sqrt"), "rsqrt": _ew_rsqrt,
     "cbrt": _unary_np("cbrt"), "abs": _unary_np("abs"), "integer_pow": _ew_integer_pow,
-    "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _ew_div,
+    "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _binop("/"),
     "pow": _binop("**"), "max": _ew_max, "min": _ew_min,
     "atan2": lambda ctx, a: f"np.arctan2({a[0]}, {a[1]})",
     "mod": _ew_mod, "floor_divide": _ew_floor_divide,
@@ -691,10 +689,24 @@ EW_RULES = {
 _BOOL_NATIVE = {"eq", "ne", "lt", "le", "gt", "ge", "is_finite", "not", "and", "or", "xor",
                 "select", "convert_element_type", "stop_gradient", "name", "_copy", "max", "min"}
 
+# relative cost per element of an equation in a fused loop (1 = an add); for prange decisions
+_OP_WEIGHT = dict({n: 8 for n in ("exp", "log", "tanh", "sin", "cos", "expm1", "log1p",
+                                   "logistic")},
+                  **{n: 20 for n in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
+                                     "acosh", "atanh", "cbrt", "exp2", "pow", "atan2", "mod",
+                                     "floor_divide")},
+                  div=4, sqrt=4, rsqrt=4)
+
 VIEW_PRIMS = {"broadcast_in_dim", "transpose", "rev", "slice"}
 RESHAPE_PRIMS = {"reshape", "squeeze", "expand_dims"}
 REDUCE_PRIMS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
                 "reduce_or"}
+
+
+def _par(expr):
+    """``expr`` safe to embed in a larger expression (index maps compose)."""
+    return expr if expr.isidentifier() or expr.isdigit() or (
+        expr.startswith("(") and expr.endswith(")") and expr.count("(") == 1) else f"({expr})"
 
 
 def _dt(dtype):
@@ -1095,7 +1107,7 @@ class _Fn:
         for u in e.invars:
             if isinstance(u, Var) and self.loc[u][0] == "fused" and self.loc[u][1] is not c:
                 self.store(u)
-        c.members.append(("ew", e) if not copy else ("copycopy", e))
+        c.members.append(("ew", e) if not copy else ("identity", e))
         if dom:
             self.loc[o] = ("fused", c)
         else:   # readable inside this scalar cluster; statements elsewhere wait for its end
@@ -1132,13 +1144,14 @@ class _Fn:
             sizes = self.dims(u)
 
             def m(I, dims=dims, sizes=sizes):
-                return [f"({sizes[d]} - 1 - {I[d]})" if d in dims else I[d] for d in range(len(I))]
+                return [f"({sizes[d]} - 1 - {_par(I[d])})" if d in dims else I[d]
+                        for d in range(len(I))]
         else:  # slice
             starts = [self.size_param(s) for s in p["start_indices"]]
             strides = p["strides"] or (1,) * len(xs)
 
             def m(I, starts=starts, strides=strides):
-                return [f"{s} + {i}" if st == 1 else f"{s} + {i} * {st}"
+                return [f"({s} + {i})" if st == 1 else f"({s} + {_par(i)} * {st})"
                         for s, i, st in zip(starts, I, strides)]
         if inner is not None:
             imap = (lambda I, m=m, inner=inner: inner(m(I)))
@@ -1245,12 +1258,12 @@ class _Fn:
         for cl in dom:
             numel *= self.D.value[cl]
         for kind, *rest in c.members:
-            if kind in ("ew", "copycopy"):
+            if kind in ("ew", "identity"):
                 e = rest[0]
                 o = e.outvars[0]
                 body.append(self.eqn_comment(e))
                 args = [self.read(u, c, idx) for u in e.invars]
-                if kind == "copycopy":
+                if kind == "identity":
                     expr = args[0]
                 else:
                     ctx = _EwCtx(self, e.params, o.aval.dtype,
@@ -1272,7 +1285,12 @@ class _Fn:
                 e = rest[0]
                 ok = self.emit_reduce(e, c, idx, sizes, pre, body, inits, finals, post_nest)
                 can_prange = can_prange and ok
-        par = can_prange and numel >= self.mod.parallel_threshold
+        # threads pay when the loop's work, in "cheap elementwise operation" units, passes
+        # config.jit_parallel_threshold: a loop of transcendentals goes parallel at a far
+        # smaller size than a loop of additions (measured: ~2 µs per parallel launch here)
+        weight = 1 + sum(_OP_WEIGHT.get(m[1].primitive.name, 1) for m in c.members
+                         if m[0] in ("ew", "reduce"))
+        par = can_prange and numel * weight >= self.mod.parallel_threshold
         if par:
             self.mod.parallel = True
         out.append(f"# ---- loop nest over {shape_txt if r else 'a scalar'}: "
@@ -1584,13 +1602,9 @@ def _op_dot_general(ctx):
     ov = fb.tmp("o")
     ctx.emit(f"{ov} = {O}.reshape(({B}, {M}, {N}))")
     b = fb.tmp("bi")
-    with ctx.block(f"if {K} == 0:"):
-        ctx.emit(f"{ov}.fill(0)")
-    with ctx.block(f"elif {M} > 0 and {N} > 0:"):
-        with ctx.block(f"for {b} in range({B}):"):
-            xs = f"{xv}[{b}].T" if xt else f"{xv}[{b}]"
-            ys = f"{yv}[{b}].T" if yt else f"{yv}[{b}]"
-            ctx.emit(f"matmul_into({xs}, {ys}, {ov}[{b}])")
+    flags = int(xt) + 2 * int(yt)      # which operands BLAS reads transposed
+    with ctx.block(f"for {b} in range({B}):"):
+        ctx.emit(f"matmul_into({xv}[{b}], {yv}[{b}], {ov}[{b}], np.int64({flags}))")
 
 
 def _dot_loops(ctx, xc, yc, xb, yb, xf, yf, dx, dy):
@@ -2060,6 +2074,17 @@ def can_lower(prim):
 # Entry point
 # =====================================================================================
 
+def _uses(jaxpr, name):
+    for e in jaxpr.eqns:
+        if e.primitive.name == name:
+            return True
+        for p in e.params.values():
+            for q in (p if isinstance(p, tuple) else (p,)):
+                if isinstance(q, (Jaxpr, ClosedJaxpr)) and _uses(_sub_jaxpr(q), name):
+                    return True
+    return False
+
+
 def _has_arrays(jaxpr):
     for v in list(jaxpr.constvars) + list(jaxpr.invars):
         if v.aval.shape:
@@ -2081,7 +2106,11 @@ def lower(closed, parallel_threshold=None):
     closed = prepare(closed)
     if parallel_threshold is None:
         parallel_threshold = config.jit_parallel_threshold
-    mod = _Module(int(parallel_threshold))
+    if _uses(closed.jaxpr, "dot_general"):
+        # BLAS runs its own thread pool; OpenMP threads of prange loops next to it spin and
+        # compete for the same cores (NUMBA_NOTES: an MLP with prange ran ~10x slower)
+        parallel_threshold = float("inf")
+    mod = _Module(parallel_threshold)
     mod.param_literals = _has_arrays(closed.jaxpr)
     fb = _Fn(mod, closed.jaxpr, "kernel", top=True)
     fb.build()

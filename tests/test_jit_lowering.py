@@ -278,6 +278,18 @@ def test_transpose_rev_slice():
         check(name, fn, [a, b, tuple(map(noncontig, a))])
 
 
+def test_composed_views():
+    # index maps compose: rev of a slice, slice of a transpose of a rev, broadcast of those
+    def fn(x):
+        v = anp.flip(x, (0, 1))[1:3, ::-2]
+        return (x[::-1][:3], anp.flip(x[1:, ::2], 0)[::2, 1:] * 1.0,
+                anp.flip(anp.flip(x, 1)[:, 1:5:3].T, 1) + 0.0,
+                v[:, :, None] + x[:2, :v.shape[1], None],
+                P.rev(P.transpose(x[::2], (1, 0)), (0,))[2:] - 1.0)
+    x = np.arange(30.0).reshape(5, 6)
+    check("rev", fn, [(x,), (noncontig(x),), (np.arange(42.0).reshape(6, 7),)])
+
+
 def test_reshape_squeeze_expand_dims():
     def fn(x, s):
         r = P.reshape(x, (x.shape[0] * x.shape[1],))

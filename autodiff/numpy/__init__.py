@@ -429,11 +429,14 @@ empty_like = zeros_like
 
 
 def astype(x, dtype):
+    scalar = isinstance(x, (np.generic, bool, int, float))
     x = asarray(x)
     dt = np.dtype(dtype)
     if isinstance(x, Tracer):
         return P.convert(x, dt)
-    return x.astype(dt)
+    out = x.astype(dt)
+    # numpy's own astype keeps a numpy scalar a scalar (API.md, convention 2)
+    return out[()] if scalar and out.ndim == 0 else out
 
 
 def _caster(dt):

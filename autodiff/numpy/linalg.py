@@ -7,6 +7,7 @@ array([[4., 0.],
        [0., 2.]])
 """
 import builtins
+from collections import namedtuple
 
 import numpy as np
 
@@ -70,12 +71,8 @@ def slogdet(a):
     return SlogdetResult(s, l)
 
 
-class SlogdetResult(tuple):
-    def __new__(cls, sign, logabsdet):
-        return tuple.__new__(cls, (sign, logabsdet))
-
-    sign = property(lambda self: self[0])
-    logabsdet = property(lambda self: self[1])
+# namedtuples (as numpy's and JAX's results are), so they are pytrees: jit / vmap can return them
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 
 @npfunc(np.linalg.det)
@@ -108,12 +105,7 @@ def eigh(a, UPLO="L"):
     return EighResult(w, v)
 
 
-class EighResult(tuple):
-    def __new__(cls, w, v):
-        return tuple.__new__(cls, (w, v))
-
-    eigenvalues = property(lambda self: self[0])
-    eigenvectors = property(lambda self: self[1])
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 
 
 @npfunc(np.linalg.eigvalsh)
@@ -246,8 +238,20 @@ def multi_dot(arrays):
     return out
 
 
-def solve_triangular(a, b, lower=True, trans=False, unit_diagonal=False):
-    """Solve ``a x = b`` for triangular ``a`` (scipy.linalg's parameter names)."""
+def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
+    """Solve ``a x = b`` for triangular ``a``, with scipy.linalg's signature and defaults
+    (``lower=False``; ``trans`` is 0/'N', 1/'T' or 2/'C', and ``True`` means 'T').
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.linalg.solve_triangular(np.array([[2.0, 0.0], [1.0, 1.0]]), np.array([2.0, 3.0]), lower=True)
+    array([1., 2.])
+    """
+    if trans in ("N", "n", None):
+        trans = False
+    elif trans in ("T", "t", "C", "c"):
+        trans = True
+    elif trans not in (0, 1, 2):
+        raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     a, b = promote(_float(a), _float(b))
     vec = len(shape_of(b)) == len(shape_of(a)) - 1
     if vec:
