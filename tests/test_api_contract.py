@@ -13,7 +13,6 @@ import collections
 import dataclasses
 import inspect
 import os
-import sys
 
 import numpy as np
 import pytest

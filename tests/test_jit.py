@@ -411,6 +411,19 @@ def test_unwritable_cache_dir_falls_back(tmp_path):
         ro.chmod(0o700)
 
 
+def test_disk_cache_can_be_switched_off(tmp_path):
+    old = ad.config.cache_dir
+    ad.config.update("cache_dir", str(tmp_path))
+    ad.config.update("disk_cache", False)
+    try:
+        assert ad.jit(lambda x: x * 5.5 - 0.5)(2.0) == 10.5
+        assert ad.jit(lambda x: anp.sum(x * 5.5))(np.ones(2)) == 11.0
+        assert not (tmp_path / "kernels").exists()
+    finally:
+        ad.config.update("disk_cache", True)
+        ad.config.update("cache_dir", old)
+
+
 def test_unwritable_cache_path_falls_back(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")

@@ -310,7 +310,8 @@ def test_concatenate_pad():
                 P.pad(z.astype(F32), np.float32(5.0), ((0, 0, 1), (1, 1, 0))))
     a = (uniform((3, 4), F64), uniform((2, 4), F64), uniform((3, 1), F64))
     b = (uniform((2, 3), F64), uniform((0, 3), F64), uniform((2, 1), F64))
-    check("concatenate", fn, [a, b])
+    c = tuple(v.astype(F32) for v in a)
+    check("concatenate", lambda x, y, z: fn(x, y, z)[:2], [a, b, c])
     check("pad", fn, [a, b, tuple(map(noncontig, a))])
 
 
@@ -432,7 +433,8 @@ def test_gather_scatter():
     i1 = np.array([[2], [0], [2]])
     u1 = uniform((3, 3), F64)
     for name in ("gather", "scatter_add", "scatter"):
-        check(name, fn, [(x, idx, upd, i1, u1), (noncontig(x), idx[:1], upd[:1], i1[:0], u1[:0])])
+        check(name, fn, [(x, idx, upd, i1, u1), (noncontig(x), idx[:1], upd[:1], i1[:0], u1[:0]),
+                         (x.astype(F32), idx, upd.astype(F32), i1, u1.astype(F32))])
 
 
 def test_dynamic_slice_update():
@@ -442,7 +444,8 @@ def test_dynamic_slice_update():
     x = uniform((4, 5), F64)
     u = uniform((2, 3), F64)
     sets = [(x, np.int64(1), np.int32(2), u), (x, np.int64(-3), np.int32(9), u),
-            (noncontig(x), np.int64(3), np.int32(1), u)]
+            (noncontig(x), np.int64(3), np.int32(1), u),
+            (x.astype(F32), np.int64(2), np.int32(0), u.astype(F32))]
     check("dynamic_slice", fn, sets)
     check("dynamic_update_slice", fn, sets)
 
@@ -469,6 +472,7 @@ def test_cholesky_solve_slogdet_eigh():
     for name in ("cholesky", "solve", "slogdet", "eigh"):
         with np.errstate(all="ignore"):
             check(name, fn, sets, rtol=1e-9, atol=1e-9)
+    check("cholesky", fn, [tuple(v.astype(F32) for v in sets[0])], rtol=1e-4, atol=1e-5)
 
 
 def test_eigh_vectors():
@@ -492,6 +496,8 @@ def test_triangular_solve():
     check("triangular_solve", fn, [(a, uniform((2, 3, 2), F64), uniform((2, 4, 3), F64)),
                                    (a[:1], uniform((1, 3, 1), F64), uniform((1, 1, 3), F64))],
           rtol=1e-9, atol=1e-10)
+    check("triangular_solve", fn, [(a.astype(F32), uniform((2, 3, 2), F32),
+                                    uniform((2, 4, 3), F32))], rtol=1e-4, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------
