@@ -698,8 +698,10 @@ class Tracer:
             source=user_source())
 
     def __setitem__(self, idx, value):
+        src = user_source()
         raise TypeError("traced values are immutable: `x[idx] = v` cannot be recorded. "
-                        "Use the functional update `x = x.at[idx].set(v)` instead.")
+                        "Use the functional update `x = x.at[idx].set(v)` instead."
+                        + (f"\n  (at {src})" if src else ""))
 
 
 class JaxprTrace:

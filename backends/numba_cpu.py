@@ -1525,7 +1525,7 @@ class _OpCtx:
         kind, name = self.outs[i]
         v = self.e.outvars[i]
         dt = _dt(dtype or v.aval.dtype)
-        if kind == "scalar":
+        if kind == "scalar" or (kind == "drop" and not v.aval.shape):
             return
         if fill is None:
             self.emit(f"{name} = np.empty({self.shape_out(i)}, {dt})")
@@ -1534,7 +1534,7 @@ class _OpCtx:
 
     def wr(self, i, idx, value):
         kind, name = self.outs[i]
-        if kind == "scalar":
+        if kind == "scalar" or (kind == "drop" and not self.e.outvars[i].aval.shape):
             self.emit(f"{name} = {value}")
         else:
             self.emit(f"{name}[{', '.join(idx)}] = {value}")

@@ -134,8 +134,7 @@ def measure(name, ours, numpy_c, jax_c, goal=None, **kw):
     """Time autodiff, numpy and JAX interleaved and add a row."""
     med, ratio = compare({"ad": ours, "np": numpy_c, "jax": jax_c}, **kw)
     row(name, med["ad"], med.get("np"), med.get("jax"), goal,
-        ratio=(1 / ratio["jax"]) if "jax" in ratio else None,
-        vs_np=(1 / ratio["np"]) if "np" in ratio else None)
+        ratio=ratio.get("jax"), vs_np=ratio.get("np"))
 
 
 def table():
