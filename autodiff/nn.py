@@ -52,7 +52,9 @@ def gelu(x, approximate=True):
         c = np.sqrt(2.0 / np.pi)
         return anp.multiply(anp.multiply(x, 0.5),
                             anp.add(1.0, anp.tanh(anp.multiply(anp.add(x, anp.multiply(anp.power(x, 3), 0.044715)), c))))
-    raise NotImplementedError("gelu(approximate=False) needs erf, which is not a primitive yet")
+    # exact form x·Φ(x) = x·(1 + erf(x/√2))/2, Φ from autodiff.scipy.special (custom_jvp)
+    from .scipy.special import ndtr
+    return anp.multiply(x, ndtr(x))
 
 
 @npfunc(None)

@@ -534,14 +534,16 @@ _DIM_RULES = {
 # =====================================================================================
 
 def _is_float(dt):
-    return np.dtype(dt).kind == "f"
+    return dt.kind == "f" if isinstance(dt, np.dtype) else np.dtype(dt).kind == "f"
 
 
 def _math(ctx, name, npname, x):
     """The fast vectorizable implementation if numba_math has one, else numpy's."""
-    dt = ctx.out_dtype.name
+    dt = _dtname(ctx.out_dtype)
     f = FAST_MATH.get((name, dt))
-    if f is not None:
+    mod = ctx.fb.mod
+    if f is not None and mod.fast_math_used + _CODE_SIZE.get(name, 12) <= FAST_MATH_BUDGET:
+        mod.fast_math_used += _CODE_SIZE.get(name, 12)
         fn = f"{name}_{'f64' if dt == 'float64' else 'f32'}"
         ctx.fb.mod.imports_math.add(fn)
         return f"{fn}({x})"
@@ -585,7 +587,7 @@ def _ew_is_finite(ctx, a):
 
 
 def _ew_logistic(ctx, a):
-    dt = ctx.out_dtype.name
+    dt = _dtname(ctx.out_dtype)
     if ("logistic", dt) in FAST_MATH:
         return _math(ctx, "logistic", None, a[0])
     one = ctx.lit(1, ctx.out_dtype)
@@ -704,13 +706,17 @@ _OP_WEIGHT = dict({n: 8 for n in ("exp", "log", "tanh", "sin", "cos", "expm1", "
 # are inlined in full, sin/cos being the largest); later equations start a new nest and
 # read the values crossing over from arrays.
 LOOP_BUDGET = 160
+# ... and the same holds for the whole module: past FAST_MATH_BUDGET units of inlined
+# transcendentals (about 30 sin/cos or 100 exp), further ones call libm (numpy's scalar
+# functions: exact, not vectorized) so that huge programs still compile in seconds.
+FAST_MATH_BUDGET = 1200
 _CODE_SIZE = {"exp": 12, "expm1": 14, "log": 14, "log1p": 16, "tanh": 16, "logistic": 12,
               "sin": 40, "cos": 40}
 
 
 def _code_size(e):
     name = e.primitive.name
-    if name in _CODE_SIZE and (name, e.outvars[0].aval.dtype.name) in FAST_MATH:
+    if name in _CODE_SIZE and (name, _dtname(e.outvars[0].aval.dtype)) in FAST_MATH:
         return _CODE_SIZE[name]
     return 2 if name in _OP_WEIGHT else 1
 
@@ -727,10 +733,27 @@ def _par(expr):
         expr.startswith("(") and expr.endswith(")") and expr.count("(") == 1) else f"({expr})"
 
 
+_DT_TEXT = {}
+
+
 def _dt(dtype):
     """Numba/numpy name of a dtype, as written in generated source."""
-    dtype = np.dtype(dtype)
-    return "np.bool_" if dtype == np.bool_ else f"np.{dtype.name}"
+    got = _DT_TEXT.get(dtype)
+    if got is None:
+        d = np.dtype(dtype)
+        got = _DT_TEXT[dtype] = "np.bool_" if d == np.bool_ else f"np.{d.name}"
+    return got
+
+
+def _dtname(dtype):
+    """``dtype.name`` (a slow property in numpy), memoized."""
+    got = _DT_NAME.get(dtype)
+    if got is None:
+        got = _DT_NAME[dtype] = np.dtype(dtype).name
+    return got
+
+
+_DT_NAME = {}
 
 
 _SHORT = {"float64": "f64", "float32": "f32", "int64": "i64", "int32": "i32", "int16": "i16",
@@ -779,6 +802,7 @@ class _Module:
         self.parallel_threshold = parallel_threshold
         self.n_sub = 0
         self.param_literals = False  # read jaxpr literals from _sz (set when arrays exist)
+        self.fast_math_used = 0      # code size of inlined numba_math calls (FAST_MATH_BUDGET)
 
     def slot(self, value):
         self.sizes.append(int(value))
@@ -873,6 +897,8 @@ class _Fn:
         self.lit_names = {}          # id(Literal) -> "c<k>"
         self.param_size_names = []
         self.lit_reads = []
+        self.dims_memo = {}
+        self.domain_memo = {}
         self.slots_used = []
         self.ret_lines = []
         self.n_tmp = 0
@@ -924,7 +950,10 @@ class _Fn:
         return f"n{k}"
 
     def dims(self, v):
-        return [self.size(c) for c in self.D.classes(v)]
+        got = self.dims_memo.get(v)
+        if got is None:
+            got = self.dims_memo[v] = [self.size(c) for c in self.domain(v)]
+        return got
 
     def shape(self, v):
         d = self.dims(v)
@@ -967,15 +996,16 @@ class _Fn:
             return self.lit(v.val, dt)
         got = self.lit_names.get(id(v))
         if got is None:
+            self.mod.imports_runtime.add("slot_i64" if dt.kind != "f" else "slot_f64")
             if dt.kind == "f":
                 bits = int(np.asarray(v.val, np.float64).view(np.int64))
                 k = self.mod.slot(bits)
-                read = "_lf" if dt == np.float64 else f"{_dt(dt)}(_lf"
-                self.lit_reads.append(f"c{k} = {read}[{k}]{')' if dt != np.float64 else ''}")
+                read = f"slot_f64(_sz, {k})"
             else:
                 k = self.mod.slot(int(np.asarray(v.val).astype(np.int64)))
-                self.lit_reads.append(f"c{k} = _sz[{k}]" if dt == np.int64 else
-                                      f"c{k} = {_dt(dt)}(_sz[{k}])")
+                read = f"slot_i64(_sz, {k})"
+            self.lit_reads.append(f"c{k} = {read}" if dt in (np.float64, np.int64) else
+                                  f"c{k} = {_dt(dt)}({read})")
             self.slots_used.append(k)
             got = self.lit_names[id(v)] = f"c{k}"
         return got
@@ -985,7 +1015,8 @@ class _Fn:
         def decl(v):
             if isinstance(v, DropVar):
                 return "_"
-            dt = _SHORT.get(v.aval.dtype.name, v.aval.dtype.name)
+            n = _dtname(v.aval.dtype)
+            dt = _SHORT.get(n, n)
             return f"{self.names[v]}:{dt}[{','.join(self.dims(v))}]"
 
         def arg(v):
@@ -1012,7 +1043,10 @@ class _Fn:
 
     # ------------------------------------------------------------------ planning helpers
     def domain(self, v):
-        return self.D.classes(v)
+        got = self.domain_memo.get(v)
+        if got is None:       # (dimension classes are final once planning starts)
+            got = self.domain_memo[v] = self.D.classes(v)
+        return got
 
     def ready_of(self, v, dom):
         """Earliest stage position at which an equation over ``dom`` may read ``v``."""
@@ -1459,10 +1493,10 @@ class _Fn:
         params = [self.aname(v) if v.aval.shape else self.sname(v)
                   for v in list(j.constvars) + list(j.invars)]
         head = f"def {self.name}({', '.join(params)}«SZ»):"
-        size_reads = [f"n{k} = _sz[{k}]" for k in sorted(set(self.slots_used))
+        size_reads = [f"n{k} = slot_i64(_sz, {k})" for k in sorted(set(self.slots_used))
                       if f"n{k}" in self.used_size_names()]
-        if any("_lf[" in r for r in self.lit_reads):
-            size_reads.append("_lf = _sz.view(np.float64)")
+        if size_reads:
+            self.mod.imports_runtime.add("slot_i64")
         size_reads += self.lit_reads
         if self.top and len(rets) == 1:
             ret = f"return {rets[0]}"

@@ -1404,6 +1404,278 @@ def copy(a, order="K"):
     return asarray(a)
 
 
+# ----------------------------------------------------------------------------
+# more of numpy: padding, nan-reductions, searching, selection, integration,
+# convolution, counting (each a composition of the functions above)
+# ----------------------------------------------------------------------------
+
+triu_indices, tril_indices, diag_indices = np.triu_indices, np.tril_indices, np.diag_indices
+
+
+@npfunc(np.triu_indices_from)
+def triu_indices_from(arr, k=0):
+    n, m = shape_of(arr)[-2:]
+    return np.triu_indices(n, k, m)
+
+
+@npfunc(np.tril_indices_from)
+def tril_indices_from(arr, k=0):
+    n, m = shape_of(arr)[-2:]
+    return np.tril_indices(n, k, m)
+
+
+@npfunc(np.pad)
+def pad(array, pad_width, mode="constant", constant_values=0):
+    """``numpy.pad`` for modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap'
+    (reflect/symmetric/wrap with pads no wider than the axis), differentiable.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(lambda x: anp.sum(anp.pad(x, 1, mode="edge")))(np.ones(3))
+    array([2., 1., 2.])
+    """
+    a = asarray(array)
+    nd = ndim(a)
+    pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
+                         if np.ndim(pad_width) == 2 else np.asarray(pad_width, dtype=np.int64), (nd, 2))
+    if mode == "constant":
+        cv = np.broadcast_to(np.asarray(constant_values), (nd, 2))
+    elif mode not in ("edge", "reflect", "symmetric", "wrap"):
+        from ..errors import UnsupportedError
+        raise UnsupportedError(f"pad: mode {mode!r} is not supported on traced values (constant, edge, "
+                               "reflect, symmetric and wrap are)", source=user_source())
+    for ax in range(nd):
+        before, after = builtins.int(pw[ax, 0]), builtins.int(pw[ax, 1])
+        if before < 0 or after < 0:
+            raise ValueError("index can't contain negative values")
+        if before == 0 and after == 0:
+            continue
+        n = shape_of(a)[ax]
+        if mode == "constant":
+            parts = []
+            for width, v in ((before, cv[ax, 0]), (after, cv[ax, 1])):
+                sh = list(shape_of(a))
+                sh[ax] = width
+                parts.append(full_like(a, v.item(), shape=tuple(sh)))
+            a = concatenate([parts[0], a, parts[1]], axis=ax)
+            continue
+        lim = n - 1 if mode == "reflect" else n
+        if mode != "edge" and (before > lim or after > lim):
+            raise ValueError(f"pad: mode {mode!r} supports pads of at most {lim} along axis {ax}")
+        if mode == "edge":
+            ib, ia = np.zeros(before, np.int64), np.full(after, n - 1, np.int64)
+        elif mode == "reflect":
+            ib, ia = np.arange(before, 0, -1), np.arange(n - 2, n - 2 - after, -1)
+        elif mode == "symmetric":
+            ib, ia = np.arange(before - 1, -1, -1), np.arange(n - 1, n - 1 - after, -1)
+        else:   # wrap
+            ib, ia = np.arange(n - before, n), np.arange(after)
+        a = take(a, np.concatenate([ib, np.arange(n), ia]).astype(np.int64), axis=ax)
+    return a
+
+
+@npfunc(np.append)
+def append(arr, values, axis=None):
+    if axis is None:
+        return concatenate([ravel(arr), ravel(values)])
+    return concatenate([arr, values], axis=axis)
+
+
+def _nan_to(a, v):
+    a = asarray(a)
+    if dtype_of(a).kind != "f":
+        return a
+    return where(isnan(a), v, a)
+
+
+@npfunc(np.nansum)
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+    """``sum`` with nans counted as zero (their gradient is zero)."""
+    return sum(_nan_to(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+@npfunc(np.nanmean)
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+    a = asarray(a)
+    a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
+    n = sum(logical_not(isnan(a)), axis=axis, keepdims=keepdims)
+    return divide(nansum(a, axis=axis, keepdims=keepdims), astype(n, dtype_of(a)))
+
+
+def _nanreduce(red, fill):
+    def f(a, axis=None, out=None, keepdims=False):
+        a = asarray(a)
+        if dtype_of(a).kind != "f":
+            return red(a, axis=axis, keepdims=keepdims)
+        out = red(_nan_to(a, fill), axis=axis, keepdims=keepdims)
+        return where(all(isnan(a), axis=axis, keepdims=keepdims), np.nan, out)
+    return f
+
+
+nanmax = npfunc(np.nanmax)(_nanreduce(lambda a, **k: max(a, **k), -np.inf))
+nanmin = npfunc(np.nanmin)(_nanreduce(lambda a, **k: min(a, **k), np.inf))
+nanmax.__name__, nanmin.__name__ = "nanmax", "nanmin"
+
+
+@npfunc(np.searchsorted)
+def searchsorted(a, v, side="left", sorter=None):
+    """Insertion indices into sorted ``a`` (not differentiable; ``v`` may be traced).
+    One comparison per element of ``a``: fine for the short tables scripts search."""
+    a = asarray(a)
+    if sorter is not None:
+        a = take(a, sorter)
+    v = asarray(v)
+    a, v = promote(a, v)
+    cmp = less if side == "left" else less_equal
+    return sum(cmp(a, expand_dims(v, -1)), axis=-1, dtype=np.int64)
+
+
+@npfunc(np.select)
+def select(condlist, choicelist, default=0):
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    out = default
+    for c, x in reversed(list(zip(condlist, choicelist))):   # the first true condition wins
+        out = where(c, x, out)
+    return asarray(out)
+
+
+@npfunc(np.logaddexp2)
+def logaddexp2(x1, x2):
+    ln2 = math.log(2.0)
+    a, b = elementwise_args(x1, x2, to_float=True)
+    return divide(logaddexp(multiply(a, ln2), multiply(b, ln2)), ln2)
+
+
+@npfunc(np.fmax)
+def fmax(x1, x2):
+    a, b = elementwise_args(x1, x2)
+    return where(isnan(b), a, where(isnan(a), b, maximum(a, b)))
+
+
+@npfunc(np.fmin)
+def fmin(x1, x2):
+    a, b = elementwise_args(x1, x2)
+    return where(isnan(b), a, where(isnan(a), b, minimum(a, b)))
+
+
+@npfunc(np.atleast_3d)
+def atleast_3d(*arys):
+    def one(a):
+        a = asarray(a)
+        s = shape_of(a)
+        if len(s) == 0:
+            return reshape(a, (1, 1, 1))
+        if len(s) == 1:
+            return reshape(a, (1, s[0], 1))
+        if len(s) == 2:
+            return reshape(a, s + (1,))
+        return a
+    out = [one(a) for a in arys]
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+@npfunc(np.trapezoid)
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """Trapezoidal rule ``Σ (x[i+1]-x[i])·(y[i+1]+y[i])/2`` along ``axis``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.trapezoid(np.array([0.0, 1.0, 4.0]), np.array([0.0, 1.0, 2.0])))
+    3.0
+    """
+    y = asarray(y)
+    ax = normalize_axis(axis, ndim(y))
+    m = shape_of(y)[ax]
+    avg = multiply(add(P.slice_in_dim(y, 1, m, ax), P.slice_in_dim(y, 0, builtins.max(m - 1, 0), ax)), 0.5)
+    if x is None:
+        d = dx
+    else:
+        x = asarray(x)
+        if ndim(x) == 1:
+            d = diff(x)
+            sh = [1] * ndim(y)
+            sh[ax] = shape_of(d)[0]
+            d = reshape(d, tuple(sh))
+        else:
+            d = diff(x, axis=ax)
+    return sum(multiply(d, avg), axis=ax)
+
+
+trapz = trapezoid
+
+
+@npfunc(np.convolve)
+def convolve(a, v, mode="full"):
+    """1-d discrete convolution as ``len(kernel)`` shifted, scaled copies (the shorter
+    argument is the kernel): cheap for the small kernels of smoothing and filtering.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
+    array([0. , 1. , 2.5, 4. , 1.5])
+    """
+    a, v = promote(asarray(a), asarray(v))
+    if ndim(a) != 1 or ndim(v) != 1:
+        raise ShapeError("convolve: both inputs must be 1-d", source=user_source())
+    if shape_of(v)[0] > shape_of(a)[0]:
+        a, v = v, a
+    n, m = shape_of(a)[0], shape_of(v)[0]
+    if m == 0:
+        raise ValueError("v cannot be empty")
+    ap = concatenate([zeros_like(a, shape=(m - 1,)), a, zeros_like(a, shape=(m - 1,))])
+    L = n + m - 1
+    out = None
+    for j in range(m):                                    # full[k] = Σ_j v[j]·a[k-j]
+        term = multiply(getitem(v, j), P.slice_in_dim(ap, m - 1 - j, m - 1 - j + L, 0))
+        out = term if out is None else add(out, term)
+    if mode == "full":
+        return out
+    if mode == "same":
+        start = (m - 1) // 2
+        return P.slice_in_dim(out, start, start + n, 0)
+    if mode == "valid":
+        return P.slice_in_dim(out, m - 1, n, 0)
+    raise ValueError(f"convolve: mode must be 'full', 'same' or 'valid', got {mode!r}")
+
+
+@npfunc(np.bincount)
+def bincount(x, weights=None, minlength=0, *, length=None):
+    """Counts (or summed ``weights``) per non-negative integer of ``x``. The result's
+    length must be known while tracing: pass ``length=`` (or ``minlength`` ≥ max(x)+1)
+    when ``x`` is traced without a concrete value. Weights are differentiable.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(lambda w: anp.bincount(np.array([0, 2, 2]), w)[2])(np.ones(3))
+    array([0., 1., 1.])
+    """
+    x = asarray(x)
+    if ndim(x) != 1:
+        raise ShapeError("bincount: x must be 1-d", source=user_source())
+    if length is None:
+        if isinstance(x, Tracer) and not is_concrete(x):
+            if minlength:
+                length = builtins.int(minlength)
+            else:
+                from ..errors import ConcretizationError
+                raise ConcretizationError(
+                    "bincount: the result's length depends on the values of a traced x; pass "
+                    "length=... (or minlength=...)", source=user_source())
+        else:
+            xv = np.asarray(x.concrete_value("bincount") if isinstance(x, Tracer) else x)
+            length = builtins.max(builtins.int(xv.max()) + 1 if xv.size else 0, builtins.int(minlength))
+    hits = equal(expand_dims(x, -1), np.arange(length, dtype=dtype_of(x)))      # (n, length)
+    if weights is None:
+        return sum(hits, axis=0, dtype=np.int64)
+    w = astype(asarray(weights), np.float64)             # numpy sums weights in double
+    return sum(where(hits, expand_dims(w, -1), 0.0), axis=0)
+
+
+cumulative_prod = _cum(lambda a, ax: P.cumprod(a, ax), np.cumulative_prod) \
+    if hasattr(np, "cumulative_prod") else cumprod
+
+# the byte sizes numpy arrays report, on traced values too
+Tracer.itemsize = property(lambda self: self.aval.dtype.itemsize)
+Tracer.nbytes = property(lambda self: self.aval.dtype.itemsize * builtins.int(np.prod(self.aval.shape)))
+
+
 from . import linalg  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from ._tracer_methods import install as _install_tracer_methods  # noqa: E402

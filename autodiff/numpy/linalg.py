@@ -265,3 +265,126 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
 
 
 
+
+
+# ----------------------------------------------------------------------------
+# svd and qr as compositions (jit, vmap and derivatives of any order for free)
+# ----------------------------------------------------------------------------
+
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+
+
+@npfunc(None)
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Singular value decomposition; traced values need ``full_matrices=False`` (or
+    ``compute_uv=False``). Built on ``eigh`` of the smaller Gram matrix, so its
+    derivative is eigh's: exact for distinct (non-zero) singular values. Singular vectors
+    are unique up to sign only (their signs may differ from ``numpy.linalg.svd``'s; concrete
+    and traced calls agree), and the Gram matrix squares the condition number: for
+    ill-conditioned matrices small singular values lose relative accuracy.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(lambda a: anp.linalg.svd(a, compute_uv=False)[0])(np.diag([3.0, 1.0]))
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    from . import matmul, swapaxes, flip, divide, expand_dims
+    if not isinstance(a, Tracer) and (not compute_uv or (full_matrices and np.shape(a)[-2] != np.shape(a)[-1])):
+        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    a = _float(a)
+    m, n = shape_of(a)[-2:]
+    if compute_uv and full_matrices and m != n:
+        from ..errors import UnsupportedError
+        raise UnsupportedError("linalg.svd: traced values need full_matrices=False (or a square "
+                               "matrix)", source=user_source())
+    at = swapaxes(a, -1, -2)
+    tall = m >= n
+    w, v = eigh(matmul(at, a) if tall else matmul(a, at))
+    w, v = flip(w, axis=-1), flip(v, axis=-1)                  # descending, as numpy's
+    s = _safe_sqrt(P.max_(w, P.full_like(w, 0)))
+    if not compute_uv:
+        return s
+    # the other factor: A V = U S (tall), Aᵀ U = V S (wide)
+    safe_s = P.select(P.gt(s, P.full_like(s, 0)), s, P.full_like(s, 1))
+    other = divide(matmul(a if tall else at, v), expand_dims(safe_s, -2))
+    u, vt = (other, swapaxes(v, -1, -2)) if tall else (v, swapaxes(other, -1, -2))
+    return SVDResult(u, s, vt)
+
+
+@npfunc(np.linalg.svdvals if hasattr(np.linalg, "svdvals") else None)
+def svdvals(x):
+    return svd(x, compute_uv=False)
+
+
+@npfunc(np.linalg.qr)
+def qr(a, mode="reduced"):
+    """QR by Householder reflections, unrolled over the columns (so the signs match
+    LAPACK's, and numpy's, up to rounding); ``mode`` 'reduced', 'complete' or 'r'.
+    Differentiable wherever the columns are linearly independent.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> q, r = anp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> np.round(r, 6)
+    array([[-5. , -2.2],
+           [ 0. ,  0.4]])
+    """
+    from . import (matmul, swapaxes, sum, multiply, subtract, expand_dims, where, sign,
+                   sqrt, divide, getitem)
+    a = _float(a)
+    sh = shape_of(a)
+    m, n = sh[-2:]
+    k = builtins.min(m, n)
+    batch = sh[:-2]
+    dt = dtype_of(a)
+    eye = P.convert(P.eq(P.iota(np.int64, batch + (m, m), len(batch)),
+                         P.iota(np.int64, batch + (m, m), len(batch) + 1)), dt)
+    q, r = eye, a
+    rows = np.arange(m)
+    for j in range(builtins.min(m - 1, n)):       # LAPACK: no reflector for a last 1-vector
+        x = getitem(r, (Ellipsis, slice(None), j))                    # column j, (..., m)
+        x = where(rows >= j, x, 0.0)
+        alpha = getitem(x, (Ellipsis, j))
+        norm = sqrt(sum(multiply(x, x), axis=-1))
+        # LAPACK's choice: β = -sign(α)·‖x‖, v = x - β e_j, H = I - 2 v vᵀ / vᵀv
+        sgn = P.convert(where(P.ge(alpha, P.full_like(alpha, 0)), 1.0, -1.0), dt)
+        beta = multiply(multiply(sgn, norm), -1.0)
+        v = subtract(x, where(rows == j, expand_dims(beta, -1), 0.0))
+        vv = sum(multiply(v, v), axis=-1)
+        # nothing below the diagonal: LAPACK's dlarfg takes H = I (τ = 0), keeping α's sign
+        below = sum(multiply(where(rows > j, x, 0.0), x), axis=-1)
+        act = P.gt(below, P.full_like(below, 0))
+        tau = where(act, divide(2.0, where(act, vv, 1.0)), 0.0)
+        vcol = expand_dims(v, -1)
+        r = subtract(r, multiply(expand_dims(expand_dims(tau, -1), -1),
+                                 matmul(vcol, matmul(swapaxes(vcol, -1, -2), r))))
+        q = subtract(q, multiply(expand_dims(expand_dims(tau, -1), -1),
+                                 matmul(matmul(q, vcol), swapaxes(vcol, -1, -2))))
+    from . import triu
+    r = triu(r)
+    if mode == "r":
+        return getitem(r, (Ellipsis, slice(0, k), slice(None)))
+    if mode == "complete":
+        return QRResult(q, r)
+    if mode != "reduced":
+        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    return QRResult(getitem(q, (Ellipsis, slice(None), slice(0, k))),
+                    getitem(r, (Ellipsis, slice(0, k), slice(None))))
+
+
+def _complex_unsupported(name):
+    @npfunc(getattr(np.linalg, name))
+    def f(a, *args, **kwargs):
+        from ..errors import UnsupportedError
+        raise UnsupportedError(
+            f"linalg.{name}: general eigenproblems have complex results, and complex numbers "
+            "are not supported (API.md, convention 10); for symmetric matrices use "
+            "linalg.eigh / linalg.eigvalsh", source=user_source())
+    f.__name__ = name
+    f.__doc__ = (f"numpy's ``linalg.{name}`` on numpy arrays; on traced values raises "
+                 "``UnsupportedError`` (complex results): use eigh.")
+    return f
+
+
+eig = _complex_unsupported("eig")
+eigvals = _complex_unsupported("eigvals")

@@ -1,0 +1,112 @@
+"""The later additions to ``autodiff.numpy`` beyond the shared case table of
+``test_numpy.py`` (which checks each against numpy eagerly, traced and concretely, and
+``test_grad.py`` differentiates them): compiled by ``jit``, edge cases numpy warns about,
+errors, and the derivatives that are easy to state in closed form.
+"""
+import warnings
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff.errors import ConcretizationError, UnsupportedError
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(3, 4))
+
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64], ids=["f32", "f64"])
+def test_jit_matches_numpy(dt):
+    x = X.astype(dt)
+    xn = x.copy()
+    xn[0, 1] = np.nan
+    k = np.array([0.25, 0.5, 0.25], dt)
+    cases = [
+        (lambda a: anp.pad(a, ((1, 0), (2, 3)), mode="reflect"), lambda a: np.pad(a, ((1, 0), (2, 3)), mode="reflect"), x),
+        (lambda a: anp.pad(a, 1, constant_values=2.0), lambda a: np.pad(a, 1, constant_values=2.0), x),
+        (lambda a: anp.nansum(a, axis=0), lambda a: np.nansum(a, axis=0), xn),
+        (lambda a: anp.nanmean(a, axis=1), lambda a: np.nanmean(a, axis=1), xn),
+        (lambda a: anp.nanmax(a), lambda a: np.nanmax(a), xn),
+        (lambda a: anp.trapezoid(a, axis=0), lambda a: np.trapezoid(a, axis=0), x),
+        (lambda a: anp.convolve(a[0], k, mode="same"), lambda a: np.convolve(a[0], k, mode="same"), x),
+        (lambda a: anp.logaddexp2(a, a[0]), lambda a: np.logaddexp2(a, a[0]), x),
+        (lambda a: anp.searchsorted(np.sort(X[0]).astype(dt), a), lambda a: np.searchsorted(np.sort(X[0]).astype(dt), a), x),
+        (lambda a: anp.select([a > 0], [a], 0.5), lambda a: np.select([a > 0], [a], 0.5), x),
+    ]
+    tol = 1e-12 if dt == np.float64 else 1e-5
+    for f, ref, arg in cases:
+        got, want = ad.jit(f)(arg), ref(arg)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+def test_all_nan_slices_give_nan_like_numpy():
+    a = np.array([[np.nan, np.nan], [1.0, np.nan]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for name in ["nanmax", "nanmin", "nanmean"]:
+            want = getattr(np, name)(a, axis=1)
+            traced = ad.jit(lambda v, n=name: getattr(anp, n)(v, axis=1))(a)
+            np.testing.assert_array_equal(traced, want)
+    assert ad.jit(lambda v: anp.nansum(v, axis=1))(a)[0] == 0.0
+
+
+def test_nan_reductions_have_zero_gradient_at_nans():
+    a = np.array([1.0, np.nan, 3.0, np.nan])
+    np.testing.assert_array_equal(ad.grad(anp.nansum)(a), [1.0, 0.0, 1.0, 0.0])
+    np.testing.assert_array_equal(ad.grad(anp.nanmean)(a), [0.5, 0.0, 0.5, 0.0])
+    np.testing.assert_array_equal(ad.grad(anp.nanmax)(a), [0.0, 0.0, 1.0, 0.0])
+
+
+def test_convolve_gradient_is_correlation():
+    # d/da Σ_k w_k (a*v)_k = correlate(w, v): check against numpy for both arguments
+    a, v, w = RNG.normal(size=7), RNG.normal(size=3), RNG.normal(size=9)
+    ga, gv = ad.grad(lambda a_, v_: anp.sum(w * anp.convolve(a_, v_)), argnums=(0, 1))(a, v)
+    np.testing.assert_allclose(ga, np.correlate(w, v, mode="valid"), rtol=1e-12)
+    np.testing.assert_allclose(gv, np.correlate(w, a, mode="valid"), rtol=1e-12)
+
+
+def test_trapezoid_integrates_and_differentiates():
+    x = np.linspace(0, np.pi, 201)
+    assert abs(anp.trapezoid(np.sin(x), x) - 2.0) < 1e-4
+    g = ad.grad(lambda y: anp.trapezoid(y, x))(np.sin(x))
+    dx = x[1] - x[0]
+    np.testing.assert_allclose(g, np.r_[dx / 2, np.full(199, dx), dx / 2], rtol=1e-12)
+    assert anp.trapz is anp.trapezoid
+
+
+def test_bincount_lengths():
+    x = np.array([1, 1, 4])
+    w = np.array([0.5, 0.25, 2.0], np.float32)
+    np.testing.assert_array_equal(ad.jit(lambda w_: anp.bincount(x, w_))(w), np.bincount(x, w))
+    assert ad.jit(lambda w_: anp.bincount(x, w_))(w).dtype == np.float64        # numpy's rule
+    # a traced x of unknown value needs the length
+    with pytest.raises(ConcretizationError, match="length"):
+        ad.make_jaxpr(lambda xi: anp.bincount(xi))(x)
+    np.testing.assert_array_equal(ad.jit(lambda xi: anp.bincount(xi, length=6))(x), np.bincount(x, minlength=6))
+    np.testing.assert_array_equal(ad.jit(lambda xi: anp.bincount(xi, minlength=5))(x), np.bincount(x, minlength=5))
+
+
+def test_pad_limits_and_modes():
+    with pytest.raises(UnsupportedError, match="mode"):
+        ad.make_jaxpr(lambda a: anp.pad(a, 1, mode="linear_ramp"))(np.ones(3))
+    with pytest.raises(ValueError, match="at most"):
+        ad.make_jaxpr(lambda a: anp.pad(a, 3, mode="reflect"))(np.ones(3))
+    # edge padding: each edge value is repeated, so its gradient counts the copies
+    np.testing.assert_array_equal(ad.grad(lambda a: anp.sum(anp.pad(a, (2, 1), mode="edge")))(np.ones(4)),
+                                  [3.0, 1.0, 1.0, 2.0])
+
+
+def test_index_helpers_and_byte_sizes():
+    assert all(np.array_equal(a, b) for a, b in zip(anp.triu_indices(3, 1), np.triu_indices(3, 1)))
+    assert all(np.array_equal(a, b) for a, b in zip(anp.tril_indices(3), np.tril_indices(3)))
+    assert all(np.array_equal(a, b) for a, b in zip(anp.diag_indices(2), np.diag_indices(2)))
+    m = np.arange(12.0).reshape(3, 4)
+    iu = anp.triu_indices_from(m, 1)
+    np.testing.assert_array_equal(ad.jit(lambda v: v[anp.triu_indices_from(v, 1)])(m), m[iu])
+
+    def f(v):
+        assert v.itemsize == 4 and v.nbytes == 4 * 6
+        return v
+    ad.jit(f)(np.ones((2, 3), np.float32))
