@@ -454,6 +454,10 @@ class JitFunction:
 
     def _miss(self, key, leaves, in_tree, statics, static_kw, args):
         with self._lock:
+            call = self._cache.get(key)       # another thread may have filled it meanwhile
+            if call is not None:
+                self._hits += 1
+                return call(*leaves)
             self._misses += 1
             explain = config.explain_cache_misses
             if explain:

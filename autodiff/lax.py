@@ -65,7 +65,7 @@ def select(pred, on_true, on_false):
 
 # ``map`` is public (ad.lax.map) but left out of ``*`` imports: it would shadow the builtin
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "select",
-           "cond_p", "while_p", "scan_p"]
+           "cond_p", "while_p", "scan_p", "dynamic_slice", "dynamic_update_slice", "stop_gradient"]
 
 
 # ============================================================================
@@ -1169,3 +1169,55 @@ def map(f, xs):
     array([0., 1., 4.])
     """
     return scan(lambda c, x: (c, f(x)), (), xs)[1]
+
+
+# ============================================================================
+# Thin wrappers over primitives, with JAX's names and signatures
+# ============================================================================
+
+def _start_indices(starts):
+    out = []
+    for s in starts:
+        if isinstance(s, Tracer):
+            out.append(s if s.aval.dtype.kind in "iu" else P.convert(s, np.int64))
+        else:
+            out.append(np.asarray(s, dtype=np.int64))
+    return out
+
+
+def dynamic_slice(operand, start_indices, slice_sizes):
+    """``operand[s0:s0+n0, s1:s1+n1, ...]`` with start indices that may be traced (sizes
+    static). Starts are clamped so the slice stays in bounds, as in JAX.
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.jit(lambda x, i: ad.lax.dynamic_slice(x, (i,), (2,)))(np.arange(5.0), 3)
+    array([3., 4.])
+    """
+    from .numpy._base import asarray, to_output
+    out = P.dynamic_slice(asarray(operand), _start_indices(start_indices), slice_sizes)
+    return out if isinstance(out, Tracer) else to_output(np.asarray(out))
+
+
+def dynamic_update_slice(operand, update, start_indices):
+    """``operand`` with the block at ``start_indices`` replaced by ``update`` (functional;
+    starts may be traced and are clamped into bounds).
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.dynamic_update_slice(np.zeros(4), np.ones(2), (1,))
+    array([0., 1., 1., 0.])
+    """
+    from .numpy._base import asarray, promote, to_output
+    x, u = promote(asarray(operand), asarray(update))
+    out = P.dynamic_update_slice(x, u, _start_indices(start_indices))
+    return out if isinstance(out, Tracer) else to_output(np.asarray(out))
+
+
+def stop_gradient(x):
+    """Identity whose derivative is zero, over pytrees (same as ``ad.stop_gradient``).
+
+    >>> import autodiff as ad
+    >>> ad.grad(lambda x: x * ad.lax.stop_gradient(x))(3.0)
+    np.float64(3.0)
+    """
+    from .api import stop_gradient as _sg
+    return _sg(x)

@@ -18,6 +18,8 @@ because Numba does not notice when an inlined helper changes.
 >>> float(mod_f(-7.0, 2.0)), float(floor_divide_f(1.0, 0.1))   # numpy: 1.0, 9.0
 (1.0, 9.0)
 """
+import os
+
 import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
@@ -286,7 +288,6 @@ _CACHED = dict(cache=True, fastmath=False, error_model="numpy", nogil=True)
 def _find_numpy_cblas():
     import ctypes
     import glob
-    import os
     base = os.path.dirname(os.path.dirname(np.__file__))
     paths = sorted(glob.glob(os.path.join(base, "numpy.libs", "*openblas*"))) + \
         sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*")))
@@ -303,18 +304,20 @@ def _find_numpy_cblas():
                 d, s = getattr(lib, dn), getattr(lib, sn)
             except AttributeError:
                 continue
+            local = getattr(lib, "openblas_set_num_threads_local", None)
             return (ctypes.cast(d, ctypes.c_void_p).value, ctypes.cast(s, ctypes.c_void_p).value,
-                    bits, f"{os.path.basename(path)}:{dn}")
+                    bits, f"{os.path.basename(path)}:{dn}",
+                    ctypes.cast(local, ctypes.c_void_p).value if local is not None else None)
     return None
 
 
 def _register_cblas():
     found = _find_numpy_cblas()
     if found is None:
-        return None, None, "numba-np.dot"
+        return None, None, None, "numba-np.dot"
     from llvmlite import binding as llvm
     from numba import types
-    d_addr, s_addr, bits, desc = found
+    d_addr, s_addr, bits, desc, local_addr = found
     llvm.add_symbol("autodiff_cblas_dgemm", d_addr)
     llvm.add_symbol("autodiff_cblas_sgemm", s_addr)
     it = types.int64 if bits == 64 else types.int32
@@ -323,15 +326,34 @@ def _register_cblas():
     def sig(fl):
         return types.void(e, e, e, it, it, it, fl, types.intp, it, types.intp, it, fl,
                           types.intp, it)
+    threads = None
+    if local_addr is not None and BLAS_THREADS > 0:
+        llvm.add_symbol("autodiff_openblas_threads_local", local_addr)
+        threads = types.ExternalFunction("autodiff_openblas_threads_local",
+                                         types.int32(types.int32))
+        desc += f";threads={BLAS_THREADS}"
     return (types.ExternalFunction("autodiff_cblas_dgemm", sig(types.float64)),
-            types.ExternalFunction("autodiff_cblas_sgemm", sig(types.float32)), desc)
+            types.ExternalFunction("autodiff_cblas_sgemm", sig(types.float32)), threads, desc)
 
+
+# Threads for GEMM inside kernels (0: OpenBLAS's own setting). One by default: on a
+# shared 2-core machine a 2-thread GEMM waits for whichever core another process holds
+# (measured here: the MLP's value_and_grad went from 4.5 ms to 40-70 ms whenever
+# another process was busy, while one thread stays at ~7 ms). Set through
+# AUTODIFF_JIT_BLAS_THREADS before autodiff is imported; it only affects GEMMs issued
+# by jit kernels (OpenBLAS's thread-local setting), never the program's own numpy calls.
+BLAS_THREADS = int(os.environ.get("AUTODIFF_JIT_BLAS_THREADS", "1"))
 
 try:
-    _cblas_dgemm, _cblas_sgemm, BLAS = _register_cblas()
+    _cblas_dgemm, _cblas_sgemm, _blas_threads_local, BLAS = _register_cblas()
 except Exception:  # noqa: BLE001 - any trouble finding the library: use Numba's np.dot
-    _cblas_dgemm = _cblas_sgemm = None
+    _cblas_dgemm = _cblas_sgemm = _blas_threads_local = None
     BLAS = "numba-np.dot"
+_SET_THREADS = _blas_threads_local is not None
+if not _SET_THREADS:
+    @njit(**_OPTS)
+    def _blas_threads_local(n):             # without the OpenBLAS call: a no-op
+        return n
 
 
 @njit(**_CACHED)
@@ -361,6 +383,8 @@ if _cblas_dgemm is not None:
         # row-major: 101; no transpose 111, transpose 112
         t_a = np.int32(112 if ta else 111)
         t_b = np.int32(112 if tb else 111)
+        if _SET_THREADS:
+            prev = _blas_threads_local(np.int32(BLAS_THREADS))
         if out.itemsize == 8:          # float64 (a constant per compiled type)
             _cblas_dgemm(np.int32(101), t_a, t_b, m, n, k, 1.0, np.intp(a.ctypes.data),
                          a.shape[1], np.intp(b.ctypes.data), b.shape[1], 0.0,
@@ -369,6 +393,8 @@ if _cblas_dgemm is not None:
             _cblas_sgemm(np.int32(101), t_a, t_b, m, n, k, np.float32(1.0),
                          np.intp(a.ctypes.data), a.shape[1], np.intp(b.ctypes.data),
                          b.shape[1], np.float32(0.0), np.intp(out.ctypes.data), n)
+        if _SET_THREADS:
+            _blas_threads_local(prev)
     matmul_into = _gemm_cblas
 else:
     matmul_into = _gemm_numba

@@ -490,5 +490,15 @@ def test_control_flow_lowering(rng):
         np.testing.assert_allclose(ad.jit(switchy)(np.int32(k), np.ones(2)),
                                    ad.jit(switchy, backend="interpret")(np.int32(k), np.ones(2)))
     assert ad.jit(bounded)(1.0) == 32.0
+
+    def loops(x):
+        # reverse scan, a scan with no xs (length only), fori_loop with Python bounds
+        c, ys = lax.scan(lambda c, v: (c * 0.5 + v, c - v), 1.0, x, reverse=True)
+        n, powers = lax.scan(lambda c, _: (c * 2.0, c), 1.0, None, length=4)
+        s = lax.fori_loop(0, 5, lambda i, acc: acc + i * x, anp.zeros_like(x))
+        return c, ys, n, powers, s
+    for x in (rng.normal(size=5), rng.normal(size=1)):
+        for a, b in zip(ad.jit(loops)(x), ad.jit(loops, backend="interpret")(x)):
+            np.testing.assert_allclose(a, b, rtol=1e-13)
     src = ad.jit(rnn).lower(h0, rng.normal(size=(4, 3))).source
     assert "for _tt" in src and "def _scan" in src and "def _branch" in src

@@ -110,3 +110,54 @@ def test_index_helpers_and_byte_sizes():
         assert v.itemsize == 4 and v.nbytes == 4 * 6
         return v
     ad.jit(f)(np.ones((2, 3), np.float32))
+
+
+# ----------------------------------------------------------------------------
+# ad.lax wrappers and tree_util additions (small, so they live here)
+# ----------------------------------------------------------------------------
+
+def test_lax_dynamic_slice_update_and_stop_gradient():
+    x = np.arange(12.0).reshape(3, 4)
+    f = ad.jit(lambda a, i, j: ad.lax.dynamic_slice(a, (i, j), (2, 2)))
+    np.testing.assert_array_equal(f(x, 1, 1), x[1:3, 1:3])
+    np.testing.assert_array_equal(f(x, 2, 3), x[1:3, 2:4])          # clamped into bounds, as JAX
+    g = ad.grad(lambda a: anp.sum(ad.lax.dynamic_slice(a, (0, 1), (2, 2)) ** 2))(x)
+    want = np.zeros_like(x)
+    want[0:2, 1:3] = 2 * x[0:2, 1:3]
+    np.testing.assert_array_equal(g, want)
+    u = np.ones((1, 2))
+    out = ad.jit(lambda a, b, i: ad.lax.dynamic_update_slice(a, b, (i, 0)))(x, u, 2)
+    want = x.copy()
+    want[2, 0:2] = 1.0
+    np.testing.assert_array_equal(out, want)
+    ad.check_grads(lambda a, b: ad.lax.dynamic_update_slice(a, b, (1, 1)), (x, u), order=2,
+                   modes=("fwd", "rev"))
+    assert ad.grad(lambda v: v * ad.lax.stop_gradient(v))(3.0) == 3.0
+
+
+def test_tree_util_pytree_node_class_and_partial():
+    from autodiff.tree_util import Partial, register_pytree_node_class, tree_leaves
+
+    @register_pytree_node_class
+    class Affine:
+        def __init__(self, w, b, name="layer"):
+            self.w, self.b, self.name = w, b, name
+
+        def tree_flatten(self):
+            return [self.w, self.b], self.name
+
+        @classmethod
+        def tree_unflatten(cls, aux, children):
+            return cls(*children, name=aux)
+
+    p = Affine(np.array([1.0, 2.0]), np.array(0.5))
+    g = ad.grad(lambda q: anp.sum(q.w * 3.0) + q.b)(p)
+    assert isinstance(g, Affine) and g.name == "layer"
+    np.testing.assert_array_equal(g.w, [3.0, 3.0])
+    assert g.b == 1.0
+
+    f = Partial(lambda a, x, b=0.0: a * x + b, np.array(2.0), b=np.array(1.0))
+    assert len(tree_leaves(f)) == 2
+    gf = ad.grad(lambda h, x: h(x))(f, 3.0)
+    assert isinstance(gf, Partial) and gf.args[0] == 3.0 and gf.keywords["b"] == 1.0
+    assert ad.jit(lambda h, x: h(x))(f, np.float64(4.0)) == 9.0

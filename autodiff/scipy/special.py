@@ -13,10 +13,10 @@ them); polygamma(n ≥ 2, x) is accurate for x > 0 only.
 
 >>> import numpy as np, autodiff as ad
 >>> from autodiff.scipy import special
->>> float(special.gammaln(5.0))                       # log 4!
-3.1780538303479458
->>> float(ad.grad(special.gammaln)(1.0))              # digamma(1) = -γ
--0.5772156649015329
+>>> round(float(special.gammaln(5.0)), 12)            # log 4!
+3.178053830348
+>>> round(float(ad.grad(special.gammaln)(1.0)), 12)   # digamma(1) = -γ
+-0.577215664902
 """
 import math
 
@@ -411,8 +411,8 @@ def gamma(x):
     """``Γ(x) = ±exp(gammaln(x))``, the sign (-1)^⌊x⌋ for negative x.
 
     >>> from autodiff.scipy.special import gamma
-    >>> float(gamma(5.0))
-    24.000000000000004
+    >>> round(float(gamma(5.0)), 10)
+    24.0
     """
     x = _float(x)
     fl = anp.floor(x)
