@@ -35,6 +35,7 @@ become broadcast literals, and ``transpose(dot_general(x, y))`` becomes
 import builtins
 import contextlib
 import keyword
+import os
 
 import numpy as np
 
@@ -53,6 +54,14 @@ except Exception:  # noqa: BLE001 - a missing or broken helper module only costs
     _nm = None
     FAST_MATH = {}
     HAVE_SELECT = False
+
+# prange loops run on Numba's OpenMP pool. libgomp's default wait policy spins idle
+# workers for a long while after each parallel loop; on a 2-core machine shared with other
+# processes that starved everything running next (measured: a 1e5-element loop 7.0 ms
+# instead of 0.76 ms). Sleeping workers cost a few microseconds per launch, nothing at the
+# sizes where prange is used. Only a default: a user's own setting wins. (Read by libgomp
+# when Numba starts its pool, i.e. at the first parallel kernel, after this import.)
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 SUPPORTED_DTYPES = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int16,
                                           np.int8, np.uint8, np.uint16, np.uint32, np.uint64,

@@ -3,9 +3,12 @@
 Generated kernels (:mod:`autodiff.backends.numba_cpu`) import these by name. Each
 reproduces numpy's semantics exactly where a plain Numba expression would not:
 float ``%`` and ``//`` follow numpy's ``npy_divmod``, indices are clamped like the
-interpreter's gather/scatter, and the LAPACK wrappers return NaN instead of
-raising on a singular or non-positive-definite matrix (as the numpy ``impl`` of
-the primitives does).
+interpreter's gather/scatter, and the small dense solvers (Cholesky, LU solve and
+slogdet, triangular substitution; plain loops, which compile in a fraction of the time
+Numba's LAPACK bindings take) return NaN on a singular or non-positive-definite matrix,
+as the numpy ``impl`` of the primitives does. Also here: unchecked reads of the
+kernel's size vector (:func:`slot_i64`), GEMM through numpy's own OpenBLAS
+(:func:`matmul_into`), and sorting lanes.
 
 Every helper is compiled with ``fastmath=False`` explicitly: a helper without an
 explicit setting inherits the fastmath flags of the first kernel that calls it,
