@@ -58,7 +58,7 @@ class Kernel:
 
 
 def stats():
-    """Counters since the process started (or :func:`reset_stats`): compiles, disk loads, memory hits."""
+    """Counters since start (or :func:`reset_stats`): compiles, disk loads, memory hits."""
     return dict(_stats)
 
 

@@ -318,33 +318,38 @@ def _register_cblas():
     found = _find_numpy_cblas()
     if found is None:
         return None, None, None, "numba-np.dot"
+    import ctypes
     from llvmlite import binding as llvm
     from numba import types
     d_addr, s_addr, bits, desc, local_addr = found
+    if local_addr is None:
+        # an OpenBLAS without per-thread settings: a callback that does nothing, so that
+        # the symbol exists for (possibly disk-cached) code calling it
+        global _NOOP_THREADS
+        _NOOP_THREADS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(lambda n: n)
+        local_addr = ctypes.cast(_NOOP_THREADS, ctypes.c_void_p).value
     llvm.add_symbol("autodiff_cblas_dgemm", d_addr)
     llvm.add_symbol("autodiff_cblas_sgemm", s_addr)
+    llvm.add_symbol("autodiff_openblas_threads_local", local_addr)
     it = types.int64 if bits == 64 else types.int32
     e = types.int32     # CBLAS enums
 
     def sig(fl):
         return types.void(e, e, e, it, it, it, fl, types.intp, it, types.intp, it, fl,
                           types.intp, it)
-    threads = None
-    if local_addr is not None and BLAS_THREADS > 0:
-        llvm.add_symbol("autodiff_openblas_threads_local", local_addr)
-        threads = types.ExternalFunction("autodiff_openblas_threads_local",
-                                         types.int32(types.int32))
-        desc += f";threads={BLAS_THREADS}"
     return (types.ExternalFunction("autodiff_cblas_dgemm", sig(types.float64)),
-            types.ExternalFunction("autodiff_cblas_sgemm", sig(types.float32)), threads, desc)
+            types.ExternalFunction("autodiff_cblas_sgemm", sig(types.float32)),
+            types.ExternalFunction("autodiff_openblas_threads_local", types.int32(types.int32)),
+            desc)
 
 
 # Threads for GEMM inside kernels (0: OpenBLAS's own setting). One by default: on a
 # shared 2-core machine a 2-thread GEMM waits for whichever core another process holds
 # (measured here: the MLP's value_and_grad went from 4.5 ms to 40-70 ms whenever
 # another process was busy, while one thread stays at ~7 ms). Set through
-# AUTODIFF_JIT_BLAS_THREADS before autodiff is imported; it only affects GEMMs issued
-# by jit kernels (OpenBLAS's thread-local setting), never the program's own numpy calls.
+# AUTODIFF_JIT_BLAS_THREADS; it is passed to matmul_into by the generated code (so it is
+# part of a kernel's source and cache key) and only affects GEMMs issued by jit kernels
+# (OpenBLAS's thread-local setting), never the program's own numpy calls.
 BLAS_THREADS = int(os.environ.get("AUTODIFF_JIT_BLAS_THREADS", "1"))
 
 try:
@@ -352,20 +357,16 @@ try:
 except Exception:  # noqa: BLE001 - any trouble finding the library: use Numba's np.dot
     _cblas_dgemm = _cblas_sgemm = _blas_threads_local = None
     BLAS = "numba-np.dot"
-_SET_THREADS = _blas_threads_local is not None
-if not _SET_THREADS:
-    @njit(**_OPTS)
-    def _blas_threads_local(n):             # without the OpenBLAS call: a no-op
-        return n
 
 
 @njit(**_CACHED)
 def _gemm_numba(a, b, out, flags):
-    if flags == 0:
+    t = flags & 3
+    if t == 0:
         np.dot(a, b, out)
-    elif flags == 1:
+    elif t == 1:
         np.dot(a.T, b, out)
-    elif flags == 2:
+    elif t == 2:
         np.dot(a, b.T, out)
     else:
         np.dot(a.T, b.T, out)
@@ -386,8 +387,10 @@ if _cblas_dgemm is not None:
         # row-major: 101; no transpose 111, transpose 112
         t_a = np.int32(112 if ta else 111)
         t_b = np.int32(112 if tb else 111)
-        if _SET_THREADS:
-            prev = _blas_threads_local(np.int32(BLAS_THREADS))
+        threads = np.int32(flags >> 2)
+        prev = np.int32(0)
+        if threads > 0:
+            prev = _blas_threads_local(threads)
         if out.itemsize == 8:          # float64 (a constant per compiled type)
             _cblas_dgemm(np.int32(101), t_a, t_b, m, n, k, 1.0, np.intp(a.ctypes.data),
                          a.shape[1], np.intp(b.ctypes.data), b.shape[1], 0.0,
@@ -396,14 +399,15 @@ if _cblas_dgemm is not None:
             _cblas_sgemm(np.int32(101), t_a, t_b, m, n, k, np.float32(1.0),
                          np.intp(a.ctypes.data), a.shape[1], np.intp(b.ctypes.data),
                          b.shape[1], np.float32(0.0), np.intp(out.ctypes.data), n)
-        if _SET_THREADS:
+        if threads > 0:
             _blas_threads_local(prev)
     matmul_into = _gemm_cblas
 else:
     matmul_into = _gemm_numba
 matmul_into.__doc__ = """``out = op(a) @ op(b)`` for C-contiguous 2-D float arrays (BLAS gemm).
 
-``flags`` bit 1 transposes ``a``, bit 2 transposes ``b``; ``out`` is C-contiguous.
+``flags`` bit 1 transposes ``a``, bit 2 transposes ``b``; ``flags >> 2`` is the number
+of BLAS threads to use (0: the library's setting); ``out`` is C-contiguous.
 """
 
 

@@ -52,7 +52,9 @@ def _prims_in(jaxpr, acc):
 
 
 def tol(dtype):
-    return dict(rtol=2e-5, atol=2e-5) if np.dtype(dtype) == np.float32 else dict(rtol=1e-11, atol=1e-12)
+    if np.dtype(dtype) == np.float32:
+        return dict(rtol=2e-5, atol=2e-5)
+    return dict(rtol=1e-11, atol=1e-12)
 
 
 def check(name, fn, arg_sets, rtol=None, atol=None, expect=None):
@@ -261,7 +263,8 @@ def test_broadcast_in_dim():
                 P.broadcast_in_dim(v, (4, 2), (0,)))
     a = (uniform((3, 4), F64), uniform((4,), F64), np.float64(2.0), uniform((3, 1), F64))
     b = (uniform((5, 4), F64), uniform((4,), F64), np.float64(-1.0), uniform((5, 1), F64))
-    check("broadcast_in_dim", lambda x, v, s, y: fn(x[:3], v, s, y[:3]), [a, b, tuple(map(noncontig, a))])
+    check("broadcast_in_dim", lambda x, v, s, y: fn(x[:3], v, s, y[:3]),
+          [a, b, tuple(map(noncontig, a))])
     check("broadcast_in_dim", lambda v: P.broadcast_in_dim(v.astype(F32), (2, v.shape[0]), (1,)),
           [(uniform((4,), F64),), (uniform((0,), F64),)])
 
@@ -529,7 +532,8 @@ def test_custom_jvp_call():
 
 
 def test_custom_vjp_call():
-    check("custom_vjp_call", lambda x: (_clip_grad(x), ad.grad(lambda y: anp.sum(_clip_grad(y)))(x)),
+    check("custom_vjp_call",
+          lambda x: (_clip_grad(x), ad.grad(lambda y: anp.sum(_clip_grad(y)))(x)),
           [(uniform((5,), F64),), (uniform((2,), F64),)])
 
 
@@ -563,8 +567,9 @@ def test_control_flow_if_present():
         check("cond", lambda x, p: lax.cond(p > 0, lambda v: anp.sin(v), lambda v: v * 2.0, x),
               [(x, np.float64(1.0)), (x, np.float64(-1.0))])
     if "while" in have:
-        check("while", lambda x: lax.while_loop(lambda c: c[0] < 5, lambda c: (c[0] + 1, c[1] * 1.5),
-                                                (0, x)), [(x,)])
+        check("while", lambda x: lax.while_loop(lambda c: c[0] < 5,
+                                                lambda c: (c[0] + 1, c[1] * 1.5), (0, x)),
+              [(x,)])
     if "scan" in have:
         check("scan", lambda x: lax.scan(lambda c, v: (c + v, c * v), 0.0, x), [(x,), (x[:0],)])
 
