@@ -1,0 +1,51 @@
+"""Assemble benchmarks/README.md from the per-area result files (RESULTS_*.md)."""
+import pathlib
+
+HERE = pathlib.Path(__file__).parent
+HEADER = """# Benchmarks
+
+Every script runs with one command from the repository root, prints medians and ratios
+side by side in one process, and compares against peers when they are installed
+(`pip install -e ".[bench]"` brings JAX and autograd). Machine for the numbers below: the
+project's 2-core AMD EPYC VM (AVX-512), shared with other jobs, numpy 2.4, numba 0.68.1,
+JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
+
+| command | what it measures |
+|---|---|
+| `python benchmarks/jit_bench.py` | jit: dispatch, fused elementwise + grad, MLP, Hessian, compile time, new batch size (vs numpy, JAX) |
+| `python benchmarks/vecmath.py` | our vectorizable exp/log/tanh/sin/cos vs numpy and libm loops |
+| `python benchmarks/trace.py` | tracing cost per equation (10,000-equation function) |
+| `python benchmarks/grad_vs_autograd.py` | grad of a 100-operation scalar function without jit, vs autograd |
+| `python benchmarks/jacobian_bench.py` | hessian n=200/1000, per-example gradients (vs JAX) |
+| `python benchmarks/checkpoint_bench.py` | residual bytes, peak memory and time of checkpoint strategies |
+| `python benchmarks/control_flow_bench.py` | IR size and compile time of scan over 10 vs 100,000 steps |
+| `python benchmarks/tape_bench.py` | tape overhead per recorded op vs autograd (or PyTorch) |
+
+## Summary of measured numbers
+
+| benchmark | autodiff | peer | ratio | goal |
+|---|---|---|---|---|
+| tracing, 10,000 equations | 4.4–8.6 µs/eqn | — | — | ≤ 10 µs/eqn |
+| grad of 102-eqn scalar function, no jit | 0.86 ms (float), 1.0 ms (16-vector) | autograd 1.42 / 1.33 ms | 0.61× / 0.75× | ≤ 1× |
+| scan 10 vs 100,000 steps | same IR (11 top-level eqns), same compiled kernel | — | — | equal |
+| checkpoint sqrt_n at n = 64 | 1/16 of `none`'s residual bytes, 1.28× time | — | — | ≤ 1/4 bytes, ≤ 1.5× time |
+
+"""
+
+
+def main():
+    parts = [HEADER]
+    for name in ("RESULTS_jit.md", "RESULTS_jacobian.md", "RESULTS_checkpoint.md",
+                 "RESULTS_other.md"):
+        p = HERE / name
+        if p.exists():
+            text = p.read_text().strip()
+            lines = text.splitlines()
+            if lines and lines[0].startswith("# "):
+                lines[0] = "#" + lines[0]          # demote to a section
+            parts.append("\n".join(lines) + "\n")
+    (HERE / "README.md").write_text("\n".join(parts))
+
+
+if __name__ == "__main__":
+    main()
