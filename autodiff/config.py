@@ -26,7 +26,7 @@ class Config:
         "disk_cache": True,            # write/read compiled kernels on disk
         "explain_cache_misses": False, # log why a jitted call retraced or recompiled
         "debug_nans": False,           # raise at the first equation producing a NaN
-        "jit_parallel_threshold": 1_000_000,  # elements before prange is used in fused loops
+        "jit_parallel_threshold": 1_000_000,  # work units (elements x op cost) before prange is used
         "default_backend": "cpu",
     }
 

@@ -43,9 +43,10 @@ _log = logging.getLogger("autodiff.jit")
 _instances = weakref.WeakSet()
 _ndarray = np.ndarray
 _PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_)}
-# leaf types whose signature is the type itself (the fast path's lookup table)
-_SCALAR_KEYS = {t: t for t in list(_PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32,
-                                                   np.bool_]}
+# the fast path's lookup table: a Python scalar's signature is its type (weak dtype); a numpy
+# scalar's is that of a 0-d array of its dtype
+_SCALAR_KEYS = {t: (t if t in _PY_SCALARS else ((), np.dtype(t)))
+                for t in list(_PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32, np.bool_]}
 _BACKENDS = ("cpu", "interpret", "cuda")
 
 
@@ -69,8 +70,12 @@ def _leaf_key(x):
     t = type(x)
     if t is _ndarray:
         return (x.shape, x.dtype)
-    if t in _PY_SCALARS or isinstance(x, np.generic):
+    if t in _PY_SCALARS:
         return t
+    if isinstance(x, np.generic):
+        # a numpy scalar and a 0-d array of its dtype are the same signature (optimizer
+        # state goes in as one and comes back as the other)
+        return ((), x.dtype)
     if isinstance(x, Tracer):
         return None
     if isinstance(x, np.ndarray):
