@@ -278,7 +278,8 @@ class _StraightLine:
         from .config import config
         if config.debug_nans:
             return run_closed(self.closed, args)
-        return self.fn(*args)
+        with np.errstate(all="ignore"):     # as the interpreter: discarded branches stay quiet
+            return self.fn(*args)
 
 
 def _run_program(prog, slot, closed, args):

@@ -911,10 +911,14 @@ def _no_grad(prim, outs):
     return [bind(sg, (o,), {}) if o.aval.dtype.kind == "f" else o for o in outs]
 
 
+
+
+
 def _eager(prim, args, params):
     from .config import config
     vals = [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args]
-    out = prim.impl(*vals, **params)
+    with np.errstate(all="ignore"):   # discarded branches (where-tricks, batched cond) stay quiet, as when compiled
+        out = prim.impl(*vals, **params)
     if config.debug_nans:      # inside an IR pass, name the line the equation came from
         check_nans(prim, out, trace_state.source)
     return out

@@ -44,11 +44,11 @@ class TapeError(AutodiffError, RuntimeError):
     """Misuse of the tape (``Variable.backward``): a consumed graph, a non-scalar output."""
 
 
-class FloatingPointError_(AutodiffError, FloatingPointError):
+class NaNError(AutodiffError, FloatingPointError):
     """Raised under ``config.debug_nans`` at the first equation that produced a NaN."""
 
 
-NaNError = FloatingPointError_
+
 
 __all__ = [
     "AutodiffError", "ConcretizationError", "ShapeError", "DTypeError",

@@ -35,7 +35,17 @@ _frees_cache = {}
 
 
 def run_jaxpr(jaxpr, consts, args):
-    """Evaluate ``jaxpr`` on numpy values; returns the list of outputs."""
+    """Evaluate ``jaxpr`` on numpy values; returns the list of outputs.
+
+    numpy's floating-point warnings are silenced: a traced program computes branches it
+    then discards (``where(x > 0, log(x), 0)``, the untaken side of a batched ``cond``),
+    as a compiled backend does; ``config.debug_nans`` is the tool for real NaNs.
+    """
+    with np.errstate(all="ignore"):
+        return _run_jaxpr(jaxpr, consts, args)
+
+
+def _run_jaxpr(jaxpr, consts, args):
     env = {}
     for v, c in zip(jaxpr.constvars, consts):
         env[v] = c
