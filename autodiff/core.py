@@ -549,6 +549,24 @@ def jaxpr_to_dot(jaxpr):
     return "\n".join(out)
 
 
+def last_uses(jaxpr):
+    """Per equation, the variables read for the last time there (outputs are kept).
+
+    Evaluators use it to release buffers as early as possible.
+    """
+    last = {}
+    for i, e in enumerate(jaxpr.eqns):
+        for v in e.invars:
+            if isinstance(v, Var):
+                last[v] = i
+    keep = set(v for v in jaxpr.outvars if isinstance(v, Var))
+    frees = [[] for _ in jaxpr.eqns]
+    for v, i in last.items():
+        if v not in keep:
+            frees[i].append(v)
+    return frees
+
+
 def typecheck_jaxpr(jaxpr):
     """Check every equation: inputs defined, abstract_eval agrees with out avals."""
     env = set(jaxpr.constvars) | set(jaxpr.invars)

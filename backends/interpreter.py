@@ -13,22 +13,9 @@ intermediate ever computed.
 import numpy as np
 
 from ..config import config
-from ..core import Literal, Var, check_nans
+from ..core import Literal, Var, check_nans, last_uses
 
 
-def _last_uses(jaxpr):
-    """For each equation index, the variables read for the last time there."""
-    last = {}
-    for i, e in enumerate(jaxpr.eqns):
-        for v in e.invars:
-            if isinstance(v, Var):
-                last[v] = i
-    keep = set(v for v in jaxpr.outvars if isinstance(v, Var))
-    frees = [[] for _ in jaxpr.eqns]
-    for v, i in last.items():
-        if v not in keep:
-            frees[i].append(v)
-    return frees
 
 
 _frees_cache = {}
@@ -56,7 +43,7 @@ def _run_jaxpr(jaxpr, consts, args):
     if entry is None or entry[0] is not jaxpr:
         if len(_frees_cache) > 4096:
             _frees_cache.clear()
-        entry = (jaxpr, _last_uses(jaxpr))
+        entry = (jaxpr, last_uses(jaxpr))
         _frees_cache[key] = entry
     frees = entry[1]
     debug = config.debug_nans

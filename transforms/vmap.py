@@ -12,7 +12,7 @@ jaxpr (IR in, IR out).
 >>> ad.vmap(lambda v: anp.dot(v, v))(np.arange(6.0).reshape(3, 2))
 array([ 1., 13., 41.])
 """
-from ..core import Literal, Var, register_internal_dir, trace_flat, user_source
+from ..core import Literal, Var, last_uses, register_internal_dir, trace_flat, user_source
 from ..errors import UnsupportedError, ShapeError
 from .. import primitives as P
 from .jvp import _at
@@ -32,19 +32,6 @@ def move_axis(x, src, dst):
     return P.transpose(x, order)
 
 
-def _last_uses(jaxpr):
-    """Per equation, the variables read for the last time there (outputs are kept)."""
-    last = {}
-    for i, e in enumerate(jaxpr.eqns):
-        for v in e.invars:
-            if isinstance(v, Var):
-                last[v] = i
-    keep = set(v for v in jaxpr.outvars if isinstance(v, Var))
-    frees = [[] for _ in jaxpr.eqns]
-    for v, i in last.items():
-        if v not in keep:
-            frees[i].append(v)
-    return frees
 
 
 def batch_eval(jaxpr, consts, args, dims):
@@ -62,7 +49,7 @@ def batch_eval(jaxpr, consts, args, dims):
     def read(v):
         return (v.val, None) if isinstance(v, Literal) else env[v]
 
-    for e, frees in zip(jaxpr.eqns, _last_uses(jaxpr)):
+    for e, frees in zip(jaxpr.eqns, last_uses(jaxpr)):
         ins = [read(v) for v in e.invars]
         vals = [x for x, _ in ins]
         ds = [d for _, d in ins]
