@@ -40,7 +40,7 @@ from .errors import ConcretizationError, DTypeError, ShapeError, UnsupportedErro
 from .tree_util import tree_flatten, tree_unflatten
 from .backends.interpreter import run_jaxpr
 from .transforms.jvp import jvp_eval
-from .transforms.partial_eval import dce_jaxpr, partial_eval_jaxpr
+from .transforms.partial_eval import dce_jaxpr, partial_eval_jaxpr, split_equations
 from .transforms.transpose import backward_pass
 from .transforms.vmap import batch_eval, matchaxis, move_axis
 
@@ -173,18 +173,8 @@ def _batch_jaxpr(closed, size, in_batched, force_out):
 
 
 def _pe_out_unknowns(jaxpr, in_unknowns):
-    """Which outputs partial evaluation leaves unknown (mirrors ``partial_eval_jaxpr``)."""
-    unknown = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
-    for e in jaxpr.eqns:
-        ins = [isinstance(v, Var) and v in unknown for v in e.invars]
-        if not any(ins):
-            continue
-        rule = getattr(e.primitive, "partial_eval", None)
-        if rule is None:
-            unknown.update(e.outvars)
-        else:
-            for ue in rule(e, ins)[1]:
-                unknown.update(ue.outvars)
+    """Which outputs partial evaluation leaves unknown."""
+    unknown = split_equations(jaxpr, in_unknowns)[2]
     return [isinstance(v, Var) and v in unknown for v in jaxpr.outvars]
 
 

@@ -37,17 +37,13 @@ def dce_closed(closed, used_outputs=None):
     return ClosedJaxpr(new, [cmap[v] for v in new.constvars])
 
 
-def partial_eval_jaxpr(closed, in_unknowns, num_known_outs):
-    """Split ``closed`` into known and unknown programs.
+def split_equations(jaxpr, in_unknowns):
+    """Sort equations into known and unknown ones, forward from the unknown inputs.
 
-    ``in_unknowns[i]`` marks unknown inputs. The first ``num_known_outs`` outputs
-    must be known (they come from the known program); the rest come from the
-    unknown program. Returns ``(known, unknown, num_res)``:
-
-    * ``known``: ClosedJaxpr ``known_ins -> (known outs..., residuals...)``
-    * ``unknown``: ClosedJaxpr ``(residuals..., unknown_ins...) -> rest outs``
+    An equation with an unknown input is unknown, unless its primitive's
+    ``partial_eval(eqn, unknowns) -> (known_eqns, unknown_eqns)`` hook splits it.
+    Returns ``(known_eqns, unknown_eqns, unknown_vars)``.
     """
-    jaxpr = closed.jaxpr
     unknown_vars = {v for v, u in zip(jaxpr.invars, in_unknowns) if u}
     known_eqns, unknown_eqns = [], []
     for e in jaxpr.eqns:
@@ -65,6 +61,21 @@ def partial_eval_jaxpr(closed, in_unknowns, num_known_outs):
         else:
             unknown_eqns.append(e)
             unknown_vars.update(e.outvars)
+    return known_eqns, unknown_eqns, unknown_vars
+
+
+def partial_eval_jaxpr(closed, in_unknowns, num_known_outs):
+    """Split ``closed`` into known and unknown programs.
+
+    ``in_unknowns[i]`` marks unknown inputs. The first ``num_known_outs`` outputs
+    must be known (they come from the known program); the rest come from the
+    unknown program. Returns ``(known, unknown, num_res)``:
+
+    * ``known``: ClosedJaxpr ``known_ins -> (known outs..., residuals...)``
+    * ``unknown``: ClosedJaxpr ``(residuals..., unknown_ins...) -> rest outs``
+    """
+    jaxpr = closed.jaxpr
+    known_eqns, unknown_eqns, unknown_vars = split_equations(jaxpr, in_unknowns)
 
     known_outs = list(jaxpr.outvars[:num_known_outs])
     for v in known_outs:

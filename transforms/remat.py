@@ -38,7 +38,7 @@ from ..core import (ClosedJaxpr, DropVar, Eqn, Jaxpr, Primitive, ShapedArray,
                     UndefinedPrimal, Var, Zero, trace_flat)
 from .. import primitives as P
 from .jvp import jvp_jaxpr
-from .partial_eval import dce_jaxpr
+from .partial_eval import dce_jaxpr, split_equations
 from .transpose import backward_pass
 from .vmap import batch_jaxpr
 
@@ -294,23 +294,7 @@ def _var_names(eqns):
 
 @_cached
 def _split_body(jaxpr, unknowns, policy):
-    unk = {v for v, u in zip(jaxpr.invars, unknowns) if u}
-    known_eqns, unknown_eqns = [], []
-    for e in jaxpr.eqns:
-        ins_unk = [isinstance(v, Var) and v in unk for v in e.invars]
-        if not any(ins_unk):
-            known_eqns.append(e)
-            continue
-        rule = getattr(e.primitive, "partial_eval", None)
-        if rule is not None:
-            k, u = rule(e, ins_unk)
-            known_eqns.extend(k)
-            unknown_eqns.extend(u)
-            for ue in u:
-                unk.update(ue.outvars)
-        else:
-            unknown_eqns.append(e)
-            unk.update(e.outvars)
+    known_eqns, unknown_eqns, unk = split_equations(jaxpr, unknowns)
     out_unk = tuple(isinstance(v, Var) and v in unk for v in jaxpr.outvars)
     un_inputs = [v for v, u in zip(jaxpr.invars, unknowns) if u]
     kn_inputs = [v for v, u in zip(jaxpr.invars, unknowns) if not u]
