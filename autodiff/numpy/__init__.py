@@ -353,6 +353,9 @@ def where(condition, x=None, y=None):
     return P.select_p.bind(c, a, b)
 
 
+_where_fn = where      # for the reductions, whose ``where=`` argument shadows the function
+
+
 @npfunc(np.clip)
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     a_min = a_min if a_min is not None else min
@@ -502,10 +505,45 @@ def _sum_dtype(dt):
     return dt
 
 
+def _masked(a, where, fill):
+    """numpy's ``where=`` of a reduction: masked-out elements become its identity ``fill``."""
+    if where is None or where is True:
+        return a
+    m = _broadcast_to(_bool(where), shape_of(a))
+    return P.select_p.bind(m, a, P.full_like(a, fill))
+
+
+def _count(a, where, axis, keepdims, dt):
+    """How many elements each reduction over ``axis`` sees, honouring ``where=``, as ``dt``."""
+    if where is None or where is True:
+        axes = normalize_axes(axis, ndim(a))
+        n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
+        return dt.type(n)
+    m = _broadcast_to(_bool(where), shape_of(a))
+    return P.convert(sum(m, axis=axis, keepdims=keepdims), dt)
+
+
+def _lowest(dt):
+    dt = np.dtype(dt)
+    return -np.inf if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
+
+
+def _highest(dt):
+    dt = np.dtype(dt)
+    return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
+
+
+def _no_identity(name, where, initial):
+    if where is not None and where is not True and initial is None:
+        raise ValueError(f"reduction operation {name!r} does not have an identity, so to use "
+                         f"a where mask one has to specify 'initial' (as numpy requires)")
+
+
 @npfunc(np.sum)
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
+    a = _masked(a, where, 0)
     out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_sum(x, axes))
     if initial is not None:
         out = add(out, initial)
@@ -513,11 +551,13 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 
 @npfunc(np.prod)
-def prod(a, axis=None, dtype=None, out=None, keepdims=False):
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
-    return _reduce(a, axis, keepdims,
-                   lambda x, axes: P.reduce_prod_p.bind(x, axes=axes) if axes else x)
+    a = _masked(a, where, 1)
+    out = _reduce(a, axis, keepdims,
+                  lambda x, axes: P.reduce_prod_p.bind(x, axes=axes) if axes else x)
+    return out if initial is None else multiply(out, initial)
 
 
 product = prod
@@ -525,12 +565,18 @@ product = prod
 
 @npfunc(np.max)
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_identity("maximum", where, initial)
+    a = asarray(a)
+    a = _masked(a, where, _lowest(dtype_of(a)))
     out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_max_p.bind(x, axes=axes) if axes else x)
     return out if initial is None else maximum(out, initial)
 
 
 @npfunc(np.min)
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_identity("minimum", where, initial)
+    a = asarray(a)
+    a = _masked(a, where, _highest(dtype_of(a)))
     out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_min_p.bind(x, axes=axes) if axes else x)
     return out if initial is None else minimum(out, initial)
 
@@ -539,23 +585,26 @@ amax, amin = max, min
 
 
 @npfunc(np.all)
-def all(a, axis=None, out=None, keepdims=False):
-    return _reduce(_bool(a), axis, keepdims, lambda x, axes: P.reduce_and_p.bind(x, axes=axes) if axes else x)
+def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    return _reduce(_masked(_bool(a), where, True), axis, keepdims, lambda x, axes: P.reduce_and_p.bind(x, axes=axes) if axes else x)
 
 
 @npfunc(np.any)
-def any(a, axis=None, out=None, keepdims=False):
-    return _reduce(_bool(a), axis, keepdims, lambda x, axes: P.reduce_or_p.bind(x, axes=axes) if axes else x)
+def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    return _reduce(_masked(_bool(a), where, False), axis, keepdims, lambda x, axes: P.reduce_or_p.bind(x, axes=axes) if axes else x)
 
 
 alltrue, sometrue = all, any
 
 
 @npfunc(np.mean)
-def mean(a, axis=None, dtype=None, out=None, keepdims=False):
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     a = asarray(a)
     dt = _np_dtype(dtype) or float_type(dtype_of(a))
     a = P.convert(a, dt)
+    if where is not None and where is not True:
+        return divide(sum(a, axis=axis, keepdims=keepdims, where=where),
+                      _count(a, where, axis, keepdims, dt))
     axes = normalize_axes(axis, ndim(a))
     n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
     s = sum(a, axis=axes, keepdims=keepdims)
@@ -585,9 +634,14 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 
 @npfunc(np.var)
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
+    if where is not None and where is not True:
+        m = mean(a, axis=axis, keepdims=True, where=where)
+        d = _masked(subtract(a, m), where, 0)
+        s = sum(P.mul(d, d), axis=axis, keepdims=keepdims)
+        return divide(s, maximum(subtract(_count(a, where, axis, keepdims, dtype_of(s)), ddof), 0))
     m = mean(a, axis=axis, keepdims=True)
     d = subtract(a, m)
     axes = normalize_axes(axis, ndim(a))
@@ -597,12 +651,12 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 @npfunc(np.std)
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
     # std of constant data has zero gradient (convention 5), not the 0·∞ of d√v at v = 0
     pos = P.gt(v, P.full_like(v, 0))
-    safe = where(pos, v, ones_like(v))
-    return where(pos, sqrt(safe), zeros_like(v))
+    safe = _where_fn(pos, v, ones_like(v))
+    return _where_fn(pos, sqrt(safe), zeros_like(v))
 
 
 def _arg(prim, np_fn):
@@ -1488,26 +1542,30 @@ def _nan_to(a, v):
 
 
 @npfunc(np.nansum)
-def nansum(a, axis=None, dtype=None, out=None, keepdims=False):
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """``sum`` with nans counted as zero (their gradient is zero)."""
-    return sum(_nan_to(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims)
+    return sum(_nan_to(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
+               where=where)
 
 
 @npfunc(np.nanmean)
-def nanmean(a, axis=None, dtype=None, out=None, keepdims=False):
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
-    n = sum(logical_not(isnan(a)), axis=axis, keepdims=keepdims)
-    return divide(nansum(a, axis=axis, keepdims=keepdims), astype(n, dtype_of(a)))
+    n = sum(logical_not(isnan(a)), axis=axis, keepdims=keepdims, where=where)
+    return divide(nansum(a, axis=axis, keepdims=keepdims, where=where), astype(n, dtype_of(a)))
 
 
 def _nanreduce(red, fill):
-    def f(a, axis=None, out=None, keepdims=False):
+    def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
         a = asarray(a)
+        kw = dict(axis=axis, keepdims=keepdims, initial=initial, where=where)
         if dtype_of(a).kind != "f":
-            return red(a, axis=axis, keepdims=keepdims)
-        out = red(_nan_to(a, fill), axis=axis, keepdims=keepdims)
-        return where(all(isnan(a), axis=axis, keepdims=keepdims), np.nan, out)
+            return red(a, **kw)
+        out = red(_nan_to(a, fill), **kw)
+        if initial is not None:      # numpy: an initial value stands in for all-nan slices
+            return out
+        return _where_fn(all(isnan(a), axis=axis, keepdims=keepdims, where=where), np.nan, out)
     return f
 
 
