@@ -15,6 +15,7 @@ from .. import primitives as P
 from ..core import Tracer
 from ..errors import ShapeError
 from ..core import user_source
+from ..custom_derivatives import custom_jvp as _custom_jvp
 from ._base import npfunc, asarray, promote, shape_of, float_type, dtype_of, normalize_axes
 
 LinAlgError = np.linalg.LinAlgError
@@ -144,14 +145,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if ord == "nuc" or ord in (2, -2):
             from . import moveaxis
             y = moveaxis(x, (r, c), (-2, -1))
-            from . import matmul, swapaxes
-            # singular values² are the eigenvalues of the smaller Gram matrix (the larger
-            # one has min(m, n) of them plus zeros, which would corrupt ord=-2)
-            m_, n_ = shape_of(y)[-2:]
-            gram = (matmul(swapaxes(y, -1, -2), y) if m_ >= n_
-                    else matmul(y, swapaxes(y, -1, -2)))
-            w = eigh(gram)[0]
-            s = _safe_sqrt(P.max_(w, P.full_like(w, 0)))
+            s = svdvals(y)
             out = sum(s, axis=-1) if ord == "nuc" else (max(s, axis=-1) if ord == 2 else min(s, axis=-1))
             if keepdims:
                 from . import expand_dims
@@ -209,24 +203,264 @@ def trace(x, offset=0):
     return _tr(x, offset, -2, -1)
 
 
-@npfunc(np.linalg.pinv)
-def pinv(a):
-    from . import matmul, swapaxes
-    a = _float(a)
-    at = swapaxes(a, -1, -2)
+def _rtol_default(m, n, dt):
+    return builtins.max(m, n) * float(np.finfo(dt).eps)
+
+
+def _pinv_body(a, rtol):
+    from . import matmul, swapaxes, max, expand_dims, where, divide, multiply
+    u, s, vt = _svd_thin(a)
+    cut = multiply(max(s, axis=-1, keepdims=True), rtol)
+    from . import greater
+    keep = greater(s, cut)
+    sinv = where(keep, divide(1.0, where(keep, s, 1.0)), 0.0)
+    return matmul(multiply(swapaxes(vt, -1, -2), expand_dims(sinv, -2)), swapaxes(u, -1, -2))
+
+
+def _pinv_jvp(rtol, primals, tangents):
+    # Golub & Pereyra (constant rank): dA⁺ = -A⁺ dA A⁺ + A⁺A⁺ᵀ dAᵀ (I - A A⁺) + (I - A⁺A) dAᵀ A⁺ᵀ A⁺
+    from . import matmul, swapaxes, subtract, add, negative
+    (a,), (da,) = primals, tangents
+    p = _pinv_cj(rtol, a)
     m, n = shape_of(a)[-2:]
-    if m >= n:
-        return matmul(inv(matmul(at, a)), at)
-    return matmul(at, inv(matmul(a, at)))
+    batch = shape_of(a)[:-2]
+    pt, dat = swapaxes(p, -1, -2), swapaxes(da, -1, -2)
+    t1 = negative(matmul(p, matmul(da, p)))
+    t2 = matmul(matmul(p, pt), matmul(dat, subtract(_eye(m, dtype_of(a), batch), matmul(a, p))))
+    t3 = matmul(subtract(_eye(n, dtype_of(a), batch), matmul(p, a)), matmul(dat, matmul(pt, p)))
+    return p, add(add(t1, t2), t3)
+
+
+_pinv_cj = _custom_jvp(lambda rtol, a: _pinv_body(a, rtol), nondiff_argnums=(0,))
+_pinv_cj.defjvp(_pinv_jvp)
+
+
+@npfunc(np.linalg.pinv)
+def pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    """``numpy.linalg.pinv``: the pseudo-inverse from the SVD, singular values below
+    ``rtol·σ_max`` (default ``max(m, n)·ε``) dropped; its derivative is Golub and Pereyra's,
+    exact where the rank is locally constant.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.linalg.pinv(np.array([[2.0, 0.0], [0.0, 0.0]]))
+    array([[0.5, 0. ],
+           [0. , 0. ]])
+    """
+    a = _float(a)
+    m, n = shape_of(a)[-2:]
+    tol = rtol if rtol is not None else rcond
+    tol = _rtol_default(m, n, dtype_of(a)) if tol is None else float(tol)
+    return _pinv_cj(tol, a)
+
+
+LstsqResult = namedtuple("LstsqResult", ["x", "residuals", "rank", "s"])
 
 
 @npfunc(np.linalg.lstsq)
 def lstsq(a, b, rcond=None):
-    from . import matmul, swapaxes
+    """``numpy.linalg.lstsq``: ``x = pinv(a) b`` (minimum-norm least squares), with the
+    residual sums of squares (when ``m > n``; traced values assume full rank), the rank and
+    the singular values. Differentiable in ``a`` and ``b``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> x = anp.linalg.lstsq(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), np.array([1.0, 2.0, 3.0]))[0]
+    >>> x
+    array([1., 2.])
+    """
+    from . import matmul, sum, subtract, multiply, expand_dims, squeeze
     a, b = promote(_float(a), _float(b))
-    at = swapaxes(a, -1, -2)
-    x = solve(matmul(at, a), matmul(at, b))
-    return x, None, None, None
+    m, n = shape_of(a)[-2:]
+    vec = len(shape_of(b)) == 1
+    bb = expand_dims(b, -1) if vec else b
+    tol = _rtol_default(m, n, dtype_of(a)) if rcond is None or rcond == -1 else float(rcond)
+    if rcond == -1:
+        tol = float(np.finfo(dtype_of(a)).eps)
+    x = matmul(pinv(a, rtol=tol), bb)
+    s = svdvals(a)
+    from . import max as _max
+    from . import greater
+    rank = sum(greater(s, multiply(_max(s, axis=-1, keepdims=True), tol)), axis=-1, dtype=np.int64)
+    if m > n:
+        r = subtract(matmul(a, x), bb)
+        res = sum(multiply(r, r), axis=-2)
+    else:
+        res = P.full((0,), 0, dtype_of(a))
+    if vec:
+        x = squeeze(x, -1)
+    return LstsqResult(x, res, rank, s)
+
+
+@npfunc(np.linalg.matrix_rank)
+def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
+    """Number of singular values above ``tol`` (default ``σ_max·max(m, n)·ε``).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> int(anp.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
+    1
+    """
+    from . import sum, max, multiply, any, not_equal, astype
+    A = _float(A)
+    if len(shape_of(A)) < 2:
+        return astype(any(not_equal(A, 0)), np.int64)
+    s = svdvals(A)
+    m, n = shape_of(A)[-2:]
+    if tol is None:
+        r = _rtol_default(m, n, dtype_of(A)) if rtol is None else rtol
+        tol = multiply(max(s, axis=-1, keepdims=True), r)
+    else:
+        from . import expand_dims
+        tol = expand_dims(asarray(tol), -1) if len(shape_of(asarray(tol))) else tol
+    from . import greater
+    return sum(greater(s, tol), axis=-1, dtype=np.int64)
+
+
+@npfunc(np.linalg.cond)
+def cond(x, p=None):
+    """Condition number: ``σ_max/σ_min`` for ``p`` None, 2 (``-2``: the inverse), else
+    ``norm(x, p)·norm(inv(x), p)``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.linalg.cond(np.diag([4.0, 2.0])))
+    2.0
+    """
+    from . import divide, getitem, multiply
+    x = _float(x)
+    if p is None or p in (2, -2):
+        s = svdvals(x)
+        hi, lo = getitem(s, (Ellipsis, 0)), getitem(s, (Ellipsis, -1))
+        return divide(lo, hi) if p == -2 else divide(hi, lo)
+    return multiply(norm(x, p, axis=(-2, -1)), norm(inv(x), p, axis=(-2, -1)))
+
+
+@npfunc(np.linalg.tensorinv)
+def tensorinv(a, ind=2):
+    """Inverse of ``a`` seen as a matrix ``prod(shape[:ind]) × prod(shape[ind:])``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.linalg.tensorinv(np.eye(4).reshape(4, 2, 2), ind=1).shape
+    (2, 2, 4)
+    """
+    from . import reshape
+    a = _float(a)
+    sh = shape_of(a)
+    if ind <= 0:
+        raise ValueError("Invalid ind argument.")
+    lead, rest = sh[:ind], sh[ind:]
+    p = builtins.int(np.prod(lead))
+    return reshape(inv(reshape(a, (p, -1))), rest + lead)
+
+
+@npfunc(np.linalg.tensorsolve)
+def tensorsolve(a, b, axes=None):
+    """Solve ``tensordot(a, x, x.ndim) = b`` for ``x`` (numpy's algorithm).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.linalg.tensorsolve(2 * np.eye(4).reshape(2, 2, 2, 2), np.ones((2, 2)))
+    array([[0.5, 0.5],
+           [0.5, 0.5]])
+    """
+    from . import reshape, moveaxis
+    a, b = promote(_float(a), _float(b))
+    an = len(shape_of(a))
+    if axes is not None:
+        allaxes = list(range(an))
+        for k in axes:
+            allaxes.remove(k)
+            allaxes.insert(an, k)
+        from . import transpose
+        a = transpose(a, allaxes)
+    sh = shape_of(a)
+    oldshape = sh[-(an - len(shape_of(b))):]
+    prod = builtins.int(np.prod(oldshape))
+    x = solve(reshape(a, (-1, prod)), reshape(b, (-1,)))
+    return reshape(x, oldshape)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """``numpy.linalg.vector_norm``: the ``ord``-norm over ``axis`` (all axes by default).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.linalg.vector_norm(np.array([[3.0], [4.0]])))
+    5.0
+    """
+    return _vector_norm(x, axis, keepdims, ord)
+
+
+@npfunc(None)
+def _vector_norm(x, axis, keepdims, ord):
+    from . import reshape, ravel
+    x = _float(x)
+    nd = len(shape_of(x))
+    if axis is None:
+        out = norm(ravel(x), ord=ord)
+        return reshape(out, (1,) * nd) if keepdims else out
+    if isinstance(axis, tuple) and len(axis) > 1:
+        from . import moveaxis, expand_dims
+        axes = normalize_axes(axis, nd)
+        rest = [i for i in range(nd) if i not in axes]
+        y = reshape(P.transpose(x, tuple(rest) + axes), tuple(shape_of(x)[i] for i in rest) + (-1,))
+        out = norm(y, ord=ord, axis=-1)
+        if keepdims:
+            out = reshape(out, tuple(1 if i in axes else shape_of(x)[i] for i in range(nd)))
+        return out
+    return norm(x, ord=ord, axis=axis if not isinstance(axis, tuple) else axis[0], keepdims=keepdims)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """``numpy.linalg.matrix_norm`` over the last two axes.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.linalg.matrix_norm(np.diag([3.0, 4.0]), ord=2))
+    4.0
+    """
+    return _matrix_norm(x, keepdims, ord)
+
+
+@npfunc(None)
+def _matrix_norm(x, keepdims, ord):
+    return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
+
+
+def matrix_transpose(x, /):
+    """Swap the last two axes (``numpy.linalg.matrix_transpose``)."""
+    from . import swapaxes
+    return swapaxes(x, -1, -2)
+
+
+def outer(x1, x2, /):
+    """Outer product of two vectors (``numpy.linalg.outer``)."""
+    from . import outer as _o
+    return _o(x1, x2)
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """``Σ x1·x2`` over ``axis``, broadcasting the rest (``numpy.linalg.vecdot``)."""
+    from . import vecdot as _v
+    return _v(x1, x2, axis=axis)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """Cross product of 3-vectors along ``axis`` (``numpy.linalg.cross``)."""
+    from . import cross as _c
+    return _c(x1, x2, axis=axis)
+
+
+def diagonal(x, /, *, offset=0):
+    """Diagonals of the last two axes (``numpy.linalg.diagonal``)."""
+    from . import diagonal as _d
+    return _d(x, offset, -2, -1)
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """``numpy.linalg.tensordot``."""
+    from . import tensordot as _t
+    return _t(x1, x2, axes)
+
+
+def matmul(x1, x2, /):
+    """``numpy.linalg.matmul``."""
+    from . import matmul as _m
+    return _m(x1, x2)
 
 
 @npfunc(np.linalg.multi_dot)
@@ -275,40 +509,135 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 
 
+def _eye(n, dt, batch=()):
+    sh = tuple(batch) + (n, n)
+    return P.convert(P.eq(P.iota(np.int64, sh, len(sh) - 2), P.iota(np.int64, sh, len(sh) - 1)), dt)
+
+
+def _svd_square(r):
+    """Thin SVD of square (..., n, n) ``r`` from ``eigh`` of the symmetric augmented matrix
+    ``[[0, r], [rᵀ, 0]]``, whose eigenvalues are ±σᵢ with eigenvectors ``[uᵢ; ±vᵢ]/√2``.
+    Unlike the Gram matrix rᵀr (which squares the condition number) the augmented matrix
+    keeps LAPACK's accuracy class: every σᵢ to within ~ε‖r‖."""
+    from . import concatenate, swapaxes, flip, getitem, sum, multiply, sqrt, divide, matmul, where, sign, absolute
+    n = shape_of(r)[-1]
+    z = P.full(shape_of(r), 0, dtype_of(r))
+    h = concatenate([concatenate([z, r], axis=-1), concatenate([swapaxes(r, -1, -2), z], axis=-1)], axis=-2)
+    w, v = eigh(h)
+    top = flip(getitem(v, (Ellipsis, slice(n, 2 * n))), axis=-1)        # the n largest, descending
+    u, vv = getitem(top, (Ellipsis, slice(0, n), slice(None))), getitem(top, (Ellipsis, slice(n, 2 * n), slice(None)))
+
+    def unit(x):
+        nrm = sqrt(sum(multiply(x, x), axis=-2, keepdims=True))
+        return divide(x, where(P.gt(nrm, P.full_like(nrm, 0)), nrm, P.full_like(nrm, 1)))
+    # the halves are normalized separately: near σ = 0 the ±σ pair mixes, which rescales
+    # u and v but leaves their directions; the sign of uᵀ r v then restores the pairing
+    u, vv = unit(u), unit(vv)
+    s = sum(multiply(u, matmul(r, vv)), axis=-2)
+    sg = where(P.lt(s, P.full_like(s, 0)), P.full_like(s, -1), P.full_like(s, 1))
+    vv = multiply(vv, P.expand_dims(sg, (len(shape_of(sg)) - 1,)))
+    return u, absolute(s), swapaxes(vv, -1, -2)
+
+
+def _svd_thin_body(a):
+    from . import matmul, swapaxes
+    m, n = shape_of(a)[-2:]
+    if m == n:
+        return _svd_square(a)
+    if m < n:
+        u, s, vt = _svd_thin_body(swapaxes(a, -1, -2))
+        return swapaxes(vt, -1, -2), s, swapaxes(u, -1, -2)
+    q, r = qr(a)                       # Householder: backward stable, so σ(r) = σ(a) accurately
+    u, s, vt = _svd_square(r)
+    return matmul(q, u), s, vt
+
+
+def _svd_thin_jvp(primals, tangents):
+    # the standard rule (distinct singular values): with dP = Uᵀ dA V,
+    #   dS = diag(dP),  dU = U (F∘(dP S + S dPᵀ)) + (I - UUᵀ) dA V S⁻¹,
+    #   dV = V (F∘(S dP + dPᵀ S)) + (I - VVᵀ) dAᵀ U S⁻¹,  F_ij = 1/(σ_j² - σ_i²), i ≠ j.
+    # At degenerate pairs (σ_i = σ_j) F_ij is taken as 0, and S⁻¹ as 0 at σ = 0: the
+    # singular values' derivative stays exact, the vectors' is the minimum-norm choice.
+    from . import matmul, swapaxes, multiply, add, subtract, divide, expand_dims, where, diagonal
+    (a,), (da,) = primals, tangents
+    u, s, vt = _svd_thin(a)
+    v = swapaxes(vt, -1, -2)
+    ut = swapaxes(u, -1, -2)
+    m, n = shape_of(a)[-2:]
+    k = builtins.min(m, n)
+    dp = matmul(ut, matmul(da, v))
+    ds = diagonal(dp, 0, -2, -1)
+    si = expand_dims(s, -1)            # s_i down the rows
+    sj = expand_dims(s, -2)            # s_j along the columns
+    diff = multiply(add(sj, si), subtract(sj, si))
+    eye = P.convert(_eye(k, np.int64, shape_of(s)[:-1]), np.bool_)
+    bad = P.or_p.bind(eye, P.eq(diff, P.full_like(diff, 0)))
+    F = where(bad, 0.0, divide(1.0, where(bad, 1.0, diff)))
+    dpt = swapaxes(dp, -1, -2)
+    du = matmul(u, multiply(F, add(multiply(dp, sj), multiply(si, dpt))))
+    dv = matmul(v, multiply(F, add(multiply(si, dp), multiply(dpt, sj))))
+    pos = P.gt(sj, P.full_like(sj, 0))
+    sinv = where(pos, divide(1.0, where(pos, sj, 1.0)), 0.0)
+    if m > n:
+        dav = matmul(da, v)
+        du = add(du, multiply(subtract(dav, matmul(u, matmul(ut, dav))), sinv))
+    if n > m:
+        dau = matmul(swapaxes(da, -1, -2), u)
+        dv = add(dv, multiply(subtract(dau, matmul(v, matmul(vt, dau))), sinv))
+    return (u, s, vt), (du, ds, swapaxes(dv, -1, -2))
+
+
+def _svd_thin(a):
+    return _svd_thin_cj(a)
+
+
+_svd_thin_cj = _custom_jvp(_svd_thin_body)
+_svd_thin_cj.defjvp(_svd_thin_jvp)
+
+
 @npfunc(None)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """Singular value decomposition; traced values need ``full_matrices=False`` (or
-    ``compute_uv=False``). Built on ``eigh`` of the smaller Gram matrix, so its
-    derivative is eigh's: exact for distinct (non-zero) singular values. Singular vectors
-    are unique up to sign only (their signs may differ from ``numpy.linalg.svd``'s; concrete
-    and traced calls agree), and the Gram matrix squares the condition number: for
-    ill-conditioned matrices small singular values lose relative accuracy.
+    """``numpy.linalg.svd``. Concrete input: LAPACK through numpy. Traced: QR (Householder)
+    and then ``eigh`` of the symmetric augmented matrix ``[[0, R], [Rᵀ, 0]]``, which keeps
+    every singular value accurate to ~ε‖A‖ as LAPACK's, with the standard derivative for
+    distinct singular values; at degenerate ones (σ_i = σ_j, or σ = 0) the singular values'
+    derivative is exact and the vectors' takes the degenerate terms as zero. Singular
+    vectors are unique up to sign only: traced signs may differ from numpy's.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.grad(lambda a: anp.linalg.svd(a, compute_uv=False)[0])(np.diag([3.0, 1.0]))
     array([[1., 0.],
            [0., 0.]])
     """
-    from . import matmul, swapaxes, flip, divide, expand_dims
-    if not isinstance(a, Tracer) and (not compute_uv or (full_matrices and np.shape(a)[-2] != np.shape(a)[-1])):
-        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv)
+    from . import concatenate, getitem, matmul
+    if not isinstance(a, Tracer):
+        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=hermitian)
     a = _float(a)
     m, n = shape_of(a)[-2:]
-    if compute_uv and full_matrices and m != n:
-        from ..errors import UnsupportedError
-        raise UnsupportedError("linalg.svd: traced values need full_matrices=False (or a square "
-                               "matrix)", source=user_source())
-    at = swapaxes(a, -1, -2)
-    tall = m >= n
-    w, v = eigh(matmul(at, a) if tall else matmul(a, at))
-    w, v = flip(w, axis=-1), flip(v, axis=-1)                  # descending, as numpy's
-    s = _safe_sqrt(P.max_(w, P.full_like(w, 0)))
+    if hermitian:
+        from . import absolute, argsort, take_along_axis, expand_dims, sign, multiply, swapaxes, flip
+        w, v = eigh(a)
+        order = flip(argsort(absolute(w), axis=-1), axis=-1)
+        w = take_along_axis(w, order, axis=-1)
+        v = take_along_axis(v, expand_dims(order, -2), axis=-1)
+        s = absolute(w)
+        if not compute_uv:
+            return s
+        vt = multiply(swapaxes(v, -1, -2), expand_dims(P.select(P.lt(w, P.full_like(w, 0)),
+                                                                 P.full_like(w, -1), P.full_like(w, 1)), -1))
+        return SVDResult(v, s, vt)
+    u, s, vt = _svd_thin(a)
     if not compute_uv:
         return s
-    # the other factor: A V = U S (tall), Aᵀ U = V S (wide)
-    safe_s = P.select(P.gt(s, P.full_like(s, 0)), s, P.full_like(s, 1))
-    other = divide(matmul(a if tall else at, v), expand_dims(safe_s, -2))
-    u, vt = (other, swapaxes(v, -1, -2)) if tall else (v, swapaxes(other, -1, -2))
+    if full_matrices and m != n:
+        # the complement of the range comes from the complete QR (differentiable composition)
+        if m > n:
+            qf = qr(a, mode="complete")[0]
+            u = concatenate([u, getitem(qf, (Ellipsis, slice(None), slice(n, m)))], axis=-1)
+        else:
+            from . import swapaxes
+            qf = qr(swapaxes(a, -1, -2), mode="complete")[0]
+            vt = concatenate([vt, swapaxes(getitem(qf, (Ellipsis, slice(None), slice(m, n))), -1, -2)], axis=-2)
     return SVDResult(u, s, vt)
 
 
@@ -387,4 +716,17 @@ def _complex_unsupported(name):
 
 
 eig = _complex_unsupported("eig")
-eigvals = _complex_unsupported("eigvals")
+
+
+@npfunc(np.linalg.eigvals)
+def eigvals(a):
+    """``numpy.linalg.eigvals``. Concrete input: numpy's (complex where it must be). Traced
+    input must be symmetric (complex results are not supported yet, API.md convention
+    10): its eigenvalues are ``eigvalsh``'s, reading the lower triangle, ascending.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(lambda a: anp.linalg.eigvals(a)[1])(np.diag([1.0, 2.0]))
+    array([[0., 0.],
+           [0., 1.]])
+    """
+    return eigvalsh(a)
