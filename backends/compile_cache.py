@@ -1,43 +1,110 @@
-"""Compiled kernels: an in-memory LRU keyed by source, backed by Numba's disk cache.
+"""Compiled kernels: an in-memory LRU keyed by source, backed by a checked disk cache.
 
 A kernel is identified by the hash of its generated source plus the versions of
 everything that shapes the machine code (autodiff, numba, numpy, Python, and the
 contents of the helper modules ``numba_math`` and ``numba_runtime`` that get inlined;
 Numba itself does not track such dependencies). The source is written once,
-atomically, to ``<cache_dir>/kernels/k_<hash>.py`` and imported with importlib, so
-the ``@njit(cache=True)`` functions in it are cached by Numba next to it and a second
-process loads machine code instead of compiling.
+atomically, to ``<cache_dir>/kernels/k_<hash>.py``; Numba's index and object files
+for the ``@njit`` functions in it go to ``<cache_dir>/kernels/__pycache__`` and a
+second process loads machine code instead of compiling.
 
-Failure policy: the disk cache only ever costs a compile. A source file whose text
-differs from what we generated (truncated, edited) is rewritten; Numba index or data
-files that fail to load are deleted and the kernel recompiled; an unwritable cache
-directory falls back to compiling in memory. Each of these warns once per process.
+Threat model: whoever can write into the cache can make the next ``jit`` call run
+their code (a ``k_<hash>.py`` is Python, a ``.nbi``/``.nbc`` is a pickle). So the disk
+cache is used only when nobody but the current user (or root) could have written it:
+
+* directories are created 0700 and files 0600, whatever the umask;
+* before anything is read, the directory chain is checked: the kernel directory and
+  ``cache_dir`` itself must be owned by the current user or root and not writable by
+  group or others; ancestors likewise, except that a sticky world-writable directory
+  owned by root (``/tmp``) is accepted, since others cannot rename or delete our
+  entries in it. Every file is checked the same way (through the open descriptor, so
+  the file checked is the file read) before it is read or unpickled. Anything unsafe
+  is refused with one :class:`UnsafeCacheWarning` naming the path and the reason; the
+  kernel is then compiled in memory and nothing is written there;
+* the file name carries the hash of the content (and of the versions above): a file
+  whose text does not hash to its name is deleted and recompiled, never executed. The
+  module that runs is always the source generated in this process; the file on disk
+  only anchors Numba's cache (its name, line numbers, the source stamp);
+* Numba's cache files for our kernels are found with our own locator, which points
+  only into the checked directory: ``NUMBA_CACHE_DIR``, ``NUMBA_CACHE_LOCATOR_CLASSES``,
+  the source tree's ``__pycache__`` and ``~/.cache/numba`` are never consulted;
+* a directory without its owner-write bit (or not writable by us) is a read-only
+  cache: kernels found there are loaded, missing ones compiled in memory, nothing is
+  written. That is how a cache prepared by one account is shared (see docs/guide.md,
+  "Disk cache safety"); it must then be owned by root, since another user's account
+  could change it at any time.
+
+Platforms without ``os.geteuid`` (Windows) have no owner or mode bits to check: the
+content-hash checks and the private Numba locator still apply, and the cache must be
+in a directory only the user can write (the default, under the user's profile).
+
+Failure policy otherwise: the disk cache only ever costs a compile. Numba index or
+data files that fail to load are deleted and the kernel recompiled; an unwritable
+cache directory falls back to compiling in memory. Each of these warns once per
+process.
+
+Public helpers besides :func:`get_kernel`: :func:`cache_dir_problem` /
+:func:`cache_dir_is_safe` say whether a cache directory would be trusted, and
+:func:`verified_source` reads a kernel source file only if it is safe and hashes to
+its name.
 
 >>> from autodiff.backends import compile_cache
 >>> sorted(compile_cache.stats())
 ['compiles', 'disk_loads', 'memory_hits']
+>>> compile_cache.cache_dir_problem("/nonexistent/autodiff-cache")
+'/nonexistent/autodiff-cache: does not exist'
 """
 import collections
+import contextlib
 import hashlib
 import importlib.util
 import os
+import pickle
+import re
+import stat
 import sys
 import tempfile
 import threading
+import types
+import uuid
 import warnings
 
 import numpy as np
 
 from ..config import config
+from ..errors import AutodiffError
 
 __all__ = ["get_kernel", "stats", "reset_stats", "clear_memory", "cache_key", "kernel_path",
-           "Kernel"]
+           "Kernel", "cache_dir_problem", "cache_dir_is_safe", "verified_source",
+           "UnsafeCacheWarning", "UnsafeCacheError"]
 
 _lock = threading.RLock()
 _memory = collections.OrderedDict()      # key -> Kernel
 _stats = {"compiles": 0, "disk_loads": 0, "memory_hits": 0}
 _warned = set()
 _versions = None
+
+_POSIX = hasattr(os, "geteuid")
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_BINARY = getattr(os, "O_BINARY", 0)
+_KERNEL_NAME = re.compile(r"k_([0-9a-f]{32})\.py\Z")
+
+
+class UnsafeCacheWarning(RuntimeWarning):
+    """The disk cache (or a file in it) could have been written by someone else; not used."""
+
+
+class UnsafeCacheError(AutodiffError, RuntimeError):
+    """A cache file failed the ownership/mode check at the moment it was opened.
+
+    Raised inside the cache machinery and turned into an :class:`UnsafeCacheWarning`
+    plus an in-memory compile; a user only meets it by calling internals.
+    """
+
+    def __init__(self, path, reason):
+        self.path = path
+        self.reason = reason
+        super().__init__(f"{path}: {reason}")
 
 
 class Kernel:
@@ -73,11 +140,11 @@ def clear_memory():
         _memory.clear()
 
 
-def _warn_once(tag, msg):
+def _warn_once(tag, msg, category=RuntimeWarning):
     if tag in _warned:
         return
     _warned.add(tag)
-    warnings.warn(msg, RuntimeWarning, stacklevel=4)
+    warnings.warn(msg, category, stacklevel=4)
 
 
 def _file_hash(modname):
@@ -125,16 +192,16 @@ def cache_key(source):
 
 
 def _numba_signature(params):
-    from numba import types
+    from numba import types as nbtypes
     from numba.np.numpy_support import from_dtype
     sig = []
     for p in params:
         if p[0] == "array":
-            sig.append(types.Array(from_dtype(np.dtype(p[1])), p[2], "C"))
+            sig.append(nbtypes.Array(from_dtype(np.dtype(p[1])), p[2], "C"))
         elif p[0] == "scalar":
             sig.append(from_dtype(np.dtype(p[1])))
         else:
-            sig.append(types.Array(types.int64, 1, "C"))
+            sig.append(nbtypes.Array(nbtypes.int64, 1, "C"))
     return tuple(sig)
 
 
@@ -159,9 +226,16 @@ def get_kernel(source, entry, params):
         return k
 
 
+_NUMBA_CACHE_FLAG = re.compile(r"^(\s*@(?:numba\.)?njit\(.*?)\bcache=True", re.M)
+
+
+def _without_numba_cache(source):
+    """The source with Numba's own caching off: we attach our locator ourselves."""
+    return _NUMBA_CACHE_FLAG.sub(r"\1cache=False", source)
+
+
 def _compile_in_memory(key, source, entry, sig):
-    code = compile(source.replace("cache=True", "cache=False"), f"<autodiff kernel {key[:12]}>",
-                   "exec")
+    code = compile(_without_numba_cache(source), f"<autodiff kernel {key[:12]}>", "exec")
     ns = {"__name__": f"_autodiff_kernel_mem_{key}"}
     exec(code, ns)
     disp = ns[entry]
@@ -179,18 +253,211 @@ def kernel_path(source):
     return os.path.join(_kernel_dir(), f"k_{cache_key(source)}.py")
 
 
+# ---------------------------------------------------------------------------------
+# trust: who could have written a path
+# ---------------------------------------------------------------------------------
+
+def _user_name(uid):
+    try:
+        import pwd
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except (ImportError, KeyError):
+        return f"uid {uid}"
+
+
+def _stat_problem(st, strict=True):
+    """Why an entry with ``os.lstat`` result ``st`` may hold someone else's data, or None.
+
+    ``strict=False`` (ancestors of the cache) accepts a sticky directory owned by root
+    or us: others can add entries there but not rename or delete ours.
+    """
+    if not _POSIX:
+        return None
+    me = os.geteuid()
+    if st.st_uid not in (me, 0):
+        return f"owned by {_user_name(st.st_uid)}, not by you ({_user_name(me)}) or root"
+    if stat.S_ISLNK(st.st_mode):
+        return None      # a link's own mode means nothing; the directory holding it is checked
+    writers = [w for bit, w in ((stat.S_IWGRP, "group"), (stat.S_IWOTH, "others"))
+               if st.st_mode & bit]
+    if not writers:
+        return None
+    if not strict and stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
+        return None
+    return (f"writable by {' and '.join(writers)} "
+            f"(mode {stat.S_IMODE(st.st_mode):04o}{', not sticky' if not strict else ''})")
+
+
+def _chain(path):
+    out = [path]
+    while True:
+        parent = os.path.dirname(out[-1])
+        if parent == out[-1]:
+            return out
+        out.append(parent)
+
+
+def _dir_problem(path, strict_depth):
+    """(path, reason) for the first untrusted directory in ``path``'s chain, or None.
+
+    The first ``strict_depth`` entries of the chain (the cache's own directories) may
+    not be writable by others at all. Both the chain as written and the resolved one
+    are checked: a symlink is as trustworthy as the directory it sits in and its owner.
+    """
+    seen = set()
+    for chain in (_chain(os.path.abspath(path)), _chain(os.path.realpath(path))):
+        for depth, p in enumerate(chain):
+            if (p, depth < strict_depth) in seen:
+                continue
+            seen.add((p, depth < strict_depth))
+            try:
+                st = os.lstat(p)
+            except FileNotFoundError:
+                return p, "does not exist"
+            except OSError as err:
+                return p, f"cannot be inspected ({err.strerror})"
+            if not (stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                return p, "is not a directory"
+            why = _stat_problem(st, strict=depth < strict_depth)
+            if why:
+                return p, why
+    return None
+
+
+def cache_dir_problem(path=None):
+    """Why the disk cache at ``path`` (default ``config.cache_dir``) would not be used, or None.
+
+    Checks the directory and its ``kernels/`` and ``kernels/__pycache__`` subdirectories
+    (when they exist): owned by you or root, not writable by group or others; and every
+    ancestor (the same, except a root-owned sticky directory such as ``/tmp``).
+
+    >>> cache_dir_problem("/")    # root-owned, not world-writable
+    """
+    root = os.path.expanduser(str(config.cache_dir if path is None else path))
+    deepest, depth = root, 1
+    for sub in ("kernels", os.path.join("kernels", "__pycache__")):
+        if os.path.isdir(os.path.join(root, sub)):
+            deepest, depth = os.path.join(root, sub), depth + 1
+    found = _dir_problem(deepest, depth)
+    return None if found is None else f"{found[0]}: {found[1]}"
+
+
+def cache_dir_is_safe(path=None):
+    """True when :func:`cache_dir_problem` finds nothing."""
+    return cache_dir_problem(path) is None
+
+
+def _open_trusted(path):
+    """Open ``path`` for reading if it is a regular file nobody else could have written.
+
+    The check is made on the open descriptor (the file checked is the file read) and
+    symlinks are not followed. Raises FileNotFoundError or :class:`UnsafeCacheError`.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
+    except OSError as err:
+        if isinstance(err, FileNotFoundError):
+            raise
+        if os.path.islink(path):
+            raise UnsafeCacheError(path, "is a symbolic link") from None
+        raise
+    try:
+        st = os.fstat(fd)
+        why = "is not a regular file" if not stat.S_ISREG(st.st_mode) else _stat_problem(st)
+    except BaseException:
+        os.close(fd)
+        raise
+    if why:
+        os.close(fd)
+        raise UnsafeCacheError(path, why)
+    return os.fdopen(fd, "rb")
+
+
+def _file_problem(path):
+    try:
+        _open_trusted(path).close()
+    except FileNotFoundError:
+        return None
+    except UnsafeCacheError as err:
+        return err.reason
+    except OSError as err:
+        return f"cannot be read ({err.strerror})"
+    return None
+
+
+def _writable(path):
+    """May we write into directory ``path``? Never where its owner-write bit is off."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return False
+    if _POSIX and not st.st_mode & stat.S_IWUSR:
+        return False         # read-only by intent, even for root
+    return os.access(path, os.W_OK)
+
+
+def verified_source(path):
+    """The text of kernel source file ``path`` if it is trustworthy, else None.
+
+    Trustworthy: named ``k_<hash>.py``, a regular file owned by you or root and not
+    writable by group or others, in a directory that passes the same checks, and its
+    content hashes (with the current library versions) to the name. A kernel cache
+    that knows only keys can load sources through this.
+    """
+    m = _KERNEL_NAME.match(os.path.basename(path))
+    if m is None or _dir_problem(os.path.dirname(os.path.abspath(path)), 2) is not None:
+        return None
+    try:
+        with _open_trusted(path) as f:
+            text = f.read().decode("utf-8")
+    except (OSError, UnsafeCacheError, UnicodeDecodeError):
+        return None
+    return text if cache_key(text) == m.group(1) else None
+
+
+# ---------------------------------------------------------------------------------
+# writing: private directories and files, whatever the umask
+# ---------------------------------------------------------------------------------
+
+def _fchmod(fd, mode):
+    if hasattr(os, "fchmod"):
+        os.fchmod(fd, mode)
+
+
+def _ensure_private_dir(path):
+    """Create ``path`` and its missing parents with mode 0700 (umask only removes bits,
+    so the mode is set again after each mkdir). Existing directories are left alone."""
+    missing = []
+    p = os.path.abspath(path)
+    while not os.path.isdir(p):
+        missing.append(p)
+        parent = os.path.dirname(p)
+        if parent == p:
+            break
+        p = parent
+    for d in reversed(missing):
+        try:
+            os.mkdir(d, 0o700)
+        except FileExistsError:
+            if not os.path.isdir(d):
+                raise
+            continue                    # a concurrent creator; the trust check judges it
+        os.chmod(d, 0o700)
+
+
 def _write_source(path, source):
-    """Write ``source`` to ``path`` atomically; a concurrent writer of the same text is fine."""
+    """Write ``source`` to ``path`` atomically, mode 0600; a concurrent writer of the same
+    text is fine (the name is the content's hash)."""
     d = os.path.dirname(path)
-    os.makedirs(d, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".py")
     try:
-        with os.fdopen(fd, "w") as f:
-            f.write(source)
+        _fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as f:
+            f.write(source.encode("utf-8"))
         try:
-            os.link(tmp, path)          # create-if-absent: an existing file keeps its mtime
+            os.link(tmp, path)          # create-if-absent: an existing file keeps its inode
         except FileExistsError:
-            os.replace(tmp, path)       # only reached when the existing text was wrong
+            os.replace(tmp, path)       # a concurrent writer of the same text won
             tmp = None
         except OSError:
             os.replace(tmp, path)       # filesystems without hard links
@@ -201,14 +468,6 @@ def _write_source(path, source):
                 os.unlink(tmp)
             except OSError:
                 pass
-
-
-def _read(path):
-    try:
-        with open(path) as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError):
-        return None
 
 
 def _numba_cache_files(path):
@@ -234,15 +493,143 @@ def _purge_numba_cache(path):
             pass
 
 
-def _import(path, modname):
+# ---------------------------------------------------------------------------------
+# Numba's cache, located in our checked directory only
+# ---------------------------------------------------------------------------------
+
+_numba_cache_class = None
+
+
+def _kernel_numba_cache():
+    """Numba's FunctionCache with a fixed locator, private files and checked reads.
+
+    Numba picks a directory by trying, in order, ``NUMBA_CACHE_DIR``, the source's
+    ``__pycache__`` (if writable), ``~/.cache/numba`` and others, or the classes named
+    in ``NUMBA_CACHE_LOCATOR_CLASSES``; we skip that search (it also creates
+    directories and test files as it goes) and name the directory ourselves. Built
+    lazily so importing this module does not import Numba.
+    """
+    global _numba_cache_class
+    if _numba_cache_class is not None:
+        return _numba_cache_class
+    from numba.core import caching
+
+    class KernelLocator(caching._CacheLocator):
+        def __init__(self, py_func, cache_path, stamp):
+            self._py_file = py_func.__code__.co_filename
+            self._lineno = py_func.__code__.co_firstlineno
+            self._cache_path = cache_path
+            self._stamp = stamp
+
+        def ensure_cache_path(self):
+            _ensure_private_dir(self._cache_path)
+
+        def get_cache_path(self):
+            return self._cache_path
+
+        def get_source_stamp(self):
+            return self._stamp
+
+        def get_disambiguator(self):
+            return str(self._lineno)
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            return None      # never chosen by Numba's own search
+
+    class KernelCacheImpl(caching.CompileResultCacheImpl):
+        def __init__(self, py_func, cache_path, stamp):   # noqa: D401 - no locator search
+            self._lineno = py_func.__code__.co_firstlineno
+            self._locator = KernelLocator(py_func, cache_path, stamp)
+            modname = os.path.splitext(os.path.basename(py_func.__code__.co_filename))[0]
+            self._filename_base = self.get_filename_base(
+                f"{modname}.{py_func.__qualname__}", getattr(sys, "abiflags", ""))
+
+    class KernelIndexFile(caching.IndexDataCacheFile):
+        # Same format as Numba's; every read goes through _open_trusted before unpickling.
+        def _load_index(self):
+            try:
+                f = _open_trusted(self._index_path)
+            except FileNotFoundError:
+                return {}
+            with f:
+                version = pickle.load(f)
+                data = f.read()
+            if version != self._version:
+                return {}
+            stamp, overloads = pickle.loads(data)
+            return overloads if stamp == self._source_stamp else {}
+
+        def _load_data(self, name):
+            with _open_trusted(self._data_path(name)) as f:
+                return pickle.loads(f.read())
+
+        @contextlib.contextmanager
+        def _open_for_write(self, filepath):
+            tmp = f"{filepath}.tmp.{uuid.uuid4().hex[:16]}"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
+            try:
+                _fchmod(fd, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    fd = None
+                    yield f
+                os.replace(tmp, filepath)
+            except BaseException:
+                if fd is not None:
+                    os.close(fd)
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+
+    class KernelCache(caching.FunctionCache):
+        def __init__(self, py_func, cache_path, stamp, writable):   # noqa: D401
+            self._name = repr(py_func)
+            self._py_func = py_func
+            self._impl = KernelCacheImpl(py_func, cache_path, stamp)
+            self._cache_path = cache_path
+            self._cache_file = KernelIndexFile(cache_path, self._impl.filename_base, stamp)
+            self._writable = writable
+            self.enable()
+
+        def _save_overload(self, sig, data):
+            if not self._writable:
+                return
+            try:
+                super()._save_overload(sig, data)
+            except OSError as err:
+                _warn_once(("unwritable", self._cache_path),
+                           f"autodiff jit: cannot write Numba's cache files under "
+                           f"{self._cache_path} ({err}); this kernel is compiled again "
+                           f"in the next process")
+
+    _numba_cache_class = KernelCache
+    return KernelCache
+
+
+def _attach_numba_cache(mod, cache_path, stamp, writable):
+    """Give every dispatcher defined in ``mod`` our cache (the source said cache=False)."""
+    from numba.core.dispatcher import Dispatcher
+    cache_cls = _kernel_numba_cache()
+    for obj in list(vars(mod).values()):
+        if isinstance(obj, Dispatcher) and getattr(obj.py_func, "__module__", None) == mod.__name__:
+            obj._cache = cache_cls(obj.py_func, cache_path, stamp, writable)
+
+
+def _exec_kernel_module(path, modname, source, writable):
+    """Run ``source`` (generated in this process, never the file's text) as the module
+    ``modname`` whose file is ``path``, so Numba's cache entries are named after it."""
     mod = sys.modules.get(modname)
     if mod is not None:
         return mod
-    spec = importlib.util.spec_from_file_location(modname, path)
-    mod = importlib.util.module_from_spec(spec)
+    mod = types.ModuleType(modname)
+    mod.__file__ = path
+    code = compile(_without_numba_cache(source), path, "exec", dont_inherit=True)
     sys.modules[modname] = mod
     try:
-        spec.loader.exec_module(mod)
+        exec(code, mod.__dict__)
+        stamp = hashlib.sha256(source.encode("utf-8")).digest()   # Numba's stamp: the file's hash
+        _attach_numba_cache(mod, os.path.join(os.path.dirname(path), "__pycache__"), stamp,
+                            writable)
     except BaseException:
         sys.modules.pop(modname, None)
         raise
@@ -255,30 +642,109 @@ def _is_codegen_error(err):
     return isinstance(err, (NumbaError, SyntaxError, NameError, ImportError))
 
 
+def _unsafe_cause(err):
+    while err is not None:
+        if isinstance(err, UnsafeCacheError):
+            return err
+        err = err.__cause__ or err.__context__
+    return None
+
+
+def _refuse(path, reason):
+    _warn_once(("unsafe", path),
+               f"autodiff jit: not using the kernel cache: {path} is {reason}; anyone who can "
+               f"write there could make this process run their code. Compiling in memory "
+               f"and writing nothing there. Fix: make it yours and private (chmod go-w), or "
+               f"point ad.config.cache_dir / AUTODIFF_CACHE_DIR at a private directory.",
+               UnsafeCacheWarning)
+    return None
+
+
+def _existing_prefix_problem(kdir):
+    """The trust check for the part of ``<cache_dir>/kernels`` that exists already."""
+    p, depth = kdir, 2
+    while not os.path.lexists(p):
+        p, depth = os.path.dirname(p), depth - 1
+    if not os.path.isdir(p):
+        return None                      # creating kernels/ will fail and say so
+    return _dir_problem(p, max(depth, 0))
+
+
 def _load_via_disk(key, source, entry, sig):
-    path = os.path.join(_kernel_dir(), f"k_{key}.py")
+    kdir = _kernel_dir()
+    path = os.path.join(kdir, f"k_{key}.py")
     modname = f"_autodiff_kernel_{key}"
+    if modname in sys.modules:          # loaded (and checked) earlier in this process
+        return _compile_from(sys.modules[modname], key, entry, sig, path, False)
+    found = _existing_prefix_problem(kdir)
+    if found is not None:               # refuse before creating anything inside it
+        return _refuse(*found)
     try:
-        if _read(path) != source:
-            if os.path.exists(path):
-                _warn_once("bad-source", f"autodiff jit: the cached kernel source {path} was "
-                                         f"corrupted; rewriting it and recompiling")
-                _purge_numba_cache(path)
-            _write_source(path, source)
+        _ensure_private_dir(kdir)
     except OSError as err:
         _warn_once("unwritable", f"autodiff jit: cannot write the kernel cache under "
-                                 f"{_kernel_dir()} ({err}); compiling without the disk cache")
+                                 f"{kdir} ({err}); compiling without the disk cache")
         return None
+    pycache = os.path.join(kdir, "__pycache__")
+    found = _dir_problem(pycache if os.path.lexists(pycache) else kdir,
+                         3 if os.path.lexists(pycache) else 2)
+    if found is not None:
+        return _refuse(*found)
+    writable = _writable(kdir)
+    why = _file_problem(path)
+    if why:
+        return _refuse(path, why)
+    if os.path.lexists(path) and verified_source(path) != source:
+        _warn_once("bad-source", f"autodiff jit: the cached kernel source {path} does not "
+                                 f"hash to its name (corrupted or altered); "
+                                 + ("deleting it and recompiling" if writable else
+                                    "the cache is read-only, so compiling in memory"))
+        if not writable:
+            return None
+        _purge_numba_cache(path)
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+    for f in _numba_cache_files(path):
+        why = _file_problem(f)
+        if why:
+            return _refuse(f, why)
+    if not os.path.lexists(path):
+        if not writable:
+            return None                 # a read-only cache without this kernel
+        try:
+            _write_source(path, source)
+        except OSError as err:
+            _warn_once("unwritable", f"autodiff jit: cannot write the kernel cache under "
+                                     f"{kdir} ({err}); compiling without the disk cache")
+            return None
+    writable = writable and (not os.path.isdir(pycache) or _writable(pycache))
+    return _compile_from(None, key, entry, sig, path, writable, source, modname)
+
+
+def _compile_from(mod, key, entry, sig, path, writable, source=None, modname=None):
     for attempt in range(2):
         had_cache = _has_numba_cache(path)
         try:
-            mod = _import(path, modname)
+            if mod is None:
+                mod = _exec_kernel_module(path, modname, source, writable)
             disp = getattr(mod, entry)
             disp.compile(sig)
             ep = disp.overloads[sig].entry_point
         except Exception as err:  # noqa: BLE001 - corrupted Numba cache files raise anything
-            sys.modules.pop(modname, None)
-            if attempt == 0 and had_cache and not _is_codegen_error(err):
+            if modname is not None:
+                sys.modules.pop(modname, None)
+            mod = None
+            unsafe = _unsafe_cause(err)
+            if unsafe is not None:       # changed between our check and Numba's read
+                return _refuse(unsafe.path, unsafe.reason)
+            if attempt == 0 and had_cache and not _is_codegen_error(err) and modname:
+                if not writable:
+                    _warn_once("bad-cache", f"autodiff jit: the Numba cache for {path} could "
+                                            f"not be loaded ({type(err).__name__}: {err}); "
+                                            f"the cache is read-only, compiling in memory")
+                    return None
                 _warn_once("bad-cache", f"autodiff jit: the Numba cache for {path} could not be "
                                         f"loaded ({type(err).__name__}: {err}); recompiling")
                 _purge_numba_cache(path)
