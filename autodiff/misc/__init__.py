@@ -1,0 +1,18 @@
+"""autograd's ``autograd.misc``, for ports that only change the import.
+
+* :mod:`~autodiff.misc.optimizers`: ``sgd``, ``rmsprop``, ``adam`` with autograd's
+  ``callback(params, iteration, gradient)`` protocol over any pytree;
+* :mod:`~autodiff.misc.flatten`: ``flatten(tree) -> (vector, unflatten)`` and
+  ``flatten_func``;
+* :mod:`~autodiff.misc.fixed_points`: ``fixed_point``, differentiated implicitly.
+
+>>> import numpy as np
+>>> from autodiff.misc import flatten
+>>> flatten((np.ones(2), 5.0))[0]
+array([1., 1., 5.])
+"""
+from . import flatten as _flatten_module, optimizers, fixed_points  # noqa: F401
+from .flatten import flatten, flatten_func  # noqa: F401
+from .fixed_points import fixed_point  # noqa: F401
+
+__all__ = ["optimizers", "fixed_points", "flatten", "flatten_func", "fixed_point"]
