@@ -74,7 +74,7 @@ import numpy as np
 from ..config import config
 from ..errors import AutodiffError
 
-__all__ = ["get_kernel", "stats", "reset_stats", "clear_memory", "cache_key", "kernel_path",
+__all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory", "cache_key", "kernel_path",
            "Kernel", "cache_dir_problem", "cache_dir_is_safe", "verified_source",
            "UnsafeCacheWarning", "UnsafeCacheError"]
 
@@ -205,6 +205,19 @@ def _numba_signature(params):
     return tuple(sig)
 
 
+def memory_lookup(source):
+    """The kernel for ``source`` if it is compiled in this process already, else None.
+
+    Never waits: a compile running in another thread holds the cache lock for seconds.
+    """
+    if not _memory:        # nothing compiled yet: do not import Numba for the version key
+        return None
+    k = _memory.get(cache_key(source))
+    if k is not None:
+        _stats["memory_hits"] += 1
+    return k
+
+
 def get_kernel(source, entry, params):
     """The compiled kernel for ``source`` (memory, then disk, then a compile)."""
     key = cache_key(source)
@@ -331,7 +344,8 @@ def cache_dir_problem(path=None):
     (when they exist): owned by you or root, not writable by group or others; and every
     ancestor (the same, except a root-owned sticky directory such as ``/tmp``).
 
-    >>> cache_dir_problem("/")    # root-owned, not world-writable
+    >>> cache_dir_is_safe("/nonexistent/autodiff-cache")
+    False
     """
     root = os.path.expanduser(str(config.cache_dir if path is None else path))
     deepest, depth = root, 1
