@@ -68,9 +68,39 @@ def _diag_and_sum(x, s, keep):
     return x, s
 
 
+def _letter(i):
+    if not 0 <= i < 52:
+        raise ValueError(f"einsum: subscript {i} is out of range (0..51)")
+    return "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"[i]
+
+
+def _sublist(s):
+    return "".join("..." if x is Ellipsis else _letter(int(x)) for x in s)
+
+
+def _from_sublists(args):
+    """numpy's interleaved form ``einsum(op0, sub0, op1, sub1, ..., [sub_out])``."""
+    ops, subs = list(args[0::2]), list(args[1::2])
+    out = None
+    if len(ops) > len(subs):          # the trailing item is the output sublist
+        out = ops.pop()
+    spec = ",".join(_sublist(s) for s in subs)
+    if out is not None:
+        spec += "->" + _sublist(out)
+    return spec, ops
+
+
 @npfunc(np.einsum)
-def einsum(subscripts, *operands, optimize=None, dtype=None):
-    """``numpy.einsum`` (explicit and implicit output, ``...``), differentiable."""
+def einsum(subscripts, *operands, optimize=None, dtype=None, casting="safe"):
+    """``numpy.einsum``: explicit and implicit output, ``...`` with broadcasting, and the
+    interleaved sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])``; differentiable.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.einsum(np.eye(2), [0, 1], np.ones(2), [1], [0])
+    array([1., 1.])
+    """
+    if not isinstance(subscripts, str):
+        subscripts, operands = _from_sublists((subscripts,) + tuple(operands))
     operands = promote(*[asarray(o) for o in operands])
     ins, out = _parse(subscripts, operands)
     sizes = {}

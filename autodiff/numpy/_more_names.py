@@ -1,0 +1,54 @@
+"""numpy names that carry no computation on arrays (dtypes, constant builders, window
+functions, I/O and printing helpers), re-exported as numpy's own so that code written
+for ``numpy`` or ``jax.numpy`` finds them here too.
+
+>>> import autodiff.numpy as anp
+>>> anp.hanning(3)
+array([0., 1., 0.])
+"""
+import numpy as np
+
+__all__ = [
+    # dtypes and dtype helpers
+    "double", "single", "float_", "int_", "uint", "csingle", "cdouble", "complex64",
+    "complex128", "complex_", "complexfloating", "unsignedinteger", "generic", "flexible",
+    "character", "object_", "isdtype", "promote_types", "can_cast", "isscalar", "iterable",
+    "ComplexWarning",
+    # constant builders, windows, index helpers
+    "bartlett", "blackman", "hamming", "hanning", "kaiser", "indices", "mgrid", "ogrid", "s_",
+    "index_exp", "mask_indices", "diag_indices_from", "fromfunction",
+    # I/O and printing
+    "array_repr", "array_str", "save", "savez", "load", "frombuffer", "fromfile", "fromiter",
+    "fromstring", "get_printoptions", "set_printoptions", "printoptions", "frompyfunc", "ufunc",
+]
+
+bool = np.bool_            # not in __all__: it would shadow the builtin inside autodiff.numpy
+double, single, float_, int_, uint = np.float64, np.float32, np.float64, np.int64, np.uint64
+csingle, cdouble, complex64, complex128, complex_ = (np.complex64, np.complex128, np.complex64,
+                                                     np.complex128, np.complex128)
+complexfloating, unsignedinteger, generic, flexible, character, object_ = (
+    np.complexfloating, np.unsignedinteger, np.generic, np.flexible, np.character, np.object_)
+isdtype = getattr(np, "isdtype", None) or (lambda dtype, kind: np.issubdtype(dtype, kind))
+promote_types, can_cast, isscalar, iterable = np.promote_types, np.can_cast, np.isscalar, np.iterable
+ComplexWarning = np.exceptions.ComplexWarning
+bartlett, blackman, hamming, hanning, kaiser = np.bartlett, np.blackman, np.hamming, np.hanning, np.kaiser
+indices, mgrid, ogrid, s_, index_exp = np.indices, np.mgrid, np.ogrid, np.s_, np.index_exp
+mask_indices, fromfunction = np.mask_indices, np.fromfunction
+
+
+def diag_indices_from(arr):
+    """Indices of the main diagonal of a square ``arr`` (``numpy.diag_indices_from``); only
+    the shape is read, so traced arrays work."""
+    from ._base import shape_of
+    sh = shape_of(arr)
+    if len(sh) < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(sh)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return np.diag_indices(sh[0], len(sh))
+
+
+array_repr, array_str, save, savez, load = np.array_repr, np.array_str, np.save, np.savez, np.load
+frombuffer, fromfile, fromiter, fromstring = np.frombuffer, np.fromfile, np.fromiter, np.fromstring
+get_printoptions, set_printoptions, printoptions = np.get_printoptions, np.set_printoptions, np.printoptions
+frompyfunc, ufunc = np.frompyfunc, np.ufunc
