@@ -1736,6 +1736,25 @@ Tracer.nbytes = property(lambda self: self.aval.dtype.itemsize * builtins.int(np
 
 from . import linalg  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+# breadth (issue 14): shapes, math, sets/histograms/quantiles; some replace simpler versions above
+from ._shape_more import (rot90, rollaxis, dsplit, hsplit, vsplit, tril, triu, cross, r_, c_, block,  # noqa: E402,F401
+                          tri, vander, ix_, unravel_index, ravel_multi_index, apply_along_axis,
+                          vectorize, piecewise, meshgrid, diagflat, fill_diagonal, resize, trim_zeros,
+                          array_equiv, vecdot, matvec, vecmat, unstack)
+from ._shape_more import _put_along_axis_entry as put_along_axis  # noqa: E402,F401
+from ._math_more import (linspace, logspace, geomspace, gradient, ediff1d, unwrap, correlate,  # noqa: E402,F401
+                         real, imag, angle, real_if_close, iscomplex, isreal, iscomplexobj, isrealobj,
+                         isposinf, isneginf, frexp, ldexp, modf, spacing, nextafter, i0, divmod,
+                         left_shift, right_shift, bitwise_left_shift, bitwise_right_shift, bitwise_count,
+                         gcd, lcm, packbits, unpackbits, polyadd, polysub, polymul, polyder, polyint,
+                         polydiv, poly, polyfit, roots, einsum_path)
+from ._sets_stats import (unique, unique_values, unique_counts, unique_inverse, unique_all, isin,  # noqa: E402,F401
+                          union1d, intersect1d, setdiff1d, setxor1d, digitize, lexsort, partition,
+                          argpartition, sort_complex, choose, compress, extract, delete, insert, put,
+                          apply_over_axes, histogram_bin_edges, histogram, histogramdd, histogram2d,
+                          quantile, percentile, nanquantile, nanpercentile, nanmedian, nanargmax,
+                          nanargmin, nanprod, nancumsum, nancumprod, nanvar, nanstd, cov, corrcoef)
+from ._more_names import *  # noqa: E402,F401,F403
 from ._tracer_methods import install as _install_tracer_methods  # noqa: E402
 _install_tracer_methods()
 
