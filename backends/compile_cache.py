@@ -52,7 +52,7 @@ its name.
 >>> sorted(compile_cache.stats())
 ['compiles', 'disk_loads', 'memory_hits']
 >>> compile_cache.cache_dir_problem("/nonexistent/autodiff-cache")
-'/nonexistent/autodiff-cache: does not exist'
+'/nonexistent/autodiff-cache does not exist'
 """
 import collections
 import contextlib
@@ -104,7 +104,7 @@ class UnsafeCacheError(AutodiffError, RuntimeError):
     def __init__(self, path, reason):
         self.path = path
         self.reason = reason
-        super().__init__(f"{path}: {reason}")
+        super().__init__(f"{path} {reason}")
 
 
 class Kernel:
@@ -144,7 +144,21 @@ def _warn_once(tag, msg, category=RuntimeWarning):
     if tag in _warned:
         return
     _warned.add(tag)
-    warnings.warn(msg, category, stacklevel=4)
+    warnings.warn(msg, category, stacklevel=_user_stacklevel())
+
+
+def _user_stacklevel():
+    """The stacklevel of the innermost frame outside autodiff: the user's ``jit`` call
+    (2, this module's caller, when there is none, as in a background compile thread)."""
+    from ..core import _is_internal
+    f, level = sys._getframe(2), 2
+    while f is not None:
+        if not _is_internal(f.f_code.co_filename):
+            thread_start = str(f.f_globals.get("__name__")).startswith(("threading",
+                                                                        "concurrent."))
+            return 2 if thread_start else level
+        f, level = f.f_back, level + 1
+    return 2
 
 
 def _file_hash(modname):
@@ -288,7 +302,7 @@ def _stat_problem(st, strict=True):
         return None
     me = os.geteuid()
     if st.st_uid not in (me, 0):
-        return f"owned by {_user_name(st.st_uid)}, not by you ({_user_name(me)}) or root"
+        return f"is owned by {_user_name(st.st_uid)}, not by you ({_user_name(me)}) or root"
     if stat.S_ISLNK(st.st_mode):
         return None      # a link's own mode means nothing; the directory holding it is checked
     writers = [w for bit, w in ((stat.S_IWGRP, "group"), (stat.S_IWOTH, "others"))
@@ -297,7 +311,7 @@ def _stat_problem(st, strict=True):
         return None
     if not strict and stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
         return None
-    return (f"writable by {' and '.join(writers)} "
+    return (f"is writable by {' and '.join(writers)} "
             f"(mode {stat.S_IMODE(st.st_mode):04o}{', not sticky' if not strict else ''})")
 
 
@@ -353,7 +367,7 @@ def cache_dir_problem(path=None):
         if os.path.isdir(os.path.join(root, sub)):
             deepest, depth = os.path.join(root, sub), depth + 1
     found = _dir_problem(deepest, depth)
-    return None if found is None else f"{found[0]}: {found[1]}"
+    return None if found is None else f"{found[0]} {found[1]}"
 
 
 def cache_dir_is_safe(path=None):
@@ -666,7 +680,7 @@ def _unsafe_cause(err):
 
 def _refuse(path, reason):
     _warn_once(("unsafe", path),
-               f"autodiff jit: not using the kernel cache: {path} is {reason}; anyone who can "
+               f"autodiff jit: not using the kernel cache: {path} {reason}; anyone who can "
                f"write there could make this process run their code. Compiling in memory "
                f"and writing nothing there. Fix: make it yours and private (chmod go-w), or "
                f"point ad.config.cache_dir / AUTODIFF_CACHE_DIR at a private directory.",
@@ -688,8 +702,9 @@ def _load_via_disk(key, source, entry, sig):
     kdir = _kernel_dir()
     path = os.path.join(kdir, f"k_{key}.py")
     modname = f"_autodiff_kernel_{key}"
-    if modname in sys.modules:          # loaded (and checked) earlier in this process
-        return _compile_from(sys.modules[modname], key, entry, sig, path, False)
+    mod = sys.modules.get(modname)
+    if mod is not None:                 # loaded (and checked) earlier in this process
+        return _compile_from(mod, key, entry, sig, mod.__file__, False)
     found = _existing_prefix_problem(kdir)
     if found is not None:               # refuse before creating anything inside it
         return _refuse(*found)

@@ -461,7 +461,7 @@ def test_cache_dir_problem_names_path_and_reason(tmp_path, monkeypatch):
     private.chmod(0o750)                               # readable by the group is fine
     assert cc.cache_dir_is_safe(private)
     private.chmod(0o770)
-    assert cc.cache_dir_problem(private) == f"{private}: writable by group (mode 0770)"
+    assert cc.cache_dir_problem(private) == f"{private} is writable by group (mode 0770)"
     assert cc.cache_dir_problem(tmp_path / "missing").endswith("does not exist")
     # where there are no owners or mode bits (Windows) the check has nothing to say
     monkeypatch.setattr(cc, "_POSIX", False)
