@@ -74,8 +74,8 @@ import numpy as np
 from ..config import config
 from ..errors import AutodiffError
 
-__all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory", "cache_key", "kernel_path",
-           "Kernel", "cache_dir_problem", "cache_dir_is_safe", "verified_source",
+__all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory", "cache_key",
+           "kernel_path", "Kernel", "cache_dir_problem", "cache_dir_is_safe", "verified_source",
            "UnsafeCacheWarning", "UnsafeCacheError"]
 
 _lock = threading.RLock()
@@ -724,10 +724,10 @@ def _load_via_disk(key, source, entry, sig):
     if why:
         return _refuse(path, why)
     if os.path.lexists(path) and verified_source(path) != source:
-        _warn_once("bad-source", f"autodiff jit: the cached kernel source {path} does not "
-                                 f"hash to its name (corrupted or altered); "
-                                 + ("deleting it and recompiling" if writable else
-                                    "the cache is read-only, so compiling in memory"))
+        _warn_once(("bad-source", path),
+                   f"autodiff jit: the cached kernel source {path} does not hash to its name "
+                   f"(corrupted or altered); " + ("deleting it and recompiling" if writable else
+                                                  "the cache is read-only, so compiling in memory"))
         if not writable:
             return None
         _purge_numba_cache(path)
@@ -770,12 +770,14 @@ def _compile_from(mod, key, entry, sig, path, writable, source=None, modname=Non
                 return _refuse(unsafe.path, unsafe.reason)
             if attempt == 0 and had_cache and not _is_codegen_error(err) and modname:
                 if not writable:
-                    _warn_once("bad-cache", f"autodiff jit: the Numba cache for {path} could "
-                                            f"not be loaded ({type(err).__name__}: {err}); "
-                                            f"the cache is read-only, compiling in memory")
+                    _warn_once(("bad-cache", path),
+                               f"autodiff jit: the Numba cache for {path} could not be loaded "
+                               f"({type(err).__name__}: {err}); the cache is read-only, "
+                               f"compiling in memory")
                     return None
-                _warn_once("bad-cache", f"autodiff jit: the Numba cache for {path} could not be "
-                                        f"loaded ({type(err).__name__}: {err}); recompiling")
+                _warn_once(("bad-cache", path),
+                           f"autodiff jit: the Numba cache for {path} could not be loaded "
+                           f"({type(err).__name__}: {err}); recompiling")
                 _purge_numba_cache(path)
                 continue
             raise
