@@ -17,6 +17,7 @@ from .api import (make_jaxpr, grad, value_and_grad, jvp, vjp, linearize, vmap, j
                   jacobian, hessian, hvp, stop_gradient)
 from .custom_derivatives import custom_jvp, custom_vjp
 from .check import check_grads
+from .differential_operators import hessian_vector_product
 from .jit import jit
 from . import lax, optim, nn
 from .tape import Variable, Function, no_grad, enable_grad, is_grad_enabled
@@ -26,7 +27,7 @@ from .checkpoint import (checkpoint, remat, checkpoint_sequential, every, checkp
 __all__ = [
     "config", "errors", "tree_util", "numpy", "make_jaxpr", "grad", "value_and_grad", "jvp",
     "vjp", "linearize", "vmap", "jacfwd", "jacrev", "jacobian", "hessian", "hvp",
-    "stop_gradient", "custom_jvp", "custom_vjp", "check_grads", "Jaxpr", "ClosedJaxpr",
+    "stop_gradient", "custom_jvp", "custom_vjp", "check_grads", "hessian_vector_product", "Jaxpr", "ClosedJaxpr",
     "ShapedArray", "jit", "lax", "optim", "nn", "Variable", "Function", "no_grad",
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals",
