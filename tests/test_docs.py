@@ -11,7 +11,8 @@ import autodiff
 
 def _modules():
     names = ["autodiff"]
-    for pkg in ("autodiff", "autodiff.transforms", "autodiff.backends", "autodiff.numpy"):
+    for pkg in ("autodiff", "autodiff.transforms", "autodiff.backends", "autodiff.numpy",
+                "autodiff.scipy", "autodiff.misc", "autodiff.example_libraries"):
         mod = importlib.import_module(pkg)
         for info in pkgutil.iter_modules(mod.__path__):
             names.append(f"{pkg}.{info.name}")
