@@ -20,6 +20,7 @@ from .check import check_grads
 from .differential_operators import hessian_vector_product
 from .jit import jit
 from . import lax, optim, nn
+from . import random
 from .tape import Variable, Function, no_grad, enable_grad, is_grad_enabled
 from .checkpoint import (checkpoint, remat, checkpoint_sequential, every, checkpoint_policies,
                          checkpoint_name, print_saved_residuals)
@@ -30,5 +31,5 @@ __all__ = [
     "stop_gradient", "custom_jvp", "custom_vjp", "check_grads", "hessian_vector_product", "Jaxpr", "ClosedJaxpr",
     "ShapedArray", "jit", "lax", "optim", "nn", "Variable", "Function", "no_grad",
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
-    "checkpoint_policies", "checkpoint_name", "print_saved_residuals",
+    "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
 ]

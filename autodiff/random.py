@@ -1,0 +1,831 @@
+"""Functional, counter-based random numbers with JAX's ``jax.random`` API.
+
+A key is a ``uint32[2]`` array; nothing is stateful. Every draw is a pure function of
+its key, computed by the Threefry-2x32 block cipher (Salmon et al., "Parallel random
+numbers: as easy as 1, 2, 3", SC 2011; 20 rounds) written with the library's own uint32
+primitives (wrapping ``add``/``mul``, ``xor``/``or``, shifts as multiplication and floor
+division by powers of two). So draws trace into the IR like any other computation:
+``jit`` compiles them, ``vmap`` maps over keys, and the same key gives the same bits
+eagerly, under ``jit`` and under ``vmap``. Reuse of a key gives the same numbers, as in
+JAX: ``split`` or ``fold_in`` for fresh ones.
+
+>>> import numpy as np, autodiff as ad
+>>> key = ad.random.key(0)
+>>> k1, k2 = ad.random.split(key)
+>>> x = ad.random.normal(k1, (3,))
+>>> bool(np.all(x == ad.random.normal(k1, (3,))))       # same key, same numbers
+True
+>>> bool(np.all(ad.jit(lambda k: ad.random.normal(k, (3,)))(k1) == x))
+True
+>>> ad.random.uniform(k2, (2,)).dtype                   # numpy's default float
+dtype('float64')
+
+Differences from JAX worth knowing: the default float dtype is float64 (numpy's,
+API.md), ``key`` returns the same raw ``uint32[2]`` key as ``PRNGKey`` (no typed key
+arrays), and the bit streams are not JAX's (same cipher, different counter layout), so
+seeds do not reproduce JAX's numbers. Samplers with a rejection step (``gamma``,
+``poisson``) draw a fixed number of proposals per value and take the first accepted one;
+the chance that none is accepted is below 1e-12 per value, and then the last proposal is
+used.
+"""
+import builtins
+import math
+
+import numpy as np
+
+from . import primitives as P
+from . import numpy as anp
+from .core import Tracer
+from .custom_derivatives import custom_jvp
+from .errors import ShapeError, DTypeError
+from .core import user_source
+
+__all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "bits",
+           "uniform", "normal", "truncated_normal", "bernoulli", "categorical", "randint",
+           "permutation", "choice", "gamma", "loggamma", "beta", "dirichlet", "poisson",
+           "exponential", "laplace", "logistic", "gumbel", "cauchy", "t", "chisquare",
+           "rademacher", "pareto", "weibull_min", "lognormal", "multivariate_normal",
+           "orthogonal", "threefry_2x32"]
+
+_U32 = np.dtype(np.uint32)
+
+
+def _u32(v):
+    return np.uint32(v & 0xFFFFFFFF)
+
+
+# ----------------------------------------------------------------------------
+# Threefry-2x32, on the library's uint32 primitives
+# ----------------------------------------------------------------------------
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+_PARITY = 0x1BD11BDA        # Threefish's key-schedule constant (C240, 32-bit form)
+
+
+def _rotl(x, r):
+    # x << r | x >> (32 - r); uint32 multiplication wraps, floor division by 2**k is >> k
+    return P.or_p.bind(P.mul(x, _u32(1 << r)), P.floor_divide_p.bind(x, _u32(1 << (32 - r))))
+
+
+def threefry_2x32(key, x0, x1):
+    """Threefry-2x32 (20 rounds) of the counter words ``x0, x1`` under ``key`` (``uint32[2]``).
+
+    Checked against the published known-answer vectors of Random123:
+
+    >>> import numpy as np
+    >>> from autodiff.random import threefry_2x32
+    >>> y = threefry_2x32(np.uint32([0x13198a2e, 0x03707344]),
+    ...                   np.uint32([0x243f6a88]), np.uint32([0x85a308d3]))
+    >>> [hex(int(w[0])) for w in y]
+    ['0xc4923a9c', '0x483df7a0']
+    """
+    key = _check_key(key, "threefry_2x32")
+    k0, k1 = _key_words(key)
+    k2 = P.xor_p.bind(P.xor_p.bind(k0, k1), _u32(_PARITY))
+    ks = (k0, k1, k2)
+    x0, x1 = P.add(x0, k0), P.add(x1, k1)
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x0 = P.add(x0, x1)
+            x1 = P.xor_p.bind(_rotl(x1, r), x0)
+        x0 = P.add(x0, ks[(i + 1) % 3])
+        x1 = P.add(P.add(x1, ks[(i + 2) % 3]), _u32(i + 1))
+    return x0, x1
+
+
+def _key_words(key):
+    if isinstance(key, Tracer):
+        return P.squeeze(P.slice_in_dim(key, 0, 1, 0), (0,)), P.squeeze(P.slice_in_dim(key, 1, 2, 0), (0,))
+    return key[0], key[1]
+
+
+def _check_key(key, who):
+    if not isinstance(key, Tracer):
+        key = np.asarray(key)
+    if key.dtype != _U32 or tuple(key.shape) != (2,):
+        raise ShapeError(
+            f"ad.random.{who}: expected one key, a uint32[2] array from ad.random.key(seed) or "
+            f"split(), got {key.dtype}{list(key.shape)}; for an array of keys use "
+            f"ad.vmap(lambda k: ad.random.{who}(k, ...))(keys)", source=user_source())
+    return key
+
+
+# Each kind of use hashes its own counter stream (the high counter word), so the words of a
+# split never coincide with the words of a fold_in or of a draw.
+_STREAM_BITS, _STREAM_SPLIT, _STREAM_FOLD = 0, 1, 2
+
+
+def _hash_stream(key, stream, n):
+    """``n`` uint32 words: Threefry of the counters ``(stream, 0), (stream, 1), ...``."""
+    m = (n + 1) // 2
+    if m == 0:
+        return np.zeros((0,), _U32)
+    ctr = P.iota(_U32, (m,), 0)
+    with np.errstate(over="ignore"):
+        y0, y1 = threefry_2x32(key, P.full((m,), stream, _U32), ctr)
+    words = P.concatenate([y0, y1], 0)
+    return P.slice_in_dim(words, 0, n, 0) if 2 * m != n else words
+
+
+# ----------------------------------------------------------------------------
+# keys
+# ----------------------------------------------------------------------------
+
+def key(seed):
+    """A key from an integer seed (concrete or traced): ``uint32[2]``, JAX's layout
+    ``[seed >> 32, seed & 0xFFFFFFFF]``.
+
+    >>> import autodiff as ad
+    >>> ad.random.key(42)
+    array([ 0, 42], dtype=uint32)
+    >>> ad.random.PRNGKey(-1)
+    array([4294967295, 4294967295], dtype=uint32)
+    """
+    if isinstance(seed, Tracer):
+        if seed.aval.dtype.kind not in "iub" or seed.aval.shape != ():
+            raise DTypeError(f"ad.random.key: the seed must be a scalar integer, got "
+                             f"{seed.aval.str_short()}", source=user_source())
+        dt = seed.aval.dtype
+        wide = np.dtype(np.int64 if dt.kind in "ib" else np.uint64)
+        s = P.convert(seed, wide)
+        lo = P.convert(s, _U32)
+        hi = P.convert(P.floor_divide_p.bind(s, wide.type(1 << 32)), _U32)   # s >> 32
+        return P.concatenate([P.reshape(hi, (1,)), P.reshape(lo, (1,))], 0)
+    s = np.asarray(seed)
+    if s.shape != () or s.dtype.kind not in "iub":
+        raise DTypeError(f"ad.random.key: the seed must be a scalar integer, got {s.dtype}"
+                         f"{list(s.shape)}", source=user_source())
+    s = builtins.int(s)
+    return np.array([(s >> 32) & 0xFFFFFFFF, s & 0xFFFFFFFF], _U32)
+
+
+PRNGKey = key
+
+
+def key_data(keys):
+    """The raw ``uint32`` words of keys (keys are raw already: the identity)."""
+    return keys
+
+
+def wrap_key_data(data, impl=None):
+    """Keys from raw ``uint32`` words (the identity, as keys are raw)."""
+    return data if isinstance(data, Tracer) else np.asarray(data, _U32)
+
+
+def split(key, num=2):
+    """``num`` new independent keys, ``uint32[num, 2]``.
+
+    >>> import autodiff as ad
+    >>> ad.random.split(ad.random.key(0), 3).shape
+    (3, 2)
+    """
+    key = _check_key(key, "split")
+    return P.reshape(_hash_stream(key, _STREAM_SPLIT, 2 * num), (num, 2))
+
+
+def fold_in(key, data):
+    """A new key from ``key`` and an integer ``data`` (concrete or traced): different data
+    give independent keys (the loop-index idiom ``fold_in(key, i)``).
+
+    >>> import numpy as np, autodiff as ad
+    >>> k = ad.random.key(0)
+    >>> bool(np.any(ad.random.fold_in(k, 1) != ad.random.fold_in(k, 2)))
+    True
+    """
+    key = _check_key(key, "fold_in")
+    if isinstance(data, Tracer):
+        d = P.convert(data, _U32)
+    else:
+        d = _u32(builtins.int(np.asarray(data)))
+    with np.errstate(over="ignore"):
+        y0, y1 = threefry_2x32(key, _u32(_STREAM_FOLD), d)
+    return P.concatenate([P.reshape(y0, (1,)), P.reshape(y1, (1,))], 0)
+
+
+# ----------------------------------------------------------------------------
+# bits and uniforms
+# ----------------------------------------------------------------------------
+
+def _shape(shape):
+    if shape is None:
+        return None
+    if isinstance(shape, (int, np.integer)):
+        return (builtins.int(shape),)
+    return tuple(builtins.int(s) for s in shape)
+
+
+def _dtype(dtype, default=np.float64):
+    if dtype is None:
+        return np.dtype(default)
+    d = getattr(dtype, "dtype", None)      # anp.float32 and friends wrap a numpy dtype
+    return d if isinstance(d, np.dtype) else np.dtype(dtype)
+
+
+def _float_dtype(dtype, who):
+    dt = _dtype(dtype)
+    if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
+        raise DTypeError(f"ad.random.{who}: dtype must be float32 or float64, got {dt}",
+                         source=user_source())
+    return dt
+
+
+def _words(key, n, who):
+    return _hash_stream(_check_key(key, who), _STREAM_BITS, n)
+
+
+def bits(key, shape=(), dtype=np.uint32):
+    """Uniform random bits: ``uint32`` (or ``uint64``, two words each) of ``shape``.
+
+    >>> import autodiff as ad
+    >>> b = ad.random.bits(ad.random.key(1), (4,))
+    >>> b.dtype, b.shape
+    (dtype('uint32'), (4,))
+    """
+    shape = _shape(shape)
+    dt = _dtype(dtype)
+    n = builtins.int(np.prod(shape, dtype=np.int64))
+    if dt == _U32:
+        return P.reshape(_words(key, n, "bits"), shape)
+    if dt == np.dtype(np.uint64):
+        w = _words(key, 2 * n, "bits")
+        hi = P.convert(P.slice_in_dim(w, 0, n, 0), dt)
+        lo = P.convert(P.slice_in_dim(w, n, 2 * n, 0), dt)
+        return P.reshape(P.add(P.mul(hi, np.uint64(1 << 32)), lo), shape)
+    raise DTypeError(f"ad.random.bits: dtype must be uint32 or uint64, got {dt}",
+                     source=user_source())
+
+
+def _unit(key, shape, dt, who, open=False):
+    """Uniform on [0, 1) with the dtype's full mantissa, m · 2⁻ᵇ for a b-bit integer m
+    (b = 24 for float32, 53 for float64); ``open=True``: (m + 1/2) · 2⁻⁽ᵇ⁻¹⁾ with one bit
+    fewer, on (0, 1) with both ends excluded (1 - 2⁻ᵇ is the largest value, representable).
+    Integers convert exactly, so eager and jit agree to the bit."""
+    n = builtins.int(np.prod(shape, dtype=np.int64))
+    o = 1 if open else 0
+    if dt == np.dtype(np.float32):
+        w = _words(key, n, who)
+        m = P.convert(P.floor_divide_p.bind(w, np.uint32(1 << (8 + o))), dt)
+        bits_ = 24 - o
+    else:
+        w = _words(key, 2 * n, who)
+        hi = P.convert(P.floor_divide_p.bind(P.slice_in_dim(w, 0, n, 0), np.uint32(1 << 6)), dt)
+        lo = P.convert(P.floor_divide_p.bind(P.slice_in_dim(w, n, 2 * n, 0), np.uint32(1 << (5 + o))), dt)
+        m = P.add(P.mul(hi, dt.type(2.0 ** (27 - o))), lo)
+        bits_ = 53 - o
+    if open:
+        m = P.add(m, dt.type(0.5))
+    return P.reshape(P.mul(m, dt.type(2.0 ** -bits_)), shape)
+
+
+def _param_shape(shape, *params):
+    """The draw's shape: ``shape`` if given (parameters must broadcast to it), else theirs."""
+    shapes = [tuple(anp.shape(p)) for p in params if p is not None]
+    bshape = np.broadcast_shapes(*shapes) if shapes else ()
+    if shape is None:
+        return bshape
+    shape = _shape(shape)
+    try:
+        if np.broadcast_shapes(bshape, shape) != shape:
+            raise ValueError
+    except ValueError:
+        raise ShapeError(f"ad.random: parameters of shape {bshape} do not broadcast to the "
+                         f"requested shape {shape}", source=user_source()) from None
+    return shape
+
+
+def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
+    """Uniform on ``[minval, maxval)``; ``minval``/``maxval`` may be arrays (broadcast)
+    and are differentiable.
+
+    >>> import numpy as np, autodiff as ad
+    >>> u = ad.random.uniform(ad.random.key(0), (10000,), minval=2.0, maxval=4.0)
+    >>> bool(2.0 <= u.min() and u.max() < 4.0), round(float(u.mean()), 1)
+    (True, 3.0)
+    """
+    dt = _float_dtype(dtype, "uniform")
+    shape = _param_shape(_shape(shape), minval, maxval)
+    u = _unit(key, shape, dt, "uniform")
+    lo, hi = anp.asarray(minval, dtype=dt), anp.asarray(maxval, dtype=dt)
+    return anp.maximum(lo, anp.add(anp.multiply(u, anp.subtract(hi, lo)), lo))
+
+
+def _open_unit(key, shape, dt, who):
+    """Uniform on (0, 1): never 0 nor 1, so logs of u and of 1 - u are finite."""
+    return _unit(key, shape, dt, who, open=True)
+
+
+# ----------------------------------------------------------------------------
+# continuous distributions
+# ----------------------------------------------------------------------------
+
+def normal(key, shape=(), dtype=None):
+    """Standard normal (Box–Muller on two 53-bit uniforms, computed in float64).
+
+    >>> import numpy as np, autodiff as ad
+    >>> z = ad.random.normal(ad.random.key(0), (20000,))
+    >>> abs(float(z.mean())) < 0.03, abs(float(z.std()) - 1) < 0.02
+    (True, True)
+    """
+    dt = _float_dtype(dtype, "normal")
+    shape = _shape(shape)
+    return _normal(key, shape, dt, "normal")
+
+
+def _normal(key, shape, dt, who):
+    n = builtins.int(np.prod(shape, dtype=np.int64))
+    m = (n + 1) // 2
+    f64 = np.dtype(np.float64)
+    u = _open_unit(key, (2 * m,), f64, who)
+    r = anp.sqrt(anp.multiply(-2.0, anp.log(P.slice_in_dim(u, 0, m, 0))))
+    th = anp.multiply(2 * math.pi, P.slice_in_dim(u, m, 2 * m, 0))
+    z = P.concatenate([anp.multiply(r, anp.cos(th)), anp.multiply(r, anp.sin(th))], 0)
+    z = P.slice_in_dim(z, 0, n, 0) if 2 * m != n else z
+    return P.reshape(P.convert(z, dt), shape)
+
+
+def _ndtri_lower(logu):
+    """Φ⁻¹(u) for u ≤ 1/2, given log u: Abramowitz–Stegun 26.2.23 as the start, then Newton
+    steps on log Φ(z) = log u (quadratic convergence: 4.5e-4 → 1e-7 → 1e-14 → exact).
+    The last step is taken from a stopped iterate, so the derivative is the implicit one,
+    dz/du = 1/φ(z), not the unrolled iterations'."""
+    from .scipy.special import log_ndtr
+    t = anp.sqrt(anp.multiply(-2.0, logu))
+    num = anp.add(2.515517, anp.multiply(t, anp.add(0.802853, anp.multiply(t, 0.010328))))
+    den = anp.add(1.0, anp.multiply(t, anp.add(1.432788, anp.multiply(
+        t, anp.add(0.189269, anp.multiply(t, 0.001308))))))
+    z = anp.stop_gradient(anp.negative(anp.subtract(t, anp.divide(num, den))))
+    lu = anp.stop_gradient(logu)
+
+    def step(z, lu):
+        lphi = log_ndtr(z)
+        # d log Φ / dz = φ / Φ = exp(log φ - log Φ)
+        slope = anp.exp(anp.subtract(anp.subtract(anp.multiply(-0.5, anp.multiply(z, z)),
+                                                  0.5 * math.log(2 * math.pi)), lphi))
+        return anp.subtract(z, anp.divide(anp.subtract(lphi, lu), slope))
+    for _ in range(3):
+        z = step(z, lu)
+    return step(anp.stop_gradient(z), logu)
+
+
+def truncated_normal(key, lower, upper, shape=None, dtype=None):
+    """Standard normal conditioned on ``lower < z < upper`` (inverse CDF, accurate in the
+    tails: the side of the interval nearer to −∞ is sampled and reflected).
+
+    >>> import numpy as np, autodiff as ad
+    >>> z = ad.random.truncated_normal(ad.random.key(0), 4.0, 6.0, (1000,))
+    >>> bool(np.all((z > 4.0) & (z < 6.0)))
+    True
+    """
+    from .scipy.special import log_ndtr
+    dt = _float_dtype(dtype, "truncated_normal")
+    shape = _param_shape(shape, lower, upper)
+    f64 = np.dtype(np.float64)
+    lo, hi = anp.asarray(lower, dtype=f64), anp.asarray(upper, dtype=f64)
+    flip = anp.greater(anp.add(lo, hi), 0.0)          # sample -z on (-hi, -lo) instead
+    a = anp.where(flip, anp.negative(hi), lo)
+    b = anp.where(flip, anp.negative(lo), hi)
+    # Φ(±40) is 0 or 1 to double precision; clamping also keeps log_ndtr away from ±inf
+    la, lb = log_ndtr(anp.clip(a, -40.0, 40.0)), log_ndtr(anp.clip(b, -40.0, 40.0))
+    u = _open_unit(key, shape, f64, "truncated_normal")
+    # log(Φ(a) + u (Φ(b) - Φ(a))) = lb + log(u + (1 - u) exp(la - lb))
+    logu = anp.add(lb, anp.log(anp.add(u, anp.multiply(anp.subtract(1.0, u), anp.exp(anp.subtract(la, lb))))))
+    # Φ⁻¹ for u > 1/2 by symmetry, -Φ⁻¹(1 - u)
+    upper_half = anp.greater(logu, math.log(0.5))
+    lq = anp.maximum(anp.log1p(anp.negative(anp.exp(logu))), -700.0)
+    z = anp.where(upper_half, anp.negative(_ndtri_lower(anp.where(upper_half, lq, math.log(0.25)))),
+                  _ndtri_lower(anp.where(upper_half, math.log(0.25), logu)))
+    z = anp.clip(z, a, b)
+    z = anp.where(flip, anp.negative(z), z)
+    return anp.astype(anp.broadcast_to(z, shape), dt)
+
+
+def exponential(key, shape=(), dtype=None):
+    """Exponential with rate 1: ``-log(1 - u)``."""
+    dt = _float_dtype(dtype, "exponential")
+    u = _unit(key, _shape(shape), dt, "exponential")
+    return anp.negative(anp.log1p(anp.negative(u)))
+
+
+def laplace(key, shape=(), dtype=None):
+    """Laplace with location 0, scale 1."""
+    dt = _float_dtype(dtype, "laplace")
+    u = anp.subtract(anp.multiply(2.0, _open_unit(key, _shape(shape), dt, "laplace")), 1.0)
+    return anp.multiply(anp.negative(anp.sign(u)), anp.log1p(anp.negative(anp.abs(u))))
+
+
+def logistic(key, shape=(), dtype=None):
+    """Standard logistic: ``log(u) - log(1 - u)``."""
+    dt = _float_dtype(dtype, "logistic")
+    u = _open_unit(key, _shape(shape), dt, "logistic")
+    return anp.subtract(anp.log(u), anp.log1p(anp.negative(u)))
+
+
+def gumbel(key, shape=(), dtype=None):
+    """Standard Gumbel: ``-log(-log(u))``."""
+    dt = _float_dtype(dtype, "gumbel")
+    u = _open_unit(key, _shape(shape), dt, "gumbel")
+    return anp.negative(anp.log(anp.negative(anp.log(u))))
+
+
+def cauchy(key, shape=(), dtype=None):
+    """Standard Cauchy: ``tan(π (u - 1/2))``."""
+    dt = _float_dtype(dtype, "cauchy")
+    u = _open_unit(key, _shape(shape), dt, "cauchy")
+    return anp.tan(anp.multiply(np.pi, anp.subtract(u, 0.5)))
+
+
+def pareto(key, b, shape=None, dtype=None):
+    """Pareto with shape ``b`` on ``[1, ∞)``: ``exp(E / b)``, E exponential."""
+    dt = _float_dtype(dtype, "pareto")
+    shape = _param_shape(shape, b)
+    return anp.exp(anp.divide(exponential(key, shape, dt), anp.asarray(b, dtype=dt)))
+
+
+def weibull_min(key, scale, concentration, shape=None, dtype=None):
+    """Weibull: ``scale · E^(1/concentration)``, E exponential."""
+    dt = _float_dtype(dtype, "weibull_min")
+    shape = _param_shape(shape, scale, concentration)
+    e = exponential(key, shape, dt)
+    return anp.multiply(scale, anp.power(e, anp.divide(1.0, anp.asarray(concentration, dtype=dt))))
+
+
+def lognormal(key, sigma=1.0, shape=None, dtype=None):
+    """``exp(sigma · z)``, z standard normal."""
+    dt = _float_dtype(dtype, "lognormal")
+    shape = _param_shape(shape, sigma)
+    return anp.exp(anp.multiply(anp.asarray(sigma, dtype=dt), _normal(key, shape, dt, "lognormal")))
+
+
+def rademacher(key, shape=(), dtype=np.int64):
+    """±1 with probability 1/2 each."""
+    b = bernoulli(key, 0.5, _shape(shape))
+    return anp.astype(anp.subtract(anp.multiply(2, anp.astype(b, np.int64)), 1), _dtype(dtype))
+
+
+# ----------------------------------------------------------------------------
+# gamma and friends: Marsaglia–Tsang with implicit reparameterization
+# ----------------------------------------------------------------------------
+
+_GAMMA_PROPOSALS = 10     # acceptance ≥ 0.951 per proposal (a ≥ 1): all rejected < 1e-13
+
+
+def _gamma_mt(key, a, shape):
+    """Gamma(a) for a ≥ 1 (Marsaglia & Tsang 2000), K proposals per value, first accepted."""
+    K = _GAMMA_PROPOSALS
+    f64 = np.dtype(np.float64)
+    kz, ku = split(key)
+    x = _normal(kz, (K,) + shape, f64, "gamma")
+    u = _open_unit(ku, (K,) + shape, f64, "gamma")
+    d = anp.subtract(a, 1.0 / 3.0)
+    c = anp.divide(1.0 / 3.0, anp.sqrt(d))
+    v = anp.add(1.0, anp.multiply(c, x))
+    v3 = anp.multiply(v, anp.multiply(v, v))
+    x2 = anp.multiply(x, x)
+    ok = anp.logical_and(anp.greater(v, 0.0), anp.less(
+        anp.log(u), anp.add(anp.multiply(0.5, x2),
+                            anp.multiply(d, anp.add(anp.subtract(1.0, v3), anp.log(anp.where(anp.greater(v3, 0.0), v3, 1.0)))))))
+    z = anp.multiply(d, v3)
+    out = anp.take(z, K - 1, axis=0)      # fallback: the last proposal
+    for k in range(K - 2, -1, -1):        # the first accepted proposal wins
+        out = anp.where(anp.take(ok, k, axis=0), anp.take(z, k, axis=0), out)
+    return out
+
+
+def _dgamma_cdf_da(a, z):
+    """∂/∂a of the regularized lower incomplete gamma P(a, z), by its series
+    P = Σₙ zᵃ⁺ⁿ e⁻ᶻ / Γ(a+n+1), each term's derivative being term·(log z − ψ(a+n+1)),
+    summed until the terms are negligible (a while_loop, so it vmaps and jits)."""
+    from .scipy.special import gammaln, digamma
+    from . import lax
+    logz = anp.log(z)
+    t0 = anp.exp(anp.subtract(anp.subtract(anp.multiply(a, logz), z), gammaln(anp.add(a, 1.0))))
+    psi0 = digamma(anp.add(a, 1.0))
+
+    def cond(c):
+        n, t, _, s, _ = c
+        # past the largest term (a + n ≥ z) the terms fall geometrically: stop at 1e-17·sum
+        going = anp.logical_or(anp.less(anp.add(a, n), z), anp.greater(t, anp.multiply(1e-17, s)))
+        return anp.logical_and(anp.less(n, 100000.0), anp.any(going))
+
+    def body(c):
+        n, t, psi, s, ds = c
+        s = anp.add(s, t)
+        ds = anp.add(ds, anp.multiply(t, anp.subtract(logz, psi)))
+        n1 = anp.add(n, 1.0)
+        t = anp.multiply(t, anp.divide(z, anp.add(a, n1)))
+        psi = anp.add(psi, anp.divide(1.0, anp.add(a, n1)))
+        return n1, t, psi, s, ds
+
+    zero = anp.zeros_like(t0)
+    init = (np.float64(0.0), t0, psi0, zero, zero)
+    _, _, _, _, ds = lax.while_loop(cond, body, init)
+    return ds
+
+
+@custom_jvp
+def _implicit_gamma(a, z):
+    return z
+
+
+@_implicit_gamma.defjvp
+def _implicit_gamma_jvp(primals, tangents):
+    # implicit reparameterization (Figurnov et al. 2018): F(z; a) = u fixed, so
+    # dz/da = -(∂F/∂a) / f(z; a), f the Gamma(a) density
+    from .scipy.special import gammaln
+    a, z = primals
+    ta, _ = tangents
+    a_s, z_s = anp.stop_gradient(a), anp.stop_gradient(z)
+    logpdf = anp.subtract(anp.subtract(anp.multiply(anp.subtract(a_s, 1.0), anp.log(z_s)), z_s), gammaln(a_s))
+    dzda = anp.negative(anp.divide(_dgamma_cdf_da(a_s, z_s), anp.exp(logpdf)))
+    return z, anp.multiply(dzda, ta)
+
+
+def gamma(key, a, shape=None, dtype=None):
+    """Gamma(a, 1), differentiable in ``a`` by implicit reparameterization
+    (dz/da = −∂ₐF(z; a) / f(z; a)), as in JAX. For ``a < 1`` the Gamma(a + 1) draw is
+    boosted by ``u^(1/a)``.
+
+    >>> import numpy as np, autodiff as ad
+    >>> z = ad.random.gamma(ad.random.key(0), 3.0, (20000,))
+    >>> abs(float(z.mean()) - 3.0) < 0.05
+    True
+    """
+    dt = _float_dtype(dtype, "gamma")
+    shape = _param_shape(shape, a)
+    f64 = np.dtype(np.float64)
+    a = anp.broadcast_to(anp.asarray(a, dtype=f64), shape)
+    kg, kb = split(_check_key(key, "gamma"))
+    a_s = anp.stop_gradient(a)
+    small = anp.less(a_s, 1.0)
+    a1 = anp.where(small, anp.add(a_s, 1.0), a_s)
+    z = _gamma_mt(kg, anp.stop_gradient(a1), shape)
+    # boost: Gamma(a) = Gamma(a + 1) · u^(1/a)
+    lu = anp.log(_open_unit(kb, shape, f64, "gamma"))
+    boost = anp.exp(anp.divide(lu, anp.where(small, a_s, 1.0)))
+    z = anp.where(small, anp.multiply(z, boost), z)
+    z = anp.maximum(z, np.finfo(dt).tiny)
+    return anp.astype(_implicit_gamma(a, anp.stop_gradient(z)), dt)
+
+
+def loggamma(key, a, shape=None, dtype=None):
+    """``log`` of a Gamma(a) draw (computed as ``log gamma``; small ``a`` underflows to
+    ``log(tiny)`` as in float arithmetic)."""
+    return anp.log(gamma(key, a, shape, dtype))
+
+
+def chisquare(key, df, shape=None, dtype=None):
+    """Chi-square with ``df`` degrees of freedom: ``2 · Gamma(df / 2)``."""
+    return anp.multiply(2.0, gamma(key, anp.divide(df, 2.0), shape, dtype))
+
+
+def beta(key, a, b, shape=None, dtype=None):
+    """Beta(a, b) = X / (X + Y), X ~ Gamma(a), Y ~ Gamma(b); differentiable in a and b."""
+    dt = _float_dtype(dtype, "beta")
+    shape = _param_shape(shape, a, b)
+    ka, kb = split(_check_key(key, "beta"))
+    x = gamma(ka, a, shape, np.float64)
+    y = gamma(kb, b, shape, np.float64)
+    return anp.astype(anp.divide(x, anp.add(x, y)), dt)
+
+
+def dirichlet(key, alpha, shape=None, dtype=None):
+    """Dirichlet(alpha) over the last axis: normalized Gamma(alpha_i) draws."""
+    dt = _float_dtype(dtype, "dirichlet")
+    alpha = anp.asarray(alpha)
+    ashape = tuple(anp.shape(alpha))
+    if not ashape:
+        raise ShapeError("ad.random.dirichlet: alpha needs at least one axis (the categories)",
+                         source=user_source())
+    batch = _param_shape(None if shape is None else _shape(shape), anp.zeros(ashape[:-1]))
+    g = gamma(key, alpha, batch + ashape[-1:], np.float64)
+    return anp.astype(anp.divide(g, anp.sum(g, axis=-1, keepdims=True)), dt)
+
+
+def t(key, df, shape=None, dtype=None):
+    """Student's t with ``df`` degrees of freedom: ``z / sqrt(V / df)``, V ~ chi-square."""
+    dt = _float_dtype(dtype, "t")
+    shape = _param_shape(shape, df)
+    kn, kg = split(_check_key(key, "t"))
+    z = _normal(kn, shape, np.dtype(np.float64), "t")
+    v = chisquare(kg, df, shape, np.float64)
+    return anp.astype(anp.divide(z, anp.sqrt(anp.divide(v, df))), dt)
+
+
+# ----------------------------------------------------------------------------
+# discrete distributions
+# ----------------------------------------------------------------------------
+
+def bernoulli(key, p=0.5, shape=None):
+    """Booleans, true with probability ``p``."""
+    shape = _param_shape(shape, p)
+    return anp.less(_unit(key, shape, np.dtype(np.float64), "bernoulli"), p)
+
+
+def categorical(key, logits, axis=-1, shape=None):
+    """Indices drawn with probabilities ``softmax(logits, axis)`` (Gumbel-max).
+
+    ``shape`` is the result's shape: the batch shape of ``logits`` (its shape without
+    ``axis``) must broadcast to it, as in JAX.
+    """
+    logits = anp.asarray(logits)
+    ls = tuple(anp.shape(logits))
+    ax = axis % len(ls)
+    batch = ls[:ax] + ls[ax + 1:]
+    shape = _param_shape(shape, np.zeros(batch))
+    l = anp.moveaxis(logits, ax, -1)
+    g = gumbel(key, shape + ls[ax:ax + 1], np.float64)
+    return anp.argmax(anp.add(anp.stop_gradient(l), g), axis=-1)
+
+
+def randint(key, shape, minval, maxval, dtype=np.int64):
+    """Integers uniform on ``[minval, maxval)`` (64 random bits per value, so the modulo
+    bias is below 2⁻³²). ``minval``/``maxval`` may be arrays or traced."""
+    shape = _param_shape(_shape(shape), minval, maxval)
+    dt = _dtype(dtype)
+    if dt.kind not in "iu":
+        raise DTypeError(f"ad.random.randint: dtype must be an integer type, got {dt}",
+                         source=user_source())
+    n = builtins.int(np.prod(shape, dtype=np.int64))
+    w = _words(key, 2 * n, "randint")
+    u64 = np.dtype(np.uint64)
+    r = P.add(P.mul(P.convert(P.slice_in_dim(w, 0, n, 0), u64), np.uint64(1 << 32)),
+              P.convert(P.slice_in_dim(w, n, 2 * n, 0), u64))
+    r = anp.reshape(r, shape)
+    lo = anp.broadcast_to(anp.astype(minval, np.int64), shape)
+    hi = anp.broadcast_to(anp.astype(maxval, np.int64), shape)
+    span = anp.astype(anp.maximum(anp.subtract(hi, lo), 1), u64)
+    return anp.astype(anp.add(lo, anp.astype(P.mod_p.bind(r, span), np.int64)), dt)
+
+
+def permutation(key, x, axis=0, independent=False):
+    """A random permutation of ``range(x)`` (integer ``x``) or of ``x`` along ``axis``
+    (``independent=True``: each slice along ``axis`` permuted on its own).
+
+    >>> import numpy as np, autodiff as ad
+    >>> p = ad.random.permutation(ad.random.key(0), 5)
+    >>> sorted(p.tolist())
+    [0, 1, 2, 3, 4]
+    """
+    if isinstance(x, (int, np.integer)):
+        return _perm_indices(key, builtins.int(x))
+    x = anp.asarray(x)
+    sh = tuple(anp.shape(x))
+    if not sh:
+        raise ShapeError("ad.random.permutation: x must be an integer or an array with at "
+                         "least one axis", source=user_source())
+    ax = axis % len(sh)
+    if independent:
+        u = _unit(key, sh, np.dtype(np.float64), "permutation")
+        return anp.take_along_axis(x, anp.argsort(u, axis=ax), axis=ax)
+    return anp.take(x, _perm_indices(key, sh[ax]), axis=ax)
+
+
+def _perm_indices(key, n):
+    # sorting 53-bit uniforms: ties have probability below n²/2⁵⁴
+    return anp.argsort(_unit(key, (n,), np.dtype(np.float64), "permutation"))
+
+
+def choice(key, a, shape=(), replace=True, p=None, axis=0):
+    """Draws from ``a`` (an integer n means ``arange(n)``) along ``axis``, with or without
+    replacement, uniformly or with probabilities ``p`` (without replacement: Gumbel-top-k).
+
+    >>> import numpy as np, autodiff as ad
+    >>> c = ad.random.choice(ad.random.key(0), 10, (10,), replace=False)
+    >>> sorted(c.tolist()) == list(range(10))
+    True
+    """
+    shape = _shape(shape)
+    if isinstance(a, (int, np.integer)):
+        n, arr = builtins.int(a), None
+    else:
+        arr = anp.asarray(a)
+        n = tuple(anp.shape(arr))[axis]
+    k = builtins.int(np.prod(shape, dtype=np.int64))
+    if not replace and k > n:
+        raise ValueError(f"ad.random.choice: cannot take a larger sample ({k}) than the "
+                         f"population ({n}) when replace=False")
+    if p is None:
+        idx = randint(key, (k,), 0, n) if replace else P.slice_in_dim(_perm_indices(key, n), 0, k, 0)
+    else:
+        logp = anp.log(anp.asarray(p, dtype=np.float64))
+        if replace:
+            idx = categorical(key, logp, shape=(k,))
+        else:
+            g = anp.add(logp, gumbel(key, (n,), np.float64))
+            idx = P.slice_in_dim(anp.argsort(anp.negative(g)), 0, k, 0)
+    idx = anp.reshape(idx, shape)
+    if arr is None:
+        return idx
+    return anp.take(arr, idx, axis=axis)
+
+
+_POISSON_PROPOSALS = 16
+
+
+def poisson(key, lam, shape=None, dtype=np.int64):
+    """Poisson(lam): inversion by sequential search for ``lam < 10``, Hörmann's transformed
+    rejection (PTRS, 1993) for larger ``lam``, as in JAX/numpy.
+
+    >>> import numpy as np, autodiff as ad
+    >>> k = ad.random.poisson(ad.random.key(0), 3.0, (20000,))
+    >>> abs(float(k.mean()) - 3.0) < 0.05
+    True
+    """
+    from . import lax
+    from .scipy.special import gammaln
+    shape = _param_shape(shape, lam)
+    f64 = np.dtype(np.float64)
+    lam = anp.broadcast_to(anp.asarray(lam, dtype=f64), shape)
+    ks, kr = split(_check_key(key, "poisson"))
+    small = anp.less(lam, 10.0)
+    # inversion: the first k with F(k) > u; F accumulates p_k = p_{k-1} λ / k
+    ls = anp.where(small, lam, 0.0)
+    u = _unit(ks, shape, f64, "poisson")
+
+    def cond(c):
+        k, pk, cdf, _ = c
+        return anp.logical_and(anp.less(k, 200.0), anp.any(anp.logical_and(small, anp.less_equal(cdf, u))))
+
+    def body(c):
+        k, pk, cdf, out = c
+        done = anp.logical_or(anp.logical_not(small), anp.greater(cdf, u))
+        k1 = anp.add(k, 1.0)
+        pk1 = anp.multiply(pk, anp.divide(ls, k1))
+        out = anp.where(done, out, anp.add(out, 1.0))
+        return k1, pk1, anp.where(done, cdf, anp.add(cdf, pk1)), out
+    p0 = anp.exp(anp.negative(ls))
+    _, _, _, k_small = lax.while_loop(cond, body, (np.float64(0.0), p0, p0, anp.zeros_like(ls)))
+
+    # PTRS
+    K = _POISSON_PROPOSALS
+    lb = anp.where(small, 10.0, lam)
+    slam, loglam = anp.sqrt(lb), anp.log(lb)
+    b = anp.add(0.931, anp.multiply(2.53, slam))
+    a = anp.add(-0.059, anp.multiply(0.02483, b))
+    inv_alpha = anp.add(1.1239, anp.divide(1.1328, anp.subtract(b, 3.4)))
+    vr = anp.subtract(0.9277, anp.divide(3.6224, anp.subtract(b, 2.0)))
+    ku, kv = split(kr)
+    U = anp.subtract(_unit(ku, (K,) + shape, f64, "poisson"), 0.5)
+    V = _open_unit(kv, (K,) + shape, f64, "poisson")
+    us = anp.subtract(0.5, anp.abs(U))
+    k = anp.floor(anp.add(anp.multiply(anp.add(anp.divide(anp.multiply(2.0, a), us), b), U),
+                          anp.add(lb, 0.43)))
+    fast = anp.logical_and(anp.greater_equal(us, 0.07), anp.less_equal(V, vr))
+    bad = anp.logical_or(anp.less(k, 0.0), anp.logical_and(anp.less(us, 0.013), anp.greater(V, us)))
+    lhs = anp.add(anp.add(anp.log(V), anp.log(inv_alpha)),
+                  anp.negative(anp.log(anp.add(anp.divide(a, anp.multiply(us, us)), b))))
+    rhs = anp.subtract(anp.subtract(anp.multiply(k, loglam), lb), gammaln(anp.add(anp.maximum(k, 0.0), 1.0)))
+    ok = anp.logical_or(fast, anp.logical_and(anp.logical_not(bad), anp.less_equal(lhs, rhs)))
+    k_big = anp.maximum(anp.take(k, K - 1, axis=0), 0.0)
+    for i in range(K - 2, -1, -1):
+        k_big = anp.where(anp.take(ok, i, axis=0), anp.take(k, i, axis=0), k_big)
+    return anp.astype(anp.where(small, k_small, k_big), _dtype(dtype))
+
+
+# ----------------------------------------------------------------------------
+# multivariate
+# ----------------------------------------------------------------------------
+
+def multivariate_normal(key, mean, cov, shape=None, dtype=None, method="cholesky"):
+    """Normal with mean ``mean[..., n]`` and covariance ``cov[..., n, n]``:
+    ``mean + L z`` with ``L Lᵀ = cov`` (``method``: ``"cholesky"``, ``"eigh"`` or
+    ``"svd"``); differentiable in ``mean`` and ``cov``.
+
+    >>> import numpy as np, autodiff as ad
+    >>> c = np.array([[2.0, 0.6], [0.6, 1.0]])
+    >>> x = ad.random.multivariate_normal(ad.random.key(0), np.zeros(2), c, (40000,))
+    >>> bool(np.allclose(np.cov(x.T), c, atol=0.05))
+    True
+    """
+    dt = _float_dtype(dtype, "multivariate_normal")
+    mean, cov = anp.asarray(mean, dtype=dt), anp.asarray(cov, dtype=dt)
+    ms, cs = tuple(anp.shape(mean)), tuple(anp.shape(cov))
+    if not ms or cs[-2:] != (ms[-1], ms[-1]):
+        raise ShapeError(f"ad.random.multivariate_normal: mean[..., n] and cov[..., n, n] "
+                         f"expected, got {ms} and {cs}", source=user_source())
+    n = ms[-1]
+    batch = _param_shape(None if shape is None else _shape(shape), np.zeros(ms[:-1]), np.zeros(cs[:-2]))
+    if method == "cholesky":
+        factor = anp.linalg.cholesky(cov)
+    elif method == "eigh":
+        w, v = anp.linalg.eigh(cov)
+        factor = anp.multiply(v, anp.expand_dims(anp.sqrt(anp.maximum(w, 0.0)), -2))
+    elif method == "svd":
+        u_, s, _ = anp.linalg.svd(cov)
+        factor = anp.multiply(u_, anp.expand_dims(anp.sqrt(s), -2))
+    else:
+        raise ValueError(f"ad.random.multivariate_normal: method must be 'cholesky', 'eigh' or "
+                         f"'svd', got {method!r}")
+    z = _normal(key, batch + (n,), dt, "multivariate_normal")
+    return anp.add(mean, anp.squeeze(anp.matmul(factor, anp.expand_dims(z, -1)), -1))
+
+
+def orthogonal(key, n, shape=(), dtype=None):
+    """A Haar-distributed random orthogonal ``n × n`` matrix (QR of a Gaussian matrix with
+    the signs of R's diagonal moved into Q; Mezzadri 2007)."""
+    dt = _float_dtype(dtype, "orthogonal")
+    shape = _shape(shape)
+    z = _normal(key, shape + (n, n), dt, "orthogonal")
+    q, r = anp.linalg.qr(z)
+    d = anp.diagonal(r, axis1=-2, axis2=-1)
+    return anp.multiply(q, anp.expand_dims(anp.where(anp.less(d, 0), -1.0, 1.0), -2))
