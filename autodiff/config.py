@@ -28,6 +28,8 @@ class Config:
         "debug_nans": False,           # raise at the first equation producing a NaN
         "jit_parallel_threshold": 1_000_000,  # work units (elements x op cost) before prange is used
         "default_backend": "cpu",
+        "jit_background_compile": True,  # a cache miss runs the interpreter while Numba compiles
+        "jit_dynamic_shapes": None,    # None: specialize, then generalize a dimension once it changes
     }
 
     def __init__(self):

@@ -19,11 +19,16 @@ function traces ``f`` abstractly and inlines that jaxpr into the enclosing trace
 ...     return anp.sum(anp.tanh(x) ** 2)
 >>> float(f(np.zeros(3)))
 0.0
->>> f.cache_info()
-CacheInfo(hits=0, misses=1, size=1, capacity=1024)
+>>> f.cache_info()[:4]
+(0, 1, 1, 1024)
+
+A cache miss returns at once, computed by the interpreter, while the kernel compiles
+in a background thread (``cache_info().pending``); ``ad.wait_for_compiles()`` waits for it.
 """
+import atexit
 import collections
 import functools
+import hashlib
 import inspect
 import logging
 import threading
@@ -36,9 +41,15 @@ from .core import ShapedArray, Tracer, eval_jaxpr, trace_flat, user_source
 from .errors import DTypeError, UnsupportedError
 from .tree_util import LEAF, tree_flatten, tree_unflatten
 
-__all__ = ["jit", "JitFunction", "Lowered", "CacheInfo"]
+__all__ = ["jit", "JitFunction", "Lowered", "CacheInfo", "wait_for_compiles"]
 
-CacheInfo = collections.namedtuple("CacheInfo", "hits misses size capacity")
+CacheInfo = collections.namedtuple("CacheInfo", "hits misses size capacity compiled pending")
+CacheInfo.__doc__ = """Counters of one jitted function's graph cache (like functools.lru_cache's).
+
+``hits``, ``misses``; ``size`` entries of ``capacity``; of those, ``compiled`` call a
+Numba kernel and ``pending`` run on the interpreter while their kernel compiles in the
+background (the rest run on the interpreter by choice: ``backend="interpret"``,
+``debug_nans``)."""
 _log = logging.getLogger("autodiff.jit")
 _instances = weakref.WeakSet()
 _ndarray = np.ndarray
@@ -81,6 +92,21 @@ def _leaf_key(x):
     if isinstance(x, np.ndarray):
         return (x.shape, x.dtype)
     return "other"
+
+
+def _structure(key):
+    """The signature with every array size replaced by its rank: what may change size
+    without making a different program (``None`` if the key has no array leaf)."""
+    treedef, statics, leaves = _split_key(key)
+    shapes = tuple(k[0] if _is_array_key(k) else None for k in leaves)
+    if all(sh is None for sh in shapes):
+        return None, shapes
+    ranks = tuple((len(k[0]), k[1]) if _is_array_key(k) else k for k in leaves)
+    return (treedef, statics, ranks), shapes
+
+
+def _is_array_key(k):
+    return isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], tuple)
 
 
 def _leaf_aval(x, key):
@@ -146,15 +172,22 @@ def _sig_text(key):
 # ----------------------------------------------------------------------------------
 
 class _Entry:
-    __slots__ = ("call", "closed", "out_tree", "program", "kernel", "backend")
+    """What a cache slot holds (its ``call`` is what a hit runs). ``state``: "compiled",
+    "pending" (interpreted until the background compile lands) or "interpreted"."""
 
-    def __init__(self, call, closed, out_tree, program=None, kernel=None, backend="cpu"):
+    __slots__ = ("call", "closed", "out_tree", "program", "kernel", "backend", "state",
+                 "leaf_keys")
+
+    def __init__(self, call, closed, out_tree, program=None, kernel=None, backend="cpu",
+                 state="compiled", leaf_keys=None):
         self.call = call
         self.closed = closed
         self.out_tree = out_tree
         self.program = program
         self.kernel = kernel
         self.backend = backend
+        self.state = state
+        self.leaf_keys = leaf_keys
 
 
 def _finisher(out_tree, out_avals):
@@ -171,10 +204,17 @@ def _finisher(out_tree, out_avals):
     return "_unflatten(_tree, [" + ", ".join(items) + "])"
 
 
-def _compiled_entry(closed, out_tree, leaf_keys):
-    from .backends import compile_cache, numba_cpu
-    prog = numba_cpu.lower(closed)
-    kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params)
+def _lower_program(closed, dynamic):
+    from .backends import numba_cpu
+    return numba_cpu.lower(closed, dynamic_dims=dynamic)
+
+
+def _compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel=None):
+    from .backends import compile_cache
+    if prog is None:
+        prog = _lower_program(closed, dynamic)
+    if kernel is None:
+        kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params)
     ns = {"_ep": kernel.entry_point, "_asc": np.ascontiguousarray, "_unflatten": tree_unflatten,
           "_tree": out_tree, "_sz": prog.sizes}
     args = []
@@ -204,19 +244,140 @@ def _compiled_entry(closed, out_tree, leaf_keys):
            f"    r = _ep({', '.join(args)})\n"
            f"    return {_finisher(out_tree, prog.out_avals)}\n")
     exec(compile(src, "<autodiff jit entry>", "exec"), ns)
-    return _Entry(ns["call"], closed, out_tree, prog, kernel, "cpu")
+    return _Entry(ns["call"], closed, out_tree, prog, kernel, "cpu", leaf_keys=leaf_keys)
 
 
-def _interpreted_entry(closed, out_tree):
+def _interpreted_entry(closed, out_tree, state="interpreted"):
     from .backends.interpreter import run_closed
 
+    const_ids = {id(c) for c in closed.consts}
+
+    def fresh(o, ins):
+        # like a compiled kernel, never hand back (a view of) an input or a constant
+        if o.base is not None or id(o) in ins or id(o) in const_ids:
+            return o.copy()
+        return o
+
     def call(*leaves):
-        outs = run_closed(closed, [np.asarray(x) for x in leaves])
+        args = [np.asarray(x) for x in leaves]
+        outs = run_closed(closed, args)
+        ins = {id(a) for a in args}
         outs = [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else
-                (o if isinstance(o, np.ndarray) else np.asarray(o)[()] if np.ndim(o) == 0
-                 else np.asarray(o)) for o in outs]
+                (fresh(o, ins) if isinstance(o, np.ndarray) else np.asarray(o)[()]
+                 if np.ndim(o) == 0 else np.asarray(o)) for o in outs]
         return tree_unflatten(out_tree, outs)
-    return _Entry(call, closed, out_tree, backend="interpret")
+    return _Entry(call, closed, out_tree, backend="interpret", state=state)
+
+
+# ----------------------------------------------------------------------------------
+# background compilation
+# ----------------------------------------------------------------------------------
+
+class _Compiler:
+    """One daemon thread that compiles kernels in the order they were asked for.
+
+    A job is one kernel source; functions (and signatures) waiting for the same source
+    share it. Numba serializes compiles under its own lock anyway, so one thread is all
+    the parallelism there is; its type inference and lowering are Python and share the
+    GIL with the caller, its LLVM passes (ctypes calls) release it. A process that exits
+    abandons the queue: the thread is a daemon, and the disk cache is written atomically
+    (source by ``os.link``/``os.replace``, Numba's index and data by ``os.replace``), so
+    an interrupted compile leaves nothing half-written to be loaded later.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.jobs = {}                   # kernel key -> [prog, [callback, ...]]
+        self.order = collections.deque()
+        self.wake = threading.Condition(self.lock)
+        self.idle = threading.Condition(self.lock)
+        self.thread = None
+        self.busy = None
+        self.closing = False
+
+    def submit(self, key, prog, callback):
+        with self.lock:
+            job = self.jobs.get(key)
+            if job is not None:
+                job[1].append(callback)
+                return
+            self.jobs[key] = [prog, [callback]]
+            self.order.append(key)
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="autodiff-jit-compiler",
+                                               daemon=True)
+                self.thread.start()
+            self.wake.notify()
+
+    def _run(self):
+        from .backends import compile_cache
+        while True:
+            with self.lock:
+                while not self.order and not self.closing:
+                    self.idle.notify_all()
+                    self.wake.wait()
+                if self.closing:
+                    return
+                key = self.order.popleft()
+                prog, _ = self.jobs[key]
+                self.busy = key
+            kernel, err = None, None
+            try:
+                kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params)
+            except Exception as e:  # noqa: BLE001 - reported through the waiting entries
+                err = e
+            with self.lock:
+                _, callbacks = self.jobs.pop(key)
+                self.busy = None
+            for cb in callbacks:
+                try:
+                    cb(kernel, err)
+                except Exception as e:  # noqa: BLE001 - never kill the compiler thread
+                    _log.warning(f"jit: installing a compiled kernel failed: {e!r}")
+
+    def pending(self):
+        with self.lock:
+            return len(self.jobs)
+
+    def wait(self, timeout=None):
+        """Block until no compile is queued or running; False on timeout."""
+        import time
+        end = None if timeout is None else time.monotonic() + timeout
+        with self.lock:
+            while self.jobs:
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self.idle.wait(left if left is not None else 0.05)
+            return True
+
+    def close(self):
+        with self.lock:
+            self.closing = True
+            self.order.clear()
+            self.wake.notify_all()
+
+
+_compiler = _Compiler()
+
+
+@atexit.register
+def _abandon_pending_compiles():
+    # exit promptly: queued compiles are dropped; the one in flight dies with the process
+    _compiler.close()
+
+
+def wait_for_compiles(timeout=None):
+    """Block until every background compile has finished (or ``timeout`` seconds pass).
+
+    Returns whether none is left pending. Useful in benchmarks and tests; ordinary code
+    never needs it (calls switch to compiled kernels by themselves).
+
+    >>> import autodiff as ad
+    >>> ad.wait_for_compiles()
+    True
+    """
+    return _compiler.wait(timeout)
 
 
 class Lowered:
@@ -227,11 +388,33 @@ class Lowered:
     ``sizes`` the run-time size vector for these arguments.
     """
 
-    def __init__(self, jaxpr, source, sizes, program):
+    def __init__(self, jaxpr, source, sizes, program, install=None):
         self.jaxpr = jaxpr
         self.source = source
         self.sizes = sizes
         self.program = program
+        self._install = install
+
+    def compile(self):
+        """Compile now (blocking) and return a callable taking the same arguments.
+
+        The jitted function this came from uses the kernel from then on for these
+        argument shapes.
+
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> f = ad.jit(lambda x: anp.sum(x * x))
+        >>> c = f.lower(np.ones(3)).compile()
+        >>> float(c(np.ones(3))), f.cache_info().compiled
+        (3.0, 1)
+        """
+        fn, key, closed, out_tree, keys = self._install
+        if self.program is None:           # the interpreter backend: nothing to compile
+            return fn
+        entry = _compiled_entry(closed, out_tree, keys, prog=self.program)
+        entry.call.entry = entry
+        with fn._lock:
+            fn._insert(key, entry.call)
+        return fn
 
     def as_text(self):
         return self.source if self.source is not None else str(self.jaxpr)
@@ -250,7 +433,11 @@ class JitFunction:
     Attributes: ``cache_info()``, ``clear_cache()``, ``lower(*args)``, ``__wrapped__``.
     """
 
-    def __init__(self, fun, static_argnums=(), static_argnames=(), backend=None):
+    def __init__(self, fun, static_argnums=(), static_argnames=(), backend=None,
+                 dynamic_shapes=None):
+        if dynamic_shapes not in (None, True, False):
+            raise TypeError(f"jit: dynamic_shapes must be None, True or False, got "
+                            f"{dynamic_shapes!r}")
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         if backend is not None and backend not in _BACKENDS:
@@ -275,6 +462,9 @@ class JitFunction:
         self._misses = 0
         self._lock = threading.RLock()
         self._name = getattr(fun, "__name__", "fun")
+        self._dynamic_shapes = dynamic_shapes
+        # signature structure (sizes -> ranks) -> [first shapes, {(leaf, axis) turned dynamic}]
+        self._shapes = {}
         _instances.add(self)
 
     def __repr__(self):
@@ -295,8 +485,19 @@ class JitFunction:
 
     # -------------------------------------------------------------- public helpers
     def cache_info(self):
-        """``CacheInfo(hits, misses, size, capacity)`` of this function's graph cache."""
-        return CacheInfo(self._hits, self._misses, len(self._cache), int(config.cache_size))
+        """``CacheInfo(hits, misses, size, capacity, compiled, pending)`` of this function's
+        graph cache (see :class:`CacheInfo`)."""
+        states = [getattr(getattr(c, "entry", None), "state", None)
+                  for c in list(self._cache.values())]
+        return CacheInfo(self._hits, self._misses, len(self._cache), int(config.cache_size),
+                         states.count("compiled"), states.count("pending"))
+
+    def wait_compiled(self, timeout=None):
+        """Block until none of this function's entries waits for a background compile.
+
+        Returns whether none is pending (False after ``timeout`` seconds)."""
+        ok = _compiler.wait(timeout)
+        return ok and self.cache_info().pending == 0
 
     def clear_cache(self):
         """Empty this function's graph cache and reset its counters (the kernel cache stays)."""
@@ -319,13 +520,48 @@ class JitFunction:
         True
         """
         key, leaves, in_tree, statics, kw = self._signature(args, kwargs)
+        if key is None:
+            raise TypeError(f"jit({self._name}).lower: the arguments are traced values; "
+                            f"call lower() with concrete arrays")
         keys = [_leaf_key(x) for x in leaves]
-        closed, _ = self._trace(leaves, keys, in_tree, statics, kw, args)
+        closed, out_tree = self._trace(leaves, keys, in_tree, statics, kw, args)
         if self._backend_now() == "interpret":
-            return Lowered(closed, None, None, None)
-        from .backends import numba_cpu
-        prog = numba_cpu.lower(closed)
-        return Lowered(prog.jaxpr, prog.source, prog.sizes, prog)
+            return Lowered(closed, None, None, None, install=(self, key, closed, out_tree, keys))
+        dynamic = self._dynamic_for(key, record=False)
+        prog = _lower_program(closed, dynamic)
+        return Lowered(prog.jaxpr, prog.source, prog.sizes, prog,
+                       install=(self, key, closed, out_tree, keys))
+
+    def _dynamic_for(self, key, record=True):
+        """Which input dimensions the kernel for ``key`` reads at run time (see lower())."""
+        mode = self._dynamic_shapes
+        if mode is None:
+            mode = config.jit_dynamic_shapes
+        if mode is True:
+            return True
+        if mode is False:
+            return frozenset()
+        struct, shapes = _structure(key)
+        if struct is None:
+            return frozenset()
+        seen = self._shapes.get(struct)
+        if seen is None:
+            if record:
+                self._shapes[struct] = [shapes, set()]
+            return frozenset()
+        first, dyn = seen
+        new = set(dyn)
+        for i, (a, b) in enumerate(zip(first, shapes)):
+            if a is not None:
+                new.update((i, ax) for ax, (m, n) in enumerate(zip(a, b)) if m != n)
+        if record and new != dyn:
+            if config.explain_cache_misses:
+                for i, ax in sorted(new - dyn):
+                    _log.warning(f"jit({self._name}): dimension {ax} of argument leaf {i} "
+                                 f"turned dynamic (size {first[i][ax]} -> {shapes[i][ax]}); "
+                                 f"one shape-generic kernel serves its later sizes")
+            seen[1] = new
+        return frozenset(new)
 
     # -------------------------------------------------------------- calling
     def __call__(self, *args, **kwargs):
@@ -481,12 +717,21 @@ class JitFunction:
                 from .backends import compile_cache
                 before = compile_cache.stats()
                 try:
-                    entry = _compiled_entry(closed, out_tree, keys)
+                    prog = _lower_program(closed, self._dynamic_for(key))
+                    kernel = compile_cache.memory_lookup(prog.source)
+                    if kernel is None and config.jit_background_compile:
+                        entry = self._pending_entry(key, closed, out_tree, keys, prog)
+                    else:
+                        entry = _compiled_entry(closed, out_tree, keys, prog=prog,
+                                                kernel=kernel)
                 except UnsupportedError as err:
                     if "dtype" not in str(err):
                         raise
                     _log.warning(f"jit({self._name}): {err}; running it with the interpreter")
-                if explain and entry is not None:
+                if explain and entry is not None and entry.state == "pending":
+                    _log.warning(f"jit({self._name}): kernel compiling in the background; "
+                                 f"this call runs on the interpreter")
+                elif explain and entry is not None:
                     after = compile_cache.stats()
                     if after["memory_hits"] > before["memory_hits"]:
                         how = "reused (shape-generic kernel)"
@@ -500,6 +745,31 @@ class JitFunction:
             entry.call.entry = entry          # the cache holds the bare call; keep the rest
             self._insert(key, entry.call)
         return entry.call(*leaves)
+
+    def _pending_entry(self, key, closed, out_tree, keys, prog):
+        """An interpreted entry now; the compiled one replaces it when the kernel is ready."""
+        entry = _interpreted_entry(closed, out_tree, state="pending")
+        entry.program = prog
+        placeholder = entry.call
+
+        def install(kernel, err):
+            with self._lock:
+                if self._cache.get(key) is not placeholder:
+                    return                      # evicted or cleared meanwhile
+                if err is not None:
+                    entry.state = "interpreted"
+                    _log.warning(f"jit({self._name}): compiling the kernel failed "
+                                 f"({type(err).__name__}: {err}); this signature keeps running "
+                                 f"on the interpreter")
+                    return
+                done = _compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
+                done.call.entry = done
+                self._cache[key] = done.call    # one atomic store: the next call is compiled
+
+        # jobs are keyed by source alone: the version part of the kernel key is the same for
+        # every job of a process, and computing it imports Numba (the worker does that)
+        _compiler.submit(hashlib.sha256(prog.source.encode()).hexdigest(), prog, install)
+        return entry
 
     def _insert(self, key, entry):
         self._cache[key] = entry
@@ -583,12 +853,23 @@ def _link_static(fun, nums, names):
     return tuple(nums), tuple(names)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None):
+def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, dynamic_shapes=None):
     """Compile ``fun`` to Numba CPU code, traced and cached per input signature.
 
     Usable as ``@ad.jit``, ``@ad.jit(static_argnums=1)`` or ``ad.jit(f, ...)``.
     ``backend``: ``"cpu"`` (default, Numba), ``"interpret"`` (numpy reference
     evaluator), ``"cuda"`` (not available yet: raises ``UnsupportedError``).
+
+    The first call for a signature never waits for Numba: it runs the traced program on
+    the numpy interpreter while the kernel compiles in a background thread, and later
+    calls switch to the kernel once it is ready (``ad.config.update(
+    "jit_background_compile", False)`` or ``f.lower(*args).compile()`` block instead).
+    Kernels are specialized to the sizes of their first call (constant loop bounds,
+    arrays of up to four elements kept in scalar variables); when a later call changes
+    the size of a dimension, that dimension turns dynamic once and one shape-generic
+    kernel serves all its later sizes. ``dynamic_shapes=True`` is generic from the
+    start, ``False`` always specializes (each new size compiles), ``None`` (default)
+    follows ``ad.config.jit_dynamic_shapes``, which defaults to that automatic rule.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> def power_sum(x, n):
@@ -601,5 +882,5 @@ def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None):
     True
     """
     if fun is None:
-        return lambda f: JitFunction(f, static_argnums, static_argnames, backend)
-    return JitFunction(fun, static_argnums, static_argnames, backend)
+        return lambda f: JitFunction(f, static_argnums, static_argnames, backend, dynamic_shapes)
+    return JitFunction(fun, static_argnums, static_argnames, backend, dynamic_shapes)

@@ -40,6 +40,7 @@ import tracemalloc  # noqa: E402
 import numpy as np  # noqa: E402
 
 import autodiff as ad                       # noqa: E402
+ad.config.update("jit_background_compile", False)   # time compiled kernels, not the interpreter tier
 import autodiff.numpy as anp                # noqa: E402
 from autodiff.backends.interpreter import run_jaxpr        # noqa: E402
 from autodiff.checkpoint import residual_bytes              # noqa: E402

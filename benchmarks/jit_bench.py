@@ -35,6 +35,7 @@ import numpy as np
 os.environ.setdefault("AUTODIFF_CACHE_DIR", tempfile.mkdtemp(prefix="autodiff-bench-"))
 
 import autodiff as ad                      # noqa: E402
+ad.config.update("jit_background_compile", False)   # time compiled kernels, not the interpreter tier
 import autodiff.numpy as anp               # noqa: E402
 
 try:
@@ -308,6 +309,7 @@ _COMPILE_CHILD = textwrap.dedent("""
     t0 = time.perf_counter()
     import autodiff as ad, autodiff.numpy as anp
     from autodiff.backends import compile_cache
+    ad.config.update("jit_background_compile", False)
     n_eqns = int(sys.argv[1])
     def chain(x):
         # n_eqns elementwise equations, alternating transcendental and arithmetic

@@ -23,6 +23,7 @@ import time
 import numpy as np
 
 import autodiff as ad
+ad.config.update("jit_background_compile", False)   # time compiled kernels, not the interpreter tier
 import autodiff.numpy as anp
 from autodiff import tape as T
 

@@ -12,6 +12,23 @@ import pytest
 # keep the disk cache of compiled kernels out of the user's home during tests
 os.environ.setdefault("AUTODIFF_CACHE_DIR", tempfile.mkdtemp(prefix="autodiff-test-cache-"))
 
+import autodiff as ad  # noqa: E402
+
+# Tests of jitted code check the compiled kernels, so the first call of a signature waits
+# for its kernel here. Background compilation (the default for users) has its own tests,
+# which switch it on with the ``background_compile`` fixture.
+ad.config.update("jit_background_compile", False)
+
+
+@pytest.fixture
+def background_compile():
+    ad.config.update("jit_background_compile", True)
+    try:
+        yield
+    finally:
+        ad.wait_for_compiles(120)
+        ad.config.update("jit_background_compile", False)
+
 
 @pytest.fixture
 def rng():

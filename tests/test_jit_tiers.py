@@ -1,0 +1,249 @@
+"""jit's first call: specialized kernels, dimensions that turn dynamic once, views without
+copies, tiny values kept in scalars, and background compilation (the interpreter runs
+until the kernel is ready). The numpy interpreter is the oracle throughout.
+"""
+import os
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff.backends import compile_cache
+
+
+def interp(fn, *args):
+    return ad.jit(fn, backend="interpret")(*args)
+
+
+def assert_tree_close(got, want, rtol=1e-12, atol=1e-13):
+    gl, wl = ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)
+    assert len(gl) == len(wl)
+    for g, w in zip(gl, wl):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
+
+
+def n_compiles():
+    s = compile_cache.stats()
+    return s["compiles"] + s["disk_loads"]
+
+
+def kernel_body(source):
+    """The generated kernel's statements, without the equation comments."""
+    return [ln.strip() for ln in source.splitlines()
+            if ln.strip() and not ln.strip().startswith("#")]
+
+
+# ---------------------------------------------------------------------------------
+# specialization: sizes and literals are constants; tiny arrays live in scalars
+# ---------------------------------------------------------------------------------
+
+def lotka_volterra(theta, u):
+    a, b, c, d = theta[0], theta[1], theta[2], theta[3]
+    for _ in range(3):
+        du = anp.stack([a * u[0] - b * u[0] * u[1], c * u[0] * u[1] - d * u[1]])
+        u = u + 0.05 * du
+    return anp.sum(u ** 2) + anp.max(u) - anp.min(anp.abs(u))
+
+
+THETA = np.array([1.0, 0.1, 0.075, 1.5])
+U0 = np.array([10.0, 5.0])
+
+
+def test_specialized_kernel_has_constant_sizes_and_no_size_vector():
+    low = ad.jit(lambda x: anp.sum(anp.exp(x) * 3.5)).lower(np.ones(7))
+    assert "range(7)" in low.source
+    assert "3.5" in low.source                   # the literal is in the code
+    assert "_sz" not in low.source and "slot_" not in low.source
+
+
+def test_tiny_vectors_become_straight_line_scalar_code():
+    g = ad.jit(ad.grad(lotka_volterra), dynamic_shapes=False)
+    src = g.lower(THETA, U0).source
+    body = kernel_body(src)
+    # no loop and no temporary array: only the two gradient outputs are allocated
+    assert not any(ln.startswith("for ") for ln in body), src
+    assert sum("np.empty(" in ln for ln in body) == 1, src
+    assert_tree_close(g(THETA, U0), interp(ad.grad(lotka_volterra), THETA, U0))
+    np.testing.assert_allclose(g(THETA, U0),
+                               ad.grad(lotka_volterra)(THETA, U0), rtol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_unrolled_movement_and_reductions_match_the_interpreter(dtype):
+    def f(x, y):
+        z = anp.concatenate([x[::-1], anp.pad(y, (1, 0))])          # (3,) + (3,) = (6,)
+        w = anp.transpose(anp.reshape(x[:2] * y[1:], (2, 1)))           # (1, 2)
+        s = anp.stack([anp.sum(x), anp.prod(y), anp.max(x), anp.min(y)])
+        return z[:4] * 2.0, w, s, anp.any(x > 0.5), anp.argmax(s), anp.sum(w, axis=0)
+
+    x = np.array([0.3, -1.2, 0.7], dtype)
+    y = np.array([2.0, np.nan, -0.5], dtype)
+    jf = ad.jit(f, dynamic_shapes=False)
+    tol = dict(rtol=1e-6, atol=1e-6) if dtype == np.float32 else {}
+    assert_tree_close(jf(x, y), interp(f, x, y), **tol)
+    # the same values once more, now through the generic kernel
+    assert_tree_close(ad.jit(f, dynamic_shapes=True)(x, y), interp(f, x, y), **tol)
+
+
+def test_scan_body_over_a_small_state_is_unrolled():
+    def energy(p, y0):
+        def step(y, _):
+            y = y + 0.01 * anp.stack([y[1], -p[0] * y[0] - p[1] * y[1]])
+            return y, y[0]
+        y, xs = ad.lax.scan(step, y0, None, length=50)
+        return anp.sum(y ** 2) + anp.sum(xs)
+    g = ad.jit(ad.grad(energy))
+    p, y0 = np.array([4.0, 0.4]), np.array([1.0, 0.0])
+    assert_tree_close(g(p, y0), interp(ad.grad(energy), p, y0))
+
+
+# ---------------------------------------------------------------------------------
+# views: index arithmetic in the consumer's loop, never a copy
+# ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_views_compile_to_no_allocation(dynamic):
+    def f(x):
+        a = x[1:9]                                   # slice
+        b = anp.expand_dims(x[::-1][:8], 0)[0]       # rev, slice, expand_dims, squeeze
+        c = anp.reshape(x[:8], (8, 1))[:, 0]         # reshape adding a unit axis
+        return a * b + c + x[3] * x[-1]              # element reads
+    x = np.linspace(-1.0, 1.0, 50)
+    jf = ad.jit(f, dynamic_shapes=dynamic)
+    src = jf.lower(x).source
+    allocs = [ln for ln in kernel_body(src) if "np.empty(" in ln or "np.full(" in ln]
+    assert len(allocs) == 1, src                     # the output only
+    assert "copy" not in src, src
+    np.testing.assert_allclose(jf(x), interp(f, x), rtol=1e-14)
+
+
+# ---------------------------------------------------------------------------------
+# dynamic dimensions: specialize first, generalize once
+# ---------------------------------------------------------------------------------
+
+def test_a_dimension_turns_dynamic_exactly_once(caplog):
+    w = np.random.default_rng(1).normal(size=(3, 2))
+    fn = lambda x: anp.sum(anp.tanh(x @ w) * 1.25, axis=1)      # noqa: E731
+    f = ad.jit(fn)
+    counts = []
+    for n in (4, 6, 9, 4, 13, 2):
+        x = np.random.default_rng(n).normal(size=(n, 3))
+        before = n_compiles()
+        with caplog.at_level("WARNING", logger="autodiff.jit"):
+            ad.config.update("explain_cache_misses", n == 6)
+            try:
+                np.testing.assert_allclose(f(x), interp(fn, x), rtol=1e-12)
+            finally:
+                ad.config.update("explain_cache_misses", False)
+        counts.append(n_compiles() - before)
+    # 4: specialized kernel; 6: the batch dimension turns dynamic (generic kernel);
+    # 9, 13, 2: that kernel again; 4 again: a hit of the first signature
+    assert counts == [1, 1, 0, 0, 0, 0], counts
+    assert "dimension 0 of argument leaf 0 turned dynamic (size 4 -> 6)" in caplog.text
+    # only the changed dimension is symbolic: the widths 3 and 2 stay constants
+    src = f.lower(np.ones((5, 3))).source
+    assert "range(2)" in src and "(1, 3, 2)" in src and "range(n0)" in src
+
+
+def test_dynamic_shapes_false_always_specializes_and_true_never_does():
+    fn = lambda x: anp.sum(x * x)                               # noqa: E731
+    spec, gen = ad.jit(fn, dynamic_shapes=False), ad.jit(fn, dynamic_shapes=True)
+    for n in (3, 5, 8):
+        x = np.arange(float(n))
+        assert float(spec(x)) == float(gen(x)) == float(np.sum(x * x))
+    assert f"range({8})" in spec.lower(np.ones(8)).source
+    assert "_sz" in gen.lower(np.ones(8)).source
+    with pytest.raises(TypeError, match="dynamic_shapes"):
+        ad.jit(fn, dynamic_shapes="yes")
+
+
+# ---------------------------------------------------------------------------------
+# background compilation
+# ---------------------------------------------------------------------------------
+
+def test_background_and_blocking_tiers_agree(background_compile):
+    # a literal unique to this test keeps the kernel out of every cache
+    k = 1.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
+    fn = lambda x: anp.sum(anp.tanh(x) * anp.sin(x) + anp.exp(-x * x) * k)   # noqa: E731
+    g = ad.jit(ad.grad(fn))
+    x = np.linspace(-2.0, 2.0, 301)
+    first = g(x)                                   # the interpreter, while Numba compiles
+    info = g.cache_info()
+    assert info.pending == 1 and info.compiled == 0, info
+    assert g.wait_compiled(120)
+    assert g.cache_info().compiled == 1 and g.cache_info().pending == 0
+    second = g(x)                                  # the kernel
+    assert g.cache_info().hits == 1
+    # the two tiers agree to the vectorized math's error bound (a few ulp of the terms)
+    np.testing.assert_allclose(second, first, rtol=1e-13, atol=4e-16 * 8)
+    ad.config.update("jit_background_compile", False)
+    blocking = ad.jit(ad.grad(fn))(x)              # same source: the compiled kernel at once
+    np.testing.assert_array_equal(blocking, second)
+
+
+def test_lower_compile_blocks_and_installs(background_compile):
+    k = 2.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
+    f = ad.jit(lambda x: anp.sum(x * k))
+    compiled = f.lower(np.ones(4)).compile()
+    assert f.cache_info().compiled == 1 and f.cache_info().pending == 0
+    assert float(compiled(np.ones(4))) == pytest.approx(4 * k, rel=1e-15)
+    assert f.cache_info().misses == 0 and f.cache_info().hits == 1
+
+
+def test_a_failed_background_compile_keeps_the_interpreter(background_compile, monkeypatch):
+    from autodiff.backends import numba_cpu
+
+    real = numba_cpu.lower
+
+    def broken(closed, **kw):
+        prog = real(closed, **kw)
+        prog.source = prog.source.replace("def kernel(", "def kernel_(")   # no entry point
+        return prog
+    monkeypatch.setattr(numba_cpu, "lower", broken)
+    k = 3.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
+    f = ad.jit(lambda x: x * k)
+    np.testing.assert_allclose(f(np.ones(2)), [k, k])
+    assert ad.wait_for_compiles(120)
+    info = f.cache_info()
+    assert info.pending == 0 and info.compiled == 0
+    np.testing.assert_allclose(f(np.ones(2)), [k, k])
+
+
+CHILD = textwrap.dedent("""
+    import sys, numpy as np
+    import autodiff as ad, autodiff.numpy as anp
+    ad.config.update("jit_background_compile", sys.argv[1] == "background")
+    def net(x):
+        for i in range(12):
+            x = anp.tanh(anp.sin(x) * (1.0 + i / 7) + anp.exp(-x * x))
+        return anp.sum(x)
+    g = ad.jit(ad.grad(net))
+    r = g(np.linspace(-1, 1, 64))
+    print("RESULT", repr(float(r.sum())), g.cache_info().pending, flush=True)
+""")
+
+
+def test_exit_with_a_pending_compile_is_prompt_and_leaves_a_sound_cache(tmp_path):
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+
+    def run(mode):
+        out = subprocess.run([sys.executable, "-c", CHILD, mode], env=env, capture_output=True,
+                             text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT")][0].split()
+        return float(line[1]), int(line[2])
+
+    value, pending = run("background")          # exits right after the interpreted call
+    assert pending == 1
+    leftovers = [p for p in tmp_path.rglob("*") if ".tmp" in p.name]
+    assert not leftovers, leftovers
+    again, pending = run("blocking")            # whatever the first left, it loads or compiles
+    assert pending == 0
+    assert again == pytest.approx(value, rel=1e-12)
