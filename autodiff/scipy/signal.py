@@ -148,4 +148,9 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
 def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
     """scipy's ``correlate2d`` (zero fill boundary)."""
     _check_2d(in1, in2, boundary, fillvalue, "correlate2d")
-    return correlate(in1, in2, mode)
+    if mode != "same":
+        return correlate(in1, in2, mode)
+    # scipy's correlate2d centres 'same' at m//2 of the full result, correlate at (m-1)//2
+    full = correlate(in1, in2, "full")
+    in1, in2 = anp.asarray(in1), anp.asarray(in2)
+    return full[tuple(slice(m // 2, m // 2 + n) for n, m in zip(in1.shape, in2.shape))]
