@@ -15,6 +15,8 @@ import dataclasses
 from collections import namedtuple as _namedtuple  # noqa: F401  (documented support)
 
 _registry = {}
+_attr_names = {}          # registered classes whose children are attributes: their names
+_key_registry = {}        # type -> flatten_with_keys(x) -> (((key, child), ...), aux)
 
 
 class PyTreeDef:
@@ -110,6 +112,7 @@ def register_dataclass(cls=None, data_fields=None, meta_fields=None):
             return obj
 
         register_pytree_node(cls, flatten, unflatten)
+        _attr_names[cls] = tuple(data)        # key paths name the fields (GetAttrKey)
         return cls
 
     return wrap if cls is None else wrap(cls)
@@ -319,8 +322,141 @@ def _partial_unflatten(aux, children):
 register_pytree_node(Partial, _partial_flatten, _partial_unflatten)
 
 
+# ----------------------------------------------------------------------------
+# key paths: where each leaf sits, JAX's spelling
+# ----------------------------------------------------------------------------
+
+class SequenceKey(_namedtuple("SequenceKey", ["idx"])):
+    """The position of a child of a tuple or list: prints ``[0]``."""
+    __slots__ = ()
+
+    def __str__(self):
+        return f"[{self.idx!r}]"
+
+
+class DictKey(_namedtuple("DictKey", ["key"])):
+    """The key of a child of a dict: prints ``['w']``."""
+    __slots__ = ()
+
+    def __str__(self):
+        return f"[{self.key!r}]"
+
+
+class GetAttrKey(_namedtuple("GetAttrKey", ["name"])):
+    """The attribute holding a child (namedtuples, dataclasses): prints ``.name``."""
+    __slots__ = ()
+
+    def __str__(self):
+        return f".{self.name}"
+
+
+class FlattenedIndexKey(_namedtuple("FlattenedIndexKey", ["key"])):
+    """The index of a child of a registered node without key names: prints ``[<flat index 0>]``."""
+    __slots__ = ()
+
+    def __str__(self):
+        return f"[<flat index {self.key}>]"
+
+
+def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatten_func=None):
+    """Register a container whose children have key names:
+    ``flatten_with_keys(x) -> (((key, child), ...), aux)`` (JAX's signature)."""
+    def flatten(x):
+        pairs, aux = flatten_with_keys(x)
+        return [c for _, c in pairs], aux
+    register_pytree_node(nodetype, flatten_func or flatten, unflatten_func)
+    _key_registry[nodetype] = flatten_with_keys
+    return nodetype
+
+
+def _child_keys(x, node):
+    t, aux, children = node
+    if t is tuple or t is list:
+        return [SequenceKey(i) for i in range(len(children))]
+    if t is dict:
+        return [DictKey(k) for k in aux]
+    if t in _key_registry:
+        return [k for k, _ in _key_registry[t](x)[0]]
+    if t in _attr_names:
+        return [GetAttrKey(n) for n in _attr_names[t]]
+    if t not in _registry and _is_namedtuple(x):
+        return [GetAttrKey(n) for n in type(x)._fields]
+    return [FlattenedIndexKey(i) for i in range(len(children))]
+
+
+def tree_flatten_with_path(tree, is_leaf=None):
+    """``([(key_path, leaf), ...], treedef)``: each leaf with the tuple of keys leading to it.
+
+    >>> pairs, _ = tree_flatten_with_path({"w": [1.0, 2.0], "b": 3.0})
+    >>> [(keystr(p), v) for p, v in pairs]
+    [("['b']", 3.0), ("['w'][0]", 1.0), ("['w'][1]", 2.0)]
+    """
+    out = []
+    _flatten_with_path(tree, (), out, is_leaf)
+    return out, tree_structure(tree, is_leaf)
+
+
+def _flatten_with_path(x, path, out, is_leaf):
+    if is_leaf is not None and is_leaf(x):
+        out.append((path, x))
+        return
+    node = _flatten_node(x)
+    if node is None:
+        out.append((path, x))
+        return
+    for k, c in zip(_child_keys(x, node), node[2]):
+        _flatten_with_path(c, path + (k,), out, is_leaf)
+
+
+def tree_leaves_with_path(tree, is_leaf=None):
+    """``[(key_path, leaf), ...]``."""
+    return tree_flatten_with_path(tree, is_leaf)[0]
+
+
+def tree_map_with_path(f, tree, *rest, is_leaf=None):
+    """``f(key_path, leaf, *others)`` leafwise, e.g. to treat biases and weights apart.
+
+    >>> tree_map_with_path(lambda p, v: 0.0 if keystr(p).endswith("['b']") else v,
+    ...                    {"b": 1.0, "w": 2.0})
+    {'b': 0.0, 'w': 2.0}
+    """
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    others = [flatten_up_to(treedef, r) for r in rest]
+    return tree_unflatten(treedef, [f(p, v, *xs) for (p, v), *xs in zip(pairs, *others)])
+
+
+def keystr(keys, *, simple=False, separator=""):
+    """A key path as text: ``"['w'][0]"``; ``simple=True`` drops brackets and quotes
+    (``"w/0"`` with ``separator="/"``)."""
+    if not simple:
+        return separator.join(str(k) for k in keys)
+    def bare(k):
+        for field in ("idx", "key", "name"):
+            if hasattr(k, field):
+                return str(getattr(k, field))
+        return str(k)
+    return separator.join(bare(k) for k in keys)
+
+
+def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
+    """Turn a tree of ``outer`` structure whose leaves-trees have ``inner`` structure
+    inside out (JAX's ``tree_transpose``).
+
+    >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
+    ([1, 3], [2, 4])
+    """
+    outer = flatten_up_to(outer_treedef, pytree_to_transpose)
+    cols = [flatten_up_to(inner_treedef, o) for o in outer]
+    n = inner_treedef.num_leaves
+    return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, [c[i] for c in cols])
+                                          for i in range(n)])
+
+
 __all__ = [
     "PyTreeDef", "register_pytree_node", "register_dataclass", "tree_flatten",
     "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "flatten_up_to",
     "broadcast_prefix", "tree_all", "tree_reduce", "register_pytree_node_class", "Partial",
+    "SequenceKey", "DictKey", "GetAttrKey", "FlattenedIndexKey", "register_pytree_with_keys",
+    "tree_flatten_with_path", "tree_leaves_with_path", "tree_map_with_path", "keystr",
+    "tree_transpose",
 ]

@@ -1,0 +1,56 @@
+"""``ravel_pytree``: a pytree of arrays as one flat vector, and the function back (JAX's
+``jax.flatten_util``). It is what ``scipy.optimize`` over structured parameters needs.
+
+>>> import numpy as np
+>>> from autodiff.flatten_util import ravel_pytree
+>>> flat, unravel = ravel_pytree({"w": np.ones((2, 2)), "b": np.array([5.0])})
+>>> flat                                  # leaves in tree_flatten order: dict keys sorted
+array([5., 1., 1., 1., 1.])
+>>> unravel(flat * 2)["w"]
+array([[2., 2.],
+       [2., 2.]])
+
+Leaves of different dtypes are promoted to their common dtype in the flat vector
+(``numpy.result_type``), and ``unravel`` casts each leaf back to its own dtype, as in
+JAX. Both directions are ``autodiff.numpy`` operations, so they work on traced values:
+inside ``grad``, ``vmap`` and ``jit``, and ``unravel`` is linear, so its transpose is
+``ravel``.
+"""
+import numpy as np
+
+from . import numpy as anp
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["ravel_pytree"]
+
+
+def ravel_pytree(pytree):
+    """``(flat, unravel)``: the leaves raveled and concatenated; ``unravel(v)`` rebuilds
+    a tree of the same structure, shapes and dtypes from a vector like ``flat``.
+
+    >>> import numpy as np
+    >>> flat, unravel = ravel_pytree((np.arange(3), 2.5))
+    >>> flat.dtype, unravel(flat)[0].dtype
+    (dtype('float64'), dtype('int64'))
+    """
+    leaves, treedef = tree_flatten(pytree)
+    shapes = [tuple(anp.shape(l)) for l in leaves]
+    dtypes = [np.dtype(getattr(l, "dtype", None) or np.asarray(l).dtype) for l in leaves]
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+    common = np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
+    if leaves:
+        flat = anp.concatenate([anp.ravel(anp.astype(anp.asarray(l), common)) for l in leaves])
+    else:
+        flat = np.zeros((0,), common)
+    offsets = np.cumsum([0] + sizes)
+
+    def unravel(vec):
+        n = int(anp.shape(vec)[0]) if anp.ndim(vec) == 1 else -1
+        if n != offsets[-1]:
+            raise ValueError(f"unravel: expected a vector of length {offsets[-1]}, got shape "
+                             f"{tuple(anp.shape(vec))}")
+        parts = [anp.astype(anp.reshape(vec[int(a):int(b)], s), dt)
+                 for a, b, s, dt in zip(offsets[:-1], offsets[1:], shapes, dtypes)]
+        return tree_unflatten(treedef, parts)
+
+    return flat, unravel

@@ -1,0 +1,81 @@
+"""Shapes without computing: ``ShapeDtypeStruct`` and ``eval_shape`` (as in JAX).
+
+``eval_shape(f, *args)`` traces ``f`` abstractly, with avals only: nothing is computed
+and no array of the inputs' sizes is allocated, so it costs the same for a 10⁹-element
+input as for a scalar. Arguments may be arrays, scalars or ``ShapeDtypeStruct`` s
+(anything with ``.shape`` and ``.dtype``), in any pytree.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> x = ad.ShapeDtypeStruct((1000, 1000000), np.float32)
+>>> ad.eval_shape(lambda x: {"s": anp.sum(x, axis=0), "t": x.T}, x)
+{'s': ShapeDtypeStruct(shape=(1000000,), dtype=float32), 't': ShapeDtypeStruct(shape=(1000000, 1000), dtype=float32)}
+"""
+import numpy as np
+
+from .core import ShapedArray, get_aval, trace_flat
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["ShapeDtypeStruct", "eval_shape"]
+
+
+class ShapeDtypeStruct:
+    """An array's shape and dtype, no data: an argument for :func:`eval_shape` and
+    ``jit(...).lower`` and what ``eval_shape`` returns."""
+
+    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+    def __init__(self, shape, dtype, sharding=None, weak_type=False):
+        self.shape = tuple(int(s) for s in shape)
+        d = getattr(dtype, "dtype", None)          # anp.float32 and friends wrap a dtype
+        self.dtype = d if isinstance(d, np.dtype) else np.dtype(dtype)
+        self.sharding = sharding
+        self.weak_type = weak_type
+
+    ndim = property(lambda self: len(self.shape))
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+
+    def __len__(self):
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __repr__(self):
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name})"
+
+    def __eq__(self, other):
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype)
+
+    def __hash__(self):
+        return hash((self.shape, self.dtype))
+
+
+def _aval(x):
+    if isinstance(x, ShapedArray):
+        return x
+    if hasattr(x, "shape") and hasattr(x, "dtype") and not isinstance(x, np.ndarray) \
+            and not isinstance(x, np.generic) and not hasattr(x, "aval"):
+        return ShapedArray(tuple(x.shape), np.dtype(x.dtype))
+    return get_aval(x).strip_weak()      # as make_jaxpr and jit see it
+
+
+def eval_shape(fun, *args, **kwargs):
+    """The pytree of ``ShapeDtypeStruct`` s that ``fun(*args, **kwargs)`` would return.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.eval_shape(lambda a, b: a @ b, np.ones((2, 3)), ad.ShapeDtypeStruct((3, 4), np.float64))
+    ShapeDtypeStruct(shape=(2, 4), dtype=float64)
+    """
+    flat, in_tree = tree_flatten(args)
+    avals = [_aval(x) for x in flat]
+    box = []
+
+    def flat_fun(*tracers):
+        out = fun(*tree_unflatten(in_tree, list(tracers)), **kwargs)
+        leaves, out_tree = tree_flatten(out)
+        box.append(out_tree)
+        from .numpy import asarray
+        return [asarray(l) for l in leaves]
+
+    closed = trace_flat(flat_fun, avals, None, name="eval_shape")
+    return tree_unflatten(box[0], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals])
