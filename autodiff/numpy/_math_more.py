@@ -76,7 +76,7 @@ def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
     """``base ** linspace(start, stop)`` (``numpy.logspace``), traced end points allowed."""
     anp = _anp()
     y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
-    b = asarray(base)
+    b = base if is_python_scalar(base) else asarray(base)
     if ndim(b):
         b = anp.expand_dims(b, axis)
     out = anp.power(b, y)
@@ -89,7 +89,8 @@ def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
     sign), traced end points allowed; the end points are exact."""
     anp = _anp()
     start, stop = _f(start), _f(stop)
-    start, stop = promote(start, stop)
+    dt = np.result_type(dtype_of(start), dtype_of(stop), np.float64)     # numpy: float64 at least
+    start, stop = anp.astype(start, dt), anp.astype(stop, dt)
     sgn = anp.sign(start)
     s0, s1 = anp.divide(start, sgn), anp.divide(stop, sgn)
     y = logspace(anp.log10(s0), anp.log10(s1), num=num, endpoint=endpoint, base=10.0)
@@ -147,6 +148,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
         uniform = ndim(d) == 0
         if uniform:
             h = d
+            h = h if isinstance(h, Tracer) or is_python_scalar(h) else float(h)
             interior = anp.divide(anp.subtract(sl(f, 2, N, ax), sl(f, 0, N - 2, ax)), anp.multiply(h, 2.0))
             if edge_order == 1:
                 first = anp.divide(anp.subtract(sl(f, 1, 2, ax), sl(f, 0, 1, ax)), h)
@@ -185,7 +187,8 @@ def gradient(f, *varargs, axis=None, edge_order=1):
                 c1 = anp.divide(anp.add(anp.multiply(d2, 2.0), d1), anp.multiply(d2, anp.add(d1, d2)))
                 last = anp.add(anp.add(anp.multiply(a1, sl(f, N - 3, N - 2, ax)), anp.multiply(b1, sl(f, N - 2, N - 1, ax))),
                                anp.multiply(c1, sl(f, N - 1, N, ax)))
-        outs.append(anp.concatenate([first, interior, last], axis=ax))
+        # numpy writes into an array of f's dtype, whatever the spacings' dtype
+        outs.append(anp.astype(anp.concatenate([first, interior, last], axis=ax), dtype_of(f)))
     return outs[0] if n == 1 else tuple(outs)
 
 
@@ -315,9 +318,15 @@ def isneginf(x):
 def _exp2_int(e, dt):
     """2**e for integer-valued float ``e`` over the whole exponent range (subnormal
     results too): two factors, each a normal number."""
+    return _scale2(1.0, e)
+
+
+def _scale2(x, e):
+    """x·2**e for integer-valued float ``e``, one normal factor at a time, so neither the
+    power nor an intermediate product overflows or underflows when the result does not."""
     anp = _anp()
     h = anp.floor(anp.multiply(e, 0.5))
-    return anp.multiply(anp.exp2(h), anp.exp2(anp.subtract(e, h)))
+    return anp.multiply(anp.multiply(x, anp.exp2(h)), anp.exp2(anp.subtract(e, h)))
 
 
 @npfunc(np.frexp)
@@ -330,11 +339,11 @@ def frexp(x):
     ok = anp.logical_and(anp.isfinite(x), anp.greater(ax, 0))
     safe = anp.stop_gradient(anp.where(ok, ax, 1.0))
     e = anp.add(anp.floor(anp.log2(safe)), 1.0)
-    m = anp.multiply(safe, _exp2_int(anp.negative(e), dt))
+    m = _scale2(safe, anp.negative(e))
     # log2 may round across a power of two: one correction step either way
     e = anp.where(anp.greater_equal(m, 1.0), anp.add(e, 1.0), anp.where(anp.less(m, 0.5), anp.subtract(e, 1.0), e))
     e = anp.stop_gradient(anp.where(ok, e, 0.0))
-    mant = anp.where(ok, anp.multiply(x, _exp2_int(anp.negative(e), dt)), x)
+    mant = anp.where(ok, _scale2(x, anp.negative(e)), x)
     return mant, anp.astype(e, np.int32)
 
 
@@ -344,7 +353,7 @@ def ldexp(x1, x2):
     anp = _anp()
     x1 = _f(x1)
     e = anp.astype(asarray(x2), dtype_of(x1) if dtype_of(x1) == np.float64 else np.float64)
-    out = anp.multiply(anp.astype(x1, dtype_of(e)), _exp2_int(e, dtype_of(e)))
+    out = _scale2(anp.astype(x1, dtype_of(e)), e)
     return anp.astype(out, dtype_of(x1))
 
 
@@ -401,9 +410,10 @@ def nextafter(x1, x2):
     mag = anp.where(away, anp.add(ax, up), anp.subtract(ax, down))
     mag = anp.where(fin, mag, float(fi.max))                               # from ±inf inwards
     out = anp.where(anp.signbit(x1s), anp.negative(mag), mag)
-    out = anp.where(anp.equal(x1s, 0), anp.where(anp.greater(x2s, 0), tiny, -tiny), out)
+    t = anp.full_like(x1s, tiny)
+    out = anp.where(anp.equal(x1s, 0), anp.where(anp.greater(x2s, 0), t, anp.negative(t)), out)
     out = anp.where(anp.equal(x1s, x2s), x2s, out)
-    out = anp.where(anp.logical_or(anp.isnan(x1s), anp.isnan(x2s)), np.nan, out)
+    out = anp.where(anp.logical_or(anp.isnan(x1s), anp.isnan(x2s)), anp.full_like(x1s, np.nan), out)
     # the value is x1 moved by one ulp: its derivative in x1 is 1
     return anp.add(anp.subtract(x1, x1s), out)
 
@@ -604,7 +614,7 @@ def polyder(p, m=1):
         n = shape_of(p)[0] - 1
         if n <= 0:
             return anp.zeros_like(p, shape=(1,))
-        p = anp.multiply(anp.getitem(p, slice(0, n)), np.arange(n, 0, -1).astype(dtype_of(p)))
+        p = anp.multiply(anp.getitem(p, slice(0, n)), np.arange(n, 0, -1))     # numpy: int64 factors
     return p
 
 
@@ -619,8 +629,8 @@ def polyint(p, m=1, k=None):
         ks = ks * m
     for i in range(m):
         n = shape_of(p)[0]
-        p = anp.concatenate([anp.divide(p, np.arange(n, 0, -1).astype(dtype_of(p))),
-                             anp.reshape(anp.astype(asarray(ks[i]), dtype_of(p)), (1,))])
+        q = anp.divide(p, np.arange(n, 0, -1))
+        p = anp.concatenate([q, anp.reshape(anp.astype(asarray(ks[i]), dtype_of(q)), (1,))])
     return p
 
 

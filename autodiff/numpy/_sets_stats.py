@@ -49,7 +49,7 @@ def _unique_sorted(x, size, fill_value):
     sort permutation, the 'first of a run' mask and each element's run number."""
     anp = _anp()
     n = shape_of(x)[0]
-    perm = anp.argsort(x)
+    perm = anp.argsort(x, kind="stable")
     s = anp.take(x, perm)
     if n == 0:
         return anp.full_like(x, 0, shape=(size,)), s, perm, None, None, anp.zeros_like(x, dtype=np.int64, shape=(size,))
@@ -252,10 +252,9 @@ def digitize(x, bins, right=False):
     anp = _anp()
     x, bins = promote(asarray(x), asarray(bins))
     n = shape_of(bins)[0]
-    side_inc = "left" if right else "right"
-    inc = anp.searchsorted(bins, x, side=side_inc)
-    side_dec = "left" if right else "right"
-    dec = anp.subtract(n, anp.searchsorted(anp.flip(bins), x, side="right" if right else "left"))
+    side = "left" if right else "right"
+    inc = anp.searchsorted(bins, x, side=side)
+    dec = anp.subtract(n, anp.searchsorted(anp.flip(bins), x, side=side))
     if n < 2:
         return inc
     increasing = anp.less_equal(anp.getitem(bins, 0), anp.getitem(bins, -1))
@@ -272,9 +271,10 @@ def lexsort(keys, axis=-1):
     for k in keys:                              # least significant first, each sort stable
         k = anp.moveaxis(k, axis, -1)
         if idx is None:
-            idx = anp.argsort(k, axis=-1)
+            idx = anp.argsort(k, axis=-1, kind="stable")
         else:
-            idx = anp.take_along_axis(idx, anp.argsort(anp.take_along_axis(k, idx, axis=-1), axis=-1), axis=-1)
+            idx = anp.take_along_axis(idx, anp.argsort(anp.take_along_axis(k, idx, axis=-1), axis=-1, kind="stable"),
+                                      axis=-1)
     return anp.moveaxis(idx, -1, axis)
 
 
@@ -326,10 +326,16 @@ def choose(a, choices, out=None, mode="raise"):
     return anp.squeeze(anp.take_along_axis(st, anp.expand_dims(a, 0), axis=0), 0)
 
 
-@npfunc(np.compress)
 def compress(condition, a, axis=None, out=None, *, size=None, fill_value=0):
     """Slices of ``a`` where ``condition`` is true (``numpy.compress``). A traced
     condition needs a concrete value or JAX's ``size=`` (then ``fill_value`` pads)."""
+    if size is None and _kind((condition, a)) == 0:
+        return np.compress(condition, a, axis)
+    return _compress(condition, a, axis, size, fill_value)
+
+
+@npfunc(None)
+def _compress(condition, a, axis, size, fill_value):
     anp = _anp()
     a = asarray(a)
     if axis is None:
@@ -353,9 +359,10 @@ def compress(condition, a, axis=None, out=None, *, size=None, fill_value=0):
     return anp.where(anp.reshape(valid, tuple(sh)), taken, fill_value)
 
 
-@npfunc(np.extract)
 def extract(condition, arr, *, size=None, fill_value=0):
     """Elements of ``arr`` where ``condition`` (``numpy.extract``); traced: as ``compress``."""
+    if size is None and _kind((condition, arr)) == 0:
+        return np.extract(condition, arr)
     anp = _anp()
     return compress(anp.ravel(asarray(condition)), anp.ravel(asarray(arr)), 0, size=size, fill_value=fill_value)
 
@@ -569,7 +576,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     if weights is None:
         h = anp.astype(anp.sum(hits, axis=0, dtype=np.int64), np.float64)
     else:
-        w = anp.ravel(asarray(weights))
+        w = anp.astype(anp.ravel(asarray(weights)), np.float64)      # numpy: float64 counts
         h = anp.sum(anp.where(hits, anp.expand_dims(w, -1), 0.0), axis=0)
     h = anp.reshape(h, tuple(nbs))
     if density:
@@ -674,6 +681,8 @@ def _quantile_impl(a, q, axis, keepdims, method, nan):
     a = asarray(a)
     qa = q if is_python_scalar(q) else np.asarray(q) if not isinstance(q, Tracer) else q
     dt = float_type(result_type(a, qa if is_python_scalar(qa) or isinstance(qa, Tracer) else np.asarray(qa)))
+    if method in ("lower", "higher", "nearest", "inverted_cdf", "closest_observation"):
+        dt = float_type(dtype_of(a))       # numpy: these pick elements, keeping a's dtype
     a = P.convert(a, dt)
     s, kept = _axes_to_last(a, axis)
     m = shape_of(s)[-1]
@@ -804,7 +813,7 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     anp = _anp()
     v = nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
     pos = anp.greater(v, 0)
-    return anp.where(pos, anp.sqrt(anp.where(pos, v, 1.0)), anp.where(anp.isnan(v), np.nan, 0.0))
+    return anp.where(pos, anp.sqrt(anp.where(pos, v, 1.0)), anp.where(anp.isnan(v), v, anp.zeros_like(v)))
 
 
 @npfunc(np.cov)

@@ -255,7 +255,7 @@ def block(arrays):
         else:
             yield x
     nd = builtins.max([ndim(v) for v in leaves(arrays)] + [depth])
-    dt = result_type(*list(leaves(arrays)))
+    dt = result_type(*[x if isinstance(x, Tracer) else np.asarray(x) for x in leaves(arrays)])
 
     def rec(x, level):
         if isinstance(x, list):
@@ -281,6 +281,7 @@ def vander(x, N=None, increasing=False):
     if ndim(x) != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
     n = shape_of(x)[0] if N is None else builtins.int(N)
+    x = anp.astype(x, np.promote_types(dtype_of(x), np.int64))    # numpy's result dtype
     cols = [anp.power(x, p) for p in range(n)]
     if not increasing:
         cols = cols[::-1]

@@ -527,3 +527,10 @@ def log_softmax(x, axis=None):
         x = asarray(x)
         return anp.reshape(anp.log_softmax(anp.ravel(x), axis=0), anp.shape(x))
     return anp.log_softmax(x, axis=axis)
+
+
+# the rest of scipy.special that autodiff has (issue 14): incomplete gamma/beta, inverse
+# error functions, Bessel I0/I1, zeta, spence, entropies, combinatorics
+from ._special_more import *  # noqa: E402,F401,F403
+from ._special_more import __all__ as _more_all  # noqa: E402
+__all__ = __all__ + _more_all
