@@ -208,9 +208,19 @@ def _closure_convert(func, y0_flat, unflatten_y, t0, arg_leaves, arg_tree):
     """``func`` as ``f(y_flat, t, *params)`` whose every traced input is explicit:
     closed-over tracers become trailing parameters, so the backward pass can
     differentiate with respect to them."""
+    y_tree = tree_flatten(unflatten_y(y0_flat))[1]
+
     def flat_func(y, t, *leaves):
         args = tree_unflatten(arg_tree, list(leaves[:len(arg_leaves)]))
-        return flatten(func(unflatten_y(y), t, *args))[0]
+        dy = func(unflatten_y(y), t, *args)
+        dy_leaves, dy_tree = tree_flatten(dy)
+        if dy_tree != y_tree or [np.shape(a) for a in dy_leaves] != [
+                np.shape(a) for a in tree_flatten(unflatten_y(y))[0]]:
+            raise ValueError(f"odeint: func must return the structure and shapes of y0, "
+                             f"{y_tree} with shapes "
+                             f"{[np.shape(a) for a in tree_flatten(unflatten_y(y))[0]]}; got "
+                             f"{dy_tree} with shapes {[np.shape(a) for a in dy_leaves]}")
+        return flatten(dy)[0]
 
     in_vals = [y0_flat, t0, *arg_leaves]
     closed, _ = trace_fun(lambda *a: flat_func(*a), in_vals, tree_flatten(tuple(in_vals))[1],
