@@ -1,0 +1,32 @@
+"""``scipy.stats.geom``: the geometric distribution: trials up to the first success, k ≥ 1.
+
+>>> from autodiff.scipy.stats import geom; float(geom.pmf(2, 0.5))
+0.25
+"""
+import math
+
+import numpy as np
+
+from ... import numpy as anp
+from .. import special as sp
+from ._common import discrete, is_int, safe
+
+
+def _logpmf(k, p):
+    ok = anp.logical_and(is_int(k), anp.greater_equal(k, 1.0))
+    ks = safe(ok, k, 1.0)
+    out = anp.add(sp.xlog1py(anp.subtract(ks, 1.0), anp.negative(p)), anp.log(p))
+    return anp.where(ok, out, -np.inf)
+
+
+def _logsf(k, p):
+    fk = anp.maximum(anp.floor(k), 0.0)
+    return sp.xlog1py(fk, anp.negative(p))
+
+
+logpmf = discrete("geom", "logpmf", _logpmf, ("p",))
+pmf = discrete("geom", "pmf", lambda k, p: anp.exp(_logpmf(k, p)), ("p",))
+sf = discrete("geom", "sf", lambda k, p: anp.exp(_logsf(k, p)), ("p",))
+logsf = discrete("geom", "logsf", _logsf, ("p",))
+cdf = discrete("geom", "cdf", lambda k, p: anp.negative(anp.expm1(_logsf(k, p))), ("p",))
+__all__ = ["logpmf", "pmf", "cdf", "sf", "logsf"]

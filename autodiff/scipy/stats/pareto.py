@@ -1,0 +1,31 @@
+"""``scipy.stats.pareto``: the Pareto distribution with shape ``b``, density b/z^{b+1} on z ≥ 1.
+
+>>> from autodiff.scipy.stats import pareto; float(pareto.sf(2.0, 1.0))
+0.5
+"""
+import math
+
+import numpy as np
+
+from ... import numpy as anp
+from .. import special as sp
+from ._common import Continuous, safe, LOG_2PI
+
+
+def _support(z, b):
+    return anp.greater_equal(z, 1.0)
+
+
+def _lz(z):
+    return anp.log(safe(anp.greater_equal(z, 1.0), z, 1.0))
+
+
+_fam = Continuous("pareto", 1, lambda z, b: anp.subtract(anp.log(b), anp.multiply(anp.add(b, 1.0), _lz(z))),
+                  support=_support, shape_names=("b",),
+                  cdf=lambda z, b: anp.negative(anp.expm1(anp.negative(anp.multiply(b, _lz(z))))),
+                  logsf=lambda z, b: anp.negative(anp.multiply(b, _lz(z))),
+                  sf=lambda z, b: anp.exp(anp.negative(anp.multiply(b, _lz(z)))),
+                  logcdf=lambda z, b: anp.log(anp.negative(anp.expm1(anp.negative(anp.multiply(b, _lz(z)))))),
+                  ppf=lambda q, b: anp.exp(anp.divide(anp.negative(anp.log1p(anp.negative(q))), b)),
+                  isf=lambda q, b: anp.exp(anp.divide(anp.negative(anp.log(q)), b)))
+_fam.export(globals())
