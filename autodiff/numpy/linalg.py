@@ -279,7 +279,7 @@ def lstsq(a, b, rcond=None):
     s = svdvals(a)
     from . import max as _max
     from . import greater
-    rank = sum(greater(s, multiply(_max(s, axis=-1, keepdims=True), tol)), axis=-1, dtype=np.int64)
+    rank = sum(greater(s, multiply(_max(s, axis=-1, keepdims=True), tol)), axis=-1, dtype=np.int32)
     if m > n:
         r = subtract(matmul(a, x), bb)
         res = sum(multiply(r, r), axis=-2)
