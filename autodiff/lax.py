@@ -1151,14 +1151,36 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
             _output(tree_unflatten(y_tree, outs[nk:])))
 
 
-def map(f, xs):
+def map(f, xs, *, batch_size=None):
     """``stack([f(x) for x in xs])`` as a ``scan`` (one equation, any length).
+    ``batch_size=b``: ``f`` is vmapped over blocks of ``b`` and the scan runs over the
+    blocks (a remainder block is vmapped on its own), as in JAX.
 
     >>> import numpy as np, autodiff as ad
     >>> ad.lax.map(lambda x: x ** 2, np.arange(3.0))
     array([0., 1., 4.])
+    >>> ad.lax.map(lambda x: x ** 2, np.arange(5.0), batch_size=2)
+    array([ 0.,  1.,  4.,  9., 16.])
     """
-    return scan(lambda c, x: (c, f(x)), (), xs)[1]
+    if batch_size is None:
+        return scan(lambda c, x: (c, f(x)), (), xs)[1]
+    from .api import vmap
+    from . import numpy as anp
+    from .tree_util import tree_map
+    leaves = tree_flatten(xs)[0]
+    n = P.shape_of(leaves[0])[0]
+    b = int(batch_size)
+    nb, rest = divmod(n, b) if b > 0 else (0, n)
+    parts = []
+    if nb:
+        blocks = tree_map(lambda x: anp.reshape(x[:nb * b], (nb, b) + tuple(P.shape_of(x)[1:])), xs)
+        ys = scan(lambda c, xb: (c, vmap(f)(xb)), (), blocks)[1]
+        parts.append(tree_map(lambda y: anp.reshape(y, (nb * b,) + tuple(P.shape_of(y)[2:])), ys))
+    if rest:
+        parts.append(vmap(f)(tree_map(lambda x: x[nb * b:], xs)))
+    if len(parts) == 1:
+        return parts[0]
+    return tree_map(lambda a, c: anp.concatenate([a, c], axis=0), parts[0], parts[1])
 
 
 # ============================================================================
@@ -1211,3 +1233,25 @@ def stop_gradient(x):
     """
     from .api import stop_gradient as _sg
     return _sg(x)
+
+
+# ============================================================================
+# More of jax.lax, composed from the primitives (autodiff/_lax_more.py)
+# ============================================================================
+
+from . import _lax_more  # noqa: E402
+
+# names that would shadow builtins (max, min, ...) are served by __getattr__, so this
+# module's own code keeps the builtins, and stay out of ``from autodiff.lax import *``
+_SHADOWING = frozenset(("max", "min", "abs", "pow", "round", "slice"))
+for _name in _lax_more.__all__:
+    if _name not in _SHADOWING:
+        globals().setdefault(_name, getattr(_lax_more, _name))
+__all__ += [n for n in _lax_more.__all__ if n not in _SHADOWING and n not in __all__]
+del _name
+
+
+def __getattr__(name):
+    if name in _SHADOWING:
+        return getattr(_lax_more, name)
+    raise AttributeError(f"module 'autodiff.lax' has no attribute {name!r}")
