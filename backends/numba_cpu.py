@@ -32,10 +32,12 @@ become broadcast literals, and ``transpose(dot_general(x, y))`` becomes
 >>> int(prog.sizes[0])                    # n0: the length of x
 3
 """
+import ast
 import builtins
 import contextlib
 import keyword
 import os
+import re
 
 import numpy as np
 
@@ -54,6 +56,9 @@ __all__ = ["lower", "prepare", "Program", "LOWERED_PRIMITIVES", "KNOWN_GAPS"]
 FAST_MATH = frozenset((name, dt) for name in ("cos", "exp", "expm1", "log", "log1p", "logistic",
                                               "sin", "tanh") for dt in ("float32", "float64"))
 HAVE_SELECT = True       # numba_math.select: a branch-free LLVM select
+# Threads for GEMM inside kernels, passed to numba_runtime.matmul_into by the generated code
+# (see numba_runtime for why one is the default); here so that lowering needs no Numba.
+BLAS_THREADS = int(os.environ.get("AUTODIFF_JIT_BLAS_THREADS", "1"))
 
 # prange loops run on Numba's OpenMP pool. libgomp's default wait policy spins idle
 # workers for a long while after each parallel loop; on a 2-core machine shared with other
@@ -802,6 +807,30 @@ class Program:
         return f"Program({self.entry}, {len(self.params)} params, {len(self.source)} chars)"
 
 
+_NAME_RE = re.compile(r"(?<![\w.])([A-Za-z_]\w*)")
+
+
+def _rename_names(text, rename):
+    """``text`` with the names in ``rename`` replaced (attributes such as ``np.empty`` and
+    the generated code's comments apart): -> (code lines without comments, comment lines).
+    Generated code has no string literals, so a name is any identifier not after a dot."""
+    code, comments = [], []
+    for ln in text.splitlines():
+        if ln.strip().startswith("#"):
+            comments.append(ln.strip())
+            continue
+        ln = ln.split("  #")[0].rstrip()          # a trailing note such as ``# copy x``
+        if ln.strip():
+            code.append(_NAME_RE.sub(lambda m: rename.get(m.group(1), m.group(1)), ln))
+    return "\n".join(code), comments
+
+
+# names every generated module defines at its top (imports); never parameters of a function
+_MODULE_NAMES = set(dir(builtins)) | {"np", "prange", "njit", "nb"}
+# loop nests become shared functions (see _Module.outline)
+OUTLINE_LOOPS = True
+
+
 class _Module:
     def __init__(self, parallel_threshold):
         self.functions = []          # source blocks, callees first
@@ -815,6 +844,7 @@ class _Module:
         self.n_sub = 0
         self.param_literals = False  # read jaxpr literals from _sz (set when arrays exist)
         self.fast_math_used = 0      # code size of inlined numba_math calls (FAST_MATH_BUDGET)
+        self.outlined = {}           # canonical loop-nest text -> its function's name
         self.dynamic_dims = True     # see lower()
         self.static = False          # every size a constant
 
@@ -829,6 +859,46 @@ class _Module:
             self.consts[text] = name
             self.const_lines.append(f"{name} = {text}")
         return name
+
+    def outline(self, nest):
+        """Move a loop nest into a function of its own, shared by every identical nest.
+
+        Numba compiles each function once per argument types, and LLVM's cost grows with
+        the code it is given: a gradient through 16 layers repeats the same ``tanh`` loop
+        and the same derivative loop 16 times, each with the vectorized math inlined.
+        Outlined, each distinct nest is compiled once and called where it was. Nests are
+        the same when their text agrees with every name canonicalized (the equation
+        comments stay at the call site). Returns the call-site lines.
+        """
+        text = "\n".join(nest)
+        tree = ast.parse(text)
+        defined, used, order = set(), set(), {}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                order.setdefault(node.id, (node.lineno, node.col_offset))
+                (defined if isinstance(node.ctx, ast.Store) else used).add(node.id)
+        glob = set(self.consts.values()) | self.imports_math | self.imports_runtime | _MODULE_NAMES
+        params = sorted(used - defined - glob, key=order.get)
+        outs = []
+        for node in tree.body:          # what the nest hands on: its top-level assignments
+            if isinstance(node, ast.Assign):
+                for t in node.targets:
+                    if isinstance(t, ast.Name) and t.id not in outs:
+                        outs.append(t.id)
+        rename = {n: f"a{i}" for i, n in enumerate(params)}
+        for n in sorted(defined, key=order.get):
+            rename.setdefault(n, f"v{len(rename)}")
+        body, comments = _rename_names(text, rename)
+        name = self.outlined.get(body)
+        if name is None:
+            name = self.outlined[body] = f"_loop{len(self.outlined)}"
+            ret = ", ".join(rename[o] for o in outs)
+            fn = [f"def {name}({', '.join(rename[p] for p in params)}):"]
+            fn += ["    " + ln for ln in body.splitlines()]
+            fn.append(f"    return ({ret}{',' if len(outs) == 1 else ''})")
+            self.functions.insert(0, "\n".join(fn))
+        tgt = ", ".join(outs) + ("," if len(outs) == 1 else "")
+        return comments + [f"{tgt} = {name}({', '.join(params)})"]
 
     def sub_function(self, jaxpr, hint):
         self.n_sub += 1
@@ -1732,7 +1802,12 @@ class _Fn:
         lines = []
         lines.extend(self.entry_stmts)
         for c in self.stages:
-            self.emit_cluster(c, lines)
+            if c.domain and OUTLINE_LOOPS:
+                nest = []
+                self.emit_cluster(c, nest)
+                lines.extend(self.mod.outline(nest))
+            else:
+                self.emit_cluster(c, lines)
             lines.extend(c.post)
         params = [self.aname(v) if v.aval.shape else self.sname(v)
                   for v in list(j.constvars) + list(j.invars)]
@@ -1876,12 +1951,19 @@ def _op_dot_general(ctx):
     fb = ctx.fb
     fb.mod.imports_runtime.add("matmul_into")
 
+    single = B == "1"          # no batch: 2-D operands, no reshape when they are 2-D already
+
+    def view(name, rank, first, second):
+        if single:
+            return name if rank == 2 else f"{name}.reshape(({first}, {second}))"
+        return f"{name}.reshape(({B}, {first}, {second}))"
+
     def operand(name, order_mk, order_km, rank, first, second, base):
         """A (B, first, second) view of ``name``, transposed if its axes are (B, second, first)."""
         if order_mk == list(range(rank)):
-            return f"{name}.reshape(({B}, {first}, {second}))", False
+            return view(name, rank, first, second), False
         if order_km == list(range(rank)):
-            return f"{name}.reshape(({B}, {second}, {first}))", True
+            return view(name, rank, second, first), True
         # a transposed copy (explicit loops: np.transpose + ascontiguousarray costs Numba
         # seconds of compile time)
         t = fb.tmp(base)
@@ -1893,20 +1975,23 @@ def _op_dot_general(ctx):
             for k, i in enumerate(order_mk):
                 src[i] = J[k]
             ctx.emit(f"{t}[{', '.join(J)}] = {name}[{', '.join(src)}]")
-        return f"{t}.reshape(({B}, {first}, {second}))", False
+        return view(t, rank, first, second), False
 
     xa, xt = operand(X, list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr, M, K, "xd")
     ya, yt = operand(Y, list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr, K, N, "yd")
+    # which operands BLAS reads transposed, and its thread count (BLAS_THREADS)
+    flags = int(xt) + 2 * int(yt) + 4 * max(BLAS_THREADS, 0)
+    ctx.alloc(0)
+    if single:
+        ov = view(O, len(o.aval.shape), M, N)
+        ctx.emit(f"matmul_into({xa}, {ya}, {ov}, np.int64({flags}))")
+        return
     xv, yv = fb.tmp("a"), fb.tmp("b")
     ctx.emit(f"{xv} = {xa}")
     ctx.emit(f"{yv} = {ya}")
-    ctx.alloc(0)
     ov = fb.tmp("o")
     ctx.emit(f"{ov} = {O}.reshape(({B}, {M}, {N}))")
     b = fb.tmp("bi")
-    from . import numba_runtime
-    # which operands BLAS reads transposed, and its thread count (numba_runtime.BLAS_THREADS)
-    flags = int(xt) + 2 * int(yt) + 4 * max(numba_runtime.BLAS_THREADS, 0)
     with ctx.block(f"for {b} in range({B}):"):
         ctx.emit(f"matmul_into({xv}[{b}], {yv}[{b}], {ov}[{b}], np.int64({flags}))")
 

@@ -350,7 +350,7 @@ def _register_cblas():
 # AUTODIFF_JIT_BLAS_THREADS; it is passed to matmul_into by the generated code (so it is
 # part of a kernel's source and cache key) and only affects GEMMs issued by jit kernels
 # (OpenBLAS's thread-local setting), never the program's own numpy calls.
-BLAS_THREADS = int(os.environ.get("AUTODIFF_JIT_BLAS_THREADS", "1"))
+from .numba_cpu import BLAS_THREADS  # noqa: E402 - defined where lowering reads it (no Numba)
 
 try:
     _cblas_dgemm, _cblas_sgemm, _blas_threads_local, BLAS = _register_cblas()
