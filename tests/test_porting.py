@@ -403,3 +403,9 @@ def test_convolve_autograd_tensor_form_matches_convnet_layout():
     assert full.shape == (2, 4, 8, 8)
     check_grads(lambda w: convolve(x, w, axes=([2, 3], [2, 3]), dot_axes=([1], [0]),
                                    mode="valid"), (w,), order=1)
+
+
+def test_fixed_point_second_derivative_is_implicit_too():
+    sqrt = lambda a: fixed_point(lambda a: lambda x: 0.5 * (x + a / x), a, 10.0,
+                                 lambda x, y: anp.abs(x - y), 1e-12)
+    np.testing.assert_allclose(ad.grad(ad.grad(sqrt))(2.0), -0.25 * 2.0 ** -1.5, rtol=1e-9)

@@ -48,16 +48,24 @@ _fixed_point_cvjp = custom_vjp(_fixed_point, nondiff_argnums=(0, 3, 4))
 
 
 def _fixed_point_fwd(f, a, x0, distance, tol):
-    x_star = _fixed_point(f, a, x0, distance, tol)
+    # through the custom rule again, so that x* is differentiated implicitly at any order
+    x_star = _fixed_point_cvjp(f, a, x0, distance, tol)
     return x_star, (a, x_star)
+
+
+def _adjoint_iteration(params):
+    # w ↦ x̄ + (∂f/∂x at x*)ᵀ w, whose fixed point is the adjoint w
+    f, a, x_star, x_star_bar = params[0], *params[1]
+    _, vjp_x = vjp(f(a), x_star)
+    return lambda w: tree_map(lambda u, v: u + v, vjp_x(w)[0], x_star_bar)
 
 
 def _fixed_point_bwd(f, distance, tol, res, x_star_bar):
     a, x_star = res
-    _, vjp_x = vjp(f(a), x_star)
-    # w = x̄ + (∂f/∂x)ᵀ w, iterated from w = 0 with the forward pass's stopping rule
-    w = _iterate(lambda w: tree_map(lambda u, v: u + v, vjp_x(w)[0], x_star_bar),
-                 tree_map(anp.zeros_like, x_star_bar), distance, tol)
+    # the adjoint is itself a fixed point: solved (and differentiated) by fixed_point,
+    # so second derivatives come from the implicit function theorem again, as in autograd
+    w = _fixed_point_cvjp(lambda p: _adjoint_iteration((f, p)), (a, x_star, x_star_bar),
+                          tree_map(anp.zeros_like, x_star_bar), distance, tol)
     _, vjp_a = vjp(lambda a: f(a)(x_star), a)
     return vjp_a(w)[0], tree_map(anp.zeros_like, x_star)
 
