@@ -424,3 +424,21 @@ def test_numpy_random_under_jit_warns_once_naming_ad_random():
         warnings.simplefilter("error")
         anp.random.normal(size=2)                             # eager: numpy, no warning
         ad.grad(lambda x: anp.sum(x * anp.random.normal(size=2)))(np.ones(2))
+
+
+def test_truncated_normal_and_mvn_gradients():
+    k = R.fold_in(KEY, 99)
+    f = lambda lo: anp.mean(R.truncated_normal(k, lo, lo + 1.0, (4000,)))
+    h = 1e-5
+    np.testing.assert_allclose(ad.grad(f)(0.5), (f(0.5 + h) - f(0.5 - h)) / (2 * h), rtol=1e-6)
+    # the pathwise average estimates d/dlo E[z | lo < z < lo + 1] (scipy's mean, differenced)
+    m = lambda lo: st.truncnorm(lo, lo + 1.0).mean()
+    assert abs(ad.grad(f)(0.5) - (m(0.5 + 1e-5) - m(0.5 - 1e-5)) / 2e-5) < 0.02
+    np.testing.assert_allclose(ad.jit(lambda k: R.truncated_normal(k, -1.0, 2.0, (3,)))(k),
+                               R.truncated_normal(k, -1.0, 2.0, (3,)), rtol=1e-12)
+    # E[x xᵀ] = cov: d/dcov of the mean of x_i² sums over i → identity on the diagonal
+    c = np.array([[2.0, 0.3], [0.3, 1.0]])
+    g = ad.grad(lambda mu: anp.sum(anp.mean(R.multivariate_normal(k, mu, c, (20000,)), 0)))(np.zeros(2))
+    np.testing.assert_allclose(g, [1.0, 1.0], rtol=1e-12)
+    ad.check_grads(lambda c: anp.sum(R.multivariate_normal(k, np.zeros(2), c @ c.T + np.eye(2), (3,)) ** 2),
+                   (c,), order=1, modes=("rev",))
