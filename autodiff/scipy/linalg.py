@@ -50,3 +50,627 @@ def cho_solve(c_and_lower, b):
         return solve_triangular(c, y, lower=True, trans=1)
     y = solve_triangular(c, b, lower=False, trans=1)    # a = Uᵀ U: Uᵀ y = b, then U x = y
     return solve_triangular(c, y, lower=False)
+
+
+# ----------------------------------------------------------------------------
+# the rest of scipy.linalg for real input (issue 14): compositions of autodiff.numpy
+# ----------------------------------------------------------------------------
+
+import math as _math  # noqa: E402
+from collections import namedtuple as _namedtuple  # noqa: E402
+
+import numpy as _np  # noqa: E402
+
+from .. import numpy as _anp  # noqa: E402
+from .. import lax as _lax  # noqa: E402
+from ..numpy._base import npfunc as _npfunc, asarray as _asarray, promote as _promote  # noqa: E402
+
+
+def _f(a):
+    a = _asarray(a)
+    return _anp.astype(a, _np.float64) if _anp.asarray(a).dtype.kind != "f" else a
+
+
+def _eye_like(a, n=None):
+    n = _anp.shape(a)[-1] if n is None else n
+    return _anp.broadcast_to(_np.eye(n, dtype=_anp.asarray(a).dtype), _anp.shape(a)[:-2] + (n, n))
+
+
+def _sym_from(a, lower):
+    """The symmetric matrix whose ``lower`` (or upper) triangle is ``a``'s."""
+    t = _anp.tril(a) if lower else _anp.triu(a)
+    strict = _anp.tril(a, -1) if lower else _anp.triu(a, 1)
+    return _anp.add(t, _anp.swapaxes(strict, -1, -2))
+
+
+def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
+          transposed=False):
+    """``scipy.linalg.solve``: ``assume_a`` 'gen' (LU), 'sym'/'her' (the ``lower`` or upper
+    triangle, symmetrized), 'pos' (Cholesky of that triangle) or 'diagonal'; ``transposed``
+    solves ``aᵀ x = b``.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import solve
+    >>> solve(np.array([[4.0, 9.0], [1.0, 2.0]]), np.array([1.0, 1.0]), assume_a="pos", lower=True)
+    array([0.25, 0.  ])
+    """
+    return _solve(a, b, lower, assume_a or "gen", transposed)
+
+
+@_npfunc(None)
+def _solve(a, b, lower, assume_a, transposed):
+    a, b = _promote(_f(a), _f(b))
+    if assume_a in ("diagonal",):
+        d = _anp.diagonal(a, 0, -2, -1)
+        return _anp.divide(b, d if _anp.ndim(b) == 1 else _anp.expand_dims(d, -1))
+    if assume_a in ("sym", "her", "symmetric", "hermitian"):
+        a = _sym_from(a, lower)
+    elif assume_a in ("pos", "positive definite"):
+        return cho_solve((cholesky(_sym_from(a, lower), lower=True), True), b)
+    elif assume_a not in ("gen", "general"):
+        raise ValueError(f"solve: assume_a={assume_a!r} is not supported (gen, sym, her, pos, diagonal)")
+    if transposed:
+        a = _anp.swapaxes(a, -1, -2)
+    if _anp.ndim(b) == 1:
+        return _anp.linalg.solve(a, b)
+    return _anp.linalg.solve(a, b)
+
+
+@_npfunc(None)
+def inv(a, overwrite_a=False, check_finite=True):
+    """Matrix inverse (``scipy.linalg.inv``)."""
+    return _anp.linalg.inv(_f(a))
+
+
+@_npfunc(None)
+def det(a, overwrite_a=False, check_finite=True):
+    """Determinant (``scipy.linalg.det``)."""
+    return _anp.linalg.det(_f(a))
+
+
+@_npfunc(None)
+def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
+    """Pseudo-inverse, singular values below ``max(atol, rtol·σ_max)`` dropped."""
+    a = _f(a)
+    if atol is None and rtol is None:
+        return _anp.linalg.pinv(a)
+    m, n = _anp.shape(a)[-2:]
+    r = rtol if rtol is not None else (0.0 if atol else max(m, n) * float(_np.finfo(_anp.asarray(a).dtype).eps))
+    s = _anp.linalg.svdvals(a)
+    cut = _anp.maximum(atol or 0.0, _anp.multiply(_anp.max(s, axis=-1), r))
+    return _pinv_cut(a, cut)
+
+
+def _pinv_cut(a, cut):
+    u, s, vt = _anp.linalg.svd(a, full_matrices=False)
+    keep = _anp.greater(s, _anp.expand_dims(cut, -1) if _anp.ndim(cut) else cut)
+    sinv = _anp.where(keep, _anp.divide(1.0, _anp.where(keep, s, 1.0)), 0.0)
+    return _anp.matmul(_anp.multiply(_anp.swapaxes(vt, -1, -2), _anp.expand_dims(sinv, -2)), _anp.swapaxes(u, -1, -2))
+
+
+def _lu_packed(a):
+    """Partial-pivoting LU (LAPACK's getrf, unrolled over columns): the packed factors,
+    the pivot rows ``piv`` (row j was swapped with piv[j]) and the final row order."""
+    a = _f(a)
+    sh = _anp.shape(a)
+    m, n = sh[-2:]
+    batch = sh[:-2]
+    rows = _np.arange(m)
+    cols = _np.arange(n)
+    perm = _anp.broadcast_to(_np.arange(m), batch + (m,))
+    pivs = []
+    A = a
+    for j in range(min(m, n)):
+        col = A[..., :, j]
+        score = _anp.where(rows >= j, _anp.abs(col), -1.0)
+        p = _anp.argmax(score, axis=-1)                       # (...,)
+        pivs.append(p)
+        pe = _anp.expand_dims(p, -1)
+        is_j, is_p = rows == j, _anp.equal(rows, pe)          # (m,), (..., m)
+        row_j = A[..., j, :]
+        row_p = _anp.squeeze(_anp.take_along_axis(A, _anp.expand_dims(pe, -1), axis=-2), -2)
+        A = _anp.where(_anp.expand_dims(is_j, -1), _anp.expand_dims(row_p, -2),
+                       _anp.where(_anp.expand_dims(is_p, -1), _anp.expand_dims(row_j, -2), A))
+        perm_j = perm[..., j]
+        perm_p = _anp.squeeze(_anp.take_along_axis(perm, pe, axis=-1), -1)
+        perm = _anp.where(is_j, _anp.expand_dims(perm_p, -1), _anp.where(is_p, _anp.expand_dims(perm_j, -1), perm))
+        piv = A[..., j, j]
+        safe = _anp.where(_anp.equal(piv, 0.0), 1.0, piv)
+        mult = _anp.where(rows > j, _anp.divide(A[..., :, j], _anp.expand_dims(safe, -1)), 0.0)     # (..., m)
+        upd = _anp.where(cols > j, A[..., j, :], 0.0)                                             # (..., n)
+        A = _anp.subtract(A, _anp.multiply(_anp.expand_dims(mult, -1), _anp.expand_dims(upd, -2)))
+        A = _anp.where(_anp.logical_and(_anp.expand_dims(rows > j, -1), cols == j), _anp.expand_dims(mult, -1), A)
+    piv = _anp.stack(pivs, axis=-1) if pivs else _anp.zeros_like(a, dtype=_np.int64, shape=batch + (0,))
+    return A, _anp.astype(piv, _np.int32), perm
+
+
+@_npfunc(None)
+def lu_factor(a, overwrite_a=False, check_finite=True):
+    """``(lu, piv)`` as LAPACK's getrf and ``scipy.linalg.lu_factor``: unit-lower L and U
+    packed in one matrix, row ``j`` swapped with ``piv[j]``. Differentiable (the pivot
+    order is locally constant)."""
+    lu, piv, _ = _lu_packed(a)
+    return lu, piv
+
+
+def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
+    """Solve ``a x = b`` (``trans`` 1: ``aᵀ x = b``) from :func:`lu_factor`'s result."""
+    return _lu_solve(lu_and_piv[0], lu_and_piv[1], b, trans)
+
+
+@_npfunc(None)
+def _lu_solve(lu, piv, b, trans):
+    lu, b = _promote(_f(lu), _f(b))
+    n = _anp.shape(lu)[-1]
+    vec = _anp.ndim(b) == 1
+    if vec:
+        b = _anp.expand_dims(b, -1)
+    # the final row order from the sequence of swaps
+    order = _anp.asarray(_np.arange(n))
+    for j in range(_anp.shape(piv)[-1]):
+        p = piv[j]
+        oj, op = order[j], _anp.take(order, p)
+        idx = _np.arange(n)
+        order = _anp.where(idx == j, op, _anp.where(_anp.equal(idx, p), oj, order))
+    L = _anp.add(_anp.tril(lu, -1), _np.eye(n))
+    Um = _anp.triu(lu)
+    if trans in (0, "N"):
+        y = solve_triangular(L, _anp.take(b, order, axis=0), lower=True, unit_diagonal=True)
+        x = solve_triangular(Um, y, lower=False)
+    else:
+        y = solve_triangular(Um, b, lower=False, trans=1)
+        z = solve_triangular(L, y, lower=True, unit_diagonal=True, trans=1)
+        inv_order = _anp.argsort(order)
+        x = _anp.take(z, inv_order, axis=0)
+    return _anp.squeeze(x, -1) if vec else x
+
+
+from .. import primitives as P  # noqa: E402
+
+
+@_npfunc(None)
+def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False):
+    """``a = P L U`` with partial pivoting (``scipy.linalg.lu``): ``(P, L, U)``, ``(P·L,
+    U)`` with ``permute_l``, or the row indices instead of P with ``p_indices``."""
+    packed, _, perm = _lu_packed(a)
+    m, n = _anp.shape(packed)[-2:]
+    k = min(m, n)
+    L = _anp.add(_anp.tril(packed[..., :, :k], -1), _np.eye(m, k))
+    Um = _anp.triu(packed[..., :k, :])
+    if p_indices:
+        return perm, L, Um
+    # P[perm[i], i] = 1: row i of L U is row perm[i] of a
+    Pm = _anp.astype(_anp.equal(_anp.expand_dims(perm, -1), _np.arange(m)), packed.dtype if hasattr(packed, "dtype") else _np.float64)
+    Pm = _anp.swapaxes(Pm, -1, -2)
+    if permute_l:
+        return _anp.matmul(Pm, L), Um
+    return Pm, L, Um
+
+
+@_npfunc(None)
+def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
+    """``scipy.linalg.qr``: mode 'full' (complete Q), 'economic', or 'r' (a 1-tuple, as
+    scipy); Householder reflections with LAPACK's signs."""
+    if pivoting:
+        raise NotImplementedError("qr: pivoting=True is not supported")
+    a = _f(a)
+    if mode == "r":
+        return (_anp.linalg.qr(a, mode="r"),)
+    q, r = _anp.linalg.qr(a, mode="complete" if mode == "full" else "reduced")
+    return q, r
+
+
+def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
+    """``scipy.linalg.svd`` (accurate composition when traced; see ``numpy.linalg.svd``)."""
+    return _anp.linalg.svd(_f(a), full_matrices=full_matrices, compute_uv=compute_uv)
+
+
+@_npfunc(None)
+def svdvals(a, overwrite_a=False, check_finite=True):
+    """Singular values, descending."""
+    return _anp.linalg.svd(_f(a), compute_uv=False)
+
+
+def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
+         check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
+    """``scipy.linalg.eigh`` for real symmetric ``a`` (reading its ``lower`` or upper
+    triangle), optionally generalized with positive-definite ``b`` (``type`` 1: a v = λ b v),
+    with ``eigvals_only`` and ``subset_by_index``; ``subset_by_value`` needs concrete values."""
+    return _eigh(a, b, lower, eigvals_only, type, subset_by_index, subset_by_value)
+
+
+@_npfunc(None)
+def _eigh(a, b, lower, eigvals_only, type, subset_by_index, subset_by_value):
+    a = _f(a)
+    A = _sym_from(a, lower)
+    if b is not None:
+        if type != 1:
+            raise NotImplementedError("eigh: only type=1 generalized problems")
+        Lb = _anp.linalg.cholesky(_sym_from(_f(b), lower))
+        C = solve_triangular(Lb, _anp.swapaxes(solve_triangular(Lb, A, lower=True), -1, -2), lower=True)
+        w, y = _anp.linalg.eigh(C)
+        v = solve_triangular(Lb, y, lower=True, trans=1)
+    else:
+        w, v = _anp.linalg.eigh(A)
+    if subset_by_index is not None:
+        lo, hi = int(subset_by_index[0]), int(subset_by_index[1])
+        w, v = w[..., lo:hi + 1], v[..., :, lo:hi + 1]
+    if subset_by_value is not None:
+        wv = _np.asarray(w.concrete_value("eigh subset_by_value") if isinstance(w, P.Tracer) else w)
+        sel = _np.flatnonzero((wv > subset_by_value[0]) & (wv <= subset_by_value[1]))
+        w, v = _anp.take(w, sel, axis=-1), _anp.take(v, sel, axis=-1)
+    return w if eigvals_only else (w, v)
+
+
+@_npfunc(None)
+def eigh_tridiagonal(d, e, eigvals_only=False, select="a", select_range=None, check_finite=True, tol=0.0,
+                     lapack_driver="auto"):
+    """Eigen-decomposition of the symmetric tridiagonal matrix with diagonal ``d`` and
+    off-diagonal ``e``; ``select`` 'a' or 'i' (``select_range`` = index range)."""
+    d, e = _promote(_f(d), _f(e))
+    n = _anp.shape(d)[0]
+    T = _anp.add(_anp.add(_anp.diag(d), _anp.diag(e, 1)), _anp.diag(e, -1))
+    w, v = _anp.linalg.eigh(T)
+    if select == "i":
+        lo, hi = int(select_range[0]), int(select_range[1])
+        w, v = w[lo:hi + 1], v[:, lo:hi + 1]
+    elif select != "a":
+        raise NotImplementedError("eigh_tridiagonal: select 'a' or 'i'")
+    del n
+    return w if eigvals_only else (w, v)
+
+
+# Padé [13/13] for exp (Higham 2005, "The scaling and squaring method revisited")
+_PADE13 = [64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
+           40840800.0, 960960.0, 16380.0, 182.0, 1.0]
+_THETA13 = 5.371920351148152
+_MAX_SQUARINGS = 40
+
+
+def _expm_body(a):
+    b = _PADE13
+    mm = _anp.matmul
+    n1 = _anp.max(_anp.sum(_anp.abs(a), axis=-2), axis=-1)            # ‖A‖₁
+    s = _anp.maximum(_anp.ceil(_anp.log2(_anp.divide(_anp.where(_anp.greater(n1, 0), n1, 1.0), _THETA13))), 0.0)
+    s = _anp.stop_gradient(_anp.minimum(s, float(_MAX_SQUARINGS)))
+    A = _anp.divide(a, _anp.expand_dims(_anp.expand_dims(_anp.exp2(s), -1), -1))
+    I = _eye_like(A)
+    A2 = mm(A, A)
+    A4 = mm(A2, A2)
+    A6 = mm(A4, A2)
+    U = mm(A, _anp.add(mm(A6, _anp.add(_anp.add(_anp.multiply(A6, b[13]), _anp.multiply(A4, b[11])),
+                                       _anp.multiply(A2, b[9]))),
+                       _anp.add(_anp.add(_anp.add(_anp.multiply(A6, b[7]), _anp.multiply(A4, b[5])),
+                                         _anp.multiply(A2, b[3])), _anp.multiply(I, b[1]))))
+    V = _anp.add(mm(A6, _anp.add(_anp.add(_anp.multiply(A6, b[12]), _anp.multiply(A4, b[10])), _anp.multiply(A2, b[8]))),
+                 _anp.add(_anp.add(_anp.add(_anp.multiply(A6, b[6]), _anp.multiply(A4, b[4])),
+                                   _anp.multiply(A2, b[2])), _anp.multiply(I, b[0])))
+    R = _anp.linalg.solve(_anp.subtract(V, U), _anp.add(V, U))
+    smax = int(_MAX_SQUARINGS)
+
+    def body(i, X):
+        return _anp.where(_anp.expand_dims(_anp.expand_dims(_anp.less(_anp.astype(i, s.dtype if hasattr(s, "dtype") else _np.float64), s), -1), -1),
+                          mm(X, X), X)
+    return _lax.fori_loop(0, smax, body, R)
+
+
+@_npfunc(None)
+def expm(A):
+    """Matrix exponential by scaling and squaring with the [13/13] Padé approximant
+    (Higham 2005); its derivative is the Fréchet derivative (:func:`expm_frechet`)."""
+    A = _f(A)
+    if isinstance(A, P.Tracer):
+        return _expm_body(A)
+    with _np.errstate(all="ignore"):
+        return _expm_body(A)
+
+
+@_npfunc(None)
+def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
+    """``(expm(A), L(A, E))``: the Fréchet derivative of expm at A in direction E, as the
+    forward-mode derivative of the scaling-and-squaring algorithm (Al-Mohy and Higham's
+    construction)."""
+    from ..api import jvp
+    A, E = _promote(_f(A), _f(E))
+    X, L = jvp(_expm_body, (A,), (E,))
+    return (X, L) if compute_expm else L
+
+
+_SQRTM_ITERS = 40
+
+
+@_npfunc(None)
+def sqrtm(A, disp=True, blocksize=64):
+    """Principal square root of a real matrix with no eigenvalues on the closed negative
+    real axis (its root is real), by the scaled product Denman–Beavers iteration;
+    differentiable through the converged iteration."""
+    A = _f(A)
+    n = _anp.shape(A)[-1]
+    I = _eye_like(A)
+
+    def body(i, c):
+        M, Y = c
+        # scaling by |det M|^(-1/2n) speeds the early steps; the product form keeps M → I
+        _, ld = _anp.linalg.slogdet(M)
+        g = _anp.expand_dims(_anp.expand_dims(_anp.exp(_anp.multiply(ld, -1.0 / (2 * n))), -1), -1)
+        g = _anp.where(_anp.less(i, 8), g, _anp.ones_like(g))
+        Minv = _anp.linalg.inv(M)
+        Y = _anp.multiply(_anp.matmul(Y, _anp.add(I, _anp.divide(Minv, _anp.multiply(g, g)))), _anp.multiply(g, 0.5))
+        M = _anp.multiply(_anp.add(_anp.add(_anp.multiply(I, 2.0), _anp.multiply(M, _anp.multiply(g, g))),
+                                   _anp.divide(Minv, _anp.multiply(g, g))), 0.25)
+        return M, Y
+    _, Y = _lax.fori_loop(0, _SQRTM_ITERS, body, (A, A))
+    return Y
+
+
+PolarResult = _namedtuple("PolarResult", ["u", "p"])
+
+
+@_npfunc(None)
+def polar(a, side="right"):
+    """Polar decomposition ``a = u p`` (``side`` 'right') or ``a = p u`` ('left'), from the
+    SVD: ``u = W Vᵀ``, ``p = V S Vᵀ`` (or ``W S Wᵀ``)."""
+    a = _f(a)
+    w, s, vt = _anp.linalg.svd(a, full_matrices=False)
+    u = _anp.matmul(w, vt)
+    if side == "right":
+        p = _anp.matmul(_anp.multiply(_anp.swapaxes(vt, -1, -2), _anp.expand_dims(s, -2)), vt)
+    elif side == "left":
+        p = _anp.matmul(_anp.multiply(w, _anp.expand_dims(s, -2)), _anp.swapaxes(w, -1, -2))
+    else:
+        raise ValueError("`side` must be either 'right' or 'left'")
+    return u, p
+
+
+@_npfunc(None)
+def hessenberg(a, calc_q=False, overwrite_a=False, check_finite=True):
+    """Upper Hessenberg form ``H = Qᵀ a Q`` by Householder reflections with LAPACK's sign
+    convention (so H matches ``scipy.linalg.hessenberg``); ``calc_q`` returns ``(H, Q)``."""
+    a = _f(a)
+    n = _anp.shape(a)[-1]
+    H = a
+    Q = _eye_like(a)
+    rows = _np.arange(n)
+    mm = _anp.matmul
+    for j in range(n - 2):
+        x = _anp.where(rows > j, H[..., :, j], 0.0)
+        alpha = H[..., j + 1, j]
+        nrm = _anp.sqrt(_anp.sum(_anp.multiply(x, x), axis=-1))
+        sgn = _anp.where(_anp.greater_equal(alpha, 0.0), 1.0, -1.0)
+        beta = _anp.multiply(_anp.multiply(sgn, nrm), -1.0)
+        v = _anp.subtract(x, _anp.where(rows == j + 1, _anp.expand_dims(beta, -1), 0.0))
+        vv = _anp.sum(_anp.multiply(v, v), axis=-1)
+        below = _anp.sum(_anp.multiply(_anp.where(rows > j + 1, x, 0.0), x), axis=-1)
+        act = _anp.greater(below, 0.0)
+        tau = _anp.where(act, _anp.divide(2.0, _anp.where(act, vv, 1.0)), 0.0)
+        t = _anp.expand_dims(_anp.expand_dims(tau, -1), -1)
+        vc = _anp.expand_dims(v, -1)
+        vr = _anp.swapaxes(vc, -1, -2)
+        H = _anp.subtract(H, _anp.multiply(t, mm(vc, mm(vr, H))))
+        H = _anp.subtract(H, _anp.multiply(t, mm(mm(H, vc), vr)))
+        Q = _anp.subtract(Q, _anp.multiply(t, mm(mm(Q, vc), vr)))
+    H = _anp.where(_np.arange(n)[:, None] - _np.arange(n)[None, :] > 1, 0.0, H)
+    return (H, Q) if calc_q else H
+
+
+@_npfunc(None)
+def solve_sylvester(a, b, q):
+    """Solve ``a x + x b = q`` through the Kronecker system ``(I⊗a + bᵀ⊗I) vec x = vec q``
+    (for the small matrices this is meant for)."""
+    a, b, q = _promote(_f(a), _f(b), _f(q))
+    m, n = _anp.shape(a)[0], _anp.shape(b)[0]
+    K = _anp.add(_anp.kron(_np.eye(n), a), _anp.kron(_anp.transpose(b), _np.eye(m)))
+    x = _anp.linalg.solve(K, _anp.ravel(_anp.transpose(q)))
+    return _anp.transpose(_anp.reshape(x, (n, m)))
+
+
+@_npfunc(None)
+def funm(A, func, disp=True):
+    """``func`` of a symmetric matrix: ``V func(w) Vᵀ`` from its eigen-decomposition (the
+    general Schur–Parlett algorithm needs complex arithmetic)."""
+    A = _f(A)
+    w, v = _anp.linalg.eigh(A)
+    fw = func(w)
+    return _anp.matmul(_anp.multiply(v, _anp.expand_dims(fw, -2)), _anp.swapaxes(v, -1, -2))
+
+
+def block_diag(*arrs):
+    """Block-diagonal matrix of the (≤ 2-d) blocks (``scipy.linalg.block_diag``)."""
+    return _block_diag(*arrs)
+
+
+@_npfunc(None)
+def _block_diag(*arrs):
+    if not arrs:
+        return _np.zeros((1, 0))
+    blocks = [_anp.atleast_2d(_asarray(a)) for a in arrs]
+    blocks = _promote(*blocks)
+    rows = [_anp.shape(b)[0] for b in blocks]
+    cols = [_anp.shape(b)[1] for b in blocks]
+    C = sum(cols)
+    out = []
+    c0 = 0
+    for b, c in zip(blocks, cols):
+        parts = []
+        if c0:
+            parts.append(_anp.zeros_like(b, shape=(_anp.shape(b)[0], c0)))
+        parts.append(b)
+        if C - c0 - c:
+            parts.append(_anp.zeros_like(b, shape=(_anp.shape(b)[0], C - c0 - c)))
+        out.append(_anp.concatenate(parts, axis=1) if len(parts) > 1 else b)
+        c0 += c
+    del rows
+    return _anp.concatenate(out, axis=0)
+
+
+@_npfunc(None)
+def toeplitz(c, r=None):
+    """Toeplitz matrix with first column ``c`` and first row ``r`` (default ``c``; r[0]
+    ignored), ``scipy.linalg.toeplitz``."""
+    c = _anp.ravel(_asarray(c))
+    r = c if r is None else _anp.ravel(_asarray(r))
+    c, r = _promote(c, r)
+    m, n = _anp.shape(c)[0], _anp.shape(r)[0]
+    vals = _anp.concatenate([_anp.flip(r[1:]), c])              # index n-1+i-j
+    idx = (n - 1) + _np.arange(m)[:, None] - _np.arange(n)[None, :]
+    return _anp.take(vals, idx)
+
+
+@_npfunc(None)
+def circulant(c):
+    """Circulant matrix with first column ``c``."""
+    c = _anp.ravel(_asarray(c))
+    n = _anp.shape(c)[0]
+    return _anp.take(c, (_np.arange(n)[:, None] - _np.arange(n)[None, :]) % n)
+
+
+@_npfunc(None)
+def hankel(c, r=None):
+    """Hankel matrix with first column ``c`` and last row ``r`` (default zeros; r[0]
+    ignored)."""
+    c = _anp.ravel(_asarray(c))
+    m = _anp.shape(c)[0]
+    r = _anp.zeros_like(c) if r is None else _anp.ravel(_asarray(r))
+    c, r = _promote(c, r)
+    n = _anp.shape(r)[0]
+    vals = _anp.concatenate([c, r[1:]])
+    return _anp.take(vals, _np.arange(m)[:, None] + _np.arange(n)[None, :])
+
+
+@_npfunc(None)
+def companion(a):
+    """Companion matrix of the polynomial with coefficients ``a`` (highest first)."""
+    a = _f(_anp.ravel(_asarray(a)))
+    n = _anp.shape(a)[0]
+    first = _anp.divide(_anp.negative(a[1:]), a[0])
+    below = _np.eye(n - 2, n - 1) if n > 2 else _np.zeros((0, n - 1))
+    return _anp.concatenate([_anp.expand_dims(first, 0), _anp.astype(_asarray(below), first.dtype if hasattr(first, "dtype") else _np.float64)], axis=0)
+
+
+@_npfunc(None)
+def fiedler(a):
+    """Symmetric Fiedler matrix ``|a_i - a_j|``."""
+    a = _anp.ravel(_asarray(a))
+    return _anp.abs(_anp.subtract(_anp.expand_dims(a, -1), _anp.expand_dims(a, 0)))
+
+
+@_npfunc(None)
+def fiedler_companion(a):
+    """Fiedler's pentadiagonal companion matrix of the polynomial ``a`` (highest first),
+    with scipy's layout."""
+    a = _f(_anp.ravel(_asarray(a)))
+    m = _anp.shape(a)[0]
+    if m <= 2:
+        if m == 2:
+            return _anp.reshape(_anp.negative(_anp.divide(a[1], a[0])), (1, 1))
+        return _np.array([], dtype=_np.float64)
+    a = _anp.divide(a, a[0])
+    n = m - 1
+    # an index into [-a_0, ..., -a_n, 1, 0] for every entry (scipy's construction)
+    one, zero = m, m + 1
+    pat = _np.full((n, n), zero, dtype=_np.int64)
+    pat[list(range(3, n, 2)), list(range(1, n - 2, 2))] = one
+    pat[list(range(2, n, 2)), list(range(1, n - 1, 2))] = _np.arange(3, m, 2)
+    pat[list(range(0, n - 2, 2)), list(range(2, n, 2))] = one
+    pat[list(range(0, n - 1, 2)), list(range(1, n, 2))] = _np.arange(2, m, 2)
+    pat[0, 0], pat[1, 0] = 1, one
+    vals = _anp.concatenate([_anp.negative(a), _anp.asarray(_np.array([1.0, 0.0]))])
+    return _anp.take(vals, pat)
+
+
+@_npfunc(None)
+def leslie(f, s):
+    """Leslie matrix: fecundities ``f`` on the first row, survival ``s`` on the subdiagonal."""
+    f, s = _promote(_f(_anp.ravel(_asarray(f))), _f(_anp.ravel(_asarray(s))))
+    n = _anp.shape(f)[0]
+    sub = _anp.concatenate([_anp.diag(s), _anp.zeros_like(s, shape=(n - 1, 1))], axis=1)
+    return _anp.concatenate([_anp.expand_dims(f, 0), sub], axis=0)
+
+
+@_npfunc(None)
+def convolution_matrix(a, n, mode="full"):
+    """Matrix ``A`` with ``A @ v == convolve(a, v, mode)`` for vectors of length ``n``."""
+    a = _f(_anp.ravel(_asarray(a)))
+    m = _anp.shape(a)[0]
+    L = m + n - 1
+    idx = _np.arange(L)[:, None] - _np.arange(n)[None, :]          # a[i - j]
+    valid = (idx >= 0) & (idx < m)
+    full = _anp.where(valid, _anp.take(a, _np.clip(idx, 0, m - 1)), 0.0)
+    if mode == "full":
+        return full
+    if mode == "same":
+        start = (min(n, m) - 1) // 2
+        return full[start:start + max(n, m)]
+    if mode == "valid":
+        return full[min(n, m) - 1:max(n, m)]
+    raise ValueError("mode must be 'full', 'same' or 'valid'")
+
+
+def hilbert(n):
+    """Hilbert matrix ``1/(i + j + 1)`` (a constant)."""
+    i = _np.arange(n)
+    return 1.0 / (i[:, None] + i[None, :] + 1.0)
+
+
+def invhilbert(n, exact=False):
+    """Inverse of the Hilbert matrix, from its closed form (a constant)."""
+    from math import comb
+    out = _np.empty((n, n))
+    for i in range(n):
+        for j in range(n):
+            out[i, j] = ((-1) ** (i + j) * (i + j + 1) * comb(n + i, n - j - 1) * comb(n + j, n - i - 1)
+                         * comb(i + j, i) ** 2)
+    return out
+
+
+def pascal(n, kind="symmetric", exact=True):
+    """Pascal matrix ('symmetric', 'lower' or 'upper'), a constant."""
+    from math import comb
+    L = _np.array([[float(comb(i, j)) for j in range(n)] for i in range(n)])
+    if kind == "lower":
+        return L
+    if kind == "upper":
+        return L.T
+    return L @ L.T
+
+
+def invpascal(n, kind="symmetric", exact=True):
+    """Inverse of the Pascal matrix (a constant)."""
+    from math import comb
+    Li = _np.array([[float((-1) ** (i - j) * comb(i, j)) for j in range(n)] for i in range(n)])
+    if kind == "lower":
+        return Li
+    if kind == "upper":
+        return Li.T
+    return Li.T @ Li
+
+
+def hadamard(n, dtype=int):
+    """Sylvester's Hadamard matrix of order ``n`` (a power of 2)."""
+    if n < 1 or n & (n - 1):
+        raise ValueError("n must be an positive integer, and n must be a power of 2")
+    H = _np.array([[1]], dtype=dtype)
+    while H.shape[0] < n:
+        H = _np.block([[H, H], [H, -H]])
+    return H
+
+
+def helmert(n, full=False):
+    """Helmert matrix of order ``n`` (orthogonal; without its first row unless ``full``)."""
+    H = _np.tril(_np.ones((n, n)), -1) - _np.diag(_np.arange(n))
+    d = _np.arange(n) * _np.arange(1, n + 1)
+    H[0] = 1
+    d[0] = n
+    Hf = H / _np.sqrt(d)[:, None]
+    return Hf if full else Hf[1:]
+
+
+def dft(n, scale=None):
+    """The discrete Fourier transform matrix (a complex constant, numpy's)."""
+    m = _np.fft.fft(_np.eye(n))
+    if scale == "sqrtn":
+        m = m / _math.sqrt(n)
+    elif scale == "n":
+        m = m / n
+    return m
