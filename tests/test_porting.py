@@ -409,3 +409,28 @@ def test_fixed_point_second_derivative_is_implicit_too():
     sqrt = lambda a: fixed_point(lambda a: lambda x: 0.5 * (x + a / x), a, 10.0,
                                  lambda x, y: anp.abs(x - y), 1e-12)
     np.testing.assert_allclose(ad.grad(ad.grad(sqrt))(2.0), -0.25 * 2.0 ** -1.5, rtol=1e-9)
+
+
+@pytest.mark.parametrize("padding,expected", [
+    # x = [1, 2, 3] dilated by stride 2 to [1, 0, 2, 0, 3], then cross-correlated with
+    # W = [a, b, c] = [1, 10, 100]: SAME pads (2, 1) -> 6 outputs, VALID (2, 2) -> 7
+    ("SAME", [100, 10, 201, 20, 302, 30]),
+    ("VALID", [100, 10, 201, 20, 302, 30, 3]),
+    ([(0, 0)], [201, 20, 302]),
+])
+def test_stax_conv1d_transpose_by_hand(padding, expected):
+    init_fun, apply_fun = stax.Conv1DTranspose(1, (3,), strides=(2,), padding=padding)
+    out_shape, (W, b) = init_fun(np.random.default_rng(0), (1, 3, 1))
+    assert out_shape == (1, len(expected), 1) and W.shape == (3, 1, 1)
+    y = apply_fun((np.array([1.0, 10.0, 100.0]).reshape(3, 1, 1), np.zeros((1, 1, 1))),
+                  np.array([1.0, 2.0, 3.0]).reshape(1, 3, 1))
+    np.testing.assert_allclose(y[0, :, 0], expected)
+
+
+def test_stax_conv_transpose_shapes_and_gradient():
+    init_fun, apply_fun = stax.ConvTranspose(2, (3, 2), strides=(2, 3), padding="SAME")
+    out_shape, params = init_fun(ad.random.key(7), (2, 4, 5, 3))
+    assert out_shape == (2, 8, 15, 2)                        # SAME: size · stride
+    x = np.random.default_rng(7).standard_normal((2, 4, 5, 3))
+    assert apply_fun(params, x).shape == out_shape
+    check_grads(lambda p, x: anp.sum(apply_fun(p, x) ** 2), (params, x), order=1, modes=["rev"])

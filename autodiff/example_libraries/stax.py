@@ -11,7 +11,8 @@ layers from layers. Everything is ``autodiff.numpy``, so ``grad``, ``vmap`` and
 ``Dropout`` masks too, which ``jit`` would freeze; give keys under ``jit``).
 
 Layers: ``Dense``, ``Conv`` / ``GeneralConv`` (any dimension numbers, ``'VALID'``,
-``'SAME'`` or explicit padding, strides), ``Conv1D``, ``MaxPool``, ``AvgPool``,
+``'SAME'`` or explicit padding, strides), ``Conv1D``, ``ConvTranspose`` /
+``GeneralConvTranspose`` / ``Conv1DTranspose``, ``MaxPool``, ``AvgPool``,
 ``SumPool``, ``BatchNorm``, ``Dropout``, ``Flatten``, ``Identity`` and the activations
 ``Tanh``, ``Relu``, ``Exp``, ``LogSoftmax``, ``Softmax``, ``Softplus``, ``Sigmoid``,
 ``Elu``, ``LeakyRelu``, ``Selu``, ``Gelu`` (``elementwise(fun)`` makes more).
@@ -38,7 +39,8 @@ import numpy as np
 from .. import nn
 from .. import numpy as anp
 
-__all__ = ["Dense", "GeneralConv", "Conv", "Conv1D", "BatchNorm", "Dropout", "Flatten",
+__all__ = ["Dense", "GeneralConv", "Conv", "Conv1D", "GeneralConvTranspose", "ConvTranspose",
+           "Conv1DTranspose", "BatchNorm", "Dropout", "Flatten",
            "Identity", "FanOut", "FanInSum", "FanInConcat", "MaxPool", "SumPool", "AvgPool",
            "serial", "parallel", "shape_dependent", "elementwise", "Tanh", "Relu", "Exp",
            "LogSoftmax", "Softmax", "Softplus", "Sigmoid", "Elu", "LeakyRelu", "Selu", "Gelu",
@@ -161,9 +163,11 @@ def _windows(x, axes, window, strides, pads, fill):
     ``axes`` shrunk to the output size; ``x`` padded with ``fill`` first."""
     if any(p != (0, 0) for p in pads):
         widths = [(0, 0)] * x.ndim
-        for ax, p in zip(axes, pads):
-            widths[ax] = p
-        x = anp.pad(x, widths, constant_values=fill)
+        crop = [slice(None)] * x.ndim
+        for ax, (lo, hi) in zip(axes, pads):
+            widths[ax] = (max(lo, 0), max(hi, 0))
+            crop[ax] = slice(max(-lo, 0), x.shape[ax] + max(lo, 0) + max(hi, 0) - max(-hi, 0))
+        x = anp.pad(x, widths, constant_values=fill)[tuple(crop)]   # negative pads crop
     outs = [_out_size(x.shape[ax], k, s, (0, 0)) for ax, k, s in zip(axes, window, strides)]
     pieces = []
     for offset in np.ndindex(*window):
@@ -174,29 +178,62 @@ def _windows(x, axes, window, strides, pads, fill):
     return anp.stack(pieces)
 
 
-def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",
-                W_init=None, b_init=normal(1e-6)):
-    """Convolution (cross-correlation, as ``lax.conv_general_dilated``) with layouts
-    ``dimension_numbers = (lhs_spec, rhs_spec, out_spec)``, e.g.
-    ``('NHWC', 'HWIO', 'NHWC')``; ``filter_shape`` and ``strides`` follow the spatial
-    letters in ``rhs_spec``'s order."""
+def _dilate(x, axis, d):
+    """Insert ``d - 1`` zeros between neighbours along ``axis`` (a transposed
+    convolution's input dilation)."""
+    if d == 1:
+        return x
+    x = anp.moveaxis(x, axis, -1)
+    n = x.shape[-1]
+    z = anp.concatenate([x[..., None], anp.zeros(x.shape + (d - 1,), x.dtype)], -1)
+    z = anp.reshape(z, x.shape[:-1] + (n * d,))[..., :(n - 1) * d + 1]
+    return anp.moveaxis(z, -1, axis)
+
+
+def _transpose_pads(sizes, window, strides, padding):
+    """JAX's ``conv_transpose`` padding of the dilated input, per spatial axis."""
+    out = []
+    for i, (k, s) in enumerate(zip(window, strides)):
+        if isinstance(padding, str) and padding.upper() == "SAME":
+            total = k + s - 2
+            lo = k - 1 if s > k - 1 else -(-total // 2)
+        elif isinstance(padding, str) and padding.upper() == "VALID":
+            total = k + s - 2 + max(k - s, 0)
+            lo = k - 1
+        elif isinstance(padding, str):
+            raise ValueError(f"padding must be 'VALID', 'SAME' or (lo, hi) pairs, got {padding!r}")
+        else:                         # explicit pairs pad the dilated input as given
+            lo, hi = padding[i]
+            total = lo + hi
+        out.append((lo, total - lo))
+    return out
+
+
+def _general_conv(dimension_numbers, out_chan, filter_shape, strides, padding, W_init, b_init,
+                  transpose):
     lhs_spec, rhs_spec, out_spec = dimension_numbers
     spatial = [c for c in rhs_spec if c not in "IO"]
     one = (1,) * len(filter_shape)
     strides = tuple(strides) if strides else one
     W_init = W_init or glorot_normal(rhs_spec.index("I"), rhs_spec.index("O"))
 
-    def shapes(input_shape):
-        in_sizes = [input_shape[lhs_spec.index(c)] for c in spatial]
-        pads = _pads(in_sizes, filter_shape, strides, padding)
-        outs = [_out_size(n, k, s, p) for n, k, s, p in zip(in_sizes, filter_shape, strides, pads)]
-        return pads, outs
+    def geometry(in_sizes):
+        """(input dilation, pads, window strides, output sizes) per spatial axis."""
+        if transpose:     # a stride-1 convolution of the input dilated by the strides
+            pads = _transpose_pads(in_sizes, filter_shape, strides, padding)
+            dil, win_strides = strides, one
+            sizes = [None if n is None or n < 0 else (n - 1) * d + 1 for n, d in zip(in_sizes, dil)]
+        else:
+            pads = _pads(in_sizes, filter_shape, strides, padding)
+            dil, win_strides, sizes = one, strides, in_sizes
+        outs = [_out_size(n, k, s, p) for n, k, s, p in zip(sizes, filter_shape, win_strides, pads)]
+        return dil, pads, win_strides, outs
 
     def init_fun(rng, input_shape):
         it = iter(filter_shape)
         kernel_shape = [out_chan if c == "O" else input_shape[lhs_spec.index("C")] if c == "I"
                         else next(it) for c in rhs_spec]
-        _, outs = shapes(input_shape)
+        outs = geometry([input_shape[lhs_spec.index(c)] for c in spatial])[3]
         sizes = {"N": input_shape[lhs_spec.index("N")], "C": out_chan, **dict(zip(spatial, outs))}
         output_shape = tuple(sizes[c] for c in out_spec)
         bias_shape = tuple(out_chan if c == "C" else 1 for c in out_spec)
@@ -209,18 +246,40 @@ def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding
                           + [lhs_spec.index("C")])
         w = anp.transpose(W, [rhs_spec.index(c) for c in spatial]
                           + [rhs_spec.index("I"), rhs_spec.index("O")])
-        pads = _pads(list(x.shape[1:-1]), filter_shape, strides, padding)
-        win = _windows(x, list(range(1, 1 + len(spatial))), filter_shape, strides, pads, 0.0)
-        k = math.prod(filter_shape)
-        w = anp.reshape(w, (k,) + tuple(w.shape[-2:]))
+        dil, pads, win_strides, _ = geometry(list(x.shape[1:-1]))
+        for ax, d in enumerate(dil):
+            x = _dilate(x, 1 + ax, d)
+        win = _windows(x, list(range(1, 1 + len(spatial))), filter_shape, win_strides, pads, 0.0)
+        w = anp.reshape(w, (math.prod(filter_shape),) + tuple(w.shape[-2:]))
         y = anp.tensordot(win, w, axes=([0, win.ndim - 1], [0, 1]))     # N, spatial..., O
         canon = ["N"] + spatial + ["C"]
         return anp.transpose(y, [canon.index(c) for c in out_spec]) + b
     return init_fun, apply_fun
 
 
+def GeneralConv(dimension_numbers, out_chan, filter_shape, strides=None, padding="VALID",
+                W_init=None, b_init=normal(1e-6)):
+    """Convolution (cross-correlation, as ``lax.conv_general_dilated``) with layouts
+    ``dimension_numbers = (lhs_spec, rhs_spec, out_spec)``, e.g.
+    ``('NHWC', 'HWIO', 'NHWC')``; ``filter_shape`` and ``strides`` follow the spatial
+    letters in ``rhs_spec``'s order."""
+    return _general_conv(dimension_numbers, out_chan, filter_shape, strides, padding, W_init,
+                         b_init, transpose=False)
+
+
+def GeneralConvTranspose(dimension_numbers, out_chan, filter_shape, strides=None,
+                         padding="VALID", W_init=None, b_init=normal(1e-6)):
+    """Transposed convolution (``lax.conv_transpose`` with ``transpose_kernel=False``):
+    the input dilated by ``strides``, padded so that ``'SAME'`` gives ``size·stride`` and
+    ``'VALID'`` gives ``(size-1)·stride + k``, then convolved with stride 1."""
+    return _general_conv(dimension_numbers, out_chan, filter_shape, strides, padding, W_init,
+                         b_init, transpose=True)
+
+
 Conv = functools.partial(GeneralConv, ("NHWC", "HWIO", "NHWC"))
 Conv1D = functools.partial(GeneralConv, ("NHC", "HIO", "NHC"))
+ConvTranspose = functools.partial(GeneralConvTranspose, ("NHWC", "HWIO", "NHWC"))
+Conv1DTranspose = functools.partial(GeneralConvTranspose, ("NHC", "HIO", "NHC"))
 
 
 def BatchNorm(axis=(0, 1, 2), epsilon=1e-5, center=True, scale=True, beta_init=zeros,
