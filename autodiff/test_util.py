@@ -16,12 +16,26 @@ the adjoint identity ``<vjp(u), v> = <u, jvp(v)>``.
 >>> check_grads(anp.sin, (np.array([0.3, 1.2]),), order=2)             # JAX's form
 >>> check_grads(lambda x, y: anp.sum(x * anp.exp(y)), argnum=1)(np.ones(2), np.zeros(2))
 >>> check_grads(lambda x: x ** 3, modes=["rev"], order=1)(1.5)        # autograd's form
+
+``check_jvp`` and ``check_vjp`` check a given forward/reverse rule: JAX's
+``check_jvp(f, f_jvp, args)`` with ``f_jvp(primals, tangents) -> (out, tangent_out)``
+(e.g. ``functools.partial(ad.jvp, f)``), ``check_vjp(f, f_vjp, args)`` with
+``f_vjp(*args) -> (out, vjp_fn)``; or autograd's ``check_jvp(f, x)`` / ``check_vjp(f, x)``,
+which check our own rules for ``f`` at ``x``.
+
+>>> import functools, autodiff as ad
+>>> from autodiff.test_util import check_jvp, check_vjp
+>>> check_jvp(anp.tanh, functools.partial(ad.jvp, anp.tanh), (np.array([0.2, -1.0]),))
+>>> check_vjp(anp.tanh, functools.partial(ad.vjp, anp.tanh), (np.array([0.2, -1.0]),))
 """
 import numbers
 
-from .check import check_grads as _check_grads
+import numpy as np
 
-__all__ = ["check_grads"]
+from .check import check_grads as _check_grads, _check_close
+from .tree_util import tree_flatten, tree_unflatten
+
+__all__ = ["check_grads", "check_jvp", "check_vjp"]
 
 
 def check_grads(f, args=None, order=None, modes=("fwd", "rev"), atol=None, rtol=None, eps=None,
@@ -42,3 +56,46 @@ def check_grads(f, args=None, order=None, modes=("fwd", "rev"), atol=None, rtol=
             return f(*before, x, *after, **kwargs)
         _check_grads(f_of_one, (xs[argnum],), order, modes, eps, atol, rtol)
     return checker
+
+
+def _float_leaves(args):
+    leaves, tree = tree_flatten(tuple(args))
+    return [np.asarray(l, np.float64) for l in leaves], tree
+
+
+def _central_difference(f, leaves, tree, v, eps):
+    plus = f(*tree_unflatten(tree, [l + eps * d for l, d in zip(leaves, v)]))
+    minus = f(*tree_unflatten(tree, [l - eps * d for l, d in zip(leaves, v)]))
+    return [(np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps)
+            for p, m in zip(tree_flatten(plus)[0], tree_flatten(minus)[0])]
+
+
+def check_jvp(f, f_jvp, args=None, atol=1e-5, rtol=1e-5, eps=1e-4, err_msg=""):
+    """JAX's ``check_jvp(f, f_jvp, args)``: ``f_jvp`` against central differences along a
+    random direction. autograd's ``check_jvp(f, x)``: our forward mode of ``f`` at ``x``."""
+    if args is None:
+        return _check_grads(f, (f_jvp,), 1, ("fwd",), None, None, None)
+    leaves, tree = _float_leaves(args)
+    rng = np.random.default_rng(0)
+    v = [rng.standard_normal(l.shape) for l in leaves]
+    _, t_out = f_jvp(tuple(tree_unflatten(tree, leaves)), tuple(tree_unflatten(tree, v)))
+    for e, g in zip(_central_difference(f, leaves, tree, v, eps), tree_flatten(t_out)[0]):
+        _check_close(f"JVP {err_msg}".strip(), e, g, atol, rtol)
+
+
+def check_vjp(f, f_vjp, args=None, atol=1e-5, rtol=1e-5, eps=1e-4, err_msg=""):
+    """JAX's ``check_vjp(f, f_vjp, args)``: ``<vjp(u), v>`` against ``<u, (f(x+εv) -
+    f(x-εv))/2ε>``. autograd's ``check_vjp(f, x)``: our reverse mode of ``f`` at ``x``."""
+    if args is None:
+        return _check_grads(f, (f_vjp,), 1, ("rev",), None, None, None)
+    leaves, tree = _float_leaves(args)
+    rng = np.random.default_rng(0)
+    v = [rng.standard_normal(l.shape) for l in leaves]
+    out, vjp_fn = f_vjp(*tree_unflatten(tree, leaves))
+    out_leaves, out_tree = tree_flatten(out)
+    u = [rng.standard_normal(np.shape(o)) for o in out_leaves]
+    cts = tree_flatten(vjp_fn(tree_unflatten(out_tree, u)))[0]
+    lhs = sum(float(np.sum(np.asarray(c, np.float64) * d)) for c, d in zip(cts, v))
+    fd = _central_difference(f, leaves, tree, v, eps)
+    rhs = sum(float(np.sum(a * b)) for a, b in zip(u, fd))
+    _check_close(f"VJP {err_msg}".strip(), rhs, lhs, atol, rtol)

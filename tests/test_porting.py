@@ -434,3 +434,19 @@ def test_stax_conv_transpose_shapes_and_gradient():
     x = np.random.default_rng(7).standard_normal((2, 4, 5, 3))
     assert apply_fun(params, x).shape == out_shape
     check_grads(lambda p, x: anp.sum(apply_fun(p, x) ** 2), (params, x), order=1, modes=["rev"])
+
+
+def test_check_jvp_and_check_vjp_of_given_rules():
+    from autodiff.test_util import check_jvp, check_vjp
+    f = lambda x, y: anp.sin(x) * y
+    args = (np.array([0.3, 1.1]), np.array([2.0, -1.0]))
+    check_jvp(f, lambda p, t: ad.jvp(f, p, t), args)
+    check_vjp(f, lambda *a: ad.vjp(f, *a), args)
+    check_jvp(anp.tanh, np.array([0.4]))                      # autograd's form
+    check_vjp(anp.tanh, np.array([0.4]))
+    wrong_jvp = lambda p, t: (f(*p), anp.cos(p[0]) * t[0] * p[1])      # misses ∂/∂y
+    with pytest.raises(AssertionError, match="JVP"):
+        check_jvp(f, wrong_jvp, args)
+    wrong_vjp = lambda x, y: (f(x, y), lambda g: (g * anp.cos(x) * y, g))    # ∂/∂y wrong
+    with pytest.raises(AssertionError, match="VJP"):
+        check_vjp(f, wrong_vjp, args)
