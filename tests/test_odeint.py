@@ -155,16 +155,18 @@ def _peak_bytes(fun):
 
 
 def test_adjoint_memory_does_not_grow_with_the_number_of_steps():
-    # a stiffer-by-span problem: 10x the time span takes ~10x the steps
+    # 10x the time span takes ~10x the solver steps; the adjoint's peak memory stays put
+    # (benchmarks/odeint_adjoint.py: differentiating the steps grows linearly instead)
+    tol = dict(rtol=1e-7, atol=1e-7)
+
     def loss(theta, span):
-        return anp.sum(odeint(lotka_volterra, Y0, np.array([0.0, span]), theta, **TOL))
+        return anp.sum(odeint(lotka_volterra, Y0, np.array([0.0, span]), theta, **tol))
 
     def steps(span):
-        y = Y0
-        return len(solve_ivp(lambda t, y: np.asarray(lotka_volterra(y, t, THETA)), (0, span), y,
-                             method="RK45", rtol=1e-10, atol=1e-10).t)
-    assert steps(20.0) > 8 * steps(2.0)
-    ad.grad(loss)(THETA, 2.0)                              # warm caches
-    short = _peak_bytes(lambda: ad.grad(loss)(THETA, 2.0))
-    long = _peak_bytes(lambda: ad.grad(loss)(THETA, 20.0))
-    assert long < 1.5 * short, (short, long)
+        return len(solve_ivp(lambda t, y: np.asarray(lotka_volterra(y, t, THETA)), (0, span), Y0,
+                             method="RK45", **tol).t)
+    assert steps(15.0) > 8 * steps(1.5)
+    ad.grad(loss)(THETA, 1.5)                              # warm caches
+    short = _peak_bytes(lambda: ad.grad(loss)(THETA, 1.5))
+    long = _peak_bytes(lambda: ad.grad(loss)(THETA, 15.0))
+    assert long < 1.2 * short, (short, long)
