@@ -62,23 +62,6 @@ def _split(rng, num=2):
     return list(_random().split(rng, num))
 
 
-def _normal(rng, shape, dtype):
-    if isinstance(rng, np.random.Generator):
-        return rng.standard_normal(shape).astype(dtype)
-    return _random().normal(rng, shape, dtype)
-
-
-def _truncated_normal(rng, lower, upper, shape, dtype):
-    if isinstance(rng, np.random.Generator):
-        out = rng.standard_normal(shape)
-        bad = (out < lower) | (out > upper)
-        while bad.any():                            # rejection: P(|z| > 2) ≈ 4.6%
-            out[bad] = rng.standard_normal(int(bad.sum()))
-            bad = (out < lower) | (out > upper)
-        return out.astype(dtype)
-    return _random().truncated_normal(rng, lower, upper, shape, dtype)
-
-
 def _bernoulli(rng, p, shape):
     if isinstance(rng, np.random.Generator):
         return rng.random(shape) < p
@@ -86,20 +69,21 @@ def _bernoulli(rng, p, shape):
 
 
 # ----------------------------------------------------------------------------
-# initializers (jax.nn.initializers' meaning): init(rng, shape, dtype) -> array
+# initializers: jax.nn.initializers' (``ad.nn.initializers``) for keys, numpy's for a
+# Generator; any ``init(rng, shape, dtype)`` of ad.nn.initializers works with keys
 
-def zeros(rng, shape, dtype=np.float64):
-    return np.zeros(shape, dtype)
-
-
-def ones(rng, shape, dtype=np.float64):
-    return np.ones(shape, dtype)
+zeros = nn.initializers.zeros
+ones = nn.initializers.ones
 
 
 def normal(stddev=1e-2):
     """``N(0, stddev²)`` entries."""
+    keyed = nn.initializers.normal(stddev)
+
     def init(rng, shape, dtype=np.float64):
-        return stddev * _normal(rng, tuple(shape), dtype)
+        if isinstance(rng, np.random.Generator):
+            return stddev * rng.standard_normal(tuple(shape)).astype(dtype)
+        return keyed(rng, tuple(shape), dtype)
     return init
 
 
@@ -109,12 +93,22 @@ randn = normal
 def glorot_normal(in_axis=-2, out_axis=-1, scale=1.0):
     """Glorot & Bengio (2010): variance ``scale / mean(fan_in, fan_out)``, drawn from a
     normal truncated at ±2σ and rescaled (by 1/0.8796...) to keep that variance."""
+    keyed = nn.initializers.variance_scaling(scale, "fan_avg", "truncated_normal", in_axis,
+                                             out_axis)
+
     def init(rng, shape, dtype=np.float64):
         shape = tuple(shape)
+        if not isinstance(rng, np.random.Generator):
+            return keyed(rng, shape, dtype)
         receptive = math.prod(shape) / (shape[in_axis] * shape[out_axis])
         fan_in, fan_out = shape[in_axis] * receptive, shape[out_axis] * receptive
         stddev = math.sqrt(scale / ((fan_in + fan_out) / 2)) / 0.87962566103423978
-        return stddev * _truncated_normal(rng, -2.0, 2.0, shape, dtype)
+        out = rng.standard_normal(shape)
+        bad = np.abs(out) > 2
+        while bad.any():                            # rejection: P(|z| > 2) ≈ 4.6%
+            out[bad] = rng.standard_normal(int(bad.sum()))
+            bad = np.abs(out) > 2
+        return (stddev * out).astype(dtype)
     return init
 
 
