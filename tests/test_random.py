@@ -442,3 +442,15 @@ def test_truncated_normal_and_mvn_gradients():
     np.testing.assert_allclose(g, [1.0, 1.0], rtol=1e-12)
     ad.check_grads(lambda c: anp.sum(R.multivariate_normal(k, np.zeros(2), c @ c.T + np.eye(2), (3,)) ** 2),
                    (c,), order=1, modes=("rev",))
+
+
+def test_numpy_generator_draws_under_jit_warn_too():
+    import autodiff.numpy.random as nr
+    rng = anp.random.default_rng(5)
+    assert isinstance(rng, np.random.Generator)
+    np.testing.assert_array_equal(rng.normal(size=3), np.random.default_rng(5).normal(size=3))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ad.jit(lambda x: x + rng.normal(size=2))(np.zeros(2))
+    assert any(issubclass(m.category, nr.FrozenRandomWarning) and "default_rng().normal" in str(m.message)
+               for m in w)

@@ -36,21 +36,36 @@ def _abstract_trace_active():
     return any(not t.concrete for t in trace_state.stack)
 
 
+def _warn_if_tracing(name):
+    if trace_state.stack and _abstract_trace_active():
+        where = str(user_source())
+        if where not in _warned:
+            _warned.add(where)
+            warnings.warn(FrozenRandomWarning(
+                f"anp.random.{name} (numpy's stateful generator) was called while "
+                f"tracing (jit/vmap/make_jaxpr): its numbers are drawn once and frozen into "
+                f"the program, so every call returns the same ones. Use ad.random with a key "
+                f"argument instead, e.g. ad.random.normal(key, shape) with "
+                f"key = ad.random.key(seed) split per call (at {where})."), stacklevel=3)
+
+
 def _guard(name, fn):
     @functools.wraps(fn)
     def draw(*args, **kwargs):
-        if trace_state.stack and _abstract_trace_active():
-            where = str(user_source())
-            if where not in _warned:
-                _warned.add(where)
-                warnings.warn(FrozenRandomWarning(
-                    f"anp.random.{name} (numpy's stateful generator) was called while "
-                    f"tracing (jit/vmap/make_jaxpr): its numbers are drawn once and frozen into "
-                    f"the program, so every call returns the same ones. Use ad.random with a key "
-                    f"argument instead, e.g. ad.random.normal(key, shape) with "
-                    f"key = ad.random.key(seed) split per call (at {where})."), stacklevel=2)
+        _warn_if_tracing(name)
         return fn(*args, **kwargs)
     return draw
+
+
+class _GuardedGenerator(Generator):
+    """numpy's ``Generator`` (same bit generator, same numbers) whose draws warn when
+    made while tracing abstractly."""
+
+    def __getattribute__(self, name):
+        attr = super().__getattribute__(name)
+        if not name.startswith("_") and callable(attr) and name not in ("spawn",):
+            _warn_if_tracing(f"default_rng().{name}")
+        return attr
 
 
 for _name in _npr.__all__:
@@ -58,3 +73,9 @@ for _name in _npr.__all__:
     if callable(_obj) and not isinstance(_obj, type) and _name not in _NOT_DRAWS:
         globals()[_name] = _guard(_name, _obj)
 del _name, _obj
+
+
+def default_rng(seed=None):
+    """``numpy.random.default_rng``: the same generator and numbers; its draws warn when
+    made while ``jit``/``vmap`` trace (they would be frozen into the program)."""
+    return _GuardedGenerator(_npr.default_rng(seed).bit_generator)
