@@ -170,3 +170,14 @@ def test_adjoint_memory_does_not_grow_with_the_number_of_steps():
     short = _peak_bytes(lambda: ad.grad(loss)(THETA, 1.5))
     long = _peak_bytes(lambda: ad.grad(loss)(THETA, 15.0))
     assert long < 1.2 * short, (short, long)
+
+
+def test_autograd_and_scipy_spelling_of_extra_arguments():
+    f = lambda y, t, a, b: -a * y + b
+    t = np.array([0.0, 1.0])
+    ref = odeint(f, 1.0, t, 2.0, 0.5, **TOL)
+    np.testing.assert_allclose(odeint(f, 1.0, t, args=(2.0, 0.5), **TOL), ref, rtol=1e-14)
+    # y = b/a + (1 - b/a) exp(-a t)
+    np.testing.assert_allclose(ref[1], 0.25 + 0.75 * np.exp(-2.0), rtol=1e-9)
+    with pytest.raises(TypeError, match="full_output"):
+        odeint(f, 1.0, t, args=(2.0, 0.5), full_output=True)

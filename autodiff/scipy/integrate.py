@@ -237,7 +237,7 @@ def _closure_convert(func, y0_flat, unflatten_y, t0, arg_leaves, arg_tree):
     return f, hoisted
 
 
-def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.inf):
+def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.inf, **kwargs):
     """Solve ``dy/dt = func(y, t, *args)``, ``y(t[0]) = y0``; ``y`` at each time in ``t``.
 
     Args:
@@ -249,11 +249,22 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
       mxstep: the most steps (accepted or rejected) per output interval; the solve
         stops there silently, as JAX's does.
       hmax: the largest step allowed.
+      args: (keyword only) autograd's and scipy's spelling, ``odeint(func, y0, t,
+        args=(a, b))``, the same as ``odeint(func, y0, t, a, b)``. Other scipy options
+        (``full_output``, ``tcrit``, ...) raise ``TypeError``.
 
     Returns: the solution with a leading axis of ``len(t)`` on every leaf of ``y0``.
     Reverse-mode derivatives (with respect to ``y0``, ``t``, ``args`` and values
     ``func`` closes over) come from the adjoint ODE, solved with the same tolerances.
     """
+    if "args" in kwargs:
+        if args:
+            raise TypeError("odeint: pass extra arguments positionally or as args=(...), not both")
+        extra = kwargs.pop("args")
+        args = tuple(extra) if isinstance(extra, (tuple, list)) else (extra,)
+    if kwargs:
+        raise TypeError(f"odeint: unsupported option(s) {sorted(kwargs)}; supported: rtol, atol, "
+                        f"mxstep, hmax, args")
     t = anp.asarray(t)
     if t.ndim != 1:
         raise ValueError(f"odeint: t must be a 1-d array of times, got shape {t.shape}")
