@@ -602,7 +602,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     every singular value accurate to ~ε‖A‖ as LAPACK's, with the standard derivative for
     distinct singular values; at degenerate ones (σ_i = σ_j, or σ = 0) the singular values'
     derivative is exact and the vectors' takes the degenerate terms as zero. Singular
-    vectors are unique up to sign only: traced signs may differ from numpy's.
+    vectors are unique up to sign only: in every mode each column of U has its
+    largest-magnitude entry positive (so concrete and traced results agree).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.grad(lambda a: anp.linalg.svd(a, compute_uv=False)[0])(np.diag([3.0, 1.0]))
@@ -611,7 +612,10 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """
     from . import concatenate, getitem, matmul
     if not isinstance(a, Tracer):
-        return np.linalg.svd(a, full_matrices=full_matrices, compute_uv=compute_uv, hermitian=hermitian)
+        if not compute_uv:
+            return np.linalg.svd(a, compute_uv=False, hermitian=hermitian)
+        u, s, vt = np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)
+        return SVDResult(*_canonical_signs(u, s, vt))
     a = _float(a)
     m, n = shape_of(a)[-2:]
     if hermitian:
@@ -629,6 +633,7 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     u, s, vt = _svd_thin(a)
     if not compute_uv:
         return s
+    u, s, vt = _canonical_signs(u, s, vt)
     if full_matrices and m != n:
         # the complement of the range comes from the complete QR (differentiable composition)
         if m > n:
@@ -638,7 +643,37 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             from . import swapaxes
             qf = qr(swapaxes(a, -1, -2), mode="complete")[0]
             vt = concatenate([vt, swapaxes(getitem(qf, (Ellipsis, slice(None), slice(m, n))), -1, -2)], axis=-2)
-    return SVDResult(u, s, vt)
+    return SVDResult(*_canonical_signs(u, s, vt))
+
+
+def _canonical_signs(u, s, vt):
+    """Singular vectors are unique up to a sign per pair (u_i, v_i): fix it so that each
+    column of U has its largest-magnitude entry (the first of ties) positive. Concrete
+    (LAPACK) and traced results then agree; a constant flip, so derivatives pass through."""
+    from . import absolute, argmax, take_along_axis, expand_dims, where, multiply, squeeze, stop_gradient
+    k = shape_of(s)[-1]
+    m = shape_of(u)[-1]
+    idx = argmax(absolute(u), axis=-2)                                   # (..., m)
+    top = squeeze(take_along_axis(u, expand_dims(idx, -2), axis=-2), -2)
+    sg = stop_gradient(where(P.lt(top, P.full_like(top, 0)) if isinstance(top, Tracer) else top < 0, -1.0, 1.0))
+    sg = P.convert(sg, dtype_of(u)) if isinstance(sg, Tracer) else np.asarray(sg, dtype_of(u))
+    u = multiply(u, expand_dims(sg, -2))
+    from . import getitem
+    sk = getitem(sg, (Ellipsis, slice(0, k)))
+    rows = shape_of(vt)[-2]
+    if rows == k:
+        vt = multiply(vt, expand_dims(sk, -1))
+    else:        # full V: the first k rows pair with U's columns, the rest are canonical alone
+        from . import concatenate
+        head = multiply(getitem(vt, (Ellipsis, slice(0, k), slice(None))), expand_dims(sk, -1))
+        tail = getitem(vt, (Ellipsis, slice(k, rows), slice(None)))
+        ti = argmax(absolute(tail), axis=-1)
+        tt = squeeze(take_along_axis(tail, expand_dims(ti, -1), axis=-1), -1)
+        ts = stop_gradient(where(P.lt(tt, P.full_like(tt, 0)) if isinstance(tt, Tracer) else tt < 0, -1.0, 1.0))
+        ts = P.convert(ts, dtype_of(u)) if isinstance(ts, Tracer) else np.asarray(ts, dtype_of(u))
+        vt = concatenate([head, multiply(tail, expand_dims(ts, -1))], axis=-2)
+    del m
+    return u, s, vt
 
 
 @npfunc(np.linalg.svdvals if hasattr(np.linalg, "svdvals") else None)

@@ -91,8 +91,8 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 
     >>> import numpy as np
     >>> from autodiff.scipy.linalg import solve
-    >>> solve(np.array([[4.0, 9.0], [1.0, 2.0]]), np.array([1.0, 1.0]), assume_a="pos", lower=True)
-    array([0.25, 0.  ])
+    >>> solve(np.array([[4.0, 9.0], [2.0, 3.0]]), np.array([6.0, 5.0]), assume_a="pos", lower=True)
+    array([1., 1.])
     """
     return _solve(a, b, lower, assume_a or "gen", transposed)
 
