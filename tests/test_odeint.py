@@ -181,3 +181,10 @@ def test_autograd_and_scipy_spelling_of_extra_arguments():
     np.testing.assert_allclose(ref[1], 0.25 + 0.75 * np.exp(-2.0), rtol=1e-9)
     with pytest.raises(TypeError, match="full_output"):
         odeint(f, 1.0, t, args=(2.0, 0.5), full_output=True)
+
+
+def test_second_derivatives_reverse_over_reverse_and_forward_over_reverse():
+    # y(1) = 1.5 exp(-k): d²/dk² = 1.5 exp(-k); the adjoint's own gradient is an adjoint
+    loss = lambda k: odeint(lambda y, t, k: -k * y, 1.5, np.array([0.0, 1.0]), k, **TOL)[-1]
+    np.testing.assert_allclose(ad.grad(ad.grad(loss))(0.7), 1.5 * np.exp(-0.7), rtol=1e-8)
+    np.testing.assert_allclose(ad.hessian(loss)(0.7), 1.5 * np.exp(-0.7), rtol=1e-8)

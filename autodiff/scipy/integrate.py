@@ -164,7 +164,8 @@ _odeint_adjoint = custom_vjp(_odeint_flat, nondiff_argnums=(0, 1, 2, 3, 4))
 
 
 def _odeint_fwd(f, rtol, atol, mxstep, hmax, y0, t, *params):
-    ys = _odeint_flat(f, rtol, atol, mxstep, hmax, y0, t, *params)
+    # through the custom rule again, so derivatives of the residuals are adjoints too
+    ys = _odeint_adjoint(f, rtol, atol, mxstep, hmax, y0, t, *params)
     return ys, (ys, t, params)
 
 
