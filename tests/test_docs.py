@@ -10,9 +10,9 @@ import autodiff
 
 
 def _modules():
-    names = ["autodiff"]
+    names = ["autodiff", "autodiff.scipy.integrate", "autodiff.scipy.signal"]
     for pkg in ("autodiff", "autodiff.transforms", "autodiff.backends", "autodiff.numpy",
-                "autodiff.scipy", "autodiff.misc", "autodiff.example_libraries"):
+                "autodiff.misc", "autodiff.example_libraries"):
         mod = importlib.import_module(pkg)
         for info in pkgutil.iter_modules(mod.__path__):
             names.append(f"{pkg}.{info.name}")
