@@ -450,3 +450,17 @@ def test_check_jvp_and_check_vjp_of_given_rules():
     wrong_vjp = lambda x, y: (f(x, y), lambda g: (g * anp.cos(x) * y, g))    # ∂/∂y wrong
     with pytest.raises(AssertionError, match="VJP"):
         check_vjp(f, wrong_vjp, args)
+
+
+def test_jax_optimizer_under_vmap_is_an_ensemble_of_runs():
+    opt_init, opt_update, get_params = jopt.adam(0.1)
+    starts = np.array([[1.0, -0.5], [2.0, 3.0]])
+    states = ad.vmap(opt_init)(starts)
+    for i in range(3):
+        states = ad.vmap(lambda s: opt_update(i, C * get_params(s), s))(states)
+    batched = ad.vmap(get_params)(states)
+    np.testing.assert_allclose(batched[0], JAX_TRAJECTORIES["adam"][1][-1], rtol=1e-12)
+    single = opt_init(starts[1])
+    for i in range(3):
+        single = opt_update(i, C * get_params(single), single)
+    np.testing.assert_allclose(batched[1], get_params(single), rtol=1e-12)
