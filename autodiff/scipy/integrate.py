@@ -179,9 +179,10 @@ def _odeint_bwd(f, rtol, atol, mxstep, hmax, res, g):
     def aug_dynamics(aug, s, *params):
         # s = -t runs backwards; d/ds of (y, ā, t̄₀, θ̄) is (-f, āᵀ∂f/∂y, āᵀ∂f/∂t, āᵀ∂f/∂θ)
         y, y_bar = aug[:n], aug[n:2 * n]
-        y_dot, f_vjp = vjp(lambda y, t, p: f(y, t, *unflatten_p(p)), y, -s, flatten(list(params))[0])
-        y_bar_dot, t_bar_dot, p_bar_dot = f_vjp(y_bar)
-        return anp.concatenate([-y_dot, y_bar_dot, anp.reshape(t_bar_dot, (1,)), p_bar_dot])
+        y_dot, f_vjp = vjp(f, y, -s, *params)
+        y_bar_dot, t_bar_dot, *p_bar_dot = f_vjp(y_bar)
+        return anp.concatenate([-y_dot, y_bar_dot, anp.reshape(t_bar_dot, (1,)),
+                                anp.asarray(flatten(p_bar_dot)[0], aug.dtype)])
 
     def back(carry, xs):
         y_bar, t0_bar, p_bar = carry
