@@ -11,7 +11,9 @@
 >>> flatten((np.ones(2), 5.0))[0]
 array([1., 1., 5.])
 """
-from . import flatten as _flatten_module, optimizers, fixed_points  # noqa: F401
+from . import optimizers, fixed_points  # noqa: F401
+# as in autograd, ``autodiff.misc.flatten`` is the function; the module stays importable
+# as ``from autodiff.misc.flatten import flatten, flatten_func``
 from .flatten import flatten, flatten_func  # noqa: F401
 from .fixed_points import fixed_point  # noqa: F401
 
