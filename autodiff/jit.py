@@ -215,7 +215,7 @@ def _compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel
     if prog is None:
         prog = _lower_program(closed, dynamic)
     if kernel is None:
-        kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params)
+        kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
     ns = {"_ep": kernel.entry_point, "_asc": np.ascontiguousarray, "_unflatten": tree_unflatten,
           "_tree": out_tree, "_sz": prog.sizes}
     args = []
@@ -324,7 +324,7 @@ class _Compiler:
                 self.busy = key
             kernel, err = None, None
             try:
-                kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params)
+                kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
             except Exception as e:  # noqa: BLE001 - reported through the waiting entries
                 err = e
             with self.lock:
@@ -385,7 +385,8 @@ class Lowered:
     """What ``jitted.lower(*args)`` returns: the IR and the generated code.
 
     ``jaxpr`` is the ClosedJaxpr that is compiled (calls inlined, dead code removed),
-    ``source`` the generated Python/Numba module (``None`` for the interpreter),
+    ``source`` the generated Python/Numba module (``None`` for the interpreter), which
+    imports its loop nests from the modules in ``pieces`` (``as_text()`` shows all),
     ``sizes`` the run-time size vector for these arguments.
     """
 
@@ -417,8 +418,18 @@ class Lowered:
             fn._insert(key, entry.call)
         return fn
 
+    @property
+    def pieces(self):
+        """``(module name, source)`` of the shared loop-nest modules the kernel imports."""
+        return list(self.program.pieces) if self.program is not None else []
+
     def as_text(self):
-        return self.source if self.source is not None else str(self.jaxpr)
+        """The generated kernel module followed by the loop-nest modules it imports (or
+        the jaxpr, for the interpreter)."""
+        if self.source is None:
+            return str(self.jaxpr)
+        return "\n".join([self.source] + [f"# ---- module {name}\n{src}"
+                                          for name, src in self.pieces])
 
     def __str__(self):
         return self.as_text()

@@ -50,7 +50,7 @@ its name.
 
 >>> from autodiff.backends import compile_cache
 >>> sorted(compile_cache.stats())
-['compiles', 'disk_loads', 'memory_hits']
+['compiles', 'disk_loads', 'memory_hits', 'piece_compiles', 'piece_disk_loads']
 >>> compile_cache.cache_dir_problem("/nonexistent/autodiff-cache")
 '/nonexistent/autodiff-cache does not exist'
 """
@@ -80,14 +80,14 @@ __all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory"
 
 _lock = threading.RLock()
 _memory = collections.OrderedDict()      # key -> Kernel
-_stats = {"compiles": 0, "disk_loads": 0, "memory_hits": 0}
+_stats = {"compiles": 0, "disk_loads": 0, "memory_hits": 0, "piece_compiles": 0, "piece_disk_loads": 0}
 _warned = set()
 _versions = None
 
 _POSIX = hasattr(os, "geteuid")
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _BINARY = getattr(os, "O_BINARY", 0)
-_KERNEL_NAME = re.compile(r"k_([0-9a-f]{32})\.py\Z")
+_KERNEL_NAME = re.compile(r"[kp]_([0-9a-f]{32})\.py\Z")    # kernels and their shared pieces
 
 
 class UnsafeCacheWarning(RuntimeWarning):
@@ -232,8 +232,15 @@ def memory_lookup(source):
     return k
 
 
-def get_kernel(source, entry, params):
-    """The compiled kernel for ``source`` (memory, then disk, then a compile)."""
+def get_kernel(source, entry, params, pieces=()):
+    """The compiled kernel for ``source`` (memory, then disk, then a compile).
+
+    ``pieces``: ``(module name, source)`` of the modules the kernel imports its shared
+    loop nests from (see numba_cpu's outlining). Each is a module of its own, keyed by
+    its content, loaded once per process and cached on disk like a kernel: kernels that
+    share a piece (the same layer in two functions, a function and its gradient) compile
+    it once, in this process and in later ones.
+    """
     key = cache_key(source)
     with _lock:
         k = _memory.get(key)
@@ -242,15 +249,48 @@ def get_kernel(source, entry, params):
             _stats["memory_hits"] += 1
             return k
         sig = _numba_signature(params)
+        loaded = [_load_piece(name, src) for name, src in pieces]
+        before = [_piece_counts(d) for d in loaded]
         k = None
         if config.disk_cache:
             k = _load_via_disk(key, source, entry, sig)
         if k is None:
             k = _compile_in_memory(key, source, entry, sig)
+        for d, (n0, h0) in zip(loaded, before):
+            n1, h1 = _piece_counts(d)
+            new = n1 - n0
+            _stats["piece_disk_loads"] += min(h1 - h0, new)
+            _stats["piece_compiles"] += max(new - (h1 - h0), 0)
         _memory[key] = k
         while len(_memory) > max(int(config.cache_size), 1):
             _memory.popitem(last=False)
         return k
+
+
+def _piece_counts(disp):
+    """(compiled signatures, signatures loaded from the disk cache) of a piece's function."""
+    hits = sum(disp.stats.cache_hits.values()) if hasattr(disp, "stats") else 0
+    return len(disp.overloads), hits
+
+
+def _load_piece(modname, source):
+    """The ``loop`` dispatcher of piece module ``modname`` (imported once per process)."""
+    mod = sys.modules.get(modname)
+    if mod is None:
+        key = cache_key(source)
+        checked = _checked_module_path(key, source, "p") if config.disk_cache else None
+        if checked is not None:
+            mod = _exec_kernel_module(checked[0], modname, source, checked[1])
+        else:
+            mod = types.ModuleType(modname)
+            sys.modules[modname] = mod
+            try:
+                exec(compile(_without_numba_cache(source), f"<autodiff piece {key[:12]}>",
+                             "exec", dont_inherit=True), mod.__dict__)
+            except BaseException:
+                sys.modules.pop(modname, None)
+                raise
+    return mod.loop
 
 
 _NUMBA_CACHE_FLAG = re.compile(r"^(\s*@(?:numba\.)?njit\(.*?)\bcache=True", re.M)
@@ -427,7 +467,7 @@ def _writable(path):
 def verified_source(path):
     """The text of kernel source file ``path`` if it is trustworthy, else None.
 
-    Trustworthy: named ``k_<hash>.py``, a regular file owned by you or root and not
+    Trustworthy: named ``k_<hash>.py`` (or ``p_<hash>.py``, a shared piece), a regular file owned by you or root and not
     writable by group or others, in a directory that passes the same checks, and its
     content hashes (with the current library versions) to the name. A kernel cache
     that knows only keys can load sources through this.
@@ -699,12 +739,23 @@ def _existing_prefix_problem(kdir):
 
 
 def _load_via_disk(key, source, entry, sig):
-    kdir = _kernel_dir()
-    path = os.path.join(kdir, f"k_{key}.py")
     modname = f"_autodiff_kernel_{key}"
     mod = sys.modules.get(modname)
     if mod is not None:                 # loaded (and checked) earlier in this process
         return _compile_from(mod, key, entry, sig, mod.__file__, False)
+    checked = _checked_module_path(key, source, "k")
+    if checked is None:
+        return None
+    path, writable = checked
+    return _compile_from(None, key, entry, sig, path, writable, source, modname)
+
+
+def _checked_module_path(key, source, prefix):
+    """Check the cache directory and the module file ``<prefix>_<key>.py`` for ``source``
+    (written if absent): ``(path, whether Numba may write its cache)``, or None when the
+    disk cache is refused or unwritable (then compile in memory)."""
+    kdir = _kernel_dir()
+    path = os.path.join(kdir, f"{prefix}_{key}.py")
     found = _existing_prefix_problem(kdir)
     if found is not None:               # refuse before creating anything inside it
         return _refuse(*found)
@@ -749,7 +800,7 @@ def _load_via_disk(key, source, entry, sig):
                                      f"{kdir} ({err}); compiling without the disk cache")
             return None
     writable = writable and (not os.path.isdir(pycache) or _writable(pycache))
-    return _compile_from(None, key, entry, sig, path, writable, source, modname)
+    return path, writable
 
 
 def _compile_from(mod, key, entry, sig, path, writable, source=None, modname=None):

@@ -222,7 +222,7 @@ def run_lowered(closed, args):
     """Compile a hand-built ClosedJaxpr with the cpu backend and run it."""
     from autodiff.backends import compile_cache
     prog = numba_cpu.lower(closed)
-    k = compile_cache.get_kernel(prog.source, prog.entry, prog.params)
+    k = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
     call = [np.ascontiguousarray(c) for c in prog.consts]
     call += [np.ascontiguousarray(a) if np.ndim(a) else np.asarray(a)[()] for a in args]
     if prog.params and prog.params[-1][0] == "sizes":

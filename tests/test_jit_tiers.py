@@ -58,14 +58,15 @@ U0 = np.array([10.0, 5.0])
 
 def test_specialized_kernel_has_constant_sizes_and_no_size_vector():
     low = ad.jit(lambda x: anp.sum(anp.exp(x) * 3.5)).lower(np.ones(7))
-    assert "range(7)" in low.source
-    assert "3.5" in low.source                   # the literal is in the code
-    assert "_sz" not in low.source and "slot_" not in low.source
+    text = low.as_text()
+    assert "range(7)" in text
+    assert "3.5" in text                         # the literal is in the code
+    assert "_sz" not in text and "slot_" not in text
 
 
 def test_tiny_vectors_become_straight_line_scalar_code():
     g = ad.jit(ad.grad(lotka_volterra), dynamic_shapes=False)
-    src = g.lower(THETA, U0).source
+    src = g.lower(THETA, U0).as_text()
     body = kernel_body(src)
     # no loop and no temporary array: only the two gradient outputs are allocated
     assert not any(ln.startswith("for ") for ln in body), src
@@ -117,7 +118,7 @@ def test_views_compile_to_no_allocation(dynamic):
         return a * b + c + x[3] * x[-1]              # element reads
     x = np.linspace(-1.0, 1.0, 50)
     jf = ad.jit(f, dynamic_shapes=dynamic)
-    src = jf.lower(x).source
+    src = jf.lower(x).as_text()
     allocs = [ln for ln in kernel_body(src) if "np.empty(" in ln or "np.full(" in ln]
     assert len(allocs) == 1, src                     # the output only
     assert "copy" not in src, src
@@ -148,7 +149,7 @@ def test_a_dimension_turns_dynamic_exactly_once(caplog):
     assert counts == [1, 1, 0, 0, 0, 0], counts
     assert "dimension 0 of argument leaf 0 turned dynamic (size 4 -> 6)" in caplog.text
     # only the changed dimension is symbolic: the widths 3 and 2 stay constants
-    src = f.lower(np.ones((5, 3))).source
+    src = f.lower(np.ones((5, 3))).as_text()
     assert "range(2)" in src and "np.empty((n0, 2)" in src
 
 
@@ -158,7 +159,7 @@ def test_dynamic_shapes_false_always_specializes_and_true_never_does():
     for n in (3, 5, 8):
         x = np.arange(float(n))
         assert float(spec(x)) == float(gen(x)) == float(np.sum(x * x))
-    assert f"range({8})" in spec.lower(np.ones(8)).source
+    assert f"range({8})" in spec.lower(np.ones(8)).as_text()
     assert "_sz" in gen.lower(np.ones(8)).source
     with pytest.raises(TypeError, match="dynamic_shapes"):
         ad.jit(fn, dynamic_shapes="yes")
@@ -247,3 +248,82 @@ def test_exit_with_a_pending_compile_is_prompt_and_leaves_a_sound_cache(tmp_path
     again, pending = run("blocking")            # whatever the first left, it loads or compiles
     assert pending == 0
     assert again == pytest.approx(value, rel=1e-12)
+
+
+# ---------------------------------------------------------------------------------
+# the kernel-level cache: loop nests are modules of their own, keyed by content
+# ---------------------------------------------------------------------------------
+
+def _layer_nets(seed):
+    w = np.random.default_rng(seed).normal(size=(6, 6)) / 3
+
+    def two(x):
+        for _ in range(2):
+            x = anp.tanh(x @ w) * 0.75 + 0.5 * x
+        return anp.sum(x ** 2)
+
+    def three(x):
+        for _ in range(3):
+            x = anp.tanh(x @ w) * 0.75 + 0.5 * x
+        return anp.sum(x ** 2) * 2.0
+    return two, three
+
+
+def test_a_shared_loop_nest_compiles_once_across_functions():
+    seed = int(np.random.default_rng().integers(10**6))      # fresh nests for this run
+    two, three = _layer_nets(seed)
+    x = np.random.default_rng(seed + 1).normal(size=(5, 6)) * (1 + 1e-9 * seed)
+    f2, f3 = ad.jit(ad.grad(two)), ad.jit(ad.grad(three))
+    p2 = {n for n, _ in f2.lower(x).pieces}
+    p3 = {n for n, _ in f3.lower(x).pieces}
+    assert p2 & p3, "the layer's loops should be the same pieces in both programs"
+    s0 = dict(compile_cache.stats())
+    np.testing.assert_allclose(f2(x), ad.grad(two)(x), rtol=1e-12)
+    s1 = dict(compile_cache.stats())
+    np.testing.assert_allclose(f3(x), ad.grad(three)(x), rtol=1e-12)
+    s2 = dict(compile_cache.stats())
+    first = s1["piece_compiles"] - s0["piece_compiles"]
+    second = s2["piece_compiles"] - s1["piece_compiles"]
+    assert first == len(p2)
+    assert second == len(p3 - p2), (first, second, len(p2), len(p3))
+
+
+PIECE_CHILD = textwrap.dedent("""
+    import sys, numpy as np
+    import autodiff as ad, autodiff.numpy as anp
+    from autodiff.backends import compile_cache
+    sys.path.insert(0, sys.argv[2])
+    from test_jit_tiers import _layer_nets
+    ad.config.update("jit_background_compile", False)
+    two, three = _layer_nets(int(sys.argv[3]))
+    f = ad.jit(ad.grad(two if sys.argv[1] == "two" else three))
+    x = np.random.default_rng(5).normal(size=(5, 6))
+    r = f(x)
+    s = compile_cache.stats()
+    print("RESULT", repr(float(np.sum(r))), s["piece_compiles"], s["piece_disk_loads"],
+          s["compiles"], flush=True)
+""")
+
+
+def test_pieces_are_shared_across_processes(tmp_path):
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    seed = str(int(np.random.default_rng().integers(10**6)))
+
+    def run(which):
+        out = subprocess.run([sys.executable, "-c", PIECE_CHILD, which,
+                              os.path.dirname(__file__), seed],
+                             env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        r = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT")][0].split()
+        return float(r[1]), int(r[2]), int(r[3]), int(r[4])
+
+    v2, compiled2, loaded2, _ = run("two")
+    assert compiled2 > 0 and loaded2 == 0
+    # another process, another function (its kernel is new) sharing the layer's loops:
+    # those come from the first process's disk cache
+    v3, compiled3, loaded3, kernels3 = run("three")
+    assert kernels3 == 1 and loaded3 > 0, (compiled3, loaded3)
+    two, three = _layer_nets(int(seed))
+    x = np.random.default_rng(5).normal(size=(5, 6))
+    assert v2 == pytest.approx(float(np.sum(ad.grad(two)(x))), rel=1e-12)
+    assert v3 == pytest.approx(float(np.sum(ad.grad(three)(x))), rel=1e-12)
