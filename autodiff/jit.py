@@ -528,7 +528,7 @@ class JitFunction:
             b:f64[3] = exp a
             c:f64[3] = add b 1.0:f64[]
           in (c,) }
-        >>> "# b:f64[n0] = exp a" in low.source
+        >>> "# b:f64[3] = exp a" in low.source
         True
         """
         key, leaves, in_tree, statics, kw = self._signature(args, kwargs)

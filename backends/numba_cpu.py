@@ -2561,6 +2561,13 @@ def lower(closed, parallel_threshold=None, dynamic_dims=True):
             params.append(("scalar", v.aval.dtype))
     if mod.sizes:
         params.append(("sizes",))
+    # The parameter types are part of the kernel's identity (its cache key is the hash of
+    # this text): loop nests live in shared piece modules whose text does not say which
+    # dtypes they will be compiled for.
+    sig = ", ".join(f"{_SHORT.get(_dtname(p[1]), _dtname(p[1]))}[{p[2]}d]" if p[0] == "array"
+                    else _SHORT.get(_dtname(p[1]), _dtname(p[1])) if p[0] == "scalar"
+                    else "sizes" for p in params)
+    source = f"# kernel parameters: ({sig})\n" + source
     return Program(source, "kernel", params, np.array(mod.sizes, dtype=np.int64),
                    list(closed.consts), [v.aval for v in closed.jaxpr.outvars], mod.parallel,
                    closed, mod.pieces)
