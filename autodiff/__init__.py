@@ -20,7 +20,8 @@ from .check import check_grads
 from .differential_operators import hessian_vector_product
 from .jit import jit, wait_for_compiles
 from . import lax, optim, nn
-from . import random, flatten_util, debug, tree
+from . import random
+from . import random, flatten_util, debug, tree, extend
 from .shapes import ShapeDtypeStruct, eval_shape
 from .devices import block_until_ready
 from .tape import Variable, Function, no_grad, enable_grad, is_grad_enabled
@@ -34,5 +35,5 @@ __all__ = [
     "ShapedArray", "jit", "wait_for_compiles", "lax", "optim", "nn", "Variable", "Function", "no_grad",
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
-    "flatten_util", "debug", "tree", "ShapeDtypeStruct", "eval_shape", "block_until_ready",
+    "flatten_util", "debug", "tree", "extend", "ShapeDtypeStruct", "eval_shape", "block_until_ready",
 ]

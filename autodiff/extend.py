@@ -1,0 +1,220 @@
+"""autograd's extension API (``autograd.extend``), on top of ``custom_vjp``/``custom_jvp``:
+code that defines its own primitives ports by changing the import.
+
+``@primitive`` marks a function whose derivative is given by rules instead of by tracing
+its body; ``defvjp(f, vjpmaker_0, vjpmaker_1, ...)`` gives, per positional argument, a
+``vjpmaker(ans, *args, **kwargs) -> (g -> cotangent)``; ``defjvp(f, jvp_0, ...)`` gives
+``jvp(g, ans, *args, **kwargs) -> tangent``. With VJPs only, reverse mode uses them
+(``grad``, ``vjp``, ``jacrev``); with JVPs, forward mode uses them and reverse mode is
+their transpose. Bodies and rules are written with ``autodiff.numpy`` (as autograd's are
+with ``autograd.numpy``), so the primitive also works under ``jit`` and ``vmap``.
+Arguments that are not arrays or numbers (strings, callables, ...) are passed through
+undifferentiated; keyword arguments reach the body and every rule untouched.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> from autodiff.extend import primitive, defvjp
+>>> @primitive
+... def logsumexp(x):
+...     m = anp.max(x)
+...     return m + anp.log(anp.sum(anp.exp(x - m)))
+>>> defvjp(logsumexp, lambda ans, x: lambda g: g * anp.exp(x - ans))
+>>> ad.grad(logsumexp)(np.array([0.0, np.log(3.0)]))
+array([0.25, 0.75])
+"""
+import functools
+import warnings
+
+import numpy as np
+
+from .core import Tracer
+from .custom_derivatives import custom_jvp, custom_vjp
+
+__all__ = ["primitive", "defvjp", "defjvp", "defvjp_argnum", "defjvp_argnum",
+           "defvjp_argnums", "def_linear", "Primitive"]
+
+_warned = set()
+
+
+def _is_data(x):
+    """Arrays, numbers and tracers are differentiated; everything else is static."""
+    if isinstance(x, (Tracer, np.ndarray, np.generic, float, int, complex)) and not isinstance(x, bool):
+        return True
+    if isinstance(x, (list, tuple)):
+        return len(x) > 0 and all(_is_data(v) for v in x)
+    return False
+
+
+def _has_tracer(x):
+    if isinstance(x, Tracer):
+        return True
+    if isinstance(x, (list, tuple)):
+        return any(_has_tracer(v) for v in x)
+    if isinstance(x, dict):
+        return any(_has_tracer(v) for v in x.values())
+    return False
+
+
+class Primitive:
+    """A function with autograd-style derivative rules (see :func:`primitive`)."""
+
+    def __init__(self, fun):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.vjps = {}          # argnum -> vjpmaker(ans, *args, **kwargs)
+        self.jvps = {}          # argnum -> jvp(g, ans, *args, **kwargs)
+        self.vjp_argnum = None  # vjpmaker(argnum, ans, args, kwargs)
+        self.jvp_argnum = None  # jvp(argnum, g, ans, args, kwargs)
+
+    def __repr__(self):
+        return f"autograd-style primitive {self.fun.__name__}"
+
+    def __call__(self, *args, **kwargs):
+        if not _has_tracer(args):
+            return self.fun(*args, **kwargs)
+        static = tuple(i for i, a in enumerate(args) if not _is_data(a))
+        if self.jvps or self.jvp_argnum is not None:
+            return self._with_jvp(args, kwargs, static)
+        return self._with_vjp(args, kwargs, static)
+
+    # -- rules ------------------------------------------------------------------
+    def _vjp_maker(self, i):
+        if i in self.vjps:
+            return self.vjps[i]
+        if self.vjp_argnum is not None:
+            return lambda ans, *args, **kw: self.vjp_argnum(i, ans, args, kw)
+        return None
+
+    def _jvp_fn(self, i):
+        if i in self.jvps:
+            return self.jvps[i]
+        if self.jvp_argnum is not None:
+            return lambda g, ans, *args, **kw: self.jvp_argnum(i, g, ans, args, kw)
+        return None
+
+    def _missing(self, kind, i, arg):
+        key = (self.fun, kind, i)
+        if isinstance(arg, Tracer) and arg.aval.dtype.kind in "fc" and key not in _warned:
+            _warned.add(key)
+            warnings.warn(f"{self.fun.__name__}: no {kind} rule for argument {i} "
+                          f"(def{kind}); its derivative is taken as zero", stacklevel=4)
+
+    def _with_vjp(self, args, kwargs, static):
+        fun = self.fun
+        n = len(args)
+
+        def full(dyn):
+            it = iter(dyn)
+            return [args[i] if i in static else next(it) for i in range(n)]
+        dyn_idx = [i for i in range(n) if i not in static]
+
+        def body(*dyn):
+            return fun(*full(dyn), **kwargs)
+
+        def fwd(*dyn):
+            ans = fun(*full(dyn), **kwargs)
+            return ans, (ans, dyn)
+
+        def bwd(res, g):
+            ans, dyn = res
+            a = full(dyn)
+            cts = []
+            for i in dyn_idx:
+                maker = self._vjp_maker(i)
+                if maker is None:
+                    self._missing("vjp", i, args[i])
+                    cts.append(None)
+                else:
+                    cts.append(maker(ans, *a, **kwargs)(g))
+            return tuple(cts)
+        f = custom_vjp(body)
+        f.defvjp(fwd, bwd)
+        return f(*[args[i] for i in dyn_idx])
+
+    def _with_jvp(self, args, kwargs, static):
+        fun = self.fun
+        n = len(args)
+        dyn_idx = [i for i in range(n) if i not in static]
+
+        def full(dyn):
+            it = iter(dyn)
+            return [args[i] if i in static else next(it) for i in range(n)]
+
+        def body(*dyn):
+            return fun(*full(dyn), **kwargs)
+        f = custom_jvp(body)
+
+        @f.defjvp
+        def rule(primals, tangents):
+            a = full(primals)
+            ans = f(*primals)
+            out = None
+            for i, t in zip(dyn_idx, tangents):
+                jf = self._jvp_fn(i)
+                if jf is None:
+                    self._missing("jvp", i, args[i])
+                    continue
+                c = jf(t, ans, *a, **kwargs)
+                out = c if out is None else out + c
+            return ans, (out if out is not None else ans * 0)
+        return f(*[args[i] for i in dyn_idx])
+
+
+def primitive(fun):
+    """Mark ``fun`` as a primitive: its derivatives come from :func:`defvjp` /
+    :func:`defjvp` rules, not from tracing its body."""
+    return Primitive(fun)
+
+
+def defvjp(prim, *vjpmakers, argnums=None):
+    """``vjpmakers[k](ans, *args, **kwargs)`` returns the map ``g ↦ cotangent of
+    args[argnums[k]]`` (default ``argnums = 0, 1, ...``); ``None`` skips an argument."""
+    argnums = range(len(vjpmakers)) if argnums is None else argnums
+    for i, m in zip(argnums, vjpmakers):
+        if m is not None:
+            prim.vjps[i] = m
+
+
+def defvjp_argnum(prim, makervjp):
+    """One rule for every argument: ``makervjp(argnum, ans, args, kwargs) -> (g -> ct)``."""
+    prim.vjp_argnum = makervjp
+
+
+def defvjp_argnums(prim, makervjp):
+    """``makervjp(argnums, ans, args, kwargs) -> (g -> tuple of cts)`` for all arguments
+    at once (autograd's ``defvjp_argnums``)."""
+    def per_arg(i, ans, args, kwargs):
+        n = len(args)
+        return lambda g: makervjp(tuple(range(n)), ans, args, kwargs)(g)[i]
+    prim.vjp_argnum = per_arg
+
+
+def defjvp(prim, *jvpfuns, argnums=None):
+    """``jvpfuns[k](g, ans, *args, **kwargs)``: the tangent of the output for a tangent
+    ``g`` of ``args[argnums[k]]`` (linear in ``g``); ``None`` skips an argument."""
+    argnums = range(len(jvpfuns)) if argnums is None else argnums
+    for i, j in zip(argnums, jvpfuns):
+        if j is not None:
+            prim.jvps[i] = j
+
+
+def defjvp_argnum(prim, makejvp):
+    """One rule for every argument: ``makejvp(argnum, g, ans, args, kwargs)``."""
+    prim.jvp_argnum = makejvp
+
+
+def def_linear(prim):
+    """``prim`` is linear in each argument (multilinear): its JVP substitutes the tangent
+    for the argument, and reverse mode is the transpose of that.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> from autodiff.extend import primitive, def_linear
+    >>> scale = primitive(lambda a, x: a * x)
+    >>> def_linear(scale)
+    >>> float(ad.grad(lambda a: anp.sum(scale(a, np.array([1.0, 2.0]))))(3.0))
+    3.0
+    """
+    def jvp(i, g, ans, args, kwargs):
+        a = list(args)
+        a[i] = g
+        return prim.fun(*a, **kwargs)
+    prim.jvp_argnum = jvp
