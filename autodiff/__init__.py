@@ -20,7 +20,6 @@ from .check import check_grads
 from .differential_operators import hessian_vector_product
 from .jit import jit, wait_for_compiles
 from . import lax, optim, nn
-from . import random
 from . import random, flatten_util, debug, tree, extend
 from .shapes import ShapeDtypeStruct, eval_shape
 from .devices import block_until_ready
