@@ -44,7 +44,8 @@ __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "b
            "permutation", "choice", "gamma", "loggamma", "beta", "dirichlet", "poisson",
            "exponential", "laplace", "logistic", "gumbel", "cauchy", "t", "chisquare",
            "rademacher", "pareto", "weibull_min", "lognormal", "multivariate_normal",
-           "orthogonal", "threefry_2x32"]
+           "orthogonal", "geometric", "rayleigh", "maxwell", "triangular",
+           "generalized_normal", "ball", "threefry_2x32"]
 
 _U32 = np.dtype(np.uint32)
 
@@ -172,14 +173,18 @@ def wrap_key_data(data, impl=None):
 
 
 def split(key, num=2):
-    """``num`` new independent keys, ``uint32[num, 2]``.
+    """``num`` new independent keys, ``uint32[num, 2]``; ``num`` may be a shape tuple.
 
     >>> import autodiff as ad
     >>> ad.random.split(ad.random.key(0), 3).shape
     (3, 2)
+    >>> ad.random.split(ad.random.key(0), (2, 3)).shape
+    (2, 3, 2)
     """
     key = _check_key(key, "split")
-    return P.reshape(_hash_stream(key, _STREAM_SPLIT, 2 * num), (num, 2))
+    shape = _shape(num)
+    n = builtins.int(np.prod(shape, dtype=np.int64))
+    return P.reshape(_hash_stream(key, _STREAM_SPLIT, 2 * n), shape + (2,))
 
 
 def fold_in(key, data):
@@ -844,3 +849,71 @@ def orthogonal(key, n, shape=(), dtype=None):
     q, r = anp.linalg.qr(z)
     d = anp.diagonal(r, axis1=-2, axis2=-1)
     return anp.multiply(q, anp.expand_dims(anp.where(anp.less(d, 0), -1.0, 1.0), -2))
+
+
+# ----------------------------------------------------------------------------
+# more distributions
+# ----------------------------------------------------------------------------
+
+def geometric(key, p, shape=None, dtype=np.int64):
+    """Trials until the first success (support 1, 2, ...): ``ceil(log u / log(1 - p))``."""
+    shape = _param_shape(shape, p)
+    u = _open_unit(key, shape, np.dtype(np.float64), "geometric")
+    k = anp.ceil(anp.divide(anp.log(u), anp.log1p(anp.negative(p))))
+    return anp.astype(anp.maximum(k, 1.0), _dtype(dtype))
+
+
+def rayleigh(key, scale=1.0, shape=None, dtype=None):
+    """Rayleigh: ``scale · sqrt(-2 log u)``."""
+    dt = _float_dtype(dtype, "rayleigh")
+    shape = _param_shape(shape, scale)
+    u = _open_unit(key, shape, dt, "rayleigh")
+    return anp.multiply(anp.asarray(scale, dtype=dt), anp.sqrt(anp.multiply(-2.0, anp.log(u))))
+
+
+def maxwell(key, shape=(), dtype=None):
+    """Maxwell–Boltzmann (scale 1): the length of a standard normal 3-vector."""
+    dt = _float_dtype(dtype, "maxwell")
+    z = _normal(key, _shape(shape) + (3,), dt, "maxwell")
+    return anp.sqrt(anp.sum(anp.multiply(z, z), axis=-1))
+
+
+def triangular(key, left, mode, right, shape=None, dtype=None):
+    """Triangular on ``[left, right]`` with peak ``mode`` (inverse CDF)."""
+    dt = _float_dtype(dtype, "triangular")
+    shape = _param_shape(shape, left, mode, right)
+    a, c, b = (anp.asarray(v, dtype=dt) for v in (left, mode, right))
+    u = _unit(key, shape, dt, "triangular")
+    fc = anp.divide(anp.subtract(c, a), anp.subtract(b, a))
+    lo = anp.add(a, anp.sqrt(anp.multiply(u, anp.multiply(anp.subtract(b, a), anp.subtract(c, a)))))
+    hi = anp.subtract(b, anp.sqrt(anp.multiply(anp.subtract(1.0, u),
+                                               anp.multiply(anp.subtract(b, a), anp.subtract(b, c)))))
+    return anp.where(anp.less(u, fc), lo, hi)
+
+
+def generalized_normal(key, p, shape=(), dtype=None):
+    """Density ∝ exp(-|x|ᵖ): ``sign · G^(1/p)``, G ~ Gamma(1/p) (p = 2 is N(0, 1/2))."""
+    dt = _float_dtype(dtype, "generalized_normal")
+    shape = _param_shape(_shape(shape), p)
+    kg, ks = split(_check_key(key, "generalized_normal"))
+    g = gamma(kg, anp.divide(1.0, p), shape, np.float64)
+    sgn = anp.subtract(anp.multiply(2.0, anp.astype(bernoulli(ks, 0.5, shape), np.float64)), 1.0)
+    return anp.astype(anp.multiply(sgn, anp.power(g, anp.divide(1.0, p))), dt)
+
+
+def ball(key, d, p=2, shape=(), dtype=None):
+    """Uniform in the d-dimensional unit ℓᵖ ball (Barthe et al. 2005: generalized normals
+    divided by their norm, times u^(1/d)).
+
+    >>> import numpy as np, autodiff as ad
+    >>> x = ad.random.ball(ad.random.key(0), 3, shape=(1000,))
+    >>> x.shape, bool(np.all(np.linalg.norm(x, axis=-1) <= 1))
+    ((1000, 3), True)
+    """
+    dt = _float_dtype(dtype, "ball")
+    shape = _shape(shape)
+    kg, ke = split(_check_key(key, "ball"))
+    g = generalized_normal(kg, float(p), shape + (d,), np.float64)
+    e = exponential(ke, shape, np.float64)
+    norm = anp.power(anp.add(anp.sum(anp.power(anp.abs(g), p), axis=-1), e), 1.0 / p)
+    return anp.astype(anp.divide(g, anp.expand_dims(norm, -1)), dt)

@@ -204,6 +204,10 @@ CONTINUOUS = [
     ("truncnorm_mid", lambda k: R.truncated_normal(k, -1.0, 2.0, (N,)), st.truncnorm(-1.0, 2.0).cdf),
     ("truncnorm_tail", lambda k: R.truncated_normal(k, 5.0, 9.0, (N,)), st.truncnorm(5.0, 9.0).cdf),
     ("truncnorm_left", lambda k: R.truncated_normal(k, -np.inf, -6.0, (N,)), st.truncnorm(-np.inf, -6.0).cdf),
+    ("rayleigh", lambda k: R.rayleigh(k, 2.0, (N,)), st.rayleigh(scale=2.0).cdf),
+    ("maxwell", lambda k: R.maxwell(k, (N,)), st.maxwell().cdf),
+    ("triangular", lambda k: R.triangular(k, -1.0, 0.5, 2.0, (N,)), st.triang(0.5, loc=-1.0, scale=3.0).cdf),
+    ("gennorm_1.5", lambda k: R.generalized_normal(k, 1.5, (N,)), st.gennorm(1.5).cdf),
 ]
 
 
@@ -454,3 +458,22 @@ def test_numpy_generator_draws_under_jit_warn_too():
         ad.jit(lambda x: x + rng.normal(size=2))(np.zeros(2))
     assert any(issubclass(m.category, nr.FrozenRandomWarning) and "default_rng().normal" in str(m.message)
                for m in w)
+
+
+def test_geometric_ball_and_split_shapes():
+    g = R.geometric(KEY, 0.3, (N,))
+    assert g.min() == 1 and g.dtype == np.int64
+    ks = np.arange(1, 12)
+    probs = np.append(st.geom(0.3).pmf(ks), st.geom(0.3).sf(11))
+    _chi2_ok(np.append([np.sum(g == v) for v in ks], np.sum(g > 11)), probs)
+    b = R.ball(KEY, 2, shape=(N,))
+    r = np.linalg.norm(b, axis=-1)
+    assert r.max() <= 1.0
+    ks_ok(r ** 2, "uniform")                                  # uniform in the disk: r² ~ U(0, 1)
+    ks_ok((np.arctan2(b[:, 1], b[:, 0]) + np.pi) / (2 * np.pi), "uniform")
+    b1 = R.ball(KEY, 3, p=1, shape=(N,))
+    assert np.abs(b1).sum(-1).max() <= 1.0
+    ks_ok(np.abs(b1).sum(-1) ** 3, "uniform")                  # volume fraction of the ℓ¹ ball
+    s = R.split(KEY, (2, 3))
+    assert s.shape == (2, 3, 2)
+    np.testing.assert_array_equal(s.reshape(6, 2), R.split(KEY, 6))
