@@ -132,3 +132,16 @@ def test_max_without_initial_raises_like_numpy(fn):
 def test_full_true_mask_is_plain_reduction():
     f = ad.make_jaxpr(lambda x: anp.sum(x, where=True))
     assert "select" not in str(f(X))
+
+
+@pytest.mark.parametrize("fn", [anp.sum, anp.prod, anp.max, anp.min, anp.all, anp.any, anp.mean,
+                                anp.var, anp.std, anp.nansum, anp.nanmean, anp.nanmax, anp.nanmin])
+def test_out_argument_raises_when_traced_and_works_eagerly(fn):
+    buf = np.empty(())
+    with pytest.raises(TypeError, match="out="):
+        ad.jit(lambda x: fn(x, out=buf), backend="interpret")(X)
+    name = fn.__name__
+    if name in ("all", "any"):
+        buf = np.empty((), bool)
+    fn(X, out=buf)                                       # numpy's own, eagerly
+    np.testing.assert_allclose(buf, getattr(np, name)(X))

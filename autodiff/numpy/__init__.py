@@ -533,6 +533,13 @@ def _highest(dt):
     return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
 
 
+def _no_out(out, name):
+    # numpy writes into out=; a traced value cannot be written into: say so, never ignore it
+    if out is not None:
+        raise TypeError(f"{name}(..., out=) cannot be honoured on traced values (arrays are "
+                        f"immutable under transforms): use the returned value instead")
+
+
 def _no_identity(name, where, initial):
     if where is not None and where is not True and initial is None:
         raise ValueError(f"reduction operation {name!r} does not have an identity, so to use "
@@ -541,6 +548,7 @@ def _no_identity(name, where, initial):
 
 @npfunc(np.sum)
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out, "sum")
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
     a = _masked(a, where, 0)
@@ -552,6 +560,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 @npfunc(np.prod)
 def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out, "prod")
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
     a = _masked(a, where, 1)
@@ -565,6 +574,7 @@ product = prod
 
 @npfunc(np.max)
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out, "max")
     _no_identity("maximum", where, initial)
     a = asarray(a)
     a = _masked(a, where, _lowest(dtype_of(a)))
@@ -574,6 +584,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 
 @npfunc(np.min)
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out, "min")
     _no_identity("minimum", where, initial)
     a = asarray(a)
     a = _masked(a, where, _highest(dtype_of(a)))
@@ -586,11 +597,13 @@ amax, amin = max, min
 
 @npfunc(np.all)
 def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "all")
     return _reduce(_masked(_bool(a), where, True), axis, keepdims, lambda x, axes: P.reduce_and_p.bind(x, axes=axes) if axes else x)
 
 
 @npfunc(np.any)
 def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "any")
     return _reduce(_masked(_bool(a), where, False), axis, keepdims, lambda x, axes: P.reduce_or_p.bind(x, axes=axes) if axes else x)
 
 
@@ -599,6 +612,7 @@ alltrue, sometrue = all, any
 
 @npfunc(np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "mean")
     a = asarray(a)
     dt = _np_dtype(dtype) or float_type(dtype_of(a))
     a = P.convert(a, dt)
@@ -635,6 +649,7 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
 
 @npfunc(np.var)
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    _no_out(out, "var")
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
     if where is not None and where is not True:
@@ -652,6 +667,7 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 @npfunc(np.std)
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    _no_out(out, "std")
     v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
     # std of constant data has zero gradient (convention 5), not the 0·∞ of d√v at v = 0
     pos = P.gt(v, P.full_like(v, 0))
@@ -1544,12 +1560,14 @@ def _nan_to(a, v):
 @npfunc(np.nansum)
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """``sum`` with nans counted as zero (their gradient is zero)."""
+    _no_out(out, "nansum")
     return sum(_nan_to(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                where=where)
 
 
 @npfunc(np.nanmean)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "nanmean")
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
     n = sum(logical_not(isnan(a)), axis=axis, keepdims=keepdims, where=where)
@@ -1558,6 +1576,7 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
 
 def _nanreduce(red, fill):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _no_out(out, "nanmax/nanmin")
         a = asarray(a)
         kw = dict(axis=axis, keepdims=keepdims, initial=initial, where=where)
         if dtype_of(a).kind != "f":
@@ -1740,7 +1759,7 @@ from . import random  # noqa: E402,F401
 from ._shape_more import (rot90, rollaxis, dsplit, hsplit, vsplit, tril, triu, cross, r_, c_, block,  # noqa: E402,F401
                           tri, vander, ix_, unravel_index, ravel_multi_index, apply_along_axis,
                           vectorize, piecewise, meshgrid, diagflat, fill_diagonal, resize, trim_zeros,
-                          array_equiv, vecdot, matvec, vecmat, unstack)
+                          array_equiv, vecdot, matvec, vecmat, unstack, matrix_transpose, place)
 from ._shape_more import _put_along_axis_entry as put_along_axis  # noqa: E402,F401
 from ._math_more import (linspace, logspace, geomspace, gradient, ediff1d, unwrap, correlate,  # noqa: E402,F401
                          real, imag, angle, real_if_close, iscomplex, isreal, iscomplexobj, isrealobj,
@@ -1755,7 +1774,11 @@ from ._sets_stats import (unique, unique_values, unique_counts, unique_inverse, 
                           quantile, percentile, nanquantile, nanpercentile, nanmedian, nanargmax,
                           nanargmin, nanprod, nancumsum, nancumprod, nanvar, nanstd, cov, corrcoef)
 from ._more_names import *  # noqa: E402,F401,F403
+bitwise_invert = invert  # noqa: E402
 from ._tracer_methods import install as _install_tracer_methods  # noqa: E402
 _install_tracer_methods()
+from ._docs import fill as _fill_docs  # noqa: E402
+_fill_docs(globals())
+_fill_docs(linalg, "numpy.linalg")
 
 ndim = ndim_
