@@ -14,6 +14,7 @@ from . import primitives as P
 
 @npfunc(None)
 def relu(x):
+    """``max(x, 0)``, with relu'(0) = 0."""
     x = asarray(x)
     # relu'(0) = 0, as in JAX and PyTorch (maximum's tie rule would give 1/2)
     return anp.where(anp.greater(x, 0), x, anp.zeros_like(x))
@@ -32,13 +33,19 @@ logistic = sigmoid
 
 @npfunc(None)
 def softplus(x):
-    """``log(1 + exp(x))`` computed as ``max(x, 0) + log1p(exp(-|x|))``."""
+    """``log(1 + exp(x))``: ``x + log1p(e^{-x})`` for x > 0, ``log1p(e^x)`` otherwise; both
+    branches smooth, so every derivative is right at 0 too (``max(x, 0) + log1p(e^{-|x|})``
+    has kinks that cancel only in the first derivative)."""
     x = asarray(x)
-    return anp.add(anp.maximum(x, 0), anp.log1p(anp.exp(anp.negative(anp.abs(x)))))
+    pos = anp.greater(x, 0)
+    xp = anp.where(pos, x, 0)
+    xn = anp.where(pos, 0, x)
+    return anp.where(pos, anp.add(xp, anp.log1p(anp.exp(anp.negative(xp)))), anp.log1p(anp.exp(xn)))
 
 
 @npfunc(None)
 def silu(x):
+    """``x·sigmoid(x)`` (also ``swish``)."""
     return anp.multiply(x, sigmoid(x))
 
 
@@ -47,9 +54,11 @@ swish = silu
 
 @npfunc(None)
 def gelu(x, approximate=True):
+    """Gaussian error linear unit: ``x·Φ(x)`` exactly (``approximate=False``) or its tanh
+    approximation (``approximate=True``, JAX's default)."""
     x = asarray(x)
     if approximate:
-        c = np.sqrt(2.0 / np.pi)
+        c = float(np.sqrt(2.0 / np.pi))      # a Python float: weak, keeps float32 float32
         return anp.multiply(anp.multiply(x, 0.5),
                             anp.add(1.0, anp.tanh(anp.multiply(anp.add(x, anp.multiply(anp.power(x, 3), 0.044715)), c))))
     # exact form x·Φ(x) = x·(1 + erf(x/√2))/2, Φ from autodiff.scipy.special (custom_jvp)
@@ -59,11 +68,13 @@ def gelu(x, approximate=True):
 
 @npfunc(None)
 def leaky_relu(x, negative_slope=0.01):
+    """``x`` for x ≥ 0, ``negative_slope·x`` below."""
     return anp.where(anp.greater_equal(x, 0), x, anp.multiply(x, negative_slope))
 
 
 @npfunc(None)
 def elu(x, alpha=1.0):
+    """``x`` for x > 0, ``alpha·(e^x - 1)`` below."""
     x = asarray(x)
     safe = anp.minimum(x, 0)
     return anp.where(anp.greater(x, 0), x, anp.multiply(anp.expm1(safe), alpha))

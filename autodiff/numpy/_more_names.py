@@ -20,6 +20,7 @@ __all__ = [
     # I/O and printing
     "array_repr", "array_str", "save", "savez", "load", "frombuffer", "fromfile", "fromiter",
     "fromstring", "get_printoptions", "set_printoptions", "printoptions", "frompyfunc", "ufunc",
+    "from_dlpack",
 ]
 
 bool = np.bool_            # not in __all__: it would shadow the builtin inside autodiff.numpy
@@ -52,3 +53,4 @@ array_repr, array_str, save, savez, load = np.array_repr, np.array_str, np.save,
 frombuffer, fromfile, fromiter, fromstring = np.frombuffer, np.fromfile, np.fromiter, np.fromstring
 get_printoptions, set_printoptions, printoptions = np.get_printoptions, np.set_printoptions, np.printoptions
 frompyfunc, ufunc = np.frompyfunc, np.ufunc
+from_dlpack = np.from_dlpack

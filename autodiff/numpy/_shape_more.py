@@ -628,3 +628,38 @@ def unstack(x, /, *, axis=0):
     x = asarray(x)
     ax = normalize_axis(axis, ndim(x))
     return tuple(anp.take(x, i, axis=ax) for i in range(shape_of(x)[ax]))
+
+
+@npfunc(np.linalg.matrix_transpose if hasattr(np.linalg, "matrix_transpose") else None)
+def matrix_transpose(x, /):
+    """Swap the last two axes (``numpy.matrix_transpose``)."""
+    anp = _anp()
+    return anp.swapaxes(x, -1, -2)
+
+
+def place(arr, mask, vals, *, inplace=True):
+    """``numpy.place``: numpy arrays are changed in place (numpy's own); traced arrays are
+    immutable, so the result is returned (JAX's ``inplace=False``): the entries where
+    ``mask`` is true get ``vals`` cycled in order (``mask`` needs a concrete value)."""
+    from ._base import _kind
+    if _kind((arr, mask, vals)) == 0:
+        if inplace:
+            return np.place(arr, mask, vals)
+        arr = np.array(arr, copy=True)
+        np.place(arr, mask, vals)
+        return arr
+    return _place_traced(arr, mask, vals)
+
+
+@npfunc(None)
+def _place_traced(arr, mask, vals):
+    anp = _anp()
+    a = asarray(arr)
+    m = asarray(mask)
+    mv = np.asarray(m.concrete_value("place") if isinstance(m, Tracer) else m, bool).ravel()
+    idx = np.flatnonzero(mv)
+    flat = anp.ravel(a)
+    if idx.size == 0:
+        return a
+    v = anp.resize(anp.ravel(asarray(vals)), (idx.size,))
+    return anp.reshape(anp.at(flat)[idx].set(anp.astype(v, dtype_of(a))), shape_of(a))

@@ -37,7 +37,9 @@ def _sp():
 
 
 def _bcast(*xs):
-    xs = promote(*[_float(x) for x in xs], to_float=True)
+    # Python scalars stay weak: they do not promote float32 arrays
+    xs = promote(*[x if isinstance(x, (int, float)) and not isinstance(x, bool) else _float(x) for x in xs],
+                 to_float=True)
     return anp.broadcast_arrays(*xs)
 
 
@@ -703,9 +705,10 @@ def _gammasgn(x):
     fl = anp.floor(x)
     odd = anp.equal(anp.mod(fl, 2.0), 1.0)
     # Γ < 0 on (-1, 0), (-3, -2), ...: where ⌊x⌋ is odd
-    neg = anp.where(anp.greater(x, 0.0), 1.0, anp.where(odd, -1.0, 1.0))
+    one = anp.ones_like(x)
+    neg = anp.where(anp.greater(x, 0.0), one, anp.where(odd, anp.negative(one), one))
     neg = anp.where(anp.logical_and(anp.less(x, 0.0), anp.equal(x, fl)), np.nan, neg)
-    return anp.where(anp.equal(x, 0.0), anp.where(anp.signbit(x), -1.0, 1.0), neg)
+    return anp.where(anp.equal(x, 0.0), anp.where(anp.signbit(x), anp.negative(one), one), neg)
 
 
 @npfunc(None)
@@ -763,24 +766,30 @@ def comb(N, k, *, exact=False, repetition=False):
     return anp.where(ok, val, 0.0)
 
 
+def _expm1_over(l, lx):
+    """``(e^{λL} - 1)/λ`` with its series ``L(1 + t/2 + t²/6 + t³/24 + t⁴/120)``, t = λL,
+    where |t| is small: exact at λ = 0 and smooth in λ there (every derivative right)."""
+    t = anp.multiply(l, lx)
+    small = anp.less(anp.abs(t), 1e-3)
+    ts = anp.where(small, t, 0.0)
+    series = anp.multiply(lx, anp.add(1.0, anp.multiply(ts, anp.add(0.5, anp.multiply(ts, anp.add(
+        1.0 / 6, anp.multiply(ts, anp.add(1.0 / 24, anp.multiply(ts, 1.0 / 120)))))))))
+    ls = anp.where(small, 1.0, l)
+    return anp.where(small, series, anp.divide(anp.expm1(anp.where(small, 0.0, t)), ls))
+
+
 @npfunc(None)
 def boxcox(x, lmbda):
     """Box–Cox transform ``(x^λ - 1)/λ`` (``log x`` at λ = 0), via expm1."""
     x, l = _bcast(x, lmbda)
-    lx = anp.log(x)
-    small = anp.equal(l, 0.0)
-    ls = anp.where(small, 1.0, l)
-    return anp.where(small, lx, anp.divide(anp.expm1(anp.multiply(ls, lx)), ls))
+    return _expm1_over(l, anp.log(x))
 
 
 @npfunc(None)
 def boxcox1p(x, lmbda):
     """Box–Cox of ``1 + x``: ``((1+x)^λ - 1)/λ`` (``log1p x`` at λ = 0)."""
     x, l = _bcast(x, lmbda)
-    lx = anp.log1p(x)
-    small = anp.equal(l, 0.0)
-    ls = anp.where(small, 1.0, l)
-    return anp.where(small, lx, anp.divide(anp.expm1(anp.multiply(ls, lx)), ls))
+    return _expm1_over(l, anp.log1p(x))
 
 
 @npfunc(None)

@@ -23,6 +23,9 @@ def floats(*xs):
 def quiet(fun):
     """Run on concrete inputs with numpy's floating-point warnings off (values outside a
     support are computed and then discarded by ``where``)."""
+    import functools
+
+    @functools.wraps(fun)
     def run(*args, **kw):
         if any(isinstance(a, Tracer) for a in args) or any(isinstance(v, Tracer) for v in kw.values()):
             return fun(*args, **kw)

@@ -1,0 +1,252 @@
+"""``ad.nn`` (the whole of ``jax.nn``: activations, ``dot_product_attention``,
+``initializers``) against closed forms, finite differences and loops; plus the numpy and
+scipy.linalg names whose results numpy/scipy cannot be compared with case by case
+(in-place functions, constants)."""
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.special
+
+import autodiff as ad
+import autodiff.numpy as anp
+import autodiff.scipy.linalg as SL
+import autodiff.scipy.special as S
+
+RNG = np.random.default_rng(7)
+X = np.array([-7.0, -2.5, -1.0, -0.3, 0.4, 1.0, 2.2, 6.5, 30.0])
+sig = scipy.special.expit
+
+ACTIVATIONS = {
+    "relu6": lambda x: np.clip(x, 0, 6),
+    "hard_sigmoid": lambda x: np.clip(x + 3, 0, 6) / 6,
+    "hard_silu": lambda x: x * np.clip(x + 3, 0, 6) / 6,
+    "hard_swish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
+    "hard_tanh": lambda x: np.clip(x, -1, 1),
+    "log_sigmoid": lambda x: np.log(sig(x)),
+    "celu": lambda x: np.where(x > 0, x, np.expm1(x)),
+    "selu": lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(x)),
+    "elu": lambda x: np.where(x > 0, x, np.expm1(x)),
+    "soft_sign": lambda x: x / (1 + np.abs(x)),
+    "sparse_plus": lambda x: np.where(x <= -1, 0, np.where(x >= 1, x, (x + 1) ** 2 / 4)),
+    "sparse_sigmoid": lambda x: np.clip((x + 1) / 2, 0, 1),
+    "squareplus": lambda x: (x + np.sqrt(x * x + 4)) / 2,
+    "mish": lambda x: x * np.tanh(np.logaddexp(x, 0)),
+    "softplus": lambda x: np.logaddexp(x, 0),
+    "silu": lambda x: x * sig(x),
+    "swish": lambda x: x * sig(x),
+    "gelu": lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
+    "relu": lambda x: np.maximum(x, 0),
+    "leaky_relu": lambda x: np.where(x >= 0, x, 0.01 * x),
+    "sigmoid": sig,
+    "tanh": np.tanh,
+    "identity": lambda x: x,
+    "log1mexp": lambda x: np.log(-np.expm1(-x)),
+}
+# points away from kinks for the finite differences
+SMOOTH = {"relu6": [-1.0, 2.0, 7.0], "hard_sigmoid": [-4.0, 1.0, 4.0], "hard_silu": [-4.0, 1.0, 4.0],
+          "hard_swish": [-4.0, 1.0, 4.0], "hard_tanh": [-2.0, 0.5, 2.0], "celu": [-2.0, 1.0],
+          "selu": [-2.0, 1.0], "elu": [-2.0, 1.0], "soft_sign": [-2.0, 1.0], "sparse_plus": [-2.0, 0.3, 2.0],
+          "sparse_sigmoid": [-2.0, 0.3, 2.0], "relu": [-1.0, 1.0], "leaky_relu": [-1.0, 1.0],
+          "log1mexp": [0.1, 0.5, 3.0]}
+
+
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation_values_derivatives_and_float32(name):
+    f = getattr(ad.nn, name)
+    x = X if name != "log1mexp" else np.abs(X) + 0.01
+    with np.errstate(all="ignore"):
+        want = ACTIVATIONS[name](x)
+    np.testing.assert_allclose(f(x), want, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(ad.jit(f, backend="interpret")(x), want, rtol=1e-12, atol=1e-14)
+    assert ad.jit(f, backend="interpret")(x.astype(np.float32)).dtype == np.float32
+    pts = np.array(SMOOTH.get(name, [-1.3, 0.2, 1.7]))
+    ad.check_grads(f, (pts,), order=2, modes=("fwd", "rev"), eps=1e-5)
+
+
+def test_softplus_and_log_sigmoid_second_derivative_at_zero():
+    # σ'(0) = 1/4: the smooth branches give it exactly at 0 (no cancelling kinks)
+    assert float(ad.grad(ad.grad(ad.nn.softplus))(0.0)) == pytest.approx(0.25, rel=1e-14)
+    assert float(ad.grad(ad.grad(ad.nn.log_sigmoid))(0.0)) == pytest.approx(-0.25, rel=1e-14)
+
+
+def test_glu_standardize_one_hot_logmeanexp():
+    x = RNG.normal(size=(3, 4))
+    np.testing.assert_allclose(ad.nn.glu(x), x[:, :2] * sig(x[:, 2:]), rtol=1e-14)
+    ad.check_grads(ad.nn.glu, (x,), order=2, modes=("fwd", "rev"))
+    s = ad.nn.standardize(x, axis=1)
+    np.testing.assert_allclose(s, (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5), rtol=1e-12)
+    ad.check_grads(lambda v: ad.nn.standardize(v, axis=0), (x,), order=2, modes=("fwd", "rev"))
+    np.testing.assert_array_equal(ad.nn.one_hot(np.array([0, 2]), 3), [[1, 0, 0], [0, 0, 1]])
+    np.testing.assert_allclose(ad.nn.logmeanexp(x, axis=1), np.log(np.mean(np.exp(x), axis=1)), rtol=1e-13)
+
+
+def _attention_ref(q, k, v, mask=None, causal=False):
+    B, T, N, H = q.shape
+    K = k.shape[2]
+    k = np.repeat(k, N // K, axis=2)
+    v = np.repeat(v, N // K, axis=2)
+    lg = np.einsum("btnh,bsnh->bnts", q, k) / np.sqrt(H)
+    if causal:
+        lg = np.where(np.tril(np.ones((T, k.shape[1]), bool)), lg, -np.inf)
+    if mask is not None:
+        lg = np.where(mask, lg, -np.inf)
+    w = np.exp(lg - lg.max(-1, keepdims=True))
+    w /= w.sum(-1, keepdims=True)
+    return np.einsum("bnts,bsnh->btnh", w, v)
+
+
+def test_dot_product_attention_matches_the_formula():
+    q, k, v = RNG.normal(size=(2, 3, 4, 5)), RNG.normal(size=(2, 6, 2, 5)), RNG.normal(size=(2, 6, 2, 5))
+    np.testing.assert_allclose(ad.nn.dot_product_attention(q, k, v), _attention_ref(q, k, v), rtol=1e-10, atol=1e-14)
+    qc, kc, vc = q[:, :, :, :], k[:, :3], v[:, :3]
+    np.testing.assert_allclose(ad.nn.dot_product_attention(qc, kc, vc, is_causal=True),
+                               _attention_ref(qc, kc, vc, causal=True), rtol=1e-10, atol=1e-14)
+    mask = RNG.uniform(size=(2, 1, 3, 6)) > 0.3
+    mask[..., 0] = True
+    np.testing.assert_allclose(ad.nn.dot_product_attention(q, k, v, mask=mask), _attention_ref(q, k, v, mask=mask),
+                               rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(ad.nn.dot_product_attention(q[0], k[0], v[0]), _attention_ref(q, k, v)[0], rtol=1e-10, atol=1e-14)
+    ad.check_grads(lambda a, b, c: ad.nn.dot_product_attention(a, b, c), (q[:1], k[:1], v[:1]), order=1,
+                   modes=("fwd", "rev"))
+    got = ad.jit(lambda a, b, c: ad.nn.dot_product_attention(a, b, c, is_causal=True), backend="interpret")(qc, kc, vc)
+    np.testing.assert_allclose(got, _attention_ref(qc, kc, vc, causal=True), rtol=1e-10, atol=1e-14)
+
+
+INITS = {
+    "glorot_uniform": ("uniform", 2 / (50 + 40)), "xavier_uniform": ("uniform", 2 / (50 + 40)),
+    "glorot_normal": ("normal", 2 / (50 + 40)), "xavier_normal": ("normal", 2 / (50 + 40)),
+    "lecun_uniform": ("uniform", 1 / 50), "lecun_normal": ("normal", 1 / 50),
+    "he_uniform": ("uniform", 2 / 50), "kaiming_uniform": ("uniform", 2 / 50),
+    "he_normal": ("normal", 2 / 50), "kaiming_normal": ("normal", 2 / 50),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INITS))
+def test_variance_scaling_initializers_have_their_variance(name):
+    kind, var = INITS[name]
+    w = np.asarray(getattr(ad.nn.initializers, name)()(ad.random.key(3), (50, 40)))
+    assert w.shape == (50, 40)
+    # 2000 draws: the sample variance is within ~10% of the target with overwhelming probability
+    assert abs(w.var() / var - 1) < 0.12, (name, w.var(), var)
+    if kind == "uniform":
+        assert np.abs(w).max() <= np.sqrt(3 * var) + 1e-12
+    else:
+        assert np.abs(w).max() <= 2 * np.sqrt(var) / 0.8796256610342398 + 1e-12     # truncated at 2σ
+
+
+def test_other_initializers():
+    I = ad.nn.initializers
+    k = ad.random.key(0)
+    np.testing.assert_array_equal(I.zeros(k, (2, 3)), 0)
+    np.testing.assert_array_equal(I.ones(k, (2,)), 1)
+    np.testing.assert_array_equal(I.constant(2.5)(k, (2, 2)), 2.5)
+    assert abs(np.asarray(I.normal(0.5)(k, (4000,))).std() / 0.5 - 1) < 0.05
+    u = np.asarray(I.uniform(0.3)(k, (4000,)))
+    assert u.min() >= 0 and u.max() < 0.3
+    t = np.asarray(I.truncated_normal(1.0)(k, (4000,)))
+    assert np.abs(t).max() <= 2.0
+    vs = np.asarray(I.variance_scaling(3.0, "fan_out", "normal")(k, (30, 60)))
+    assert abs(vs.var() / (3.0 / 60) - 1) < 0.1
+    q = np.asarray(I.orthogonal()(k, (5, 3)))
+    np.testing.assert_allclose(q.T @ q, np.eye(3), atol=1e-12)
+    q2 = np.asarray(I.orthogonal(scale=2.0)(k, (3, 5)))
+    np.testing.assert_allclose(q2 @ q2.T, 4 * np.eye(3), atol=1e-12)
+    d = np.asarray(I.delta_orthogonal()(k, (3, 3, 4, 4)))
+    np.testing.assert_allclose(d[1, 1].T @ d[1, 1], np.eye(4), atol=1e-12)
+    assert np.count_nonzero(d[0]) == 0
+    w = ad.jit(lambda key: I.he_normal()(key, (4, 4)), backend="interpret")(k)
+    np.testing.assert_allclose(w, I.he_normal()(k, (4, 4)))
+
+
+# ----------------------------------------------------------------------------
+# numpy names with in-place or constant semantics
+# ----------------------------------------------------------------------------
+
+def test_in_place_numpy_functions_are_functional_when_traced():
+    a = np.arange(6.0)
+    out = ad.jit(lambda x: anp.put(x, np.array([0, 4]), np.array([9.0, 8.0])), backend="interpret")(a)
+    want = a.copy()
+    np.put(want, [0, 4], [9.0, 8.0])
+    np.testing.assert_array_equal(out, want)
+    assert anp.put(a.copy(), [1], [5.0]) is None                     # numpy's own, in place
+    np.testing.assert_array_equal(anp.put(a, [1], [5.0], inplace=False), [0, 5, 2, 3, 4, 5])
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    f = ad.jit(lambda x: anp.fill_diagonal(x, 0.0), backend="interpret")(m)
+    np.testing.assert_array_equal(f, [[0.0, 2.0], [3.0, 0.0]])
+    np.testing.assert_array_equal(anp.fill_diagonal(m, 7.0, inplace=False), [[7.0, 2.0], [3.0, 7.0]])
+    mask = a > 2
+    pl = ad.grad(lambda x: anp.sum(anp.place(x, mask, np.array([1.0, 2.0]))), )(a) if False else None
+    del pl
+    got = ad.jvp(lambda x: anp.place(x, mask, anp.array([1.0, 2.0])), (a,), (np.ones(6),))[0]
+    want = a.copy()
+    np.place(want, mask, [1.0, 2.0])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_small_numpy_helpers():
+    x = RNG.normal(size=(2, 3))
+    g = ad.grad(lambda v: anp.sum(anp.apply_over_axes(anp.sum, v, [0, 1])))(x)
+    np.testing.assert_array_equal(g, np.ones_like(x))
+    np.testing.assert_allclose(ad.jit(lambda v: anp.apply_over_axes(anp.sum, v, [1]), backend="interpret")(x),
+                               np.apply_over_axes(np.sum, x, [1]))
+    assert bool(anp.array_equiv(np.ones(3), np.ones((2, 3)))) and not anp.array_equiv(np.ones(3), np.ones(2))
+    assert bool(ad.jit(lambda a: anp.array_equiv(a, a[0]), backend="interpret")(np.ones((2, 3))))
+    np.testing.assert_array_equal(anp.bitwise_left_shift(np.array([1, 3]), 2), [4, 12])
+    np.testing.assert_array_equal(ad.jit(lambda a: anp.bitwise_right_shift(a, 1), backend="interpret")(np.array([8, -3])),
+                                  [4, -2])
+    np.testing.assert_array_equal(ad.jit(anp.bitwise_invert, backend="interpret")(np.array([0, 5])), [-1, -6])
+    r, c = ad.jit(lambda a: anp.diag_indices_from(a)[0] + 0, backend="interpret")(np.ones((3, 3))), None
+    np.testing.assert_array_equal(r, [0, 1, 2])
+    path = anp.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 2)))
+    assert path[0][0] == "einsum_path"
+    tp = ad.jit(lambda a: anp.einsum_path("ij,jk->ik", a, a.T)[0], backend="interpret") if False else None
+    del tp, c
+    assert not anp.iscomplexobj(np.ones(2)) and anp.isrealobj(np.ones(2))
+    assert ad.jit(lambda a: a * (0.0 if anp.iscomplexobj(a) else 1.0), backend="interpret")(np.ones(2))[0] == 1.0
+    np.testing.assert_array_equal(anp.trim_zeros(np.array([0.0, 0, 1, 2, 0])), [1.0, 2.0])
+    np.testing.assert_allclose(ad.grad(lambda v: anp.sum(anp.trim_zeros(v * 1.0) ** 2))(np.array([0.0, 1.0, 2.0, 0.0])),
+                               [0.0, 2.0, 4.0, 0.0])
+    vals, idx, inv, cnt = anp.unique_all(np.array([3, 1, 3]))
+    np.testing.assert_array_equal(vals, [1, 3])
+    np.testing.assert_array_equal(inv, [1, 0, 1])
+    np.testing.assert_array_equal(anp.matrix_transpose(np.ones((2, 3, 4))).shape, (2, 4, 3))
+    np.testing.assert_allclose(np.sort(anp.roots(np.array([1.0, -3.0, 2.0]))), [1.0, 2.0])
+    with pytest.raises(ad.errors.UnsupportedError, match="eigensolver"):
+        ad.jit(anp.roots)(np.array([1.0, -3.0, 2.0]))
+
+
+def test_scipy_special_aliases():
+    x = np.array([0.5, 2.0])
+    np.testing.assert_allclose(S.psi(x), scipy.special.psi(x), rtol=1e-13)
+
+
+def test_scipy_linalg_constant_matrices():
+    np.testing.assert_allclose(SL.hilbert(4), scipy.linalg.hilbert(4))
+    np.testing.assert_allclose(SL.invhilbert(5), scipy.linalg.invhilbert(5), rtol=1e-12)
+    for kind in ("symmetric", "lower", "upper"):
+        np.testing.assert_allclose(SL.pascal(5, kind), scipy.linalg.pascal(5, kind))
+        np.testing.assert_allclose(SL.invpascal(5, kind), scipy.linalg.invpascal(5, kind))
+    np.testing.assert_array_equal(SL.hadamard(8), scipy.linalg.hadamard(8))
+    np.testing.assert_allclose(SL.helmert(5), scipy.linalg.helmert(5), atol=1e-15)
+    np.testing.assert_allclose(SL.helmert(4, full=True), scipy.linalg.helmert(4, full=True), atol=1e-15)
+    np.testing.assert_allclose(SL.dft(4, "sqrtn"), scipy.linalg.dft(4, "sqrtn"), atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
+def test_scipy_linalg_structured_matrices(n):
+    a = RNG.normal(size=n + 1)
+    a[0] = 1.5
+    np.testing.assert_allclose(SL.fiedler_companion(a), scipy.linalg.fiedler_companion(a), rtol=1e-14)
+    np.testing.assert_allclose(SL.fiedler(a), scipy.linalg.fiedler(a))
+    f, s = RNG.uniform(size=n), RNG.uniform(size=n - 1)
+    np.testing.assert_allclose(SL.leslie(f, s), scipy.linalg.leslie(f, s))
+    for mode in ("full", "same", "valid"):
+        np.testing.assert_allclose(SL.convolution_matrix(a[:3], n, mode), scipy.linalg.convolution_matrix(a[:3], n, mode))
+    g = ad.grad(lambda v: anp.sum(SL.convolution_matrix(v, n) @ np.arange(n, dtype=float)))(a[:3])
+    np.testing.assert_allclose(g, [np.arange(n).sum()] * 3)
+    d, e = RNG.normal(size=n), RNG.normal(size=n - 1)
+    w = ad.jit(lambda d, e: SL.eigh_tridiagonal(d, e, eigvals_only=True), backend="interpret")(d, e)
+    np.testing.assert_allclose(w, scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True), rtol=1e-12, atol=1e-13)
+    ad.check_grads(lambda d: SL.eigh_tridiagonal(d, e, eigvals_only=True), (d,), order=1, modes=("fwd", "rev"))
+    w2, v2 = SL.eigh_tridiagonal(d, e, select="i", select_range=(0, 1))
+    np.testing.assert_allclose(w2, scipy.linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, 1))[0], rtol=1e-12)
