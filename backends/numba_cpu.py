@@ -15,6 +15,10 @@ The pipeline, one function each::
                   early as its operands allow
     _Fn.emit      Python source, one statement per equation with the equation as a comment
 
+Every primitive has one :class:`Lowering` record in ``LOWERINGS`` (its kind, its scalar
+expression or statement emitter, its dimension rule, its cost), registered at the end of
+this module next to the rules it names.
+
 :func:`lower` returns a :class:`Program`: the source, the kernel's parameter types, and
 the ``_sz`` vector for the traced shapes. Source text depends only on the structure of
 the jaxpr (ranks, dtypes, which broadcast operand dimensions are 1); sizes, size-valued
@@ -47,7 +51,7 @@ from ..core import (SIZE_PARAMS, ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Shap
                     _pp_param, _var_namer)
 from ..errors import UnsupportedError
 
-__all__ = ["lower", "prepare", "Program", "LOWERED_PRIMITIVES", "KNOWN_GAPS"]
+__all__ = ["lower", "prepare", "Program", "Lowering", "LOWERINGS", "LOWERED_PRIMITIVES", "KNOWN_GAPS"]
 
 # The vectorizable transcendentals of numba_math, by (name, dtype). Listed here rather than
 # read from numba_math so that lowering does not import Numba: the first call of a jitted
@@ -72,7 +76,6 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 SUPPORTED_DTYPES = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int16,
                                           np.int8, np.uint8, np.uint16, np.uint32, np.uint64,
                                           np.bool_)}
-CONTROL_FLOW = {"cond", "while", "scan"}
 
 
 # =====================================================================================
@@ -106,7 +109,6 @@ def _inline_generic(e):
     return None
 
 
-INLINE_RULES = {"custom_lin": _inline_custom_lin}
 
 
 def _marker(name):
@@ -211,10 +213,10 @@ def _prepare_jaxpr(jaxpr, consts):
         invars = [r(v) for v in e.invars]
         name = e.primitive.name
         body = None
-        if name in INLINE_RULES:
-            body = INLINE_RULES[name](e)
-        elif getattr(e.primitive, "call_like", False) and name not in CONTROL_FLOW:
-            body = _inline_generic(e)
+        low = LOWERINGS.get(name)
+        if (low is not None and low.kind == "inline") or (
+                getattr(e.primitive, "call_like", False) and name not in CONTROL_FLOW):
+            body = (low.inline if low is not None and low.inline else _inline_generic)(e)
             if body is None:
                 raise UnsupportedError(
                     f"jit (cpu backend): cannot lower the call-like primitive {name!r}: it has "
@@ -387,10 +389,12 @@ class _DimClasses:
         outs = list(e.outvars)
         for v in ins + outs:
             self.dims(v)
-        rule = _DIM_RULES.get(name)
-        if rule is not None:
-            rule(self, e)
-        elif name in EW_RULES:
+        low = LOWERINGS.get(name)
+        if low is None:
+            return
+        if low.dims is not None:
+            low.dims(self, e)
+        elif low.kind == "elementwise":
             o = outs[0]
             for v in ins:
                 if len(v.aval.shape) == len(o.aval.shape):
@@ -527,21 +531,6 @@ def _dim_eigh(D, e):
         _u(D, a, i, v, i)
 
 
-_DIM_RULES = {
-    "broadcast_in_dim": _dim_bid, "transpose": _dim_transpose, "rev": _dim_same,
-    "reduce_sum": _dim_reduce, "reduce_max": _dim_reduce, "reduce_min": _dim_reduce,
-    "reduce_prod": _dim_reduce, "reduce_and": _dim_reduce, "reduce_or": _dim_reduce,
-    "argmax": _dim_reduce, "argmin": _dim_reduce, "squeeze": _dim_squeeze,
-    "expand_dims": _dim_expand, "dot_general": _dim_dot, "concatenate": _dim_concat,
-    "cumsum": _dim_same, "cumprod": _dim_same, "cummax": _dim_same, "cummin": _dim_same,
-    "sort": _dim_same, "argsort": _dim_same, "gather": _dim_gather,
-    "scatter": _dim_scatter, "scatter_add": _dim_scatter,
-    "dynamic_update_slice": _dim_first_to_out, "cholesky": _dim_same,
-    "triangular_solve": _dim_solve, "solve": _dim_solve, "slogdet": _dim_slogdet,
-    "eigh": _dim_eigh, "iota": lambda D, e: None, "slice": lambda D, e: None,
-    "pad": lambda D, e: None, "reshape": lambda D, e: None,
-    "dynamic_slice": lambda D, e: None,
-}
 
 
 # =====================================================================================
@@ -556,8 +545,9 @@ def _math(ctx, name, npname, x):
     """The fast vectorizable implementation if numba_math has one, else numpy's."""
     dt = _dtname(ctx.out_dtype)
     mod = ctx.fb.mod
-    if (name, dt) in FAST_MATH and mod.fast_math_used + _CODE_SIZE.get(name, 12) <= FAST_MATH_BUDGET:
-        mod.fast_math_used += _CODE_SIZE.get(name, 12)
+    size = LOWERINGS[name].code_size
+    if (name, dt) in FAST_MATH and mod.fast_math_used + size <= FAST_MATH_BUDGET:
+        mod.fast_math_used += size
         fn = f"{name}_{'f64' if dt == 'float64' else 'f32'}"
         ctx.fb.mod.imports_math.add(fn)
         return f"{fn}({x})"
@@ -672,46 +662,7 @@ def _ew_iota(ctx, a):
     return ctx.idx[ctx.params["dimension"]]
 
 
-EW_RULES = {
-    "neg": lambda ctx, a: f"-{a[0]}",
-    "sign": _ew_sign,
-    "floor": _unary_np("floor"), "ceil": _unary_np("ceil"), "round": _unary_np("rint"),
-    "is_finite": _ew_is_finite, "not": _ew_not,
-    "exp": _fast("exp", "exp"), "log": _fast("log", "log"), "tanh": _fast("tanh", "tanh"),
-    "sin": _fast("sin", "sin"), "cos": _fast("cos", "cos"), "expm1": _fast("expm1", "expm1"),
-    "log1p": _fast("log1p", "log1p"), "logistic": _ew_logistic,
-    # numba's float32 exp2 fails to lower: compute in float64
-    "exp2": lambda ctx, a: (f"np.exp2({a[0]})" if ctx.out_dtype == np.float64 else
-                            f"np.exp2(np.float64({a[0]}))"),
-    "tan": _unary_np("tan"), "asin": _unary_np("arcsin"),
-    "acos": _unary_np("arccos"), "atan": _unary_np("arctan"), "sinh": _unary_np("sinh"),
-    "cosh": _unary_np("cosh"), "asinh": _unary_np("arcsinh"), "acosh": _unary_np("arccosh"),
-    "atanh": _unary_np("arctanh"), "sqrt": _unary_np("sqrt"), "rsqrt": _ew_rsqrt,
-    "cbrt": _unary_np("cbrt"), "abs": _unary_np("abs"), "integer_pow": _ew_integer_pow,
-    "add": _binop("+"), "sub": _binop("-"), "mul": _binop("*"), "div": _binop("/"),
-    "pow": _binop("**"), "max": _ew_max, "min": _ew_min,
-    "atan2": lambda ctx, a: f"np.arctan2({a[0]}, {a[1]})",
-    "mod": _ew_mod, "floor_divide": _ew_floor_divide,
-    "eq": _binop("=="), "ne": _binop("!="), "lt": _binop("<"), "le": _binop("<="),
-    "gt": _binop(">"), "ge": _binop(">="),
-    "and": _binop("&"), "or": _binop("|"), "xor": _binop("^"),
-    "select": _ew_select, "convert_element_type": _ew_convert,
-    "stop_gradient": lambda ctx, a: a[0],
-    "name": lambda ctx, a: a[0],       # checkpoint_name's label: the identity
-    "iota": _ew_iota,
-    "_copy": lambda ctx, a: a[0],
-}
-# results that are already exactly bool for bool outputs (no cast needed)
-_BOOL_NATIVE = {"eq", "ne", "lt", "le", "gt", "ge", "is_finite", "not", "and", "or", "xor",
-                "select", "convert_element_type", "stop_gradient", "name", "_copy", "max", "min"}
 
-# relative cost per element of an equation in a fused loop (1 = an add); for prange decisions
-_OP_WEIGHT = dict({n: 8 for n in ("exp", "log", "tanh", "sin", "cos", "expm1", "log1p",
-                                   "logistic")},
-                  **{n: 20 for n in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh",
-                                     "acosh", "atanh", "cbrt", "exp2", "pow", "atan2", "mod",
-                                     "floor_divide")},
-                  div=4, sqrt=4, rsqrt=4)
 
 # Numba + LLVM compile time grows faster than linearly with the size of one loop body
 # (measured: a 1000-equation elementwise chain fused into one loop took 229 s, 10 s with
@@ -724,25 +675,18 @@ LOOP_BUDGET = 160
 # transcendentals (about 30 sin/cos or 100 exp), further ones call libm (numpy's scalar
 # functions: exact, not vectorized) so that huge programs still compile in seconds.
 FAST_MATH_BUDGET = 1200
-_CODE_SIZE = {"exp": 12, "expm1": 14, "log": 14, "log1p": 16, "tanh": 16, "logistic": 12,
-              "sin": 40, "cos": 40}
 
 
 def _code_size(e):
-    name = e.primitive.name
-    if name in _CODE_SIZE and (name, _dtname(e.outvars[0].aval.dtype)) in FAST_MATH:
-        return _CODE_SIZE[name]
-    return 2 if name in _OP_WEIGHT else 1
+    """Code inlined into a loop body by equation ``e`` (LOOP_BUDGET units)."""
+    low = LOWERINGS[e.primitive.name]
+    if low.code_size and (e.primitive.name, _dtname(e.outvars[0].aval.dtype)) in FAST_MATH:
+        return low.code_size
+    return 2 if low.cost > 1 else 1
 
 
-VIEW_PRIMS = {"broadcast_in_dim", "transpose", "rev", "slice"}
-RESHAPE_PRIMS = {"reshape", "squeeze", "expand_dims"}
-# data movement that an unrolled (tiny, constant-shape) result computes by renaming elements
-MOVE_PRIMS = VIEW_PRIMS | RESHAPE_PRIMS | {"concatenate", "pad"}
 # the most elements a value may have to be kept in scalar variables (see _Fn.tiny)
 UNROLL_MAX = 4
-REDUCE_PRIMS = {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
-                "reduce_or"}
 
 
 def _par(expr):
@@ -1278,22 +1222,24 @@ class _Fn:
                 self.loc[v] = ("scalar", 0, self.sname(v))
         for e in j.eqns:
             name = e.primitive.name
+            low = LOWERINGS.get(name)
+            kind = low.kind if low is not None else None
             if e.primitive is REMAT_BEGIN:
                 self.barriers.append(len(self.stages))
             elif e.primitive is REMAT_END:
                 self.barriers.pop()
-            elif name in EW_RULES:
+            elif kind == "elementwise":
                 if self.tiny(e.outvars[0]) or not e.outvars[0].aval.shape:
                     self.plan_ew_unrolled(e)
                 else:
                     self.plan_ew(e)
-            elif name in MOVE_PRIMS and self.tiny(e.outvars[0]) and self.can_unroll_move(e):
+            elif low is not None and low.moves and self.tiny(e.outvars[0]) and self.can_unroll_move(e):
                 self.plan_move_unrolled(e)
-            elif name in VIEW_PRIMS:
+            elif kind == "view":
                 self.plan_view(e)
-            elif name in RESHAPE_PRIMS:
+            elif kind == "reshape":
                 self.plan_reshape(e)
-            elif name in REDUCE_PRIMS:
+            elif kind == "reduce":
                 if self.tiny(e.invars[0]) and (not e.outvars[0].aval.shape
                                                or self.tiny(e.outvars[0])):
                     self.plan_reduce_unrolled(e)
@@ -1305,7 +1251,7 @@ class _Fn:
                             e.invars[0], Var) else ("scalar", 0, self.jlit(e.invars[0]))
                 else:
                     self.plan_reduce(e)
-            elif name in OPAQUE_RULES:
+            elif kind == "opaque":
                 self.plan_opaque(e)
             else:
                 raise UnsupportedError(
@@ -1446,7 +1392,7 @@ class _Fn:
                 outs.append(("scalar", self.sname(o)))
         lines = [self.eqn_comment(e)]
         ctx = _OpCtx(self, e, refs, outs, lines)
-        OPAQUE_RULES[e.primitive.name](ctx)
+        LOWERINGS[e.primitive.name].emit(ctx)
         self.place(ready).extend(lines)
         # control flow may hand back its operands unchanged (a zero-trip loop, a branch
         # returning its input): the kernel must not return those aliases to the caller
@@ -1513,7 +1459,7 @@ class _Fn:
 
     def can_unroll_move(self, e):
         return all(isinstance(u, Literal) or not u.aval.shape or self.tiny(u)
-                   or (e.primitive.name in VIEW_PRIMS | RESHAPE_PRIMS
+                   or (LOWERINGS[e.primitive.name].kind in ("view", "reshape")
                        and int(np.prod(u.aval.shape)) <= 1 << 16)
                    for u in e.invars)
 
@@ -1551,10 +1497,11 @@ class _Fn:
         """The scalar expression of elementwise equation ``e`` over operand expressions."""
         o = e.outvars[0]
         ctx = _EwCtx(self, e.params, o.aval.dtype, [u.aval.dtype for u in e.invars], idx)
-        expr = EW_RULES[e.primitive.name](ctx, args)
+        low = LOWERINGS[e.primitive.name]
+        expr = low.expr(ctx, args)
         dt = o.aval.dtype
         if not (dt == np.float64 or e.primitive.name == "convert_element_type"
-                or (dt == np.bool_ and e.primitive.name in _BOOL_NATIVE)):
+                or (dt == np.bool_ and low.bool_native)):
             expr = self.cast(expr, dt)
         return expr
 
@@ -1690,7 +1637,7 @@ class _Fn:
         # threads pay when the loop's work, in "cheap elementwise operation" units, passes
         # config.jit_parallel_threshold: a loop of transcendentals goes parallel at a far
         # smaller size than a loop of additions (measured: ~2 µs per parallel launch here)
-        weight = 1 + sum(_OP_WEIGHT.get(m[1].primitive.name, 1) for m in c.members
+        weight = 1 + sum(LOWERINGS[m[1].primitive.name].cost for m in c.members
                          if m[0] in ("ew", "reduce"))
         par = can_prange and numel * weight >= self.mod.parallel_threshold
         if par:
@@ -2471,24 +2418,153 @@ def _op_scan(ctx):
             ctx.emit(f"{name}[{t}] = {y}")
 
 
-OPAQUE_RULES = {
-    "dot_general": _op_dot_general,
-    "cumsum": _op_cumulative("sum"), "cumprod": _op_cumulative("prod"),
-    "cummax": _op_cumulative("max"), "cummin": _op_cumulative("min"),
-    "sort": _op_sort(False), "argsort": _op_sort(True),
-    "argmax": _op_argext("max"), "argmin": _op_argext("min"),
-    "gather": _op_gather, "scatter": _op_scatter(False), "scatter_add": _op_scatter(True),
-    "dynamic_slice": _op_dynamic_slice, "dynamic_update_slice": _op_dynamic_update_slice,
-    "pad": _op_pad, "concatenate": _op_concatenate,
-    "cholesky": _op_cholesky, "triangular_solve": _op_triangular_solve, "solve": _op_solve,
-    "slogdet": _op_slogdet, "eigh": _op_eigh,
-    "cond": _op_cond, "while": _op_while, "scan": _op_scan,
-}
+
+# =====================================================================================
+# The lowering registry: one record per primitive
+# =====================================================================================
+
+class Lowering:
+    """How this backend lowers one primitive.
+
+    ``kind``: "elementwise" (a scalar expression inside a fused loop), "view" (an index map
+    read in place), "reshape", "reduce" (an accumulator of the loop over its operand),
+    "opaque" (statements of their own: BLAS, LAPACK, sorting, control flow), "inline" (a
+    call expanded into its body before planning). ``expr(ctx, args)``: the scalar
+    expression of an elementwise primitive; ``emit(ctx)``: the statements of an opaque one;
+    ``dims(D, e)``: which operand and result dimensions are equal (elementwise primitives
+    unify equal-rank operands with the result when it is None); ``cost``: work per element
+    in units of an add (for prange); ``code_size``: code inlined per use when the
+    vectorizable math of numba_math implements it (LOOP_BUDGET); ``bool_native``: its
+    value is exactly a bool for bool results; ``moves``: pure data movement, which a tiny
+    unrolled result computes by renaming elements; ``control``: carries sub-jaxprs that
+    become functions of the module (its results may alias its operands).
+    """
+
+    __slots__ = ("name", "kind", "expr", "emit", "dims", "cost", "code_size", "bool_native",
+                 "moves", "control", "inline")
+
+    def __init__(self, name, kind, expr=None, emit=None, dims=None, cost=1, code_size=0,
+                 bool_native=False, moves=False, control=False, inline=None):
+        self.name, self.kind, self.expr, self.emit, self.dims = name, kind, expr, emit, dims
+        self.cost, self.code_size, self.bool_native = cost, code_size, bool_native
+        self.moves, self.control, self.inline = moves, control, inline
+
+    def __repr__(self):
+        return f"Lowering({self.name!r}, {self.kind!r})"
+
+
+LOWERINGS = {}
+
+
+def _lowering(name, kind, **kw):
+    LOWERINGS[name] = Lowering(name, kind, **kw)
+
+
+def _ew(name, expr, **kw):
+    _lowering(name, "elementwise", expr=expr, **kw)
+
+
+def _no_dims(D, e):
+    """Results whose dimensions are not tied to an operand's (sizes come from params)."""
+
+
+_IDENT = lambda ctx, a: a[0]   # noqa: E731
+
+# elementwise: cost 8 for the vectorizable transcendentals, 20 for libm calls, 4 for a
+# division or square root; code_size is the inlined size of numba_math's version
+_ew("neg", lambda ctx, a: f"-{a[0]}")
+_ew("sign", _ew_sign)
+_ew("floor", _unary_np("floor"))
+_ew("ceil", _unary_np("ceil"))
+_ew("round", _unary_np("rint"))
+_ew("is_finite", _ew_is_finite, bool_native=True)
+_ew("not", _ew_not, bool_native=True)
+_ew("exp", _fast("exp", "exp"), cost=8, code_size=12)
+_ew("log", _fast("log", "log"), cost=8, code_size=14)
+_ew("tanh", _fast("tanh", "tanh"), cost=8, code_size=16)
+_ew("sin", _fast("sin", "sin"), cost=8, code_size=40)
+_ew("cos", _fast("cos", "cos"), cost=8, code_size=40)
+_ew("expm1", _fast("expm1", "expm1"), cost=8, code_size=14)
+_ew("log1p", _fast("log1p", "log1p"), cost=8, code_size=16)
+_ew("logistic", _ew_logistic, cost=8, code_size=12)
+# numba's float32 exp2 fails to lower: compute in float64
+_ew("exp2", lambda ctx, a: (f"np.exp2({a[0]})" if ctx.out_dtype == np.float64 else
+                            f"np.exp2(np.float64({a[0]}))"), cost=20)
+for _n, _np_name in [("tan", "tan"), ("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"),
+                     ("sinh", "sinh"), ("cosh", "cosh"), ("asinh", "arcsinh"),
+                     ("acosh", "arccosh"), ("atanh", "arctanh"), ("cbrt", "cbrt")]:
+    _ew(_n, _unary_np(_np_name), cost=20)
+_ew("sqrt", _unary_np("sqrt"), cost=4)
+_ew("rsqrt", _ew_rsqrt, cost=4)
+_ew("abs", _unary_np("abs"))
+_ew("integer_pow", _ew_integer_pow)
+for _n, _op in [("add", "+"), ("sub", "-"), ("mul", "*")]:
+    _ew(_n, _binop(_op))
+_ew("div", _binop("/"), cost=4)
+_ew("pow", _binop("**"), cost=20)
+_ew("max", _ew_max, bool_native=True)
+_ew("min", _ew_min, bool_native=True)
+_ew("atan2", lambda ctx, a: f"np.arctan2({a[0]}, {a[1]})", cost=20)
+_ew("mod", _ew_mod, cost=20)
+_ew("floor_divide", _ew_floor_divide, cost=20)
+for _n, _op in [("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
+                ("ge", ">="), ("and", "&"), ("or", "|"), ("xor", "^")]:
+    _ew(_n, _binop(_op), bool_native=True)
+_ew("select", _ew_select, bool_native=True)
+_ew("convert_element_type", _ew_convert, bool_native=True)
+_ew("stop_gradient", _IDENT, bool_native=True)
+_ew("name", _IDENT, bool_native=True)          # checkpoint_name's label: the identity
+_ew("iota", _ew_iota, dims=_no_dims)
+_ew("_copy", _IDENT, bool_native=True)
+
+# views and reshapes: index arithmetic in the consumer's loop
+_lowering("broadcast_in_dim", "view", dims=_dim_bid, moves=True)
+_lowering("transpose", "view", dims=_dim_transpose, moves=True)
+_lowering("rev", "view", dims=_dim_same, moves=True)
+_lowering("slice", "view", dims=_no_dims, moves=True)
+_lowering("reshape", "reshape", dims=_no_dims, moves=True)
+_lowering("squeeze", "reshape", dims=_dim_squeeze, moves=True)
+_lowering("expand_dims", "reshape", dims=_dim_expand, moves=True)
+
+# reductions: accumulators of the loop nest that computes their operand
+for _n in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
+           "reduce_or"):
+    _lowering(_n, "reduce", dims=_dim_reduce)
+
+# opaque: statements of their own
+_lowering("dot_general", "opaque", emit=_op_dot_general, dims=_dim_dot)
+for _n in ("sum", "prod", "max", "min"):
+    _lowering(f"cum{_n}", "opaque", emit=_op_cumulative(_n), dims=_dim_same)
+_lowering("sort", "opaque", emit=_op_sort(False), dims=_dim_same)
+_lowering("argsort", "opaque", emit=_op_sort(True), dims=_dim_same)
+_lowering("argmax", "opaque", emit=_op_argext("max"), dims=_dim_reduce)
+_lowering("argmin", "opaque", emit=_op_argext("min"), dims=_dim_reduce)
+_lowering("gather", "opaque", emit=_op_gather, dims=_dim_gather)
+_lowering("scatter", "opaque", emit=_op_scatter(False), dims=_dim_scatter)
+_lowering("scatter_add", "opaque", emit=_op_scatter(True), dims=_dim_scatter)
+_lowering("dynamic_slice", "opaque", emit=_op_dynamic_slice, dims=_no_dims)
+_lowering("dynamic_update_slice", "opaque", emit=_op_dynamic_update_slice,
+          dims=_dim_first_to_out)
+_lowering("pad", "opaque", emit=_op_pad, dims=_no_dims, moves=True)
+_lowering("concatenate", "opaque", emit=_op_concatenate, dims=_dim_concat, moves=True)
+_lowering("cholesky", "opaque", emit=_op_cholesky, dims=_dim_same)
+_lowering("triangular_solve", "opaque", emit=_op_triangular_solve, dims=_dim_solve)
+_lowering("solve", "opaque", emit=_op_solve, dims=_dim_solve)
+_lowering("slogdet", "opaque", emit=_op_slogdet, dims=_dim_slogdet)
+_lowering("eigh", "opaque", emit=_op_eigh, dims=_dim_eigh)
+_lowering("cond", "opaque", emit=_op_cond, control=True)
+_lowering("while", "opaque", emit=_op_while, control=True)
+_lowering("scan", "opaque", emit=_op_scan, control=True)
+
+# calls expanded before planning (other call-like primitives inline their one sub-jaxpr)
+_lowering("custom_lin", "inline", inline=_inline_custom_lin)
+for _n in ("custom_jvp_call", "custom_vjp_call", "remat", "checkpoint"):
+    _lowering(_n, "inline", inline=_inline_generic)
+
+CONTROL_FLOW = frozenset(n for n, r in LOWERINGS.items() if r.control)
 
 #: Every primitive name this backend lowers (inlined call primitives included).
-LOWERED_PRIMITIVES = (set(EW_RULES) - {"_copy"}) | VIEW_PRIMS | RESHAPE_PRIMS | REDUCE_PRIMS | \
-    set(OPAQUE_RULES) | set(INLINE_RULES) | {"custom_jvp_call", "custom_vjp_call", "remat",
-                                             "checkpoint"}
+LOWERED_PRIMITIVES = frozenset(LOWERINGS) - {"_copy"}
 #: Registered primitives this backend knows it cannot lower (kept empty on purpose).
 KNOWN_GAPS = frozenset()
 
