@@ -5,7 +5,7 @@ the real parts of complex-number functions on real input, floating-point decompo
 functions: every transform handles them.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
->>> ad.grad(lambda b: anp.sum(anp.linspace(0.0, b, 5)))(2.0)      # Σ k/4, k = 0..4
+>>> float(ad.grad(lambda b: anp.sum(anp.linspace(0.0, b, 5)))(2.0))      # Σ k/4, k = 0..4
 2.5
 >>> ad.grad(lambda f: anp.gradient(f)[1])(np.arange(4.0))
 array([-0.5,  0. ,  0.5,  0. ])

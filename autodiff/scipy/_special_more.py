@@ -370,8 +370,8 @@ def _erfcinv_jvp(primals, tangents):
 erfcinv = _unary(_erfcinv_cj, "erfcinv", """Inverse complementary error function.
 
 >>> from autodiff.scipy.special import erfcinv
->>> round(float(erfcinv(1e-10)), 10)
-4.5728249673
+>>> round(float(erfcinv(1e-10)), 8)
+4.57282497
 """)
 
 
@@ -521,14 +521,14 @@ i1 = _unary(_i1_cj, "i1", """Modified Bessel function of the first kind, order 1
 i0e = _unary(_i0e_cj, "i0e", """Exponentially scaled ``e^{-|x|} I0(x)`` (no overflow).
 
 >>> from autodiff.scipy.special import i0e
->>> round(float(i0e(1000.0)), 12)
-0.012617240455
+>>> round(float(i0e(1000.0)), 10)
+0.0126172405
 """)
 i1e = _unary(_i1e_cj, "i1e", """Exponentially scaled ``e^{-|x|} I1(x)``.
 
 >>> from autodiff.scipy.special import i1e
->>> round(float(i1e(1.0)), 12)
-0.207910415349
+>>> round(float(i1e(1.0)), 10)
+0.2079104153
 """)
 
 

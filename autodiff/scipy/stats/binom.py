@@ -1,6 +1,6 @@
 """``scipy.stats.binom``: the binomial distribution of ``n`` trials with success probability ``p``.
 
->>> from autodiff.scipy.stats import binom; float(binom.pmf(1, 2, 0.5))
+>>> from autodiff.scipy.stats import binom; round(float(binom.pmf(1, 2, 0.5)), 12)
 0.5
 """
 import math

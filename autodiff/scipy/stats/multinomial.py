@@ -1,6 +1,6 @@
 """``scipy.stats.multinomial``: counts ``x`` (last axis) of ``n`` draws with probabilities ``p``.
 
->>> from autodiff.scipy.stats import multinomial; float(multinomial.pmf([1, 1], 2, [0.5, 0.5]))
+>>> from autodiff.scipy.stats import multinomial; round(float(multinomial.pmf([1, 1], 2, [0.5, 0.5])), 12)
 0.5
 """
 import numpy as np

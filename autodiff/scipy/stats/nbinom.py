@@ -1,6 +1,6 @@
 """``scipy.stats.nbinom``: the negative binomial distribution: failures before the ``n``-th success.
 
->>> from autodiff.scipy.stats import nbinom; float(nbinom.pmf(0, 1, 0.5))
+>>> from autodiff.scipy.stats import nbinom; round(float(nbinom.pmf(0, 1, 0.5)), 12)
 0.5
 """
 import math

@@ -1,6 +1,6 @@
 """``scipy.stats.truncnorm``: the normal distribution truncated to [a, b] (in standard units).
 
->>> from autodiff.scipy.stats import truncnorm; float(truncnorm.cdf(0.0, -1.0, 1.0))
+>>> from autodiff.scipy.stats import truncnorm; round(float(truncnorm.cdf(0.0, -1.0, 1.0)), 12)
 0.5
 """
 import math

@@ -3,8 +3,8 @@ stack (p, p, N), points along the last axis as scipy — with ``df`` and ``scale
 
 >>> import numpy as np
 >>> from autodiff.scipy.stats import wishart
->>> round(float(wishart.logpdf(np.eye(2), 3.0, np.eye(2))), 12)
--3.153643551642
+>>> round(float(wishart.logpdf(np.eye(2), 3.0, np.eye(2))), 10)
+-3.531024247
 """
 import math
 
