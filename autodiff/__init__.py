@@ -18,7 +18,7 @@ from .api import (make_jaxpr, grad, value_and_grad, jvp, vjp, linearize, vmap, j
 from .custom_derivatives import custom_jvp, custom_vjp
 from .check import check_grads
 from .differential_operators import hessian_vector_product
-from .jit import jit, wait_for_compiles
+from .jit import jit, wait_for_compiles, disable_jit
 from . import lax, optim, nn
 from . import random, flatten_util, debug, tree, extend
 from .shapes import ShapeDtypeStruct, eval_shape
@@ -31,7 +31,7 @@ __all__ = [
     "config", "errors", "tree_util", "numpy", "make_jaxpr", "grad", "value_and_grad", "jvp",
     "vjp", "linearize", "vmap", "jacfwd", "jacrev", "jacobian", "hessian", "hvp",
     "stop_gradient", "custom_jvp", "custom_vjp", "check_grads", "hessian_vector_product", "Jaxpr", "ClosedJaxpr",
-    "ShapedArray", "jit", "wait_for_compiles", "lax", "optim", "nn", "Variable", "Function", "no_grad",
+    "ShapedArray", "jit", "wait_for_compiles", "disable_jit", "lax", "optim", "nn", "Variable", "Function", "no_grad",
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
     "flatten_util", "debug", "tree", "extend", "ShapeDtypeStruct", "eval_shape", "block_until_ready",

@@ -27,6 +27,7 @@ in a background thread (``cache_info().pending``); ``ad.wait_for_compiles()`` wa
 """
 import atexit
 import collections
+import contextlib
 import functools
 import hashlib
 import inspect
@@ -41,7 +42,7 @@ from .core import ShapedArray, Tracer, eval_jaxpr, trace_flat, user_source
 from .errors import DTypeError, UnsupportedError
 from .tree_util import LEAF, tree_flatten, tree_unflatten
 
-__all__ = ["jit", "JitFunction", "Lowered", "CacheInfo", "wait_for_compiles"]
+__all__ = ["jit", "JitFunction", "Lowered", "CacheInfo", "wait_for_compiles", "disable_jit"]
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses size capacity compiled pending")
 CacheInfo.__doc__ = """Counters of one jitted function's graph cache (like functools.lru_cache's).
@@ -368,6 +369,32 @@ def _abandon_pending_compiles():
     _compiler.close()
 
 
+_disabled = 0           # > 0 inside ``disable_jit()``
+
+
+@contextlib.contextmanager
+def disable_jit(disable=True):
+    """Inside this context jitted functions run as plain Python, operation by operation,
+    so ``print`` and a debugger see concrete values (as ``jax.disable_jit``).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> @ad.jit
+    ... def f(x):
+    ...     print(type(x).__name__)
+    ...     return anp.sum(x * x)
+    >>> with ad.disable_jit():
+    ...     float(f(np.arange(3.0)))
+    ndarray
+    5.0
+    """
+    global _disabled
+    _disabled += bool(disable)
+    try:
+        yield
+    finally:
+        _disabled -= bool(disable)
+
+
 def wait_for_compiles(timeout=None):
     """Block until every background compile has finished (or ``timeout`` seconds pass).
 
@@ -577,6 +604,8 @@ class JitFunction:
 
     # -------------------------------------------------------------- calling
     def __call__(self, *args, **kwargs):
+        if _disabled:
+            return self._fun(*args, **kwargs)
         # the fast path: flat arguments that are arrays or scalars, no static arguments
         if self._fast and not kwargs:
             try:

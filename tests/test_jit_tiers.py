@@ -327,3 +327,22 @@ def test_pieces_are_shared_across_processes(tmp_path):
     x = np.random.default_rng(5).normal(size=(5, 6))
     assert v2 == pytest.approx(float(np.sum(ad.grad(two)(x))), rel=1e-12)
     assert v3 == pytest.approx(float(np.sum(ad.grad(three)(x))), rel=1e-12)
+
+
+def test_disable_jit_runs_the_python_function():
+    seen = []
+
+    @ad.jit
+    def f(x):
+        seen.append(type(x))
+        return anp.sum(anp.sin(x) * 2.0)
+    x = np.linspace(0.0, 1.0, 5)
+    with ad.disable_jit():
+        a = f(x)
+        with ad.disable_jit(False):       # nested: still disabled by the outer context
+            b = f(x)
+    assert seen == [np.ndarray, np.ndarray]
+    assert f.cache_info().misses == 0
+    c = f(x)                               # traced and compiled again outside
+    assert seen[-1] is not np.ndarray and f.cache_info().misses == 1
+    np.testing.assert_allclose([a, b], [c, c], rtol=1e-14)
