@@ -1766,7 +1766,7 @@ from ._math_more import (linspace, logspace, geomspace, gradient, ediff1d, unwra
                          isposinf, isneginf, frexp, ldexp, modf, spacing, nextafter, i0, divmod,
                          left_shift, right_shift, bitwise_left_shift, bitwise_right_shift, bitwise_count,
                          gcd, lcm, packbits, unpackbits, polyadd, polysub, polymul, polyder, polyint,
-                         polydiv, poly, polyfit, roots, einsum_path)
+                         polydiv, poly, polyfit, roots, einsum_path, interp)
 from ._sets_stats import (unique, unique_values, unique_counts, unique_inverse, unique_all, isin,  # noqa: E402,F401
                           union1d, intersect1d, setdiff1d, setxor1d, digitize, lexsort, partition,
                           argpartition, sort_complex, choose, compress, extract, delete, insert, put,

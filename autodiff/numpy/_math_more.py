@@ -717,3 +717,31 @@ def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
 
 def _tracer_dummy(o):
     return o
+
+
+@npfunc(np.interp)
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """Piecewise-linear interpolation (``numpy.interp``), ``period`` included;
+    differentiable in ``x``, ``xp`` and ``fp``."""
+    anp = _anp()
+    # numpy computes in float64 whatever the input dtype
+    x, xp, fp = (anp.astype(asarray(v), np.float64) for v in (x, xp, fp))
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period = abs(period)
+        x = anp.mod(x, period)
+        xp = anp.mod(xp, period)
+        order = anp.argsort(xp, kind="stable")
+        xp, fp = anp.take(xp, order), anp.take(fp, order)
+        xp = anp.concatenate([anp.subtract(xp[-1:], period), xp, anp.add(xp[0:1], period)])
+        fp = anp.concatenate([fp[-1:], fp, fp[0:1]])
+        left = right = None
+    n = shape_of(xp)[0]
+    idx = anp.clip(anp.sum(anp.greater_equal(anp.expand_dims(x, -1), xp), axis=-1), 1, n - 1)
+    x0, x1 = anp.take(xp, anp.subtract(idx, 1)), anp.take(xp, idx)
+    y0, y1 = anp.take(fp, anp.subtract(idx, 1)), anp.take(fp, idx)
+    t = anp.divide(anp.subtract(x, x0), anp.subtract(x1, x0))
+    out = anp.add(y0, anp.multiply(t, anp.subtract(y1, y0)))
+    out = anp.where(anp.less(x, xp[0]), fp[0] if left is None else left, out)
+    return anp.where(anp.greater(x, xp[-1]), fp[-1] if right is None else right, out)

@@ -674,3 +674,18 @@ def dft(n, scale=None):
     elif scale == "n":
         m = m / n
     return m
+
+
+@_npfunc(None)
+def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False, overwrite_c=False):
+    """``(c·Q, R)`` (``mode`` 'right') or ``(Q·c, R)`` ('left') with the economic QR of ``a``
+    (``scipy.linalg.qr_multiply``); a 1-d ``c`` is a row (right) or column (left)."""
+    if pivoting:
+        raise NotImplementedError("qr_multiply: pivoting=True is not supported")
+    a, c = _promote(_f(a), _f(c))
+    q, r = _anp.linalg.qr(a)
+    if mode == "right":
+        return _anp.matmul(c, q), r
+    if mode == "left":
+        return _anp.matmul(q, c), r
+    raise ValueError("mode must be 'right' or 'left'")
