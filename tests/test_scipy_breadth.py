@@ -76,6 +76,8 @@ SPECIAL = [
     Case("multigammaln", lambda a: S.multigammaln(a, 3), lambda a: sp.multigammaln(a, 3), [U(1.5, 9.0)],
          rtol=1e-13),
     Case("polygamma 3", lambda x: S.polygamma(3, x), lambda x: sp.polygamma(3, x), [U(0.5, 9.0)], rtol=1e-12),
+    Case("polygamma 2 negative", lambda x: S.polygamma(2, x), lambda x: sp.polygamma(2, x),
+         [np.array([-30.3, -7.6, -2.5, -0.7, -0.2])], rtol=1e-12),
     Case("betaln", S.betaln, sp.betaln, [U(0.2, 9.0), U(0.2, 9.0)], rtol=1e-12),
     Case("beta", S.beta, sp.beta, [np.array([-0.5, 0.7, 2.5, -1.5]), np.array([2.3, 0.4, 1.5, 0.6])], rtol=1e-12),
     Case("poch", S.poch, sp.poch, [U(0.5, 6.0), U(-0.4, 3.0)], rtol=1e-12),

@@ -334,7 +334,20 @@ def _polygamma_body(n, x):
     if n == 0:
         return _digamma_body(x)
     if n != 1:
-        return _polygamma_pos(n, x)
+        # x < 0: ψ⁽ⁿ⁾(x) = ψ⁽ⁿ⁾(x + s) - (-1)ⁿ n! Σ_{k<s} (x + k)^{-(n+1)}, s = ⌈-x⌉ (≤ 64),
+        # from ψ⁽ⁿ⁾(x + 1) = ψ⁽ⁿ⁾(x) + (-1)ⁿ n! x^{-(n+1)}; nan at the poles
+        neg = anp.less(x, 0.0)
+        s = anp.where(neg, anp.minimum(anp.ceil(anp.negative(x)), 64.0), 0.0)
+        y = anp.where(neg, anp.add(x, s), x)
+        core = _polygamma_pos(n, anp.where(anp.greater(y, 0.0), y, 1.0))
+        k = np.arange(64, dtype=np.float64).astype(dtype_of(x))
+        xk = anp.add(anp.expand_dims(x, -1), k)
+        use = anp.logical_and(anp.expand_dims(neg, -1), anp.less(k, anp.expand_dims(s, -1)))
+        terms = anp.where(use, anp.power(anp.where(use, xk, 1.0), -(n + 1)), 0.0)
+        corr = anp.multiply(anp.sum(terms, axis=-1), ((-1.0) ** n) * math.factorial(n))
+        out = anp.where(neg, anp.subtract(core, corr), core)
+        pole = anp.logical_and(anp.less_equal(x, 0.0), anp.equal(x, anp.floor(x)))
+        return anp.where(pole, np.nan, out)
     # trigamma reflection for x < 0: ψ₁(x) = π²/sin²(πx) - ψ₁(1-x)
     neg = anp.less(x, 0.0)
     core = _polygamma_pos(1, anp.where(neg, anp.subtract(1.0, x), x))
@@ -387,8 +400,8 @@ psi = digamma
 
 @npfunc(None)
 def polygamma(n, x):
-    """``ψ⁽ⁿ⁾(x)``, the n-th derivative of digamma (n a non-negative Python int).
-    Accurate for all x when n ≤ 1, for x > 0 when n ≥ 2.
+    """``ψ⁽ⁿ⁾(x)``, the n-th derivative of digamma (n a non-negative Python int), every
+    order: reflection for x < 0 when n ≤ 1, the recurrence up from x ≥ -64 when n ≥ 2.
 
     >>> from autodiff.scipy.special import polygamma
     >>> round(float(polygamma(1, 1.0)), 12)             # π²/6
