@@ -913,9 +913,10 @@ class _Module:
         if self.const_lines:
             head.append("")
         body = []
-        par = ", parallel=True" if self.parallel else ""
         uses_sz = bool(self.sizes)
         for fsrc in self.functions:
+            # only functions with a prange loop of their own (loop nests live in pieces)
+            par = ", parallel=True" if "prange(" in fsrc else ""
             body.append("")
             body.append(f"@njit({opts}{par})")
             body.append(fsrc.replace("«SZ»", ", _sz" if uses_sz else "")

