@@ -3,6 +3,7 @@
     python benchmarks/jit_bench.py            # everything (a few minutes)
     python benchmarks/jit_bench.py --quick    # fewer rounds, no n=1e6, no 1000-eqn compile
     python benchmarks/jit_bench.py --only dispatch,mlp
+    python benchmarks/cold_start.py           # first calls in fresh processes (jit latency)
 
 JAX is optional (``pip install jax jaxlib``, the ``bench`` extra); without it the JAX
 columns read "-". Every number is the median over rounds of the mean time per call in
@@ -288,20 +289,33 @@ def bench_mlp(args):
 
 
 def bench_hessian(args):
-    print("hessian of sum(sin(x)**3), n=200")
-
     def h_f(x):
         return anp.sum(anp.sin(x) ** 3)
-    x = np.random.default_rng(0).normal(size=200)
-    jh = ad.jit(ad.hessian(h_f))
-    want = np.diag(6 * np.sin(x) * np.cos(x) ** 2 - 3 * np.sin(x) ** 3)
-    np.testing.assert_allclose(jh(x), want, rtol=1e-10, atol=1e-12)
-    hj = None
+    for n, goal in ((200, 1.0), (1000, 1.5)):
+        print(f"hessian of sum(sin(x)**3), n={n}")
+        x = np.random.default_rng(0).normal(size=n)
+        jh = ad.jit(ad.hessian(h_f))
+        want = np.diag(6 * np.sin(x) * np.cos(x) ** 2 - 3 * np.sin(x) ** 3)
+        np.testing.assert_allclose(jh(x), want, rtol=1e-10, atol=1e-12)
+        hj = None
+        if HAVE_JAX:
+            hj = (jax.jit(jax.hessian(lambda x: jnp.sum(jnp.sin(x) ** 3))), (jnp.asarray(x),),
+                  jax_block)
+        measure(f"hessian sum(sin(x)**3), n={n}", (jh, (x,), None),
+                (ad.hessian(h_f), (x,), None), hj, goal=goal)
+
+
+def bench_rk4(args):
+    """The RK4 damped oscillator of benchmarks/cold_start.py: grad through a 1000-step scan."""
+    print("RK4 damped oscillator, lax.scan 1000 steps, grad")
+    import cold_start
+    g, a = cold_start._build("rk4_scan", "ad")
+    gj = None
     if HAVE_JAX:
-        hj = (jax.jit(jax.hessian(lambda x: jnp.sum(jnp.sin(x) ** 3))), (jnp.asarray(x),),
-              jax_block)
-    measure("hessian sum(sin(x)**3), n=200", (jh, (x,), None), (ad.hessian(h_f), (x,), None),
-            hj, goal=1.0)
+        f_j, a_j = cold_start._build("rk4_scan", "jax")
+        np.testing.assert_allclose(g(*a), np.asarray(f_j(*a_j)), rtol=1e-10)
+        gj = (f_j, a_j, jax_block)
+    measure("RK4 scan (1000 steps) grad", (g, a, None), None, gj, goal=1.0)
 
 
 _COMPILE_CHILD = textwrap.dedent("""
@@ -379,7 +393,7 @@ def bench_compile(args):
 
 
 BENCHES = {"dispatch": bench_dispatch, "elementwise": bench_elementwise, "mlp": bench_mlp,
-           "hessian": bench_hessian, "compile": bench_compile}
+           "hessian": bench_hessian, "rk4": bench_rk4, "compile": bench_compile}
 
 
 def main():
