@@ -392,8 +392,32 @@ def bench_compile(args):
               f"JAX cold {fmt(jt)} (jaxpr has {cold[3]} eqns)", flush=True)
 
 
+def bench_cold(args):
+    """First calls in fresh processes with empty caches (benchmarks/cold_start.py)."""
+    import cold_start
+    names = ["f", "grad_f", "mlp", "rk4_scan", "euler2", "euler8", "remat16"] if args.quick \
+        else cold_start.WORKLOADS
+    print("cold start: first call in a fresh process, empty cache (default / blocking / JAX)")
+    for n in names:
+        r = {m: cold_start.measure(n, m).get("first") for m in
+             (("default", "blocking", "jax") if HAVE_JAX else ("default", "blocking"))}
+        jt = r.get("jax")
+        for m, label in (("default", "background compile"), ("blocking", "blocking compile")):
+            t = r[m]
+            goal = "<= 1.0" if m == "default" else "<= 3.0, <= 10 s"
+            ratio = t / jt if (t is not None and jt) else None
+            met = "-" if ratio is None else (
+                "yes" if (ratio <= 1.0 if m == "default" else ratio <= 3.0 and t <= 10) else
+                f"no ({ratio / (1.0 if m == 'default' else 3.0):.2f}x the goal)")
+            ROWS.append((f"cold first call, {n} ({label})", fmt(t), "-", fmt(jt),
+                         f"{ratio:.2f}" if ratio is not None else "-", "-", goal, met))
+        print(f"  {n:10s} default {fmt(r['default'])}, blocking {fmt(r['blocking'])}, "
+              f"JAX {fmt(jt)}", flush=True)
+
+
 BENCHES = {"dispatch": bench_dispatch, "elementwise": bench_elementwise, "mlp": bench_mlp,
-           "hessian": bench_hessian, "rk4": bench_rk4, "compile": bench_compile}
+           "hessian": bench_hessian, "rk4": bench_rk4, "compile": bench_compile,
+           "cold": bench_cold}
 
 
 def main():
