@@ -11,14 +11,13 @@ functions: every transform handles them.
 array([-0.5,  0. ,  0.5,  0. ])
 """
 import builtins
-import math
 
 import numpy as np
 
 from .. import primitives as P
 from ..core import Tracer
 from ..core import user_source
-from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of, result_type,
+from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of,
                     float_type, is_python_scalar)
 
 
@@ -575,10 +574,6 @@ def unpackbits(a, axis=None, count=None, bitorder="big"):
 # polynomials (highest power first, numpy's old polynomial API)
 # ----------------------------------------------------------------------------
 
-def _trim_leading(p):
-    return p
-
-
 @npfunc(np.polyadd)
 def polyadd(a1, a2):
     """Sum of two polynomials (``numpy.polyadd``)."""
@@ -714,9 +709,6 @@ def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
                for o in operands]
     return np.einsum_path(subscripts, *dummies, optimize=optimize)
 
-
-def _tracer_dummy(o):
-    return o
 
 
 @npfunc(np.interp)

@@ -12,15 +12,14 @@ array([ 1,  3, -1])
 np.float64(2.0)
 """
 import builtins
-import math
 
 import numpy as np
 
 from .. import primitives as P
 from ..core import Tracer, is_concrete
 from ..core import user_source
-from ..errors import ConcretizationError, ShapeError
-from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, normalize_axes, dtype_of,
+from ..errors import ConcretizationError
+from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of,
                     result_type, float_type, is_python_scalar, _kind)
 
 

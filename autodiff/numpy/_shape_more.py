@@ -17,8 +17,6 @@ import numpy as np
 
 from .. import primitives as P
 from ..core import Tracer
-from ..errors import ShapeError
-from ..core import user_source
 from ._base import npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of, result_type
 
 
@@ -144,9 +142,9 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a2 = g(a, (Ellipsis, 2)) if na == 3 else None
     b2 = g(b, (Ellipsis, 2)) if nb == 3 else None
     mul, sub = anp.multiply, anp.subtract
-    if a2 is None:
-        x, y = mul(a1, b2), sub(0.0, mul(a0, b2)) if False else anp.negative(mul(a0, b2))
-    elif b2 is None:
+    if a2 is None:                   # a is a 2-vector (a2 = 0)
+        x, y = mul(a1, b2), anp.negative(mul(a0, b2))
+    elif b2 is None:                 # b is a 2-vector (b2 = 0)
         x, y = anp.negative(mul(a2, b1)), mul(a2, b0)
     else:
         x, y = sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2))

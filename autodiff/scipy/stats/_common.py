@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import numpy as anp
 from ...core import Tracer
-from ...numpy._base import npfunc, asarray, promote, dtype_of, float_type
+from ...numpy._base import npfunc, asarray, promote
 
 LOG_2PI = math.log(2 * math.pi)
 

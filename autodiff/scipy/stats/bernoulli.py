@@ -3,13 +3,12 @@
 >>> from autodiff.scipy.stats import bernoulli; float(bernoulli.pmf(1, 0.25))
 0.25
 """
-import math
 
 import numpy as np
 
 from ... import numpy as anp
 from .. import special as sp
-from ._common import discrete, is_int, safe
+from ._common import discrete, safe
 
 
 def _logpmf(k, p):

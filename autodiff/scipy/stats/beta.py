@@ -3,13 +3,9 @@
 >>> from autodiff.scipy.stats import beta; round(float(beta.cdf(0.5, 2.0, 3.0)), 12)
 0.6875
 """
-import math
-
-import numpy as np
-
 from ... import numpy as anp
 from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous, safe
 
 
 def _support(z, a, b):

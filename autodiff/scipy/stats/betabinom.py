@@ -3,7 +3,6 @@
 >>> from autodiff.scipy.stats import betabinom; round(float(betabinom.pmf(1, 2, 1.0, 1.0)), 12)
 0.333333333333
 """
-import math
 
 import numpy as np
 

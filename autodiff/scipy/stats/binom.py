@@ -3,7 +3,6 @@
 >>> from autodiff.scipy.stats import binom; round(float(binom.pmf(1, 2, 0.5)), 12)
 0.5
 """
-import math
 
 import numpy as np
 

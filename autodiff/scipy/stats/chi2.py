@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous, safe
 
 
 def _support(z, df):

@@ -5,7 +5,6 @@
 >>> from autodiff.scipy.stats import dirichlet; round(float(dirichlet.pdf(np.array([0.5, 0.5]), np.array([1.0, 1.0]))), 12)
 1.0
 """
-import numpy as np
 
 from ... import numpy as anp
 from ...numpy._base import npfunc, asarray, promote

@@ -3,13 +3,11 @@
 >>> from autodiff.scipy.stats import expon; round(float(expon.cdf(1.0)), 12)
 0.632120558829
 """
-import math
 
 import numpy as np
 
 from ... import numpy as anp
-from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous, safe
 
 
 def _nonneg(z):

@@ -3,7 +3,6 @@
 >>> from autodiff.scipy.stats import geom; float(geom.pmf(2, 0.5))
 0.25
 """
-import math
 
 import numpy as np
 

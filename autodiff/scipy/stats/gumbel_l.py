@@ -3,13 +3,8 @@
 >>> from autodiff.scipy.stats import gumbel_l; round(float(gumbel_l.sf(0.0)), 12)
 0.367879441171
 """
-import math
-
-import numpy as np
-
 from ... import numpy as anp
-from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous
 
 
 _fam = Continuous("gumbel_l", 0, lambda z: anp.subtract(z, anp.exp(z)),

@@ -3,13 +3,8 @@
 >>> from autodiff.scipy.stats import gumbel_r; round(float(gumbel_r.cdf(0.0)), 12)
 0.367879441171
 """
-import math
-
-import numpy as np
-
 from ... import numpy as anp
-from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous
 
 
 _fam = Continuous("gumbel_r", 0, lambda z: anp.subtract(anp.negative(z), anp.exp(anp.negative(z))),

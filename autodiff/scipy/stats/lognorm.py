@@ -3,7 +3,6 @@
 >>> from autodiff.scipy.stats import lognorm; float(lognorm.cdf(1.0, 0.5))
 0.5
 """
-import math
 
 import numpy as np
 

@@ -9,7 +9,6 @@ variances, or matrix).
 """
 import math
 
-import numpy as np
 
 from ... import numpy as anp
 from ...numpy._base import npfunc, asarray, promote

@@ -3,7 +3,6 @@
 >>> from autodiff.scipy.stats import nbinom; round(float(nbinom.pmf(0, 1, 0.5)), 12)
 0.5
 """
-import math
 
 import numpy as np
 

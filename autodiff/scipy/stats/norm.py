@@ -3,13 +3,9 @@
 >>> from autodiff.scipy.stats import norm; float(norm.cdf(0.0))
 0.5
 """
-import math
-
-import numpy as np
-
 from ... import numpy as anp
 from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous, LOG_2PI
 
 
 def _logpdf(z):

@@ -3,13 +3,11 @@
 >>> from autodiff.scipy.stats import pareto; float(pareto.sf(2.0, 1.0))
 0.5
 """
-import math
 
 import numpy as np
 
 from ... import numpy as anp
-from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous, safe
 
 
 def _support(z, b):

@@ -3,7 +3,6 @@
 >>> from autodiff.scipy.stats import poisson; round(float(poisson.pmf(2, 2.0)), 12)
 0.270670566473
 """
-import math
 
 import numpy as np
 

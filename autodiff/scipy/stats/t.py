@@ -5,11 +5,10 @@
 """
 import math
 
-import numpy as np
 
 from ... import numpy as anp
 from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous
 
 
 def _logpdf(z, df):

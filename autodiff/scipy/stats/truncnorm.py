@@ -3,13 +3,12 @@
 >>> from autodiff.scipy.stats import truncnorm; round(float(truncnorm.cdf(0.0, -1.0, 1.0)), 12)
 0.5
 """
-import math
 
 import numpy as np
 
 from ... import numpy as anp
 from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous, LOG_2PI
 
 
 def _log_mass(a, b):

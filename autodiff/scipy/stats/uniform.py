@@ -3,13 +3,8 @@
 >>> from autodiff.scipy.stats import uniform; float(uniform.pdf(0.5))
 1.0
 """
-import math
-
-import numpy as np
-
 from ... import numpy as anp
-from .. import special as sp
-from ._common import Continuous, safe, LOG_2PI
+from ._common import Continuous
 
 
 def _support(z):

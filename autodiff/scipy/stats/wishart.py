@@ -8,7 +8,6 @@ stack (p, p, N), points along the last axis as scipy — with ``df`` and ``scale
 """
 import math
 
-import numpy as np
 
 from ... import numpy as anp
 from ...numpy._base import npfunc, asarray, promote
