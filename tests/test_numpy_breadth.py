@@ -317,7 +317,8 @@ def test_eager_and_traced_match_numpy(case):
     traced = ad.jit(lambda *a: case.f(anp, *a), backend="interpret")(*case.args)
     _same(traced, want, case, what=" (traced)")
     if case.f32 and all(np.asarray(a).dtype == np.float64 for a in case.args):
-        a32 = [np.asarray(a, np.float32) for a in case.args]
+        with np.errstate(over="ignore"):          # (1e300 and the like become inf in float32)
+            a32 = [np.asarray(a, np.float32) for a in case.args]
         want32 = case.f(np, *a32)
         got32 = ad.jit(lambda *a: case.f(anp, *a), backend="interpret")(*a32)
         for g, w in zip(tree_flatten(got32)[0], tree_flatten(want32)[0]):

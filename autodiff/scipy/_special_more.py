@@ -163,8 +163,9 @@ _gammaincc_cj.defjvp(_gammainc_jvp_rule(-1))
 @npfunc(None)
 def gammainc(a, x):
     """Regularized lower incomplete gamma ``P(a, x)``: a series below ``x = a + 1``, a
-    continued fraction above (300 steps: accurate for ``a`` up to ~10⁴). Differentiable in
-    both arguments (``∂P/∂x = e^{-x} x^{a-1}/Γ(a)``)."""
+    continued fraction above (300 steps: absolute error ≲ 3e-13 for ``a`` up to 1000, where
+    x ≈ a needs ~√a·10 terms; beyond that accuracy degrades). Differentiable in both
+    arguments (``∂P/∂x = e^{-x} x^{a-1}/Γ(a)``)."""
     a, x = _bcast(a, x)
     return _fast_eval(_gammainc_cj, a, x)
 
