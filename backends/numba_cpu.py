@@ -973,6 +973,7 @@ class _Fn:
         self.dims_memo = {}
         self.domain_memo = {}
         self.static_roots = set()    # dimension classes with a constant size (see lower())
+        self.loop_memo = {}
         self.materialized = {}       # unrolled value -> its array ref, once one was needed
         self.slots_used = []
         self.ret_lines = []
@@ -1126,6 +1127,23 @@ class _Fn:
         return f"# {outs} = {e.primitive.name}{ptxt} {ins}".rstrip()
 
     # ------------------------------------------------------------------ planning helpers
+    def loop_domain(self, v):
+        """The iteration domain of a loop over ``v``: its dimension classes without the ones
+        of constant size 1, so a value of shape (n, 1, m) fuses with one of shape (n, m)."""
+        got = self.loop_memo.get(v)
+        if got is None:
+            got = self.loop_memo[v] = tuple(c for c in self.domain(v) if not self.is_unit(c))
+        return got
+
+    def is_unit(self, cls):
+        return self.D.value[cls] == 1 and self.is_static(cls)
+
+    def vidx(self, v, idx):
+        """Index expressions for every axis of ``v`` from the loop indices ``idx`` of its
+        loop domain (size-1 axes read index 0)."""
+        it = iter(idx)
+        return ["0" if self.is_unit(c) else next(it) for c in self.domain(v)]
+
     def domain(self, v):
         got = self.domain_memo.get(v)
         if got is None:       # (dimension classes are final once planning starts)
@@ -1138,6 +1156,8 @@ class _Fn:
             return 0
         loc = self.loc[v]
         k = loc[0]
+        if k == "alias":
+            return self.ready_of(loc[1], dom)
         if k == "fused":
             c = loc[1]
             return c.pos if c.domain == dom else c.pos + 1
@@ -1173,6 +1193,7 @@ class _Fn:
         """The value of ``v`` as an array/scalar ref (materializing fused values)."""
         if isinstance(v, Literal):
             return ("scalar", 0, self.jlit(v))
+        self.realize(v)
         loc = self.loc[v]
         if loc[0] == "fused":
             return self.store(v)
@@ -1195,6 +1216,7 @@ class _Fn:
         """``v`` as an array (rank >= 1) or scalar ref, copying views into arrays."""
         if isinstance(v, Literal):
             return ("scalar", 0, self.jlit(v))
+        self.realize(v)
         loc = self.loc[v]
         k = loc[0]
         if k == "fused":
@@ -1204,7 +1226,7 @@ class _Fn:
         if k == "view":
             got = self.view_copies.get(v)
             if got is None:
-                dom = self.domain(v)
+                dom = self.loop_domain(v)
                 c = self.find_cluster(dom, loc[1][1])
                 name = self.aname(v)
                 c.members.append(("copy", v, name))
@@ -1236,6 +1258,8 @@ class _Fn:
                     self.plan_ew(e)
             elif low is not None and low.moves and self.tiny(e.outvars[0]) and self.can_unroll_move(e):
                 self.plan_move_unrolled(e)
+            elif kind in ("view", "reshape") and self.unit_alias(e):
+                pass
             elif kind == "view":
                 self.plan_view(e)
             elif kind == "reshape":
@@ -1261,7 +1285,7 @@ class _Fn:
 
     def plan_ew(self, e, copy=False):
         o = e.outvars[0]
-        dom = self.domain(o)
+        dom = self.loop_domain(o)
         for u in e.invars:
             if isinstance(u, Var) and self.loc[u][0] == "elems":
                 self.materialize(u)
@@ -1270,16 +1294,49 @@ class _Fn:
         for u in e.invars:
             if isinstance(u, Var) and self.loc[u][0] == "fused" and self.loc[u][1] is not c:
                 self.store(u)
+        for u in e.invars:
+            src = u
+            while isinstance(src, Var) and self.loc[src][0] == "alias":
+                src = self.loc[src][1]
+            if src is not u and self.loc[src][0] == "fused" and self.loc[src][1] is not c:
+                self.store(src)
         c.members.append(("ew", e) if not copy else ("identity", e))
-        if dom:
+        if o.aval.shape:
             self.loc[o] = ("fused", c)
         else:   # readable inside this scalar cluster; statements elsewhere wait for its end
             self.loc[o] = ("scalar", c.pos, self.sname(o), c.pos + 1)
+
+    def unit_alias(self, e):
+        """A view or reshape that only adds or drops size-1 axes of a value computed in a
+        loop: it has the same loop domain, so elementwise consumers read the value itself
+        and fuse into its loop. Anything else that reads it gets the real view (realize)."""
+        u, o = e.invars[0], e.outvars[0]
+        if not (isinstance(u, Var) and u.aval.shape and o.aval.shape
+                and self.loc[u][0] == "fused" and self.loop_domain(o) == self.loop_domain(u)):
+            return False
+        if e.primitive.name == "broadcast_in_dim" and e.params["broadcast_dimensions"] != \
+                tuple(sorted(e.params["broadcast_dimensions"])):
+            return False
+        self.loc[o] = ("alias", u, e)
+        return True
+
+    def realize(self, v):
+        """Plan the view an alias stands for (once something other than a loop reads it)."""
+        loc = self.loc[v]
+        if loc[0] == "alias":
+            e = loc[2]
+            self.realize(loc[1])
+            if LOWERINGS[e.primitive.name].kind == "view":
+                self.plan_view(e)
+            else:
+                self.plan_reshape(e)
 
     def plan_view(self, e):
         u, o = e.invars[0], e.outvars[0]
         name = e.primitive.name
         p = e.params
+        if isinstance(u, Var):
+            self.realize(u)
         if isinstance(u, Var) and self.loc[u][0] == "view":
             _, base, inner = self.loc[u]
         else:
@@ -1324,6 +1381,8 @@ class _Fn:
 
     def plan_reshape(self, e):
         u, o = e.invars[0], e.outvars[0]
+        if isinstance(u, Var):
+            self.realize(u)
         if not o.aval.shape:                      # -> rank 0: the single element, read in place
             if isinstance(u, Literal) or not u.aval.shape:
                 self.loc[o] = self.base_ref(u) if isinstance(u, Var) else \
@@ -1367,9 +1426,11 @@ class _Fn:
 
     def plan_reduce(self, e):
         u, o = e.invars[0], e.outvars[0]
+        if isinstance(u, Var):
+            self.realize(u)
         if isinstance(u, Var) and self.loc[u][0] == "elems":
             self.materialize(u)
-        dom = self.domain(u)
+        dom = self.loop_domain(u)
         lo = self.ready_of(u, dom)
         c = self.find_cluster(dom, lo)
         if isinstance(u, Var) and self.loc[u][0] == "fused" and self.loc[u][1] is not c:
@@ -1426,6 +1487,7 @@ class _Fn:
         """``(expression, readiness)`` of element ``flat`` (C order) of ``v``."""
         if isinstance(v, Literal):
             return self.jlit(v), 0
+        self.realize(v)
         loc = self.loc[v]
         k = loc[0]
         if k == "elems":
@@ -1585,19 +1647,22 @@ class _Fn:
         k = loc[0]
         if k == "elems":
             raise AssertionError("unrolled values are materialized before loops read them")
+        if k == "alias":                      # the same loop index reads the source value
+            return self.read(loc[1], c, idx)
         if k == "fused":
             if loc[1] is c:
                 return self.sname(v)
-            return f"{self.aname(v)}[{', '.join(idx)}]"
+            return f"{self.aname(v)}[{', '.join(self.vidx(v, idx))}]"
         if k == "scalar":
             return loc[2]
         if k == "array":
-            return f"{loc[2]}[{', '.join(idx)}]"
+            return f"{loc[2]}[{', '.join(self.vidx(v, idx))}]"
         if k == "view":
             base, imap = loc[1], loc[2]
             if base[0] == "scalar":
                 return base[2]
-            bidx = imap(list(idx)) if imap is not None else list(idx)
+            full = self.vidx(v, idx)
+            bidx = imap(full) if imap is not None else full
             return f"{base[2]}[{', '.join(bidx)}]"
         raise AssertionError(loc)
 
@@ -1621,15 +1686,17 @@ class _Fn:
                 o = e.outvars[0]
                 body.append(self.eqn_comment(e))
                 args = [self.read(u, c, idx) for u in e.invars]
-                expr = args[0] if kind == "identity" else self.ew_expr(e, args, idx)
+                full = self.vidx(o, idx)
+                expr = args[0] if kind == "identity" else self.ew_expr(e, args, full)
                 body.append(f"{self.sname(o)} = {expr}")
                 if o in c.stored:
-                    pre.append(f"{self.aname(o)} = np.empty({shape_txt}, {_dt(o.aval.dtype)})")
-                    body.append(f"{self.aname(o)}[{', '.join(idx)}] = {self.sname(o)}")
+                    pre.append(f"{self.aname(o)} = np.empty({self.shape(o)}, "
+                               f"{_dt(o.aval.dtype)})")
+                    body.append(f"{self.aname(o)}[{', '.join(full)}] = {self.sname(o)}")
             elif kind == "copy":
                 v, name = rest
-                pre.append(f"{name} = np.empty({shape_txt}, {_dt(v.aval.dtype)})")
-                body.append(f"{name}[{', '.join(idx)}] = {self.read(v, c, idx)}"
+                pre.append(f"{name} = np.empty({self.shape(v)}, {_dt(v.aval.dtype)})")
+                body.append(f"{name}[{', '.join(self.vidx(v, idx))}] = {self.read(v, c, idx)}"
                             f"  # copy {self.sname(v)}")
             else:  # reduce
                 e = rest[0]
@@ -1666,7 +1733,13 @@ class _Fn:
         """Accumulator code for a reduction; returns whether the nest may use prange."""
         u, o = e.invars[0], e.outvars[0]
         name = e.primitive.name
-        axes = sorted(e.params["axes"])
+        # the reduced axes as positions of the loop domain (size-1 axes have no loop)
+        pos, loop_pos = 0, {}
+        for a, cl in enumerate(self.domain(u)):
+            if not self.is_unit(cl):
+                loop_pos[a] = pos
+                pos += 1
+        axes = sorted(loop_pos[a] for a in e.params["axes"] if a in loop_pos)
         r = len(idx)
         dt_in = u.aval.dtype
         dt_out = o.aval.dtype
@@ -1723,13 +1796,13 @@ class _Fn:
             val = acc if acc_dt == dt_out else self.cast(acc, dt_out)
             if o.aval.shape:
                 pre.append(f"{self.aname(o)} = np.empty({self.shape(o)}, {_dt(dt_out)})")
-                finals[k].append(f"{self.aname(o)}[{', '.join(idx[:k])}] = {val}")
+                finals[k].append(f"{self.aname(o)}[{', '.join(self.vidx(o, idx[:k]))}] = {val}")
             else:
                 finals[k].append(f"{self.sname(o)} = {val}")
             return prange_ok or k > 0
         accn = f"{self.aname(o)}_ACC"
         pre.append(f"{accn} = np.full({self.shape(o)}, {init}, {_dt(acc_dt)})")
-        body.append(update(f"{accn}[{', '.join(idx[k] for k in kept)}]"))
+        body.append(update(f"{accn}[{', '.join(self.vidx(o, [idx[k] for k in kept]))}]"))
         if acc_dt == dt_out:
             post_nest.append(f"{self.aname(o)} = {accn}")
         else:
