@@ -803,6 +803,7 @@ def _piece_module(body, params, outs, rename, consts, math, runtime, parallel):
 _MODULE_NAMES = set(dir(builtins)) | {"np", "prange", "njit", "nb"}
 # loop nests become shared functions (see _Module.outline)
 OUTLINE_LOOPS = True
+_OUTLINE_MEMO = {}
 
 
 class _Module:
@@ -847,13 +848,36 @@ class _Module:
         comments stay at the call site). Returns the call-site lines.
         """
         text = "\n".join(nest)
+        consts = {v: k for k, v in self.consts.items()}          # global name -> its text
+        memo_key = (text, tuple(sorted(consts.items())), frozenset(self.imports_math),
+                    frozenset(self.imports_runtime))
+        got = _OUTLINE_MEMO.get(memo_key)     # a new batch size lowers the same nests again
+        if got is None:
+            got = self._analyse_nest(text, consts)
+            if len(_OUTLINE_MEMO) > 4096:
+                _OUTLINE_MEMO.clear()
+            _OUTLINE_MEMO[memo_key] = got
+        body, comments, params, outs, rename, gl, used = got
+        name = self.outlined.get(body)
+        if name is None:
+            name = self.outlined[body] = f"_loop{len(self.outlined)}"
+            self.pieces.append(_piece_module(body, params, outs, rename,
+                                             [(rename[n], consts[n]) for n in gl],
+                                             sorted(used & self.imports_math),
+                                             sorted(used & self.imports_runtime),
+                                             "prange(" in body))
+            self.piece_imports.append(f"from {self.pieces[-1][0]} import loop as {name}")
+        tgt = ", ".join(outs) + ("," if len(outs) == 1 else "")
+        return comments + [f"{tgt} = {name}({', '.join(params)})"]
+
+    def _analyse_nest(self, text, consts):
+        """(canonical body, comments, params, outputs, renaming, globals used, names used)."""
         tree = ast.parse(text)
         defined, used, order = set(), set(), {}
         for node in ast.walk(tree):
             if isinstance(node, ast.Name):
                 order.setdefault(node.id, (node.lineno, node.col_offset))
                 (defined if isinstance(node.ctx, ast.Store) else used).add(node.id)
-        consts = {v: k for k, v in self.consts.items()}          # global name -> its text
         glob = set(consts) | self.imports_math | self.imports_runtime | _MODULE_NAMES
         params = sorted(used - defined - glob, key=order.get)
         outs = []
@@ -868,17 +892,7 @@ class _Module:
         for n in sorted(defined, key=order.get):
             rename.setdefault(n, f"v{len(rename)}")
         body, comments = _rename_names(text, rename)
-        name = self.outlined.get(body)
-        if name is None:
-            name = self.outlined[body] = f"_loop{len(self.outlined)}"
-            self.pieces.append(_piece_module(body, params, outs, rename,
-                                             [(rename[n], consts[n]) for n in gl],
-                                             sorted(used & self.imports_math),
-                                             sorted(used & self.imports_runtime),
-                                             self.parallel and "prange(" in body))
-            self.piece_imports.append(f"from {self.pieces[-1][0]} import loop as {name}")
-        tgt = ", ".join(outs) + ("," if len(outs) == 1 else "")
-        return comments + [f"{tgt} = {name}({', '.join(params)})"]
+        return body, comments, params, outs, rename, gl, used
 
     def sub_function(self, jaxpr, hint):
         self.n_sub += 1
