@@ -7,8 +7,14 @@ Two caches sit at the stage boundaries (DESIGN.md, "jit and the graph cache"):
   static arguments -- to a ready-to-call entry (the traced jaxpr and the compiled
   kernel with its size vector);
 * the **kernel cache** (:mod:`autodiff.backends.compile_cache`) maps generated source
-  to compiled machine code, in memory and on disk. The source does not depend on
-  sizes, so a new batch size costs a re-trace (milliseconds), not a compile.
+  to compiled machine code, in memory and on disk; each loop nest is a module of its
+  own keyed by its text, so kernels share the pieces they have in common.
+
+A signature's first kernel is specialized to its sizes; a dimension whose size changes
+in a later call turns dynamic (``_dynamic_for``), once, and the shape-generic kernel it
+gets serves every later size with a re-trace (milliseconds), not a compile. A miss does
+not wait for Numba: the entry runs on the interpreter until the background compiler
+(``_Compiler``) swaps in the compiled call.
 
 Called on tracers (``grad(jit(f))``, ``vmap(jit(f))``, jit inside jit) a jitted
 function traces ``f`` abstractly and inlines that jaxpr into the enclosing trace.
