@@ -94,6 +94,8 @@ SPECIAL = [
     Case("expn", lambda x: S.expn(3, x), lambda x: sp.expn(3, x), [U(0.05, 30.0)], rtol=1e-12),
     Case("expi", S.expi, sp.expi, [np.array([-30.0, -2.0, -0.1, 0.1, 1.5, 20.0, 39.0, 45.0, 300.0])], rtol=1e-12),
     Case("xlogy", S.xlogy, sp.xlogy, [U(0.1, 3.0), U(0.1, 3.0)]),
+    Case("dawsn", S.dawsn, sp.dawsn, [np.array([-15.0, -3.0, -0.1, 1e-9, 0.19, 0.21, 2.0, 9.9, 10.1, 1e4])],
+         rtol=1e-13),
     Case("hyp1f1", S.hyp1f1, sp.hyp1f1, [U(-1.0, 3.0), U(0.5, 4.0), U(-20.0, 15.0)], rtol=1e-12),
     Case("owens_t", S.owens_t, sp.owens_t, [U(-3.0, 5.0), np.array([0.3, 1.0, 2.5, -0.7, 10.0])], rtol=1e-12),
     Case("bessel_jn", lambda z: S.bessel_jn(z, v=3), lambda z: np.stack([sp.jv(k, z) for k in range(4)]),
