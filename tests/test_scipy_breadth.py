@@ -98,6 +98,11 @@ SPECIAL = [
          rtol=1e-12, atol=1e-15, diff=[]),
     Case("sici diff", S.sici, sp.sici, [np.array([-15.0, -3.0, -0.4, 0.8, 1.99, 2.01, 7.0, 30.0])], rtol=1e-12,
          atol=1e-15),
+    # (at z = 1e4 the phase πz²/2 ≈ 1.6e8 carries z²'s rounding: 1e-12 absolute)
+    Case("fresnel", S.fresnel, sp.fresnel, [np.array([-12.0, -1.6, -0.3, 1e-9, 0.9, 1.49, 1.51, 4.0, 1e4])],
+         rtol=1e-12, atol=1e-12, diff=[]),
+    Case("fresnel diff", S.fresnel, sp.fresnel, [np.array([-6.0, -1.6, -0.3, 0.9, 1.49, 1.51, 4.0])], rtol=1e-12,
+         atol=1e-14),
     Case("dawsn", S.dawsn, sp.dawsn, [np.array([-15.0, -3.0, -0.1, 1e-9, 0.19, 0.21, 2.0, 9.9, 10.1, 1e4])],
          rtol=1e-13),
     Case("hyp1f1", S.hyp1f1, sp.hyp1f1, [U(-1.0, 3.0), U(0.5, 4.0), U(-20.0, 15.0)], rtol=1e-12),
