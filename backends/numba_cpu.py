@@ -685,8 +685,13 @@ def _code_size(e):
     return 2 if low.cost > 1 else 1
 
 
-# the most elements a value may have to be kept in scalar variables (see _Fn.tiny)
+# the most elements a value may have to be kept in scalar variables (see _Fn.tiny), and
+# the most element statements a function spends on them: unrolling saves the allocations
+# and copies of tiny arrays (an ODE's 2-vector state), but a long computation on them
+# (a PRNG's 20 rounds on 4 counters) is shorter as loops (measured: 8,242 lines and 18.8 s
+# to compile unrolled without a budget)
 UNROLL_MAX = 4
+UNROLL_BUDGET = 512
 
 
 def _par(expr):
@@ -820,6 +825,7 @@ class _Module:
         self.param_literals = False  # read jaxpr literals from _sz (set when arrays exist)
         self.fast_math_used = 0      # code size of inlined numba_math calls (FAST_MATH_BUDGET)
         self.outlined = {}           # canonical loop-nest text -> its function's name
+        self.sub_texts = {}          # control-flow body text (name elided) -> its function
         self.pieces = []             # (module name, source) of the outlined loop nests
         self.piece_imports = []
         self.dynamic_dims = True     # see lower()
@@ -988,6 +994,7 @@ class _Fn:
         self.domain_memo = {}
         self.static_roots = set()    # dimension classes with a constant size (see lower())
         self.loop_memo = {}
+        self.unrolled = 0            # element statements of unrolled values (UNROLL_BUDGET)
         self.materialized = {}       # unrolled value -> its array ref, once one was needed
         self.slots_used = []
         self.ret_lines = []
@@ -1328,8 +1335,22 @@ class _Fn:
         if not (isinstance(u, Var) and u.aval.shape and o.aval.shape
                 and self.loc[u][0] == "fused" and self.loop_domain(o) == self.loop_domain(u)):
             return False
-        if e.primitive.name == "broadcast_in_dim" and e.params["broadcast_dimensions"] != \
-                tuple(sorted(e.params["broadcast_dimensions"])):
+        # Equal loop domains are not enough (a square matrix's transpose has the same
+        # classes): the operand's non-unit axes must land on the result's, in order.
+        x_axes = [i for i, c in enumerate(self.domain(u)) if not self.is_unit(c)]
+        o_axes = [i for i, c in enumerate(self.domain(o)) if not self.is_unit(c)]
+        name, p = e.primitive.name, e.params
+        if name == "broadcast_in_dim":
+            lands = [p["broadcast_dimensions"][i] for i in x_axes]
+        elif name == "transpose":
+            inv = {src: k for k, src in enumerate(p["permutation"])}
+            lands = [inv[i] for i in x_axes]
+        elif name in ("reshape", "squeeze", "expand_dims"):
+            lands = o_axes if [u.aval.shape[i] for i in x_axes] == \
+                [o.aval.shape[i] for i in o_axes] else None
+        else:                                  # rev, slice: other indices
+            return False
+        if lands != o_axes:
             return False
         self.loc[o] = ("alias", u, e)
         return True
@@ -1495,7 +1516,11 @@ class _Fn:
         if not all(self.is_static(c) for c in self.domain(v)):
             return 0
         n = int(np.prod(v.aval.shape))
-        return n if 0 < n <= UNROLL_MAX else 0
+        if not 0 < n <= UNROLL_MAX:
+            return 0
+        if self.unrolled >= UNROLL_BUDGET and not (v in self.loc and self.loc[v][0] == "elems"):
+            return 0            # enough straight-line code in this function: loops again
+        return n
 
     def elem(self, v, flat):
         """``(expression, readiness)`` of element ``flat`` (C order) of ``v``."""
@@ -1598,6 +1623,8 @@ class _Fn:
                 args.append(x)
                 ready = max(ready, r)
             cols.append(args)
+        if shape:
+            self.unrolled += n
         for flat, args in enumerate(cols):
             idx = [str(i) for i in np.unravel_index(flat, shape)] if shape else []
             name = f"{self.sname(o)}_{flat}" if shape else self.sname(o)
@@ -1659,8 +1686,8 @@ class _Fn:
             return self.jlit(v)
         loc = self.loc[v]
         k = loc[0]
-        if k == "elems":
-            raise AssertionError("unrolled values are materialized before loops read them")
+        if k == "elems":                      # loops read its array (see materialize)
+            return f"{self.materialize(v)[2]}[{', '.join(self.vidx(v, idx))}]"
         if k == "alias":                      # the same loop index reads the source value
             return self.read(loc[1], c, idx)
         if k == "fused":
@@ -1899,6 +1926,14 @@ class _Fn:
         text = [head] + ["    " + s for s in size_reads + lines + [ret]]
         self.text = "\n".join(text).replace("(«SZ»", "(«SZ0»")
         self.params = params
+        if not self.top:
+            # the same body (a PRNG's rounds in every draw, a layer's scan) is one function
+            same = self.text.replace(f"def {self.name}(", "def «F»(", 1)
+            got = self.mod.sub_texts.get(same)
+            if got is not None:
+                self.name = got
+                return
+            self.mod.sub_texts[same] = self.name
         self.mod.functions.append(self.text)
 
 

@@ -346,3 +346,17 @@ def test_disable_jit_runs_the_python_function():
     c = f(x)                               # traced and compiled again outside
     assert seen[-1] is not np.ndarray and f.cache_info().misses == 1
     np.testing.assert_allclose([a, b], [c, c], rtol=1e-14)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_views_of_loop_values_fuse_only_when_indices_agree(dynamic):
+    # a square matrix's transpose has the same dimension classes as the matrix: it must
+    # still be read transposed (regression: it was fused as if it were the matrix itself)
+    cases = [lambda s: s + anp.transpose(s * 2.0),
+             lambda s: s + anp.transpose(anp.tanh(s))[None][0],
+             lambda s: anp.sum(anp.reshape(s * 3.0, (6, 1, 6)) + 1.0, axis=1) - s.T,
+             lambda s: anp.expand_dims(anp.exp(s), 1)[:, 0, :] * s[::-1]]
+    x = np.arange(36.0).reshape(6, 6) / 10.0
+    for f in cases:
+        np.testing.assert_allclose(ad.jit(f, dynamic_shapes=dynamic)(x), interp(f, x),
+                                   rtol=1e-14, atol=1e-14)
