@@ -147,6 +147,7 @@ case("sqrt", _fn("sqrt"), [A(3, kind="i", lo=0, hi=5)], diff=False, tag="int")
 case("abs", _fn("abs"), [A(3, kind="i", lo=-3, hi=3)], diff=False, tag="int")
 case("negative", _fn("negative"), [A(3, kind="i", lo=-3, hi=3)], diff=False, tag="int")
 case("invert", _fn("invert"), [A(3, kind="i", lo=-3, hi=3)], diff=False)
+case("bitwise_invert", _fn("bitwise_invert"), [A(3, kind="i", lo=-3, hi=3)], diff=False)
 case("bitwise_not", _fn("bitwise_not"), [A(3, kind="b")], diff=False)
 case("floor", _fn("floor"), [A(3, kind="i", lo=-3, hi=3)], diff=False, tag="int")
 
@@ -337,6 +338,7 @@ case("diag", lambda m, x: m.diag(x, 1), [A(3)], tag="k")
 case("diag", _fn("diag"), [A(3, 3)], tag="extract")
 case("diagflat", _fn("diagflat"), [A(2, 2)])
 case("tril", _fn("tril"), [A(3, 4)])
+case("tri", lambda m: m.tri(3, 4, 1), [], diff=False)
 case("triu", lambda m, x: m.triu(x, 1), [A(2, 3, 3)])
 
 # products
