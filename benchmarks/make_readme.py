@@ -12,7 +12,8 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 
 | command | what it measures |
 |---|---|
-| `python benchmarks/jit_bench.py` | jit: dispatch, fused elementwise + grad, MLP, Hessian, compile time, new batch size (vs numpy, JAX) |
+| `python benchmarks/jit_bench.py` | jit: dispatch, fused elementwise + grad, MLP, Hessian, RK4 scan, compile time, new batch size, cold start (vs numpy, JAX) |
+| `python benchmarks/cold_start.py` | jit's first call in fresh processes: background vs blocking compile vs JAX |
 | `python benchmarks/vecmath.py` | our vectorizable exp/log/tanh/sin/cos vs numpy and libm loops |
 | `python benchmarks/trace.py` | tracing cost per equation (10,000-equation function) |
 | `python benchmarks/grad_vs_autograd.py` | grad of a 100-operation scalar function without jit, vs autograd |
@@ -36,7 +37,7 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 def main():
     parts = [HEADER]
     for name in ("RESULTS_jit.md", "RESULTS_jacobian.md", "RESULTS_checkpoint.md",
-                 "RESULTS_other.md"):
+                 "RESULTS_odeint.md", "RESULTS_other.md"):
         p = HERE / name
         if p.exists():
             text = p.read_text().strip()
