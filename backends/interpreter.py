@@ -32,6 +32,20 @@ def run_jaxpr(jaxpr, consts, args):
         return _run_jaxpr(jaxpr, consts, args)
 
 
+def _plan(jaxpr):
+    """Per equation: (primitive, impl, params, operands, outputs, multiple, dead after).
+
+    Operands are ``(True, value)`` for literals and ``(False, var)`` otherwise; built once
+    per jaxpr (a scan body runs thousands of times on the first call of a jitted function).
+    """
+    steps = []
+    for e, fr in zip(jaxpr.eqns, last_uses(jaxpr)):
+        ops = tuple((True, v.val) if isinstance(v, Literal) else (False, v) for v in e.invars)
+        steps.append((e, e.primitive.impl, e.params, ops, tuple(e.outvars),
+                      e.primitive.multiple_results, tuple(fr)))
+    return steps
+
+
 def _run_jaxpr(jaxpr, consts, args):
     env = {}
     for v, c in zip(jaxpr.constvars, consts):
@@ -43,20 +57,18 @@ def _run_jaxpr(jaxpr, consts, args):
     if entry is None or entry[0] is not jaxpr:
         if len(_frees_cache) > 4096:
             _frees_cache.clear()
-        entry = (jaxpr, last_uses(jaxpr))
+        entry = (jaxpr, _plan(jaxpr))
         _frees_cache[key] = entry
-    frees = entry[1]
     debug = config.debug_nans
-    for e, fr in zip(jaxpr.eqns, frees):
-        ins = [v.val if isinstance(v, Literal) else env[v] for v in e.invars]
-        out = e.primitive.impl(*ins, **e.params)
+    for e, impl, params, ops, outs, multiple, fr in entry[1]:
+        out = impl(*[x if lit else env[x] for lit, x in ops], **params)
         if debug:
             check_nans(e.primitive, out, e.source)
-        if e.primitive.multiple_results:
-            for v, o in zip(e.outvars, out):
+        if multiple:
+            for v, o in zip(outs, out):
                 env[v] = o
         else:
-            env[e.outvars[0]] = out
+            env[outs[0]] = out
         for v in fr:
             del env[v]
     return [v.val if isinstance(v, Literal) else env[v] for v in jaxpr.outvars]
