@@ -1041,6 +1041,12 @@ pad_p = Primitive("pad")   # pad(x, padding_value) with (low, high, interior) pe
 
 def _pad_impl(x, pv, *, padding_config):
     x = np.asarray(x)
+    if all(lo >= 0 and hi >= 0 and not it for lo, hi, it in padding_config):
+        # the common case (transposes of slices): one fill and one copy, no crop
+        out = np.full([lo + hi + n for n, (lo, hi, _) in zip(x.shape, padding_config)], pv,
+                      dtype=x.dtype)
+        out[tuple(slice(lo, lo + n) for n, (lo, _, _) in zip(x.shape, padding_config))] = x
+        return out
     out_shape = [lo + hi + n + max(n - 1, 0) * it for n, (lo, hi, it) in zip(x.shape, padding_config)]
     # build with non-negative padding, then crop negative lows/highs
     big = [max(lo, 0) + max(hi, 0) + n + max(n - 1, 0) * it
