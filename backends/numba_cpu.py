@@ -324,6 +324,30 @@ def _uniform_value(c):
     return first
 
 
+def _identity_eqns(v, c):
+    """Equations computing ``c`` if it is an identity matrix with size-1 axes between its
+    first and last axis (jacfwd's basis, an np.eye), else None: ``iota_0 == iota_last``,
+    which loops recompute in place (see _Fn.plan_generator) instead of reading the
+    constant from memory (8 MB for n = 1000)."""
+    from ..primitives import convert_element_type_p, eq_p, iota_p
+    if not isinstance(c, np.ndarray) or c.ndim < 2 or c.dtype.kind != "f" or \
+            c.shape[0] != c.shape[-1] or any(n != 1 for n in c.shape[1:-1]) or c.shape[0] < 8:
+        return None
+    n = c.shape[0]
+    flat = c.reshape(n, n)
+    if flat[0, 0] != 1 or flat[0, 1] != 0 or np.count_nonzero(flat) != n or \
+            not np.array_equal(flat, np.eye(n, dtype=c.dtype)):
+        return None
+    shape = tuple(c.shape)
+    i0, i1 = Var(ShapedArray(shape, np.dtype(np.int64))), Var(ShapedArray(shape, np.dtype(np.int64)))
+    same = Var(ShapedArray(shape, np.dtype(np.bool_)))
+    return [Eqn(iota_p, [], [i0], dict(dtype=np.dtype(np.int64), shape=shape, dimension=0)),
+            Eqn(iota_p, [], [i1], dict(dtype=np.dtype(np.int64), shape=shape,
+                                       dimension=len(shape) - 1)),
+            Eqn(eq_p, [i0, i1], [same], {}),
+            Eqn(convert_element_type_p, [same], [v], dict(new_dtype=c.dtype))]
+
+
 def _fold_uniform_consts(jaxpr, consts):
     """Constant arrays with one repeated value (the seed ``ones`` of a gradient, ``zeros``)
     become a broadcast of a literal: no memory traffic, and the value is in the code."""
@@ -332,6 +356,10 @@ def _fold_uniform_consts(jaxpr, consts):
     for v, c in zip(jaxpr.constvars, consts):
         u = _uniform_value(c)
         if u is None:
+            eye = _identity_eqns(v, c)
+            if eye is not None:          # the standard basis of a Jacobian, an np.eye
+                eqns.extend(eye)
+                continue
             keep_v.append(v)
             keep_c.append(c)
             continue
@@ -806,6 +834,10 @@ def _piece_module(body, params, outs, rename, consts, math, runtime, parallel):
 
 # names every generated module defines at its top (imports); never parameters of a function
 _MODULE_NAMES = set(dir(builtins)) | {"np", "prange", "njit", "nb"}
+# elementwise primitives whose values, computed from indices and literals only, loops
+# recompute instead of reading (see _Fn.plan_generator)
+_GENERATOR_PRIMS = {"iota", "eq", "ne", "lt", "le", "gt", "ge", "convert_element_type",
+                    "add", "sub", "mul", "select", "and", "or", "not", "neg"}
 # loop nests become shared functions (see _Module.outline)
 OUTLINE_LOOPS = True
 _OUTLINE_MEMO = {}
@@ -1177,6 +1209,8 @@ class _Fn:
             return 0
         loc = self.loc[v]
         k = loc[0]
+        if k == "gen":
+            return 0
         if k == "alias":
             return self.ready_of(loc[1], dom)
         if k == "fused":
@@ -1275,7 +1309,7 @@ class _Fn:
             elif kind == "elementwise":
                 if self.tiny(e.outvars[0]) or not e.outvars[0].aval.shape:
                     self.plan_ew_unrolled(e)
-                else:
+                elif not self.plan_generator(e):
                     self.plan_ew(e)
             elif low is not None and low.moves and self.tiny(e.outvars[0]) and self.can_unroll_move(e):
                 self.plan_move_unrolled(e)
@@ -1303,6 +1337,20 @@ class _Fn:
                 raise UnsupportedError(
                     f"jit (cpu backend) has no lowering for primitive {name!r}; use "
                     f"backend='interpret' for this function", source=e.source)
+
+    def plan_generator(self, e):
+        """An elementwise value computed from indices and literals alone (``iota``, an
+        identity basis): every loop that reads it recomputes it from its own indices, so
+        it is never stored. Anything else that reads it realizes it (see realize)."""
+        if e.primitive.name not in _GENERATOR_PRIMS or not all(
+                isinstance(u, Literal) or (not u.aval.shape and False) or
+                (isinstance(u, Var) and self.loc[u][0] == "gen") for u in e.invars):
+            return False
+        if any(isinstance(u, Var) and self.loop_domain(u) != self.loop_domain(e.outvars[0])
+               for u in e.invars):
+            return False
+        self.loc[e.outvars[0]] = ("gen", e)
+        return True
 
     def plan_ew(self, e, copy=False):
         o = e.outvars[0]
@@ -1356,8 +1404,15 @@ class _Fn:
         return True
 
     def realize(self, v):
-        """Plan the view an alias stands for (once something other than a loop reads it)."""
+        """Plan the view an alias stands for (once something other than a loop reads it),
+        or the loop a generator stands for."""
         loc = self.loc[v]
+        if loc[0] == "gen":
+            for u in loc[1].invars:
+                if isinstance(u, Var):
+                    self.realize(u)
+            self.plan_ew(loc[1])
+            return
         if loc[0] == "alias":
             e = loc[2]
             self.realize(loc[1])
@@ -1690,6 +1745,10 @@ class _Fn:
             return f"{self.materialize(v)[2]}[{', '.join(self.vidx(v, idx))}]"
         if k == "alias":                      # the same loop index reads the source value
             return self.read(loc[1], c, idx)
+        if k == "gen":                        # recomputed from this loop's indices
+            e = loc[1]
+            args = [self.read(u, c, idx) for u in e.invars]
+            return _par(self.ew_expr(e, args, self.vidx(v, idx)))
         if k == "fused":
             if loc[1] is c:
                 return self.sname(v)

@@ -360,3 +360,19 @@ def test_views_of_loop_values_fuse_only_when_indices_agree(dynamic):
     for f in cases:
         np.testing.assert_allclose(ad.jit(f, dynamic_shapes=dynamic)(x), interp(f, x),
                                    rtol=1e-14, atol=1e-14)
+
+
+def test_identity_constants_are_recomputed_in_loops_not_read():
+    # jacfwd's basis (an identity with size-1 axes between) becomes iota == iota inside
+    # the loops that read it: the kernel takes no n x n constant
+    f = lambda x: anp.sum(anp.sin(x) ** 3)                    # noqa: E731
+    x = np.linspace(-1.0, 1.0, 40)
+    h = ad.jit(ad.hessian(f))
+    low = h.lower(x)
+    assert all(np.ndim(c) < 2 for c in low.program.consts), [np.shape(c) for c in low.program.consts]
+    assert "== " in low.as_text()
+    np.testing.assert_allclose(h(x), interp(ad.hessian(f), x), rtol=1e-13, atol=1e-15)
+    w = np.eye(12)[:, None, :] * 1.0                          # a closed-over identity too
+    g = lambda v: anp.tanh(w * v).sum(axis=0)                 # noqa: E731
+    np.testing.assert_allclose(ad.jit(g)(np.linspace(0, 1, 12)), interp(g, np.linspace(0, 1, 12)),
+                               rtol=1e-14)
