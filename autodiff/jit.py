@@ -300,7 +300,6 @@ class _Compiler:
         self.wake = threading.Condition(self.lock)
         self.idle = threading.Condition(self.lock)
         self.thread = None
-        self.busy = None
         self.closing = False
 
     def submit(self, key, prog, callback):
@@ -328,7 +327,6 @@ class _Compiler:
                     return
                 key = self.order.popleft()
                 prog, _ = self.jobs[key]
-                self.busy = key
             kernel, err = None, None
             try:
                 kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
@@ -336,7 +334,6 @@ class _Compiler:
                 err = e
             with self.lock:
                 _, callbacks = self.jobs.pop(key)
-                self.busy = None
             for cb in callbacks:
                 try:
                     cb(kernel, err)

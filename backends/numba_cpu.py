@@ -1343,8 +1343,8 @@ class _Fn:
         identity basis): every loop that reads it recomputes it from its own indices, so
         it is never stored. Anything else that reads it realizes it (see realize)."""
         if e.primitive.name not in _GENERATOR_PRIMS or not all(
-                isinstance(u, Literal) or (not u.aval.shape and False) or
-                (isinstance(u, Var) and self.loc[u][0] == "gen") for u in e.invars):
+                isinstance(u, Literal) or (isinstance(u, Var) and self.loc[u][0] == "gen")
+                for u in e.invars):
             return False
         if any(isinstance(u, Var) and self.loop_domain(u) != self.loop_domain(e.outvars[0])
                for u in e.invars):
@@ -1360,14 +1360,11 @@ class _Fn:
                 self.materialize(u)
         lo = max([self.ready_of(u, dom) for u in e.invars], default=0)
         c = self.find_cluster(dom, lo, _code_size(e))
-        for u in e.invars:
-            if isinstance(u, Var) and self.loc[u][0] == "fused" and self.loc[u][1] is not c:
-                self.store(u)
-        for u in e.invars:
+        for u in e.invars:              # values of other loops are read from their arrays
             src = u
             while isinstance(src, Var) and self.loc[src][0] == "alias":
                 src = self.loc[src][1]
-            if src is not u and self.loc[src][0] == "fused" and self.loc[src][1] is not c:
+            if isinstance(src, Var) and self.loc[src][0] == "fused" and self.loc[src][1] is not c:
                 self.store(src)
         c.members.append(("ew", e) if not copy else ("identity", e))
         if o.aval.shape:
