@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import primitives as P
 from ..core import Tracer, is_concrete
-from ..errors import ShapeError, DTypeError
+from ..errors import ShapeError, DTypeError, UnsupportedError
 from ..core import user_source
 from ._base import ndim as _base_ndim
 from ._base import fast_pair as _fast_pair
@@ -817,7 +817,7 @@ def reshape(a, shape=None, order="C", *, newshape=None):
         shape = newshape
     a = asarray(a)
     if order != "C":
-        raise NotImplementedError("reshape: only order='C' is supported")
+        raise UnsupportedError("reshape: only order='C' is supported", source=user_source())
     shape = (shape,) if isinstance(shape, (builtins.int, np.integer)) else tuple(shape)
     shape = tuple(builtins.int(s) for s in shape)
     if shape.count(-1) > 1:

@@ -18,6 +18,8 @@ import numpy as np
 from .. import primitives as P
 from ..core import Tracer
 from ._base import npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of, result_type
+from ..errors import UnsupportedError
+from ..core import user_source
 
 
 def _anp():
@@ -188,7 +190,7 @@ class _AxisConcatenator:
                 if k != 0:
                     raise ValueError("special directives must be the first entry.")
                 if item in ("r", "c"):
-                    raise NotImplementedError("r_/c_: the matrix directives 'r' and 'c' are not supported")
+                    raise UnsupportedError("r_/c_: the matrix directives 'r' and 'c' are not supported", source=user_source())
                 parts = [builtins.int(x) for x in item.split(",")]
                 axis = parts[0]
                 if len(parts) > 1:

@@ -23,6 +23,8 @@ from .. import lax
 from ..core import Tracer
 from ..custom_derivatives import custom_jvp
 from ..numpy._base import npfunc, asarray, dtype_of, float_type, promote
+from ..errors import UnsupportedError
+from ..core import user_source
 
 
 def _float(x):
@@ -741,7 +743,7 @@ def poch(z, m):
 def factorial(n, exact=False):
     """``n! = Γ(n + 1)`` (0 for n < 0), as floats."""
     if exact:
-        raise NotImplementedError("factorial(exact=True) needs Python integers; use math.factorial")
+        raise UnsupportedError("factorial(exact=True) needs Python integers; use math.factorial", source=user_source())
     n = _float(n)
     out = anp.exp(_sp().gammaln(anp.add(n, 1.0)))
     return anp.where(anp.less(n, 0.0), 0.0, out)
@@ -752,7 +754,7 @@ def comb(N, k, *, exact=False, repetition=False):
     """Binomial coefficient ``N choose k`` as floats (0 when k > N, k < 0 or N < 0);
     ``repetition=True`` counts multisets, ``comb(N + k - 1, k)``."""
     if exact:
-        raise NotImplementedError("comb(exact=True) needs Python integers; use math.comb")
+        raise UnsupportedError("comb(exact=True) needs Python integers; use math.comb", source=user_source())
     N, k = _bcast(N, k)
     if repetition:
         N = anp.subtract(anp.add(N, k), 1.0)
@@ -813,7 +815,7 @@ def expn(n, x):
     (Numerical Recipes' expint: series for x ≤ 1, Lentz continued fraction above)."""
     n = int(n) if not isinstance(n, Tracer) and np.ndim(n) == 0 else n
     if not isinstance(n, int):
-        raise NotImplementedError("expn: n must be a Python integer")
+        raise UnsupportedError("expn: n must be a Python integer", source=user_source())
     x = _float(x)
     if n == 0:
         return anp.divide(anp.exp(anp.negative(x)), x)

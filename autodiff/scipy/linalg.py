@@ -64,6 +64,8 @@ import numpy as _np  # noqa: E402
 from .. import numpy as _anp  # noqa: E402
 from .. import lax as _lax  # noqa: E402
 from ..numpy._base import npfunc as _npfunc, asarray as _asarray, promote as _promote  # noqa: E402
+from ..errors import UnsupportedError
+from ..core import user_source
 
 
 def _f(a):
@@ -252,7 +254,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     """``scipy.linalg.qr``: mode 'full' (complete Q), 'economic', or 'r' (a 1-tuple, as
     scipy); Householder reflections with LAPACK's signs."""
     if pivoting:
-        raise NotImplementedError("qr: pivoting=True is not supported")
+        raise UnsupportedError("qr: pivoting=True is not supported", source=user_source())
     a = _f(a)
     if mode == "r":
         return (_anp.linalg.qr(a, mode="r"),)
@@ -285,7 +287,7 @@ def _eigh(a, b, lower, eigvals_only, type, subset_by_index, subset_by_value):
     A = _sym_from(a, lower)
     if b is not None:
         if type != 1:
-            raise NotImplementedError("eigh: only type=1 generalized problems")
+            raise UnsupportedError("eigh: only type=1 generalized problems", source=user_source())
         Lb = _anp.linalg.cholesky(_sym_from(_f(b), lower))
         C = solve_triangular(Lb, _anp.swapaxes(solve_triangular(Lb, A, lower=True), -1, -2), lower=True)
         w, y = _anp.linalg.eigh(C)
@@ -315,7 +317,7 @@ def eigh_tridiagonal(d, e, eigvals_only=False, select="a", select_range=None, ch
         lo, hi = int(select_range[0]), int(select_range[1])
         w, v = w[lo:hi + 1], v[:, lo:hi + 1]
     elif select != "a":
-        raise NotImplementedError("eigh_tridiagonal: select 'a' or 'i'")
+        raise UnsupportedError("eigh_tridiagonal: select 'a' or 'i'", source=user_source())
     del n
     return w if eigvals_only else (w, v)
 
@@ -681,7 +683,7 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     """``(c·Q, R)`` (``mode`` 'right') or ``(Q·c, R)`` ('left') with the economic QR of ``a``
     (``scipy.linalg.qr_multiply``); a 1-d ``c`` is a row (right) or column (left)."""
     if pivoting:
-        raise NotImplementedError("qr_multiply: pivoting=True is not supported")
+        raise UnsupportedError("qr_multiply: pivoting=True is not supported", source=user_source())
     a, c = _promote(_f(a), _f(c))
     q, r = _anp.linalg.qr(a)
     if mode == "right":

@@ -29,6 +29,8 @@ import itertools
 import numpy as np
 
 from .. import numpy as anp
+from ..errors import UnsupportedError
+from ..core import user_source
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
 
@@ -134,7 +136,7 @@ def correlate(in1, in2, mode="full", method="auto"):
 
 def _check_2d(in1, in2, boundary, fillvalue, who):
     if boundary != "fill" or fillvalue != 0:
-        raise NotImplementedError(f"{who}: only boundary='fill' with fillvalue=0 is supported")
+        raise UnsupportedError(f"{who}: only boundary='fill' with fillvalue=0 is supported", source=user_source())
     if anp.ndim(in1) != 2 or anp.ndim(in2) != 2:
         raise ValueError(f"{who}: inputs must both be 2-D arrays")
 
