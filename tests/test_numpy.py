@@ -524,7 +524,7 @@ NOT_FUNCTIONS = {
     # the functional-update entry point has its own tests (test_at_*)
     "at",
     # internal helpers that live in the module namespace
-    "DTypeError", "ShapeError", "Tracer", "asarray_", "dtype_of", "elementwise_args",
+    "DTypeError", "ShapeError", "UnsupportedError", "Tracer", "asarray_", "dtype_of", "elementwise_args",
     "float_type", "is_concrete", "is_python_scalar", "normalize_axes", "normalize_axis",
     "npfunc", "promote", "result_type", "shape_of", "to_output", "user_source",
     "broadcast_shapes", "ndim_", "shape_",
