@@ -1,15 +1,21 @@
-"""``ad.grad`` without jit against autograd (HIPS), per call.
+"""``ad.grad`` without jit against autograd (HIPS): per call and per operation.
 
-    python benchmarks/grad_vs_autograd.py [--ops 100] [--n 16] [--calls 200]
+    python benchmarks/grad_vs_autograd.py [--ops 100] [--calls 200] [--quick]
 
-The function is a scalar-valued chain of ``--ops`` elementwise operations, written
-once against a numpy-like module so the two libraries run the same Python code; it
-is differentiated at a scalar and at a vector of ``--n`` elements. Each gradient call
-retraces (no jit, as autograd always does); a trace with the structure of an earlier
-one reuses that one's transformed programs (jvp, partial evaluation, transpose), run
-as straight-line code. The reported time per call is the best of several batches of
-``--calls`` calls, in process CPU time (robust to other jobs on the machine).
-Goal: ratio (autodiff / autograd) <= 1.
+Workloads, each written once against a numpy-like module so the two libraries run the
+same Python code:
+
+  chain, scalar      - ``--ops`` elementwise operations on a Python float, then a sum;
+  chain, 16-vector   - the same on 16 elements;
+  chain, 1000-vector - the same on 1,000 elements (arithmetic starts to count);
+  tiny MLP step      - the loss of a 2-layer tanh MLP (8 -> 16 -> 1, batch 4) with its
+                       gradient over a dict of 4 parameter arrays (11 operations).
+
+Each gradient call retraces (no jit, as autograd always does); a trace with the
+structure of an earlier one reuses that one's transformed programs (jvp, partial
+evaluation, transpose), run as straight-line code. Reported: the best of several batches
+of ``--calls`` calls, in process CPU time (robust to other jobs on the machine), per
+call and per user-level operation. Goal: ratio (autodiff / autograd) <= 1 on every row.
 """
 import argparse
 import time
@@ -22,7 +28,7 @@ import autodiff.numpy as anp
 OPS_PER_ROUND = 5
 
 
-def make_fun(m, n_ops):
+def make_chain(m, n_ops):
     rounds = max(1, round((n_ops - 2) / OPS_PER_ROUND))
 
     def f(x):
@@ -30,26 +36,51 @@ def make_fun(m, n_ops):
             y = m.sin(x) * 1.01        # sin, mul
             x = m.tanh(y) + y * 0.5    # tanh, mul, add
         return m.sum(x * x)            # mul, reduce_sum
-    return f
+    return f, OPS_PER_ROUND * rounds + 2
 
 
-def per_call(g, x, calls, batches=5):
-    g(x)                                       # warm-up (and the first-call trace cache)
+def make_mlp(m):
+    def loss(p, x, y):
+        h = m.tanh(m.dot(x, p["w1"]) + p["b1"])          # dot, add, tanh
+        out = m.dot(h, p["w2"]) + p["b2"]               # dot, add
+        r = out[:, 0] - y                               # getitem, sub
+        return m.mean(r * r) + 1e-3 * m.sum(p["w1"] ** 2)   # mul, mean, pow, sum, mul, add
+    return loss, 13
+
+
+def mlp_args():
+    rng = np.random.default_rng(0)
+    p = {"w1": rng.normal(size=(8, 16)) * 0.3, "b1": np.zeros(16),
+         "w2": rng.normal(size=(16, 1)) * 0.3, "b2": np.zeros(1)}
+    return p, rng.normal(size=(4, 8)), rng.normal(size=4)
+
+
+def per_call(g, args, calls, batches=5):
+    g(*args)                                   # warm-up (and the first-call trace cache)
     best = float("inf")
     for _ in range(batches):
         t0 = time.process_time()
         for _ in range(calls):
-            g(x)
+            g(*args)
         best = min(best, (time.process_time() - t0) / calls)
     return best
 
 
+def _close(a, b):
+    if isinstance(a, dict):
+        for k in a:
+            np.testing.assert_allclose(a[k], b[k], rtol=1e-12, atol=1e-15)
+    else:
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--ops", type=int, default=100, help="operations in the function")
-    ap.add_argument("--n", type=int, default=16, help="vector length of the second input")
+    ap.add_argument("--ops", type=int, default=100, help="operations in each chain")
     ap.add_argument("--calls", type=int, default=200)
+    ap.add_argument("--quick", action="store_true", help="fewer calls (a smoke run)")
     args = ap.parse_args()
+    calls = 20 if args.quick else args.calls
     try:
         import autograd
         import autograd.numpy as agnp
@@ -57,20 +88,31 @@ def main():
         autograd = None
         print("autograd is not installed (pip install autograd): timing autodiff alone")
 
-    f_ad = make_fun(anp, args.ops)
-    n_eqns = len(ad.make_jaxpr(f_ad)(np.ones(args.n)).eqns)
-    print(f"grad of a {n_eqns}-equation scalar-valued function, no jit, per call "
-          f"(best of 5 x {args.calls} calls, CPU time)")
-    for label, x in [("x: a Python float", 0.5),
-                     (f"x: a {args.n}-vector", np.linspace(-1.0, 1.0, args.n))]:
-        g_ad = ad.grad(f_ad)
-        t_ad = per_call(g_ad, x, args.calls)
-        line = f"  {label:22s} autodiff {t_ad * 1e6:8.1f} us"
-        if autograd is not None:
-            g_ag = autograd.grad(make_fun(agnp, args.ops))
-            np.testing.assert_allclose(g_ad(x), g_ag(x), rtol=1e-12)
-            t_ag = per_call(g_ag, x, args.calls)
-            line += f"   autograd {t_ag * 1e6:8.1f} us   ratio {t_ad / t_ag:.2f} (goal <= 1)"
+    rows = []
+    for label, x in [("chain, scalar", 0.5),
+                     ("chain, 16-vector", np.linspace(-1.0, 1.0, 16)),
+                     ("chain, 1000-vector", np.linspace(-1.0, 1.0, 1000))]:
+        f_ad, n_ops = make_chain(anp, args.ops)
+        f_ag = make_chain(agnp, args.ops)[0] if autograd else None
+        rows.append((label, n_ops, ad.grad(f_ad), autograd.grad(f_ag) if autograd else None,
+                     (x,)))
+    loss_ad, n_mlp = make_mlp(anp)
+    rows.append(("tiny MLP step", n_mlp, ad.grad(loss_ad),
+                 autograd.grad(make_mlp(agnp)[0]) if autograd else None, mlp_args()))
+
+    print(f"grad without jit, best of 5 x {calls} calls, CPU time; per call and per operation")
+    head = f"  {'workload':20s} {'ops':>4s} {'autodiff':>19s}"
+    if autograd:
+        head += f" {'autograd':>19s}  ratio (goal <= 1)"
+    print(head)
+    for label, n_ops, g_ad, g_ag, a in rows:
+        t_ad = per_call(g_ad, a, calls)
+        line = f"  {label:20s} {n_ops:4d} {t_ad * 1e6:8.1f} us {t_ad * 1e6 / n_ops:5.2f} us/op"
+        if g_ag is not None:
+            _close(g_ad(*a), g_ag(*a))
+            t_ag = per_call(g_ag, a, calls)
+            line += (f" {t_ag * 1e6:8.1f} us {t_ag * 1e6 / n_ops:5.2f} us/op"
+                     f"  {t_ad / t_ag:.2f}")
         print(line)
 
 
