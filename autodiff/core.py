@@ -26,10 +26,12 @@ Under ``jit`` the trace is abstract and the same request raises
     c:f64[3] = mul b 2.0:f64[]
   in (c,) }
 """
+import functools
 import itertools
 import os
 import sys
 import threading
+import types
 
 import numpy as np
 
@@ -690,9 +692,7 @@ class Tracer:
     def __index__(self):
         if self.aval.dtype.kind not in "iub":
             raise TypeError("only integer traced values can be used as an index")
-        return int(self.concrete_value(
-            "an index (__index__; to index a numpy array a by a traced integer i use "
-            "anp.take(a, i, axis=0), and anp.take(a, i + np.arange(k), axis=0) for a[i:i+k])"))
+        return int(self.concrete_value(_NUMPY_INDEX_HINT))
 
     def __complex__(self):
         return complex(self.concrete_value("complex()"))
@@ -707,12 +707,18 @@ class Tracer:
         return (self[i] for i in range(self.aval.shape[0]))
 
     def __array__(self, dtype=None, copy=None):
-        self._trace._check_alive(self)       # a leaked tracer says so, whatever its use
+        t = self._trace
+        t._check_alive(self)                 # a leaked tracer says so, whatever its use
+        if t.concrete and self.aval.dtype.kind in "iub":
+            # An integer or boolean value has no derivative, so handing numpy its concrete
+            # value loses nothing: ``np_table[idx]`` under grad/jvp/vjp (numpy calls
+            # ``__array__`` on an index array) computes the entries as a constant.
+            v = np.asarray(t.force(self, "a numpy array"))
+            return v if dtype is None else v.astype(dtype, copy=False)
         raise ConcretizationError(
             "a traced value was passed to a function that converts it to a numpy array "
             "(np.asarray / a numpy function without autodiff support). Use the "
-            "autodiff.numpy (anp) equivalent so the operation is recorded. (Indexing a numpy "
-            "array with a traced index, a[i], lands here too: use anp.take(a, i, axis=0).)",
+            "autodiff.numpy (anp) equivalent so the operation is recorded. " + _NUMPY_INDEX_HINT,
             source=user_source())
 
     def __setitem__(self, idx, value):
@@ -720,6 +726,14 @@ class Tracer:
         raise TypeError("traced values are immutable: `x[idx] = v` cannot be recorded. "
                         "Use the functional update `x = x.at[idx].set(v)` instead."
                         + (f"\n  (at {src})" if src else ""))
+
+
+_NUMPY_INDEX_HINT = (
+    "(numpy's own indexing a[i] of a numpy array by a traced index lands here: numpy "
+    "accepts only a Python int or a real array as an index, never a traced value. Arrays "
+    "the traced function closes over or names as globals are indexable by traced values; "
+    "for any other numpy array a use anp.take(a, i, axis=0), or a[i0, i1] -> "
+    "anp.take(anp.take(a, i0, axis=0), i1, axis=0).)")
 
 
 class JaxprTrace:
@@ -754,8 +768,11 @@ class JaxprTrace:
         """A Var of this trace standing for ``x`` (an outer tracer or a constant)."""
         if isinstance(x, Tracer) and x._trace is self:
             return x.ivar
-        if not isinstance(x, Tracer) and np.ndim(x) == 0:
-            return Literal(x)
+        if not isinstance(x, Tracer):
+            if np.ndim(x) == 0:
+                return Literal(x)
+            if type(x) is _TableView:
+                x = _plain_array(x)        # the user's array is the constant, not our view
         key = id(x)
         v = self._lifted.get(key)
         if v is None:
@@ -956,13 +973,174 @@ def check_nans(prim, out, source=None):
 # Tracing a Python function, evaluating a jaxpr
 # ----------------------------------------------------------------------------
 
+# ----------------------------------------------------------------------------
+# Closed-over numpy arrays indexed by traced values
+# ----------------------------------------------------------------------------
+#
+# numpy's ``ndarray.__getitem__`` (C, not overridable) converts an index object with
+# ``__index__`` and, when that fails, with ``__array__``; both must produce real numbers,
+# and its result is always an ndarray. So ``table[i]`` for a plain numpy ``table`` and a
+# traced ``i`` can never return a traced value. Two routes make it work anyway:
+#   * concrete traces (grad/jvp/vjp without jit): an integer tracer converts to its value
+#     (``Tracer.__index__`` / ``__array__``): integers carry no derivative, and the table
+#     is a constant, so the entries are the right constant;
+#   * every trace: while a user function is traced, the numpy arrays in its closure cells
+#     and the module globals its code names are replaced by ``_TableView`` s (a view of
+#     the same memory whose ``__getitem__`` sends a traced index to ``anp``'s gather), and
+#     put back afterwards. That covers lookup tables, images and grids read inside
+#     ``jit``, ``fori_loop``/``scan``/``while_loop`` bodies and ``vmap``. Arrays reached
+#     another way (an attribute, a dict entry, a non-differentiated argument under jit)
+#     stay plain, and their error names ``anp.take``.
+
+class _TableView(np.ndarray):
+    """A view of a user's numpy array, live only while a function that closes over it is
+    traced: indexing it by a traced value records a gather; every other use is numpy's
+    (results are plain ndarrays, writes go to the user's array)."""
+
+    def __getitem__(self, idx):
+        base = self.__dict__.get("_ad_base")
+        if base is None:
+            base = self.view(np.ndarray)
+        if _index_has_tracer(idx):
+            from .numpy._indexing import getitem
+            return getitem(base, idx)
+        return base[idx]
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = tuple(_plain_array(x) for x in inputs)
+        if kwargs.get("out") is not None:
+            kwargs["out"] = tuple(_plain_array(x) for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        args = tuple(_plain_array(x) for x in args)
+        kwargs = {k: _plain_array(v) for k, v in kwargs.items()}
+        for x in itertools.chain(args, kwargs.values()):
+            if isinstance(x, Tracer):
+                # a traced operand numpy's dispatcher does not consult (np.take's indices)
+                return x.__array_function__(func, types, args, kwargs)
+        return func(*args, **kwargs)
+
+    def __reduce__(self):
+        return _plain_array(self).__reduce__()
+
+
+def _plain_array(x):
+    if isinstance(x, _TableView):
+        base = x.__dict__.get("_ad_base")
+        return base if base is not None else x.view(np.ndarray)
+    if isinstance(x, (list, tuple)) and any(isinstance(e, _TableView) for e in x):
+        return type(x)(_plain_array(e) for e in x)
+    return x
+
+
+def _index_has_tracer(idx):
+    if isinstance(idx, Tracer):
+        return True
+    if isinstance(idx, (tuple, list)):
+        return any(_index_has_tracer(i) for i in idx)
+    return False
+
+
+def _table_view(a):
+    v = a.view(_TableView)
+    v.__dict__["_ad_base"] = a
+    return v
+
+
+_code_names_cache = {}   # code object -> the global names it (or a nested function) reads
+
+
+def _code_global_names(code):
+    names = _code_names_cache.get(code)
+    if names is None:
+        found = set(code.co_names)
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                found |= _code_global_names(c)
+        names = _code_names_cache[code] = frozenset(found)
+    return names
+
+
+def _liftable(x):
+    return type(x) is np.ndarray and x.ndim > 0 and x.dtype.kind in _VALID_KINDS
+
+
+def _swap_in_table_views(fun):
+    """Replace the numpy arrays ``fun`` (a user function, found through the closures of
+    autodiff's own wrappers) closes over or names as globals by ``_TableView`` s.
+    Returns the undo list ``[(setter, original, view)]``."""
+    undo = []
+    seen = set()
+    stack = [(fun, 0)]
+    while stack:
+        f, depth = stack.pop()
+        if id(f) in seen or depth > 6:
+            continue
+        seen.add(id(f))
+        if isinstance(f, functools.partial):
+            stack.append((f.func, depth + 1))
+            continue
+        f = getattr(f, "__func__", f)                  # bound methods
+        if not isinstance(f, types.FunctionType):
+            f = getattr(f, "__wrapped__", None)
+            if f is not None:
+                stack.append((f, depth + 1))
+            continue
+        code = f.__code__
+        user = not _is_internal(code.co_filename)
+        for cell in f.__closure__ or ():
+            try:
+                x = cell.cell_contents
+            except ValueError:                          # an empty cell (not yet assigned)
+                continue
+            if user and _liftable(x):
+                v = _table_view(x)
+                cell.cell_contents = v
+                undo.append((cell, None, x, v))
+            elif callable(x) and not isinstance(x, type):
+                stack.append((x, depth + 1))
+        if user:
+            g = f.__globals__
+            for name in _code_global_names(code):
+                x = g.get(name)
+                if _liftable(x):
+                    v = _table_view(x)
+                    g[name] = v
+                    undo.append((g, name, x, v))
+        w = f.__dict__.get("__wrapped__")
+        if w is not None:
+            stack.append((w, depth + 1))
+    return undo
+
+
+def _restore_tables(undo):
+    for holder, name, orig, view in reversed(undo):
+        if name is None:
+            if holder.cell_contents is view:        # unless the function rebound it
+                holder.cell_contents = orig
+        elif holder.get(name) is view:
+            holder[name] = orig
+
+
 def trace_flat(fun, in_avals, concrete_values=None, name="trace"):
     """Trace ``fun(*flat_args) -> list of outputs`` into a ClosedJaxpr.
 
     With ``concrete_values`` (one per input; arrays or outer tracers) the trace is
     concrete. Returns ``(closed_jaxpr, outs)``: outs as produced (for aux handling).
+    Numpy arrays the traced user function closes over are indexable by traced values
+    while it runs (see ``_TableView``).
     """
     concrete = concrete_values is not None
+    undo = _swap_in_table_views(fun)
+    try:
+        return _trace_flat(fun, in_avals, concrete_values, concrete, name)
+    finally:
+        if undo:
+            _restore_tables(undo)
+
+
+def _trace_flat(fun, in_avals, concrete_values, concrete, name):
     with new_trace(concrete, name) as trace:
         if concrete:
             args = [trace.new_arg(a, _LazyOuter(v) if isinstance(v, Tracer) else v)
@@ -988,7 +1166,7 @@ def full_lower_input(x):
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in _VALID_KINDS:
             raise _bad_dtype(x)
-        return x
+        return _plain_array(x)
     if hasattr(x, "__autodiff_array__"):
         return x.__autodiff_array__()
     if isinstance(x, (bool, int, float, np.generic)):

@@ -1,0 +1,95 @@
+"""What ported autograd/JAX scripts trip over (issue 21): each test failed before the fix.
+
+1. numpy arrays indexed by traced integers (lookup tables, images) under jit, grad, loops;
+2. custom_vjp/custom_jvp bodies evaluated on concrete values, and ad.pure_callback;
+3. registered pytrees whose aux data is a dict / list / numpy scalar, under jit;
+4. the spellings ported code uses (argnum=, seterr, errstate, isscalar, Precision, ...).
+"""
+import numpy as np
+import pytest
+
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff.errors import ConcretizationError
+
+# ----------------------------------------------------------------------------- item 1
+TABLE = np.arange(10.0) ** 2                       # a module-level lookup table
+IMG = np.arange(24.0).reshape(12, 2)
+
+
+def _table_loop(x):
+    # fori_loop body reading the global table at the loop counter
+    return ad.lax.fori_loop(0, 6, lambda i, c: c * 0.5 + TABLE[i] * x, x)
+
+
+def _table_loop_numpy(x):
+    c = x
+    for i in range(6):
+        c = c * 0.5 + TABLE[i] * x
+    return c
+
+
+_table_loop_jit = ad.jit(_table_loop)
+
+
+def test_global_table_in_fori_loop_under_jit():
+    np.testing.assert_allclose(_table_loop_jit(1.5), _table_loop_numpy(1.5), rtol=1e-14)
+    # d/dx is linear in x: the value at x = 1
+    np.testing.assert_allclose(ad.jit(ad.grad(_table_loop))(1.5), _table_loop_numpy(1.0),
+                               rtol=1e-14)
+    assert type(TABLE) is np.ndarray                # put back after tracing
+
+
+def test_closed_over_table_under_jit_grad_and_scan():
+    table = np.array([0.5, -1.0, 2.0, 3.0])
+
+    def f(x, i):
+        return table[i] * x ** 2 + table[(i + 1) % 4]
+
+    jf = ad.jit(f)
+    for i in range(4):
+        np.testing.assert_allclose(jf(3.0, i), table[i] * 9 + table[(i + 1) % 4], rtol=1e-15)
+        np.testing.assert_allclose(ad.grad(f)(3.0, i), table[i] * 6.0, rtol=1e-15)
+    ys = ad.lax.scan(lambda c, i: (c + table[i], c), 0.0, np.array([3, 1, 1]))[1]
+    np.testing.assert_allclose(ys, [0.0, 3.0, 2.0])
+    np.testing.assert_allclose(ad.vmap(lambda i: table[i])(np.array([2, 0])), [2.0, 0.5])
+    assert type(table) is np.ndarray
+
+
+def test_image_indexed_by_floored_coordinates_under_grad():
+    # autograd's fluid simulation: img[floor(v).astype(int), 0] with v traced
+    def f(v):
+        ix = anp.floor(v).astype(int)
+        return anp.sum(IMG[ix, 0] * v + IMG[ix, 1] * v ** 2)
+
+    v = np.array([3.5, 1.25, 7.75])
+    ix = np.floor(v).astype(int)
+    expected = IMG[ix, 0] + 2 * v * IMG[ix, 1]
+    np.testing.assert_allclose(ad.grad(f)(v), expected, rtol=1e-15)
+    np.testing.assert_allclose(ad.jit(ad.grad(f))(v), expected, rtol=1e-14)
+
+
+def test_np_take_on_a_closed_over_table_under_jit():
+    np.testing.assert_allclose(ad.jit(lambda i: np.take(TABLE, i))(np.array([3, 4])),
+                               [9.0, 16.0])
+
+
+def test_table_reached_through_a_dict_names_the_line_and_the_fix():
+    tables = {"t": np.arange(4.0)}
+
+    def f(i):
+        return tables["t"][i]                       # a dict entry is not swapped
+    with pytest.raises(ConcretizationError, match="anp.take") as e:
+        ad.jit(f)(2)
+    assert "test_ported_gaps.py" in str(e.value)
+    np.testing.assert_allclose(ad.jit(lambda i: anp.take(tables["t"], i, axis=0))(2), 2.0)
+
+
+def test_numpy_on_a_swapped_table_stays_numpy():
+    table = np.array([1.0, 2.0, 4.0])
+
+    def f(x):
+        s = float(np.sum(table))                    # plain numpy on the table still works
+        return x * s + table.max()
+    np.testing.assert_allclose(ad.jit(f)(2.0), 18.0)
+    np.testing.assert_allclose(ad.grad(f)(2.0), 7.0)
