@@ -181,6 +181,8 @@ def _blas():
 def _version_text():
     global _versions
     if _versions is None:
+        from .numba_upstream import lazy_blas_check
+        lazy_blas_check()            # before Numba's first compile (see numba_upstream)
         import numba
         from .. import __version__
         try:
