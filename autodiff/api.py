@@ -15,6 +15,7 @@ np.float64(-0.7268619813835873)
 import collections
 import functools
 import threading
+import types
 
 import numpy as np
 
@@ -30,8 +31,43 @@ from .transforms.transpose import backward_pass
 from .transforms.vmap import batch_eval, matchaxis
 from .backends.interpreter import run_closed
 
-__all__ = ["make_jaxpr", "grad", "value_and_grad", "jvp", "vjp", "linearize", "vmap",
+__all__ = ["Transformed", "make_jaxpr", "grad", "value_and_grad", "jvp", "vjp", "linearize", "vmap",
            "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "stop_gradient"]
+
+
+class Transformed:
+    """What the function transforms return: call it like the function it came from.
+
+    It keeps the transform's recipe (``make(fun, **options)``) so that it pickles as that
+    recipe (:mod:`autodiff.pickling`): ``grad(f)``, ``vmap(f)``, ``hessian(f)`` ... go to
+    Dask workers and process pools, and the receiving side rebuilds them.
+
+    >>> import pickle, numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> df = pickle.loads(pickle.dumps(ad.grad(anp.sum)))
+    >>> df(np.ones(2))
+    array([1., 1.])
+    """
+
+    def __init__(self, call, make, fun, options):
+        functools.update_wrapper(self, fun, updated=())
+        self._call = call
+        self._make = make
+        self._fun = fun
+        self._options = options
+
+    def __call__(self, *args, **kwargs):
+        return self._call(*args, **kwargs)
+
+    def __get__(self, obj, objtype=None):
+        # bound like a function when it is a class attribute
+        return self if obj is None else types.MethodType(self, obj)
+
+    def __reduce__(self):
+        from .pickling import reduce_transformed
+        return reduce_transformed(self, self._make, self._fun, (), self._options)
+
+    def __repr__(self):
+        return f"<{self._make.__name__} of {getattr(self._fun, '__name__', self._fun)!r}>"
 
 
 # ----------------------------------------------------------------------------
@@ -115,7 +151,8 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
             shapes = tree_unflatten(out_tree, [ShapeDtype(a.shape, a.dtype) for a in closed.out_avals])
             return closed, shapes
         return closed
-    return wrapped
+    return Transformed(wrapped, make_jaxpr, fun, dict(static_argnums=static_argnums,
+                                                      return_shape=return_shape))
 
 
 class ShapeDtype:
@@ -571,7 +608,7 @@ def value_and_grad(fun, argnums=0, has_aux=False):
         if has_aux:
             return (_outputs(value), _outputs(lin.aux())), _outputs(g)
         return _outputs(value), _outputs(g)
-    return wrapped
+    return Transformed(wrapped, value_and_grad, fun, dict(argnums=argnums, has_aux=has_aux))
 
 
 def grad(fun, argnums=0, has_aux=False):
@@ -589,7 +626,7 @@ def grad(fun, argnums=0, has_aux=False):
         if has_aux:
             return g, value_aux[1]
         return g
-    return wrapped
+    return Transformed(wrapped, grad, fun, dict(argnums=argnums, has_aux=has_aux))
 
 
 def stop_gradient(x):
@@ -768,7 +805,8 @@ def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
                 w = int(w) % nd
             res.append(matchaxis(o, d, w, size, what))
         return _outputs(tree_unflatten(out_tree, res))
-    return batched
+    return Transformed(batched, vmap, fun, dict(in_axes=in_axes, out_axes=out_axes,
+                                                axis_size=axis_size))
 
 
 # ----------------------------------------------------------------------------
@@ -901,7 +939,7 @@ def jacfwd(fun, argnums=0, has_aux=False):
         if has_aux:
             return _outputs(jac_tree), _outputs(tree_unflatten(aux_tree, aux))
         return _outputs(jac_tree)
-    return jac
+    return Transformed(jac, jacfwd, fun, dict(argnums=argnums, has_aux=has_aux))
 
 
 def _jac_linearized(fun, argnums, has_aux, mode, who):
@@ -937,7 +975,8 @@ def _jac_linearized(fun, argnums, has_aux, mode, who):
         if has_aux:
             return _outputs(jac_tree), _outputs(lin.aux())
         return _outputs(jac_tree)
-    return jac
+    return Transformed(jac, jacrev if mode == "rev" else jacobian, fun,
+                       dict(argnums=argnums, has_aux=has_aux))
 
 
 def jacrev(fun, argnums=0, has_aux=False):
@@ -984,7 +1023,8 @@ def hessian(fun, argnums=0, has_aux=False):
     array([[2., 0.],
            [0., 2.]])
     """
-    return jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    h = jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
+    return Transformed(h, hessian, fun, dict(argnums=argnums, has_aux=has_aux))
 
 
 def hvp(fun, x, v):

@@ -71,6 +71,10 @@ class ShapedArray:
             h = self._hash = hash((self.shape, self.dtype, self.weak_type))
         return h
 
+    def __reduce__(self):
+        # the cached hash is not sent: it need not hold in another process
+        return (ShapedArray, (self.shape, self.dtype, self.weak_type))
+
     def strip_weak(self):
         return ShapedArray(self.shape, self.dtype) if self.weak_type else self
 
@@ -244,6 +248,11 @@ class Var:
         self.aval = aval
         self.id = next(_var_ids)
 
+    def __reduce__(self):
+        # a fresh id on the receiving side (ids are unique per process); pickle's memo keeps
+        # one object per variable, so the jaxpr's wiring survives
+        return (type(self), (self.aval,))
+
     def __repr__(self):
         return f"Var({self.id}:{self.aval.str_short()})"
 
@@ -265,6 +274,9 @@ class Literal:
             return
         self.aval = aval if aval is not None else get_aval(val)
         self.val = np.asarray(val, dtype=self.aval.dtype)[()]
+
+    def __reduce__(self):
+        return (Literal, (self.val, self.aval))
 
     def _key(self):
         v = self.val
@@ -324,6 +336,9 @@ class Jaxpr:
             self._key_cache[shapes] = k
         return k
 
+    def __reduce__(self):
+        return (Jaxpr, (self.constvars, self.invars, self.outvars, self.eqns))
+
     def __eq__(self, other):
         return isinstance(other, Jaxpr) and (self is other or self.key() == other.key())
 
@@ -358,6 +373,10 @@ class ClosedJaxpr:
     in_avals = property(lambda self: self.jaxpr.in_avals)
     out_avals = property(lambda self: self.jaxpr.out_avals)
     eqns = property(lambda self: self.jaxpr.eqns)
+
+    def __reduce__(self):
+        # plain pickle works too: primitives travel by name (Primitive.__reduce__)
+        return (ClosedJaxpr, (self.jaxpr, self.consts))
 
     def _const_key(self):
         return tuple(_value_key(c) for c in self.consts)
@@ -628,8 +647,23 @@ class Primitive:
     def __repr__(self):
         return f"Primitive({self.name})"
 
+    def __reduce__(self):
+        # by name: the rules are closures, and the receiving process has declared the same
+        # primitive (on import of autodiff, or of the module that defines an extension)
+        return (_primitive_named, (self.name,))
+
     def bind(self, *args, **params):
         return bind(self, args, params)
+
+
+def _primitive_named(name):
+    """Unpickling side of :meth:`Primitive.__reduce__`."""
+    try:
+        return primitives[name]
+    except KeyError:
+        raise ValueError(
+            f"unpickling a jaxpr that uses primitive {name!r}, which this process has not "
+            f"declared; import the module that defines it before loading the jaxpr") from None
 
 
 # ----------------------------------------------------------------------------

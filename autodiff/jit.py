@@ -512,6 +512,14 @@ class JitFunction:
     def __repr__(self):
         return f"<jitted {self._name}>"
 
+    def __reduce__(self):
+        # the recipe, not the caches: the receiving process traces again on its first call
+        # and compiles or loads the kernel from the disk cache (autodiff.pickling)
+        from .pickling import reduce_transformed
+        return reduce_transformed(self, jit, self._fun, (), dict(
+            static_argnums=self._static_argnums, static_argnames=tuple(self._static_argnames),
+            backend=self._backend, dynamic_shapes=self._dynamic_shapes))
+
     def __get__(self, obj, objtype=None):
         # a jitted method: the instance is a static argument (by identity) unless it is
         # a registered pytree, as ``partial(jit, static_argnums=0)`` would make it in JAX
