@@ -20,6 +20,7 @@ from .check import check_grads
 from .differential_operators import hessian_vector_product
 from .jit import jit, wait_for_compiles, disable_jit
 from . import lax, optim, nn
+from .transforms.jet import jet, taylor
 from . import random, flatten_util, debug, tree, extend
 from .shapes import ShapeDtypeStruct, eval_shape
 from .devices import block_until_ready
@@ -35,4 +36,5 @@ __all__ = [
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
     "flatten_util", "debug", "tree", "extend", "ShapeDtypeStruct", "eval_shape", "block_until_ready",
+    "jet", "taylor",
 ]
