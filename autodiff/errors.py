@@ -48,9 +48,13 @@ class NaNError(AutodiffError, FloatingPointError):
     """Raised under ``config.debug_nans`` at the first equation that produced a NaN."""
 
 
+class PyTreeError(AutodiffError, TypeError):
+    """A registered pytree node's aux data cannot key a cache (unhashable, no value key)."""
+
+
 
 
 __all__ = [
     "AutodiffError", "ConcretizationError", "ShapeError", "DTypeError",
-    "UnsupportedError", "TracerLeakError", "NaNError", "TapeError",
+    "UnsupportedError", "TracerLeakError", "NaNError", "TapeError", "PyTreeError",
 ]

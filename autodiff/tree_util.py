@@ -12,6 +12,8 @@ namedtuples, and classes registered with :func:`register_pytree_node` or
 {'a': [30, None], 'b': (10, 20)}
 """
 import dataclasses
+
+import numpy as np
 from collections import namedtuple as _namedtuple  # noqa: F401  (documented support)
 
 _registry = {}
@@ -22,7 +24,7 @@ _key_registry = {}        # type -> flatten_with_keys(x) -> (((key, child), ...)
 class PyTreeDef:
     """The structure of a pytree: a node type, its static aux data, and children."""
 
-    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash")
+    __slots__ = ("node_type", "aux", "children", "num_leaves", "_hash", "_aux_key")
 
     def __init__(self, node_type, aux, children):
         self.node_type = node_type
@@ -30,9 +32,13 @@ class PyTreeDef:
         self.children = children
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
         self._hash = None
+        self._aux_key = _UNSET
 
     def _key(self):
-        return (self.node_type, self.aux, self.children)
+        k = self._aux_key
+        if k is _UNSET:
+            k = self._aux_key = aux_key(self.aux, self.node_type)
+        return (self.node_type, k, self.children)
 
     def __eq__(self, other):
         return isinstance(other, PyTreeDef) and self._key() == other._key()
@@ -63,6 +69,49 @@ class PyTreeDef:
 
     def unflatten(self, leaves):
         return tree_unflatten(self, leaves)
+
+
+_UNSET = object()
+
+
+class _Tagged(tuple):
+    """A value key of unhashable aux data: ``(kind, content)``, never equal to user data."""
+    __slots__ = ()
+
+
+def aux_key(aux, node_type=None):
+    """A hashable stand-in for a pytree node's aux data that compares by value.
+
+    Hashable aux is its own key. Dicts, lists, sets, numpy arrays (and containers of them)
+    get a key built from their content, so a treedef whose aux is a dict works as a jit
+    cache key; anything else unhashable raises :class:`~autodiff.errors.PyTreeError`.
+
+    >>> aux_key({"n": 3, "sizes": [1, 2]}) == aux_key({"sizes": [1, 2], "n": 3})
+    True
+    """
+    try:
+        hash(aux)
+        return aux
+    except TypeError:
+        pass
+    if isinstance(aux, dict):
+        return _Tagged(("dict", type(aux), frozenset((k, aux_key(v, node_type))
+                                                    for k, v in aux.items())))
+    if isinstance(aux, (list, tuple)):
+        return _Tagged(("seq", type(aux), tuple(aux_key(v, node_type) for v in aux)))
+    if isinstance(aux, (set, frozenset)):
+        return _Tagged(("set", type(aux), frozenset(aux_key(v, node_type) for v in aux)))
+    if isinstance(aux, np.ndarray):
+        return _Tagged(("ndarray", aux.shape, aux.dtype.str, aux.tobytes()))
+    from .core import user_source
+    from .errors import PyTreeError
+    who = getattr(node_type, "__name__", repr(node_type))
+    raise PyTreeError(
+        f"the aux data of pytree node {who} holds an unhashable {type(aux).__name__} "
+        f"({str(aux)[:60]!r}): jit keys its cache on the pytree structure, so aux data must be "
+        f"hashable or a dict/list/set/numpy array of such. Return a tuple (or a frozen "
+        f"dataclass) as aux data from {who}'s flatten function, or give "
+        f"{type(aux).__name__} __hash__ and __eq__.", source=user_source())
 
 
 LEAF = PyTreeDef(None, None, ())
@@ -229,7 +278,8 @@ def _flatten_up_to(td, x, out):
         out.append(x)
         return
     node = _flatten_node(x)
-    if node is None or node[0] is not td.node_type or node[1] != td.aux or len(node[2]) != len(td.children):
+    if node is None or node[0] is not td.node_type or len(node[2]) != len(td.children) or \
+            (node[1] is not td.aux and aux_key(node[1], node[0]) != td._key()[1]):
         raise ValueError(f"pytree structure mismatch: expected {td}, got {tree_structure(x)}")
     for c, child in zip(td.children, node[2]):
         _flatten_up_to(c, child, out)

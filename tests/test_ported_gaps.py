@@ -93,3 +93,51 @@ def test_numpy_on_a_swapped_table_stays_numpy():
         return x * s + table.max()
     np.testing.assert_allclose(ad.jit(f)(2.0), 18.0)
     np.testing.assert_allclose(ad.grad(f)(2.0), 7.0)
+
+
+# ----------------------------------------------------------------------------- item 3
+class _Layer:
+    def __init__(self, w, meta):
+        self.w, self.meta = w, meta
+
+
+ad.tree_util.register_pytree_node(_Layer, lambda l: ((l.w,), l.meta),
+                                  lambda meta, children: _Layer(children[0], meta))
+
+
+def _layer_loss(layer, x):
+    return anp.sum(anp.tanh(layer.w * x)) * layer.meta["scale"]
+
+
+_layer_loss_jit = ad.jit(_layer_loss)
+
+
+def test_dict_aux_data_under_jit_is_a_cache_key_by_value():
+    x = np.linspace(-1.0, 1.0, 3)
+    w = np.array([0.5, 1.0, 2.0])
+    meta = {"scale": 2.0, "names": ["a", "b"], "mask": np.array([True, False])}
+    np.testing.assert_allclose(_layer_loss_jit(_Layer(w, meta), x),
+                               2.0 * np.sum(np.tanh(w * x)), rtol=1e-14)
+    before = _layer_loss_jit.cache_info()
+    same = {"names": ["a", "b"], "mask": np.array([True, False]), "scale": 2.0}   # equal value
+    _layer_loss_jit(_Layer(w * 2, same), x)
+    assert _layer_loss_jit.cache_info().hits == before.hits + 1
+    other = dict(meta, scale=3.0)                  # aux is static: a new value retraces
+    np.testing.assert_allclose(_layer_loss_jit(_Layer(w, other), x),
+                               3.0 * np.sum(np.tanh(w * x)), rtol=1e-14)
+    assert _layer_loss_jit.cache_info().misses == before.misses + 1
+    g = ad.jit(ad.grad(_layer_loss))(_Layer(w, meta), x)
+    np.testing.assert_allclose(g.w, 2.0 * x / np.cosh(w * x) ** 2, rtol=1e-13)
+    assert g.meta == {"scale": 2.0, "names": ["a", "b"], "mask": g.meta["mask"]}
+
+
+def test_list_and_numpy_scalar_aux_data_and_a_clear_error_for_the_rest():
+    f = ad.jit(lambda l: l.w * l.meta[0])
+    np.testing.assert_allclose(f(_Layer(np.ones(2), [np.float64(1.5), np.int64(2)])), [1.5, 1.5])
+
+    class Opaque:
+        __hash__ = None
+
+    with pytest.raises(ad.errors.PyTreeError, match="_Layer.*unhashable Opaque") as e:
+        f(_Layer(np.ones(2), Opaque()))
+    assert isinstance(e.value, TypeError) and "test_ported_gaps.py" in str(e.value)
