@@ -833,7 +833,7 @@ def _pack(avals, outs, oser):
     return list(outs), [_dense(a, s) for a, s in zip(avals, oser) if _is_float(a)]
 
 
-def _unpack(avals, prims, coefs, K):
+def _unpack(avals, coefs, K):
     it = iter(coefs)
     return [next(it) if _is_float(a) else [None] * K for a in avals]
 
@@ -856,7 +856,7 @@ def _cond_rule(ins, *, branches):
         return branch
 
     outs, coefs = switch(ins[0][0], [make(b) for b in branches], *flat)
-    return [[o] + s for o, s in zip(outs, _unpack(out_avals, outs, coefs, K))]
+    return [[o] + s for o, s in zip(outs, _unpack(out_avals, coefs, K))]
 
 
 def _scan_rule(ins, *, jaxpr, num_consts, num_carry, length, reverse):
@@ -873,18 +873,18 @@ def _scan_rule(ins, *, jaxpr, num_consts, num_carry, length, reverse):
 
     def body(c, x):
         kp, kc = c
-        xp, xc = x
+        xp, xc = x if x is not None else ([], [])
         it = iter(xc)
         x_series = [[next(it) if m else None for m in ms] for ms in x_mask]
         outs, oser = jet_eval(jaxpr.jaxpr, jaxpr.consts, [s[0] for s in consts] + kp + xp,
-                              [s[1:] for s in consts] + _unpack(k_avals, kp, kc, K) + x_series, K)
+                              [s[1:] for s in consts] + _unpack(k_avals, kc, K) + x_series, K)
         kp2, kc2 = _pack(k_avals, outs[:nk], oser[:nk])
         yp, yc = _pack(y_avals, outs[nk:], oser[nk:])
         return (kp2, kc2), (yp, yc)
 
     (kp, kc), (yp, yc) = scan(body, init, x_in if xs else None, length=length, reverse=reverse)
-    return ([[o] + s for o, s in zip(kp, _unpack(k_avals, kp, kc, K))]
-            + [[o] + s for o, s in zip(yp, _unpack(y_avals, yp, yc, K))])
+    return ([[o] + s for o, s in zip(kp, _unpack(k_avals, kc, K))]
+            + [[o] + s for o, s in zip(yp, _unpack(y_avals, yc, K))])
 
 
 def _while_rule(ins, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, max_steps):
@@ -903,11 +903,11 @@ def _while_rule(ins, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, max_
     def body_fun(val):
         kp, kc = val
         outs, oser = jet_eval(body_jaxpr.jaxpr, body_jaxpr.consts, [s[0] for s in bc] + kp,
-                              [s[1:] for s in bc] + _unpack(k_avals, kp, kc, K), K)
+                              [s[1:] for s in bc] + _unpack(k_avals, kc, K), K)
         return _pack(k_avals, outs, oser)
 
     kp, kc = while_loop(cond_fun, body_fun, init, max_steps=max_steps)
-    return [[o] + s for o, s in zip(kp, _unpack(k_avals, kp, kc, K))]
+    return [[o] + s for o, s in zip(kp, _unpack(k_avals, kc, K))]
 
 
 jet_rules[P.primitives["cond"]] = _cond_rule
