@@ -108,11 +108,20 @@ def evaluate(closed, args):
     return run_closed(closed, args)
 
 
-def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None):
-    """Trace ``fun(*unflatten(in_tree, args))`` -> (ClosedJaxpr, out_tree)."""
+def _is_py_number(x):
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None, weak=None):
+    """Trace ``fun(*unflatten(in_tree, args))`` -> (ClosedJaxpr, out_tree).
+
+    ``weak``: one flag per argument, true where it was a Python number (its aval stays
+    weakly typed, so it promotes like the number: see ``_base.result_type``)."""
     if concrete is None:
         concrete = all(is_concrete(a) for a in flat_args)
     avals = [get_aval(a).strip_weak() for a in flat_args]
+    if weak is not None:
+        avals = [a.update(weak_type=True) if w else a for a, w in zip(avals, weak)]
     box = []
     kwargs = kwargs or {}
 
@@ -203,14 +212,21 @@ def jvp(fun, primals, tangents, has_aux=False):
     flat_t, t_tree = tree_flatten(tuple(tangents))
     if in_tree != t_tree:
         raise TypeError(f"jvp: primal structure {in_tree} and tangent structure {t_tree} differ")
+    weak = [_is_py_number(x) for x in flat_p]
+    t_weak = [_is_py_number(x) for x in flat_t]
     flat_p = [as_array(x) for x in flat_p]
     flat_t = [as_array(x) for x in flat_t]
-    for p, t in zip(flat_p, flat_t):
+    for i, (p, t) in enumerate(zip(flat_p, flat_t)):
         if P.shape_of(p) != P.shape_of(t):
             raise ShapeError(f"jvp: tangent shape {P.shape_of(t)} does not match primal shape "
                              f"{P.shape_of(p)}", source=user_source())
+        pd, td = P.dtype_of(p), P.dtype_of(t)
+        if pd != td and pd.kind == "f" and td.kind == "f" and not t_weak[i] and not weak[i]:
+            raise DTypeError(f"jvp: the tangent of primal leaf {i} has dtype {td} but the primal "
+                             f"is {pd}; tangents must have their primal's dtype (cast it: "
+                             f"t.astype(np.{pd.name}))", source=user_source())
     f = _aux_fun(fun, has_aux)
-    closed, out_tree = trace_fun(f, flat_p, in_tree, name="jvp")
+    closed, out_tree = trace_fun(f, flat_p, in_tree, name="jvp", weak=weak)
     ts = [P.convert(t, P.dtype_of(p)) if is_inexact_dtype(P.dtype_of(p)) else None
           for p, t in zip(flat_p, flat_t)]
     outs, touts = jvp_eval(closed.jaxpr, closed.consts, flat_p, ts)
@@ -671,11 +687,32 @@ def _in_dims(in_axes, args):
                 f"positional argument{'s' if len(args) != 1 else ''}")
     else:
         spec = (spec,) * len(args)
+    _check_axes_keys(spec, tuple(args), "in_axes")
     try:
         return broadcast_prefix(spec, tuple(args))
     except ValueError as err:
         raise _axes_spec_error("in_axes", in_axes, f"does not match the arguments ({err})") \
             from None
+
+
+def _check_axes_keys(spec, tree, what, path=""):
+    """A dict in an axes spec must name exactly the keys of the dict it stands for (a
+    misspelled key would otherwise map nothing, silently)."""
+    if isinstance(spec, dict) and isinstance(tree, dict):
+        if set(spec) != set(tree):
+            unknown = sorted(map(repr, set(spec) - set(tree)))
+            missing = sorted(map(repr, set(tree) - set(spec)))
+            parts = ([f"unknown key(s) {', '.join(unknown)}"] if unknown else []) + \
+                    ([f"missing key(s) {', '.join(missing)}"] if missing else [])
+            raise _axes_spec_error(what, spec, f"at {path or 'the top level'} does not match the "
+                                   f"argument's dict keys {sorted(map(repr, tree))}: "
+                                   + "; ".join(parts))
+        for k in spec:
+            _check_axes_keys(spec[k], tree[k], what, f"{path}[{k!r}]")
+    elif isinstance(spec, (tuple, list)) and isinstance(tree, (tuple, list)) \
+            and len(spec) == len(tree) and not hasattr(spec, "_fields"):
+        for i, (s_, t_) in enumerate(zip(spec, tree)):
+            _check_axes_keys(s_, t_, what, f"{path}[{i}]")
 
 
 def _leaf_owner(args):

@@ -410,12 +410,20 @@ class custom_vjp:
                                 f"for {len(dyn)} arguments")
             gf, _ = tree_flatten(g, is_leaf=lambda x: x is None)
             out = []
-            for c, x in zip(gf, flat):
+            for i, (c, x) in enumerate(zip(gf, flat)):
                 if c is None:
                     out.append(P.full(P.shape_of(x), 0, P.dtype_of(x)))
                 else:
                     c = as_array(c)
                     c = P.convert(c, P.dtype_of(x))
+                    cs, xs = P.shape_of(c), P.shape_of(x)
+                    if len(cs) > len(xs) or any(d not in (1, e) for d, e in zip(cs[::-1], xs[::-1])):
+                        from .core import user_source
+                        from .errors import ShapeError
+                        raise ShapeError(f"custom_vjp bwd of {fun.__name__} returned a cotangent of "
+                                         f"shape {cs} for argument leaf {i}, which has shape {xs}; "
+                                         f"bwd must return one cotangent of its argument's shape per "
+                                         f"argument", source=user_source())
                     if P.shape_of(c) != P.shape_of(x):
                         c = P.broadcast_in_dim(c, P.shape_of(x), tuple(range(len(P.shape_of(x)) - len(P.shape_of(c)), len(P.shape_of(x)))))
                     out.append(c)

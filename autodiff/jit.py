@@ -73,7 +73,8 @@ def _on_config(name, value):
     # entries are built for one mode (compiled or NaN-checking interpreter) and capacity
     if name in ("debug_nans", "default_backend", "jit_parallel_threshold"):
         for f in list(_instances):
-            f._cache.clear()
+            with f._lock:
+                f._cache.clear()
     elif name == "cache_size":
         for f in list(_instances):
             f._evict()
@@ -119,6 +120,12 @@ def _is_array_key(k):
 def _leaf_aval(x, key):
     if isinstance(key, tuple):
         dt = key[1] if key[1].isnative else key[1].newbyteorder("=")
+        if dt.kind == "c":
+            # API convention 10: complex input is refused in every mode, jit included (the
+            # interpreter fallback for dtypes the kernel cannot take must not run it)
+            raise UnsupportedError(
+                f"jit: complex numbers are not supported yet (an argument of dtype {dt}); "
+                f"split them into real and imaginary float arrays", source=user_source())
         return ShapedArray(key[0], dt)
     if key in _PY_SCALARS:
         return ShapedArray((), _PY_SCALARS[key], weak_type=True)
@@ -364,6 +371,21 @@ class _Compiler:
 
 
 _compiler = _Compiler()
+
+
+def _fresh_after_fork():
+    # a forked child has one thread: a lock another parent thread held at fork() time stays
+    # locked there forever, and the compiler thread does not exist. Fresh ones (the parent's
+    # pending compiles stay on the interpreter in the child). Parallel kernels are turned off
+    # in such a child by backends/numba_runtime.py's at-fork hook.
+    global _compiler
+    _compiler = _Compiler()
+    for f in list(_instances):
+        f._lock = threading.RLock()
+
+
+if hasattr(__import__("os"), "register_at_fork"):
+    __import__("os").register_at_fork(after_in_child=_fresh_after_fork)
 
 
 @atexit.register
@@ -629,9 +651,24 @@ class JitFunction:
             if call is not None:
                 self._hits += 1
                 if len(cache) > 1:
-                    cache.move_to_end(key)
-                return call(*args)
+                    self._touch(key)
+                try:
+                    return call(*args)
+                except OverflowError:
+                    _check_int_range(args, self._name)
+                    raise
         return self._call_slow(args, kwargs)
+
+    # The cache's lock discipline: lookups (``get``) take no lock; every change (insert,
+    # evict, clear, the install of a compiled kernel) holds ``self._lock``; the LRU touch
+    # of a hit is the one change made without it, and the entry may be gone by then (another
+    # thread evicted it between our get and the touch): that is a miss already served, not
+    # an error. Fast-path keys hash and compare in C, so each OrderedDict call is atomic.
+    def _touch(self, key):
+        try:
+            self._cache.move_to_end(key)
+        except KeyError:
+            pass
 
     def _call_slow(self, args, kwargs, self_static=False):
         key, leaves, in_tree, statics, kw = self._signature(args, kwargs, self_static)
@@ -640,8 +677,13 @@ class JitFunction:
         call = self._cache.get(key)
         if call is not None:
             self._hits += 1
-            self._cache.move_to_end(key)
-            return call(*leaves)
+            with self._lock:             # tree keys compare treedefs in Python: not atomic
+                self._touch(key)
+            try:
+                return call(*leaves)
+            except OverflowError:
+                _check_int_range(leaves, self._name)
+                raise
         return self._miss(key, leaves, in_tree, statics, kw, args)
 
     def _signature(self, args, kwargs, self_static=False):
@@ -680,6 +722,7 @@ class JitFunction:
             leaves, in_tree = tree_flatten(tuple(dyn_args))
             static_kw = (static_kw, False)
         leaves = [_as_leaf(x) for x in leaves]
+        _check_int_range(leaves, self._name)
         keys = [_leaf_key(x) for x in leaves]
         if any(k is None for k in keys):
             return None, leaves, in_tree, statics, static_kw
@@ -740,7 +783,8 @@ class JitFunction:
                 self._insert(ikey, e)
         else:
             self._hits += 1
-            self._cache.move_to_end(ikey)
+            with self._lock:
+                self._touch(ikey)
         outs = eval_jaxpr(e.closed.jaxpr, e.closed.consts, *leaves)
         from .api import to_output
         return tree_unflatten(e.out_tree, [to_output(o) for o in outs])
@@ -835,13 +879,15 @@ class JitFunction:
         return entry
 
     def _insert(self, key, entry):
-        self._cache[key] = entry
-        self._evict()
+        with self._lock:
+            self._cache[key] = entry
+            self._evict()
 
     def _evict(self):
         cap = max(int(config.cache_size), 1)
-        while len(self._cache) > cap:
-            self._cache.popitem(last=False)
+        with self._lock:
+            while len(self._cache) > cap:
+                self._cache.popitem(last=False)
 
 
 class _ById:
@@ -860,6 +906,17 @@ class _ById:
 
     def __repr__(self):
         return f"<{type(self.obj).__name__} instance>"
+
+
+def _check_int_range(leaves, name):
+    """Raise a clear error if a Python int argument does not fit the int64 it is traced as
+    (Numba's own message, "int too big to convert", names neither the argument nor a fix)."""
+    for i, x in enumerate(leaves):
+        if type(x) is int and not -2**63 <= x < 2**63:
+            raise DTypeError(
+                f"jit({name}): argument {i} is the Python int {_short(x)}, which does not fit "
+                f"in int64 (jit traces Python ints as int64); pass it as a float, or make it "
+                f"static (static_argnums) if it is configuration", source=user_source())
 
 
 def _short(v):

@@ -288,9 +288,12 @@ defjvp(tanh_p, lambda g, ans, x: mul(g, sub(1, mul(ans, ans))))     # 1 - tanh²
 
 
 def _logistic_impl(x):
-    # 1/(1+e^-x) without overflow warnings for large negative x
-    with np.errstate(over="ignore"):
-        return (1 / (1 + np.exp(-x))).astype(np.asarray(x).dtype)
+    # σ(x) = 1/(1+e^-x) for x >= 0 and e^x/(1+e^x) below: the second keeps the subnormal
+    # results of x in [-745, -708] (1/(1+e^-x) overflows e^-x there and returns 0)
+    x = np.asarray(x)
+    with np.errstate(over="ignore", under="ignore"):
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
 
 
 logistic_p = _unary("logistic", _logistic_impl)

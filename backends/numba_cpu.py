@@ -606,7 +606,8 @@ def _ew_sign(ctx, a):
         return x
     if dt.kind == "u":
         return _sel(ctx, f"{x} > 0", one, ctx.lit(0, dt))
-    tail = x if _is_float(dt) else ctx.lit(0, dt)
+    # numpy: sign(±0.) is +0.0 and sign(nan) is nan, so the tail is x only for NaN
+    tail = _sel(ctx, f"{x} != {x}", x, ctx.lit(0, dt)) if _is_float(dt) else ctx.lit(0, dt)
     return _sel(ctx, f"{x} > 0", one, _sel(ctx, f"{x} < 0", mone, tail))
 
 
@@ -984,6 +985,8 @@ class _Cluster:
         self.domain = domain
         self.members = []        # ("ew", eqn) | ("reduce", eqn) | ("copy", var, name)
         self.stored = set()      # fused vars also written to an array
+        self.stored_as = {}      # fused var -> (array name, its var, index map): written
+        #                          straight into the layout of a permutation view of it
         self.post = []           # statements placed right after this stage
         self.cost = 0            # inlined code size so far (see LOOP_BUDGET)
 
@@ -1028,6 +1031,9 @@ class _Fn:
         self.loop_memo = {}
         self.unrolled = 0            # element statements of unrolled values (UNROLL_BUDGET)
         self.materialized = {}       # unrolled value -> its array ref, once one was needed
+        self.array_source = {}       # array name -> the fused var stored in it (store())
+        self.n_uses = {}             # var -> how many equations and outputs read it
+        self.producer = {}           # var -> the equation that computes it
         self.slots_used = []
         self.ret_lines = []
         self.n_tmp = 0
@@ -1242,6 +1248,7 @@ class _Fn:
         """Make a fused value also live in an array; returns its array ref."""
         c = self.loc[v][1]
         c.stored.add(v)
+        self.array_source[self.aname(v)] = v
         return ("array", c.pos + 1, self.aname(v), False)
 
     def base_ref(self, v):
@@ -1279,7 +1286,7 @@ class _Fn:
         if k == "elems":
             return self.materialize(v)
         if k == "view":
-            got = self.view_copies.get(v)
+            got = self.view_copies.get(v) or self.store_through(v)
             if got is None:
                 dom = self.loop_domain(v)
                 c = self.find_cluster(dom, loc[1][1])
@@ -1289,6 +1296,43 @@ class _Fn:
                 self.view_copies[v] = got
             return got
         return loc
+
+    def store_through(self, v):
+        """An array for view ``v`` written by the loop that computes its base, when the
+        view only permutes axes (transpose, size-1 axes in or out) and the base has no
+        other reader: the loop stores each element at its place in the view's layout, so
+        the view costs neither a copy pass nor a second array (a Hessian's transposed
+        output). Returns the array ref, or None."""
+        _, base, imap = self.loc[v]
+        src = self.array_source.get(base[2]) if base[0] == "array" else None
+        if src is None or imap is None or self.n_uses.get(v, 0) != 1:
+            return None
+        u = v           # views and reshapes back to the base, each value read only once
+        while u is not src:
+            e = self.producer.get(u)
+            if (e is None or LOWERINGS[e.primitive.name].kind not in ("view", "reshape")
+                    or not isinstance(e.invars[0], Var) or self.n_uses.get(e.invars[0]) != 1):
+                return None
+            u = e.invars[0]
+        c = self.loc[src][1]
+        rank = len(v.aval.shape)
+        marks = [f"\u00a7{k}" for k in range(rank)]
+        bidx = imap(marks)
+        where = {}
+        for pos, x in enumerate(bidx):
+            if x in marks and x not in where:
+                where[x] = pos
+            elif not (x == "0" and src.aval.shape[pos] == 1):
+                return None                         # not a permutation of the base's axes
+        if any(marks[k] not in where and v.aval.shape[k] != 1 for k in range(rank)):
+            return None
+        perm = [where.get(m) for m in marks]        # view axis -> base axis (None: size 1)
+        c.stored.discard(src)
+        name = self.aname(v)
+        c.stored_as[src] = (name, v, perm)
+        ref = ("array", c.pos + 1, name, False)
+        self.view_copies[v] = ref
+        return ref
 
     # ------------------------------------------------------------------ planning
     def plan(self):
@@ -1790,6 +1834,12 @@ class _Fn:
                     pre.append(f"{self.aname(o)} = np.empty({self.shape(o)}, "
                                f"{_dt(o.aval.dtype)})")
                     body.append(f"{self.aname(o)}[{', '.join(full)}] = {self.sname(o)}")
+                if o in c.stored_as:                # see store_through
+                    name, view, perm = c.stored_as[o]
+                    pre.append(f"{name} = np.empty({self.shape(view)}, "
+                               f"{_dt(view.aval.dtype)})")
+                    vix = ["0" if b is None else full[b] for b in perm]
+                    body.append(f"{name}[{', '.join(vix)}] = {self.sname(o)}")
             elif kind == "copy":
                 v, name = rest
                 pre.append(f"{name} = np.empty({self.shape(v)}, {_dt(v.aval.dtype)})")
@@ -1810,6 +1860,7 @@ class _Fn:
         out.append(f"# ---- loop nest over {shape_txt if r else 'a scalar'}: "
                    f"{sum(1 for m in c.members if m[0] != 'copy')} fused equation(s)")
         out.extend(pre)
+        order = self.loop_order(c, idx)
 
         def level(k, ind):
             for s in inits[k]:
@@ -1819,12 +1870,33 @@ class _Fn:
                     out.append("    " * ind + s)
             else:
                 rng = "prange" if (k == 0 and par) else "range"
-                out.append("    " * ind + f"for {idx[k]} in {rng}({sizes[k]}):")
+                q = order[k]
+                out.append("    " * ind + f"for {idx[q]} in {rng}({sizes[q]}):")
                 level(k + 1, ind + 1)
             for s in finals[k]:
                 out.append("    " * ind + s)
         level(0, 0)
         out.extend(post_nest)
+
+    def loop_order(self, c, idx):
+        """The nesting order of a loop nest's indices, outermost first: the domain's own
+        order, except in a nest of elementwise work whose only stores go through a
+        permutation view (store_through), which loops in the view's order so that those
+        stores are contiguous (and vectorize) and the reads are the strided ones."""
+        r = len(idx)
+        natural = list(range(r))
+        if r < 2 or not c.stored_as or c.stored or any(
+                m[0] not in ("ew", "identity") for m in c.members):
+            return natural
+        orders = set()
+        for o, (_, view, perm) in c.stored_as.items():
+            full = self.vidx(o, idx)
+            names = [full[b] for b in perm if b is not None and full[b] != "0"]
+            orders.add(tuple(idx.index(n) for n in names))
+        if len(orders) != 1:
+            return natural
+        got = list(orders.pop())
+        return got if sorted(got) == natural else natural
 
     def emit_reduce(self, e, c, idx, sizes, pre, body, inits, finals, post_nest):
         """Accumulator code for a reduction; returns whether the nest may use prange."""
@@ -1918,6 +1990,15 @@ class _Fn:
                         f"jit (cpu backend): dtype {v.aval.dtype} (from {e.primitive.name}) is "
                         f"not supported", source=e.source)
         self._name_all()
+        for e in j.eqns:
+            for u in e.invars:
+                if isinstance(u, Var):
+                    self.n_uses[u] = self.n_uses.get(u, 0) + 1
+            for o in e.outvars:
+                self.producer[o] = e
+        for u in j.outvars:
+            if isinstance(u, Var):
+                self.n_uses[u] = self.n_uses.get(u, 0) + 1
         for e in j.eqns:
             self.D.unify_eqn(e)
         for v in list(j.constvars) + list(j.invars):
@@ -2826,3 +2907,5 @@ def lower(closed, parallel_threshold=None, dynamic_dims=True):
     return Program(source, "kernel", params, np.array(mod.sizes, dtype=np.int64),
                    list(closed.consts), [v.aval for v in closed.jaxpr.outvars], mod.parallel,
                    closed, mod.pieces)
+
+from . import numba_callback  # noqa: E402,F401  (pure_callback's lowering registers itself)

@@ -427,3 +427,37 @@ def argsort_lane(lane):
 def select_fallback(c, a, b):
     """``a if c else b``; used only when numba_math (and its select intrinsic) is missing."""
     return a if c else b
+
+
+# ---------------------------------------------------------------------------------------
+# fork safety
+# ---------------------------------------------------------------------------------------
+# Upstream behaviour: once Numba's OpenMP (GNU libgomp) pool has run a parallel region, a
+# fork()ed child that enters another parallel region is killed by Numba ("Terminating:
+# fork() called from a process already using GNU OpenMP, this is unsafe."), because
+# libgomp's threads do not exist in the child. jit turns prange on by itself for large
+# arrays (config.jit_parallel_threshold), so a user's multiprocessing pool (fork, the
+# Linux default) would die depending on array sizes. The one workaround: in a child forked
+# after the pool started, parallel kernels are off. Setting the threshold to infinity
+# clears every jit cache (config listener), so the child retraces and runs serial kernels
+# (compiled, or found in the memory and disk caches) and never enters the parent's pool.
+
+def parallel_pool_started():
+    """Whether this process has started Numba's parallel thread pool (any threading layer).
+
+    >>> isinstance(parallel_pool_started(), bool)
+    True
+    """
+    par = __import__("sys").modules.get("numba.np.ufunc.parallel")
+    return bool(par is not None and getattr(par, "_is_initialized", False))
+
+
+def _serial_after_fork():
+    if parallel_pool_started():
+        from autodiff.config import config
+        if config.jit_parallel_threshold != float("inf"):
+            config.update("jit_parallel_threshold", float("inf"))
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_serial_after_fork)

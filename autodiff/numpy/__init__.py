@@ -274,6 +274,13 @@ logical_xor = _logical(np.logical_xor, P.xor_p)
 
 @npfunc(np.power)
 def power(x1, x2):
+    # numpy computes a float array to the scalar power 0.5 as sqrt (its fast path for scalar
+    # exponents), so power(-inf, 0.5) is nan and power(-0., 0.5) is -0.0, where C's pow (and
+    # numpy itself with an array exponent) gives inf and +0.0: follow numpy's scalar case
+    if (is_python_scalar(x2) or isinstance(x2, np.floating)) and not isinstance(x2, bool) \
+            and float(x2) == 0.5 and isinstance(x1, Tracer):
+        x = asarray(x1)
+        return sqrt(P.convert(x, float_type(result_type(x, x2))))
     # integer exponents given as Python/numpy ints take the exact integer_pow path
     if (is_python_scalar(x2) or isinstance(x2, np.integer)) and not isinstance(x2, bool) and \
             float(x2) == builtins.int(x2) and abs(x2) <= 64:
@@ -297,16 +304,34 @@ def float_power(x1, x2):
 
 @npfunc(np.fmod)
 def fmod(x1, x2):
+    # C's fmod: the remainder of truncated division, with the sign of x1. mod(|x1|, |x2|) is
+    # exact (a - trunc(a/b)·b is not, once a/b is large) and non-negative; the sign of x1 is
+    # put back with signbit, so fmod(-0., 2) is -0.0 and fmod(-7, 2) is -1 as in numpy
     a, b = elementwise_args(x1, x2)
-    return P.sub(a, P.mul(trunc(P.div(a, b)) if dtype_of(a).kind == "f" else P.floor_divide_p.bind(a, b), b))
+    r = P.mod_p.bind(absolute(a), absolute(b))
+    return where(signbit(a), negative(r), r)
 
 
 @npfunc(np.hypot)
 def hypot(x1, x2):
-    # scaled so |x| = |y| = 0 has a finite value and the derivative x/r is exact elsewhere
+    # r = hi·√(1 + (lo/hi)²) with hi = max(|x|, |y|): no overflow of x² near 1e155 and
+    # above, no underflow below 1e-154 (as C's hypot). dr/dhi = hi/r and dr/dlo = lo/r, so
+    # the derivative x/r is exact; the formula is symmetric, so picking hi at |x| = |y|
+    # changes no derivative of any order. hi = 0 gives 0 with a zero subgradient (like
+    # norm), an infinite operand gives inf even next to NaN (C99, numpy), NaN otherwise
+    # stays NaN.
     a, b = elementwise_args(x1, x2, to_float=True)
-    from .linalg import _safe_sqrt      # zero subgradient at x = y = 0, like norm
-    return _safe_sqrt(add(P.mul(a, a), P.mul(b, b)))
+    if not isinstance(a, Tracer) and not isinstance(b, Tracer):
+        return np.hypot(a, b)
+    aa, bb = absolute(a), absolute(b)
+    first = P.ge(aa, bb)                 # false when either is NaN: lo is then aa
+    hi, lo = where(first, aa, bb), where(first, bb, aa)
+    zero = P.eq(hi, P.full_like(hi, 0))
+    inf = logical_or(isinf(aa), isinf(bb))
+    safe = where(logical_or(zero, inf), ones_like(hi), hi)
+    t = P.div(lo, safe)
+    r = P.mul(hi, sqrt(add(P.mul(t, t), 1)))
+    return where(inf, P.full_like(hi, np.inf), where(zero, zeros_like(hi), r))
 
 
 @npfunc(np.logaddexp)
@@ -546,6 +571,21 @@ def _no_identity(name, where, initial):
                          f"a where mask one has to specify 'initial' (as numpy requires)")
 
 
+def _check_nonempty(name, a, axis, initial=None):
+    """numpy's ValueError for max/min/argmax over no elements, in every mode: traced code
+    knows the shapes, so jit, grad and vmap raise where eager numpy raises (a kernel would
+    return the fill value -inf / inf / 0 instead)."""
+    if initial is not None:
+        return
+    shp = shape_of(a)
+    axes = range(len(shp)) if axis is None else normalize_axes(axis, len(shp))
+    if builtins.any(shp[i] == 0 for i in axes):
+        msg = (f"attempt to get {name} of an empty sequence" if name.startswith("arg") else
+               f"zero-size array to reduction operation {name} which has no identity "
+               f"(pass initial= for a value on empty input)")
+        raise ShapeError(msg, source=user_source())
+
+
 @npfunc(np.sum)
 def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     _no_out(out, "sum")
@@ -577,6 +617,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _no_out(out, "max")
     _no_identity("maximum", where, initial)
     a = asarray(a)
+    _check_nonempty("maximum", a, axis, initial)
     a = _masked(a, where, _lowest(dtype_of(a)))
     out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_max_p.bind(x, axes=axes) if axes else x)
     return out if initial is None else maximum(out, initial)
@@ -587,6 +628,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _no_out(out, "min")
     _no_identity("minimum", where, initial)
     a = asarray(a)
+    _check_nonempty("minimum", a, axis, initial)
     a = _masked(a, where, _highest(dtype_of(a)))
     out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_min_p.bind(x, axes=axes) if axes else x)
     return out if initial is None else minimum(out, initial)
@@ -670,15 +712,15 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     _no_out(out, "std")
     v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
     # std of constant data has zero gradient (convention 5), not the 0·∞ of d√v at v = 0
-    pos = P.gt(v, P.full_like(v, 0))
-    safe = _where_fn(pos, v, ones_like(v))
-    return _where_fn(pos, sqrt(safe), zeros_like(v))
+    from .linalg import _safe_sqrt
+    return _safe_sqrt(v)
 
 
 def _arg(prim, np_fn):
     @npfunc(np_fn)
     def f(a, axis=None, out=None, keepdims=False):
         a = asarray(a)
+        _check_nonempty(np_fn.__name__, a, axis)
         if axis is None:
             a = ravel(a)
             ax = 0
@@ -763,8 +805,12 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     a = asarray(a)
     a = P.convert(a, float_type(dtype_of(a)))
     axes = normalize_axes(axis, ndim(a))
-    m = max(a, axis=axes, keepdims=True)
-    m = stop_gradient(where(isfinite(m), m, zeros_like(m)))
+    if builtins.any(shape_of(a)[i] == 0 for i in axes):
+        # log of an empty sum is log 0 = -inf (scipy, JAX); max has nothing to shift by
+        m = zeros_like(sum(a, axis=axes, keepdims=True))
+    else:
+        m = max(a, axis=axes, keepdims=True)
+        m = stop_gradient(where(isfinite(m), m, zeros_like(m)))
     e_ = exp(subtract(a, m))
     if b is not None:
         e_ = multiply(e_, b)
@@ -1322,7 +1368,13 @@ def median(a, axis=None, keepdims=False):
     a, kept = _axes_to_last(a, axis)
     s = sort(a, axis=-1)
     n = shape_of(a)[-1]
+    if n == 0:                          # numpy: nan (with a warning) for an empty slice
+        out = P.full(shape_of(a)[:-1], np.nan, dtype_of(a))
+        return reshape(out, kept) if keepdims else out
     out = multiply(add(getitem(s, (Ellipsis, (n - 1) // 2)), getitem(s, (Ellipsis, n // 2))), 0.5)
+    # sort puts NaN last; numpy's median is NaN for a slice holding one (so is JAX's)
+    last = getitem(s, (Ellipsis, n - 1))
+    out = where(isnan(last), last, out)
     return reshape(out, kept) if keepdims else out
 
 

@@ -160,6 +160,8 @@ def _fast_result_type(xs):
     for x in xs:
         t = type(x)
         if t is Tracer:
+            if x.aval.weak_type:
+                return None      # a Python number passed to jit: weak, see result_type
             d = x.aval.dtype
         elif t is np.ndarray:
             d = x.dtype
@@ -177,6 +179,9 @@ def _fast_result_type(xs):
     return dt
 
 
+_WEAK_STAND_IN = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
+
+
 def result_type(*xs):
     """numpy's promotion, with Python scalars weak (NEP 50)."""
     dt = _fast_result_type(xs)
@@ -187,7 +192,11 @@ def result_type(*xs):
         if is_python_scalar(x):
             args.append(x)
         elif isinstance(x, Tracer):
-            args.append(x.aval.dtype)
+            # a weakly typed tracer (a Python number that was a jit or jvp argument) promotes
+            # like the Python number it stands for: f32 array * 2.0 stays f32 (NEP 50)
+            a = x.aval
+            args.append(_WEAK_STAND_IN.get(a.dtype.kind, a.dtype) if a.weak_type and not a.shape
+                        else a.dtype)
         elif isinstance(x, (np.ndarray, np.generic)):
             args.append(x.dtype)
         else:

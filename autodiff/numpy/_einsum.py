@@ -112,7 +112,9 @@ def einsum(subscripts, *operands, optimize=None, dtype=None, casting="safe"):
             if sizes.get(c, d) != d and d != 1 and sizes.get(c) != 1:
                 raise ShapeError(f"einsum: index {c!r} has sizes {sizes[c]} and {d}",
                                  source=user_source())
-            sizes[c] = max(sizes.get(c, 1), d)
+            # a size-1 dimension broadcasts to the other size, 0 included (max() would
+            # turn a zero-size contraction into a size-1 one)
+            sizes[c] = d if sizes.get(c, 1) == 1 else sizes[c]
     # broadcast size-1 dims
     ops = []
     for s, op in zip(ins, operands):

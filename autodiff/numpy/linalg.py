@@ -168,12 +168,17 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 def _safe_sqrt(s):
-    """√s with a zero (sub)gradient at s = 0, like autograd's norm."""
+    """√s with a zero (sub)gradient at s = 0 (like autograd's norm); NaN stays NaN.
+
+    The one safe square root of the namespace (``std``, ``linalg.norm``, ``hypot``): only
+    s == 0 is replaced (a ``s > 0`` test would also turn NaN into 0), and the inner
+    ``where`` keeps d√s = 1/(2√s) from evaluating 1/0 there.
+    """
     from . import sqrt, where, ones_like, zeros_like
     if not isinstance(s, Tracer):
         return sqrt(s)
-    pos = P.gt(s, P.full_like(s, 0))
-    return where(pos, sqrt(where(pos, s, ones_like(s))), zeros_like(s))
+    zero = P.eq(s, P.full_like(s, 0))
+    return where(zero, zeros_like(s), sqrt(where(zero, ones_like(s), s)))
 
 
 @npfunc(np.linalg.matrix_power)
