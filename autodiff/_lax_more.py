@@ -106,6 +106,8 @@ def round(x, rounding_method=0):  # noqa: A001
 
 
 def convert_element_type(operand, new_dtype):
+    """``operand`` cast to ``new_dtype`` (a numpy dtype or its name); differentiable between float
+    types."""
     return anp.astype(anp.asarray(operand), _np_dtype(new_dtype))
 
 
@@ -130,6 +132,13 @@ def broadcast(operand, sizes):
 
 
 def broadcast_in_dim(operand, shape, broadcast_dimensions):
+    """``operand`` broadcast to ``shape``; operand dimension ``i`` becomes result dimension
+    ``broadcast_dimensions[i]``.
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.broadcast_in_dim(np.array([1.0, 2.0]), (3, 2), (1,)).shape
+    (3, 2)
+    """
     x = anp.asarray(operand)
     if not isinstance(x, Tracer):
         return np.asarray(P.broadcast_in_dim(np.asarray(x), tuple(shape), tuple(broadcast_dimensions)))
@@ -137,6 +146,8 @@ def broadcast_in_dim(operand, shape, broadcast_dimensions):
 
 
 def reshape(operand, new_sizes, dimensions=None):
+    """``operand`` reshaped to ``new_sizes``, read in the order of ``dimensions`` (a permutation
+    applied first) when given."""
     x = anp.asarray(operand)
     if dimensions is not None:
         x = anp.transpose(x, dimensions)
@@ -144,18 +155,24 @@ def reshape(operand, new_sizes, dimensions=None):
 
 
 def transpose(operand, permutation):
+    """``operand`` with its dimensions permuted: result dimension ``i`` is operand dimension
+    ``permutation[i]``."""
     return anp.transpose(operand, tuple(permutation))
 
 
 def squeeze(array, dimensions):
+    """``array`` without the size-1 dimensions listed in ``dimensions``."""
     return anp.squeeze(array, axis=tuple(dimensions))
 
 
 def expand_dims(array, dimensions):
+    """``array`` with size-1 dimensions inserted at the positions ``dimensions`` of the result."""
     return anp.expand_dims(array, tuple(dimensions))
 
 
 def concatenate(operands, dimension):
+    """The ``operands`` joined along ``dimension`` (JAX's argument order: the sequence, then the
+    axis)."""
     return anp.concatenate(list(operands), axis=dimension)
 
 
@@ -176,6 +193,13 @@ def slice(operand, start_indices, limit_indices, strides=None):  # noqa: A001
 
 
 def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
+    """``operand[start_index:limit_index:stride]`` along ``axis``, the other dimensions whole.
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.slice_in_dim(np.arange(6.0).reshape(2, 3), 1, 3, axis=1)
+    array([[1., 2.],
+           [4., 5.]])
+    """
     x = anp.asarray(operand)
     idx = [builtins.slice(None)] * anp.ndim(x)
     idx[axis] = builtins.slice(start_index, limit_index, stride)
@@ -183,11 +207,15 @@ def slice_in_dim(operand, start_index, limit_index, stride=1, axis=0):
 
 
 def index_in_dim(operand, index, axis=0, keepdims=True):
+    """Element ``index`` of ``operand`` along ``axis`` (a static index), kept as a size-1 dimension
+    unless ``keepdims=False``."""
     out = slice_in_dim(operand, index, index + 1 if index != -1 else None, 1, axis)
     return out if keepdims else anp.squeeze(out, axis=axis)
 
 
 def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
+    """``slice_size`` elements of ``operand`` along ``axis`` from ``start_index``, which may be
+    traced (clamped into range as in JAX)."""
     from .lax import dynamic_slice
     x = anp.asarray(operand)
     starts = [0] * anp.ndim(x)
@@ -198,11 +226,15 @@ def dynamic_slice_in_dim(operand, start_index, slice_size, axis=0):
 
 
 def dynamic_index_in_dim(operand, index, axis=0, keepdims=True):
+    """Element ``index`` (possibly traced) of ``operand`` along ``axis``, kept as a size-1 dimension
+    unless ``keepdims=False``."""
     out = dynamic_slice_in_dim(operand, index, 1, axis)
     return out if keepdims else anp.squeeze(out, axis=axis)
 
 
 def dynamic_update_slice_in_dim(operand, update, start_index, axis):
+    """``operand`` with ``update`` written along ``axis`` from ``start_index`` (possibly traced;
+    clamped as in JAX), functionally."""
     from .lax import dynamic_update_slice
     x = anp.asarray(operand)
     starts = [0] * anp.ndim(x)
@@ -211,30 +243,45 @@ def dynamic_update_slice_in_dim(operand, update, start_index, axis):
 
 
 def rev(operand, dimensions):
+    """``operand`` reversed along each of ``dimensions``."""
     return anp.flip(operand, axis=tuple(dimensions))
 
 
 def iota(dtype, size):
+    """``0, 1, ..., size - 1`` as a 1-d array of ``dtype``.
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.iota(np.int64, 3)
+    array([0, 1, 2])
+    """
     return np.arange(size, dtype=_np_dtype(dtype))
 
 
 def broadcasted_iota(dtype, shape, dimension):
+    """An array of ``shape`` and ``dtype`` holding each element's index along ``dimension``."""
     return np.asarray(P.iota(_np_dtype(dtype), tuple(shape), dimension))
 
 
 def full(shape, fill_value, dtype=None):
+    """An array of ``shape`` (an int or a tuple) filled with ``fill_value``, of ``dtype`` (the
+    value's by default)."""
     return anp.full(tuple(shape) if not isinstance(shape, int) else (shape,), fill_value, dtype=dtype)
 
 
 def full_like(x, fill_value, dtype=None, shape=None):
+    """An array like ``x`` (its shape and dtype unless ``shape``/``dtype`` are given) filled with
+    ``fill_value``."""
     return anp.full_like(x, fill_value, dtype=dtype, shape=shape)
 
 
 def zeros_like_array(x):
+    """Zeros of ``x``'s shape and dtype."""
     return anp.zeros_like(x)
 
 
 def collapse(operand, start_dimension, stop_dimension=None):
+    """``operand`` with dimensions ``start_dimension`` up to ``stop_dimension`` (exclusive; the end
+    by default) merged into one."""
     x = anp.asarray(operand)
     sh = tuple(anp.shape(x))
     stop = len(sh) if stop_dimension is None else stop_dimension
@@ -242,6 +289,9 @@ def collapse(operand, start_dimension, stop_dimension=None):
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
+    """Matrix or vector product of ``lhs`` and ``rhs`` (``numpy.dot``); ``precision`` and
+    ``preferred_element_type`` are accepted for JAX's signature and have no effect (float64 stays
+    float64)."""
     return anp.dot(lhs, rhs)
 
 
@@ -263,34 +313,42 @@ def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_t
 # ----------------------------------------------------------------------------
 
 def reduce_sum(operand, axes):
+    """Sum of ``operand`` over ``axes`` (a sequence of dimensions)."""
     return anp.sum(operand, axis=tuple(axes))
 
 
 def reduce_max(operand, axes):
+    """Maximum of ``operand`` over ``axes``."""
     return anp.max(operand, axis=tuple(axes))
 
 
 def reduce_min(operand, axes):
+    """Minimum of ``operand`` over ``axes``."""
     return anp.min(operand, axis=tuple(axes))
 
 
 def reduce_prod(operand, axes):
+    """Product of ``operand`` over ``axes``."""
     return anp.prod(operand, axis=tuple(axes))
 
 
 def reduce_and(operand, axes):
+    """Logical and of ``operand`` over ``axes``."""
     return anp.all(operand, axis=tuple(axes))
 
 
 def reduce_or(operand, axes):
+    """Logical or of ``operand`` over ``axes``."""
     return anp.any(operand, axis=tuple(axes))
 
 
 def argmax(operand, axis, index_dtype=np.int64):
+    """Index of the maximum of ``operand`` along ``axis``, as ``index_dtype``."""
     return anp.astype(anp.argmax(operand, axis=axis), index_dtype)
 
 
 def argmin(operand, axis, index_dtype=np.int64):
+    """Index of the minimum of ``operand`` along ``axis``, as ``index_dtype``."""
     return anp.astype(anp.argmin(operand, axis=axis), index_dtype)
 
 
@@ -638,6 +696,8 @@ def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_ty
 
 def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
                               precision=None, preferred_element_type=None):
+    """``conv_general_dilated`` with explicit ``padding`` and dilations, JAX's older spelling;
+    ``precision`` and ``preferred_element_type`` have no effect."""
     return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation)
 
 

@@ -49,6 +49,8 @@ def _check_close(name, expected, got, atol, rtol):
 
 
 def check_jvp(f, args, eps, atol, rtol, rng):
+    """Compare ``jvp(f)`` along a random direction with central differences of step ``eps``; raise
+    ``AssertionError`` with the largest difference."""
     leaves, tree = tree_flatten(args)
     leaves = [np.asarray(as_array(l)) for l in leaves]
     v = _rand_like(rng, leaves)
@@ -67,6 +69,8 @@ def check_jvp(f, args, eps, atol, rtol, rng):
 
 
 def check_vjp(f, args, atol, rtol, rng):
+    """Check ``vjp(f)`` against ``jvp(f)`` by the transpose identity ``<u, J v> == <J^T u, v>`` for
+    random ``u``, ``v``; raise ``AssertionError`` on mismatch."""
     leaves, tree = tree_flatten(args)
     leaves = [np.asarray(as_array(l)) for l in leaves]
     args_t = tree_unflatten(tree, leaves)

@@ -42,6 +42,8 @@ class Config:
             self._values["debug_nans"] = env_nans not in ("0", "false", "False")
 
     def update(self, name, value):
+        """Set option ``name`` to ``value`` (unknown names raise ``AttributeError`` listing the
+        known ones)."""
         if name not in self._values:
             raise AttributeError(
                 f"unknown config option {name!r}; known options: {sorted(self._values)}")
@@ -68,6 +70,7 @@ class Config:
         return fn
 
     def values(self):
+        """A copy of every option's current value, by name."""
         return dict(self._values)
 
 

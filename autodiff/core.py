@@ -58,8 +58,9 @@ class ShapedArray:
         self.weak_type = bool(weak_type)
         self._hash = None
 
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    ndim = property(lambda self: len(self.shape), doc="Number of dimensions.")
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)),
+                    doc="Number of elements.")
 
     def __eq__(self, other):
         return (isinstance(other, ShapedArray) and self.shape == other.shape
@@ -76,14 +77,17 @@ class ShapedArray:
         return (ShapedArray, (self.shape, self.dtype, self.weak_type))
 
     def strip_weak(self):
+        """The same aval without the weak-type flag."""
         return ShapedArray(self.shape, self.dtype) if self.weak_type else self
 
     def update(self, shape=None, dtype=None, weak_type=None):
+        """A copy with ``shape``, ``dtype`` or ``weak_type`` replaced where given."""
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
                            self.weak_type if weak_type is None else weak_type)
 
     def str_short(self):
+        """The short form used in printed jaxprs, e.g. ``f64[3,2]``."""
         dt = _SHORT.get(self.dtype.name, self.dtype.name)
         return f"{dt}[{','.join(map(str, self.shape))}]"
 
@@ -106,10 +110,12 @@ def _scalar_aval(dtype, weak=False):
 
 
 def is_float_dtype(dtype):
+    """Whether ``dtype`` is a real floating-point type."""
     return np.issubdtype(np.dtype(dtype), np.floating)
 
 
 def is_inexact_dtype(dtype):
+    """Whether ``dtype`` is floating-point or complex."""
     return np.issubdtype(np.dtype(dtype), np.inexact)
 
 
@@ -134,6 +140,8 @@ def get_aval(x):
 
 
 def python_scalar_dtype(x):
+    """The dtype a Python scalar ``x`` is traced as (``float`` -> float64, ``int`` -> int64,
+    ``bool`` -> bool)."""
     if isinstance(x, bool):
         return np.dtype(bool)
     if isinstance(x, int):
@@ -197,6 +205,7 @@ class SourceInfo:
         return f"SourceInfo({self})"
 
     def short(self):
+        """``file.py:line`` without the directory."""
         return f"{os.path.basename(self.filename)}:{self.lineno}"
 
 
@@ -302,6 +311,8 @@ class Eqn:
         self.source = source
 
     def replace(self, **kw):
+        """A copy of the equation with the given fields (``primitive``, ``invars``, ``outvars``,
+        ``params``, ``source``) replaced."""
         d = dict(primitive=self.primitive, invars=self.invars, outvars=self.outvars,
                  params=self.params, source=self.source)
         d.update(kw)
@@ -347,8 +358,10 @@ class Jaxpr:
             self._hash = hash(self.key())
         return self._hash
 
-    in_avals = property(lambda self: [v.aval for v in self.invars])
-    out_avals = property(lambda self: [v.aval for v in self.outvars])
+    in_avals = property(lambda self: [v.aval for v in self.invars],
+                        doc="The abstract values (shape, dtype) of the inputs.")
+    out_avals = property(lambda self: [v.aval for v in self.outvars],
+                         doc="The abstract values of the outputs.")
 
     def __str__(self):
         return pp_jaxpr(self)
@@ -356,6 +369,7 @@ class Jaxpr:
     __repr__ = __str__
 
     def to_dot(self):
+        """Graphviz ``dot`` source of this program (see :func:`autodiff.render.jaxpr_to_dot`)."""
         return jaxpr_to_dot(self)
 
 
@@ -370,9 +384,9 @@ class ClosedJaxpr:
         assert len(self.consts) == len(jaxpr.constvars)
         self._hash = None
 
-    in_avals = property(lambda self: self.jaxpr.in_avals)
-    out_avals = property(lambda self: self.jaxpr.out_avals)
-    eqns = property(lambda self: self.jaxpr.eqns)
+    in_avals = property(lambda self: self.jaxpr.in_avals, doc="The inputs' abstract values.")
+    out_avals = property(lambda self: self.jaxpr.out_avals, doc="The outputs' abstract values.")
+    eqns = property(lambda self: self.jaxpr.eqns, doc="The equations of the program.")
 
     def __reduce__(self):
         # plain pickle works too: primitives travel by name (Primitive.__reduce__)
@@ -397,6 +411,7 @@ class ClosedJaxpr:
     __repr__ = __str__
 
     def to_dot(self):
+        """Graphviz ``dot`` source of this program (see :func:`autodiff.render.jaxpr_to_dot`)."""
         return jaxpr_to_dot(self.jaxpr)
 
     def __call__(self, *args):
@@ -653,6 +668,8 @@ class Primitive:
         return (_primitive_named, (self.name,))
 
     def bind(self, *args, **params):
+        """Apply the primitive: evaluated at once on concrete values, recorded as an equation on
+        tracers."""
         return bind(self, args, params)
 
 
@@ -709,6 +726,8 @@ class Tracer:
 
     # -- conversion to Python values: concrete traces only -----------------
     def concrete_value(self, what):
+        """The value behind this tracer when the trace is concrete (under ``grad`` without ``jit``),
+        else ``ConcretizationError`` naming ``what`` needed it."""
         return self._trace.force(self, what)
 
     def __bool__(self):
@@ -792,6 +811,8 @@ class JaxprTrace:
         self.closed = False
 
     def new_arg(self, aval, value=None):
+        """A new input variable of ``aval`` (holding ``value`` when the trace is concrete), as a
+        tracer."""
         v = Var(aval)
         self.invars.append(v)
         if self.concrete:
@@ -824,6 +845,8 @@ class JaxprTrace:
         return v
 
     def add_eqn(self, prim, invars, out_avals, params, source):
+        """Record ``outvars = prim[params](invars)`` (new variables of ``out_avals``) with the
+        user's ``source``; returns the tracers of the outputs."""
         outvars = [Var(a) for a in out_avals]
         e = Eqn(prim, invars, outvars, params, source)
         self.eqns.append(e)
@@ -834,6 +857,8 @@ class JaxprTrace:
 
     # -- concrete values -----------------------------------------------------
     def force(self, tracer, what):
+        """The concrete value of ``tracer``, or ``ConcretizationError`` naming ``what`` needed it
+        when the trace is abstract (under ``jit``)."""
         self._check_alive(tracer)
         if not self.concrete:
             raise ConcretizationError(
@@ -844,6 +869,7 @@ class JaxprTrace:
         return self.value_of(tracer.ivar)
 
     def value_of(self, var):
+        """The concrete value of variable ``var``, computed on demand from the recorded equations."""
         if isinstance(var, Literal):
             return var.val
         values = self.values
@@ -882,6 +908,7 @@ class JaxprTrace:
                 source=user_source())
 
     def to_jaxpr(self, out_tracers_or_vals):
+        """``(jaxpr, const_values)``: the recorded program with these outputs (tracers or values)."""
         outvars = [self.lift(x) for x in out_tracers_or_vals]
         jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
         return jaxpr, list(self.const_values)
@@ -900,6 +927,7 @@ class _LazyOuter:
 
 
 def current_trace():
+    """The innermost active trace, or ``None`` outside every transform."""
     st = trace_state.stack
     return st[-1] if st else None
 
@@ -930,6 +958,8 @@ class new_trace:
 # ----------------------------------------------------------------------------
 
 def bind(prim, args, params):
+    """Apply ``prim`` to ``args``: evaluated at once outside traces, recorded as an equation
+    of the innermost trace otherwise."""
     # the hot path of tracing: every recorded equation passes here once
     trace = None
     for a in args:
@@ -994,6 +1024,7 @@ def _eager(prim, args, params):
 
 
 def check_nans(prim, out, source=None):
+    """Raise ``NaNError`` naming ``prim`` and ``source`` if ``out`` holds a NaN (``debug_nans``)."""
     from .errors import NaNError
     outs = out if prim.multiple_results else [out]
     for o in outs:
@@ -1231,6 +1262,7 @@ def eval_jaxpr(jaxpr, consts, *args):
 
 
 def eval_closed(closed, *args):
+    """Evaluate a ClosedJaxpr on ``args`` (its consts bound); returns the list of outputs."""
     return eval_jaxpr(closed.jaxpr, closed.consts, *args)
 
 
@@ -1242,12 +1274,14 @@ def is_concrete(x):
 
 
 def concrete_or_error(x, what="a concrete value"):
+    """The concrete value of ``x``, or ``ConcretizationError`` saying ``what`` needed it."""
     if isinstance(x, Tracer):
         return x.concrete_value(what)
     return x
 
 
 def new_jaxpr_like(jaxpr, eqns=None, invars=None, outvars=None, constvars=None):
+    """A copy of ``jaxpr`` with the given parts replaced."""
     return Jaxpr(jaxpr.constvars if constvars is None else constvars,
                  jaxpr.invars if invars is None else invars,
                  jaxpr.outvars if outvars is None else outvars,

@@ -238,6 +238,8 @@ class Optimizer:
             self.add_param_group(g)
 
     def add_param_group(self, group):
+        """Add a parameter group: a dict with ``"params"`` (Variables) and per-group hyperparameters
+        overriding the defaults."""
         from .tape import Variable
         group = dict(group)
         ps = group["params"]
@@ -290,9 +292,13 @@ class Optimizer:
 
     # functional use of the same object
     def init(self, params):
+        """The functional form: the optimizer state for the pytree ``params``, with this optimizer's
+        default hyperparameters."""
         return self._transform(self.defaults).init(params)
 
     def update(self, grads, state, params=None):
+        """The functional form: ``(updates, new_state)`` for ``grads``; add the updates with
+        ``ad.optim.apply_updates``."""
         return self._transform(self.defaults).update(grads, state, params)
 
     def _transform(self, hp):

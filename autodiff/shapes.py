@@ -31,8 +31,9 @@ class ShapeDtypeStruct:
         self.sharding = sharding
         self.weak_type = weak_type
 
-    ndim = property(lambda self: len(self.shape))
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)))
+    ndim = property(lambda self: len(self.shape), doc="Number of dimensions.")
+    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)),
+                    doc="Number of elements.")
 
     def __len__(self):
         if not self.shape:

@@ -1036,10 +1036,12 @@ class FunctionCtx:
         self.needs_input_grad = tuple(needs_input_grad)
 
     def save_for_backward(self, *tensors):
+        """Keep ``tensors`` for ``backward`` (read them back as ``ctx.saved_tensors``)."""
         self._saved = tensors
 
     @property
     def saved_tensors(self):
+        """The tensors given to :meth:`save_for_backward`, as a tuple."""
         return tuple(self._saved)
 
     def mark_non_differentiable(self, *args):
@@ -1086,14 +1088,19 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args):
+        """The operation: override as a static method ``forward(ctx, *inputs)``."""
         raise NotImplementedError("a Function subclass must define forward(ctx, ...)")
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """The gradient: override as a static method ``backward(ctx, *grad_outputs)`` returning one
+        gradient (or ``None``) per input."""
         raise NotImplementedError("a Function subclass must define backward(ctx, *grads)")
 
     @classmethod
     def apply(cls, *args):
+        """Run the operation on ``args``: recorded on the tape for Variables, a ``custom_vjp``
+        inside transforms."""
         return _apply_function(cls, args)
 
 

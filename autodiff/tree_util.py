@@ -65,9 +65,12 @@ class PyTreeDef:
 
     @property
     def num_nodes(self):
+        """Number of nodes of the structure, leaves included."""
         return 1 + sum(getattr(c, "num_nodes", 1) for c in self.children)
 
     def unflatten(self, leaves):
+        """The pytree of this structure with ``leaves`` in place of its leaves
+        (``tree_unflatten(self, leaves)``)."""
         return tree_unflatten(self, leaves)
 
 
@@ -248,10 +251,17 @@ def _unflatten(td, it):
 
 
 def tree_leaves(tree, is_leaf=None):
+    """The leaves of ``tree`` in flattening order (``is_leaf(x)`` true stops the descent at ``x``).
+
+    >>> import autodiff as ad
+    >>> ad.tree_util.tree_leaves({"b": (1, 2), "a": [3]})
+    [3, 1, 2]
+    """
     return tree_flatten(tree, is_leaf)[0]
 
 
 def tree_structure(tree, is_leaf=None):
+    """The :class:`PyTreeDef` of ``tree``: its containers without the leaves."""
     return tree_flatten(tree, is_leaf)[1]
 
 
@@ -305,10 +315,18 @@ def _broadcast_prefix(prefix, x, out, is_leaf):
 
 
 def tree_all(tree):
+    """Whether every leaf of ``tree`` is truthy."""
     return all(tree_leaves(tree))
 
 
 def tree_reduce(fn, tree, initializer=None):
+    """``functools.reduce(fn, leaves)`` over the leaves of ``tree``, starting from ``initializer``
+    when given.
+
+    >>> import operator, autodiff as ad
+    >>> ad.tree_util.tree_reduce(operator.add, {"a": 1, "b": (2, 3)})
+    6
+    """
     import functools
     leaves = tree_leaves(tree)
     return functools.reduce(fn, leaves) if initializer is None else functools.reduce(fn, leaves, initializer)
