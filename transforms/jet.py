@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..core import ClosedJaxpr, Jaxpr, Literal, ShapedArray, Zero, is_float_dtype, \
+from ..core import Literal, ShapedArray, Zero, eval_jaxpr, is_float_dtype, \
     register_internal_dir, trace_flat
 from ..errors import UnsupportedError
 from .. import primitives as P
@@ -53,6 +53,33 @@ NONDIFFERENTIABLE = {
     "round": "piecewise constant", "floor_divide": "piecewise constant",
     "stop_gradient": "derivatives cut by definition",
 }
+
+
+# Primitives with no derivative at all, not even zero (opaque host code): Taylor mode
+# through them is an error that says what to do, as their jvp rule's.
+OPAQUE = {
+    "pure_callback": "the callback is opaque host code: wrap the function calling it in "
+                     "ad.custom_jvp and give its derivative there (jet then uses the rule)",
+}
+
+
+def _opaque_rule(prim):
+    def rule(ins, **params):
+        raise UnsupportedError(f"Taylor mode (jet) through {prim.name}: {OPAQUE[prim.name]}")
+    return rule
+
+
+def _late_rule(prim):
+    """Rules of primitives declared by modules imported after this one, keyed by name."""
+    if prim.name in OPAQUE:
+        jet_rules[prim] = _opaque_rule(prim)
+        return jet_rules[prim]
+    return None
+
+
+def rule_for(prim):
+    """The Taylor rule of ``prim`` (``None`` when it has none)."""
+    return jet_rules.get(prim) or _late_rule(prim)
 
 
 # ============================================================================
@@ -100,7 +127,7 @@ def jet_eval(jaxpr, consts, primals, series, order):
             out = _at(e.source, prim.bind, *[s[0] for s in ins], **e.params)
             outs = [[o] + none for o in out] if prim.multiple_results else [[out] + none]
         else:
-            rule = jet_rules.get(prim)
+            rule = rule_for(prim)
             if rule is None:
                 raise UnsupportedError(f"Taylor mode (jet) of primitive {prim.name!r} is not "
                                        f"supported: it has no Taylor rule", source=e.source)
@@ -295,7 +322,6 @@ def deflocally_linear(prim):
             return [P.instantiate(t) for t in tout]
 
         lin = trace_flat(tangent_map, avals, name="jet_linear")
-        from ..core import eval_jaxpr
         out0 = box[0]
         outs = [list(out0)] if prim.multiple_results else [out0]
         for k in range(1, K + 1):
@@ -889,7 +915,6 @@ def _scan_rule(ins, *, jaxpr, num_consts, num_carry, length, reverse):
 
 def _while_rule(ins, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, max_steps):
     from ..lax import while_loop
-    from ..core import eval_jaxpr
     K = len(ins[0]) - 1
     ncc, nbc = cond_nconsts, body_nconsts
     cc, bc, carry = ins[:ncc], ins[ncc:ncc + nbc], ins[ncc + nbc:]
