@@ -651,14 +651,15 @@ def _binop(op):
 def _ew_max(ctx, a):
     x, y = a
     if _is_float(ctx.out_dtype):   # numpy's maximum propagates NaN from either side
-        return _sel(ctx, f"({x} >= {y}) | ({x} != {x})", x, y)
+        # and, on a tie (0. and -0.), returns its second operand, as does min
+        return _sel(ctx, f"({x} > {y}) | ({x} != {x})", x, y)
     return _sel(ctx, f"{x} >= {y}", x, y)
 
 
 def _ew_min(ctx, a):
     x, y = a
     if _is_float(ctx.out_dtype):
-        return _sel(ctx, f"({x} <= {y}) | ({x} != {x})", x, y)
+        return _sel(ctx, f"({x} < {y}) | ({x} != {x})", x, y)
     return _sel(ctx, f"{x} <= {y}", x, y)
 
 
@@ -1757,7 +1758,7 @@ class _Fn:
                 expr = (" + " if kind == "sum" else " * ").join(terms)
                 lines.append(f"{acc} = {expr if acc_dt == dt_out else self.cast(expr, dt_out)}")
             elif kind in ("max", "min"):
-                cmp = ">" if kind == "max" else "<"
+                cmp = ">=" if kind == "max" else "<="     # ties: the later element (numpy: ±0)
                 lines.append(f"{acc} = {xs[0]}")
                 ctx = _EwCtx(self, {}, dt_in, [], [])
                 for x in xs[1:]:
@@ -1939,7 +1940,7 @@ class _Fn:
             else:
                 info = np.iinfo(dt_in)
                 init = self.lit(info.min if kind == "max" else info.max, dt_in)
-            cmp = ">" if kind == "max" else "<"
+            cmp = ">=" if kind == "max" else "<="         # ties: the later element (numpy: ±0)
 
             def update(acc):
                 cond = f"({x} {cmp} {acc})"
@@ -2297,7 +2298,7 @@ def _op_cumulative(kind):
             elif kind == "prod":
                 comb = f"{prev} * {v}"
             else:
-                cmp = ">" if kind == "max" else "<"
+                cmp = ">=" if kind == "max" else "<="     # ties: the later element (numpy: ±0)
                 cond = f"({v} {cmp} {prev})" + (f" | ({v} != {v})" if dt.kind == "f" else "")
                 comb = _sel(_EwCtx(ctx.fb, {}, dt, [], I), cond, v, prev)
             with ctx.block(f"if {first}:"):
