@@ -14,6 +14,7 @@ np.float64(-0.7268619813835873)
 """
 import collections
 import functools
+import inspect
 import threading
 import types
 
@@ -156,12 +157,32 @@ def make_jaxpr(fun, static_argnums=(), return_shape=False):
         closed, out_tree = trace_fun(f, flat, in_tree, concrete=False, name="make_jaxpr",
                                      kwargs=kwargs)
         closed = dce_closed(closed)
+        closed = ClosedJaxpr(closed.jaxpr, closed.consts,
+                             names=_io_names(fun, len(args), static_argnums, dyn, out_tree))
         if return_shape:
             shapes = tree_unflatten(out_tree, [ShapeDtype(a.shape, a.dtype) for a in closed.out_avals])
             return closed, shapes
         return closed
     return Transformed(wrapped, make_jaxpr, fun, dict(static_argnums=static_argnums,
                                                       return_shape=return_shape))
+
+
+def _io_names(fun, n_args, static_argnums, dyn, out_tree):
+    """Names of a traced function's input and output leaves, from its parameter names and
+    the pytree paths (``params['w']``, ``out[1]``), for pictures of its jaxpr."""
+    from .tree_util import keystr, tree_flatten_with_path
+    try:
+        params = [p.name for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    positions = [i for i in range(n_args) if i not in static_argnums]
+    arg_names = [params[i] if i < len(params) else f"args[{i}]" for i in positions]
+    ins = [arg_names[path[0].idx] + keystr(path[1:])
+           for path, _ in tree_flatten_with_path(tuple(dyn))[0]]
+    outs = [("out" + keystr(path)) for path, _ in
+            tree_flatten_with_path(tree_unflatten(out_tree, list(range(out_tree.num_leaves))))[0]]
+    return ins, outs
 
 
 class ShapeDtype:

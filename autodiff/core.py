@@ -368,21 +368,35 @@ class Jaxpr:
 
     __repr__ = __str__
 
-    def to_dot(self):
+    def to_dot(self, in_names=None, out_names=None):
         """Graphviz ``dot`` source of this program (see :func:`autodiff.render.jaxpr_to_dot`)."""
-        return jaxpr_to_dot(self)
+        return jaxpr_to_dot(self, in_names, out_names)
+
+    def render(self, path, format=None):  # noqa: A002
+        """Write a picture of this program to ``path`` (see :func:`autodiff.render.render`)."""
+        from .render import render
+        return render(self, path, format)
+
+    def _repr_svg_(self):
+        from .render import repr_svg
+        return repr_svg(self)
+
+    def _repr_html_(self):
+        from .render import repr_html
+        return repr_html(self)
 
 
 class ClosedJaxpr:
     """A :class:`Jaxpr` together with the values of its ``constvars``."""
 
-    __slots__ = ("jaxpr", "consts", "_hash")
+    __slots__ = ("jaxpr", "consts", "_hash", "_names")
 
-    def __init__(self, jaxpr, consts=()):
+    def __init__(self, jaxpr, consts=(), names=None):
         self.jaxpr = jaxpr
         self.consts = list(consts)
         assert len(self.consts) == len(jaxpr.constvars)
         self._hash = None
+        self._names = names       # (input names, output names) for pictures, from make_jaxpr
 
     in_avals = property(lambda self: self.jaxpr.in_avals, doc="The inputs' abstract values.")
     out_avals = property(lambda self: self.jaxpr.out_avals, doc="The outputs' abstract values.")
@@ -390,7 +404,7 @@ class ClosedJaxpr:
 
     def __reduce__(self):
         # plain pickle works too: primitives travel by name (Primitive.__reduce__)
-        return (ClosedJaxpr, (self.jaxpr, self.consts))
+        return (ClosedJaxpr, (self.jaxpr, self.consts, self._names))
 
     def _const_key(self):
         return tuple(_value_key(c) for c in self.consts)
@@ -410,9 +424,13 @@ class ClosedJaxpr:
 
     __repr__ = __str__
 
-    def to_dot(self):
+    def to_dot(self, in_names=None, out_names=None):
         """Graphviz ``dot`` source of this program (see :func:`autodiff.render.jaxpr_to_dot`)."""
-        return jaxpr_to_dot(self.jaxpr)
+        return jaxpr_to_dot(self, in_names, out_names)
+
+    render = Jaxpr.render
+    _repr_svg_ = Jaxpr._repr_svg_
+    _repr_html_ = Jaxpr._repr_html_
 
     def __call__(self, *args):
         return eval_jaxpr(self.jaxpr, self.consts, *args)
@@ -557,32 +575,10 @@ def pp_jaxpr(jaxpr, indent=0, name=None):
     return "\n".join(lines)
 
 
-def jaxpr_to_dot(jaxpr):
-    """Graphviz ``digraph`` source: inputs, equations and outputs as nodes."""
-    name = _var_namer()
-    out = ["digraph jaxpr {", "  rankdir=TB;", '  node [fontname="monospace"];']
-    producer = {}
-    for i, v in enumerate(jaxpr.constvars):
-        out.append(f'  const{i} [label="const {name(v)}: {v.aval.str_short()}" shape=box style=dashed];')
-        producer[v] = f"const{i}"
-    for i, v in enumerate(jaxpr.invars):
-        out.append(f'  in{i} [label="{name(v)}: {v.aval.str_short()}" shape=box];')
-        producer[v] = f"in{i}"
-    for i, e in enumerate(jaxpr.eqns):
-        outs = ", ".join(f"{name(v)}: {v.aval.str_short()}" for v in e.outvars)
-        out.append(f'  eqn{i} [label="{e.primitive.name}\\n{outs}" shape=ellipse];')
-        for v in e.invars:
-            if isinstance(v, Literal):
-                continue
-            out.append(f"  {producer[v]} -> eqn{i};")
-        for v in e.outvars:
-            producer[v] = f"eqn{i}"
-    for i, v in enumerate(jaxpr.outvars):
-        out.append(f'  out{i} [label="out {i}" shape=doublecircle];')
-        if isinstance(v, Var) and v in producer:
-            out.append(f"  {producer[v]} -> out{i};")
-    out.append("}")
-    return "\n".join(out)
+def jaxpr_to_dot(jaxpr, in_names=None, out_names=None):
+    """Graphviz ``digraph`` source; the drawing lives in :mod:`autodiff.render`."""
+    from .render import jaxpr_to_dot as draw
+    return draw(jaxpr, in_names, out_names)
 
 
 def last_uses(jaxpr):

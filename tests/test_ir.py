@@ -71,17 +71,19 @@ def test_to_dot():
     closed = ad.make_jaxpr(lambda x, y: (anp.exp(x) + y, x * 2.0))(np.ones(2), np.ones(2))
     dot = closed.to_dot()
     assert dot.startswith("digraph jaxpr {") and dot.rstrip().endswith("}")
-    assert dot.count("shape=ellipse") == len(closed.eqns) == 3
-    assert "in0 -> eqn0;" in dot                    # x feeds exp
+    assert dot.count("shape=plaintext label=<") == len(closed.eqns) == 3
+    assert "in0 -> eqn0:i0;" in dot                 # x feeds exp's first (only) operand
     assert dot.count("shape=doublecircle") == 2
-    assert 'label="exp\\nc: f64[2]"' in dot
-    # every edge names declared nodes
-    declared = {l.split()[0] for l in dot.splitlines() if "[label=" in l}
+    assert "<b>exp</b>" in dot and "c: f64[2]" in dot
+    assert '<td port="i1">2.0</td>' in dot          # the literal operand of x * 2.0
+    # every edge names declared nodes (ports after ':' belong to the node before it)
+    declared = {l.split()[0] for l in dot.splitlines() if "[" in l and "->" not in l}
     for line in dot.splitlines():
         if "->" in line:
-            src, dst = line.strip().rstrip(";").split(" -> ")
-            assert src in declared and dst in declared
-    assert closed.jaxpr.to_dot() == dot
+            src, dst = line.strip().rstrip(";").split(" [")[0].split(" -> ")
+            assert src in declared and dst.split(":")[0] in declared
+    # the open jaxpr draws the same, given the names make_jaxpr recorded
+    assert closed.jaxpr.to_dot(["x", "y"], ["out[0]", "out[1]"]) == dot
 
 
 def _f(x, y):
