@@ -425,6 +425,42 @@ def test_pytree_inputs_and_outputs():
     np.testing.assert_allclose(ys["c"], [-np.sin(0.4), -np.cos(0.4), np.sin(0.4)])
 
 
+@ad.custom_jvp
+def my_exp(x):
+    return anp.exp(x)
+
+
+my_exp.defjvp(lambda primals, tangents: (my_exp(primals[0]), my_exp(primals[0]) * tangents[0]))
+
+
+def test_custom_jvp_by_its_rule_when_the_true_function_is_opaque(monkeypatch):
+    # without a Taylor rule for exp, my_exp's true function cannot be jetted; its rule
+    # (which calls my_exp again) gives every order by recursion
+    monkeypatch.delitem(jet_rules, P.exp_p)
+    x = np.array([0.2, -1.0])
+    ds = ad.taylor(lambda v: my_exp(anp.sin(v)), 6)(x)
+    g = [np.sin(x + k * np.pi / 2) for k in range(8)]
+    B = [np.ones_like(x)]
+    for n in range(6):
+        B.append(sum(math.comb(n, i) * B[n - i] * g[i + 1] for i in range(n + 1)))
+    _assert_close_scaled(ds, [np.exp(np.sin(x)) * b for b in B])
+
+
+@pytest.mark.skipif(not hasattr(ad, "pure_callback"), reason="pure_callback not in this tree")
+def test_custom_jvp_around_a_pure_callback():
+    @ad.custom_jvp
+    def host_exp(x):
+        return ad.pure_callback(np.exp, ad.ShapeDtypeStruct(x.shape, x.dtype), x)
+    host_exp.defjvp(lambda p, t: (host_exp(p[0]), host_exp(p[0]) * t[0]))
+    x = np.array([0.3, 1.1])
+    _assert_close_scaled(ad.taylor(lambda v: host_exp(2.0 * v), 5)(x),
+                         [2.0 ** k * np.exp(2 * x) for k in range(6)])
+    from autodiff.errors import UnsupportedError
+    with pytest.raises(UnsupportedError, match="custom_jvp"):
+        ad.taylor(lambda v: ad.pure_callback(np.exp, ad.ShapeDtypeStruct(v.shape, v.dtype), v),
+                  2)(x)
+
+
 def test_a_primitive_without_a_rule_names_itself_and_the_line(monkeypatch):
     from autodiff.errors import UnsupportedError
     monkeypatch.delitem(jet_rules, P.sin_p)

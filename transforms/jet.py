@@ -842,7 +842,61 @@ def _custom_lin_body(ins, params):
 
 
 # custom_jvp functions by their true function (the rule gives one derivative, jet needs all)
-jet_rules[P.primitives["custom_jvp_call"]] = _call_rule(lambda ins, p: (p["call_jaxpr"], []))
+def _jettable(jaxpr):
+    """Whether every primitive of ``jaxpr`` (and of the bodies it calls) has a Taylor rule."""
+    for e in jaxpr.eqns:
+        if e.primitive.name in OPAQUE or rule_for(e.primitive) is None:
+            return False
+        for v in e.params.values():
+            for j in (v if isinstance(v, (tuple, list)) else [v]):
+                inner = getattr(j, "jaxpr", j)
+                if hasattr(inner, "eqns") and not _jettable(inner):
+                    return False
+    return True
+
+
+def _custom_jvp_rule(ins, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    # By the true function where it can be: the user's rule gives one derivative, jet needs
+    # all of them. Where it cannot (opaque host code inside, e.g. a pure_callback), by the
+    # rule: z' = T(x, x') with T the rule's tangent map, so the series of z' to order K-1
+    # is the jet of T at order K-1 (and z_k = (z')_{k-1} / k); T may call the function
+    # again, which recurses with one order less.
+    if _jettable(call_jaxpr):
+        return _call_rule(lambda ins, p: (p["call_jaxpr"], []))(
+            ins, call_jaxpr=call_jaxpr, jvp=jvp, num_consts=num_consts,
+            symbolic_zeros=symbolic_zeros)
+    from .partial_eval import dce_closed
+    K = len(ins[0]) - 1
+    if any(_has_series(s) for s in ins[:num_consts]):
+        raise UnsupportedError("a custom_jvp function closes over a value that is being "
+                               "differentiated; pass that value as an argument instead")
+    z0 = P.primitives["custom_jvp_call"].bind(
+        *[s[0] for s in ins], call_jaxpr=call_jaxpr, jvp=jvp, num_consts=num_consts,
+        symbolic_zeros=symbolic_zeros)
+    xs = ins[num_consts:]
+    x0 = [s[0] for s in xs]
+    floats = [is_float_dtype(P.dtype_of(x)) for x in x0]
+    avals = [ShapedArray(P.shape_of(x), P.dtype_of(x)) for x in x0]
+
+    def tangent_map(*args):
+        it = iter(args[len(x0):])
+        ts = [next(it) if fl else P.full(a.shape, 0, P.tangent_dtype(a.dtype))
+              for fl, a in zip(floats, avals)]
+        _, touts = jvp(list(args[:len(x0)]), ts)
+        return [P.instantiate(t) for t in touts]
+
+    T = dce_closed(trace_flat(tangent_map, avals + [a for a, fl in zip(avals, floats) if fl],
+                              name="custom_jvp_rule"))
+    # x'(t) has the coefficients (m + 1) x_{m+1}
+    dx = [[_zeros(s[0]) if s[1] is None else s[1]] + [_scale(s[m + 1], m + 1) for m in range(1, K)]
+          for s, fl in zip(xs, floats) if fl]
+    w, ws = jet_eval(T.jaxpr, T.consts, x0 + [d[0] for d in dx],
+                     [s[1:K] for s in xs] + [d[1:] for d in dx], K - 1)
+    return [[z] + [_scale(([wi] + list(wsi))[k - 1], 1.0 / k) for k in range(1, K + 1)]
+            for z, wi, wsi in zip(z0, w, ws)]
+
+
+jet_rules[P.primitives["custom_jvp_call"]] = _custom_jvp_rule
 jet_rules[P.primitives["custom_vjp_call"]] = _call_rule(lambda ins, p: (p["call_jaxpr"], []))
 jet_rules[P.primitives["custom_lin"]] = _call_rule(_custom_lin_body)
 # a checkpointed body is inlined: Taylor mode is forward-only, there is nothing to save
