@@ -16,6 +16,7 @@ from . import numpy  # noqa: F401
 from .api import (make_jaxpr, grad, value_and_grad, jvp, vjp, linearize, vmap, jacfwd, jacrev,
                   jacobian, hessian, hvp, stop_gradient)
 from .custom_derivatives import custom_jvp, custom_vjp
+from .callback import pure_callback
 from .check import check_grads
 from .differential_operators import hessian_vector_product
 from .jit import jit, wait_for_compiles, disable_jit
@@ -36,5 +37,5 @@ __all__ = [
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
     "flatten_util", "debug", "tree", "extend", "ShapeDtypeStruct", "eval_shape", "block_until_ready",
-    "jet", "taylor",
+    "jet", "taylor", "pure_callback",
 ]

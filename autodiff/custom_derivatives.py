@@ -51,6 +51,49 @@ def _inline(call_jaxpr, args):
     return eval_jaxpr(call_jaxpr, [], *args)
 
 
+def _concrete_tracers(flat):
+    """True when ``flat`` holds tracers and every one knows its value (grad/jvp/vjp without
+    jit): the primal body and the user's fwd / jvp rule are then traced with values, so
+    Python control flow on them works, as it does in ordinary functions under grad."""
+    from .core import is_concrete
+    return _has_tracer(flat) and all(is_concrete(x) for x in flat)
+
+
+def _result_has_tracer(out):
+    return _has_tracer(tree_flatten(out)[0])
+
+
+class _Reentry:
+    """Counts the concrete pre-tracings of a rule in progress. A rule that calls its own
+    function (``fwd`` calling ``f(x)``) pre-traces the rule of that inner call again (a
+    derivative of the next order runs it); the recursion stops at ``LIMIT`` levels, past
+    which the rule is traced when a transform needs it (abstractly)."""
+
+    LIMIT = 3
+
+    def __init__(self):
+        import threading
+        self._local = threading.local()
+
+    def active(self):
+        return getattr(self._local, "depth", 0) >= self.LIMIT
+
+    def __enter__(self):
+        self._local.depth = getattr(self._local, "depth", 0) + 1
+
+    def __exit__(self, *exc):
+        self._local.depth -= 1
+        return False
+
+
+def _flat_rule_from_trace(closed, n_out):
+    """``(xs) -> (outs, rest)`` evaluating a jaxpr the rule was traced into with values."""
+    def run(*xs):
+        res = eval_jaxpr(closed.jaxpr, closed.consts, *xs)
+        return list(res[:n_out]), list(res[n_out:])
+    return run
+
+
 def _nondiff_split(args, nondiff_argnums):
     nd = {i % len(args) for i in nondiff_argnums} if args else set()
     return nd
@@ -118,6 +161,7 @@ class custom_jvp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp_rule = None
+        self._pretracing = _Reentry()
 
     def defjvp(self, jvp, symbolic_zeros=False):
         self.jvp_rule = jvp
@@ -160,9 +204,14 @@ class custom_jvp:
         def f(*d):
             return fun(*full_args(d), **kwargs)
 
-        closed, out_tree = trace_fun(f, flat, in_tree, concrete=False, name="custom_jvp")
-        if not _has_tracer(flat) and not _has_tracer(closed.consts):
-            return fun(*args, **kwargs)
+        if not _has_tracer(flat):
+            # no transform is looking: run the body on the values (Python control flow,
+            # plain numpy and all), unless it reads a traced value it closes over
+            out = fun(*args, **kwargs)
+            if not _result_has_tracer(out):
+                return out
+        concrete = _concrete_tracers(flat)
+        closed, out_tree = trace_fun(f, flat, in_tree, concrete=concrete, name="custom_jvp")
         call_jaxpr, consts = _split_consts(closed)
 
         def jvp_flat(xs, ts):
@@ -193,9 +242,27 @@ class custom_jvp:
                   if P.shape_of(t) != P.shape_of(o) else t for t, o in zip(tf, of)]
             return of, tf
 
+        if concrete and not self._pretracing.active():
+            jvp_flat = self._pretrace_rule(jvp_flat, flat, in_tree) or jvp_flat
         outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, jvp=jvp_flat,
                                       num_consts=len(consts), symbolic_zeros=False)
         return tree_unflatten(out_tree, outs)
+
+    def _pretrace_rule(self, jvp_flat, flat, in_tree):
+        """The rule traced now, on the primals' values (tangents stand in as zeros: a rule
+        is linear in them and never branches on them), as a straight-line jaxpr that the
+        jvp transform later inlines. None when the trace closes over a traced value."""
+        from .api import trace_fun
+        n = len(flat)
+        zeros = [np.zeros(P.shape_of(x), P.dtype_of(x)) for x in flat]
+        with self._pretracing:
+            closed, _ = trace_fun(lambda *a: sum(map(list, jvp_flat(list(a[:n]), list(a[n:]))), []),
+                                  list(flat) + zeros, tree_flatten(tuple(flat) + tuple(zeros))[1],
+                                  concrete=True, name="custom_jvp_rule")
+        if _has_tracer(closed.consts):
+            return None
+        run = _flat_rule_from_trace(closed, len(closed.jaxpr.outvars) // 2)
+        return lambda xs, ts: run(*xs, *ts)
 
 
 # ----------------------------------------------------------------------------
@@ -356,6 +423,7 @@ class custom_vjp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
+        self._pretracing = _Reentry()
 
     def defvjp(self, fwd, bwd):
         self.fwd, self.bwd = fwd, bwd
@@ -376,10 +444,15 @@ class custom_vjp:
             it = iter(d)
             return [static[i] if i in static else next(it) for i in range(len(args))]
 
+        if not _has_tracer(flat):
+            # no transform is looking: run the body on the values (Python control flow,
+            # plain numpy and all), unless it reads a traced value it closes over
+            out = fun(*args, **kwargs)
+            if not _result_has_tracer(out):
+                return out
+        concrete = _concrete_tracers(flat)
         closed, out_tree = trace_fun(lambda *d: fun(*full_args(d), **kwargs), flat, in_tree,
-                                     concrete=False, name="custom_vjp")
-        if not _has_tracer(flat) and not _has_tracer(closed.consts):
-            return fun(*args, **kwargs)
+                                     concrete=concrete, name="custom_vjp")
         call_jaxpr, consts = _split_consts(closed)
         box = {}
 
@@ -429,6 +502,15 @@ class custom_vjp:
                     out.append(c)
             return out
 
+        if concrete and not self._pretracing.active():
+            # fwd traced now, on the inputs' values: a Python loop in it works under grad
+            with self._pretracing:
+                fwd_closed, _ = trace_fun(lambda *d: sum(map(list, fwd_flat(list(d))), []),
+                                          flat, tree_flatten(tuple(flat))[1], concrete=True,
+                                          name="custom_vjp_fwd")
+            if not _has_tracer(fwd_closed.consts):
+                fwd_flat = (lambda run: lambda xs: run(*xs))(
+                    _flat_rule_from_trace(fwd_closed, len(call_jaxpr.outvars)))
         outs = custom_vjp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, fwd=fwd_flat,
                                       bwd=bwd_flat, num_consts=len(consts),
                                       out_avals=tuple(v.aval for v in call_jaxpr.outvars))

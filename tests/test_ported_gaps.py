@@ -141,3 +141,121 @@ def test_list_and_numpy_scalar_aux_data_and_a_clear_error_for_the_rest():
     with pytest.raises(ad.errors.PyTreeError, match="_Layer.*unhashable Opaque") as e:
         f(_Layer(np.ones(2), Opaque()))
     assert isinstance(e.value, TypeError) and "test_ported_gaps.py" in str(e.value)
+
+
+# ----------------------------------------------------------------------------- item 2
+@ad.custom_vjp
+def halve_until_small(x):
+    """x / 2**k, with k the number of halvings that bring x to <= 1 (a Python loop)."""
+    y = x
+    while y > 1.0:                       # the line the jit error names
+        y = y / 2.0
+    return y
+
+
+def _halve_fwd(x):
+    y = halve_until_small(x)
+    return y, y / x                      # the local slope 2**-k
+
+
+halve_until_small.defvjp(_halve_fwd, lambda slope, g: (g * slope,))
+
+
+def test_custom_vjp_with_a_python_loop_eagerly_under_grad_and_jvp():
+    assert halve_until_small(10.0) == 0.625
+    np.testing.assert_allclose(ad.grad(halve_until_small)(10.0), 1 / 16)
+    np.testing.assert_allclose(ad.grad(lambda x: halve_until_small(x) * x)(10.0), 2 * 10 / 16)
+    np.testing.assert_allclose(ad.jvp(halve_until_small, (3.0,), (1.0,))[1], 0.25)
+    # second order: d2/dx2 (x^3 / 16) = 6x / 16
+    np.testing.assert_allclose(ad.grad(ad.grad(lambda x: halve_until_small(x) * x ** 2))(10.0),
+                               6 * 10 / 16)
+
+
+def test_custom_vjp_with_a_python_loop_under_jit_names_the_line():
+    with pytest.raises(ConcretizationError, match="ad.lax") as e:
+        ad.jit(halve_until_small)(10.0)
+    assert "test_ported_gaps.py" in str(e.value)
+    import inspect
+    line = inspect.getsource(halve_until_small.fun).splitlines().index(
+        "    while y > 1.0:                       # the line the jit error names")
+    assert f":{halve_until_small.fun.__code__.co_firstlineno + line}" in str(e.value)
+
+
+@ad.custom_jvp
+def newton_sqrt(a):
+    """sqrt(a) by Newton's iteration with a Python stopping test."""
+    x = a if a > 1.0 else 1.0
+    while abs(x * x - a) > 1e-15 * a:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+@newton_sqrt.defjvp
+def _newton_sqrt_jvp(primals, tangents):
+    (a,), (t,) = primals, tangents
+    s = newton_sqrt(a)
+    return s, t / (2.0 * s)
+
+
+def test_custom_jvp_with_a_python_loop_eagerly_and_under_grad():
+    np.testing.assert_allclose(newton_sqrt(2.0), np.sqrt(2.0), rtol=1e-15)
+    np.testing.assert_allclose(ad.grad(newton_sqrt)(2.0), 0.5 / np.sqrt(2.0), rtol=1e-14)
+    np.testing.assert_allclose(ad.grad(lambda a: newton_sqrt(a) * a)(4.0), 3.0, rtol=1e-14)
+    np.testing.assert_allclose(ad.hessian(lambda a: newton_sqrt(a) * a ** 2)(4.0),
+                               3.75 * 4.0 ** 0.5, rtol=1e-13)   # d2/da2 a^2.5
+
+
+@ad.custom_vjp
+def numpy_cumprod(x):
+    """autograd's @primitive case: a body in plain numpy, called on values."""
+    return ad.pure_callback(np.cumprod, ad.ShapeDtypeStruct(x.shape, x.dtype), x)
+
+
+def _cumprod_fwd(x):
+    y = numpy_cumprod(x)
+    return y, (x, y)
+
+
+def _cumprod_bwd(res, g):
+    x, y = res
+    # d y_j / d x_i = y_j / x_i for j >= i: reverse cumulative sums of g * y, over x
+    rc = ad.pure_callback(lambda v: np.cumsum(v[::-1])[::-1],
+                          ad.ShapeDtypeStruct(x.shape, x.dtype), g * y)
+    return (rc / x,)
+
+
+numpy_cumprod.defvjp(_cumprod_fwd, _cumprod_bwd)
+_cumprod_loss = ad.jit(ad.value_and_grad(lambda x: anp.sum(numpy_cumprod(x) * anp.arange(4.0))))
+
+
+def test_pure_callback_inside_jit_with_a_custom_vjp_derivative():
+    x = np.array([1.5, -0.5, 2.0, 0.75])
+
+    def loss_np(x):
+        return np.sum(np.cumprod(x) * np.arange(4.0))
+    v, g = _cumprod_loss(x)
+    np.testing.assert_allclose(v, loss_np(x), rtol=1e-15)
+    eps = 1e-6
+    fd = [(loss_np(x + eps * e) - loss_np(x - eps * e)) / (2 * eps) for e in np.eye(4)]
+    np.testing.assert_allclose(g, fd, rtol=1e-8)
+    np.testing.assert_allclose(ad.grad(lambda x: anp.sum(numpy_cumprod(x) * anp.arange(4.0)))(x),
+                               g, rtol=1e-14)
+    src = _cumprod_loss.lower(x).source
+    assert "objmode" in src and "call_host" in src       # compiled, calling back to Python
+
+
+def test_pure_callback_eager_vmap_and_errors():
+    spec = ad.ShapeDtypeStruct((3,), np.float64)
+    np.testing.assert_array_equal(ad.pure_callback(np.sort, spec, np.array([3.0, 1.0, 2.0])),
+                                  [1.0, 2.0, 3.0])
+    xs = np.array([[3.0, 1.0, 2.0], [0.0, -1.0, 5.0]])
+    for method in ("sequential", "expand_dims", "broadcast_all"):
+        out = ad.vmap(lambda x: ad.pure_callback(lambda v: np.sort(v, axis=-1), spec, x,
+                                                 vmap_method=method))(xs)
+        np.testing.assert_array_equal(out, np.sort(xs, axis=1))
+    with pytest.raises(ad.errors.UnsupportedError, match="custom_vjp"):
+        ad.grad(lambda x: anp.sum(ad.pure_callback(np.sin, spec, x)))(xs[0])
+    with pytest.raises(ad.errors.ShapeError, match=r"shape \(2,\), declared \(3,\)"):
+        ad.pure_callback(lambda v: v[:2], spec, xs[0])
+    with pytest.raises(ad.errors.ShapeError, match="test_ported_gaps.py"):
+        ad.jit(lambda x: ad.pure_callback(lambda v: v[:2], spec, x))(xs[0])

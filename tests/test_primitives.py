@@ -258,6 +258,8 @@ def _other_samples():
                                                   (0, a))[1], x)
     _eqn_sample("remat", ad.checkpoint(lambda a, b: anp.sin(a * b) * a), x, y)
     _eqn_sample("name", lambda a: ad.checkpoint_name(anp.sin(a), "h") * 2.0, x)
+    _eqn_sample("pure_callback", lambda a: ad.pure_callback(
+        np.sin, ad.ShapeDtypeStruct(a.shape, a.dtype), a) * 2.0, x)
 
 
 try:
@@ -266,7 +268,10 @@ except NotImplementedError:       # a module still being written: its primitives
     pass
 
 # reverse mode is not defined for an unbounded while loop (as in JAX)
-GRAD_MODES = {"while": ("fwd",)}
+GRAD_MODES = {"while": ("fwd",),
+              # opaque host code has no derivative of its own (custom_vjp gives it one:
+              # tests/test_ported_gaps.py); its jvp raises UnsupportedError, tested there
+              "pure_callback": ()}
 
 CORE_MODULES = (P, CD)
 

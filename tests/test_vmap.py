@@ -236,7 +236,25 @@ def _cases():
     c["custom_vjp_call"] = [Case([f64(3), f64(3)], fn=_sin_mul)]
     c["custom_lin"] = [Case([f64(3), f64(3), f64(3)],
                             fn=lambda x, y, t: ad.jvp(lambda a: _sin_mul(a, y), (x,), (t,))[1])]
+    # host code, batched by each vmap_method (one call per element, or one call); a
+    # custom_jvp gives it the derivatives (both modes) the derivative tests need
+    c["pure_callback"] = [Case([f64(3), f64(3)], id=m, fn=_host_sin_mul(m))
+                          for m in ("sequential", "expand_dims", "broadcast_all")]
     return c
+
+
+def _host_sin_mul(method):
+    @ad.custom_jvp
+    def f(x, y):
+        return ad.pure_callback(lambda a, b: np.sin(a) * b,
+                                ad.ShapeDtypeStruct(np.shape(x), np.result_type(x)), x, y,
+                                vmap_method=method)
+
+    @f.defjvp
+    def f_jvp(primals, tangents):
+        (x, y), (tx, ty) = primals, tangents
+        return f(x, y), tx * anp.cos(x) * y + ty * anp.sin(x)
+    return f
 
 
 CASES = _cases()
