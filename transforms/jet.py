@@ -25,8 +25,8 @@ import math
 
 import numpy as np
 
-from ..core import Literal, ShapedArray, Zero, eval_jaxpr, is_float_dtype, \
-    register_internal_dir, trace_flat
+from ..core import Literal, ShapedArray, Zero, eval_jaxpr, is_float_dtype, last_uses, \
+    register_internal_dir, trace_flat, trace_state
 from ..errors import UnsupportedError
 from .. import primitives as P
 from .jvp import _at
@@ -65,7 +65,8 @@ OPAQUE = {
 
 def _opaque_rule(prim):
     def rule(ins, **params):
-        raise UnsupportedError(f"Taylor mode (jet) through {prim.name}: {OPAQUE[prim.name]}")
+        raise UnsupportedError(f"Taylor mode (jet) through {prim.name}: {OPAQUE[prim.name]}",
+                               source=trace_state.source)
     return rule
 
 
@@ -120,7 +121,7 @@ def jet_eval(jaxpr, consts, primals, series, order):
     def read(v):
         return [v.val] + none if isinstance(v, Literal) else env[v]
 
-    for e in jaxpr.eqns:
+    for e, frees in zip(jaxpr.eqns, last_uses(jaxpr)):
         ins = [read(v) for v in e.invars]
         prim = e.primitive
         if not any(_has_series(s) for s in ins):
@@ -135,6 +136,8 @@ def jet_eval(jaxpr, consts, primals, series, order):
             outs = outs if prim.multiple_results else [outs]
         for v, s in zip(e.outvars, outs):
             env[v] = ([s[0]] + ([_fit(c, v.aval) for c in s[1:]] if _is_float(v.aval) else none))
+        for v in frees:                           # release buffers after their last use
+            env.pop(v, None)
     res = [read(v) for v in jaxpr.outvars]
     return [s[0] for s in res], [s[1:] for s in res]
 
@@ -194,10 +197,9 @@ def _cauchy_term(x, y, k, lo=0, hi=None, op=P.mul):
 
 def _square_term(z, m, lo=0):
     """Σ_{i=lo}^{m-lo} z_i z_{m-i}, pairing symmetric terms (half the products)."""
-    terms = [_scale(_mul(z[i], z[m - i]), 2) for i in range(lo, (m + 1) // 2)]
-    if m % 2 == 0 and m // 2 >= lo:
-        terms.append(_mul(z[m // 2], z[m // 2]))
-    return _sum(terms)
+    pairs = _scale(_sum(_mul(z[i], z[m - i]) for i in range(lo, (m + 1) // 2)), 2)
+    middle = _mul(z[m // 2], z[m // 2]) if m % 2 == 0 and m // 2 >= lo else None
+    return _sum([pairs, middle])
 
 
 def series_mul(x, y, op=P.mul):
@@ -234,18 +236,27 @@ def series_pow(x, a, z0):
     return z
 
 
+def _dt(x):
+    """[_, 1·x₁, 2·x₂, …]: the weights j x_j of z_k = (1/k) Σ_j j x_j w_{k-j}, made once."""
+    return [None] + [_scale(c, j) for j, c in enumerate(x[1:], 1)]
+
+
+def _integral_term(xd, w, k, sign=1):
+    return _scale(_sum(_mul(xd[j], w[k - j]) for j in range(1, k + 1)), sign / k)
+
+
 def series_integrate(x, w, z0):
     """z with z' = w x': z_k = (1/k) Σ_{j=1}^k j x_j w_{k-j}, for w known up to K-1."""
-    return [z0] + [_sum(_scale(_mul(x[j], w[k - j]), j / k) for j in range(1, k + 1))
-                   for k in range(1, len(x))]
+    xd = _dt(x)
+    return [z0] + [_integral_term(xd, w, k) for k in range(1, len(x))]
 
 
 def _ode(x, z0, w_of):
     """z with z' = w x' where w_m depends on z_0..z_m only (``w_of(z, m)``)."""
-    z, w = [z0], []
+    z, w, xd = [z0], [], _dt(x)
     for k in range(1, len(x)):
         w.append(w_of(z, k - 1))
-        z.append(_sum(_scale(_mul(x[j], w[k - j]), j / k) for j in range(1, k + 1)))
+        z.append(_integral_term(xd, w, k))
     return z
 
 
@@ -488,11 +499,12 @@ def _expm1_rule(ins):
 
 def _log_series(x, z0):
     """z = log x: x₀ z_k = x_k - (1/k) Σ_{j=1}^{k-1} j z_j x_{k-j}."""
-    z = [z0]
+    z, zd = [z0], [None]
     for k in range(1, len(x)):
-        r = _sum(_scale(_mul(z[j], x[k - j]), j / k) for j in range(1, k))
+        r = _scale(_sum(_mul(zd[j], x[k - j]) for j in range(1, k)), 1 / k)
         num = x[k] if r is None else (P.neg(r) if x[k] is None else P.sub(x[k], r))
         z.append(None if num is None else P.div(num, x[0]))
+        zd.append(_scale(z[k], k))
     return z
 
 
@@ -508,10 +520,10 @@ def _log1p_rule(ins):
 
 def _sincos(x, s0, c0, sign):
     """s' = c x', c' = sign · s x' (sign -1: sin/cos, +1: sinh/cosh)."""
-    s, c = [s0], [c0]
+    s, c, xd = [s0], [c0], _dt(x)
     for k in range(1, len(x)):
-        s.append(_sum(_scale(_mul(x[j], c[k - j]), j / k) for j in range(1, k + 1)))
-        c.append(_sum(_scale(_mul(x[j], s[k - j]), sign * j / k) for j in range(1, k + 1)))
+        s.append(_integral_term(xd, c, k))
+        c.append(_integral_term(xd, s, k, sign))
     return s, c
 
 
