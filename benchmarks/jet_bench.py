@@ -11,6 +11,10 @@ and shown as "—". Every derivative is checked against the jet's before it is t
 
     python benchmarks/jet_bench.py                    # k = 1..12
     python benchmarks/jet_bench.py --kmax 8 --markdown table.md
+    python benchmarks/jet_bench.py --scalar 0 --vector 10000   # only the jitted n-point table
+
+A second table times the jitted k-th derivative at 10,000 points (``--vector``), where the
+kernels' work, not the call overhead, dominates.
 """
 import argparse
 import math
@@ -27,8 +31,8 @@ import autodiff.numpy as anp
 
 ad.config.update("jit_background_compile", False)   # time the compiled kernels, not the interpreter
 X = 0.3
-EAGER_CUT_S = 1.0        # a nested-grad column stops once one eager call takes longer
-JIT_CUT_EQNS = 3000      # autodiff's nested grad is not jitted beyond this many equations
+EAGER_CUT_S = 5.0        # a nested-grad column stops once one eager call takes longer
+JIT_CUT_EQNS = 10000     # autodiff's nested grad is not jitted beyond this many equations
 JAX_JIT_CUT_EQNS = 30000  # … nor JAX's (XLA compile time)
 SIZE_CUT_EQNS = 100000   # nor traced once its program passed this size
 
@@ -138,10 +142,58 @@ def jax_rows(k, state):
                 jet=(float(jet_k(xj)), jet_size, jet_eager, jet_jit))
 
 
+def vector_rows(k, n, state):
+    """Jitted k-th derivative at n points (compute-bound): f^(k) elementwise."""
+    xs = np.linspace(-1.0, 1.0, n)
+    fn = ad.jit(lambda x: ad.taylor(f, k)(x)[k])
+    ref = fn(xs)
+    row = {"jet": timeit(lambda: fn(xs))}
+    g = f
+    for _ in range(k):
+        g = (lambda h: ad.grad(lambda x: anp.sum(h(x))))(g)
+    size = state.get("ad_size", 0)
+    if size <= JIT_CUT_EQNS:
+        size = state["ad_size"] = len(ad.make_jaxpr(g)(xs).jaxpr.eqns)
+    row["grad"] = None
+    if size <= JIT_CUT_EQNS:
+        jg = ad.jit(g)
+        np.testing.assert_allclose(jg(xs), ref, rtol=1e-8, atol=1e-8)
+        row["grad"] = timeit(lambda: jg(xs))
+    try:
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        import jax.numpy as jnp
+        from jax.experimental.jet import jet
+    except Exception:                              # noqa: BLE001  (JAX is optional)
+        row["jax_grad"] = row["jax_jet"] = None
+        return row
+    fj = lambda x: jnp.tanh(jnp.sin(x) * jnp.exp(-x ** 2))
+    xj = jnp.asarray(xs)
+    gj = fj
+    for _ in range(k):
+        gj = (lambda h: jax.grad(lambda x: jnp.sum(h(x))))(gj)
+    row["jax_grad"] = None
+    if state.get("jax_size", 0) <= JAX_JIT_CUT_EQNS:
+        state["jax_size"] = len(jax.make_jaxpr(gj)(xj).jaxpr.eqns)
+        if state["jax_size"] <= JAX_JIT_CUT_EQNS:
+            jg = jax.jit(gj)
+            np.testing.assert_allclose(np.asarray(jg(xj)), ref, rtol=1e-8, atol=1e-8)
+            row["jax_grad"] = timeit(lambda: jg(xj).block_until_ready())
+    terms = (jnp.ones(n),) + (jnp.zeros(n),) * (k - 1)
+    jj = jax.jit(lambda x: jet(fj, (x,), (terms,))[1][k - 1])
+    np.testing.assert_allclose(np.asarray(jj(xj)), ref, rtol=1e-8, atol=1e-8)
+    row["jax_jet"] = timeit(lambda: jj(xj).block_until_ready())
+    return row
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser()
+    ap.add_argument("--kmin", type=int, default=1)
     ap.add_argument("--kmax", type=int, default=12)
     ap.add_argument("--markdown", default=None, help="write the table to this file")
+    ap.add_argument("--vector", type=int, default=10000,
+                    help="also time the jitted derivative at this many points (0: skip)")
+    ap.add_argument("--scalar", type=int, default=1, help="0: skip the scalar table")
     args = ap.parse_args(argv)
     head = ("| k | jet eqns | nested grad eqns | JAX grad eqns | JAX jet eqns "
             "| jet eager | nested grad eager | JAX grad eager | JAX jet eager "
@@ -152,7 +204,7 @@ def main(argv=None):
     print(lines[1], flush=True)
     cut = size_cut = False
     jax_state = {}
-    for k in range(1, args.kmax + 1):
+    for k in range(args.kmin, args.kmax + 1 if args.scalar else args.kmin):
         ref, jsize, jeager, jjit, jval = ours(k)
         assert math.isclose(ref, jval, rel_tol=1e-9), (k, ref, jval)
         gval, gsize, geager, gjit = nested_ad(k, cut, size_cut)
@@ -174,6 +226,21 @@ def main(argv=None):
                f"| {ratio(geager, jeager)} | {ratio(gjit, jjit)} | {ratio(J['jet'][3], jjit)} |")
         lines.append(row)
         print(row, flush=True)
+    if args.vector:
+        n = args.vector
+        head = (f"| k (jitted, n = {n} points) | jet | nested grad | JAX nested grad | JAX jet "
+                f"| nested grad / jet | JAX grad / jet | JAX jet / jet |")
+        lines += ["", head, "|" + "---|" * 8]
+        print("\n" + head + "\n" + lines[-1], flush=True)
+        state = {}
+        for k in range(args.kmin, args.kmax + 1):
+            r = vector_rows(k, n, state)
+            ratio = lambda a: "—" if a is None else f"{a / r['jet']:.1f}×"
+            row = (f"| {k} | {fmt(r['jet'])} | {fmt(r['grad'])} | {fmt(r['jax_grad'])} "
+                   f"| {fmt(r['jax_jet'])} | {ratio(r['grad'])} | {ratio(r['jax_grad'])} "
+                   f"| {ratio(r['jax_jet'])} |")
+            lines.append(row)
+            print(row, flush=True)
     if args.markdown:
         with open(args.markdown, "w") as fh:
             fh.write("\n".join(lines) + "\n")
