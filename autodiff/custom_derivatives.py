@@ -164,6 +164,9 @@ class custom_jvp:
         self._pretracing = _Reentry()
 
     def defjvp(self, jvp, symbolic_zeros=False):
+        """Set the forward rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``; returns
+        it, so it also works as a decorator (``@f.defjvp``).
+        """
         self.jvp_rule = jvp
         return jvp
 
@@ -426,6 +429,9 @@ class custom_vjp:
         self._pretracing = _Reentry()
 
     def defvjp(self, fwd, bwd):
+        """Set the reverse rules: ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals,
+        cotangent) -> one cotangent per argument`` (a tuple).
+        """
         self.fwd, self.bwd = fwd, bwd
 
     def __call__(self, *args, **kwargs):

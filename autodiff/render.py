@@ -147,9 +147,8 @@ class _Drawer:
         for i, v in enumerate(jaxpr.outvars):
             node = f"{prefix}out{i}"
             shown = out_names[i] if out_names and i < len(out_names) else f"out {i}"
-            shape = "doublecircle" if top else "circle"
-            self.emit(f'{node} [label="{_q(shown)}: {v.aval.str_short()}" shape={shape}];',
-                      depth)
+            style = "shape=box peripheries=2" if top else "shape=box style=rounded"
+            self.emit(f'{node} [label="{_q(shown)}: {v.aval.str_short()}" {style}];', depth)
             if isinstance(v, Var) and v in producer:
                 self.emit(f"{producer[v]} -> {node};", depth)
             elif isinstance(v, Literal):

@@ -73,7 +73,7 @@ def test_to_dot():
     assert dot.startswith("digraph jaxpr {") and dot.rstrip().endswith("}")
     assert dot.count("shape=plaintext label=<") == len(closed.eqns) == 3
     assert "in0 -> eqn0:i0;" in dot                 # x feeds exp's first (only) operand
-    assert dot.count("shape=doublecircle") == 2
+    assert dot.count("shape=box peripheries=2") == 2           # the two outputs
     assert "<b>exp</b>" in dot and "c: f64[2]" in dot
     assert '<td port="i1">2.0</td>' in dot          # the literal operand of x * 2.0
     # every edge names declared nodes (ports after ':' belong to the node before it)
