@@ -24,7 +24,8 @@ from . import lax, optim, nn
 from .transforms.jet import jet, taylor
 from . import random, flatten_util, debug, tree, extend
 from .shapes import ShapeDtypeStruct, eval_shape
-from .devices import block_until_ready
+from .devices import block_until_ready, device_put, device_get
+from .core import Array
 from .tape import Variable, Function, no_grad, enable_grad, is_grad_enabled
 from .checkpoint import (checkpoint, remat, checkpoint_sequential, every, checkpoint_policies,
                          checkpoint_name, print_saved_residuals)
@@ -37,5 +38,5 @@ __all__ = [
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
     "flatten_util", "debug", "tree", "extend", "ShapeDtypeStruct", "eval_shape", "block_until_ready",
-    "jet", "taylor", "pure_callback",
+    "jet", "taylor", "pure_callback", "device_put", "device_get", "Array",
 ]

@@ -598,13 +598,20 @@ def _argnums_split(args, argnums):
     return tuple(i % n for i in nums)
 
 
-def value_and_grad(fun, argnums=0, has_aux=False):
+def _argnum_alias(argnums, argnum):
+    # autograd spells it ``grad(fun, argnum=0)``
+    return argnums if argnum is None else argnum
+
+
+def value_and_grad(fun, argnums=0, has_aux=False, *, argnum=None):
     """``(fun(*args), gradient)`` in one pass; ``has_aux`` gives ``((value, aux), grad)``.
+    ``argnum`` is autograd's name for ``argnums``.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.value_and_grad(lambda x: anp.sum(x ** 2))(np.array([1.0, 2.0]))
     (np.float64(5.0), array([2., 4.]))
     """
+    argnums = _argnum_alias(argnums, argnum)
     single = isinstance(argnums, int)
 
     @functools.wraps(fun)
@@ -648,13 +655,17 @@ def value_and_grad(fun, argnums=0, has_aux=False):
     return Transformed(wrapped, value_and_grad, fun, dict(argnums=argnums, has_aux=has_aux))
 
 
-def grad(fun, argnums=0, has_aux=False):
-    """Gradient of a scalar-valued ``fun`` with respect to ``args[argnums]``.
+def grad(fun, argnums=0, has_aux=False, *, argnum=None):
+    """Gradient of a scalar-valued ``fun`` with respect to ``args[argnums]`` (``argnum``:
+    autograd's spelling of the same).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.grad(lambda x, y: anp.sum(x * y), argnums=(0, 1))(np.ones(2), np.arange(2.0))
     (array([0., 1.]), array([1., 1.]))
+    >>> ad.grad(lambda x, y: x * y ** 2, argnum=1)(3.0, 2.0)
+    np.float64(12.0)
     """
+    argnums = _argnum_alias(argnums, argnum)
     vg = value_and_grad(fun, argnums, has_aux)
 
     @functools.wraps(fun)

@@ -777,6 +777,37 @@ class Tracer:
                         + (f"\n  (at {src})" if src else ""))
 
 
+class _ArrayMeta(type):
+    def __instancecheck__(cls, x):
+        if isinstance(x, (np.ndarray, Tracer)):
+            return True
+        if isinstance(x, np.generic):
+            return x.dtype.kind in "biufc"
+        return hasattr(x, "__autodiff_array__")
+
+    def __subclasscheck__(cls, sub):
+        return isinstance(sub, type) and issubclass(sub, (np.ndarray, Tracer))
+
+
+class Array(metaclass=_ArrayMeta):
+    """What autodiff calls an array, for ``isinstance`` checks and annotations (JAX's
+    ``jax.Array``): numpy arrays and numeric numpy scalars (what ``anp`` returns on
+    concrete values), traced values, and array-like objects of autodiff (tape Variables).
+
+    >>> import numpy as np, autodiff as ad
+    >>> isinstance(np.ones(2), ad.Array), isinstance(np.float64(1.0), ad.Array)
+    (True, True)
+    >>> ad.grad(lambda x: float(isinstance(x, ad.Array)) * x)(2.0)
+    np.float64(1.0)
+    >>> isinstance([1.0], ad.Array)
+    False
+    """
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("ad.Array is a type for isinstance checks and annotations; make "
+                        "arrays with autodiff.numpy (anp.asarray, anp.zeros, ...)")
+
+
 _NUMPY_INDEX_HINT = (
     "(numpy's own indexing a[i] of a numpy array by a traced index lands here: numpy "
     "accepts only a Python int or a real array as an index, never a traced value. Arrays "

@@ -259,3 +259,74 @@ def test_pure_callback_eager_vmap_and_errors():
         ad.pure_callback(lambda v: v[:2], spec, xs[0])
     with pytest.raises(ad.errors.ShapeError, match="test_ported_gaps.py"):
         ad.jit(lambda x: ad.pure_callback(lambda v: v[:2], spec, x))(xs[0])
+
+
+# ----------------------------------------------------------------------------- item 4
+def test_autograd_argnum_spelling():
+    f = lambda x, y: x * anp.sin(y)                 # noqa: E731
+    np.testing.assert_allclose(ad.grad(f, argnum=1)(2.0, 0.5), 2.0 * np.cos(0.5))
+    v, g = ad.value_and_grad(f, argnum=0)(2.0, 0.5)
+    np.testing.assert_allclose((v, g), (2.0 * np.sin(0.5), np.sin(0.5)))
+    np.testing.assert_allclose(ad.grad(f, argnum=(0, 1))(2.0, 0.5), (np.sin(0.5), 2 * np.cos(0.5)))
+
+
+def test_numpy_error_state_and_isscalar():
+    assert anp.seterr is np.seterr and anp.geterr is np.geterr
+    with anp.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            np.float64(1.0) / np.float64(0.0)
+    assert anp.isscalar(1.0) and not anp.isscalar(np.ones(1)) and not anp.isscalar([1.0])
+    seen = []
+    ad.grad(lambda x: seen.append(anp.isscalar(x)) or x * 2.0)(3.0)
+    ad.grad(lambda x: seen.append(anp.isscalar(x)) or anp.sum(x))(np.ones(2))
+    assert seen == [True, False]
+
+
+def test_precision_spellings_compute_float64_exact_products():
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=(3, 4)), rng.normal(size=(4, 2))
+    P = ad.lax.Precision
+    assert P("highest") is P.HIGHEST and P("default") is P.DEFAULT and P(1) is P.HIGH
+    for prec in (None, P.HIGHEST, "high", (P.DEFAULT, "highest")):
+        np.testing.assert_array_equal(anp.dot(a, b, precision=prec), a @ b)
+        np.testing.assert_array_equal(anp.matmul(a, b, precision=prec), a @ b)
+        np.testing.assert_allclose(anp.einsum("ij,jk->ik", a, b, precision=prec), a @ b,
+                                   rtol=1e-15)
+        np.testing.assert_array_equal(ad.lax.dot(a, b, precision=prec), a @ b)
+    out = ad.jit(lambda a, b: anp.matmul(a, b, precision=P.HIGHEST))(a, b)
+    np.testing.assert_allclose(out, a @ b, rtol=1e-15)
+    g = ad.grad(lambda a: anp.sum(anp.tensordot(a, b, 1, precision="highest")))(a)
+    np.testing.assert_allclose(g, np.broadcast_to(b.sum(1), (3, 4)), rtol=1e-15)
+    assert anp.dot(a, b, preferred_element_type=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="precision must be"):
+        anp.dot(a, b, precision="fp8")
+
+
+def test_lax_in_dim_helpers():
+    x = np.arange(12.0).reshape(3, 4)
+    np.testing.assert_array_equal(ad.lax.index_in_dim(x, 1, axis=1, keepdims=False), x[:, 1])
+    f = ad.jit(lambda x, i: ad.lax.dynamic_slice_in_dim(x, i, 2, axis=1))
+    np.testing.assert_array_equal(f(x, 1), x[:, 1:3])
+    np.testing.assert_array_equal(f(x, 3), x[:, 2:4])           # clamped, as in JAX
+    u = ad.jit(lambda x, i: ad.lax.dynamic_update_slice_in_dim(x, np.zeros((1, 4)), i, 0))(x, 2)
+    want = x.copy()
+    want[2] = 0
+    np.testing.assert_array_equal(u, want)
+
+
+def test_device_put_is_the_identity_on_the_cpu_and_array_is_a_type():
+    x = np.ones(3)
+    assert ad.device_put(x) is x and ad.device_put(x, "cpu") is x
+    assert ad.device_get(ad.device_put({"a": x}))["a"] is x
+    np.testing.assert_array_equal(ad.device_put([1.0, 2.0]), [np.array(1.0), np.array(2.0)])
+    with pytest.raises(ad.errors.UnsupportedError, match="not available"):
+        ad.device_put(x, "tpu")
+    assert ad.grad(lambda v: anp.sum(ad.device_put(v) * 2.0))(x).tolist() == [2.0] * 3
+    assert isinstance(x, ad.Array) and isinstance(anp.sum(x), ad.Array)
+    assert not isinstance(1.0, ad.Array) and not isinstance("x", ad.Array)
+    assert issubclass(np.ndarray, ad.Array) and anp.Array is ad.Array
+    with pytest.raises(TypeError, match="isinstance checks"):
+        anp.Array(x)                                 # a type, not a constructor
+    kinds = []
+    ad.jit(lambda v: kinds.append(isinstance(v, ad.Array)) or v)(x)
+    assert kinds == [True]

@@ -1826,6 +1826,7 @@ from ._sets_stats import (unique, unique_values, unique_counts, unique_inverse, 
                           quantile, percentile, nanquantile, nanpercentile, nanmedian, nanargmax,
                           nanargmin, nanprod, nancumsum, nancumprod, nanvar, nanstd, cov, corrcoef)
 from ._more_names import *  # noqa: E402,F401,F403
+from ._jax_names import *  # noqa: E402,F401,F403  (autograd/JAX spellings: errstate, precision=)
 bitwise_invert = invert  # noqa: E402
 from ._tracer_methods import install as _install_tracer_methods  # noqa: E402
 _install_tracer_methods()
