@@ -34,7 +34,8 @@ def nested_derivatives(g, order):
 
 def path(x0, terms):
     """t ↦ x0 + Σ_k terms[k] t^(k+1) / (k+1)!."""
-    return lambda t: x0 + sum(c * (t ** (k + 1) / math.factorial(k + 1)) for k, c in enumerate(terms))
+    return lambda t: x0 + sum(c * (t ** (k + 1) / math.factorial(k + 1))
+                              for k, c in enumerate(terms))
 
 
 def check_against_nested(f, args, order=ORDER, rtol=1e-10, n_terms=3):
@@ -114,7 +115,8 @@ CASES = {
     "pow": (lambda x, y: x ** y + x ** 2.5, [x3, y3]),
     "add": (lambda x, y: anp.sin(x) + y, [x3, y3]), "sub": (lambda x, y: x - anp.cos(y), [x3, y3]),
     "mul": (lambda x, y: x * y * 2.0, [x3, y3]), "div": (lambda x, y: x / y + 1.0 / x, [x3, y3]),
-    "max": (lambda x, y: anp.maximum(x, y), [xs3, y3]), "min": (lambda x, y: anp.minimum(x, y), [xs3, y3]),
+    "max": (lambda x, y: anp.maximum(x, y), [xs3, y3]),
+    "min": (lambda x, y: anp.minimum(x, y), [xs3, y3]),
     "atan2": (lambda x, y: anp.arctan2(x, y), [xs3, y3]), "mod": (lambda x, y: x % y, [big, y3]),
     "select": (lambda x, y: anp.where(x > 0.0, anp.sin(y), y * y), [xs3, y3]),
     "convert_element_type": (lambda x: anp.exp(x).astype(np.float32).astype(np.float64), [x3]),
@@ -146,7 +148,8 @@ CASES = {
                          + ad.scipy.linalg.solve_triangular(a, b, lower=False, trans=1), [M, x3]),
     "cholesky": (lambda a: anp.linalg.cholesky(a @ a.T), [M]),
     "slogdet": (lambda a: anp.linalg.slogdet(a)[1], [M]),
-    "eigh": (lambda a: anp.concatenate([anp.linalg.eigh(a)[0], anp.linalg.eigh(a)[1].ravel()]), [M]),
+    "eigh": (lambda a: anp.concatenate([anp.linalg.eigh(a)[0], anp.linalg.eigh(a)[1].ravel()]),
+             [M]),
     "cond": (lambda x: ad.lax.cond(x[0] > 0.0, anp.sin, lambda v: v * v, x), [x3]),
     "while": (_while_fn, [x3]),
     "scan": (_scan_fn, [x3]),
@@ -334,8 +337,8 @@ def test_jet_under_jit_matches_the_interpreter():
     want = ad.taylor(bench_fn, 4)(x)
     got = taylor4(x)
     _assert_close_scaled(got, want, rtol=1e-12)
-    _assert_close_scaled(taylor4(np.array([1.0, 2.0])), ad.taylor(bench_fn, 4)(np.array([1.0, 2.0])),
-                         rtol=1e-12)
+    x2 = np.array([1.0, 2.0])
+    _assert_close_scaled(taylor4(x2), ad.taylor(bench_fn, 4)(x2), rtol=1e-12)
 
 
 def test_jet_under_vmap():

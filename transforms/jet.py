@@ -31,7 +31,7 @@ from ..errors import UnsupportedError
 from .. import primitives as P
 from .jvp import _at
 from . import remat as _remat            # registers remat and name
-from .. import custom_derivatives as _cd, lax as _lax   # noqa: F401  (register their primitives)
+from .. import custom_derivatives as _cd, lax as _lax
 
 register_internal_dir(__file__)
 
@@ -284,11 +284,13 @@ def _zeros(x):
 def deflinear(prim):
     """Linear in its float operands (the others are indices or predicates): each
     coefficient of the output is ``prim`` applied to the operands' coefficients."""
+    assert not prim.multiple_results
+
     def rule(ins, **params):
         K = len(ins[0]) - 1
         floats = [is_float_dtype(P.dtype_of(s[0])) for s in ins]
         out0 = prim.bind(*[s[0] for s in ins], **params)
-        outs = [out0] if not prim.multiple_results else [list(out0)]
+        outs = [out0]
         for k in range(1, K + 1):
             if all(s[k] is None for s, f in zip(ins, floats) if f):
                 outs.append(None)
@@ -315,6 +317,8 @@ def deflocally_linear(prim):
     """Piecewise linear (max-like choices, sorting): the branch taken is fixed by the
     primals, so the output's coefficients are the tangent map (traced once, from
     ``prim.jvp``) applied to each input coefficient: coefficients are selected."""
+    assert not prim.multiple_results
+
     def rule(ins, **params):
         K = len(ins[0]) - 1
         primals = [s[0] for s in ins]
@@ -328,28 +332,21 @@ def deflocally_linear(prim):
             for i, t in zip(floats, ts):
                 tangents[i] = t
             out, tout = prim.jvp(primals, tangents, **params)
-            box.append(out)
-            tout = tout if prim.multiple_results else [tout]
-            return [P.instantiate(t) for t in tout]
+            box.append(out)                       # the primal: an outer value
+            return [P.instantiate(tout)]
 
         lin = trace_flat(tangent_map, avals, name="jet_linear")
         out0 = box[0]
-        outs = [list(out0)] if prim.multiple_results else [out0]
+        outs = [out0]
         for k in range(1, K + 1):
             if all(ins[i][k] is None for i in floats):
                 outs.append(None)
                 continue
             ts = [_zeros(ins[i][0]) if ins[i][k] is None else ins[i][k] for i in floats]
             r = eval_jaxpr(lin.jaxpr, lin.consts, *ts)
-            outs.append(r if prim.multiple_results else r[0])
+            outs.append(r[0])
         return outs
     jet_rules[prim] = rule
-
-
-def _transpose_results(outs, n):
-    """[[a₀, b₀], a_1 b_1 …] per order -> per result [[a₀, a₁, …], [b₀, b₁, …]]."""
-    first, rest = outs[0], outs[1:]
-    return [[first[i]] + [None if r is None else r[i] for r in rest] for i in range(n)]
 
 
 for _name in ("add", "sub", "neg", "reduce_sum", "broadcast_in_dim", "reshape", "transpose",
@@ -800,7 +797,8 @@ def _eigh_rule(ins):
     wi = P.broadcast_in_dim(w0, shape, batch + (nd - 2,))
     wj = P.broadcast_in_dim(w0, shape, batch + (nd - 1,))
     diff = P.sub(wj, wi)
-    F = P.select(eye, P.zeros_like(diff), P.div(P.ones_like(diff), P.select(eye, P.ones_like(diff), diff)))
+    safe = P.select(eye, P.ones_like(diff), diff)
+    F = P.select(eye, P.zeros_like(diff), P.div(P.ones_like(diff), safe))
     At = [None] + [None if c is None else P._matmul(P._mT(v0), P._matmul(P._sym_lower(c), v0))
                    for c in a[1:]]
     C, W = [None], [w0]                           # C₀ = I is used implicitly
@@ -882,7 +880,7 @@ def _custom_jvp_rule(ins, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
     if any(_has_series(s) for s in ins[:num_consts]):
         raise UnsupportedError("a custom_jvp function closes over a value that is being "
                                "differentiated; pass that value as an argument instead")
-    z0 = P.primitives["custom_jvp_call"].bind(
+    z0 = _cd.custom_jvp_call_p.bind(
         *[s[0] for s in ins], call_jaxpr=call_jaxpr, jvp=jvp, num_consts=num_consts,
         symbolic_zeros=symbolic_zeros)
     xs = ins[num_consts:]
@@ -908,9 +906,9 @@ def _custom_jvp_rule(ins, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
             for z, wi, wsi in zip(z0, w, ws)]
 
 
-jet_rules[P.primitives["custom_jvp_call"]] = _custom_jvp_rule
-jet_rules[P.primitives["custom_vjp_call"]] = _call_rule(lambda ins, p: (p["call_jaxpr"], []))
-jet_rules[P.primitives["custom_lin"]] = _call_rule(_custom_lin_body)
+jet_rules[_cd.custom_jvp_call_p] = _custom_jvp_rule
+jet_rules[_cd.custom_vjp_call_p] = _call_rule(lambda ins, p: (p["call_jaxpr"], []))
+jet_rules[_cd.custom_lin_p] = _call_rule(_custom_lin_body)
 # a checkpointed body is inlined: Taylor mode is forward-only, there is nothing to save
 jet_rules[_remat.remat_p] = _call_rule(lambda ins, p: (p["jaxpr"], []))
 jet_rules[_remat.name_p] = _name_rule
@@ -931,7 +929,6 @@ def _unpack(avals, coefs, K):
 
 
 def _cond_rule(ins, *, branches):
-    from ..lax import switch
     K = len(ins[0]) - 1
     ops = ins[1:]
     n = len(ops)
@@ -947,12 +944,11 @@ def _cond_rule(ins, *, branches):
             return _pack(out_avals, outs, oser)
         return branch
 
-    outs, coefs = switch(ins[0][0], [make(b) for b in branches], *flat)
+    outs, coefs = _lax.switch(ins[0][0], [make(b) for b in branches], *flat)
     return [[o] + s for o, s in zip(outs, _unpack(out_avals, coefs, K))]
 
 
 def _scan_rule(ins, *, jaxpr, num_consts, num_carry, length, reverse):
-    from ..lax import scan
     K = len(ins[0]) - 1
     nc, nk = num_consts, num_carry
     in_avals = jaxpr.in_avals
@@ -974,13 +970,12 @@ def _scan_rule(ins, *, jaxpr, num_consts, num_carry, length, reverse):
         yp, yc = _pack(y_avals, outs[nk:], oser[nk:])
         return (kp2, kc2), (yp, yc)
 
-    (kp, kc), (yp, yc) = scan(body, init, x_in if xs else None, length=length, reverse=reverse)
+    (kp, kc), (yp, yc) = _lax.scan(body, init, x_in if xs else None, length=length, reverse=reverse)
     return ([[o] + s for o, s in zip(kp, _unpack(k_avals, kc, K))]
             + [[o] + s for o, s in zip(yp, _unpack(y_avals, yc, K))])
 
 
 def _while_rule(ins, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, max_steps):
-    from ..lax import while_loop
     K = len(ins[0]) - 1
     ncc, nbc = cond_nconsts, body_nconsts
     cc, bc, carry = ins[:ncc], ins[ncc:ncc + nbc], ins[ncc + nbc:]
@@ -997,13 +992,13 @@ def _while_rule(ins, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, max_
                               [s[1:] for s in bc] + _unpack(k_avals, kc, K), K)
         return _pack(k_avals, outs, oser)
 
-    kp, kc = while_loop(cond_fun, body_fun, init, max_steps=max_steps)
+    kp, kc = _lax.while_loop(cond_fun, body_fun, init, max_steps=max_steps)
     return [[o] + s for o, s in zip(kp, _unpack(k_avals, kc, K))]
 
 
-jet_rules[P.primitives["cond"]] = _cond_rule
-jet_rules[P.primitives["scan"]] = _scan_rule
-jet_rules[P.primitives["while"]] = _while_rule
+jet_rules[_lax.cond_p] = _cond_rule
+jet_rules[_lax.scan_p] = _scan_rule
+jet_rules[_lax.while_p] = _while_rule
 
 
 # ============================================================================
@@ -1011,7 +1006,6 @@ jet_rules[P.primitives["while"]] = _while_rule
 # ============================================================================
 
 def _check_series(name, primals, series):
-    from ..tree_util import tree_flatten, tree_structure
     if not isinstance(primals, (tuple, list)) or not isinstance(series, (tuple, list)):
         raise TypeError(f"{name}: primals and series must be tuples (one entry per argument), "
                         f"e.g. jet(f, (x,), ((v, 0.0, 0.0),))")
