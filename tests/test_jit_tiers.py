@@ -457,3 +457,71 @@ def test_first_compile_does_not_import_scipy_linalg(which, tmp_path):
     assert lines["HAVE_BLAS"] == "True"            # the same answer Numba's own check gives
     x = np.linspace(-1, 1, 7)
     assert float(lines["VALUE"]) == pytest.approx(float(np.sum(np.tanh(x) * 2.0)), rel=1e-13)
+
+
+# ---------------------------------------------------------------------------------
+# the planner is target-neutral: no Numba, and another emitter can read its plan
+# ---------------------------------------------------------------------------------
+
+def test_the_planner_imports_no_numba_and_serves_another_emitter():
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+        import sys
+        import autodiff.backends.plan, autodiff.backends.prepare, autodiff.backends.numba_cpu
+        print("NUMBA", "numba" in sys.modules)
+    """)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "NUMBA False" in out.stdout
+
+    import autodiff.backends.numba_cpu  # noqa: F401  (registers the LOWERINGS records)
+    from autodiff.backends.plan import Planner
+    from autodiff.backends.prepare import prepare
+
+    class Mod:                       # the module interface the planner reads
+        static, dynamic_dims, param_literals = True, frozenset(), False
+
+        def __init__(self):
+            self.sizes = []
+
+        def slot(self, value):
+            self.sizes.append(int(value))
+            return len(self.sizes) - 1
+
+    class Recorder(Planner):         # a minimal emitter: expressions as s-expressions
+        def code_size(self, e):
+            return 1
+
+        def ew_expr(self, e, args, idx):
+            return f"({e.primitive.name} {' '.join(args)})"
+
+        def jlit(self, v):
+            return repr(float(v.val))
+
+        def lit(self, v, dtype):
+            return repr(v)
+
+        def cast(self, expr, dtype):
+            return expr
+
+        def assign(self, name, expr):
+            return f"{name} := {expr}"
+
+        def eqn_comment(self, e):
+            return f"; {e.primitive.name}"
+
+        def opaque_lines(self, e, refs, outs):
+            return [f"{e.primitive.name} {[r[2] for r in refs]} -> {[o[1] for o in outs]}"]
+
+    def f(x, w):
+        y = anp.tanh(x) * 2.0 + anp.sin(x).T         # one loop nest, the transpose a view
+        return anp.sum(y @ w, axis=0), anp.sum(y)    # a dot (opaque), a fused reduction
+    closed = prepare(ad.make_jaxpr(f)(np.ones((3, 3)), np.ones((3, 2))))
+    p = Recorder(Mod(), closed.jaxpr, "k", top=True)
+    p.analyse()
+    p.plan()
+    nests = [c for c in p.stages if c.domain]
+    kinds = sorted(m[0] for c in nests for m in c.members)
+    assert kinds.count("ew") == 4 and kinds.count("reduce") == 2, kinds   # tanh mul sin add
+    assert len(nests[0].domain) == 2                  # the 3 x 3 loop
+    assert any("dot_general" in ln for c in p.stages for ln in c.post) or any(
+        "dot_general" in ln for ln in p.entry_stmts)
+    assert p.loc[closed.jaxpr.outvars[1]][0] == "scalar"

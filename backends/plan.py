@@ -1,0 +1,1074 @@
+"""The target-neutral planner: a prepared jaxpr -> a kernel plan.
+
+A backend lowers a jaxpr in two steps. The *planner* (this module) decides what every
+value is and where every equation runs; an *emitter* (``numba_cpu._Fn`` for Numba on the
+CPU) writes that plan in its target's language. The planner's decisions:
+
+    dimensions    which array dimensions are equal by construction (:class:`DimClasses`,
+                  union-find over each primitive's dimension rule); each class is one
+                  size: a constant of the kernel when specialized, else a run-time slot
+                  of the kernel's ``_sz`` vector
+    fusion        elementwise equations over one iteration domain join one loop nest
+                  (:class:`Cluster`, bounded by ``LOOP_BUDGET``); a reduction is an
+                  accumulator of the nest computing its operand
+    views         broadcast/transpose/slice/rev/size-1 reshapes are index maps read inside
+                  the consumer's loop; a view that only permutes a loop's value is stored
+                  by that loop in the view's layout (:meth:`Planner.store_through`), in the
+                  view's loop order (:meth:`Planner.loop_order`)
+    tiny values   values of a few elements of constant shape live in scalars, one per
+                  element ("elems"); data movement among them renames elements
+    generators    values computed from indices alone (``iota``, an identity basis) are
+                  recomputed by each loop that reads them
+    opaque        everything else (BLAS, LAPACK, sorting, gathers, control flow) is a
+                  statement block placed as early as its operands exist
+
+Every value gets a *location* (``Planner.loc``)::
+
+    ("array", ready, name, may_alias)   an array, existing from stage ``ready`` on
+    ("scalar", ready, expr[, after])    a scalar expression
+    ("fused", cluster)                  computed inside a loop nest (also stored when read
+                                        outside it)
+    ("view", base_ref, index_map)       an index map over another ref
+    ("alias", var, eqn)                 a size-1 reshape/view of a fused value
+    ("elems", ready, [expr, ...])       a tiny value, one expression per element
+    ("gen", eqn)                        recomputed from loop indices
+
+The plan is the list of stages (loop nests, each followed by the statements that can run
+after it) plus these locations. Expressions and index maps are Python expression text
+(both Numba targets write Python); what the text *says* beyond indexing and arithmetic
+comes from the emitter, which a subclass of :class:`Planner` provides::
+
+    code_size(e)            loop-budget units of an elementwise equation
+    ew_expr(e, args, idx)   the scalar expression of an elementwise equation
+    lit(v, dtype), jlit(v), cast(expr, dtype), assign(name, expr), eqn_comment(e)
+    reshape_lines(e, ref), opaque_lines(e, refs, outs), materialize_lines(v, name, els),
+    reduce_group_lines(kind, acc, xs, dt_in, dt_out)
+
+Every primitive has one :class:`Lowering` record in ``LOWERINGS``: its kind, dimension
+rule and cost for the planner, and its expression or statement emitter for the target.
+The records are registered by ``numba_cpu`` (which imports no Numba); another target
+imports it for the records and keeps its own text rules by primitive name.
+
+>>> from autodiff.backends.plan import LOWERINGS
+>>> LOWERINGS["transpose"].kind, LOWERINGS["exp"].kind, LOWERINGS["dot_general"].kind
+('view', 'elementwise', 'opaque')
+"""
+import builtins
+import keyword
+
+import numpy as np
+
+from ..core import DropVar, Literal, Var, _var_namer
+from ..errors import UnsupportedError
+
+__all__ = ["Planner", "Cluster", "DimClasses", "Lowering", "LOWERINGS", "LOOP_BUDGET",
+           "UNROLL_MAX", "UNROLL_BUDGET", "SUPPORTED_DTYPES", "REMAT_BEGIN", "REMAT_END"]
+
+
+# =====================================================================================
+# The lowering registry: one record per primitive
+# =====================================================================================
+
+class Lowering:
+    """How one primitive is lowered. ``kind``, ``dims``, ``cost``, ``code_size``,
+    ``bool_native``, ``moves``, ``control`` and ``inline`` are what the planner reads (the
+    same for every target); ``expr`` and ``emit`` are the Numba-CPU emitter's text rules.
+
+    ``kind``: "elementwise" (a scalar expression inside a fused loop), "view" (an index map
+    read in place), "reshape", "reduce" (an accumulator of the loop over its operand),
+    "opaque" (statements of their own: BLAS, LAPACK, sorting, control flow), "inline" (a
+    call expanded into its body before planning). ``expr(ctx, args)``: the scalar
+    expression of an elementwise primitive; ``emit(ctx)``: the statements of an opaque one;
+    ``dims(D, e)``: which operand and result dimensions are equal (elementwise primitives
+    unify equal-rank operands with the result when it is None); ``cost``: work per element
+    in units of an add (for prange); ``code_size``: code inlined per use when the
+    vectorizable math of numba_math implements it (LOOP_BUDGET); ``bool_native``: its
+    value is exactly a bool for bool results; ``moves``: pure data movement, which a tiny
+    unrolled result computes by renaming elements; ``control``: carries sub-jaxprs that
+    become functions of the module (its results may alias its operands).
+    """
+
+    __slots__ = ("name", "kind", "expr", "emit", "dims", "cost", "code_size", "bool_native",
+                 "moves", "control", "inline")
+
+    def __init__(self, name, kind, expr=None, emit=None, dims=None, cost=1, code_size=0,
+                 bool_native=False, moves=False, control=False, inline=None):
+        self.name, self.kind, self.expr, self.emit, self.dims = name, kind, expr, emit, dims
+        self.cost, self.code_size, self.bool_native = cost, code_size, bool_native
+        self.moves, self.control, self.inline = moves, control, inline
+
+    def __repr__(self):
+        return f"Lowering({self.name!r}, {self.kind!r})"
+
+
+LOWERINGS = {}
+
+
+def _lowering(name, kind, **kw):
+    LOWERINGS[name] = Lowering(name, kind, **kw)
+
+
+def _ew(name, expr, **kw):
+    _lowering(name, "elementwise", expr=expr, **kw)
+
+
+def _no_dims(D, e):
+    """Results whose dimensions are not tied to an operand's (sizes come from params)."""
+
+
+# =====================================================================================
+# Dimension classes: which dimensions are equal by construction
+# =====================================================================================
+
+class DimClasses:
+    """Union-find over (variable, axis) pairs; roots are the smallest id (deterministic)."""
+
+    def __init__(self):
+        self.parent = []
+        self.value = []
+        self.of = {}
+
+    def dims(self, v):
+        d = self.of.get(v)
+        if d is None:
+            d = []
+            for s in v.aval.shape:
+                d.append(len(self.parent))
+                self.parent.append(len(self.parent))
+                self.value.append(int(s))
+            self.of[v] = d
+        return d
+
+    def find(self, i):
+        p = self.parent
+        while p[i] != i:
+            p[i] = p[p[i]]
+            i = p[i]
+        return i
+
+    def union(self, a, b):
+        ra, rb = self.find(a), self.find(b)
+        if ra != rb:
+            assert self.value[ra] == self.value[rb], "unifying dimensions of different sizes"
+            lo, hi = min(ra, rb), max(ra, rb)
+            self.parent[hi] = lo
+
+    def classes(self, v):
+        return tuple(self.find(i) for i in self.dims(v))
+
+    def unify_eqn(self, e):
+        name = e.primitive.name
+        ins = [v for v in e.invars if isinstance(v, Var)]
+        outs = list(e.outvars)
+        for v in ins + outs:
+            self.dims(v)
+        low = LOWERINGS.get(name)
+        if low is None:
+            return
+        if low.dims is not None:
+            low.dims(self, e)
+        elif low.kind == "elementwise":
+            o = outs[0]
+            for v in ins:
+                if len(v.aval.shape) == len(o.aval.shape):
+                    for a, b in zip(self.dims(v), self.dims(o)):
+                        self.union(a, b)
+
+
+def _u(D, v, i, w, j):
+    if isinstance(v, Var) and isinstance(w, Var):
+        D.union(D.dims(v)[i], D.dims(w)[j])
+
+
+def _dim_bid(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    if not isinstance(x, Var):
+        return
+    for j, d in enumerate(e.params["broadcast_dimensions"]):
+        if x.aval.shape[j] != 1:
+            _u(D, x, j, o, d)
+
+
+def _dim_transpose(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    for k, p in enumerate(e.params["permutation"]):
+        _u(D, x, p, o, k)
+
+
+def _dim_same(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    for i in range(len(o.aval.shape)):
+        _u(D, x, i, o, i)
+
+
+def _dim_reduce(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    axes = e.params["axes"] if "axes" in e.params else (e.params["axis"],)
+    kept = [i for i in range(len(x.aval.shape)) if i not in axes]
+    for k, i in enumerate(kept):
+        _u(D, x, i, o, k)
+
+
+def _dim_squeeze(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    kept = [i for i in range(len(x.aval.shape)) if i not in e.params["dimensions"]]
+    for k, i in enumerate(kept):
+        _u(D, x, i, o, k)
+
+
+def _dim_expand(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    new = [i for i in range(len(o.aval.shape)) if i not in e.params["dimensions"]]
+    for k, i in enumerate(new):
+        _u(D, x, k, o, i)
+
+
+def _dim_dot(D, e):
+    x, y = e.invars
+    o = e.outvars[0]
+    (xc, yc), (xb, yb) = e.params["dimension_numbers"]
+    for a, b in zip(xc, yc):
+        _u(D, x, a, y, b)
+    for k, (a, b) in enumerate(zip(xb, yb)):
+        _u(D, x, a, y, b)
+        _u(D, x, a, o, k)
+    xf = [i for i in range(len(x.aval.shape)) if i not in xc and i not in xb]
+    yf = [i for i in range(len(y.aval.shape)) if i not in yc and i not in yb]
+    for k, i in enumerate(xf):
+        _u(D, x, i, o, len(xb) + k)
+    for k, i in enumerate(yf):
+        _u(D, y, i, o, len(xb) + len(xf) + k)
+
+
+def _dim_concat(D, e):
+    o = e.outvars[0]
+    ax = e.params["dimension"]
+    for x in e.invars:
+        for i in range(len(o.aval.shape)):
+            if i != ax:
+                _u(D, x, i, o, i)
+
+
+def _dim_gather(D, e):
+    x, idx = e.invars
+    o = e.outvars[0]
+    k = idx.aval.shape[-1]
+    lead = len(idx.aval.shape) - 1
+    for i in range(lead):
+        _u(D, idx, i, o, i)
+    for i in range(k, len(x.aval.shape)):
+        _u(D, x, i, o, lead + i - k)
+
+
+def _dim_scatter(D, e):
+    x, idx, upd = e.invars
+    o = e.outvars[0]
+    _dim_same(D, e)
+    k = idx.aval.shape[-1]
+    lead = len(idx.aval.shape) - 1
+    for i in range(lead):
+        _u(D, idx, i, upd, i)
+    for i in range(k, len(x.aval.shape)):
+        _u(D, x, i, upd, lead + i - k)
+    del o
+
+
+def _dim_first_to_out(D, e):
+    x, o = e.invars[0], e.outvars[0]
+    for i in range(len(o.aval.shape)):
+        _u(D, x, i, o, i)
+
+
+def _dim_solve(D, e):
+    a, b = e.invars[:2]
+    o = e.outvars[0]
+    for i in range(len(o.aval.shape)):
+        _u(D, b, i, o, i)
+    for i in range(len(a.aval.shape) - 2):
+        _u(D, a, i, b, i)
+
+
+def _dim_slogdet(D, e):
+    a = e.invars[0]
+    for o in e.outvars:
+        for i in range(len(o.aval.shape)):
+            _u(D, a, i, o, i)
+
+
+def _dim_eigh(D, e):
+    a = e.invars[0]
+    w, v = e.outvars
+    for i in range(len(w.aval.shape)):
+        _u(D, a, i, w, i)
+    for i in range(len(v.aval.shape)):
+        _u(D, a, i, v, i)
+
+
+
+# Numba + LLVM compile time grows faster than linearly with the size of one loop body
+# (measured: a 1000-equation elementwise chain fused into one loop took 229 s, 10 s with
+# arithmetic only). A loop nest stops accepting equations once the code inlined into it
+# reaches LOOP_BUDGET units (an add is 1; the vectorizable transcendentals of numba_math
+# are inlined in full, sin/cos being the largest); later equations start a new nest and
+# read the values crossing over from arrays.
+LOOP_BUDGET = 160
+
+# the most elements a value may have to be kept in scalar variables (see Planner.tiny), and
+# the most element statements a function spends on them: unrolling saves the allocations
+# and copies of tiny arrays (an ODE's 2-vector state), but a long computation on them
+# (a PRNG's 20 rounds on 4 counters) is shorter as loops (measured: 8,242 lines and 18.8 s
+# to compile unrolled without a budget)
+UNROLL_MAX = 4
+UNROLL_BUDGET = 512
+
+
+def _par(expr):
+    """``expr`` safe to embed in a larger expression (index maps compose)."""
+    return expr if expr.isidentifier() or expr.isdigit() or (
+        expr.startswith("(") and expr.endswith(")") and expr.count("(") == 1) else f"({expr})"
+
+
+# elementwise primitives whose values, computed from indices and literals only, loops
+# recompute instead of reading (see Planner.plan_generator)
+_GENERATOR_PRIMS = {"iota", "eq", "ne", "lt", "le", "gt", "ge", "convert_element_type",
+                    "add", "sub", "mul", "select", "and", "or", "not", "neg"}
+# identifiers the generated code defines itself; a variable named like one gets a "_"
+# the dtypes planned values may have (a target raises UnsupportedError for any other)
+SUPPORTED_DTYPES = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int16,
+                                          np.int8, np.uint8, np.uint16, np.uint32, np.uint64,
+                                          np.bool_)}
+RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "nb", "njit", "prange", "select"}
+
+
+def _marker(name):
+    """An unregistered, effectful (never dead) primitive used as a fusion barrier."""
+    from ..core import Primitive
+    p = Primitive.__new__(Primitive)
+    p.name, p.multiple_results, p.call_like, p.effectful = name, True, False, True
+    p.impl = lambda: []
+    p.abstract_eval = lambda: []
+    return p
+
+
+# A remat body is recomputed where the backward pass needs it: its equations must not
+# be fused into loops that run earlier (that would save the value after all).
+REMAT_BEGIN = _marker("_remat_begin")
+REMAT_END = _marker("_remat_end")
+
+
+class Cluster:
+    """A loop nest over one iteration domain (a tuple of dimension classes)."""
+
+    def __init__(self, pos, domain):
+        self.pos = pos
+        self.domain = domain
+        self.members = []        # ("ew", eqn) | ("reduce", eqn) | ("copy", var, name)
+        self.stored = set()      # fused vars also written to an array
+        self.stored_as = {}      # fused var -> (array name, its var, index map): written
+        #                          straight into the layout of a permutation view of it
+        self.post = []           # statements placed right after this stage
+        self.cost = 0            # inlined code size so far (see LOOP_BUDGET)
+
+    def __repr__(self):
+        return f"Cluster({self.pos}, {self.domain}, {len(self.members)} members)"
+
+
+class Planner:
+    """The plan of one generated function (the kernel, or a control-flow body).
+
+    ``mod`` is the module being generated (sizes vector: ``slot(value)``, and the flags
+    ``static``, ``dynamic_dims``, ``param_literals``); ``jaxpr`` a prepared jaxpr. A
+    subclass (the emitter) supplies the text hooks listed in this module's docstring and
+    calls :meth:`analyse`, then :meth:`plan`, then reads ``stages``, ``entry_stmts`` and
+    ``loc`` to write the function.
+    """
+
+    def __init__(self, mod, jaxpr, name, top):
+        self.mod = mod
+        self.jaxpr = jaxpr
+        self.name = name
+        self.top = top
+        self.D = DimClasses()
+        self.names = {}
+        self.loc = {}
+        self.stages = []
+        self.by_domain = {}
+        self.entry_stmts = []        # statements before every stage (ready 0)
+        self.view_copies = {}
+        self.barriers = []           # stage positions remat bodies may not fuse before
+        self.size_names = {}         # class root -> "n<k>"
+        self.lit_names = {}          # id(Literal) -> "c<k>"
+        self.param_size_names = []
+        self.lit_reads = []
+        self.dims_memo = {}
+        self.domain_memo = {}
+        self.static_roots = set()    # dimension classes with a constant size (see lower())
+        self.loop_memo = {}
+        self.unrolled = 0            # element statements of unrolled values (UNROLL_BUDGET)
+        self.materialized = {}       # unrolled value -> its array ref, once one was needed
+        self.array_source = {}       # array name -> the fused var stored in it (store())
+        self.n_uses = {}             # var -> how many equations and outputs read it
+        self.producer = {}           # var -> the equation that computes it
+        self.slots_used = []
+        self.ret_lines = []
+        self.n_tmp = 0
+        self.text = None
+
+    def analyse(self):
+        """Names, use counts, dimension classes and which of them are constants: what
+        planning needs to know before its first decision."""
+        j = self.jaxpr
+        self._name_all()
+        for e in j.eqns:
+            for u in e.invars:
+                if isinstance(u, Var):
+                    self.n_uses[u] = self.n_uses.get(u, 0) + 1
+            for o in e.outvars:
+                self.producer[o] = e
+        for u in j.outvars:
+            if isinstance(u, Var):
+                self.n_uses[u] = self.n_uses.get(u, 0) + 1
+        for e in j.eqns:
+            self.D.unify_eqn(e)
+        for v in list(j.constvars) + list(j.invars):
+            self.D.dims(v)
+        if self.top and not self.mod.static and self.mod.dynamic_dims is not True:
+            # partly dynamic: a class is constant when it holds a parameter dimension whose
+            # size stays put and none that changed (sub-functions stay fully symbolic)
+            dyn = {self.D.find(self.D.dims(j.invars[i])[ax]) for i, ax in self.mod.dynamic_dims
+                   if i < len(j.invars) and ax < len(j.invars[i].aval.shape)}
+            for v in list(j.constvars) + list(j.invars):
+                for d in self.D.dims(v):
+                    r = self.D.find(d)
+                    if r not in dyn:
+                        self.static_roots.add(r)
+        # parameter sizes first, in order, so every function reads them the same way
+        for v in list(j.constvars) + list(j.invars):
+            self.dims(v)
+
+    # ------------------------------------------------------------------ naming
+    def _name_all(self):
+        namer = _var_namer()
+        j = self.jaxpr
+        order = list(j.constvars) + list(j.invars)
+        for e in j.eqns:
+            order.extend(e.outvars)
+        for v in order:
+            if isinstance(v, DropVar):
+                continue
+            n = namer(v)
+            if n in RESERVED or n.upper() in RESERVED:
+                n = n + "_"
+            self.names[v] = n
+        self.namer = namer
+
+    def sname(self, v):
+        return self.names[v]
+
+    def aname(self, v):
+        return self.names[v].upper()
+
+    def tmp(self, prefix="t"):
+        self.n_tmp += 1
+        return f"_{prefix}{self.n_tmp}"
+
+    # ------------------------------------------------------------------ sizes, literals
+    def is_static(self, cls):
+        """Whether the size of dimension class ``cls`` is a constant of this kernel."""
+        return self.mod.static or cls in self.static_roots
+
+    def size(self, cls):
+        n = self.size_names.get(cls)
+        if n is None:
+            if self.is_static(cls):
+                n = str(self.D.value[cls])
+            else:
+                k = self.mod.slot(self.D.value[cls])
+                n = f"n{k}"
+                self.slots_used.append(k)
+            self.size_names[cls] = n
+        return n
+
+    def used_size_names(self):
+        return set(self.size_names.values()) | set(self.param_size_names)
+
+    def size_param(self, value):
+        if self.mod.static:
+            return str(int(value))
+        k = self.mod.slot(value)
+        self.slots_used.append(k)
+        self.param_size_names.append(f"n{k}")
+        return f"n{k}"
+
+    def dims(self, v):
+        got = self.dims_memo.get(v)
+        if got is None:
+            got = self.dims_memo[v] = [self.size(c) for c in self.domain(v)]
+        return got
+
+    # ------------------------------------------------------------------ planning helpers
+    def loop_domain(self, v):
+        """The iteration domain of a loop over ``v``: its dimension classes without the ones
+        of constant size 1, so a value of shape (n, 1, m) fuses with one of shape (n, m)."""
+        got = self.loop_memo.get(v)
+        if got is None:
+            got = self.loop_memo[v] = tuple(c for c in self.domain(v) if not self.is_unit(c))
+        return got
+
+    def is_unit(self, cls):
+        return self.D.value[cls] == 1 and self.is_static(cls)
+
+    def vidx(self, v, idx):
+        """Index expressions for every axis of ``v`` from the loop indices ``idx`` of its
+        loop domain (size-1 axes read index 0)."""
+        it = iter(idx)
+        return ["0" if self.is_unit(c) else next(it) for c in self.domain(v)]
+
+    def domain(self, v):
+        got = self.domain_memo.get(v)
+        if got is None:       # (dimension classes are final once planning starts)
+            got = self.domain_memo[v] = self.D.classes(v)
+        return got
+
+    def ready_of(self, v, dom):
+        """Earliest stage position at which an equation over ``dom`` may read ``v``."""
+        if isinstance(v, Literal):
+            return 0
+        loc = self.loc[v]
+        k = loc[0]
+        if k == "gen":
+            return 0
+        if k == "alias":
+            return self.ready_of(loc[1], dom)
+        if k == "fused":
+            c = loc[1]
+            return c.pos if c.domain == dom else c.pos + 1
+        if k in ("array", "scalar", "elems"):
+            return loc[1]
+        if k == "view":
+            return loc[1][1]
+        raise AssertionError(loc)
+
+    def find_cluster(self, dom, lo, cost=1):
+        """The earliest loop nest over ``dom`` at or after stage ``lo`` with room for
+        ``cost`` more (a new one at the end if none): the fusion decision."""
+        if self.barriers:
+            lo = max(lo, self.barriers[-1])
+        for pos in self.by_domain.get(dom, ()):
+            c = self.stages[pos]
+            if pos >= lo and (c.cost + cost <= LOOP_BUDGET or not c.members):
+                c.cost += cost
+                return c
+        c = Cluster(len(self.stages), dom)
+        c.cost = cost
+        self.stages.append(c)
+        self.by_domain.setdefault(dom, []).append(c.pos)
+        return c
+
+    def store(self, v):
+        """Make a fused value also live in an array; returns its array ref."""
+        c = self.loc[v][1]
+        c.stored.add(v)
+        self.array_source[self.aname(v)] = v
+        return ("array", c.pos + 1, self.aname(v), False)
+
+    def base_ref(self, v):
+        """The value of ``v`` as an array/scalar ref (materializing fused values)."""
+        if isinstance(v, Literal):
+            return ("scalar", 0, self.jlit(v))
+        self.realize(v)
+        loc = self.loc[v]
+        if loc[0] == "fused":
+            return self.store(v)
+        if loc[0] == "elems":
+            return self.materialize(v)
+        return loc
+
+    @staticmethod
+    def after(ref):
+        """Readiness of a ref for a statement placed between stages."""
+        return ref[3] if ref[0] == "scalar" and len(ref) > 3 else ref[1]
+
+    def place(self, ready):
+        """The statement list that runs right when values of readiness ``ready`` exist."""
+        if ready <= 0:
+            return self.entry_stmts
+        return self.stages[ready - 1].post
+
+    def ensure(self, v):
+        """``v`` as an array (rank >= 1) or scalar ref, copying views into arrays."""
+        if isinstance(v, Literal):
+            return ("scalar", 0, self.jlit(v))
+        self.realize(v)
+        loc = self.loc[v]
+        k = loc[0]
+        if k == "fused":
+            return self.store(v)
+        if k == "elems":
+            return self.materialize(v)
+        if k == "view":
+            got = self.view_copies.get(v) or self.store_through(v)
+            if got is None:
+                dom = self.loop_domain(v)
+                c = self.find_cluster(dom, loc[1][1])
+                name = self.aname(v)
+                c.members.append(("copy", v, name))
+                got = ("array", c.pos + 1, name, False)
+                self.view_copies[v] = got
+            return got
+        return loc
+
+    def store_through(self, v):
+        """An array for view ``v`` written by the loop that computes its base, when the
+        view only permutes axes (transpose, size-1 axes in or out) and the base has no
+        other reader: the loop stores each element at its place in the view's layout, so
+        the view costs neither a copy pass nor a second array (a Hessian's transposed
+        output). Returns the array ref, or None."""
+        _, base, imap = self.loc[v]
+        src = self.array_source.get(base[2]) if base[0] == "array" else None
+        if src is None or imap is None or self.n_uses.get(v, 0) != 1:
+            return None
+        u = v           # views and reshapes back to the base, each value read only once
+        while u is not src:
+            e = self.producer.get(u)
+            if (e is None or LOWERINGS[e.primitive.name].kind not in ("view", "reshape")
+                    or not isinstance(e.invars[0], Var) or self.n_uses.get(e.invars[0]) != 1):
+                return None
+            u = e.invars[0]
+        c = self.loc[src][1]
+        rank = len(v.aval.shape)
+        marks = [f"\u00a7{k}" for k in range(rank)]
+        bidx = imap(marks)
+        where = {}
+        for pos, x in enumerate(bidx):
+            if x in marks and x not in where:
+                where[x] = pos
+            elif not (x == "0" and src.aval.shape[pos] == 1):
+                return None                         # not a permutation of the base's axes
+        if any(marks[k] not in where and v.aval.shape[k] != 1 for k in range(rank)):
+            return None
+        perm = [where.get(m) for m in marks]        # view axis -> base axis (None: size 1)
+        c.stored.discard(src)
+        name = self.aname(v)
+        c.stored_as[src] = (name, v, perm)
+        ref = ("array", c.pos + 1, name, False)
+        self.view_copies[v] = ref
+        return ref
+
+    # ------------------------------------------------------------------ planning
+    def plan(self):
+        j = self.jaxpr
+        for v in list(j.constvars) + list(j.invars):
+            if v.aval.shape:
+                self.loc[v] = ("array", 0, self.aname(v), True)
+            else:
+                self.loc[v] = ("scalar", 0, self.sname(v))
+        for e in j.eqns:
+            name = e.primitive.name
+            low = LOWERINGS.get(name)
+            kind = low.kind if low is not None else None
+            if e.primitive is REMAT_BEGIN:
+                self.barriers.append(len(self.stages))
+            elif e.primitive is REMAT_END:
+                self.barriers.pop()
+            elif kind == "elementwise":
+                if self.tiny(e.outvars[0]) or not e.outvars[0].aval.shape:
+                    self.plan_ew_unrolled(e)
+                elif not self.plan_generator(e):
+                    self.plan_ew(e)
+            elif low is not None and low.moves and self.tiny(e.outvars[0]) and self.can_unroll_move(e):
+                self.plan_move_unrolled(e)
+            elif kind in ("view", "reshape") and self.unit_alias(e):
+                pass
+            elif kind == "view":
+                self.plan_view(e)
+            elif kind == "reshape":
+                self.plan_reshape(e)
+            elif kind == "reduce":
+                if self.tiny(e.invars[0]) and (not e.outvars[0].aval.shape
+                                               or self.tiny(e.outvars[0])):
+                    self.plan_reduce_unrolled(e)
+                elif not e.params["axes"]:
+                    if e.outvars[0].aval.shape:
+                        self.plan_ew(e, copy=True)
+                    else:
+                        self.loc[e.outvars[0]] = self.base_ref(e.invars[0]) if isinstance(
+                            e.invars[0], Var) else ("scalar", 0, self.jlit(e.invars[0]))
+                else:
+                    self.plan_reduce(e)
+            elif kind == "opaque":
+                self.plan_opaque(e)
+            else:
+                raise UnsupportedError(
+                    f"jit (cpu backend) has no lowering for primitive {name!r}; use "
+                    f"backend='interpret' for this function", source=e.source)
+
+    def plan_generator(self, e):
+        """An elementwise value computed from indices and literals alone (``iota``, an
+        identity basis): every loop that reads it recomputes it from its own indices, so
+        it is never stored. Anything else that reads it realizes it (see realize)."""
+        if e.primitive.name not in _GENERATOR_PRIMS or not all(
+                isinstance(u, Literal) or (isinstance(u, Var) and self.loc[u][0] == "gen")
+                for u in e.invars):
+            return False
+        if any(isinstance(u, Var) and self.loop_domain(u) != self.loop_domain(e.outvars[0])
+               for u in e.invars):
+            return False
+        self.loc[e.outvars[0]] = ("gen", e)
+        return True
+
+    def plan_ew(self, e, copy=False):
+        o = e.outvars[0]
+        dom = self.loop_domain(o)
+        for u in e.invars:
+            if isinstance(u, Var) and self.loc[u][0] == "elems":
+                self.materialize(u)
+        lo = max([self.ready_of(u, dom) for u in e.invars], default=0)
+        c = self.find_cluster(dom, lo, self.code_size(e))
+        for u in e.invars:              # values of other loops are read from their arrays
+            src = u
+            while isinstance(src, Var) and self.loc[src][0] == "alias":
+                src = self.loc[src][1]
+            if isinstance(src, Var) and self.loc[src][0] == "fused" and self.loc[src][1] is not c:
+                self.store(src)
+        c.members.append(("ew", e) if not copy else ("identity", e))
+        if o.aval.shape:
+            self.loc[o] = ("fused", c)
+        else:   # readable inside this scalar cluster; statements elsewhere wait for its end
+            self.loc[o] = ("scalar", c.pos, self.sname(o), c.pos + 1)
+
+    def unit_alias(self, e):
+        """A view or reshape that only adds or drops size-1 axes of a value computed in a
+        loop: it has the same loop domain, so elementwise consumers read the value itself
+        and fuse into its loop. Anything else that reads it gets the real view (realize)."""
+        u, o = e.invars[0], e.outvars[0]
+        if not (isinstance(u, Var) and u.aval.shape and o.aval.shape
+                and self.loc[u][0] == "fused" and self.loop_domain(o) == self.loop_domain(u)):
+            return False
+        # Equal loop domains are not enough (a square matrix's transpose has the same
+        # classes): the operand's non-unit axes must land on the result's, in order.
+        x_axes = [i for i, c in enumerate(self.domain(u)) if not self.is_unit(c)]
+        o_axes = [i for i, c in enumerate(self.domain(o)) if not self.is_unit(c)]
+        name, p = e.primitive.name, e.params
+        if name == "broadcast_in_dim":
+            lands = [p["broadcast_dimensions"][i] for i in x_axes]
+        elif name == "transpose":
+            inv = {src: k for k, src in enumerate(p["permutation"])}
+            lands = [inv[i] for i in x_axes]
+        elif name in ("reshape", "squeeze", "expand_dims"):
+            lands = o_axes if [u.aval.shape[i] for i in x_axes] == \
+                [o.aval.shape[i] for i in o_axes] else None
+        else:                                  # rev, slice: other indices
+            return False
+        if lands != o_axes:
+            return False
+        self.loc[o] = ("alias", u, e)
+        return True
+
+    def realize(self, v):
+        """Plan the view an alias stands for (once something other than a loop reads it),
+        or the loop a generator stands for."""
+        loc = self.loc[v]
+        if loc[0] == "gen":
+            for u in loc[1].invars:
+                if isinstance(u, Var):
+                    self.realize(u)
+            self.plan_ew(loc[1])
+            return
+        if loc[0] == "alias":
+            e = loc[2]
+            self.realize(loc[1])
+            if LOWERINGS[e.primitive.name].kind == "view":
+                self.plan_view(e)
+            else:
+                self.plan_reshape(e)
+
+    def plan_view(self, e):
+        u, o = e.invars[0], e.outvars[0]
+        name = e.primitive.name
+        p = e.params
+        if isinstance(u, Var):
+            self.realize(u)
+        if isinstance(u, Var) and self.loc[u][0] == "view":
+            _, base, inner = self.loc[u]
+        else:
+            base = self.base_ref(u)
+            inner = None
+        if base[0] == "scalar":
+            self.loc[o] = base if not o.aval.shape else ("view", base, None)
+            return
+        xs = u.aval.shape
+        if name == "broadcast_in_dim":
+            bd = p["broadcast_dimensions"]
+
+            def m(I, bd=bd, xs=xs):
+                return ["0" if xs[j] == 1 else I[bd[j]] for j in range(len(xs))]
+        elif name == "transpose":
+            perm = p["permutation"]
+
+            def m(I, perm=perm):
+                X = [None] * len(perm)
+                for k, pk in enumerate(perm):
+                    X[pk] = I[k]
+                return X
+        elif name == "rev":
+            dims = set(p["dimensions"])
+            sizes = self.dims(u)
+
+            def m(I, dims=dims, sizes=sizes):
+                return [f"({sizes[d]} - 1 - {_par(I[d])})" if d in dims else I[d]
+                        for d in range(len(I))]
+        else:  # slice
+            starts = [self.size_param(s) for s in p["start_indices"]]
+            strides = p["strides"] or (1,) * len(xs)
+
+            def m(I, starts=starts, strides=strides):
+                return [f"({s} + {i})" if st == 1 else f"({s} + {_par(i)} * {st})"
+                        for s, i, st in zip(starts, I, strides)]
+        if inner is not None:
+            imap = (lambda I, m=m, inner=inner: inner(m(I)))
+        else:
+            imap = m
+        self.loc[o] = ("view", base, imap)
+
+    def plan_reshape(self, e):
+        u, o = e.invars[0], e.outvars[0]
+        if isinstance(u, Var):
+            self.realize(u)
+        if not o.aval.shape:                      # -> rank 0: the single element, read in place
+            if isinstance(u, Literal) or not u.aval.shape:
+                self.loc[o] = self.base_ref(u) if isinstance(u, Var) else \
+                    ("scalar", 0, self.jlit(u))
+                return
+            expr, ready = self.elem(u, 0)
+            self.loc[o] = ("scalar", ready, expr)
+            return
+        if isinstance(u, Literal) or not u.aval.shape:   # scalar -> array: a broadcast
+            self.loc[o] = ("view", self.base_ref(u) if isinstance(u, Var) else
+                           ("scalar", 0, self.jlit(u)), None)
+            return
+        xs, os_ = u.aval.shape, o.aval.shape
+        x_axes = [i for i, n in enumerate(xs) if n != 1]
+        o_axes = [i for i, n in enumerate(os_) if n != 1]
+        if [xs[i] for i in x_axes] == [os_[i] for i in o_axes]:
+            # only size-1 axes come or go (squeeze, expand_dims, most reshapes of vectors):
+            # an index map, no copy
+            if self.loc[u][0] == "view":
+                _, base, inner = self.loc[u]
+            else:
+                base, inner = self.base_ref(u), None
+            if base[0] == "scalar":
+                self.loc[o] = ("view", base, None)
+                return
+            pairs = list(zip(o_axes, x_axes))
+            rank = len(xs)
+
+            def m(I, pairs=pairs, rank=rank):
+                X = ["0"] * rank
+                for oa, ia in pairs:
+                    X[ia] = I[oa]
+                return X
+            self.loc[o] = ("view", base, m if inner is None else
+                           (lambda I, m=m, inner=inner: inner(m(I))))
+            return
+        ref = self.ensure(u)
+        self.place(ref[1]).extend(self.reshape_lines(e, ref))
+        self.loc[o] = ("array", ref[1], self.aname(o), ref[3])
+
+    def plan_reduce(self, e):
+        u, o = e.invars[0], e.outvars[0]
+        if isinstance(u, Var):
+            self.realize(u)
+        if isinstance(u, Var) and self.loc[u][0] == "elems":
+            self.materialize(u)
+        dom = self.loop_domain(u)
+        lo = self.ready_of(u, dom)
+        c = self.find_cluster(dom, lo)
+        if isinstance(u, Var) and self.loc[u][0] == "fused" and self.loc[u][1] is not c:
+            self.store(u)
+        c.members.append(("reduce", e))
+        if o.aval.shape:
+            self.loc[o] = ("array", c.pos + 1, self.aname(o), False)
+        else:
+            self.loc[o] = ("scalar", c.pos + 1, self.sname(o))
+
+    def plan_opaque(self, e):
+        refs = [self.ensure(u) for u in e.invars]
+        ready = max([self.after(r) for r in refs], default=0)
+        outs = []
+        for o in e.outvars:
+            if isinstance(o, DropVar):
+                outs.append(("drop", self.tmp("drop")))
+            elif o.aval.shape:
+                outs.append(("array", self.aname(o)))
+            else:
+                outs.append(("scalar", self.sname(o)))
+        self.place(ready).extend(self.opaque_lines(e, refs, outs))
+        # control flow may hand back its operands unchanged (a zero-trip loop, a branch
+        # returning its input): the kernel must not return those aliases to the caller
+        may_alias = LOWERINGS[e.primitive.name].control
+        for o, (kind, nm) in zip(e.outvars, outs):
+            if isinstance(o, DropVar):
+                continue
+            if kind == "array":
+                self.loc[o] = ("array", ready, nm, may_alias)
+            else:
+                self.loc[o] = ("scalar", ready, nm)
+
+    def tiny(self, v):
+        """Element count of ``v`` if it is small and of constant shape, else 0."""
+        if not isinstance(v, Var) or isinstance(v, DropVar) or not v.aval.shape:
+            return 0
+        if not all(self.is_static(c) for c in self.domain(v)):
+            return 0
+        n = int(np.prod(v.aval.shape))
+        if not 0 < n <= UNROLL_MAX:
+            return 0
+        if self.unrolled >= UNROLL_BUDGET and not (v in self.loc and self.loc[v][0] == "elems"):
+            return 0            # enough straight-line code in this function: loops again
+        return n
+
+    def elem(self, v, flat):
+        """``(expression, readiness)`` of element ``flat`` (C order) of ``v``."""
+        if isinstance(v, Literal):
+            return self.jlit(v), 0
+        self.realize(v)
+        loc = self.loc[v]
+        k = loc[0]
+        if k == "elems":
+            return loc[2][flat], loc[1]
+        if k == "scalar":
+            return loc[2], self.after(loc)
+        if k == "fused":
+            loc = self.store(v)
+            k = "array"
+        idx = [str(i) for i in np.unravel_index(flat, v.aval.shape)] if v.aval.shape else []
+        if k == "array":
+            return f"{loc[2]}[{', '.join(idx)}]", loc[1]
+        base, imap = loc[1], loc[2]                # a view
+        if base[0] == "scalar":
+            return base[2], self.after(base)
+        bidx = imap(idx) if imap is not None else idx
+        return f"{base[2]}[{', '.join(bidx)}]", base[1]
+
+    def materialize(self, v):
+        """An array holding the unrolled value ``v`` (made once, where its elements exist)."""
+        got = self.materialized.get(v)
+        if got is None:
+            _, ready, els = self.loc[v]
+            name = self.aname(v)
+            self.place(ready).extend(self.materialize_lines(v, name, els))
+            got = self.materialized[v] = ("array", ready, name, False)
+        return got
+
+    def can_unroll_move(self, e):
+        return all(isinstance(u, Literal) or not u.aval.shape or self.tiny(u)
+                   or (LOWERINGS[e.primitive.name].kind in ("view", "reshape")
+                       and int(np.prod(u.aval.shape)) <= 1 << 16)
+                   for u in e.invars)
+
+    def plan_move_unrolled(self, e):
+        """Data movement into a tiny value: which operand element each element is.
+
+        The primitive's own numpy implementation, applied to arrays of element codes
+        instead of values, answers that for every movement primitive alike.
+        """
+        o = e.outvars[0]
+        ops = [u for u in e.invars]
+        codes, base = [], 0
+        for k, u in enumerate(ops):
+            n = int(np.prod(u.aval.shape)) if u.aval.shape else 1
+            if e.primitive.name == "pad" and k == 1:
+                codes.append(np.array(-1, np.int64))       # the padding value
+            else:
+                codes.append((base + np.arange(n, dtype=np.int64)).reshape(u.aval.shape))
+            base += n
+        moved = np.asarray(e.primitive.impl(*codes, **e.params)).reshape(-1)
+        starts = np.cumsum([0] + [int(np.prod(u.aval.shape)) if u.aval.shape else 1
+                                  for u in ops])
+        els, ready = [], 0
+        for code in moved.tolist():
+            if code < 0:
+                x, r = self.elem(ops[1], 0)
+            else:
+                k = int(np.searchsorted(starts, code, side="right")) - 1
+                x, r = self.elem(ops[k], code - int(starts[k]))
+            els.append(x)
+            ready = max(ready, r)
+        self.loc[o] = ("elems", ready, els)
+
+    def plan_ew_unrolled(self, e):
+        """An elementwise equation over a tiny value, or over scalars: straight-line code
+        placed as early as its operands exist (so loops later on can read it)."""
+        o = e.outvars[0]
+        shape = o.aval.shape
+        n = self.tiny(o) if shape else 1
+        lines = [self.eqn_comment(e)]
+        els, ready = [], 0
+        cols = []
+        for flat in range(n):
+            args = []
+            for u in e.invars:
+                x, r = self.elem(u, flat if (isinstance(u, Var) and u.aval.shape) else 0)
+                args.append(x)
+                ready = max(ready, r)
+            cols.append(args)
+        if shape:
+            self.unrolled += n
+        for flat, args in enumerate(cols):
+            idx = [str(i) for i in np.unravel_index(flat, shape)] if shape else []
+            name = f"{self.sname(o)}_{flat}" if shape else self.sname(o)
+            lines.append(self.assign(name, self.ew_expr(e, args, idx)))
+            els.append(name)
+        self.place(ready).extend(lines)
+        self.loc[o] = ("elems", ready, els) if shape else ("scalar", ready, els[0])
+
+    def plan_reduce_unrolled(self, e):
+        u, o = e.invars[0], e.outvars[0]
+        name = e.primitive.name
+        axes = tuple(sorted(e.params["axes"]))
+        shape = u.aval.shape
+        codes = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
+        groups = np.moveaxis(codes, axes, tuple(range(len(shape) - len(axes), len(shape))))
+        groups = groups.reshape(int(np.prod(o.aval.shape)) if o.aval.shape else 1, -1)
+        kind = name[len("reduce_"):]
+        dt_in, dt_out = u.aval.dtype, o.aval.dtype
+        if dt_in == np.bool_:
+            kind = {"sum": "or", "prod": "and"}.get(kind, kind)
+        lines = [self.eqn_comment(e)]
+        els, ready = [], 0
+        for g, members in enumerate(groups.tolist()):
+            xs = []
+            for flat in members:
+                x, r = self.elem(u, flat)
+                xs.append(x)
+                ready = max(ready, r)
+            acc = f"{self.sname(o)}_{g}" if o.aval.shape else self.sname(o)
+            lines.extend(self.reduce_group_lines(kind, acc, xs, dt_in, dt_out))
+            els.append(acc)
+        self.place(ready).extend(lines)
+        if o.aval.shape:
+            self.loc[o] = ("elems", ready, els)
+        else:
+            self.loc[o] = ("scalar", ready, els[0])
+
+    def loop_order(self, c, idx):
+        """The nesting order of a loop nest's indices, outermost first: the domain's own
+        order, except in a nest of elementwise work whose only stores go through a
+        permutation view (store_through), which loops in the view's order so that those
+        stores are contiguous (and vectorize) and the reads are the strided ones."""
+        r = len(idx)
+        natural = list(range(r))
+        if r < 2 or not c.stored_as or c.stored or any(
+                m[0] not in ("ew", "identity") for m in c.members):
+            return natural
+        orders = set()
+        for o, (_, view, perm) in c.stored_as.items():
+            full = self.vidx(o, idx)
+            names = [full[b] for b in perm if b is not None and full[b] != "0"]
+            orders.add(tuple(idx.index(n) for n in names))
+        if len(orders) != 1:
+            return natural
+        got = list(orders.pop())
+        return got if sorted(got) == natural else natural
+
