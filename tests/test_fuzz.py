@@ -17,13 +17,13 @@ combine. Each program runs
 Inputs are salted with nan, ±inf, ±0, subnormals and huge values. A program for which
 numpy raises must raise the same builtin error class in every mode.
 
-Short run: ``SHORT`` programs, in CI. Long run (``-m slow``): ``LONG`` programs, every
-one also jitted and checked against JAX:
+Short run: ``SHORT`` programs. The ``slow`` test adds ``LONG`` programs, every one also
+jitted and checked against JAX (when installed); CI runs it with the default of 60
+(the suite's time budget), the long run is the documented command
 
-    python3 -m pytest -q -p no:cacheprovider -m slow tests/test_fuzz.py
+    AUTODIFF_FUZZ_EXAMPLES=2000 python3 -m pytest -q -s -p no:cacheprovider -m slow tests/test_fuzz.py
 
-``AUTODIFF_FUZZ_EXAMPLES=N`` overrides the long run's count. Counts of the last run are
-printed by ``-s`` (programs, checks per mode, failures).
+which prints the counts (programs, checks per mode) at the end.
 """
 import collections
 import os
@@ -37,7 +37,7 @@ import autodiff as ad
 import autodiff.numpy as anp
 
 SHORT = 300
-LONG = int(os.environ.get("AUTODIFF_FUZZ_EXAMPLES", "2000"))
+LONG = int(os.environ.get("AUTODIFF_FUZZ_EXAMPLES", "60"))
 JIT_BUDGET = 40
 SHAPES = [(), (1,), (0,), (3,), (2, 3), (1, 3), (2, 0), (3, 1)]
 SPECIALS = [np.nan, np.inf, -np.inf, 0.0, -0.0, 5e-324, -1e-310, 1e300, -1e300, 1e-300]
@@ -75,6 +75,13 @@ OPS = {
     "power": (2, lambda a, b: anp.power(anp.abs(a), b), False),
     "where": (2, lambda a, b: anp.where(a > b, a, b), False),
     "scale": (2, lambda a, b: a * 0.5 + b * 2.0, True),
+    "clip": (1, lambda a: anp.clip(a, -1.0, 1.0), False), "var": (1, _k(anp.var), True),
+    "softmax": (1, lambda a: anp.softmax(a, axis=-1) if np.ndim(a) else a, True),
+    "cumprod": (1, lambda a: anp.cumprod(a, -1) if np.ndim(a) else a, True),
+    "quantile": (1, lambda a: anp.quantile(a, 0.3, axis=-1, keepdims=True) if np.ndim(a) else a,
+                 False),
+    "inner": (2, lambda a, b: anp.sum(a * b, axis=-1, keepdims=True) if np.ndim(a * b) else a * b,
+              True),
 }
 NAMES = sorted(OPS)
 
@@ -102,6 +109,11 @@ def _jnp_ops():
         "logaddexp": jnp.logaddexp, "fmod": jnp.fmod,
         "power": lambda a, b: jnp.power(jnp.abs(a), b),
         "where": lambda a, b: jnp.where(a > b, a, b), "scale": lambda a, b: a * 0.5 + b * 2.0,
+        "clip": lambda a: jnp.clip(a, -1.0, 1.0), "var": k(jnp.var),
+        "softmax": lambda a: nn.softmax(a, axis=-1) if a.ndim else a,
+        "cumprod": lambda a: jnp.cumprod(a, -1) if a.ndim else a,
+        "quantile": lambda a: jnp.quantile(a, 0.3, axis=-1, keepdims=True) if a.ndim else a,
+        "inner": lambda a, b: jnp.sum(a * b, axis=-1, keepdims=True) if (a * b).ndim else a * b,
     }
 
 
@@ -111,11 +123,13 @@ class Program:
     def __init__(self, steps, shape, dtype):
         self.steps, self.shape, self.dtype = steps, shape, dtype
 
-    def run(self, x, y, ops=None):
+    def run(self, x, y, ops=None, values=None):
         ops = ops or {n: f for n, (_, f, _) in OPS.items()}
         env = [x, y]
         for name, args in self.steps:
             env.append(ops[name](*[env[i] for i in args]))
+        if values is not None:
+            values.extend(env)
         return env[-1]
 
     def smooth(self):
@@ -158,7 +172,7 @@ def _eager(prog, x, y):
         warnings.simplefilter("ignore")
         try:
             return np.asarray(prog.run(x, y)), None
-        except (ValueError, TypeError, FloatingPointError, ZeroDivisionError) as e:
+        except (ValueError, TypeError, IndexError, FloatingPointError, ZeroDivisionError) as e:
             return None, e
 
 
@@ -209,7 +223,7 @@ def check_program(prog, x, y, x2, y2, salted, jit_all=False, with_jax=False):
         _close(got, want, prog.dtype, mode, prog)
     if err is None and prog.shape != ():
         _check_vmap(prog, fn, x, y, x2, y2, want)
-    if err is None and not salted and prog.dtype == np.float64 and prog.smooth():
+    if err is None and not salted and prog.dtype == np.float64:
         _check_fd(prog, fn, x, y)
     if with_jax and err is None:
         _check_jax(prog, x, y, want)
@@ -239,10 +253,14 @@ def _check_fd(prog, fn, x, y):
         return
     COUNTS["checks_fd"] += 1
     f = lambda a, b: float(np.sum(np.asarray(prog.run(a, b), np.float64)))  # noqa: E731
-    if not np.isfinite(f(x, y)):
-        return
+    env = []
+    with np.errstate(all="ignore"):
+        prog.run(x, y, values=env)
+    if not all(np.isfinite(v).all() for v in env):
+        return          # an infinite intermediate (1/0, exp overflow): d is 0·inf there
     gx, gy = ad.grad(lambda u, v: _scalar(fn(u, v)), argnums=(0, 1))(x, y)
     h = 1e-6
+    f0 = f(x, y)
     for g, which in ((gx, 0), (gy, 1)):
         for i in np.ndindex(x.shape):
             a, b = x.copy(), y.copy()
@@ -254,6 +272,11 @@ def _check_fd(prog, fn, x, y):
             fd = (up - down) / (2 * h)
             if not (np.isfinite(fd) and abs(fd) < 1e6):
                 continue
+            # a kink (abs, max, sort, clip, ...) within h: one-sided slopes disagree; the
+            # smooth programs have none, so for them every component is checked
+            if not prog.smooth() and abs((up - f0) - (f0 - down)) > 1e-4 * h * (1 + abs(fd)):
+                continue
+            COUNTS["fd_components"] += 1
             assert abs(np.asarray(g)[i] - fd) <= 1e-5 * (1 + abs(fd)), \
                 f"grad wrt arg {which} at {i}: {np.asarray(g)[i]} vs finite differences {fd}: {prog}"
 
@@ -264,6 +287,9 @@ def _check_jax(prog, x, y, want):
     except ImportError:
         return
     jax.config.update("jax_enable_x64", True)
+    tiny = np.finfo(prog.dtype).tiny
+    if any(np.any((v != 0) & (np.abs(v) < tiny)) for v in (x, y)):
+        return                       # XLA on CPU flushes subnormal inputs to zero; numpy does not
     COUNTS["checks_jax"] += 1
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")

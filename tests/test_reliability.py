@@ -267,6 +267,7 @@ def _spawn_work(n):
     return float(ad_.jit(lambda x: anp_.sum(x * x))(np.arange(float(n))))
 
 
+@pytest.mark.slow
 def test_spawn_pool_runs_jitted_code():
     import multiprocessing as mp
     with mp.get_context("spawn").Pool(1) as pool:
@@ -449,6 +450,7 @@ print("STATS", s["compiles"], s["disk_loads"] + s["piece_disk_loads"])
 """
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "geteuid"), reason="owner and mode bits are POSIX")
 def test_read_only_populated_cache_is_used(tmp_path):
     cdir = tmp_path / "cache"
@@ -468,6 +470,7 @@ def test_read_only_populated_cache_is_used(tmp_path):
             os.chmod(root, 0o700)
 
 
+@pytest.mark.slow
 def test_unusable_cache_dir_writes_nothing_under_home(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
