@@ -24,6 +24,7 @@ from . import primitives as P
 from .core import (ClosedJaxpr, Tracer, Zero, eval_jaxpr, get_aval, is_concrete,
                    is_inexact_dtype, trace_flat, user_source)
 from .errors import ConcretizationError, DTypeError, ShapeError
+from .traceback_util import filter_traceback
 from .tree_util import (broadcast_prefix, tree_flatten, tree_map, tree_structure,
                         tree_unflatten)
 from .transforms.jvp import jvp_eval, jvp_jaxpr
@@ -57,7 +58,12 @@ class Transformed:
         self._options = options
 
     def __call__(self, *args, **kwargs):
-        return self._call(*args, **kwargs)
+        # a public boundary: errors leave without autodiff's frames (autodiff.traceback_util)
+        try:
+            return self._call(*args, **kwargs)
+        except Exception as e:
+            filter_traceback(e)
+            raise
 
     def __get__(self, obj, objtype=None):
         # bound like a function when it is a class attribute
@@ -218,6 +224,19 @@ def _split_static(fun, args, static_argnums):
 # forward mode
 # ----------------------------------------------------------------------------
 
+def _boundary(fun):
+    """A public entry point whose errors leave without autodiff's frames."""
+    @functools.wraps(fun)
+    def entry(*args, **kwargs):
+        try:
+            return fun(*args, **kwargs)
+        except Exception as e:
+            filter_traceback(e)
+            raise
+    return entry
+
+
+@_boundary
 def jvp(fun, primals, tangents, has_aux=False):
     """Forward mode: ``(fun(*primals), J·tangents)``.
 
@@ -531,6 +550,7 @@ class _Linearized:
         return evaluate(uj, list(self.residuals) + ts)
 
 
+@_boundary
 def vjp(fun, *primals, has_aux=False):
     """Reverse mode: ``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns one cotangent per primal.
 
@@ -566,6 +586,7 @@ def vjp(fun, *primals, has_aux=False):
     return _outputs(out), vjp_fn
 
 
+@_boundary
 def linearize(fun, *primals):
     """``(fun(*primals), jvp_fn)`` where ``jvp_fn`` evaluates the saved linear map.
 

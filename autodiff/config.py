@@ -30,6 +30,7 @@ class Config:
         "default_backend": "cpu",
         "jit_background_compile": True,  # a cache miss runs the interpreter while Numba compiles
         "jit_dynamic_shapes": None,    # None: specialize, then generalize a dimension once it changes
+        "traceback_filtering": "on",   # "off": errors keep autodiff's internal frames
     }
 
     def __init__(self):
@@ -37,6 +38,10 @@ class Config:
         object.__setattr__(self, "_listeners", [])
         if self._values["cache_dir"] is None:
             self._values["cache_dir"] = _default_cache_dir()
+        env_tb = os.environ.get("AUTODIFF_TRACEBACK_FILTERING")
+        if env_tb:
+            self._values["traceback_filtering"] = "off" if env_tb.lower() in (
+                "off", "0", "false", "no") else "on"
         env_nans = os.environ.get("AUTODIFF_DEBUG_NANS")
         if env_nans:
             self._values["debug_nans"] = env_nans not in ("0", "false", "False")
@@ -47,6 +52,8 @@ class Config:
         if name not in self._values:
             raise AttributeError(
                 f"unknown config option {name!r}; known options: {sorted(self._values)}")
+        if name == "traceback_filtering" and value not in ("on", "off"):
+            raise ValueError(f"traceback_filtering must be 'on' or 'off', got {value!r}")
         if name == "cache_size":
             value = int(value)
             if value < 1:

@@ -47,6 +47,7 @@ from .config import config
 from .core import ShapedArray, Tracer, eval_jaxpr, trace_flat, user_source
 from .errors import DTypeError, UnsupportedError
 from .tree_util import LEAF, tree_flatten, tree_unflatten
+from .traceback_util import filter_traceback as _filter_traceback
 
 __all__ = ["jit", "JitFunction", "Lowered", "CacheInfo", "wait_for_compiles", "disable_jit"]
 
@@ -553,7 +554,11 @@ class JitFunction:
         return functools.partial(self._call_slow_method, _ById(obj))
 
     def _call_slow_method(self, obj, *args, **kwargs):
-        return self._call_slow((obj,) + args, kwargs, self_static=True)
+        try:
+            return self._call_slow((obj,) + args, kwargs, self_static=True)
+        except Exception as e:
+            _filter_traceback(e)
+            raise
 
     # -------------------------------------------------------------- public helpers
     def cache_info(self):
@@ -637,27 +642,33 @@ class JitFunction:
 
     # -------------------------------------------------------------- calling
     def __call__(self, *args, **kwargs):
-        if _disabled:
-            return self._fun(*args, **kwargs)
-        # the fast path: flat arguments that are arrays or scalars, no static arguments
-        if self._fast and not kwargs:
-            try:
-                key = tuple([(a.shape, a.dtype) if type(a) is _ndarray else _SCALAR_KEYS[type(a)]
-                             for a in args])
-            except KeyError:
-                return self._call_slow(args, kwargs)
-            cache = self._cache
-            call = cache.get(key)
-            if call is not None:
-                self._hits += 1
-                if len(cache) > 1:
-                    self._touch(key)
+        # the public boundary: an error leaves with autodiff's frames dropped from its
+        # traceback (autodiff.traceback_util); try costs nothing on the fast path
+        try:
+            if _disabled:
+                return self._fun(*args, **kwargs)
+            # the fast path: flat arguments that are arrays or scalars, no static arguments
+            if self._fast and not kwargs:
                 try:
-                    return call(*args)
-                except OverflowError:
-                    _check_int_range(args, self._name)
-                    raise
-        return self._call_slow(args, kwargs)
+                    key = tuple([(a.shape, a.dtype) if type(a) is _ndarray
+                                 else _SCALAR_KEYS[type(a)] for a in args])
+                except KeyError:
+                    return self._call_slow(args, kwargs)
+                cache = self._cache
+                call = cache.get(key)
+                if call is not None:
+                    self._hits += 1
+                    if len(cache) > 1:
+                        self._touch(key)
+                    try:
+                        return call(*args)
+                    except OverflowError:
+                        _check_int_range(args, self._name)
+                        raise
+            return self._call_slow(args, kwargs)
+        except Exception as e:
+            _filter_traceback(e)
+            raise
 
     # The cache's lock discipline: lookups (``get``) take no lock; every change (insert,
     # evict, clear, the install of a compiled kernel) holds ``self._lock``; the LRU touch

@@ -1,0 +1,70 @@
+"""Tracebacks that end at the user's line: library frames are dropped from errors that
+leave a transform (``grad``, ``vmap``, ``jit``, ... are the boundaries).
+
+An error raised for a user's mistake passes through a dozen frames of tracing, rules and
+lowering; none of them is where the fix goes. Each public entry point catches the
+exception on its way out, removes the frames of autodiff's own files (and numpy's) from
+its traceback and re-raises it, so the traceback shows the user's call and the user's
+line inside the traced function, and a note says how to see everything:
+``ad.config.update("traceback_filtering", "off")`` or the environment variable
+``AUTODIFF_TRACEBACK_FILTERING=off`` keeps every frame.
+
+>>> import traceback, numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> def f(x):
+...     if x > 0:                      # a Python branch on a traced value under jit
+...         return x
+...     return -x
+>>> try:
+...     ad.jit(f)(1.0)
+... except ad.errors.ConcretizationError as e:
+...     frames = traceback.extract_tb(e.__traceback__)
+>>> frames[-1].line
+'if x > 0:                      # a Python branch on a traced value under jit'
+"""
+import types
+
+from .config import config
+
+__all__ = ["filter_traceback"]
+
+_NOTE = ("autodiff removed {n} of its internal frames from this traceback; "
+         "set AUTODIFF_TRACEBACK_FILTERING=off (or ad.config.update(\"traceback_filtering\", "
+         "\"off\")) to see them")
+
+
+def _internal(filename):
+    from .core import _is_internal
+    return _is_internal(filename)
+
+
+def filter_traceback(e):
+    """Drop autodiff's and numpy's frames from ``e.__traceback__`` in place (unless
+    filtering is off) and return ``e``; the caller re-raises it with a bare ``raise``, which
+    keeps the shortened traceback."""
+    if config.traceback_filtering == "off":
+        return e
+    kept, n = [], 0
+    tb = e.__traceback__
+    while tb is not None:
+        n += 1
+        if not _internal(tb.tb_frame.f_code.co_filename):
+            kept.append(tb)
+        tb = tb.tb_next
+    removed = n - len(kept)
+    if removed == 0:
+        return e
+    new = None
+    for t in reversed(kept):
+        new = types.TracebackType(new, t.tb_frame, t.tb_lasti, t.tb_lineno)
+    e.__traceback__ = new
+    total = getattr(e, "_autodiff_frames_removed", 0)
+    if total == 0 and hasattr(e, "add_note"):
+        e.add_note(_NOTE.format(n=removed))
+    elif hasattr(e, "__notes__") and total:
+        e.__notes__ = [_NOTE.format(n=total + removed) if note == _NOTE.format(n=total)
+                       else note for note in e.__notes__]
+    try:
+        e._autodiff_frames_removed = total + removed
+    except AttributeError:          # exceptions with __slots__ (rare): the note says it once
+        pass
+    return e

@@ -1,0 +1,104 @@
+"""Errors that leave a transform end at the user's line: autodiff's frames are dropped
+from the traceback (a note says how many, and how to keep them)."""
+import os
+import traceback
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff import errors
+from autodiff.config import Config
+
+PKG_DIRS = tuple(os.path.dirname(m.__file__) + os.sep for m in
+                 (ad, ad.transforms, ad.backends))
+
+
+def branchy(x):
+    if x > 0:                                    # BRANCH
+        return x
+    return -x
+
+
+def mismatched(x):
+    return anp.dot(x, anp.ones(3))               # MISMATCH
+
+
+def divides(x):
+    return x / 0 if isinstance(x, int) else 1 // 0     # USER_BUG
+
+
+def _line_of(marker):
+    for i, line in enumerate(open(__file__), start=1):
+        if line.rstrip().endswith(f"# {marker}"):
+            return i
+    raise LookupError(marker)
+
+
+def _frames(call):
+    with pytest.raises(Exception) as info:
+        call()
+    return info.value, traceback.extract_tb(info.value.__traceback__)
+
+
+CASES = {
+    "jit, Python if on a traced value": (lambda: ad.jit(branchy)(1.0),
+                                         errors.ConcretizationError, "BRANCH"),
+    "grad, shape mismatch": (lambda: ad.grad(lambda x: anp.sum(mismatched(x)))(np.ones(2)),
+                             errors.ShapeError, "MISMATCH"),
+    "jit of grad, shape mismatch": (
+        lambda: ad.jit(ad.grad(lambda x: anp.sum(mismatched(x))))(np.ones(2)),
+        errors.ShapeError, "MISMATCH"),
+    "vmap, shape mismatch": (lambda: ad.vmap(mismatched)(np.ones((4, 2))),
+                             errors.ShapeError, "MISMATCH"),
+    "jvp, shape mismatch": (lambda: ad.jvp(mismatched, (np.ones(2),), (np.ones(2),)),
+                            errors.ShapeError, "MISMATCH"),
+    "user's own bug under grad": (lambda: ad.grad(divides)(1.0), ZeroDivisionError,
+                                  "USER_BUG"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_last_frame_is_the_users_line(case):
+    call, exc_type, marker = CASES[case]
+    exc, frames = _frames(call)
+    assert isinstance(exc, exc_type)
+    assert frames[-1].filename == __file__ and frames[-1].lineno == _line_of(marker)
+    assert not [f for f in frames if f.filename.startswith(PKG_DIRS)]
+    assert len(frames) <= 5                      # the test's call, the lambda, the user's code
+    notes = getattr(exc, "__notes__", [])
+    assert len(notes) == 1 and "AUTODIFF_TRACEBACK_FILTERING=off" in notes[0]
+    assert int(notes[0].split("removed ")[1].split()[0]) >= 3
+
+
+def test_errors_on_the_call_itself_end_at_the_call():
+    exc, frames = _frames(lambda: ad.grad(lambda x: anp.sum(x))(np.arange(3)))   # ints
+    assert isinstance(exc, errors.DTypeError)
+    assert frames[-1].filename == __file__ and "np.arange(3)" in frames[-1].line
+
+
+def test_filtering_off_keeps_every_frame():
+    ad.config.update("traceback_filtering", "off")
+    try:
+        exc, frames = _frames(CASES["grad, shape mismatch"][0])
+    finally:
+        ad.config.update("traceback_filtering", "on")
+    assert frames[-1].filename.startswith(PKG_DIRS)         # where the error was raised
+    assert any(f.filename == __file__ and f.lineno == _line_of("MISMATCH") for f in frames)
+    assert not getattr(exc, "__notes__", [])
+
+
+def test_environment_variable_and_bad_values(monkeypatch):
+    monkeypatch.setenv("AUTODIFF_TRACEBACK_FILTERING", "off")
+    assert Config().traceback_filtering == "off"
+    monkeypatch.setenv("AUTODIFF_TRACEBACK_FILTERING", "1")
+    assert Config().traceback_filtering == "on"
+    with pytest.raises(ValueError, match="'on' or 'off'"):
+        ad.config.update("traceback_filtering", "yes")
+
+
+def test_successful_calls_are_unchanged():
+    f = ad.jit(lambda x: anp.sum(anp.sin(x)))
+    assert np.isclose(f(np.zeros(3)), 0.0)
+    assert np.allclose(ad.grad(lambda x: anp.sum(x ** 2))(np.ones(2)), [2.0, 2.0])
