@@ -446,7 +446,29 @@ def _value_key(c):
     return ("obj", id(c))
 
 
+_ATOM_TYPES = frozenset((int, bool, float, str, type(None)))
+
+
+def _atoms_only(t):
+    """A tuple (nested) of ints, strs, ... only: its own key (the common params: axes,
+    shapes, dimension numbers), recognised without building a new tuple."""
+    atoms = _ATOM_TYPES
+    for x in t:
+        tx = type(x)
+        if tx is tuple:
+            if not _atoms_only(x):
+                return False
+        elif tx not in atoms:
+            return False
+    return True
+
+
 def _param_key(v, shapes):
+    tv = type(v)
+    if tv in _ATOM_TYPES:
+        return v
+    if tv is tuple and _atoms_only(v):
+        return v
     if isinstance(v, ClosedJaxpr):
         return ("closed", v.jaxpr.key(shapes), v._const_key())
     if isinstance(v, Jaxpr):
@@ -487,12 +509,15 @@ def _jaxpr_key(jaxpr, shapes):
         for v in outs:
             names[v] = len(names)
         ps = e.params
-        if ps:
+        if not ps:
+            params = ()
+        elif len(ps) == 1:
+            (k, p), = ps.items()
+            params = ((k, _param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?"),)
+        else:
             params = tuple(sorted(
                 (k, _param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?")
                 for k, p in ps.items()))
-        else:
-            params = ()
         parts.append((e.primitive.name, ins,
                       av(outs[0].aval) if len(outs) == 1 else tuple(av(v.aval) for v in outs),
                       params))

@@ -1576,6 +1576,11 @@ def _free_dims(ndim, contract, batch):
 def _dot_general_impl(x, y, *, dimension_numbers):
     (xc, yc), (xb, yb) = dimension_numbers
     x, y = np.asarray(x), np.asarray(y)
+    nx, ny = x.ndim, y.ndim
+    if not xb and len(xc) == 1 and 0 < nx <= 2 and 0 < ny <= 2:
+        # matrix/vector products (every dense layer and its two backward products): one
+        # np.dot on transposed views, ~20x less Python than the general path below
+        return np.dot(x if xc[0] == nx - 1 else x.T, y if yc[0] == 0 else y.T)
     xf = _free_dims(x.ndim, xc, xb)
     yf = _free_dims(y.ndim, yc, yb)
     # canonical layout: x -> (batch, free, contract), y -> (batch, contract, free), then matmul

@@ -279,21 +279,27 @@ def promote(*xs, to_float=False):
     return out
 
 
+# The exact types the fast paths take as traced values: Tracer, and the tape's Variable
+# (autodiff/tape.py adds it), whose arithmetic would otherwise always take the slow path.
+FAST_TRACED_TYPES = {Tracer}
+
+
 def fast_pair(x1, x2):
     """Operands of a binary elementwise op that need no promotion or broadcasting: a
     float tracer with a tracer of the same shape and dtype, or with a Python number
     (weak, it takes the tracer's dtype). None otherwise. Most traced arithmetic is this."""
     t1, t2 = type(x1), type(x2)
-    if t1 is Tracer:
+    traced = FAST_TRACED_TYPES
+    if t1 in traced:
         a = x1.aval
         if a.dtype.kind == "f":
-            if t2 is Tracer:
+            if t2 in traced:
                 b = x2.aval
                 if b.shape == a.shape and b.dtype == a.dtype:
                     return x1, x2
             elif t2 is float or t2 is int:
                 return x1, a.dtype.type(x2)
-    elif t2 is Tracer and (t1 is float or t1 is int):
+    elif t2 in traced and (t1 is float or t1 is int):
         b = x2.aval
         if b.dtype.kind == "f":
             return b.dtype.type(x1), x2
