@@ -417,6 +417,13 @@ def test_fmod_matches_numpy():
     np.testing.assert_array_equal(gb, -np.trunc(np.array([7.0, -7.0, 5.5]) / [2.0, 2.0, -1.5]))
 
 
+def test_fmod_gradient_at_zero_dividend():
+    # found by the fuzzer (Program[(3,) float64: v6 = fmod(v1, v0)] at v1 = 0): fmod(x, 1) = x
+    # near 0, so the slope is 1 there, from either side of zero
+    g = ad.grad(lambda x: anp.sum(anp.fmod(x, np.array([1.0, 1.0, -3.0]))))(np.array([0.0, -0.0, 0.0]))
+    np.testing.assert_array_equal(g, [1.0, 1.0, 1.0])
+
+
 def test_power_with_scalar_half_follows_numpy():
     x = np.array([-inf, -0.0, 0.0, 4.0, inf, -1.0, nan])
     with np.errstate(invalid="ignore"):
