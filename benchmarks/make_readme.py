@@ -16,7 +16,7 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 | `python benchmarks/cold_start.py` | jit's first call in fresh processes: background vs blocking compile vs JAX |
 | `python benchmarks/vecmath.py` | our vectorizable exp/log/tanh/sin/cos vs numpy and libm loops |
 | `python benchmarks/trace.py` | tracing cost per equation (10,000-equation function) |
-| `python benchmarks/grad_vs_autograd.py` | grad of a 100-operation scalar function without jit, vs autograd |
+| `python benchmarks/grad_vs_autograd.py` | grad without jit per operation (chains on 1, 16, 1000 elements; a tiny MLP step), vs autograd |
 | `python benchmarks/jacobian_bench.py` | hessian n=200/1000, per-example gradients (vs JAX) |
 | `python benchmarks/checkpoint_bench.py` | residual bytes, peak memory and time of checkpoint strategies |
 | `python benchmarks/control_flow_bench.py` | IR size and compile time of scan over 10 vs 100,000 steps |
@@ -27,7 +27,8 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 | benchmark | autodiff | peer | ratio | goal |
 |---|---|---|---|---|
 | tracing, 10,000 equations | 4.4–8.6 µs/eqn | — | — | ≤ 10 µs/eqn |
-| grad of 102-eqn scalar function, no jit | 0.86 ms (float), 1.0 ms (16-vector) | autograd 1.42 / 1.33 ms | 0.61× / 0.75× | ≤ 1× |
+| grad, no jit, 102-op chains (scalar / 16 / 1000 elements) | 5.7 / 7.0 / 10.4 µs/op | autograd 8.5 / 8.5 / 11.5 µs/op | 0.67× / 0.82× / 0.91× | ≤ 1× |
+| grad, no jit, tiny MLP step (13 ops) | 326 µs | autograd 283 µs | 1.15× | ≤ 1× (not yet) |
 | scan 10 vs 100,000 steps | same IR (11 top-level eqns), same compiled kernel | — | — | equal |
 | checkpoint sqrt_n at n = 64 | 1/16 of `none`'s residual bytes, 1.28× time | — | — | ≤ 1/4 bytes, ≤ 1.5× time |
 
