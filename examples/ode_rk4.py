@@ -12,10 +12,13 @@ This script
 3. takes the Hessian of an energy through the loop,
 4. recovers an unknown damping coefficient from an observed trajectory by
    gradient descent (Gauss-Newton steps built from ``jacfwd``),
-5. runs the same under ``ad.jit`` when it is available.
+5. runs the same under ``ad.jit`` when it is available,
+6. plots the trajectory against the exact solution, and the fit (matplotlib,
+   ``pip install -e ".[examples]"``).
 
-Run: ``python examples/ode_rk4.py``
+Run: ``python examples/ode_rk4.py [--figure ode_rk4.png]``
 """
+import argparse
 import time
 
 import numpy as np
@@ -67,10 +70,32 @@ def finite_difference(f, x, eps=1e-6):
     return np.stack(cols, axis=-1)
 
 
-def main():
+def plot(t, xs, exact, observed, first_guess, fitted, cs, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9.0, 3.6), dpi=90)
+    a.plot(t, exact, "k-", lw=3, alpha=0.3, label="exact")
+    a.plot(t, xs, "C0--", label="RK4 in lax.scan")
+    a.set_xlabel("t")
+    a.set_ylabel("x(t)")
+    a.set_title("damped oscillator")
+    a.legend(fontsize=8)
+    b.plot(t, observed, "k-", lw=3, alpha=0.3, label="observed (c = 0.4)")
+    b.plot(t, first_guess, "C1:", label="first guess (c = 0.1)")
+    b.plot(t, fitted, "C0--", label=f"fitted (c = {cs[-1]:.6f})")
+    b.set_xlabel("t")
+    b.set_title(f"damping recovered in {len(cs) - 1} Gauss-Newton steps")
+    b.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def main(n=500, use_jit=True, figure=None):
     params = np.array([4.0, 0.4])          # stiffness k, damping c
     y0 = np.array([1.0, 0.0])
-    dt, n = 0.01, 500
+    dt = 0.01 * 500 / n
 
     # 1. integrate
     y_final, xs = integrate(params, y0, dt, n)
@@ -110,12 +135,21 @@ def main():
         return integrate(anp.stack([params[0], c]), y0, dt, n)[1] - observed
 
     c = 0.1
+    cs = [c]
     for it in range(6):
         r = residuals(c)
         J = ad.jacfwd(residuals)(c)                   # (n,) forward mode through the scan
         c = c - float(np.dot(J, r) / np.dot(J, J))
+        cs.append(c)
         print(f"Gauss-Newton step {it + 1}: damping c = {c:.10f}")
     assert abs(c - params[1]) < 1e-8
+    if figure:
+        plot(t, xs, exact_position(t, *params, *y0), observed,
+             integrate(np.array([params[0], cs[0]]), y0, dt, n)[1],
+             integrate(np.array([params[0], c]), y0, dt, n)[1], cs, figure)
+        print(f"wrote {figure}")
+    if not use_jit:
+        return c
 
     # 5. compiled
     try:
@@ -133,4 +167,8 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=500)
+    ap.add_argument("--figure", default="ode_rk4.png")
+    args = ap.parse_args()
+    main(args.steps, figure=args.figure)

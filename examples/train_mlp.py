@@ -1,6 +1,7 @@
 """Train a small MLP on synthetic data, with both forms of the optimizers.
 
     python examples/train_mlp.py [--steps 400] [--samples 256] [--hidden 32] [--sgd]
+        [--figure train_mlp.png]
 
 1. functional (optax style): params are a dict of numpy arrays, gradients come from
    ``ad.value_and_grad``, ``opt.init`` / ``opt.update`` / ``ad.optim.apply_updates``;
@@ -92,9 +93,27 @@ def train_imperative(x, y, params, steps, lr, kind="adam"):
     return {k: v.numpy() for k, v in p.items()}, losses
 
 
+def plot(losses, path):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(6.0, 3.8), dpi=90)
+    ax.semilogy(losses["functional"], label="functional (ad.value_and_grad, opt.update)")
+    ax.semilogy(losses["imperative"], "--", label="imperative (Variable, backward, step)")
+    ax.axhline(THRESHOLD, color="k", lw=0.8, ls=":", label=f"threshold {THRESHOLD}")
+    ax.set_xlabel("step")
+    ax.set_ylabel("training MSE")
+    ax.set_title("MLP loss curve, both optimizer forms")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
 def main(samples=256, hidden=32, steps=400, lr=0.02, kind="adam", seed=0, verbose=True,
-         use_jit=True):
-    """Train both ways; returns ``{"functional": losses, "imperative": losses}``."""
+         use_jit=True, figure=None):
+    """Train both ways; returns ``{"functional": losses, "imperative": losses}``; with
+    ``figure``, saves the loss curves there (matplotlib)."""
     x, y = make_data(samples, seed)
     params = init_params(hidden, seed)
     say = print if verbose else (lambda *a, **k: None)
@@ -110,6 +129,9 @@ def main(samples=256, hidden=32, steps=400, lr=0.02, kind="adam", seed=0, verbos
     for name, losses in (("functional", f_losses), ("imperative", i_losses)):
         ok = losses[-1] < THRESHOLD
         say(f"  {name}: final loss {'<' if ok else '>='} {THRESHOLD}: {'ok' if ok else 'FAILED'}")
+    if figure:
+        plot({"functional": f_losses, "imperative": i_losses}, figure)
+        say(f"  wrote {figure}")
     return {"functional": f_losses, "imperative": i_losses}
 
 
@@ -121,9 +143,10 @@ if __name__ == "__main__":
     ap.add_argument("--lr", type=float, default=None)
     ap.add_argument("--sgd", action="store_true", help="SGD with Nesterov momentum, not Adam")
     ap.add_argument("--no-jit", action="store_true")
+    ap.add_argument("--figure", default="train_mlp.png")
     a = ap.parse_args()
     kind = "sgd" if a.sgd else "adam"
     lr = a.lr if a.lr is not None else (0.05 if a.sgd else 0.02)
-    res = main(a.samples, a.hidden, a.steps, lr, kind, use_jit=not a.no_jit)
+    res = main(a.samples, a.hidden, a.steps, lr, kind, use_jit=not a.no_jit, figure=a.figure)
     if max(r[-1] for r in res.values()) >= THRESHOLD:
         raise SystemExit(1)
