@@ -17,6 +17,8 @@ import functools
 import inspect
 import threading
 import types
+import typing
+from typing import Any, Callable, Optional, ParamSpec, Sequence, TypeVar, Union
 
 import numpy as np
 
@@ -35,6 +37,12 @@ from .backends.interpreter import run_closed
 
 __all__ = ["Transformed", "make_jaxpr", "grad", "value_and_grad", "jvp", "vjp", "linearize", "vmap",
            "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "stop_gradient"]
+
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+_T = TypeVar("_T")
+_Argnums = Union[int, Sequence[int]]
 
 
 class Transformed:
@@ -143,7 +151,18 @@ def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None,
     return closed, box[0]
 
 
-def make_jaxpr(fun, static_argnums=(), return_shape=False):
+@typing.overload
+def make_jaxpr(fun: Callable[_P, Any], static_argnums: _Argnums = ...,
+               return_shape: typing.Literal[False] = ...) -> Callable[_P, ClosedJaxpr]: ...
+
+
+@typing.overload
+def make_jaxpr(fun: Callable[_P, Any], static_argnums: _Argnums = ..., *,
+               return_shape: typing.Literal[True]) -> Callable[_P, tuple[ClosedJaxpr, Any]]: ...
+
+
+def make_jaxpr(fun: Callable[_P, Any], static_argnums: _Argnums = (),
+               return_shape: bool = False) -> Callable[_P, Any]:
     """The jaxpr of ``fun`` traced abstractly at the given arguments.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -237,7 +256,8 @@ def _boundary(fun):
 
 
 @_boundary
-def jvp(fun, primals, tangents, has_aux=False):
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple[Any, ...]:
     """Forward mode: ``(fun(*primals), J·tangents)``.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -551,7 +571,8 @@ class _Linearized:
 
 
 @_boundary
-def vjp(fun, *primals, has_aux=False):
+def vjp(fun: Callable[..., Any], *primals: Any,
+        has_aux: bool = False) -> tuple[Any, ...]:
     """Reverse mode: ``(fun(*primals), vjp_fn)``; ``vjp_fn(ct)`` returns one cotangent per primal.
 
     The returned ``vjp_fn`` is reusable.
@@ -587,7 +608,7 @@ def vjp(fun, *primals, has_aux=False):
 
 
 @_boundary
-def linearize(fun, *primals):
+def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """``(fun(*primals), jvp_fn)`` where ``jvp_fn`` evaluates the saved linear map.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -624,7 +645,8 @@ def _argnum_alias(argnums, argnum):
     return argnums if argnum is None else argnum
 
 
-def value_and_grad(fun, argnums=0, has_aux=False, *, argnum=None):
+def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *,
+                   argnum: Optional[_Argnums] = None) -> Callable[_P, tuple[Any, Any]]:
     """``(fun(*args), gradient)`` in one pass; ``has_aux`` gives ``((value, aux), grad)``.
     ``argnum`` is autograd's name for ``argnums``.
 
@@ -676,7 +698,8 @@ def value_and_grad(fun, argnums=0, has_aux=False, *, argnum=None):
     return Transformed(wrapped, value_and_grad, fun, dict(argnums=argnums, has_aux=has_aux))
 
 
-def grad(fun, argnums=0, has_aux=False, *, argnum=None):
+def grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *,
+         argnum: Optional[_Argnums] = None) -> Callable[_P, Any]:
     """Gradient of a scalar-valued ``fun`` with respect to ``args[argnums]`` (``argnum``:
     autograd's spelling of the same).
 
@@ -698,7 +721,7 @@ def grad(fun, argnums=0, has_aux=False, *, argnum=None):
     return Transformed(wrapped, grad, fun, dict(argnums=argnums, has_aux=has_aux))
 
 
-def stop_gradient(x):
+def stop_gradient(x: _T) -> _T:
     """Identity whose derivative is zero (the seed's ``detach``), over pytrees.
 
     >>> import autodiff as ad
@@ -783,7 +806,8 @@ def _trace_unmapped(x):
     return (isinstance(x, np.ndarray) and x.ndim > 0) or hasattr(x, "__autodiff_array__")
 
 
-def vmap(fun, in_axes=0, out_axes=0, axis_size=None):
+def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
+         axis_size: Optional[int] = None) -> Callable[_P, _R]:
     """Vectorizing map: ``fun`` applied along an axis of its arguments, as one batched program.
 
     ``in_axes`` / ``out_axes`` are an int (negative counts from the end), ``None``
@@ -985,7 +1009,8 @@ def _jac_tree(per_out, in_tree, out_tree):
     return tree_unflatten(out_tree, [tree_unflatten(in_tree, row) for row in per_out])
 
 
-def jacfwd(fun, argnums=0, has_aux=False):
+def jacfwd(fun: Callable[_P, Any], argnums: _Argnums = 0,
+           has_aux: bool = False) -> Callable[_P, Any]:
     """Jacobian by forward mode: ``vmap`` of ``jvp`` over the input basis (one batched program).
 
     Each output leaf gets ``out.shape + in.shape``; pytree inputs and outputs nest as
@@ -1069,7 +1094,8 @@ def _jac_linearized(fun, argnums, has_aux, mode, who):
                        dict(argnums=argnums, has_aux=has_aux))
 
 
-def jacrev(fun, argnums=0, has_aux=False):
+def jacrev(fun: Callable[_P, Any], argnums: _Argnums = 0,
+           has_aux: bool = False) -> Callable[_P, Any]:
     """Jacobian by reverse mode: ``vmap`` of the (reusable) ``vjp`` over the output basis.
 
     One linearization, then one batched backward pass: the number of equations does
@@ -1087,7 +1113,8 @@ def jacrev(fun, argnums=0, has_aux=False):
     return _jac_linearized(fun, argnums, has_aux, "rev", "jacrev")
 
 
-def jacobian(fun, argnums=0, has_aux=False):
+def jacobian(fun: Callable[_P, Any], argnums: _Argnums = 0,
+             has_aux: bool = False) -> Callable[_P, Any]:
     """Jacobian, by forward mode when the inputs are no larger than the outputs, else reverse.
 
     The function is linearized once (Python control flow on values works, as in
@@ -1103,7 +1130,8 @@ def jacobian(fun, argnums=0, has_aux=False):
     return _jac_linearized(fun, argnums, has_aux, "auto", "jacobian")
 
 
-def hessian(fun, argnums=0, has_aux=False):
+def hessian(fun: Callable[_P, Any], argnums: _Argnums = 0,
+            has_aux: bool = False) -> Callable[_P, Any]:
     """``jacfwd(jacrev(fun))``: forward-over-reverse, vectorized over both bases.
 
     Pytree inputs give nested blocks ``H[i][j]`` of shape ``out + in_i + in_j``.
@@ -1117,7 +1145,7 @@ def hessian(fun, argnums=0, has_aux=False):
     return Transformed(h, hessian, fun, dict(argnums=argnums, has_aux=has_aux))
 
 
-def hvp(fun, x, v):
+def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:
     """Hessian-vector product ``H(x)·v`` by forward-over-reverse, without forming H.
 
     ``x`` and ``v`` have the same structure (arrays or pytrees); costs about two

@@ -39,7 +39,9 @@ import hashlib
 import inspect
 import logging
 import threading
+import typing
 import weakref
+from typing import Any, Callable, Generic, Optional, ParamSpec, Sequence, TypeVar, Union
 
 import numpy as np
 
@@ -450,7 +452,7 @@ class Lowered:
         self.program = program
         self._install = install
 
-    def compile(self):
+    def compile(self) -> "JitFunction[..., Any]":
         """Compile now (blocking) and return a callable taking the same arguments.
 
         The jitted function this came from uses the kernel from then on for these
@@ -476,7 +478,7 @@ class Lowered:
         """``(module name, source)`` of the shared loop-nest modules the kernel imports."""
         return list(self.program.pieces) if self.program is not None else []
 
-    def as_text(self):
+    def as_text(self) -> str:
         """The generated kernel module followed by the loop-nest modules it imports (or
         the jaxpr, for the interpreter)."""
         if self.source is None:
@@ -492,7 +494,11 @@ class Lowered:
 # the jitted function
 # ----------------------------------------------------------------------------------
 
-class JitFunction:
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class JitFunction(Generic[P, R]):
     """A function compiled per input signature. Call it like the original.
 
     Attributes: ``cache_info()``, ``clear_cache()``, ``lower(*args)``, ``__wrapped__``.
@@ -561,7 +567,7 @@ class JitFunction:
             raise
 
     # -------------------------------------------------------------- public helpers
-    def cache_info(self):
+    def cache_info(self) -> CacheInfo:
         """``CacheInfo(hits, misses, size, capacity, compiled, pending)`` of this function's
         graph cache (see :class:`CacheInfo`)."""
         states = [getattr(getattr(c, "entry", None), "state", None)
@@ -569,21 +575,21 @@ class JitFunction:
         return CacheInfo(self._hits, self._misses, len(self._cache), int(config.cache_size),
                          states.count("compiled"), states.count("pending"))
 
-    def wait_compiled(self, timeout=None):
+    def wait_compiled(self, timeout: Optional[float] = None) -> bool:
         """Block until none of this function's entries waits for a background compile.
 
         Returns whether none is pending (False after ``timeout`` seconds)."""
         ok = _compiler.wait(timeout)
         return ok and self.cache_info().pending == 0
 
-    def clear_cache(self):
+    def clear_cache(self) -> None:
         """Empty this function's graph cache and reset its counters (the kernel cache stays)."""
         with self._lock:
             self._cache.clear()
             self._hits = 0
             self._misses = 0
 
-    def lower(self, *args, **kwargs):
+    def lower(self, *args: P.args, **kwargs: P.kwargs) -> "Lowered":
         """The jaxpr and generated source for these arguments (nothing is compiled).
 
         >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -641,7 +647,7 @@ class JitFunction:
         return frozenset(new)
 
     # -------------------------------------------------------------- calling
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
         # the public boundary: an error leaves with autodiff's frames dropped from its
         # traceback (autodiff.traceback_util); try costs nothing on the fast path
         try:
@@ -984,7 +990,25 @@ def _link_static(fun, nums, names):
     return tuple(nums), tuple(names)
 
 
-def jit(fun=None, *, static_argnums=(), static_argnames=(), backend=None, dynamic_shapes=None):
+_StaticNums = Union[int, Sequence[int]]
+_StaticNames = Union[str, Sequence[str]]
+
+
+@typing.overload
+def jit(fun: Callable[P, R], *, static_argnums: _StaticNums = (),
+        static_argnames: _StaticNames = (), backend: Optional[str] = None,
+        dynamic_shapes: Optional[bool] = None) -> JitFunction[P, R]: ...
+
+
+@typing.overload
+def jit(fun: None = None, *, static_argnums: _StaticNums = (),
+        static_argnames: _StaticNames = (), backend: Optional[str] = None,
+        dynamic_shapes: Optional[bool] = None) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
+
+
+def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (),
+        static_argnames: _StaticNames = (), backend: Optional[str] = None,
+        dynamic_shapes: Optional[bool] = None) -> Any:
     """Compile ``fun`` to Numba CPU code, traced and cached per input signature.
 
     Usable as ``@ad.jit``, ``@ad.jit(static_argnums=1)`` or ``ad.jit(f, ...)``.
