@@ -78,6 +78,15 @@ def test_mkdocs_build_strict(tmp_path):
         assert (site / "img" / name).read_text().lstrip().startswith(("<?xml", "<svg"))
 
 
+def test_every_picture_the_docs_show_exists():
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        for target in re.findall(r"!\[[^\]]*\]\(([^)]+)\)", page.read_text()):
+            assert (page.parent / target).is_file(), f"{page.name} shows {target}, which is missing"
+    shown = (ROOT / "docs" / "examples.md").read_text()
+    for png in sorted((ROOT / "docs" / "img" / "examples").glob("*.png")):
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and f"img/examples/{png.name}" in shown
+
+
 def _env():
     import os
     env = dict(os.environ)
