@@ -21,6 +21,7 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 | `python benchmarks/checkpoint_bench.py` | residual bytes, peak memory and time of checkpoint strategies |
 | `python benchmarks/control_flow_bench.py` | IR size and compile time of scan over 10 vs 100,000 steps |
 | `python benchmarks/tape_bench.py` | tape overhead per recorded op vs autograd (or PyTorch) |
+| `python benchmarks/jet_bench.py` | Taylor mode (`ad.jet`) vs nested grad and JAX's jet: IR size and time, k = 1..12 |
 
 ## Summary of measured numbers
 
@@ -31,6 +32,7 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 | grad, no jit, tiny MLP step (13 ops) | 326 µs | autograd 283 µs | 1.15× | ≤ 1× (not yet) |
 | scan 10 vs 100,000 steps | same IR (11 top-level eqns), same compiled kernel | — | — | equal |
 | checkpoint sqrt_n at n = 64 | 1/16 of `none`'s residual bytes, 1.28× time | — | — | ≤ 1/4 bytes, ≤ 1.5× time |
+| jet, 8th derivative at a scalar | eager 1.3–1.4 ms, jit 0.8 µs; 280 eqns | nested grad 3.1 s / 25,310 eqns; JAX jet 1.5–2.6 ms, 3.8 µs | ~2,000× / 1.1–1.8×, 4.6× | ≥ 10× nested grad, > JAX jet |
 
 """
 
@@ -38,7 +40,7 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 def main():
     parts = [HEADER]
     for name in ("RESULTS_jit.md", "RESULTS_jacobian.md", "RESULTS_checkpoint.md",
-                 "RESULTS_odeint.md", "RESULTS_other.md"):
+                 "RESULTS_odeint.md", "RESULTS_other.md", "RESULTS_jet.md"):
         p = HERE / name
         if p.exists():
             text = p.read_text().strip()
