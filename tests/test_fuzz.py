@@ -84,6 +84,7 @@ OPS = {
               True),
 }
 NAMES = sorted(OPS)
+DISCONTINUOUS = {"floor", "sign", "fmod"}
 
 
 def _jnp_ops():
@@ -134,6 +135,11 @@ class Program:
 
     def smooth(self):
         return all(OPS[n][2] for n, _ in self.steps)
+
+    def continuous(self):
+        # finite differences cannot see the derivative of a step (floor, sign) or of a
+        # sawtooth whose period may be below the step h (fmod by a subnormal)
+        return not any(n in DISCONTINUOUS for n, _ in self.steps)
 
     def __repr__(self):
         body = "; ".join(f"v{k + 2} = {n}({', '.join(f'v{i}' for i in a)})"
@@ -223,7 +229,7 @@ def check_program(prog, x, y, x2, y2, salted, jit_all=False, with_jax=False):
         _close(got, want, prog.dtype, mode, prog)
     if err is None and prog.shape != ():
         _check_vmap(prog, fn, x, y, x2, y2, want)
-    if err is None and not salted and prog.dtype == np.float64:
+    if err is None and not salted and prog.dtype == np.float64 and prog.continuous():
         _check_fd(prog, fn, x, y)
     if with_jax and err is None:
         _check_jax(prog, x, y, want)
@@ -293,7 +299,10 @@ def _check_jax(prog, x, y, want):
     COUNTS["checks_jax"] += 1
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
-        got = np.asarray(prog.run(jax.numpy.asarray(x), jax.numpy.asarray(y), _jnp_ops()))
+        try:
+            got = np.asarray(prog.run(jax.numpy.asarray(x), jax.numpy.asarray(y), _jnp_ops()))
+        except Exception:  # noqa: BLE001 - JAX refuses some empty inputs numpy accepts
+            return
     if got.dtype != want.dtype:
         return                       # JAX's promotion of Python scalars differs; values below
     # JAX's own transcendentals are up to ~7 ulp, and it flushes subnormals: values only where
