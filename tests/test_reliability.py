@@ -417,6 +417,19 @@ def test_fmod_matches_numpy():
     np.testing.assert_array_equal(gb, -np.trunc(np.array([7.0, -7.0, 5.5]) / [2.0, 2.0, -1.5]))
 
 
+@pytest.mark.parametrize("a,b", [
+    (np.array([-7, 7, -7, 7, -128, 5], np.int8), np.array([2, -2, -2, 2, 3, 0], np.int8)),
+    (np.array([True, False]), np.array([True, True])),
+    (np.array([200, 3], np.uint8), np.array([7, 0], np.uint8)),
+], ids=["int8", "bool", "uint8"])
+def test_fmod_integers_match_numpy(a, b):
+    # found by the integer fuzz run: |int8(-128)| overflows, and numpy computes bools in int8
+    with np.errstate(divide="ignore"):
+        want = np.fmod(a, b)
+    _same(fmod_j(a, b), want)
+    _same(ad.jit(anp.fmod, backend="interpret")(a, b), want)
+
+
 def test_fmod_gradient_at_zero_dividend():
     # found by the fuzzer (Program[(3,) float64: v6 = fmod(v1, v0)] at v1 = 0): fmod(x, 1) = x
     # near 0, so the slope is 1 there, from either side of zero

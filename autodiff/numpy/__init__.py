@@ -310,6 +310,15 @@ def fmod(x1, x2):
     # |x| is taken as where(signbit(x), -x, x): the same value, but slope ±1 at ±0 where abs
     # has 0, so d fmod/dx1 = 1 at x1 = 0 too (found by tests/test_fuzz.py)
     a, b = elementwise_args(x1, x2)
+    if dtype_of(a).kind != "f":
+        # integers: mod (the sign of the divisor) moved to the dividend's sign; no |x|, which
+        # overflows at the most negative value (fmod(int8(-128), 3) = -2). numpy computes
+        # bool fmod in int8
+        if dtype_of(a) == np.bool_:
+            a, b = P.convert(a, np.int8), P.convert(b, np.int8)
+        r = P.mod_p.bind(a, b)
+        zero = P.full_like(r, 0)
+        return where(logical_and(P.ne(r, zero), P.ne(P.lt(r, zero), P.lt(a, zero))), P.sub(r, b), r)
     neg_a = signbit(a)
     r = P.mod_p.bind(where(neg_a, negative(a), a), where(signbit(b), negative(b), b))
     return where(neg_a, negative(r), r)
