@@ -380,7 +380,7 @@ def test_jet_jaxpr_is_an_ir_transform():
 
 def test_ode_solution_taylor_coefficients_in_time_through_scan():
     # RK4 for y' = -λ y, y(0) = y0, over [0, T] in N steps as a lax.scan; jet in T
-    lam, y0, N = 0.7, 1.3, 20
+    lam, y0, N = 0.7, 1.3, 10
 
     def solve(T):
         h = T / N
@@ -402,7 +402,7 @@ def test_ode_solution_taylor_coefficients_in_time_through_scan():
     want = [polynomial.polyval(T, polynomial.polyder(p, k)) for k in range(7)]
     _assert_close_scaled(ds, want)
     exact = [y0 * (-lam) ** k * np.exp(-lam * T) for k in range(7)]
-    np.testing.assert_allclose(np.asarray(ds, dtype=float), exact, rtol=1e-4)   # RK4's error
+    np.testing.assert_allclose(np.asarray(ds, dtype=float), exact, rtol=1e-3)   # RK4, h = 0.15
 
 
 def test_taylor_series_of_an_ode_by_jet_recursion():
@@ -470,6 +470,16 @@ def test_a_primitive_without_a_rule_names_itself_and_the_line(monkeypatch):
     with pytest.raises(UnsupportedError, match="'sin'") as info:
         ad.taylor(lambda x: anp.sin(x) * 2.0, 2)(0.3)
     assert "test_jet.py" in str(info.value)
+
+
+def test_order_zero_and_integer_inputs():
+    assert [float(d) for d in ad.taylor(anp.sin, 0)(0.5)] == [np.sin(0.5)]
+    y, ys = ad.jet(anp.sin, (0.5,), ((),))
+    assert ys == [] and np.isclose(y, np.sin(0.5))
+    # an integer input has no Taylor series: its terms are ignored, the float one's are not
+    y, ys = ad.jet(lambda x, n: x ** 2 * n, (1.5, np.int64(3)),
+                   ((1.0, 0.0), (np.int64(1), np.int64(0))))
+    np.testing.assert_allclose(ys, [9.0, 6.0])
 
 
 def test_bad_series_are_clear_errors():
