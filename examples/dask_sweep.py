@@ -79,10 +79,13 @@ def data_parallel_gd(client, x, y, lam, steps, lr, n_shards):
     shards = [(x[a:b], y[a:b]) for a, b in zip(bounds[:-1], bounds[1:])]
     remote = client.scatter(shards)          # each shard stays on one worker
     w = np.zeros(x.shape[1])
-    for _ in range(steps):
+    for i in range(steps):
         grads = client.map(lambda s, w: shard_grad(w, s[0], s[1], lam, n), remote,
                            [w] * n_shards, pure=False)
-        w = w - lr * sum(client.gather(grads))
+        g = sum(client.gather(grads))
+        if i == 0:       # the shards' gradients add up to the full objective's
+            assert np.allclose(g, 2 / n * x.T @ (x @ w - y) + 2 * lam * w, rtol=1e-10)
+        w = w - lr * g
     return w
 
 
@@ -113,13 +116,15 @@ def main(client=None, address=None, n=4000, d=20, steps=60, lr=0.5, n_shards=4, 
         n_small = 2 * d
         x_small, y_small = x_train[:n_small], y_train[:n_small]
         lams = np.logspace(-4, 1, 12)
+        # the same sweep in this process, to check the workers' numbers against (run first:
+        # the kernels it compiles land in the disk cache, where workers on this machine
+        # find them)
+        local = np.array([sweep_task(lam, x_small, y_small, x_val, y_val) for lam in lams])
         val = sweep(client, lams, x_small, y_small, x_val, y_val)
         best = lams[int(np.argmin(val))]
         log(f"sweep of {len(lams)} lam values on {n_small} rows: best lam={best:.2g}, "
             f"validation mse={val.min():.4f} (lam={lams[0]:.0e}: {val[0]:.4f}) "
             f"({time.perf_counter() - t0:.1f} s)")
-        # the same sweep in this process agrees with the workers' numbers
-        local = np.array([sweep_task(lam, x_small, y_small, x_val, y_val) for lam in lams])
         assert np.allclose(val, local, rtol=1e-10), (val, local)
 
         t0 = time.perf_counter()
