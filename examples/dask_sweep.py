@@ -137,6 +137,11 @@ def main(client=None, address=None, n=4000, d=20, steps=60, lr=0.5, n_shards=4, 
         assert err < 1e-3, err
         return lams, val, w_dp, w_exact
     finally:
+        if own:
+            # let background compiles finish before the processes exit: their kernels reach
+            # the disk cache for next time, and no compiler thread is cut off at shutdown
+            client.run(ad.wait_for_compiles, 120)
+            ad.wait_for_compiles(120)
         for c in own:
             c.close()
 
