@@ -44,6 +44,6 @@ def test_runtime_requirements_stay_light():
     extras = PYPROJECT["project"]["optional-dependencies"]
     assert any(d.startswith("dask") for d in extras["distributed"])
     # CI installs only the test extra: it carries what the suite's tests import
-    for extra in ("distributed", "docs"):
+    for extra in ("distributed", "docs", "render"):
         for dep in extras[extra]:
             assert dep in extras["test"], f"{dep} of [{extra}] is missing from [test]"
