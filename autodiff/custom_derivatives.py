@@ -64,10 +64,13 @@ def _result_has_tracer(out):
 
 
 class _Reentry:
-    """Counts the concrete pre-tracings of a rule in progress. A rule that calls its own
-    function (``fwd`` calling ``f(x)``) pre-traces the rule of that inner call again (a
-    derivative of the next order runs it); the recursion stops at ``LIMIT`` levels, past
-    which the rule is traced when a transform needs it (abstractly)."""
+    """Counts the concrete pre-tracings of rules in progress (in this thread, across all
+    custom functions). A rule that calls its own function (``fwd`` calling ``f(x)``)
+    pre-traces the rule of that inner call again (a derivative of the next order runs
+    it); the nesting stops at ``LIMIT`` levels, past which a rule is traced when a
+    transform needs it (abstractly). Rules of autodiff's own custom functions (scipy
+    special functions, random) never branch on values and are not pre-traced: their
+    rules call each other in towers (gammaln -> digamma -> polygamma ...)."""
 
     LIMIT = 3
 
@@ -84,6 +87,18 @@ class _Reentry:
     def __exit__(self, *exc):
         self._local.depth -= 1
         return False
+
+
+_PRETRACING = _Reentry()
+
+
+def _pretrace_wanted(fun, concrete):
+    """Whether to pre-trace the rules of a call of the custom function ``fun`` now."""
+    if not concrete or _PRETRACING.active():
+        return False
+    from .core import _is_internal
+    code = getattr(fun, "__code__", None)
+    return code is None or not _is_internal(code.co_filename)
 
 
 def _flat_rule_from_trace(closed, n_out):
@@ -161,7 +176,6 @@ class custom_jvp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp_rule = None
-        self._pretracing = _Reentry()
 
     def defjvp(self, jvp, symbolic_zeros=False):
         """Set the forward rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``; returns
@@ -245,7 +259,7 @@ class custom_jvp:
                   if P.shape_of(t) != P.shape_of(o) else t for t, o in zip(tf, of)]
             return of, tf
 
-        if concrete and not self._pretracing.active():
+        if _pretrace_wanted(fun, concrete):
             jvp_flat = self._pretrace_rule(jvp_flat, flat, in_tree) or jvp_flat
         outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, jvp=jvp_flat,
                                       num_consts=len(consts), symbolic_zeros=False)
@@ -258,7 +272,7 @@ class custom_jvp:
         from .api import trace_fun
         n = len(flat)
         zeros = [np.zeros(P.shape_of(x), P.dtype_of(x)) for x in flat]
-        with self._pretracing:
+        with _PRETRACING:
             closed, _ = trace_fun(lambda *a: sum(map(list, jvp_flat(list(a[:n]), list(a[n:]))), []),
                                   list(flat) + zeros, tree_flatten(tuple(flat) + tuple(zeros))[1],
                                   concrete=True, name="custom_jvp_rule")
@@ -426,7 +440,6 @@ class custom_vjp:
         self.fun = fun
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
-        self._pretracing = _Reentry()
 
     def defvjp(self, fwd, bwd):
         """Set the reverse rules: ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals,
@@ -508,9 +521,9 @@ class custom_vjp:
                     out.append(c)
             return out
 
-        if concrete and not self._pretracing.active():
+        if _pretrace_wanted(fun, concrete):
             # fwd traced now, on the inputs' values: a Python loop in it works under grad
-            with self._pretracing:
+            with _PRETRACING:
                 fwd_closed, _ = trace_fun(lambda *d: sum(map(list, fwd_flat(list(d))), []),
                                           flat, tree_flatten(tuple(flat))[1], concrete=True,
                                           name="custom_vjp_fwd")
