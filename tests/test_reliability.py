@@ -112,6 +112,26 @@ def test_median_nan_in_every_mode():
     assert np.isnan(ad.jit(lambda a: anp.quantile(a, 0.3))(a))
 
 
+@pytest.mark.parametrize("shape,axis", [((0,), None), ((2, 0), -1), ((0, 3), None)])
+def test_quantile_of_an_empty_slice_raises_like_numpy(shape, axis):
+    # found by the fuzzer: the kernel's clamped gather returned a value where numpy raises
+    with pytest.raises(IndexError):
+        np.quantile(np.zeros(shape), 0.3, axis=axis)
+    with pytest.raises(IndexError):
+        ad.jit(lambda a: anp.quantile(a, 0.3, axis=axis))(np.zeros(shape))
+    assert ad.jit(lambda a: anp.quantile(a, 0.3, axis=0))(np.zeros((3, 0))).shape == (0,)
+
+
+def test_bool_square_and_sign_follow_numpy():
+    # found by the fuzzer: numpy squares bools in int8 and has no sign for bools
+    b = np.array([True, False])
+    _same(ad.jit(anp.square)(b), np.square(b))
+    with pytest.raises(TypeError):
+        np.sign(b)
+    with pytest.raises(TypeError, match="bool"):
+        ad.jit(anp.sign)(b)
+
+
 def test_median_values_and_gradient_without_nan():
     a = np.array([4.0, 1.0, 3.0, 2.0])
     assert median_j(a) == 2.5

@@ -108,6 +108,15 @@ negative = _unary_same(np.negative, P.neg_p)
 absolute = abs = _unary_same(np.absolute, P.abs_p)
 fabs = _unary_float(np.fabs, P.abs_p)
 sign = _unary_same(np.sign, P.sign_p)
+_sign_any = sign
+
+
+@npfunc(np.sign)
+def sign(x, /, out=None, **kw):
+    if dtype_of(asarray(x)) == np.bool_:
+        raise DTypeError("sign: numpy's sign has no loop for bool input; convert it first "
+                         "(x.astype(int))", source=user_source())
+    return _sign_any(x, out=out, **kw)
 floor = _unary_same(np.floor, P.floor_p, float_only=True)
 ceil = _unary_same(np.ceil, P.ceil_p, float_only=True)
 rint = _unary_same(np.rint, P.round_p, float_only=True)
@@ -160,7 +169,10 @@ def isinf(x):
 
 @npfunc(np.square)
 def square(x):
-    return P.integer_pow(asarray(x), 2)
+    x = asarray(x)
+    if dtype_of(x) == np.bool_:          # numpy squares bools in int8
+        x = P.convert(x, np.int8)
+    return P.integer_pow(x, 2)
 
 
 @npfunc(np.reciprocal)
@@ -1369,7 +1381,8 @@ def _axes_to_last(a, axis):
     shp = shape_of(a)
     axes = normalize_axes(axis, len(shp))
     rest = [i for i in range(len(shp)) if i not in axes]
-    a = reshape(transpose(a, rest + list(axes)), tuple(shp[i] for i in rest) + (-1,))
+    n = builtins.int(np.prod([shp[i] for i in axes], dtype=np.int64))   # not -1: size-0 arrays
+    a = reshape(transpose(a, rest + list(axes)), tuple(shp[i] for i in rest) + (n,))
     return a, tuple(1 if i in axes else d for i, d in enumerate(shp))
 
 

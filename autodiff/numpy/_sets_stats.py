@@ -691,6 +691,11 @@ def _quantile_impl(a, q, axis, keepdims, method, nan):
         s = anp.sort(anp.where(valid, s, np.inf), axis=-1)     # nans (as +inf) sort last
     else:
         n = m
+        if m == 0:
+            # numpy indexes the empty sorted slice and raises; a kernel's clamped gather
+            # would return a value instead (found by tests/test_fuzz.py)
+            raise IndexError("index -1 is out of bounds for axis 0 with size 0 (quantile of "
+                             "an empty slice)")
         s = anp.sort(s, axis=-1)
     qs = asarray(q)
     outs = []
