@@ -366,11 +366,17 @@ class _Compiler:
                 self.idle.wait(left if left is not None else 0.05)
             return True
 
-    def close(self):
+    def close(self, wait=0.0):
+        """Drop the queued compiles; with ``wait``, give the one in flight that many
+        seconds to finish (it cannot be interrupted)."""
         with self.lock:
             self.closing = True
             self.order.clear()
             self.wake.notify_all()
+            thread = self.thread
+        if wait and thread is not None and thread.is_alive() and \
+                thread is not threading.current_thread():
+            thread.join(wait)
 
 
 _compiler = _Compiler()
@@ -391,10 +397,26 @@ if hasattr(__import__("os"), "register_at_fork"):
     __import__("os").register_at_fork(after_in_child=_fresh_after_fork)
 
 
-@atexit.register
+# Seconds an exiting process gives the compile in flight (queued ones are dropped).
+# Killing it is not safe: the compiler thread runs LLVM without the GIL, and the
+# interpreter's shutdown disposes LLVM objects that compile still uses (seen: an
+# ``llvm::cast`` assertion aborting the process at exit). One kernel compiles in well
+# under this; only a compile still running after it is abandoned.
+EXIT_WAIT_S = 10.0
+
+
 def _abandon_pending_compiles():
-    # exit promptly: queued compiles are dropped; the one in flight dies with the process
-    _compiler.close()
+    _compiler.close(wait=EXIT_WAIT_S)
+
+
+# threading's exit hooks run when the main thread ends, before the atexit handlers and the
+# finalizers of Numba and llvmlite (registered whenever they were imported, so possibly
+# after us); concurrent.futures joins its workers the same way. atexit where it is absent.
+_register_exit = getattr(threading, "_register_atexit", None)
+if _register_exit is not None:
+    _register_exit(_abandon_pending_compiles)
+else:                                                    # pragma: no cover
+    atexit.register(_abandon_pending_compiles)
 
 
 _disabled = 0           # > 0 inside ``disable_jit()``

@@ -273,27 +273,60 @@ CHILD = textwrap.dedent("""
         return anp.sum(x)
     g = ad.jit(ad.grad(net))
     r = g(np.linspace(-1, 1, 64))
-    print("RESULT", repr(float(r.sum())), g.cache_info().pending, flush=True)
+    if sys.argv[1] == "background" and len(sys.argv) > 2:
+        import time
+        time.sleep(float(sys.argv[2]))          # the compile has started: it is in flight
+    from autodiff.backends import compile_cache
+    print("RESULT", repr(float(r.sum())), g.cache_info().pending,
+          compile_cache.stats()["disk_loads"], flush=True)
 """)
 
 
 def test_exit_with_a_pending_compile_is_prompt_and_leaves_a_sound_cache(tmp_path):
     env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
 
-    def run(mode):
-        out = subprocess.run([sys.executable, "-c", CHILD, mode], env=env, capture_output=True,
-                             text=True, timeout=300)
+    def run(mode, *extra):
+        out = subprocess.run([sys.executable, "-c", CHILD, mode, *extra], env=env,
+                             capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
         line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT")][0].split()
-        return float(line[1]), int(line[2])
+        return float(line[1]), int(line[2]), int(line[3])
 
-    value, pending = run("background")          # exits right after the interpreted call
+    value, pending, _ = run("background")       # exits right after the interpreted call
     assert pending == 1
     leftovers = [p for p in tmp_path.rglob("*") if ".tmp" in p.name]
     assert not leftovers, leftovers
-    again, pending = run("blocking")            # whatever the first left, it loads or compiles
+    again, pending, _ = run("blocking")         # whatever the first left, it loads or compiles
     assert pending == 0
     assert again == pytest.approx(value, rel=1e-12)
+
+
+def test_exit_lets_the_compile_in_flight_finish(monkeypatch):
+    # never kill LLVM mid-compile: the compiler thread runs it without the GIL, and the
+    # interpreter's shutdown disposes LLVM objects it still uses. The exit hook (run by
+    # threading's shutdown, before atexit and the finalizers) waits for the compile in
+    # flight, up to jit.EXIT_WAIT_S, and drops the queued ones.
+    import threading
+    import time
+    J = sys.modules["autodiff.jit"]            # (ad.jit is the function)
+    hooks = getattr(threading, "_threading_atexits", [])      # functools.partial objects
+    assert any(getattr(h, "func", h) is J._abandon_pending_compiles for h in hooks)
+    started, done = threading.Event(), []
+
+    def slow_compile(source, entry, params, pieces=()):
+        started.set()
+        time.sleep(0.4)
+        return "kernel"
+    monkeypatch.setattr(compile_cache, "get_kernel", slow_compile)
+    comp = J._Compiler()
+
+    class Prog:
+        source, entry, params, pieces = "src", "kernel", (), ()
+    comp.submit("in flight", Prog, lambda k, e: done.append(("in flight", k)))
+    comp.submit("queued", Prog, lambda k, e: done.append(("queued", k)))
+    assert started.wait(10)
+    comp.close(wait=J.EXIT_WAIT_S)
+    assert done == [("in flight", "kernel")]     # finished before close returned; queue dropped
 
 
 # ---------------------------------------------------------------------------------
@@ -303,30 +336,32 @@ def test_exit_with_a_pending_compile_is_prompt_and_leaves_a_sound_cache(tmp_path
 def _layer_nets(seed):
     w = np.random.default_rng(seed).normal(size=(6, 6)) / 3
 
-    def two(x):
-        for _ in range(2):
-            x = anp.tanh(x @ w) * 0.75 + 0.5 * x
-        return anp.sum(x ** 2)
-
+    # three and four layers: the middle layers' loops repeat within each program (a nest
+    # that occurs once stays inline, see numba_cpu._Module.outline) and across the two
     def three(x):
         for _ in range(3):
             x = anp.tanh(x @ w) * 0.75 + 0.5 * x
+        return anp.sum(x ** 2)
+
+    def four(x):
+        for _ in range(4):
+            x = anp.tanh(x @ w) * 0.75 + 0.5 * x
         return anp.sum(x ** 2) * 2.0
-    return two, three
+    return three, four
 
 
 def test_a_shared_loop_nest_compiles_once_across_functions():
     seed = int(np.random.default_rng().integers(10**6))      # fresh nests for this run
-    two, three = _layer_nets(seed)
+    three, four = _layer_nets(seed)
     x = np.random.default_rng(seed + 1).normal(size=(5, 6)) * (1 + 1e-9 * seed)
-    f2, f3 = ad.jit(ad.grad(two)), ad.jit(ad.grad(three))
+    f2, f3 = ad.jit(ad.grad(three)), ad.jit(ad.grad(four))
     p2 = {n for n, _ in f2.lower(x).pieces}
     p3 = {n for n, _ in f3.lower(x).pieces}
     assert p2 & p3, "the layer's loops should be the same pieces in both programs"
     s0 = dict(compile_cache.stats())
-    np.testing.assert_allclose(f2(x), ad.grad(two)(x), rtol=1e-12)
+    np.testing.assert_allclose(f2(x), ad.grad(three)(x), rtol=1e-12)
     s1 = dict(compile_cache.stats())
-    np.testing.assert_allclose(f3(x), ad.grad(three)(x), rtol=1e-12)
+    np.testing.assert_allclose(f3(x), ad.grad(four)(x), rtol=1e-12)
     s2 = dict(compile_cache.stats())
     first = s1["piece_compiles"] - s0["piece_compiles"]
     second = s2["piece_compiles"] - s1["piece_compiles"]
@@ -341,8 +376,8 @@ PIECE_CHILD = textwrap.dedent("""
     sys.path.insert(0, sys.argv[2])
     from test_jit_tiers import _layer_nets
     ad.config.update("jit_background_compile", False)
-    two, three = _layer_nets(int(sys.argv[3]))
-    f = ad.jit(ad.grad(two if sys.argv[1] == "two" else three))
+    three, four = _layer_nets(int(sys.argv[3]))
+    f = ad.jit(ad.grad(three if sys.argv[1] == "three" else four))
     x = np.random.default_rng(5).normal(size=(5, 6))
     r = f(x)
     s = compile_cache.stats()
@@ -363,16 +398,16 @@ def test_pieces_are_shared_across_processes(tmp_path):
         r = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT")][0].split()
         return float(r[1]), int(r[2]), int(r[3]), int(r[4])
 
-    v2, compiled2, loaded2, _ = run("two")
+    v2, compiled2, loaded2, _ = run("three")
     assert compiled2 > 0 and loaded2 == 0
     # another process, another function (its kernel is new) sharing the layer's loops:
     # those come from the first process's disk cache
-    v3, compiled3, loaded3, kernels3 = run("three")
+    v3, compiled3, loaded3, kernels3 = run("four")
     assert kernels3 == 1 and loaded3 > 0, (compiled3, loaded3)
-    two, three = _layer_nets(int(seed))
+    three, four = _layer_nets(int(seed))
     x = np.random.default_rng(5).normal(size=(5, 6))
-    assert v2 == pytest.approx(float(np.sum(ad.grad(two)(x))), rel=1e-12)
-    assert v3 == pytest.approx(float(np.sum(ad.grad(three)(x))), rel=1e-12)
+    assert v2 == pytest.approx(float(np.sum(ad.grad(three)(x))), rel=1e-12)
+    assert v3 == pytest.approx(float(np.sum(ad.grad(four)(x))), rel=1e-12)
 
 
 def test_disable_jit_runs_the_python_function():
