@@ -449,7 +449,6 @@ def test_custom_jvp_by_its_rule_when_the_true_function_is_opaque(monkeypatch):
     _assert_close_scaled(ds, [np.exp(np.sin(x)) * b for b in B])
 
 
-@pytest.mark.skipif(not hasattr(ad, "pure_callback"), reason="pure_callback not in this tree")
 def test_custom_jvp_around_a_pure_callback():
     @ad.custom_jvp
     def host_exp(x):
