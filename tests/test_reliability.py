@@ -128,8 +128,10 @@ def test_bool_square_and_sign_follow_numpy():
     _same(ad.jit(anp.square)(b), np.square(b))
     with pytest.raises(TypeError):
         np.sign(b)
-    with pytest.raises(TypeError, match="bool"):
-        ad.jit(anp.sign)(b)
+    for fn in (anp.sign, anp.negative, lambda x: x - x, lambda x: -x):
+        with pytest.raises(TypeError, match="bool"):
+            ad.jit(fn)(b)
+    _same(ad.jit(lambda x: x - 1)(b), b - 1)                 # a Python int promotes the bool
 
 
 def test_median_values_and_gradient_without_nan():

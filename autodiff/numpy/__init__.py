@@ -108,15 +108,24 @@ negative = _unary_same(np.negative, P.neg_p)
 absolute = abs = _unary_same(np.absolute, P.abs_p)
 fabs = _unary_float(np.fabs, P.abs_p)
 sign = _unary_same(np.sign, P.sign_p)
-_sign_any = sign
 
 
-@npfunc(np.sign)
-def sign(x, /, out=None, **kw):
-    if dtype_of(asarray(x)) == np.bool_:
-        raise DTypeError("sign: numpy's sign has no loop for bool input; convert it first "
-                         "(x.astype(int))", source=user_source())
-    return _sign_any(x, out=out, **kw)
+def _no_bool(fn, hint):
+    """numpy's ``negative``, ``subtract`` and ``sign`` refuse bools (TypeError): so do these."""
+    np_fn = fn.__wrapped_numpy__
+
+    @npfunc(np_fn)
+    def f(*args, **kw):
+        if result_type(*args) == np.bool_:
+            raise DTypeError(f"{np_fn.__name__}: numpy's {np_fn.__name__} is not defined for "
+                             f"bool input; {hint}", source=user_source())
+        return fn(*args, **kw)
+    f.__name__ = np_fn.__name__
+    return f
+
+
+negative = _no_bool(negative, "use anp.logical_not (~) or convert with x.astype(int)")
+sign = _no_bool(sign, "convert it first (x.astype(int))")
 floor = _unary_same(np.floor, P.floor_p, float_only=True)
 ceil = _unary_same(np.ceil, P.ceil_p, float_only=True)
 rint = _unary_same(np.rint, P.round_p, float_only=True)
@@ -246,7 +255,8 @@ def _binary(np_fn, prim, to_float=False):
 
 
 add = _binary(np.add, P.add_p)
-subtract = _binary(np.subtract, P.sub_p)
+subtract = _no_bool(_binary(np.subtract, P.sub_p),
+                    "use anp.logical_xor or convert with x.astype(int)")
 multiply = _binary(np.multiply, P.mul_p)
 divide = true_divide = _binary(np.true_divide, P.div_p, to_float=True)
 maximum = _binary(np.maximum, P.max_p)
