@@ -1107,7 +1107,8 @@ def check_nans(prim, out, source=None):
 #     put back afterwards. That covers lookup tables, images and grids read inside
 #     ``jit``, ``fori_loop``/``scan``/``while_loop`` bodies and ``vmap``. Arrays reached
 #     another way (an attribute, a dict entry, a non-differentiated argument under jit)
-#     stay plain, and their error names ``anp.take``.
+#     stay plain, and their error names ``anp.take``. (Another thread running the same
+#     function untraced meanwhile sees the view, which behaves as the array itself.)
 
 class _TableView(np.ndarray):
     """A view of a user's numpy array, live only while a function that closes over it is
