@@ -115,11 +115,12 @@ def _fast(name, npname):
 def _ew_sign(ctx, a):
     x = a[0]
     dt = ctx.out_dtype
-    one, mone = ctx.lit(1, dt), ctx.lit(-1, dt)
+    one = ctx.lit(1, dt)
     if dt == np.bool_:
         return x
     if dt.kind == "u":
         return _sel(ctx, f"{x} > 0", one, ctx.lit(0, dt))
+    mone = ctx.lit(-1, dt)       # after the unsigned case: np.uint8(-1) raises OverflowError
     # numpy: sign(±0.) is +0.0 and sign(nan) is nan, so the tail is x only for NaN
     tail = _sel(ctx, f"{x} != {x}", x, ctx.lit(0, dt)) if _is_float(dt) else ctx.lit(0, dt)
     return _sel(ctx, f"{x} > 0", one, _sel(ctx, f"{x} < 0", mone, tail))

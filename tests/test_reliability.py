@@ -423,6 +423,10 @@ def test_sign_of_signed_zero_and_nan_under_jit():
     x = np.array([-0.0, 0.0, nan, -inf, 3.0, -2.0, 5e-324])
     _same(sign_j(x), np.sign(x))
     _same(sign_j(x.astype(np.float32)), np.sign(x.astype(np.float32)))
+    # found by the fuzzer's uint8 programs: the kernel built the literal np.uint8(-1)
+    for dt in (np.uint8, np.uint64, np.int8):
+        u = np.array([3, 0, 1], dt)
+        _same(sign_j(u), np.sign(u))
 
 
 def test_fmod_matches_numpy():
