@@ -1608,6 +1608,9 @@ _lowering("custom_lin", "inline", inline=_inline_custom_lin)
 for _n in ("custom_jvp_call", "custom_vjp_call", "remat", "checkpoint"):
     _lowering(_n, "inline", inline=_inline_generic)
 
+# records registered by modules of their own, before the derived sets below
+from . import numba_callback  # noqa: E402,F401  (pure_callback's lowering)
+
 CONTROL_FLOW = frozenset(n for n, r in LOWERINGS.items() if r.control)
 
 #: Every primitive name this backend lowers (inlined call primitives included).
@@ -1695,4 +1698,3 @@ def lower(closed, parallel_threshold=None, dynamic_dims=True):
                    list(closed.consts), [v.aval for v in closed.jaxpr.outvars], mod.parallel,
                    closed, mod.pieces)
 
-from . import numba_callback  # noqa: E402,F401  (pure_callback's lowering registers itself)
