@@ -134,6 +134,13 @@ def test_bool_square_and_sign_follow_numpy():
     _same(ad.jit(lambda x: x - 1)(b), b - 1)                 # a Python int promotes the bool
 
 
+def test_median_of_negative_zeros_is_positive_zero():
+    # found by the fuzzer (vmap of median(-0.)): numpy's median is a mean, a sum from +0.0
+    for x in (np.array([-0.0]), np.array([-0.0, -0.0]), np.array([[-0.0], [0.0]])):
+        _same(median_j(x), np.median(x))
+        _same(ad.vmap(anp.median)(x.reshape(1, -1)), np.median(x.reshape(1, -1), axis=1))
+
+
 def test_median_values_and_gradient_without_nan():
     a = np.array([4.0, 1.0, 3.0, 2.0])
     assert median_j(a) == 2.5

@@ -1406,7 +1406,10 @@ def median(a, axis=None, keepdims=False):
     if n == 0:                          # numpy: nan (with a warning) for an empty slice
         out = P.full(shape_of(a)[:-1], np.nan, dtype_of(a))
         return reshape(out, kept) if keepdims else out
-    out = multiply(add(getitem(s, (Ellipsis, (n - 1) // 2)), getitem(s, (Ellipsis, n // 2))), 0.5)
+    # numpy's median is a mean of the middle element(s), a sum that starts at +0.0: the
+    # median of [-0.] is +0.0 (found by tests/test_fuzz.py); adding 0.0 turns -0. into +0.
+    mid = add(getitem(s, (Ellipsis, (n - 1) // 2)), getitem(s, (Ellipsis, n // 2)))
+    out = multiply(add(mid, 0.0), 0.5)
     # sort puts NaN last; numpy's median is NaN for a slice holding one (so is JAX's)
     last = getitem(s, (Ellipsis, n - 1))
     out = where(isnan(last), last, out)
