@@ -17,17 +17,6 @@ P = ad.checkpoint_policies
 TOL = 1e-12
 
 
-def _jit_ready():
-    try:
-        ad.jit(lambda x: x)(np.ones(1))
-        return True
-    except NotImplementedError:
-        return False
-
-
-needs_jit = pytest.mark.skipif(not _jit_ready(),
-                               reason="ad.jit is still a placeholder (issue 5): it raises "
-                                      "NotImplementedError")
 
 
 # ----------------------------------------------------------------------------
@@ -415,7 +404,6 @@ def small_problem():
     return make_params(4, width=4), rng.standard_normal((2, 4))
 
 
-@needs_jit
 @pytest.mark.parametrize("strategy", ["none", "sqrt_n", ad.every(2), P.dots_saveable], ids=repr)
 def test_under_jit(strategy, small_problem):
     params, x = small_problem
@@ -423,7 +411,6 @@ def test_under_jit(strategy, small_problem):
     assert_same_grads(g, ad.grad(plain_loss, argnums=(0, 1))(params, x))
 
 
-@needs_jit
 def test_nested_under_jit(small_problem):
     params, x = small_problem
     (w, b) = params[0]

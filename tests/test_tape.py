@@ -490,10 +490,7 @@ def test_graph_cache_hits_for_same_shapes_and_misses_for_new_ones(rng):
 
 
 def test_jit_backward_uses_compiled_program(rng):
-    try:
-        ad.jit(lambda a: a * 2.0)(np.ones(2))
-    except NotImplementedError as e:
-        pytest.skip(f"ad.jit is not available yet: {e}")
+    np.testing.assert_allclose(ad.jit(lambda a: a * 2.0)(np.ones(2)), [2.0, 2.0])
     T.clear_cache()
     W = ad.Variable(rng.standard_normal((3, 2)))
     b = ad.Variable(np.zeros(2))
