@@ -209,3 +209,98 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
     if not any(isinstance(x, Tracer) for x in outs):
         outs = [to_output(o) for o in outs]
     return tree_unflatten(out_tree, list(outs))
+
+
+# ----------------------------------------------------------------------------
+# debug_callback: a host call for its side effects (ad.debug.callback / ad.debug.print)
+# ----------------------------------------------------------------------------
+
+class EffectCallback:
+    """The callable a ``debug_callback`` equation runs: the user's function with the pytree
+    structure of its arguments, called for its side effects. Equal by function object and
+    structure (a retrace gives an equal equation); run it with :meth:`run`."""
+
+    __slots__ = ("fn", "in_tree", "source", "_key")
+
+    def __init__(self, fn, in_tree, source=None):
+        self.fn, self.in_tree, self.source = fn, in_tree, source
+        self._key = ("effect", id(fn), in_tree)
+
+    def __eq__(self, other):
+        return isinstance(other, EffectCallback) and self._key == other._key and \
+            self.fn is other.fn
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return getattr(self.fn, "__name__", "callback")
+
+    __name__ = property(__repr__)
+
+    def run(self, *flat_args):
+        args, kwargs = tree_unflatten(self.in_tree, [np.asarray(a) for a in flat_args])
+        self.fn(*args, **kwargs)
+        return []
+
+
+class BatchedEffectCallback:
+    """``EffectCallback`` under ``vmap``: one call per batch element, in order (as JAX's
+    ``debug.callback``), unbatched arguments passed whole to every call."""
+
+    __slots__ = ("inner", "dims", "size", "_key")
+
+    def __init__(self, inner, dims, size):
+        self.inner, self.dims, self.size = inner, tuple(dims), int(size)
+        self._key = ("batched-effect", inner._key, self.dims, self.size)
+
+    def __eq__(self, other):
+        return isinstance(other, BatchedEffectCallback) and self._key == other._key and \
+            self.inner == other.inner
+
+    def __hash__(self):
+        return hash(self._key)
+
+    def __repr__(self):
+        return repr(self.inner)
+
+    source = property(lambda self: self.inner.source)
+
+    def run(self, *flat_args):
+        arrays = [np.asarray(a) for a in flat_args]
+        for i in range(self.size):
+            self.inner.run(*[a if d is None else a[i] for a, d in zip(arrays, self.dims)])
+        return []
+
+
+debug_callback_p = Primitive("debug_callback", multiple_results=True)
+debug_callback_p.impl = lambda *args, callback: callback.run(*args)
+debug_callback_p.abstract_eval = lambda *avals, callback: []
+debug_callback_p.effectful = True        # never dead code; kept in program order
+
+
+def _debug_callback_jvp(primals, tangents, *, callback):
+    debug_callback_p.bind(*primals, callback=callback)       # sees the primal values
+    return [], []
+
+
+def _debug_callback_batch(args, dims, *, callback):
+    from . import primitives as P
+    size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
+    args = [P.bdim_to_front(a, d) if d is not None else a for a, d in zip(args, dims)]
+    bdims = [0 if d is not None else None for d in dims]
+    debug_callback_p.bind(*args, callback=BatchedEffectCallback(callback, bdims, size))
+    return [], []
+
+
+debug_callback_p.jvp = _debug_callback_jvp
+debug_callback_p.batch = _debug_callback_batch
+
+
+def debug_callback(fn, *args, **kwargs):
+    """Bind a ``debug_callback`` equation calling ``fn(*args, **kwargs)`` on numpy values
+    wherever the program runs (interpreter or compiled kernel); see ``ad.debug.callback``."""
+    from .api import as_array
+    flat, in_tree = tree_flatten((tuple(args), dict(kwargs)))
+    flat = [as_array(x) for x in flat]
+    debug_callback_p.bind(*flat, callback=EffectCallback(fn, in_tree, user_source()))

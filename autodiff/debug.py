@@ -11,30 +11,27 @@ arrays, at each call, as in JAX:
 >>> g = ad.grad(f)(np.array([1.0, 2.0]))
 x = [1. 2.], sum = 3.0
 
-Under ``jit``, ``vmap`` and ``make_jaxpr`` the function is traced with shapes only, once
-per signature, and the compiled kernel cannot call back into Python yet. There the
-values do not exist: ``debug.print`` prints the shapes and dtypes once, at trace time,
-and warns (:class:`DebugTraceWarning`) that it will not print at each call; ``callback``
-raises :class:`~autodiff.errors.UnsupportedError`, since a silently skipped callback
-would be worse. To see values, call the function without ``jit``.
+Under ``jit``, ``vmap`` and ``make_jaxpr`` the values do not exist while tracing, so the
+call becomes a ``debug_callback`` equation (effectful: never removed as dead code, kept in
+program order) that runs wherever the program runs: on the interpreter, and inside the
+compiled kernel through a Numba object-mode call back into Python; under ``vmap`` once
+per batch element.
 """
 import functools
-import warnings
 
 import numpy as np
 
-from .core import Tracer, is_concrete, user_source
-from .errors import UnsupportedError
+from .core import Tracer, is_concrete
 from .tree_util import tree_map, tree_leaves
 
 __all__ = ["print", "callback", "DebugTraceWarning"]
 
 _builtin_print = print
-_warned = set()
 
 
 class DebugTraceWarning(UserWarning):
-    """``debug.print`` under an abstract trace (jit, vmap): printed once, with shapes."""
+    """Kept for code that filters it: ``debug.print`` no longer falls back to printing
+    shapes at trace time (it prints values at every call, inside ``jit`` too)."""
 
 
 def _value(x):
@@ -48,44 +45,47 @@ def _all_concrete(tree):
 
 
 def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001 - JAX's name
-    """``print(fmt.format(*args, **kwargs))`` with the values of (traced) arrays.
+    """``print(fmt.format(*args, **kwargs))`` with the values of (traced) arrays, at every
+    call: eagerly, under ``grad``/``vmap`` (once per batch element) and inside ``jit``.
 
     >>> import numpy as np, autodiff as ad
     >>> ad.debug.print("{a} and {b:.2f}", a=np.arange(2), b=np.float64(1.0 / 3))
     [0 1] and 0.33
     """
-    if _all_concrete((args, kwargs)):
-        args, kwargs = tree_map(_value, (args, kwargs))
+    callback(_printer(fmt), *args, ordered=ordered, **kwargs)
+
+
+@functools.lru_cache(maxsize=1024)
+def _printer(fmt):
+    # one function object per format string: equal equations across retraces (jit's caches)
+    def printer(*args, **kwargs):
         _builtin_print(fmt.format(*args, **kwargs))
-        return
-    where = str(user_source())
-    shapes = tree_map(lambda l: l.aval.str_short() if isinstance(l, Tracer) else l, (args, kwargs))
-    _builtin_print(fmt.format(*shapes[0], **shapes[1]))
-    if where not in _warned:
-        _warned.add(where)
-        warnings.warn(DebugTraceWarning(
-            f"ad.debug.print under jit/vmap (at {where}) printed the traced shapes once, while "
-            f"tracing: compiled kernels cannot call back into Python yet, so it will not print "
-            f"values at each call. Call the function without jit to see them."), stacklevel=2)
+    printer.__name__ = "debug.print"
+    return printer
 
 
 def callback(fn, *args, ordered=False, **kwargs):
-    """Call ``fn(*args, **kwargs)`` with numpy values, for its side effects.
+    """Call ``fn(*args, **kwargs)`` with numpy values, for its side effects, wherever the
+    program runs: eagerly and under ``grad`` at once; under ``jit`` each time the compiled
+    kernel (or, on a first call, the interpreter) reaches it; under ``vmap`` once per batch
+    element. Calls run in program order (``ordered`` is accepted: they always are).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> seen = []
     >>> _ = ad.grad(lambda x: (ad.debug.callback(seen.append, x), anp.sum(x * x))[1])(np.ones(2))
     >>> seen
     [array([1., 1.])]
+    >>> f = ad.jit(lambda x: (ad.debug.callback(seen.append, x * 2), x + 1)[1])
+    >>> _ = f(np.ones(2)); _ = f(np.zeros(2))
+    >>> seen[1:]
+    [array([2., 2.]), array([0., 0.])]
     """
-    if not _all_concrete((args, kwargs)):
-        raise UnsupportedError(
-            f"ad.debug.callback({getattr(fn, '__name__', fn)}) under jit/vmap/make_jaxpr: the "
-            f"values exist only when the compiled kernel runs, and kernels cannot call back "
-            f"into Python yet. Call the function without jit, or return the values.",
-            source=user_source())
-    args, kwargs = tree_map(_value, (args, kwargs))
-    fn(*args, **kwargs)
+    if _all_concrete((args, kwargs)):
+        args, kwargs = tree_map(_value, (args, kwargs))
+        fn(*args, **kwargs)
+        return
+    from .callback import debug_callback
+    debug_callback(fn, *args, **kwargs)
 
 
 @functools.wraps(breakpoint)

@@ -409,6 +409,7 @@ class Planner:
         self.array_source = {}       # array name -> the fused var stored in it (store())
         self.n_uses = {}             # var -> how many equations and outputs read it
         self.producer = {}           # var -> the equation that computes it
+        self.last_effect = 0         # where the latest effectful statement was placed
         self.slots_used = []
         self.ret_lines = []
         self.n_tmp = 0
@@ -895,6 +896,8 @@ class Planner:
     def plan_opaque(self, e):
         refs = [self.ensure(u) for u in e.invars]
         ready = max([self.after(r) for r in refs], default=0)
+        if getattr(e.primitive, "effectful", False):   # side effects keep program order
+            ready = self.last_effect = max(ready, self.last_effect)
         outs = []
         for o in e.outvars:
             if isinstance(o, DropVar):

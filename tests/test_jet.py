@@ -102,6 +102,8 @@ def _scan_fn(x):
 
 
 CASES = {
+    # a side effect on the primal, no results: the jet of the rest is unchanged
+    "debug_callback": (lambda x: (ad.debug.callback(lambda v: None, x), anp.sin(x))[1], [x3]),
     "neg": (lambda x: -anp.sin(x), [x3]),
     "exp": (anp.exp, [x3]), "exp2": (anp.exp2, [x3]), "log": (anp.log, [x3]),
     "log1p": (anp.log1p, [x3]), "expm1": (anp.expm1, [x3]), "tanh": (anp.tanh, [xs3]),

@@ -586,7 +586,8 @@ TESTED = set(UNARY_FLOAT) | set(BINARY) | set(COMPARE) | {
     "dynamic_slice", "dynamic_update_slice", "cholesky", "solve", "slogdet", "eigh",
     "triangular_solve", "custom_jvp_call", "custom_vjp_call", "custom_lin",
     "cond", "while", "scan", "remat", "name",
-    "pure_callback"}   # its jit cases (compiled, vs numpy): tests/test_ported_gaps.py
+    "pure_callback",   # its jit cases (compiled, vs numpy): tests/test_ported_gaps.py
+    "debug_callback"}  # its jit cases (calls counted, values seen): tests/test_debug_callback.py
 
 
 @pytest.mark.parametrize("name", sorted(primitives))

@@ -260,7 +260,11 @@ def _other_samples():
     _eqn_sample("name", lambda a: ad.checkpoint_name(anp.sin(a), "h") * 2.0, x)
     _eqn_sample("pure_callback", lambda a: ad.pure_callback(
         np.sin, ad.ShapeDtypeStruct(a.shape, a.dtype), a) * 2.0, x)
+    # no results: its calls are checked in tests/test_debug_callback.py
+    _eqn_sample("debug_callback", lambda a: (ad.debug.callback(_DEBUG_SEEN.append, a), a * 2.0)[1], x)
 
+
+_DEBUG_SEEN = []
 
 try:
     _other_samples()
@@ -271,7 +275,8 @@ except NotImplementedError:       # a module still being written: its primitives
 GRAD_MODES = {"while": ("fwd",),
               # opaque host code has no derivative of its own (custom_vjp gives it one:
               # tests/test_ported_gaps.py); its jvp raises UnsupportedError, tested there
-              "pure_callback": ()}
+              "pure_callback": (),
+              "debug_callback": ()}      # no results, nothing to differentiate
 
 CORE_MODULES = (P, CD)
 

@@ -90,6 +90,7 @@ REDUCE = {
 EXEMPT = {
     "and": "bool", "or": "bool", "xor": "bool", "not": "bool", "reduce_and": "bool",
     "reduce_or": "bool", "pure_callback": "calls the user's Python function",
+    "debug_callback": "no results (calls the user's Python function)",
     "select": "moves values (tested below with special values)",
     "convert_element_type": "tested below (casts of special values)",
     **{n: "structural: moves values" for n in (

@@ -240,6 +240,9 @@ def _cases():
     # custom_jvp gives it the derivatives (both modes) the derivative tests need
     c["pure_callback"] = [Case([f64(3), f64(3)], id=m, fn=_host_sin_mul(m))
                           for m in ("sequential", "expand_dims", "broadcast_all")]
+    # one call per batch element (tests/test_debug_callback.py counts them)
+    c["debug_callback"] = [Case([f64(3)], fn=lambda x: (ad.debug.callback(lambda v: None, x),
+                                                         anp.sin(x))[1])]
     return c
 
 

@@ -1114,3 +1114,18 @@ def taylor(fun, order):
     derivatives.__name__ = f"taylor_{K}_{getattr(fun, '__name__', 'fun')}"
     derivatives.__doc__ = f"[f(x), f'(x)·v, …, f^({K})(x)[v, …]] of {fun!r} from one jet pass"
     return derivatives
+
+
+# debug_callback: a side effect with no results; it sees the primal values, once
+def _debug_callback_rule(ins, **params):
+    from ..callback import debug_callback_p
+    debug_callback_p.bind(*[s[0] for s in ins], **params)
+    return []
+
+
+def _register_debug_callback():
+    from ..callback import debug_callback_p
+    jet_rules[debug_callback_p] = _debug_callback_rule
+
+
+_register_debug_callback()
