@@ -608,17 +608,21 @@ def vjp(fun: Callable[..., Any], *primals: Any,
 
 
 @_boundary
-def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
-    """``(fun(*primals), jvp_fn)`` where ``jvp_fn`` evaluates the saved linear map.
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Any:
+    """``(fun(*primals), jvp_fn)`` where ``jvp_fn`` evaluates the saved linear map; with
+    ``has_aux`` (``fun`` returns ``(out, aux)``), ``(out, jvp_fn, aux)`` as in JAX.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> y, f_jvp = ad.linearize(anp.exp, 0.0)
     >>> f_jvp(3.0)
     np.float64(3.0)
+    >>> y, f_jvp, aux = ad.linearize(lambda x: (anp.sin(x), x * 2.0), 0.0, has_aux=True)
+    >>> f_jvp(3.0), aux
+    (np.float64(3.0), np.float64(0.0))
     """
     flat, in_tree = tree_flatten(tuple(primals))
     flat = [as_array(x) for x in flat]
-    lin = _Linearized(fun, flat, in_tree, False)
+    lin = _Linearized(fun, flat, in_tree, has_aux)
 
     def jvp_fn(*tangents):
         t_flat, t_tree = tree_flatten(tuple(tangents))
@@ -628,6 +632,8 @@ def linearize(fun: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[...
         outs = lin.forward(t_flat)
         return _outputs(tree_unflatten(lin.out_tree, outs))
 
+    if has_aux:
+        return _outputs(lin.primal_out()), jvp_fn, _outputs(lin.aux())
     return _outputs(lin.primal_out()), jvp_fn
 
 

@@ -198,3 +198,15 @@ def test_tree_map_with_path_and_jax_tree_namespace():
     assert t == {"a": [1, 3, 5], "b": [2, 4, 6]}
     assert [tu.keystr(p) for p, _ in ad.tree.leaves_with_path(Point(1, 2))] == [".x", ".y"]
     assert len(ad.tree.flatten_with_path([1, 2])[0]) == 2
+
+
+def test_linearize_has_aux_returns_the_aux_as_jax():
+    x = np.array([0.3, -1.2])
+    y, f_jvp, aux = ad.linearize(lambda v: (anp.sum(anp.sin(v) * v), {"c": anp.cos(v)}), x,
+                                 has_aux=True)
+    assert y == pytest.approx(np.sum(np.sin(x) * x), rel=1e-14)
+    np.testing.assert_allclose(aux["c"], np.cos(x), rtol=1e-14)
+    t = np.array([1.0, 2.0])
+    assert f_jvp(t) == pytest.approx(np.dot(np.cos(x) * x + np.sin(x), t), rel=1e-13)
+    with pytest.raises(TypeError):          # without has_aux a pair output is just an output
+        ad.linearize(lambda v: (anp.sin(v), v), x)[1](t, t)
