@@ -37,24 +37,16 @@ __all__ = ["pure_callback"]
 VMAP_METHODS = ("sequential", "expand_dims", "broadcast_all")
 
 
-class HostCallback:
-    """The callable a ``pure_callback`` equation runs: the user's function with the pytree
-    structure of its arguments and its declared results. Equal (and hashed) by the user's
-    function object and those structures, so a retrace gives an equal equation and jit's
+class _UserCallback:
+    """Identity of a user function inside an equation: equal (and hashed) by the function
+    object and the structures in ``_key``, so a retrace gives an equal equation and jit's
     caches, keyed by the jaxpr's structure, keep hitting. Not itself callable on purpose
-    (IR keys treat callables by identity); run it with :meth:`run`."""
+    (IR keys treat callables by identity); run it with ``run``."""
 
-    __slots__ = ("fn", "in_tree", "out_tree", "result_avals", "source", "_key")
-
-    def __init__(self, fn, in_tree, out_tree, result_avals, source=None):
-        self.fn, self.in_tree, self.out_tree = fn, in_tree, out_tree
-        self.result_avals = tuple(result_avals)
-        self.source = source
-        self._key = (id(fn), in_tree, out_tree, self.result_avals)
+    __slots__ = ()
 
     def __eq__(self, other):
-        return isinstance(other, HostCallback) and self._key == other._key and \
-            self.fn is other.fn
+        return type(other) is type(self) and self._key == other._key and self.fn is other.fn
 
     def __hash__(self):
         return hash(self._key)
@@ -63,6 +55,19 @@ class HostCallback:
         return getattr(self.fn, "__name__", "callback")
 
     __name__ = property(__repr__)
+
+
+class HostCallback(_UserCallback):
+    """The callable a ``pure_callback`` equation runs: the user's function with the pytree
+    structure of its arguments and its declared results."""
+
+    __slots__ = ("fn", "in_tree", "out_tree", "result_avals", "source", "_key")
+
+    def __init__(self, fn, in_tree, out_tree, result_avals, source=None):
+        self.fn, self.in_tree, self.out_tree = fn, in_tree, out_tree
+        self.result_avals = tuple(result_avals)
+        self.source = source
+        self._key = (id(fn), in_tree, out_tree, self.result_avals)
 
     def run(self, *flat_args):
         """Call the user's function on numpy values; check and convert its results."""
@@ -215,28 +220,15 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
 # debug_callback: a host call for its side effects (ad.debug.callback / ad.debug.print)
 # ----------------------------------------------------------------------------
 
-class EffectCallback:
+class EffectCallback(_UserCallback):
     """The callable a ``debug_callback`` equation runs: the user's function with the pytree
-    structure of its arguments, called for its side effects. Equal by function object and
-    structure (a retrace gives an equal equation); run it with :meth:`run`."""
+    structure of its arguments, called for its side effects."""
 
     __slots__ = ("fn", "in_tree", "source", "_key")
 
     def __init__(self, fn, in_tree, source=None):
         self.fn, self.in_tree, self.source = fn, in_tree, source
         self._key = ("effect", id(fn), in_tree)
-
-    def __eq__(self, other):
-        return isinstance(other, EffectCallback) and self._key == other._key and \
-            self.fn is other.fn
-
-    def __hash__(self):
-        return hash(self._key)
-
-    def __repr__(self):
-        return getattr(self.fn, "__name__", "callback")
-
-    __name__ = property(__repr__)
 
     def run(self, *flat_args):
         args, kwargs = tree_unflatten(self.in_tree, [np.asarray(a) for a in flat_args])

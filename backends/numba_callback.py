@@ -110,26 +110,9 @@ def _op_pure_callback(ctx):
 _cpu._lowering("pure_callback", "opaque", emit=_op_pure_callback, dims=_cpu._no_dims, cost=100)
 
 
-def call_effect(key, *args):
-    """What a ``debug_callback`` block calls: the user's function, for its side effects."""
-    _CALLBACKS[key].run(*args)
-
-
-def _op_debug_callback(ctx):
-    # the same object-mode call as pure_callback's, with no results; the planner keeps
-    # effectful statements in program order (Planner.plan_opaque)
-    _quiet_objmode_warning()
-    mod = ctx.fb.mod
-    key = register(ctx.p["callback"])
-    objmode = mod.global_const("__import__('numba').objmode")
-    host = mod.global_const(
-        "__import__('autodiff.backends.numba_callback', fromlist=['call_effect']).call_effect")
-    args = "".join(f", {ref[2]}" for ref in ctx.ins)
-    with ctx.block(f"with {objmode}():"):
-        ctx.emit(f"{host}({key}{args})")
-
-
-_cpu._lowering("debug_callback", "opaque", emit=_op_debug_callback, dims=_cpu._no_dims,
+# debug_callback is the same object-mode call with no results (its run() returns none);
+# the planner keeps effectful statements in program order (Planner.plan_opaque)
+_cpu._lowering("debug_callback", "opaque", emit=_op_pure_callback, dims=_cpu._no_dims,
                cost=100)
 
 
