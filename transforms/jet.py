@@ -653,8 +653,8 @@ def _shift_series(y, axis, d, nd):
     cfg = [(0, 0, 0)] * nd
     cfg[axis] = (d, -d, 0)
     dt = P.dtype_of(y[0])
-    return [P.pad(y[0], P._scalar(1, dt), cfg)] + [
-        None if c is None else P.pad(c, P._scalar(0, dt), cfg) for c in y[1:]]
+    return [P.pad(y[0], P.scalar(1, dt), cfg)] + [
+        None if c is None else P.pad(c, P.scalar(0, dt), cfg) for c in y[1:]]
 
 
 def _cumprod_rule(ins, *, axis, reverse):
@@ -687,8 +687,8 @@ def _reduce_prod_rule(ins, *, axes):
     while n > 1:                                  # pairwise products of halves
         if n % 2:
             cfg = [(0, 0, 0)] * ax + [(0, 1, 0)]
-            y = [P.pad(y[0], P._scalar(1, dt), cfg)] + [
-                None if c is None else P.pad(c, P._scalar(0, dt), cfg) for c in y[1:]]
+            y = [P.pad(y[0], P.scalar(1, dt), cfg)] + [
+                None if c is None else P.pad(c, P.scalar(0, dt), cfg) for c in y[1:]]
             n += 1
         h = n // 2
         lo = _map(lambda c: P.slice_in_dim(c, 0, h, ax), y)
@@ -709,7 +709,7 @@ def _solve_rule(ins):
     a, b = ins                                    # A X = B: A₀ X_k = B_k - Σ_{j=1}^k A_j X_{k-j}
     x = [P.solve_p.bind(a[0], b[0])]
     for k in range(1, len(a)):
-        r = _cauchy_term(a, x, k, lo=1, op=P._matmul)
+        r = _cauchy_term(a, x, k, lo=1, op=P.batched_matmul)
         rhs = b[k] if r is None else (P.neg(r) if b[k] is None else P.sub(b[k], r))
         x.append(None if rhs is None else P.solve_p.bind(a[0], rhs))
     return x
@@ -719,18 +719,18 @@ def _tri_solve_rule(ins, **p):
     a, b = ins                                    # op(A) X = B (or X op(A) = B), A's triangle
 
     def tri(ta):                                  # the part of a coefficient the routine reads
-        dA = P._tril(ta) if p["lower"] else P._mT(P._tril(P._mT(ta)))
+        dA = P.tril(ta) if p["lower"] else P.mT(P.tril(P.mT(ta)))
         if p["unit_diagonal"]:
-            dA = P._tril(dA, -1) if p["lower"] else P._mT(P._tril(P._mT(dA), -1))
-        return P._mT(dA) if p["transpose_a"] else dA
+            dA = P.tril(dA, -1) if p["lower"] else P.mT(P.tril(P.mT(dA), -1))
+        return P.mT(dA) if p["transpose_a"] else dA
 
     at = [None] + [None if c is None else tri(c) for c in a[1:]]
     x = [P.triangular_solve_p.bind(a[0], b[0], **p)]
     for k in range(1, len(a)):
         if p["left_side"]:
-            r = _cauchy_term(at, x, k, lo=1, op=P._matmul)
+            r = _cauchy_term(at, x, k, lo=1, op=P.batched_matmul)
         else:
-            r = _cauchy_term(x, at, k, hi=k - 1, op=P._matmul)
+            r = _cauchy_term(x, at, k, hi=k - 1, op=P.batched_matmul)
         rhs = b[k] if r is None else (P.neg(r) if b[k] is None else P.sub(b[k], r))
         x.append(None if rhs is None else P.triangular_solve_p.bind(a[0], rhs, **p))
     return x
@@ -749,16 +749,16 @@ def _cholesky_rule(ins):
     shape, dt = P.shape_of(a[0]), P.dtype_of(a[0])
     half = P.select(_eye_mask(shape), P.full(shape, 0.5, dt), P.full(shape, 1.0, dt))
     for k in range(1, len(a)):
-        r = _cauchy_term(L, [None] + [None if c is None else P._mT(c) for c in L[1:]], k,
-                         lo=1, hi=k - 1, op=P._matmul)
-        ak = None if a[k] is None else P._sym_lower(a[k])
+        r = _cauchy_term(L, [None] + [None if c is None else P.mT(c) for c in L[1:]], k,
+                         lo=1, hi=k - 1, op=P.batched_matmul)
+        ak = None if a[k] is None else P.sym_lower(a[k])
         s = ak if r is None else (P.neg(r) if ak is None else P.sub(ak, r))
         if s is None:
             L.append(None)
             continue
         tmp = P.triangular_solve(L[0], s, left_side=True, lower=True)
-        tmp = P._mT(P.triangular_solve(L[0], P._mT(tmp), left_side=True, lower=True))
-        L.append(P._matmul(L[0], P.mul(P._tril(tmp), half)))
+        tmp = P.mT(P.triangular_solve(L[0], P.mT(tmp), left_side=True, lower=True))
+        L.append(P.batched_matmul(L[0], P.mul(P.tril(tmp), half)))
     return L
 
 
@@ -771,11 +771,11 @@ def _slogdet_rule(ins):
     eye = P.convert(_eye_mask(shape), P.dtype_of(a[0]))
     B = [P.solve_p.bind(a[0], eye)]
     for m in range(1, K):
-        r = _cauchy_term(a, B, m, lo=1, op=P._matmul)
+        r = _cauchy_term(a, B, m, lo=1, op=P.batched_matmul)
         B.append(None if r is None else P.neg(P.solve_p.bind(a[0], r)))
 
     def tr(x, y):                                 # tr(x y) = Σ x ∘ yᵀ
-        return P.reduce_sum(P.mul(x, P._mT(y)), (nd - 2, nd - 1))
+        return P.reduce_sum(P.mul(x, P.mT(y)), (nd - 2, nd - 1))
 
     l = [l0] + [_sum(_scale(_mul(a[j], B[k - j], tr), j / k) for j in range(1, k + 1))
                 for k in range(1, K + 1)]
@@ -799,7 +799,7 @@ def _eigh_rule(ins):
     diff = P.sub(wj, wi)
     safe = P.select(eye, P.ones_like(diff), diff)
     F = P.select(eye, P.zeros_like(diff), P.div(P.ones_like(diff), safe))
-    At = [None] + [None if c is None else P._matmul(P._mT(v0), P._matmul(P._sym_lower(c), v0))
+    At = [None] + [None if c is None else P.batched_matmul(P.mT(v0), P.batched_matmul(P.sym_lower(c), v0))
                    for c in a[1:]]
     C, W = [None], [w0]                           # C₀ = I is used implicitly
 
@@ -807,7 +807,7 @@ def _eigh_rule(ins):
         return P.mul(c, P.broadcast_in_dim(lam, shape, batch + (nd - 1,)))
 
     for k in range(1, K + 1):
-        r = _sum([At[k]] + [_mul(At[j], C[k - j], P._matmul) for j in range(1, k)]
+        r = _sum([At[k]] + [_mul(At[j], C[k - j], P.batched_matmul) for j in range(1, k)]
                  + [_neg(None if C[j] is None or W[k - j] is None else cols(C[j], W[k - j]))
                     for j in range(1, k)])
         if r is None:
@@ -816,11 +816,11 @@ def _eigh_rule(ins):
             continue
         W.append(P.reduce_sum(P.mul(r, eyef), (nd - 1,)))
         ck = P.mul(F, r)
-        o = _sum(_mul(C[j], C[k - j], lambda x, y: P._matmul(P._mT(x), y)) for j in range(1, k))
+        o = _sum(_mul(C[j], C[k - j], lambda x, y: P.batched_matmul(P.mT(x), y)) for j in range(1, k))
         if o is not None:
             ck = P.add(ck, P.mul(o, P.mul(eyef, -0.5)))
         C.append(ck)
-    return [W, [v0] + [None if c is None else P._matmul(v0, c) for c in C[1:]]]
+    return [W, [v0] + [None if c is None else P.batched_matmul(v0, c) for c in C[1:]]]
 
 
 jet_rules[P.solve_p] = _solve_rule

@@ -125,7 +125,7 @@ def _norm_static_int(i, n, axis):
 def _dyn_index(i, n):
     """A traced scalar index, wrapped like numpy's negative indices (then clamped)."""
     i = P.convert(i, np.int64)
-    return P.select(P.lt(i, P._scalar(0, np.int64)), P.add(i, P._scalar(n, np.int64)), i)
+    return P.select(P.lt(i, P.scalar(0, np.int64)), P.add(i, P.scalar(n, np.int64)), i)
 
 
 def _basic(x, entries):
@@ -178,7 +178,7 @@ def _basic(x, entries):
     if dyn:
         sh = shape_of(out)
         dims = dict((a, i) for a, i in dyn)
-        zero = P._scalar(0, np.int64)
+        zero = P.scalar(0, np.int64)
         st = [_dyn_index(dims[a], sh[a]) if a in dims else zero for a in range(len(sh))]
         sizes = [1 if a in dims else sh[a] for a in range(len(sh))]
         out = P.dynamic_slice(out, st, sizes)

@@ -1,0 +1,34 @@
+"""The primitive set, each declared once with all of its rules beside it.
+
+The set is small and closed (lax-like). Elementwise binary primitives take
+operands of one dtype and one shape (rank-0 operands broadcast); everything
+numpy-level (broadcasting, promotion, indexing) is composed from these in
+:mod:`autodiff.numpy`.
+
+Rules of a primitive ``p``:
+  ``p.impl``           numpy evaluation (the reference semantics)
+  ``p.abstract_eval``  shapes and dtypes
+  ``p.jvp``            forward derivative, written with these same ops so its output
+                       can be differentiated again
+  ``p.transpose``      for linear primitives: cotangents of the linear inputs
+  ``p.batch``          vmap: ``(args, dims) -> (out, out_dim)``
+
+>>> from autodiff import primitives as P
+>>> import numpy as np
+>>> P.sin_p.impl(np.zeros(2))
+array([0., 0.])
+>>> P.sin_p.abstract_eval(P.ShapedArray((2,), np.float64))
+ShapedArray(f64[2])
+"""
+from ..core import primitives, Primitive, ShapedArray  # noqa: F401  (the registry and its types)
+from ._rules import *  # noqa: F401,F403
+from .elementwise import *  # noqa: F401,F403
+from .shape import *  # noqa: F401,F403
+from .reductions import *  # noqa: F401,F403
+from .indexing import *  # noqa: F401,F403
+from .dot import *  # noqa: F401,F403
+from .cumulative import *  # noqa: F401,F403
+from .linalg import *  # noqa: F401,F403
+from . import _rules, elementwise, shape, reductions, indexing, dot, cumulative, linalg  # noqa: F401
+
+__all__ = ["primitives", "Primitive", "ShapedArray"] + _rules.__all__ + elementwise.__all__ + shape.__all__ + reductions.__all__ + indexing.__all__ + dot.__all__ + cumulative.__all__ + linalg.__all__

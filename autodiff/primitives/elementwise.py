@@ -1,0 +1,482 @@
+"""Elementwise primitives: unary and binary math, comparisons, select, dtype conversion."""
+import numpy as np
+
+from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero, is_float_dtype)
+from ..errors import (DTypeError, ShapeError)
+from ._rules import (_b, _batch_elementwise, _binary_aval, _coerce_pair, _float_unary_aval,
+                     _std_unary_aval, _u, _zero_like, defjvp, defjvp_zero, deflinear, dtype_of,
+                     full, instantiate, is_zero, ones_like, shape_of, zeros_like)
+
+__all__ = ["abs_p", "acos_p", "acosh_p", "add", "add_p", "and_p", "asin_p", "asinh_p", "atan2", "atan2_p", "atan_p", "atanh_p", "cbrt_p", "ceil", "ceil_p", "convert", "convert_element_type_p", "cos", "cos_p", "cosh", "cosh_p", "div", "div_p", "eq", "eq_p", "exp", "exp2_p", "exp_p", "expm1_p", "floor", "floor_divide_p", "floor_p", "ge", "ge_p", "gt", "gt_p", "integer_pow", "integer_pow_p", "is_finite_p", "le", "le_p", "log", "log1p_p", "log_p", "logistic_p", "lt", "lt_p", "max_", "max_p", "min_", "min_p", "mod_p", "mul", "mul_fit", "mul_p", "ne", "ne_p", "neg", "neg_p", "not_p", "or_p", "pow", "pow_p", "round_p", "rsqrt", "rsqrt_p", "select", "select_p", "sign", "sign_p", "sin", "sin_p", "sinh", "sinh_p", "sqrt", "sqrt_p", "stop_gradient_p", "sub", "sub_p", "tan_p", "tanh", "tanh_p", "unbroadcast", "xor_p"]
+
+# ============================================================================
+# Elementwise unary
+# ============================================================================
+
+def _unary(name, impl, float_only=True):
+    p = Primitive(name)
+    p.impl = impl
+    p.abstract_eval = _float_unary_aval(name) if float_only else _std_unary_aval
+    _batch_elementwise(p)
+    return p
+
+
+neg_p = _unary("neg", np.negative, float_only=False)
+deflinear(neg_p, lambda ct, x: [neg(ct)])
+
+sign_p = _unary("sign", np.sign, float_only=False)
+defjvp_zero(sign_p)
+floor_p = _unary("floor", np.floor)
+defjvp_zero(floor_p)
+ceil_p = _unary("ceil", np.ceil)
+defjvp_zero(ceil_p)
+round_p = _unary("round", np.round)       # numpy: round half to even
+defjvp_zero(round_p)
+
+is_finite_p = Primitive("is_finite")
+is_finite_p.impl = np.isfinite
+is_finite_p.abstract_eval = lambda x: ShapedArray(x.shape, np.bool_)
+defjvp_zero(is_finite_p)
+_batch_elementwise(is_finite_p)
+
+not_p = Primitive("not")
+not_p.impl = np.invert
+not_p.abstract_eval = _std_unary_aval
+defjvp_zero(not_p)
+_batch_elementwise(not_p)
+
+exp_p = _unary("exp", np.exp)
+defjvp(exp_p, lambda g, ans, x: mul(g, ans))                       # d e^x = e^x
+exp2_p = _unary("exp2", np.exp2)
+defjvp(exp2_p, lambda g, ans, x: mul(g, mul(ans, np.log(2.0).astype(ans.dtype))))
+log_p = _unary("log", np.log)
+defjvp(log_p, lambda g, ans, x: div(g, x))                          # d log x = 1/x
+log1p_p = _unary("log1p", np.log1p)
+defjvp(log1p_p, lambda g, ans, x: div(g, add(x, 1)))
+expm1_p = _unary("expm1", np.expm1)
+defjvp(expm1_p, lambda g, ans, x: mul(g, add(ans, 1)))
+tanh_p = _unary("tanh", np.tanh)
+defjvp(tanh_p, lambda g, ans, x: mul(g, sub(1, mul(ans, ans))))     # 1 - tanh²
+
+
+def _logistic_impl(x):
+    # σ(x) = 1/(1+e^-x) for x >= 0 and e^x/(1+e^x) below: the second keeps the subnormal
+    # results of x in [-745, -708] (1/(1+e^-x) overflows e^-x there and returns 0)
+    x = np.asarray(x)
+    with np.errstate(over="ignore", under="ignore"):
+        e = np.exp(-np.abs(x))
+        return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
+
+
+logistic_p = _unary("logistic", _logistic_impl)
+defjvp(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(1, ans))))  # σ(1-σ)
+sin_p = _unary("sin", np.sin)
+defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)))
+cos_p = _unary("cos", np.cos)
+defjvp(cos_p, lambda g, ans, x: neg(mul(g, sin(x))))
+tan_p = _unary("tan", np.tan)
+defjvp(tan_p, lambda g, ans, x: mul(g, add(1, mul(ans, ans))))      # 1 + tan²
+asin_p = _unary("asin", np.arcsin)
+defjvp(asin_p, lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x)))))
+acos_p = _unary("acos", np.arccos)
+defjvp(acos_p, lambda g, ans, x: neg(mul(g, rsqrt(sub(1, mul(x, x))))))
+atan_p = _unary("atan", np.arctan)
+defjvp(atan_p, lambda g, ans, x: div(g, add(1, mul(x, x))))
+sinh_p = _unary("sinh", np.sinh)
+defjvp(sinh_p, lambda g, ans, x: mul(g, cosh(x)))
+cosh_p = _unary("cosh", np.cosh)
+defjvp(cosh_p, lambda g, ans, x: mul(g, sinh(x)))
+asinh_p = _unary("asinh", np.arcsinh)
+defjvp(asinh_p, lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))))
+acosh_p = _unary("acosh", np.arccosh)
+defjvp(acosh_p, lambda g, ans, x: mul(g, rsqrt(sub(mul(x, x), 1))))
+atanh_p = _unary("atanh", np.arctanh)
+defjvp(atanh_p, lambda g, ans, x: div(g, sub(1, mul(x, x))))
+sqrt_p = _unary("sqrt", np.sqrt)
+defjvp(sqrt_p, lambda g, ans, x: div(g, mul(ans, 2)))               # 1/(2√x)
+
+
+def _rsqrt_impl(x):
+    with np.errstate(divide="ignore"):
+        return (1 / np.sqrt(x)).astype(np.asarray(x).dtype)
+
+
+rsqrt_p = _unary("rsqrt", _rsqrt_impl)
+defjvp(rsqrt_p, lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)))   # -x^(-3/2)/2
+cbrt_p = _unary("cbrt", np.cbrt)
+defjvp(cbrt_p, lambda g, ans, x: div(g, mul(mul(ans, ans), 3)))     # 1/(3 x^(2/3))
+abs_p = _unary("abs", np.abs, float_only=False)
+defjvp(abs_p, lambda g, ans, x: mul(g, sign(x)))                    # sign(0) = 0
+
+
+def _integer_pow_impl(x, *, y):
+    if y < 0 and np.asarray(x).dtype.kind in "iu":
+        return np.asarray(x).astype(np.float64) ** y
+    with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+        return np.power(x, np.asarray(y, dtype=np.asarray(x).dtype) if np.asarray(x).dtype.kind == "f" else y)
+
+
+integer_pow_p = Primitive("integer_pow")
+integer_pow_p.impl = _integer_pow_impl
+integer_pow_p.abstract_eval = _std_unary_aval
+_batch_elementwise(integer_pow_p)
+
+
+def _integer_pow_jvp_rule(g, ans, x, *, y):
+    # d x^y = y x^(y-1); exactly zero for y == 0 (convention: d(x**0)/dx = 0)
+    if y == 0:
+        return zeros_like(g)
+    if y == 1:
+        return g
+    if y == 2:
+        return mul(g, mul(x, 2))
+    return mul(g, mul(integer_pow(x, y - 1), y))
+
+
+defjvp(integer_pow_p, _integer_pow_jvp_rule)
+
+
+def integer_pow(x, y):
+    return integer_pow_p.bind(x, y=int(y))
+
+
+# ============================================================================
+# Elementwise binary
+# ============================================================================
+
+def _binary(name, impl, out_dtype=None):
+    p = Primitive(name)
+    p.impl = impl
+    p.abstract_eval = _binary_aval(name, out_dtype)
+    _batch_elementwise(p)
+    return p
+
+
+def unbroadcast(ct, aval):
+    """Sum ``ct`` down to ``aval``'s shape (rank-0 operands broadcast implicitly)."""
+    if isinstance(ct, Zero):
+        return Zero(aval)
+    cs = shape_of(ct)
+    if cs == aval.shape:
+        return ct
+    if not aval.shape:
+        return reduce_sum(ct, tuple(range(len(cs))))
+    raise ShapeError(f"cannot unbroadcast {cs} to {aval.shape}")
+
+
+def _linear_binary_transpose(sign_y):
+    def rule(ct, x, y):
+        cx = unbroadcast(ct, x.aval) if isinstance(x, UndefinedPrimal) else None
+        cy = None
+        if isinstance(y, UndefinedPrimal):
+            cy = unbroadcast(ct if sign_y > 0 or is_zero(ct) else neg(ct), y.aval)
+        return [cx, cy]
+    return rule
+
+
+add_p = _binary("add", np.add)
+deflinear(add_p, _linear_binary_transpose(+1))
+sub_p = _binary("sub", np.subtract)
+deflinear(sub_p, _linear_binary_transpose(-1))
+
+
+def _add_jvp(primals, tangents):
+    # add's tangent is the sum of the operands' tangents; a Zero passes the other through
+    x, y = primals
+    tx, ty = tangents
+    ans = add_p.bind(x, y)
+    return ans, _sum_tangents(ans, tx, ty, +1)
+
+
+def _sub_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    ans = sub_p.bind(x, y)
+    return ans, _sum_tangents(ans, tx, ty, -1)
+
+
+def _sum_tangents(ans, tx, ty, sy):
+    sa = shape_of(ans)
+
+    def fit(t):
+        return t if shape_of(t) == sa else broadcast_in_dim(t, sa, ())
+    if is_zero(tx) and is_zero(ty):
+        return _zero_like(ans)
+    if is_zero(ty):
+        return fit(tx)
+    if is_zero(tx):
+        return fit(ty if sy > 0 else neg(ty))
+    return (add_p if sy > 0 else sub_p).bind(tx, ty)
+
+
+add_p.jvp = _add_jvp
+sub_p.jvp = _sub_jvp
+
+mul_p = _binary("mul", np.multiply)
+defjvp(mul_p, lambda g, ans, x, y: mul_fit(g, y, ans), lambda g, ans, x, y: mul_fit(x, g, ans))
+
+
+def mul_fit(a, b, ans):
+    out = mul(a, b)
+    return out if shape_of(out) == shape_of(ans) else broadcast_in_dim(out, shape_of(ans), ())
+
+
+def _mul_transpose(ct, x, y):
+    if is_zero(ct):
+        return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None,
+                Zero(y.aval) if isinstance(y, UndefinedPrimal) else None]
+    if isinstance(x, UndefinedPrimal):
+        assert not isinstance(y, UndefinedPrimal), "mul of two linear values is not linear"
+        return [unbroadcast(mul(ct, y), x.aval), None]
+    return [None, unbroadcast(mul(x, ct), y.aval)]
+
+
+mul_p.transpose = _mul_transpose
+
+div_p = _binary("div", np.divide)
+def _div_jvp(primals, tangents):
+    # d(x/y) = dx/y - dy·(x/y)/y
+    x, y = primals
+    tx, ty = tangents
+    ans = div_p.bind(x, y)
+    out = None
+    sa = shape_of(ans)
+    if not is_zero(tx):
+        out = div(tx, y)
+        if shape_of(out) != sa:
+            out = broadcast_in_dim(out, sa, ())
+    if not is_zero(ty):
+        c = neg(mul_fit(ty, div(ans, y), ans))
+        out = c if out is None else add(out, c)
+    return ans, (_zero_like(ans) if out is None else out)
+
+
+div_p.jvp = _div_jvp
+
+
+def _div_transpose(ct, x, y):
+    assert not isinstance(y, UndefinedPrimal), "division by a linear value is not linear"
+    if is_zero(ct):
+        return [Zero(x.aval), None]
+    return [unbroadcast(div(ct, y), x.aval), None]
+
+
+div_p.transpose = _div_transpose
+
+
+def _pow_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        return np.power(x, y)
+
+
+pow_p = _binary("pow", _pow_impl)
+
+
+def _pow_jvp(primals, tangents):
+    # d x^y = y x^(y-1) dx + log(x) x^y dy, with 0 where y == 0 (dx) or x == 0 (dy)
+    x, y = primals
+    tx, ty = tangents
+    ans = pow_p.bind(x, y)
+    sa = shape_of(ans)
+    out = None
+    if not is_zero(tx):
+        yb = y if shape_of(y) == sa else broadcast_in_dim(y, sa, ())
+        xb = x if shape_of(x) == sa else broadcast_in_dim(x, sa, ())
+        d = select(eq(yb, 0), zeros_like(ans), mul(yb, pow(xb, sub(yb, 1))))
+        out = mul_fit(tx, d, ans)
+    if not is_zero(ty):
+        xb = x if shape_of(x) == sa else broadcast_in_dim(x, sa, ())
+        safe_x = select(eq(xb, 0), ones_like(ans), xb)
+        d = select(eq(xb, 0), zeros_like(ans), mul(log(safe_x), ans))
+        c = mul_fit(ty, d, ans)
+        out = c if out is None else add(out, c)
+    return ans, (_zero_like(ans) if out is None else out)
+
+
+pow_p.jvp = _pow_jvp
+
+max_p = _binary("max", np.maximum)
+min_p = _binary("min", np.minimum)
+
+
+def _minmax_jvp(prim, gt):
+    # ties share the tangent equally (convention 5): weights 1, 0.5, 0
+    def jvp(primals, tangents):
+        x, y = primals
+        tx, ty = tangents
+        ans = prim.bind(x, y)
+        sa = shape_of(ans)
+        xb = x if shape_of(x) == sa else broadcast_in_dim(x, sa, ())
+        yb = y if shape_of(y) == sa else broadcast_in_dim(y, sa, ())
+        one, half, zero = full(sa, 1, ans.dtype), full(sa, 0.5, ans.dtype), full(sa, 0, ans.dtype)
+        wx = select(gt(xb, yb), one, select(eq(xb, yb), half, zero))
+        out = None
+        if not is_zero(tx):
+            out = mul_fit(tx, wx, ans)
+        if not is_zero(ty):
+            c = mul_fit(ty, sub(1, wx), ans)
+            out = c if out is None else add(out, c)
+        return ans, (_zero_like(ans) if out is None else out)
+    prim.jvp = jvp
+
+
+atan2_p = _binary("atan2", np.arctan2)
+defjvp(atan2_p,
+       lambda g, ans, x, y: mul_fit(g, div(y, add(mul(x, x), mul(y, y))), ans),
+       lambda g, ans, x, y: mul_fit(g, neg(div(x, add(mul(x, x), mul(y, y)))), ans))
+
+
+def _mod_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.mod(x, y)
+
+
+mod_p = _binary("mod", _mod_impl)     # numpy's (Python's) remainder: sign of the divisor
+defjvp(mod_p, lambda g, ans, x, y: g if shape_of(g) == shape_of(ans) else broadcast_in_dim(g, shape_of(ans), ()),
+       lambda g, ans, x, y: neg(mul_fit(g, floor(div(x, y)), ans)))
+
+
+def _floor_divide_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.floor_divide(x, y)
+
+
+floor_divide_p = _binary("floor_divide", _floor_divide_impl)
+defjvp_zero(floor_divide_p)
+
+eq_p = _binary("eq", np.equal, out_dtype=np.bool_)
+ne_p = _binary("ne", np.not_equal, out_dtype=np.bool_)
+lt_p = _binary("lt", np.less, out_dtype=np.bool_)
+le_p = _binary("le", np.less_equal, out_dtype=np.bool_)
+gt_p = _binary("gt", np.greater, out_dtype=np.bool_)
+ge_p = _binary("ge", np.greater_equal, out_dtype=np.bool_)
+and_p = _binary("and", np.bitwise_and)
+or_p = _binary("or", np.bitwise_or)
+xor_p = _binary("xor", np.bitwise_xor)
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p):
+    defjvp_zero(_p)
+del _p
+
+# ============================================================================
+# select, convert_element_type, stop_gradient
+# ============================================================================
+
+select_p = Primitive("select")   # select(pred, on_true, on_false)
+select_p.impl = lambda p, t, f: np.where(p, t, f)
+
+
+def _select_aval(p, t, f):
+    if p.dtype != np.bool_:
+        raise DTypeError(f"select: predicate must be bool, got {p.dtype}")
+    if t.dtype != f.dtype:
+        raise DTypeError(f"select: branch dtypes {t.dtype} and {f.dtype} differ")
+    shapes = [s for s in (p.shape, t.shape, f.shape) if s]
+    if any(s != shapes[0] for s in shapes):
+        raise ShapeError(f"select: shapes {p.shape}, {t.shape}, {f.shape} differ")
+    return ShapedArray(shapes[0] if shapes else (), t.dtype)
+
+
+select_p.abstract_eval = _select_aval
+_batch_elementwise(select_p)
+
+
+def _select_jvp(primals, tangents):
+    p, t, f = primals
+    _, tt, tf = tangents
+    ans = select_p.bind(p, t, f)
+    if is_zero(tt) and is_zero(tf):
+        return ans, _zero_like(ans)
+    sa = shape_of(ans)
+
+    def fit(z):
+        z = instantiate(z)
+        return z if shape_of(z) == sa else broadcast_in_dim(z, sa, ())
+    return ans, select_p.bind(p, fit(tt), fit(tf))
+
+
+def _select_transpose(ct, p, t, f):
+    assert not isinstance(p, UndefinedPrimal)
+    out = [None, None, None]
+    if isinstance(t, UndefinedPrimal):
+        out[1] = Zero(t.aval) if is_zero(ct) else unbroadcast(select(p, ct, zeros_like(ct)), t.aval)
+    if isinstance(f, UndefinedPrimal):
+        out[2] = Zero(f.aval) if is_zero(ct) else unbroadcast(select(p, zeros_like(ct), ct), f.aval)
+    return out
+
+
+select_p.jvp = _select_jvp
+select_p.transpose = _select_transpose
+select_p.is_linear = True
+
+convert_element_type_p = Primitive("convert_element_type")
+
+
+def _convert_impl(x, *, new_dtype):
+    x = np.asarray(x)
+    if x.dtype.kind == "f" and np.dtype(new_dtype).kind in "iu":
+        with np.errstate(invalid="ignore"):
+            return x.astype(new_dtype)
+    return x.astype(new_dtype)
+
+
+convert_element_type_p.impl = _convert_impl
+convert_element_type_p.abstract_eval = lambda x, *, new_dtype: ShapedArray(x.shape, new_dtype)
+_batch_elementwise(convert_element_type_p)
+
+
+def _convert_jvp(primals, tangents, *, new_dtype):
+    (x,), (t,) = primals, tangents
+    ans = convert_element_type_p.bind(x, new_dtype=new_dtype)
+    if is_zero(t) or not is_float_dtype(new_dtype) or not is_float_dtype(dtype_of(x)):
+        return ans, _zero_like(ans)
+    return ans, convert_element_type_p.bind(t, new_dtype=new_dtype)
+
+
+def _convert_transpose(ct, x, *, new_dtype):
+    if is_zero(ct):
+        return [Zero(x.aval)]
+    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype)]
+
+
+convert_element_type_p.jvp = _convert_jvp
+convert_element_type_p.transpose = _convert_transpose
+convert_element_type_p.is_linear = True
+
+
+def convert(x, dtype):
+    dtype = np.dtype(dtype)
+    if dtype_of(x) == dtype:
+        return x
+    return convert_element_type_p.bind(x, new_dtype=dtype)
+
+
+stop_gradient_p = Primitive("stop_gradient")
+stop_gradient_p.impl = lambda x: x
+stop_gradient_p.abstract_eval = _std_unary_aval
+defjvp_zero(stop_gradient_p)
+stop_gradient_p.differentiable = True
+_batch_elementwise(stop_gradient_p)
+
+
+# ============================================================================
+# Library-op names for the rules above (defined after the primitives they bind)
+# ============================================================================
+
+add, sub, mul, div = _b(add_p), _b(sub_p), _b(mul_p), _b(div_p)
+pow, max_, min_, atan2 = _b(pow_p), _b(max_p), _b(min_p), _b(atan2_p)
+eq, ne, lt, le, gt, ge = (_b(p) for p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
+neg, sign, floor, ceil = _u(neg_p), _u(sign_p), _u(floor_p), _u(ceil_p)
+exp, log, sin, cos, tanh = _u(exp_p), _u(log_p), _u(sin_p), _u(cos_p), _u(tanh_p)
+sinh, cosh, sqrt, rsqrt = _u(sinh_p), _u(cosh_p), _u(sqrt_p), _u(rsqrt_p)
+_minmax_jvp(max_p, gt)
+_minmax_jvp(min_p, lt)
+
+
+def select(pred, on_true, on_false):
+    on_true, on_false = _coerce_pair(on_true, on_false)
+    return select_p.bind(pred, on_true, on_false)
+
+# Names used only when a rule runs, from families imported after this one
+# (the package imports the families in dependency order; see __init__).
+from .shape import (broadcast_in_dim)  # noqa: E402
+from .reductions import (reduce_sum)  # noqa: E402

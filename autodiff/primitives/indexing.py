@@ -1,0 +1,393 @@
+"""Indexing primitives: dynamic slices and updates, gather and scatter, along-axis indexing."""
+import numpy as np
+
+from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero)
+from ..errors import (DTypeError, ShapeError)
+from ._rules import (_ndim, _zero_like, aval_of, bdim_to_front, dtype_of, full, instantiate,
+                     is_zero, scalar, shape_of, zeros_like)
+from .elementwise import (add, convert, eq, max_, min_, select)
+from .shape import (broadcast_in_dim, concatenate, expand_dims, iota, reshape, transpose)
+
+__all__ = ["dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p", "gather", "gather_p", "scatter_add_p", "scatter_along_axis_add", "scatter_p", "take_along_axis"]
+
+# dynamic_slice(x, *starts): starts are int scalars, clamped so the slice stays in bounds
+dynamic_slice_p = Primitive("dynamic_slice")
+
+
+def _clamp_starts(shape, starts, sizes):
+    return tuple(int(np.clip(int(s), 0, n - k)) for s, n, k in zip(starts, shape, sizes))
+
+
+def _ds_impl(x, *starts, slice_sizes):
+    x = np.asarray(x)
+    st = _clamp_starts(x.shape, starts, slice_sizes)
+    return x[tuple(slice(s, s + k) for s, k in zip(st, slice_sizes))].copy()
+
+
+def _ds_aval(x, *starts, slice_sizes):
+    if len(starts) != x.ndim or len(slice_sizes) != x.ndim:
+        raise ShapeError(f"dynamic_slice: need {x.ndim} start indices and sizes")
+    for s in starts:
+        if s.shape != () or s.dtype.kind not in "iu":
+            raise DTypeError("dynamic_slice: start indices must be integer scalars")
+    if any(k > n or k < 0 for k, n in zip(slice_sizes, x.shape)):
+        raise ShapeError(f"dynamic_slice: sizes {slice_sizes} exceed shape {x.shape}")
+    return ShapedArray(slice_sizes, x.dtype)
+
+
+def _ds_jvp(primals, tangents, *, slice_sizes):
+    x, *starts = primals
+    t = tangents[0]
+    ans = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
+    if is_zero(t):
+        return ans, _zero_like(ans)
+    return ans, dynamic_slice_p.bind(t, *starts, slice_sizes=slice_sizes)
+
+
+def _ds_transpose(ct, x, *starts, slice_sizes):
+    zeros = full(x.aval.shape, 0, x.aval.dtype)
+    if is_zero(ct):
+        return [Zero(x.aval)] + [None] * len(starts)
+    return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
+
+
+def _ds_batch(args, dims, *, slice_sizes):
+    x, *starts = args
+    dx, *dstarts = dims
+    if all(d is None for d in dstarts):
+        x = bdim_to_front(x, dx)
+        z = scalar(0, dtype_of(starts[0]) if starts else np.int64)
+        return dynamic_slice_p.bind(x, z, *starts,
+                                    slice_sizes=(shape_of(x)[0],) + tuple(slice_sizes)), 0
+    # batched start indices: a gather of the slice windows
+    return _batched_dynamic_slice(x, dx, starts, dstarts, slice_sizes), 0
+
+
+dynamic_slice_p.impl = _ds_impl
+dynamic_slice_p.abstract_eval = _ds_aval
+dynamic_slice_p.jvp = _ds_jvp
+dynamic_slice_p.transpose = _ds_transpose
+dynamic_slice_p.is_linear = True
+dynamic_slice_p.batch = _ds_batch
+
+
+def dynamic_slice(x, starts, slice_sizes):
+    return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(int(s) for s in slice_sizes))
+
+
+dynamic_update_slice_p = Primitive("dynamic_update_slice")
+
+
+def _dus_impl(x, upd, *starts):
+    x = np.array(x, copy=True)
+    upd = np.asarray(upd)
+    st = _clamp_starts(x.shape, starts, upd.shape)
+    x[tuple(slice(s, s + k) for s, k in zip(st, upd.shape))] = upd
+    return x
+
+
+def _dus_aval(x, upd, *starts):
+    if x.dtype != upd.dtype:
+        raise DTypeError(f"dynamic_update_slice: dtypes {x.dtype} and {upd.dtype} differ")
+    if len(starts) != x.ndim or upd.ndim != x.ndim or any(u > n for u, n in zip(upd.shape, x.shape)):
+        raise ShapeError(f"dynamic_update_slice: update {upd.shape} does not fit {x.shape}")
+    return ShapedArray(x.shape, x.dtype)
+
+
+def _dus_jvp(primals, tangents):
+    x, upd, *starts = primals
+    tx, tu = tangents[:2]
+    ans = dynamic_update_slice_p.bind(x, upd, *starts)
+    if is_zero(tx) and is_zero(tu):
+        return ans, _zero_like(ans)
+    return ans, dynamic_update_slice_p.bind(instantiate(tx), instantiate(tu), *starts)
+
+
+def _dus_transpose(ct, x, upd, *starts):
+    ua = aval_of(upd)
+    if is_zero(ct):
+        return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None,
+                Zero(ua) if isinstance(upd, UndefinedPrimal) else None] + [None] * len(starts)
+    cx = dynamic_update_slice_p.bind(ct, full(ua.shape, 0, ua.dtype), *starts) \
+        if isinstance(x, UndefinedPrimal) else None
+    cu = dynamic_slice_p.bind(ct, *starts, slice_sizes=ua.shape) \
+        if isinstance(upd, UndefinedPrimal) else None
+    return [cx, cu] + [None] * len(starts)
+
+
+def _dus_batch(args, dims):
+    x, upd, *starts = args
+    dx, du, *dstarts = dims
+    size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
+    if all(d is None for d in dstarts):
+        x = bdim_to_front(x, dx, size)
+        upd = bdim_to_front(upd, du, size)
+        z = scalar(0, dtype_of(starts[0]) if starts else np.int64)
+        return dynamic_update_slice_p.bind(x, upd, z, *starts), 0
+    # batched starts: scatter the update windows
+    return _batched_dynamic_update_slice(x, dx, upd, du, starts, dstarts, size), 0
+
+
+dynamic_update_slice_p.impl = _dus_impl
+dynamic_update_slice_p.abstract_eval = _dus_aval
+dynamic_update_slice_p.jvp = _dus_jvp
+dynamic_update_slice_p.transpose = _dus_transpose
+dynamic_update_slice_p.is_linear = True
+dynamic_update_slice_p.batch = _dus_batch
+
+
+def dynamic_update_slice(x, upd, starts):
+    return dynamic_update_slice_p.bind(x, upd, *starts)
+
+
+# ----------------------------------------------------------------------------
+# gather / scatter over leading axes:
+#   gather(x, idx)  with idx int[..., k] -> out[...] = x[idx[..., 0], ..., idx[..., k-1], :, ...]
+# Indices are clamped into range (out-of-range behaviour of a compiled kernel must be
+# defined; numpy's eager IndexError is kept by autodiff.numpy on concrete inputs).
+# ----------------------------------------------------------------------------
+
+def _index_tuple(x_shape, idx):
+    idx = np.asarray(idx)
+    k = idx.shape[-1]
+    return tuple(np.clip(idx[..., i], -x_shape[i], x_shape[i] - 1) % max(x_shape[i], 1)
+                 if x_shape[i] > 0 else idx[..., i] for i in range(k))
+
+
+gather_p = Primitive("gather")
+
+
+def _gather_impl(x, idx):
+    x = np.asarray(x)
+    return x[_index_tuple(x.shape, idx)]
+
+
+def _gather_aval(x, idx):
+    if idx.dtype.kind not in "iu":
+        raise DTypeError(f"gather: indices must be integers, got {idx.dtype}")
+    if idx.ndim < 1 or idx.shape[-1] > x.ndim:
+        raise ShapeError(f"gather: index shape {idx.shape} does not fit operand {x.shape}")
+    k = idx.shape[-1]
+    return ShapedArray(idx.shape[:-1] + x.shape[k:], x.dtype)
+
+
+def _gather_transpose(ct, x, idx):
+    if is_zero(ct):
+        return [Zero(x.aval), None]
+    return [scatter_add_p.bind(full(x.aval.shape, 0, x.aval.dtype), idx, ct), None]
+
+
+def _gather_jvp(primals, tangents):
+    x, idx = primals
+    t = tangents[0]
+    ans = gather_p.bind(x, idx)
+    return ans, (_zero_like(ans) if is_zero(t) else gather_p.bind(t, idx))
+
+
+def _with_batch_index(idx, size, lead_shape):
+    """Indices ``[size, ..., k]`` (batch axis in front) gain the batch position: ``[size, ..., k+1]``."""
+    s = shape_of(idx)
+    b = iota(dtype_of(idx), s[:-1] + (1,), 0)
+    return concatenate([b, idx], len(s) - 1)
+
+
+def _gather_batch(args, dims):
+    x, idx = args
+    dx, di = dims
+    size = shape_of(x)[dx] if dx is not None else shape_of(idx)[di]
+    if di is None:
+        # same indices for every batch element: move the batch axis just past the indexed axes
+        k = shape_of(idx)[-1]
+        x = _move_axis(x, dx, k)
+        out = gather_p.bind(x, idx)
+        return out, len(shape_of(idx)) - 1
+    idx = bdim_to_front(idx, di)
+    if dx is None:
+        # one operand, a batch of index arrays: the index's leading axes are gather's batch
+        return gather_p.bind(x, idx), 0
+    x = bdim_to_front(x, dx, size)
+    return gather_p.bind(x, _with_batch_index(idx, size, None)), 0
+
+
+gather_p.impl = _gather_impl
+gather_p.abstract_eval = _gather_aval
+gather_p.jvp = _gather_jvp
+gather_p.transpose = _gather_transpose
+gather_p.is_linear = True
+gather_p.batch = _gather_batch
+
+
+def gather(x, idx):
+    return gather_p.bind(x, idx)
+
+
+def _scatter_aval(x, idx, upd):
+    if idx.dtype.kind not in "iu":
+        raise DTypeError(f"scatter: indices must be integers, got {idx.dtype}")
+    k = idx.shape[-1]
+    want = idx.shape[:-1] + x.shape[k:]
+    if upd.shape != want:
+        raise ShapeError(f"scatter: updates have shape {upd.shape}, expected {want}")
+    if upd.dtype != x.dtype:
+        raise DTypeError(f"scatter: dtypes {x.dtype} and {upd.dtype} differ")
+    return ShapedArray(x.shape, x.dtype)
+
+
+scatter_add_p = Primitive("scatter_add")
+
+
+def _scatter_add_impl(x, idx, upd):
+    out = np.array(x, copy=True)
+    np.add.at(out, _index_tuple(out.shape, idx), upd)
+    return out
+
+
+def _scatter_add_jvp(primals, tangents):
+    x, idx, upd = primals
+    tx, _, tu = tangents
+    ans = scatter_add_p.bind(x, idx, upd)
+    if is_zero(tx) and is_zero(tu):
+        return ans, _zero_like(ans)
+    return ans, scatter_add_p.bind(instantiate(tx), idx, instantiate(tu))
+
+
+def _scatter_add_transpose(ct, x, idx, upd):
+    if is_zero(ct):
+        return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None, None,
+                Zero(upd.aval) if isinstance(upd, UndefinedPrimal) else None]
+    return [ct if isinstance(x, UndefinedPrimal) else None, None,
+            gather_p.bind(ct, idx) if isinstance(upd, UndefinedPrimal) else None]
+
+
+def _scatter_batch(prim):
+    def rule(args, dims):
+        x, idx, upd = args
+        size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
+        x = bdim_to_front(x, dims[0], size)
+        upd = bdim_to_front(upd, dims[2], size)
+        if dims[1] is None:
+            idx = broadcast_in_dim(idx, (size,) + shape_of(idx), tuple(range(1, len(shape_of(idx)) + 1)))
+        else:
+            idx = bdim_to_front(idx, dims[1])
+        return prim.bind(x, _with_batch_index(idx, size, None), upd), 0
+    prim.batch = rule
+
+
+scatter_add_p.impl = _scatter_add_impl
+scatter_add_p.abstract_eval = _scatter_aval
+scatter_add_p.jvp = _scatter_add_jvp
+scatter_add_p.transpose = _scatter_add_transpose
+scatter_add_p.is_linear = True
+_scatter_batch(scatter_add_p)
+
+scatter_p = Primitive("scatter")   # set; with repeated indices the last update wins
+
+
+def _scatter_impl(x, idx, upd):
+    out = np.array(x, copy=True)
+    out[_index_tuple(out.shape, idx)] = upd
+    return out
+
+
+def _scatter_jvp(primals, tangents):
+    x, idx, upd = primals
+    tx, _, tu = tangents
+    ans = scatter_p.bind(x, idx, upd)
+    if is_zero(tx) and is_zero(tu):
+        return ans, _zero_like(ans)
+    return ans, scatter_p.bind(instantiate(tx), idx, instantiate(tu))
+
+
+def _scatter_transpose(ct, x, idx, upd):
+    ua = aval_of(upd)
+    if is_zero(ct):
+        return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None, None,
+                Zero(ua) if isinstance(upd, UndefinedPrimal) else None]
+    cx = scatter_p.bind(ct, idx, full(ua.shape, 0, ua.dtype)) if isinstance(x, UndefinedPrimal) else None
+    cu = None
+    if isinstance(upd, UndefinedPrimal):
+        # with repeated indices only the last update of a position lands in the output, so
+        # only it gets that position's cotangent: scatter the updates' ids the same way and
+        # keep the updates whose own id survived
+        ishape = shape_of(idx)[:-1]
+        k = shape_of(idx)[-1]
+        n = int(np.prod(ishape, dtype=np.int64))
+        ids = reshape(iota(np.int64, (n,), 0), ishape)
+        won = scatter_p.bind(full(shape_of(ct)[:k], -1, np.int64), idx, ids)
+        winner = eq(gather_p.bind(won, idx), ids)
+        winner = broadcast_in_dim(winner, ua.shape, tuple(range(len(ishape))))
+        g = gather_p.bind(ct, idx)
+        cu = select(winner, g, zeros_like(g))
+    return [cx, None, cu]
+
+
+scatter_p.impl = _scatter_impl
+scatter_p.abstract_eval = _scatter_aval
+scatter_p.jvp = _scatter_jvp
+scatter_p.transpose = _scatter_transpose
+scatter_p.is_linear = True
+_scatter_batch(scatter_p)
+
+
+def _move_axis(x, src, dst):
+    if src is None or src == dst:
+        return x
+    n = _ndim(x)
+    order = [i for i in range(n) if i != src]
+    order.insert(dst, src)
+    return transpose(x, order)
+
+
+def _window_indices(shape, starts, dstarts, win, size):
+    """Index grids ``int[size, *win, ndim]`` of the windows at batched ``starts``, clamped
+    into range as dynamic_slice / dynamic_update_slice clamp them."""
+    idt = np.int64
+    grids = []
+    for i, (s, d) in enumerate(zip(starts, dstarts)):
+        s = convert(s, idt)
+        s = bdim_to_front(s, d) if d is not None else broadcast_in_dim(s, (size,), ())
+        s = max_(min_(s, scalar(shape[i] - win[i], idt)), scalar(0, idt))
+        grids.append(add(iota(idt, (size,) + tuple(win), i + 1),
+                         broadcast_in_dim(s, (size,) + tuple(win), (0,))))
+    return concatenate([expand_dims(g, (len(win) + 1,)) for g in grids], len(win) + 1)
+
+
+def _batched_dynamic_slice(x, dx, starts, dstarts, slice_sizes):
+    # batched start indices: a gather of the windows
+    size = next(shape_of(s)[d] for s, d in zip(starts, dstarts) if d is not None)
+    if dx is None:
+        # one operand, a batch of windows: gather them straight from x (no copies of x)
+        return gather_p.bind(x, _window_indices(shape_of(x), starts, dstarts, slice_sizes, size))
+    x = bdim_to_front(x, dx)
+    idx = _window_indices(shape_of(x)[1:], starts, dstarts, slice_sizes, size)
+    return gather_p.bind(x, _with_batch_index(idx, size, None))
+
+
+def _batched_dynamic_update_slice(x, dx, upd, du, starts, dstarts, size):
+    # batched start indices: a scatter of the update windows
+    x = bdim_to_front(x, dx, size)
+    upd = bdim_to_front(upd, du, size)
+    idx = _window_indices(shape_of(x)[1:], starts, dstarts, shape_of(upd)[1:], size)
+    return scatter_p.bind(x, _with_batch_index(idx, size, None), upd)
+
+
+
+
+def _rows_index(idx, axis):
+    """Indices for an along-axis gather/scatter: (..., n) positions -> full index tuples."""
+    shape = shape_of(idx)
+    idx = convert(idx, np.int64)
+    cols = []
+    for i in range(len(shape)):
+        cols.append(idx if i == axis else iota(np.int64, shape, i))
+    return concatenate([expand_dims(c, (len(shape),)) for c in cols], len(shape))
+
+
+def take_along_axis(x, idx, axis):
+    """``out[..., i, ...] = x[..., idx[..., i, ...], ...]`` (numpy's take_along_axis)."""
+    return gather_p.bind(x, _rows_index(idx, axis))
+
+
+def scatter_along_axis_add(x, idx, upd, axis):
+    return scatter_add_p.bind(x, _rows_index(idx, axis), upd)
+

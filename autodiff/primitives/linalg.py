@@ -1,0 +1,312 @@
+"""Linear algebra on stacks of matrices: cholesky, triangular_solve, solve, slogdet, eigh."""
+import numpy as np
+
+from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero, is_float_dtype)
+from ..errors import (DTypeError, ShapeError)
+from ._rules import (_ndim, _zero_like, bdim_to_front, dtype_of, full, is_zero, ones_like,
+                     scalar, shape_of, zeros_like)
+from .elementwise import (add, convert, div, eq, ge, mul, neg, select, sub)
+from .shape import (broadcast_in_dim, iota, reshape, transpose)
+from .reductions import (reduce_sum)
+from .dot import (dot_general_p)
+
+__all__ = ["batched_matmul", "cholesky_p", "eigh_p", "mT", "slogdet_p", "solve_p", "sym_lower", "triangular_solve", "triangular_solve_p", "tril"]
+
+# ============================================================================
+# Linear algebra (operands are stacks: (..., n, n) and (..., n, k))
+# ============================================================================
+
+def _sq_aval(name):
+    def check(a):
+        if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
+            raise ShapeError(f"{name}: expected a (..., n, n) matrix, got shape {a.shape}")
+        if not is_float_dtype(a.dtype):
+            raise DTypeError(f"{name}: expected a float matrix, got {a.dtype}")
+    return check
+
+
+def mT(x):
+    n = _ndim(x)
+    return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def batched_matmul(a, b):
+    n = _ndim(a)
+    batch = tuple(range(n - 2))
+    return dot_general_p.bind(a, b, dimension_numbers=((((n - 1),), ((n - 2),)), (batch, batch)))
+
+
+def tril(x, k=0):
+    shape = shape_of(x)
+    r = iota(np.int64, shape, len(shape) - 2)
+    c = iota(np.int64, shape, len(shape) - 1)
+    return select(ge(add(r, scalar(k, np.int64)), c), x, zeros_like(x))
+
+
+def sym_lower(t):
+    """Tangent as seen by a routine that reads only the lower triangle."""
+    return add(tril(t), mT(tril(t, -1)))
+
+
+def _batch_linalg(prim):
+    def rule(args, dims, **params):
+        size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
+        xs = [bdim_to_front(a, d, size) for a, d in zip(args, dims)]
+        out = prim.bind(*xs, **params)
+        return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
+    prim.batch = rule
+
+
+cholesky_p = Primitive("cholesky")
+
+
+def _cholesky_impl(a):
+    a = np.asarray(a)
+    # numpy reads the lower triangle; a failed factorization gives nan (like LAPACK users expect
+    # from a traced program) instead of an exception in the middle of a transform
+    try:
+        return np.linalg.cholesky(a)
+    except np.linalg.LinAlgError:
+        return np.full_like(a, np.nan)
+
+
+cholesky_p.impl = _cholesky_impl
+
+
+def _cholesky_aval(a):
+    _sq_aval("cholesky")(a)
+    return ShapedArray(a.shape, a.dtype)
+
+
+cholesky_p.abstract_eval = _cholesky_aval
+
+
+def _cholesky_jvp(primals, tangents):
+    # dL = L Φ(L⁻¹ dA L⁻ᵀ), Φ = lower triangle with the diagonal halved
+    (a,), (t,) = primals, tangents
+    L = cholesky_p.bind(a)
+    if is_zero(t):
+        return L, _zero_like(L)
+    t = sym_lower(t)
+    tmp = triangular_solve(L, t, left_side=True, lower=True)          # L⁻¹ dA
+    tmp = mT(triangular_solve(L, mT(tmp), left_side=True, lower=True))  # L⁻¹ dA L⁻ᵀ
+    n = shape_of(a)[-1]
+    half = select(eq(iota(np.int64, shape_of(a), _ndim(a) - 2), iota(np.int64, shape_of(a), _ndim(a) - 1)),
+                  full(shape_of(a), 0.5, dtype_of(a)), full(shape_of(a), 1.0, dtype_of(a)))
+    phi = mul(tril(tmp), half)
+    del n
+    return L, batched_matmul(L, phi)
+
+
+cholesky_p.jvp = _cholesky_jvp
+_batch_linalg(cholesky_p)
+
+triangular_solve_p = Primitive("triangular_solve")
+
+
+def _tri_solve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal):
+    a = np.asarray(a)
+    b = np.asarray(b)
+    t = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        n = a.shape[-1]
+        t = t.copy()
+        t[..., np.arange(n), np.arange(n)] = 1
+    if transpose_a:
+        t = np.swapaxes(t, -1, -2)
+    if left_side:
+        return np.linalg.solve(t, b)
+    # x a = b  <=>  aᵀ xᵀ = bᵀ
+    return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+
+
+def _tri_solve_aval(a, b, *, left_side, lower, transpose_a, unit_diagonal):
+    _sq_aval("triangular_solve")(a)
+    n = a.shape[-1]
+    if b.ndim != a.ndim or (b.shape[-2] if left_side else b.shape[-1]) != n:
+        raise ShapeError(f"triangular_solve: a {a.shape} and b {b.shape} do not match")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _tri_solve_jvp(primals, tangents, **p):
+    a, b = primals
+    ta, tb = tangents
+    x = triangular_solve_p.bind(a, b, **p)
+    out = None
+    if not is_zero(tb):
+        out = triangular_solve_p.bind(a, tb, **p)
+    if not is_zero(ta):
+        # d(A⁻¹B) = -A⁻¹ dA A⁻¹ B, with dA restricted to the triangle the routine reads
+        dA = tril(ta) if p["lower"] else mT(tril(mT(ta)))
+        if p["unit_diagonal"]:
+            dA = tril(dA, -1) if p["lower"] else mT(tril(mT(dA), -1))
+        if p["transpose_a"]:
+            dA = mT(dA)
+        prod = batched_matmul(dA, x) if p["left_side"] else batched_matmul(x, dA)
+        c = neg(triangular_solve_p.bind(a, prod, **p))
+        out = c if out is None else add(out, c)
+    return x, (_zero_like(x) if out is None else out)
+
+
+def _tri_solve_transpose(ct, a, b, **p):
+    assert not isinstance(a, UndefinedPrimal)
+    if is_zero(ct):
+        return [None, Zero(b.aval)]
+    return [None, triangular_solve_p.bind(a, ct, **dict(p, transpose_a=not p["transpose_a"]))]
+
+
+triangular_solve_p.impl = _tri_solve_impl
+triangular_solve_p.abstract_eval = _tri_solve_aval
+triangular_solve_p.jvp = _tri_solve_jvp
+triangular_solve_p.transpose = _tri_solve_transpose
+triangular_solve_p.is_linear = True   # linear in b
+_batch_linalg(triangular_solve_p)
+
+
+def _batch_solve_shared_matrix(prim, generic):
+    """A batched right-hand side against one matrix: fold the batch into b's columns (rows
+    for a right-side solve), so the matrix is factored once, not once per batch element."""
+    def rule(args, dims, **params):
+        (a, b), (da, db) = args, dims
+        if da is not None:
+            return generic(args, dims, **params)
+        b = bdim_to_front(b, db)
+        shape = shape_of(b)                       # (B, *lead, m, k)
+        B, lead, (m, k) = shape[0], shape[1:-2], shape[-2:]
+        L = len(lead)
+        if params.get("left_side", True):         # a x = b: the batch joins the columns
+            bt = transpose(b, tuple(range(1, L + 2)) + (0, L + 2))       # (*lead, m, B, k)
+            x = prim.bind(a, reshape(bt, lead + (m, B * k)), **params)
+            return reshape(x, lead + (m, B, k)), L + 1
+        bt = transpose(b, tuple(range(1, L + 1)) + (0, L + 1, L + 2))    # (*lead, B, m, k)
+        x = prim.bind(a, reshape(bt, lead + (B * m, k)), **params)      # x a = b: rows
+        return reshape(x, lead + (B, m, k)), L
+    prim.batch = rule
+
+
+_batch_solve_shared_matrix(triangular_solve_p, triangular_solve_p.batch)
+
+
+def triangular_solve(a, b, left_side=True, lower=True, transpose_a=False, unit_diagonal=False):
+    return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
+                                   transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))
+
+
+solve_p = Primitive("solve")     # a (..., n, n), b (..., n, k) -> a⁻¹ b
+
+
+def _solve_impl(a, b):
+    a, b = np.asarray(a), np.asarray(b)
+    try:
+        return np.linalg.solve(a, b)
+    except np.linalg.LinAlgError:
+        return np.full(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:], np.nan, dtype=b.dtype)
+
+
+def _solve_aval(a, b):
+    _sq_aval("solve")(a)
+    if b.ndim != a.ndim or b.shape[-2] != a.shape[-1] or b.shape[:-2] != a.shape[:-2]:
+        raise ShapeError(f"solve: a {a.shape} and b {b.shape} do not match")
+    if a.dtype != b.dtype:
+        raise DTypeError(f"solve: dtypes {a.dtype} and {b.dtype} differ")
+    return ShapedArray(b.shape, b.dtype)
+
+
+def _solve_jvp(primals, tangents):
+    # dx = A⁻¹ (db - dA x)
+    a, b = primals
+    ta, tb = tangents
+    x = solve_p.bind(a, b)
+    rhs = None
+    if not is_zero(tb):
+        rhs = tb
+    if not is_zero(ta):
+        c = neg(batched_matmul(ta, x))
+        rhs = c if rhs is None else add(rhs, c)
+    return x, (_zero_like(x) if rhs is None else solve_p.bind(a, rhs))
+
+
+def _solve_transpose(ct, a, b):
+    assert not isinstance(a, UndefinedPrimal)
+    if is_zero(ct):
+        return [None, Zero(b.aval)]
+    return [None, solve_p.bind(mT(a), ct)]
+
+
+solve_p.impl = _solve_impl
+solve_p.abstract_eval = _solve_aval
+solve_p.jvp = _solve_jvp
+solve_p.transpose = _solve_transpose
+solve_p.is_linear = True   # linear in b
+_batch_linalg(solve_p)
+_batch_solve_shared_matrix(solve_p, solve_p.batch)
+
+slogdet_p = Primitive("slogdet", multiple_results=True)
+
+
+def _slogdet_impl(a):
+    s, l = np.linalg.slogdet(np.asarray(a))
+    return [np.asarray(s), np.asarray(l)]
+
+
+def _slogdet_aval(a):
+    _sq_aval("slogdet")(a)
+    return [ShapedArray(a.shape[:-2], a.dtype), ShapedArray(a.shape[:-2], a.dtype)]
+
+
+def _slogdet_jvp(primals, tangents):
+    # d log|det A| = tr(A⁻¹ dA)
+    (a,), (t,) = primals, tangents
+    s, l = slogdet_p.bind(a)
+    if is_zero(t):
+        return [s, l], [_zero_like(s), _zero_like(l)]
+    n = _ndim(a)
+    x = solve_p.bind(a, t)
+    eye = convert(eq(iota(np.int64, shape_of(a), n - 2), iota(np.int64, shape_of(a), n - 1)), dtype_of(a))
+    return [s, l], [_zero_like(s), reduce_sum(mul(x, eye), (n - 2, n - 1))]
+
+
+slogdet_p.impl = _slogdet_impl
+slogdet_p.abstract_eval = _slogdet_aval
+slogdet_p.jvp = _slogdet_jvp
+_batch_linalg(slogdet_p)
+
+eigh_p = Primitive("eigh", multiple_results=True)   # reads the lower triangle (numpy's UPLO='L')
+
+
+def _eigh_impl(a):
+    w, v = np.linalg.eigh(np.asarray(a), UPLO="L")
+    return [w, v]
+
+
+def _eigh_aval(a):
+    _sq_aval("eigh")(a)
+    return [ShapedArray(a.shape[:-1], a.dtype), ShapedArray(a.shape, a.dtype)]
+
+
+def _eigh_jvp(primals, tangents):
+    # with S = Vᵀ dA V: dw = diag(S), dV = V (F ∘ S), F_ij = 1/(w_j - w_i) off the diagonal
+    (a,), (t,) = primals, tangents
+    w, v = eigh_p.bind(a)
+    if is_zero(t):
+        return [w, v], [_zero_like(w), _zero_like(v)]
+    t = sym_lower(t)
+    S = batched_matmul(mT(v), batched_matmul(t, v))
+    shape = shape_of(a)
+    n = _ndim(a)
+    eye = eq(iota(np.int64, shape, n - 2), iota(np.int64, shape, n - 1))
+    wi = broadcast_in_dim(w, shape, tuple(range(n - 2)) + (n - 2,))
+    wj = broadcast_in_dim(w, shape, tuple(range(n - 2)) + (n - 1,))
+    diff = sub(wj, wi)
+    safe = select(eye, ones_like(diff), diff)
+    F = select(eye, zeros_like(diff), div(ones_like(diff), safe))
+    dw = reduce_sum(mul(S, convert(eye, dtype_of(a))), (n - 1,))
+    dv = batched_matmul(v, mul(F, S))
+    return [w, v], [dw, dv]
+
+
+eigh_p.impl = _eigh_impl
+eigh_p.abstract_eval = _eigh_aval
+eigh_p.jvp = _eigh_jvp
+_batch_linalg(eigh_p)
+
