@@ -18,7 +18,10 @@ from .api import (make_jaxpr, grad, value_and_grad, jvp, vjp, linearize, vmap, j
 from .custom_derivatives import custom_jvp, custom_vjp
 from .callback import pure_callback
 from .check import check_grads
-from .differential_operators import hessian_vector_product
+from .differential_operators import (hessian_vector_product, hessian_tensor_product,
+                                     elementwise_grad, deriv, grad_and_aux, grad_named, make_vjp,
+                                     make_jvp, make_hvp, tensor_jacobian_product,
+                                     vector_jacobian_product, make_ggnvp, multigrad_dict)
 from .jit import jit, wait_for_compiles, disable_jit
 from . import lax, optim, nn
 from .transforms.jet import jet, taylor
@@ -33,7 +36,10 @@ from .checkpoint import (checkpoint, remat, checkpoint_sequential, every, checkp
 __all__ = [
     "config", "errors", "tree_util", "numpy", "make_jaxpr", "grad", "value_and_grad", "jvp",
     "vjp", "linearize", "vmap", "jacfwd", "jacrev", "jacobian", "hessian", "hvp",
-    "stop_gradient", "custom_jvp", "custom_vjp", "check_grads", "hessian_vector_product", "Jaxpr", "ClosedJaxpr",
+    "stop_gradient", "custom_jvp", "custom_vjp", "check_grads", "hessian_vector_product",
+    "hessian_tensor_product", "elementwise_grad", "deriv", "grad_and_aux", "grad_named", "make_vjp",
+    "make_jvp", "make_hvp", "tensor_jacobian_product", "vector_jacobian_product", "make_ggnvp",
+    "multigrad_dict", "Jaxpr", "ClosedJaxpr",
     "ShapedArray", "jit", "wait_for_compiles", "disable_jit", "lax", "optim", "nn", "Variable", "Function", "no_grad",
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
