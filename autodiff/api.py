@@ -651,10 +651,29 @@ def _argnum_alias(argnums, argnum):
     return argnums if argnum is None else argnum
 
 
+def _int_arg_name(fun, args, nums, flat_pos):
+    """``(" ('name')", position)`` of the differentiated argument holding leaf ``flat_pos``."""
+    leaf_arg = []
+    for i in nums:
+        leaf_arg += [i] * len(tree_flatten(args[i])[0])
+    i = leaf_arg[flat_pos] if flat_pos < len(leaf_arg) else nums[0]
+    try:
+        params = [p for p in inspect.signature(fun).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        name = f" ({params[i].name!r})" if i < len(params) else ""
+    except (TypeError, ValueError):
+        name = ""
+    return name, i
+
+
 def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *,
-                   argnum: Optional[_Argnums] = None) -> Callable[_P, tuple[Any, Any]]:
+                   argnum: Optional[_Argnums] = None,
+                   allow_int: bool = False) -> Callable[_P, tuple[Any, Any]]:
     """``(fun(*args), gradient)`` in one pass; ``has_aux`` gives ``((value, aux), grad)``.
-    ``argnum`` is autograd's name for ``argnums``.
+    ``argnum`` is autograd's name for ``argnums``. ``allow_int=True`` accepts integer and
+    bool inputs among ``argnums`` and gives them a zero gradient of dtype
+    ``ad.dtypes.float0`` (JAX's convention, see :mod:`autodiff.dtypes`); without it they
+    raise ``DTypeError`` naming the argument.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.value_and_grad(lambda x: anp.sum(x ** 2))(np.array([1.0, 2.0]))
@@ -669,19 +688,32 @@ def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool 
         dyn = tuple(args[i] for i in nums)
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
-        for x in flat:
-            dt = P.dtype_of(x)
-            if not is_inexact_dtype(dt):
-                raise DTypeError(
-                    f"grad requires float inputs, got {dt} for an argument in argnums={argnums}. "
-                    f"Pass floats (e.g. x.astype(float) or 2.0 rather than 2), or leave the "
-                    f"integer argument out of argnums.", source=user_source())
+        ints = [k for k, x in enumerate(flat) if not is_inexact_dtype(P.dtype_of(x))]
+        if ints and not allow_int:
+            name, i = _int_arg_name(fun, args, nums, ints[0])
+            raise DTypeError(
+                f"grad requires float inputs, got {P.dtype_of(flat[ints[0]])} in argument "
+                f"{i}{name} (argnums={argnums}). Pass floats (e.g. x.astype(float) or 2.0 "
+                f"rather than 2), leave the integer argument out of argnums, or pass "
+                f"allow_int=True for a zero (float0) gradient.", source=user_source())
+        all_flat = flat
 
         def f(*dyn_args):
             full = list(args)
             for i, a in zip(nums, dyn_args):
                 full[i] = a
             return fun(*full, **kwargs)
+
+        if ints:
+            # integer leaves are held fixed: only the float leaves are linearized
+            full_tree, f_all = in_tree, f
+            flat = [x for k, x in enumerate(all_flat) if k not in ints]
+            in_tree = tree_structure(tuple(flat))
+
+            def f(*floats):
+                it = iter(floats)
+                leaves = [all_flat[k] if k in ints else next(it) for k in range(len(all_flat))]
+                return f_all(*tree_unflatten(full_tree, leaves))
 
         lin = _Linearized(f, flat, in_tree, has_aux)
         if len(lin.out_avals) != 1:
@@ -695,19 +727,27 @@ def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool 
             raise DTypeError(f"grad requires a float-valued function, it returned {a.dtype}",
                              source=user_source())
         grads = lin.backward([P.full(a.shape, 1, a.dtype)])
+        if ints:
+            from .dtypes import float0_zeros
+            it = iter(grads)
+            grads = [float0_zeros(P.shape_of(x)) if k in ints else next(it)
+                     for k, x in enumerate(all_flat)]
+            in_tree = full_tree
         g = tree_unflatten(in_tree, grads)
         g = g[0] if single else g
         value = lin.primal_out()
         if has_aux:
             return (_outputs(value), _outputs(lin.aux())), _outputs(g)
         return _outputs(value), _outputs(g)
-    return Transformed(wrapped, value_and_grad, fun, dict(argnums=argnums, has_aux=has_aux))
+    return Transformed(wrapped, value_and_grad, fun, dict(argnums=argnums, has_aux=has_aux,
+                                                          allow_int=allow_int))
 
 
 def grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *,
-         argnum: Optional[_Argnums] = None) -> Callable[_P, Any]:
+         argnum: Optional[_Argnums] = None, allow_int: bool = False) -> Callable[_P, Any]:
     """Gradient of a scalar-valued ``fun`` with respect to ``args[argnums]`` (``argnum``:
-    autograd's spelling of the same).
+    autograd's spelling of the same). ``allow_int=True``: integer inputs get a zero
+    gradient of dtype ``ad.dtypes.float0``, as in JAX (see :mod:`autodiff.dtypes`).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.grad(lambda x, y: anp.sum(x * y), argnums=(0, 1))(np.ones(2), np.arange(2.0))
@@ -716,7 +756,7 @@ def grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *
     np.float64(12.0)
     """
     argnums = _argnum_alias(argnums, argnum)
-    vg = value_and_grad(fun, argnums, has_aux)
+    vg = value_and_grad(fun, argnums, has_aux, allow_int=allow_int)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
@@ -724,7 +764,8 @@ def grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *
         if has_aux:
             return g, value_aux[1]
         return g
-    return Transformed(wrapped, grad, fun, dict(argnums=argnums, has_aux=has_aux))
+    return Transformed(wrapped, grad, fun, dict(argnums=argnums, has_aux=has_aux,
+                                                allow_int=allow_int))
 
 
 def stop_gradient(x: _T) -> _T:

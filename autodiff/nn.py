@@ -10,6 +10,7 @@ from . import numpy as anp
 from .numpy import logsumexp, softmax, log_softmax  # noqa: F401
 from .numpy._base import npfunc, asarray
 from . import primitives as P
+from .core import Tracer
 
 
 @npfunc(None)
@@ -311,7 +312,7 @@ class initializers:
     def constant(value, dtype=np.float64):
         """Every entry ``value``."""
         return lambda key, shape, dtype=dtype: anp.full_like(np.zeros((), dtype), value, shape=tuple(shape)) \
-            if not isinstance(value, P.Tracer) else anp.broadcast_to(anp.astype(value, dtype), tuple(shape))
+            if not isinstance(value, Tracer) else anp.broadcast_to(anp.astype(value, dtype), tuple(shape))
 
     @staticmethod
     def uniform(scale=1e-2, dtype=np.float64):

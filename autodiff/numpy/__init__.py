@@ -1873,3 +1873,11 @@ _fill_docs(globals())
 _fill_docs(linalg, "numpy.linalg")
 
 ndim = ndim_
+
+
+def __getattr__(name):
+    # ``anp.bool`` is numpy's ``bool`` (as ``jax.numpy.bool``), served here rather than as a
+    # module global so that the builtin ``bool`` stays the one this module's code sees
+    if name == "bool":
+        return np.bool_
+    raise AttributeError(f"module 'autodiff.numpy' has no attribute '{name}'")

@@ -695,11 +695,69 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 
 @npfunc(np.roots)
 def roots(p):
-    """``numpy.roots`` on concrete coefficients. Traced coefficients need the eigenvalues
-    of a non-symmetric (companion) matrix, complex in general: not supported yet."""
+    """``numpy.roots``: the eigenvalues of the companion matrix, computed by LAPACK on the
+    host (through numpy) in every mode, ``jit`` included. Traced coefficients must give
+    real roots only (complex numbers are not in autodiff yet): a complex root raises
+    ``UnsupportedError``, and so does a leading zero coefficient (the number of roots
+    would depend on the values).
+
+    The derivative is the implicit function's, from ``p(r) = 0``:
+    ``dr = -(dp)(r) / p'(r)`` (any order; infinite at a multiple root, where the roots
+    are not differentiable).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> p = np.array([1.0, -3.0, 2.0])                  # (x - 1)(x - 2)
+    >>> np.sort(ad.jit(anp.roots)(p))
+    array([1., 2.])
+    >>> ad.jacobian(lambda p: anp.sort(anp.roots(p)))(p)[0]     # d1/dp = -(1, 1, 1)/p'(1)
+    array([1., 1., 1.])
+    """
+    anp = _anp()
+    p = _f(p)
+    if ndim(p) != 1:
+        raise ValueError("Input must be a rank-1 array.")
+    n = shape_of(p)[0] - 1
+    if n < 1:
+        return anp.zeros_like(p, shape=(0,))
+    return _roots_fn(user_source())(p)
+
+
+def _roots_host(p, source):
     from ..errors import UnsupportedError
-    raise UnsupportedError("roots: traced coefficients need a non-symmetric eigensolver (complex "
-                           "results), which autodiff does not have yet", source=user_source())
+    p = np.asarray(p)
+    if p[0] == 0:
+        raise UnsupportedError("roots: the leading coefficient of a traced polynomial is 0, so the "
+                               "number of roots depends on the values; drop the leading zeros "
+                               "before tracing", source=source)
+    r = np.roots(p)
+    if np.iscomplexobj(r):
+        if np.any(r.imag != 0):
+            raise UnsupportedError(f"roots: the polynomial has complex roots ({r[r.imag != 0][:2]}...); "
+                                   "autodiff has no complex numbers yet, so traced roots must all be "
+                                   "real", source=source)
+        r = r.real
+    return r.astype(p.dtype)
+
+
+def _roots_fn(source):
+    from ..callback import pure_callback
+    from ..custom_derivatives import custom_jvp
+    from ..shapes import ShapeDtypeStruct
+    anp = _anp()
+
+    @custom_jvp
+    def real_roots(p):
+        n = shape_of(p)[0] - 1
+        return pure_callback(lambda v: _roots_host(v, source), ShapeDtypeStruct((n,), dtype_of(p)), p)
+
+    @real_roots.defjvp
+    def real_roots_jvp(primals, tangents):
+        (p,), (dp,) = primals, tangents
+        r = real_roots(p)
+        n = shape_of(p)[0] - 1
+        dcoef = anp.multiply(p[:-1], np.arange(n, 0, -1, dtype=dtype_of(p)))    # p'
+        return r, anp.negative(anp.divide(anp.polyval(dp, r), anp.polyval(dcoef, r)))
+    return real_roots
 
 
 @npfunc(np.einsum_path)

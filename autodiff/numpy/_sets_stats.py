@@ -719,11 +719,72 @@ def _quantile_impl(a, q, axis, keepdims, method, nan):
 def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
              *, weights=None, interpolation=None):
     """``numpy.quantile`` with all of numpy's ``method`` s; differentiable in ``a``
-    (and in ``q`` for the continuous methods)."""
+    (and in ``q`` for the continuous methods). ``weights=`` (numpy's, with
+    ``method='inverted_cdf'``) works on traced values too.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> w = np.array([1.0, 1.0, 6.0, 2.0])
+    >>> ad.jit(lambda a: anp.quantile(a, 0.5, method="inverted_cdf", weights=w))(np.array([4.0, 1.0, 3.0, 2.0]))
+    array(3.)
+    """
     if weights is not None:
-        from ..errors import UnsupportedError
-        raise UnsupportedError("quantile: weights= on traced values", source=user_source())
+        return _weighted_quantile(a, q, axis, keepdims, interpolation or method, weights, nan=False)
     return _quantile_impl(a, q, axis, keepdims, interpolation or method, nan=False)
+
+
+def _weighted_quantile(a, q, axis, keepdims, method, weights, nan):
+    """numpy's weighted quantile (``method='inverted_cdf'``, the one numpy has weights for):
+    sort, cumulative weights normalized to 1, and the first sorted entry whose cdf
+    reaches q. Differentiable in ``a`` (the weights and ``q`` only choose the entry)."""
+    anp = _anp()
+    from . import _axes_to_last
+    if method != "inverted_cdf":
+        raise ValueError(f"Only method 'inverted_cdf' supports weights. Got: {method}.")
+    a = asarray(a)
+    w = asarray(weights)
+    sa, sw = shape_of(a), shape_of(w)
+    axes = None if axis is None else tuple(normalize_axis(ax, len(sa)) for ax in
+                                           (axis if isinstance(axis, (tuple, list)) else (axis,)))
+    if sa != sw:
+        if axes is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if sw != tuple(sa[ax] for ax in axes):
+            raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+        w = anp.transpose(w, tuple(np.argsort(axes)))
+        w = anp.broadcast_to(anp.reshape(w, tuple(s if i in axes else 1 for i, s in enumerate(sa))), sa)
+    if not isinstance(w, Tracer) and np.any(np.asarray(w) < 0):
+        raise ValueError("Weights must be non-negative.")
+    a = P.convert(a, float_type(dtype_of(a)))
+    s, kept = _axes_to_last(a, axes)
+    sw_, _ = _axes_to_last(anp.astype(w, np.float64), axes)
+    if nan:
+        valid = anp.logical_not(anp.isnan(s))
+        sw_ = anp.where(valid, sw_, 0.0)                     # nans weigh nothing
+        s = anp.where(valid, s, np.inf)
+    order = anp.argsort(s, axis=-1, kind="stable")
+    s = anp.take_along_axis(s, order, axis=-1)
+    cw = anp.cumsum(anp.take_along_axis(sw_, order, axis=-1), axis=-1)
+    cdf = anp.divide(cw, cw[..., -1:])
+    m = shape_of(s)[-1]
+    qs = asarray(q)
+    qflat = anp.ravel(qs) if ndim(qs) else anp.reshape(qs, (1,))
+    outs = []
+    for i in range(shape_of(qflat)[0]):
+        qq = anp.getitem(qflat, i) if isinstance(qflat, Tracer) else float(qflat[i])
+        # numpy: index of the first cdf >= q (searchsorted 'left'); leading zero weights
+        # (cdf == 0) are skipped even at q = 0
+        below = anp.logical_or(anp.less(cdf, qq), anp.equal(cdf, 0.0))
+        idx = anp.minimum(anp.sum(anp.astype(below, np.int64), axis=-1, keepdims=True), m - 1)
+        v = anp.squeeze(anp.take_along_axis(s, idx, axis=-1), -1)
+        last = s[..., -1]
+        if nan:
+            v = anp.where(anp.logical_not(anp.any(valid, axis=-1)), np.nan, v)
+        else:
+            v = anp.where(anp.isnan(last), last, v)           # a nan in the slice: nan
+        if keepdims:
+            v = anp.reshape(v, kept)
+        outs.append(v)
+    return outs[0] if ndim(qs) == 0 else anp.reshape(anp.stack(outs, 0), shape_of(qs) + shape_of(outs[0]))
 
 
 @npfunc(np.percentile)
@@ -732,13 +793,16 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     """``numpy.percentile`` (``quantile`` at ``q/100``), every ``method``."""
     anp = _anp()
     q = q / 100.0 if is_python_scalar(q) else anp.divide(asarray(q) if isinstance(q, Tracer) else np.asarray(q, np.float64), 100.0)
-    return quantile(a, q, axis=axis, method=method, keepdims=keepdims, interpolation=interpolation)
+    return quantile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights,
+                    interpolation=interpolation)
 
 
 @npfunc(np.nanquantile)
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
                 *, weights=None, interpolation=None):
     """``numpy.nanquantile``: quantiles of the non-nan entries (nan where there are none)."""
+    if weights is not None:
+        return _weighted_quantile(a, q, axis, keepdims, interpolation or method, weights, nan=True)
     return _quantile_impl(a, q, axis, keepdims, interpolation or method, nan=True)
 
 
@@ -748,7 +812,8 @@ def nanpercentile(a, q, axis=None, out=None, overwrite_input=False, method="line
     """``numpy.nanpercentile``."""
     anp = _anp()
     q = q / 100.0 if is_python_scalar(q) else anp.divide(asarray(q) if isinstance(q, Tracer) else np.asarray(q, np.float64), 100.0)
-    return nanquantile(a, q, axis=axis, method=method, keepdims=keepdims, interpolation=interpolation)
+    return nanquantile(a, q, axis=axis, method=method, keepdims=keepdims, weights=weights,
+                       interpolation=interpolation)
 
 
 @npfunc(np.nanmedian)

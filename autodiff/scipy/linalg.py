@@ -66,6 +66,7 @@ from .. import lax as _lax  # noqa: E402
 from ..numpy._base import npfunc as _npfunc, asarray as _asarray, promote as _promote  # noqa: E402
 from ..errors import UnsupportedError
 from ..core import user_source
+from ..core import Tracer as _Tracer
 
 
 def _f(a):
@@ -298,7 +299,7 @@ def _eigh(a, b, lower, eigvals_only, type, subset_by_index, subset_by_value):
         lo, hi = int(subset_by_index[0]), int(subset_by_index[1])
         w, v = w[..., lo:hi + 1], v[..., :, lo:hi + 1]
     if subset_by_value is not None:
-        wv = _np.asarray(w.concrete_value("eigh subset_by_value") if isinstance(w, P.Tracer) else w)
+        wv = _np.asarray(w.concrete_value("eigh subset_by_value") if isinstance(w, _Tracer) else w)
         sel = _np.flatnonzero((wv > subset_by_value[0]) & (wv <= subset_by_value[1]))
         w, v = _anp.take(w, sel, axis=-1), _anp.take(v, sel, axis=-1)
     return w if eigvals_only else (w, v)
@@ -362,7 +363,7 @@ def expm(A):
     """Matrix exponential by scaling and squaring with the [13/13] Padé approximant
     (Higham 2005); its derivative is the Fréchet derivative (:func:`expm_frechet`)."""
     A = _f(A)
-    if isinstance(A, P.Tracer):
+    if isinstance(A, _Tracer):
         return _expm_body(A)
     with _np.errstate(all="ignore"):
         return _expm_body(A)
@@ -691,3 +692,134 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     if mode == "left":
         return _anp.matmul(q, c), r
     raise ValueError("mode must be 'right' or 'left'")
+
+
+# ----------------------------------------------------------------------------
+# real Schur decomposition: LAPACK on the host, its derivative from the invariance
+# ----------------------------------------------------------------------------
+
+def _schur_host(a, sort):
+    import scipy.linalg
+    a = _np.asarray(a)
+    if sort is None:
+        t, z = scipy.linalg.schur(a, output="real")
+        sdim = 0
+    else:
+        t, z, sdim = scipy.linalg.schur(a, output="real", sort=sort)
+    return t.astype(a.dtype, copy=False), z.astype(a.dtype, copy=False), _np.int64(sdim)
+
+
+_SCHUR_FNS = {}
+
+
+def _schur_fn(sort):
+    """The differentiable ``a -> (T, Z)`` for one ``sort`` (a custom_jvp around the host
+    call; one per ``sort`` so jit's caches see the same function each time)."""
+    key = sort if sort is None or isinstance(sort, str) else id(sort)
+    fn = _SCHUR_FNS.get(key)
+    if fn is not None and fn[0] is sort:
+        return fn[1]
+    from ..callback import pure_callback
+    from ..custom_derivatives import custom_jvp
+    from ..shapes import ShapeDtypeStruct
+
+    def host(a):
+        t, z, _ = _schur_host(a, sort)
+        return _np.stack([t, z])
+
+    @custom_jvp
+    def tz(a):
+        # one stacked result rather than two: jit's object-mode call rejects a result
+        # that the program leaves unused (numba's with-lifting: "Invalid type annotation
+        # on non-outgoing variables"), and schur(a)[0] alone is the common use
+        both = pure_callback(host, ShapeDtypeStruct((2,) + tuple(_anp.shape(a)), _anp.asarray(a).dtype), a)
+        return both[0], both[1]
+
+    @tz.defjvp
+    def tz_jvp(primals, tangents):
+        (a,), (da,) = primals, tangents
+        T, Z = tz(a)
+        return (T, Z), _schur_tangent(T, Z, da)
+    _SCHUR_FNS[key] = (sort, tz)
+    return tz
+
+
+def _schur_tangent(T, Z, dA):
+    """``(dT, dZ)`` of ``A = Z T Zᵀ`` in direction ``dA``.
+
+    With ``B = Zᵀ dA Z`` and the antisymmetric ``K = Zᵀ dZ``, differentiating gives
+    ``dT = B - (K T - T K)``. ``K`` has n(n-1)/2 unknowns (its strict lower triangle);
+    as many conditions fix it: ``dT`` keeps ``T``'s zeros below the diagonal, and where
+    ``T`` has a 2x2 block (a complex pair) LAPACK's standard form keeps the block's two
+    diagonal entries equal, so ``dT_kk = dT_k+1,k+1`` replaces the condition on its
+    subdiagonal entry. The linear system is solved densely (meant for the matrix sizes
+    Schur forms are used at); it is singular where eigenvalues coincide, where the
+    derivative of the Schur form is not defined."""
+    n = _anp.shape(T)[-1]
+    I, J = _np.tril_indices(n, -1)
+    m = len(I)
+    dt = _anp.asarray(T).dtype
+    if m == 0:
+        return dA, _anp.zeros_like(Z)
+    E = _np.zeros((m, n, n), dt)
+    E[_np.arange(m), I, J] = 1.0
+    E[_np.arange(m), J, I] = -1.0
+    B = _anp.matmul(_anp.matmul(_anp.transpose(Z), dA), Z)
+
+    def comm(K):            # K T - T K, for a stack of K
+        return _anp.subtract(_anp.matmul(K, T), _anp.matmul(T, K))
+    MT = comm(E)                                               # (m, n, n): the map on the basis
+    blk = _anp.logical_and(_np.equal(I, J + 1), _anp.not_equal(T[I, J], 0.0))
+    r_low = _anp.transpose(MT[:, I, J])                         # rows: M(K)_ij = B_ij
+    r_blk = _anp.transpose(_anp.subtract(MT[:, J, J], MT[:, I, I]))   # rows: M_jj - M_ii = B_jj - B_ii
+    S = _anp.where(_anp.expand_dims(blk, -1), r_blk, r_low)
+    rhs = _anp.where(blk, _anp.subtract(B[J, J], B[I, I]), B[I, J])
+    lk = _anp.linalg.solve(S, rhs)
+    K = _anp.tensordot(lk, E, axes=1)
+    dZ = _anp.matmul(Z, K)
+    dT = _anp.subtract(B, comm(K))
+    low = _np.zeros((n, n), bool)
+    low[I, J] = True
+    sub = _np.zeros((n, n), bool)
+    sub[_np.arange(1, n), _np.arange(n - 1)] = True
+    keep = _anp.logical_or(_np.logical_not(low), _anp.logical_and(sub, _anp.not_equal(T, 0.0)))
+    return _anp.where(keep, dT, 0.0), dZ
+
+
+def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_finite=True):
+    """Real Schur decomposition ``a = Z T Zᵀ`` (``scipy.linalg.schur``): ``T`` quasi-upper
+    triangular (1x1 blocks for real eigenvalues, 2x2 blocks in LAPACK's standard form for
+    complex pairs), ``Z`` orthogonal. Computed by LAPACK (through scipy) on the host in
+    every mode, under ``jit`` too; ``sort`` ('lhp', 'rhp', 'iuc', 'ouc' or a callable
+    ``(re, im) -> bool``) also returns ``sdim``.
+
+    Differentiable (forward and reverse, any order) where the eigenvalues of ``a`` are
+    distinct; where they coincide the Schur vectors are not differentiable and the
+    derivative is non-finite (or ``LinAlgError`` eagerly). ``output='complex'`` needs
+    complex numbers, which autodiff does not have yet (``UnsupportedError``).
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import schur
+    >>> a = np.array([[1.0, 2.0], [0.5, 3.0]])
+    >>> t, z = schur(a)
+    >>> bool(np.allclose(z @ t @ z.T, a)), bool(abs(t[1, 0]) < 1e-15)
+    (True, True)
+    """
+    if output not in ("real", "r"):
+        if output in ("complex", "c"):
+            raise UnsupportedError("schur: output='complex' needs complex numbers, which autodiff "
+                                   "does not have yet; use output='real'", source=user_source())
+        raise ValueError("argument must be 'real', or 'complex'")
+    a = _f(a)
+    if _anp.ndim(a) != 2 or _anp.shape(a)[0] != _anp.shape(a)[1]:
+        raise ValueError("expected square matrix")
+    if not isinstance(a, _Tracer):
+        t, z, sdim = _schur_host(_np.asarray(a), sort)
+        return (t, z) if sort is None else (t, z, int(sdim))
+    t, z = _schur_fn(sort)(a)
+    if sort is None:
+        return t, z
+    from ..callback import pure_callback
+    from ..shapes import ShapeDtypeStruct
+    sdim = pure_callback(lambda v: _schur_host(v, sort)[2], ShapeDtypeStruct((), _np.int64), a)
+    return t, z, sdim
