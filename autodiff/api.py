@@ -1104,18 +1104,32 @@ def jacfwd(fun: Callable[_P, Any], argnums: _Argnums = 0,
     return Transformed(jac, jacfwd, fun, dict(argnums=argnums, has_aux=has_aux))
 
 
-def _jac_linearized(fun, argnums, has_aux, mode, who):
+def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False):
     """Jacobian from one linearization: ``vmap`` of the transposed linear map over the
     output basis (``mode="rev"``), or with ``"auto"`` of the linear map over the input
-    basis instead when that basis is no larger."""
+    basis instead when that basis is no larger. ``allow_int``: integer input leaves are
+    held fixed and get ``float0`` blocks (JAX's jacrev)."""
     @functools.wraps(fun)
     def jac(*args, **kwargs):
         dyn, f = _dyn_split(fun, args, kwargs, argnums)
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
-        _check_float_inputs(flat, who)
+        ints = [k for k, x in enumerate(flat) if not is_inexact_dtype(P.dtype_of(x))]
+        if not (allow_int and ints):
+            _check_float_inputs(flat, who)
         from .tree_util import PyTreeDef
-        lin = _Linearized(f, flat, PyTreeDef(tuple, None, (in_tree,)), has_aux)
+        all_flat = flat
+        if ints and allow_int:
+            flat = [x for k, x in enumerate(all_flat) if k not in ints]
+            f_all = f
+
+            def f(*floats):
+                it = iter(floats)
+                return f_all(tree_unflatten(in_tree, [x if k in ints else next(it)
+                                                      for k, x in enumerate(all_flat)]))
+            lin = _Linearized(f, flat, tree_structure(tuple(flat)), has_aux)
+        else:
+            lin = _Linearized(f, flat, PyTreeDef(tuple, None, (in_tree,)), has_aux)
         out_avals, in_avals = lin.out_avals, lin.in_avals
         n_in = sum(a.size for a in in_avals)
         n_out = sum(a.size for a in out_avals)
@@ -1133,6 +1147,14 @@ def _jac_linearized(fun, argnums, has_aux, mode, who):
 
             rows = vmap(pull, in_axes=(0,) * len(basis), axis_size=n_out)(*basis)
             per_out = _rev_blocks(rows, out_avals)
+        if ints and allow_int:
+            from .dtypes import float0_zeros
+            blocks = []
+            for oa, row in zip(out_avals, per_out):
+                it = iter(row)
+                blocks.append([float0_zeros(oa.shape + P.shape_of(x)) if k in ints else next(it)
+                               for k, x in enumerate(all_flat)])
+            per_out = blocks
         jac_tree = _jac_tree(per_out, in_tree, lin.out_tree)
         if has_aux:
             return _outputs(jac_tree), _outputs(lin.aux())
@@ -1142,8 +1164,9 @@ def _jac_linearized(fun, argnums, has_aux, mode, who):
 
 
 def jacrev(fun: Callable[_P, Any], argnums: _Argnums = 0,
-           has_aux: bool = False) -> Callable[_P, Any]:
+           has_aux: bool = False, *, allow_int: bool = False) -> Callable[_P, Any]:
     """Jacobian by reverse mode: ``vmap`` of the (reusable) ``vjp`` over the output basis.
+    ``allow_int=True``: integer inputs get ``ad.dtypes.float0`` blocks, as in JAX.
 
     One linearization, then one batched backward pass: the number of equations does
     not grow with the output size. Results are shaped and nested as for :func:`jacfwd`.
@@ -1157,7 +1180,7 @@ def jacrev(fun: Callable[_P, Any], argnums: _Argnums = 0,
     >>> J["s"]["w"], J["s"]["b"]
     (array([2., 2.]), np.float64(2.0))
     """
-    return _jac_linearized(fun, argnums, has_aux, "rev", "jacrev")
+    return _jac_linearized(fun, argnums, has_aux, "rev", "jacrev", allow_int)
 
 
 def jacobian(fun: Callable[_P, Any], argnums: _Argnums = 0,

@@ -527,7 +527,7 @@ class JitFunction(Generic[P, R]):
     """
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), backend=None,
-                 dynamic_shapes=None):
+                 dynamic_shapes=None, donate_argnums=(), donate_argnames=()):
         if dynamic_shapes not in (None, True, False):
             raise TypeError(f"jit: dynamic_shapes must be None, True or False, got "
                             f"{dynamic_shapes!r}")
@@ -549,6 +549,9 @@ class JitFunction(Generic[P, R]):
         nums, names = _link_static(fun, nums, names)
         self._static_argnums = tuple(sorted(set(nums)))
         self._static_argnames = frozenset(names)
+        # accepted and checked, as JAX's; on the CPU nothing is donated (see _check_donate)
+        self._donate_argnums, self._donate_argnames = _check_donate(
+            fun, donate_argnums, donate_argnames, self._static_argnums, self._static_argnames)
         self._fast = not self._static_argnums and not self._static_argnames
         self._cache = collections.OrderedDict()
         self._hits = 0
@@ -569,7 +572,8 @@ class JitFunction(Generic[P, R]):
         from .pickling import reduce_transformed
         return reduce_transformed(self, jit, self._fun, (), dict(
             static_argnums=self._static_argnums, static_argnames=tuple(self._static_argnames),
-            backend=self._backend, dynamic_shapes=self._dynamic_shapes))
+            backend=self._backend, dynamic_shapes=self._dynamic_shapes,
+            donate_argnums=self._donate_argnums, donate_argnames=self._donate_argnames))
 
     def __get__(self, obj, objtype=None):
         # a jitted method: the instance is a static argument (by identity) unless it is
@@ -1012,6 +1016,47 @@ def _link_static(fun, nums, names):
     return tuple(nums), tuple(names)
 
 
+def _check_donate(fun, nums, names, static_nums, static_names):
+    """Validate ``donate_argnums`` / ``donate_argnames`` as JAX does and return them as
+    tuples. Donation lets XLA reuse an input's buffer for an output; numpy arrays on the
+    CPU are owned by the caller, so no buffer is ever reused: the arguments stay valid
+    and the results are the same with or without donation."""
+    nums = tuple(nums) if isinstance(nums, (tuple, list)) else (() if nums is None else (nums,))
+    names = (names,) if isinstance(names, str) else tuple(names or ())
+    for i in nums:
+        if not isinstance(i, (int, np.integer)) or isinstance(i, bool):
+            raise TypeError(f"jit: donate_argnums must be ints, got {i!r}")
+    for n in names:
+        if not isinstance(n, str):
+            raise TypeError(f"jit: donate_argnames must be strings, got {n!r}")
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        sig = None
+    if sig is not None:
+        ps = list(sig.parameters.values())
+        pos = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        star = any(p.kind == p.VAR_POSITIONAL for p in ps)
+        for i in nums:
+            if not star and not -len(pos) <= i < len(pos):
+                raise ValueError(f"jit: donate_argnums={i} is out of range: "
+                                 f"{getattr(fun, '__name__', 'fun')} takes {len(pos)} "
+                                 f"positional arguments")
+        kw = {p.name for p in ps if p.kind != p.POSITIONAL_ONLY}
+        if not any(p.kind == p.VAR_KEYWORD for p in ps):
+            for n in names:
+                if n not in kw:
+                    raise ValueError(f"jit: donate_argnames={n!r} is not a parameter of "
+                                     f"{getattr(fun, '__name__', 'fun')} (it has "
+                                     f"{sorted(kw)})")
+        nums = tuple(sorted({int(i) % len(pos) if pos and i < 0 else int(i) for i in nums}))
+    both = set(nums) & set(static_nums) or set(names) & set(static_names)
+    if both:
+        raise ValueError(f"jit: argument {sorted(both)[0]!r} is both static and donated; "
+                         f"a static argument has no buffer to donate")
+    return nums, names
+
+
 _StaticNums = Union[int, Sequence[int]]
 _StaticNames = Union[str, Sequence[str]]
 
@@ -1019,18 +1064,21 @@ _StaticNames = Union[str, Sequence[str]]
 @typing.overload
 def jit(fun: Callable[P, R], *, static_argnums: _StaticNums = (),
         static_argnames: _StaticNames = (), backend: Optional[str] = None,
-        dynamic_shapes: Optional[bool] = None) -> JitFunction[P, R]: ...
+        dynamic_shapes: Optional[bool] = None, donate_argnums: _StaticNums = (),
+        donate_argnames: _StaticNames = ()) -> JitFunction[P, R]: ...
 
 
 @typing.overload
 def jit(fun: None = None, *, static_argnums: _StaticNums = (),
         static_argnames: _StaticNames = (), backend: Optional[str] = None,
-        dynamic_shapes: Optional[bool] = None) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
+        dynamic_shapes: Optional[bool] = None, donate_argnums: _StaticNums = (),
+        donate_argnames: _StaticNames = ()) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
 
 
 def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (),
         static_argnames: _StaticNames = (), backend: Optional[str] = None,
-        dynamic_shapes: Optional[bool] = None) -> Any:
+        dynamic_shapes: Optional[bool] = None, donate_argnums: _StaticNums = (),
+        donate_argnames: _StaticNames = ()) -> Any:
     """Compile ``fun`` to Numba CPU code, traced and cached per input signature.
 
     Usable as ``@ad.jit``, ``@ad.jit(static_argnums=1)`` or ``ad.jit(f, ...)``.
@@ -1047,6 +1095,9 @@ def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (
     kernel serves all its later sizes. ``dynamic_shapes=True`` is generic from the
     start, ``False`` always specializes (each new size compiles), ``None`` (default)
     follows ``ad.config.jit_dynamic_shapes``, which defaults to that automatic rule.
+    ``donate_argnums`` / ``donate_argnames`` are accepted and validated as in JAX (an
+    index or name that is not a parameter, or one that is also static, raises) and change
+    nothing on the CPU: no input buffer is reused, the donated arrays stay valid.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> def power_sum(x, n):
@@ -1059,5 +1110,7 @@ def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (
     True
     """
     if fun is None:
-        return lambda f: JitFunction(f, static_argnums, static_argnames, backend, dynamic_shapes)
-    return JitFunction(fun, static_argnums, static_argnames, backend, dynamic_shapes)
+        return lambda f: JitFunction(f, static_argnums, static_argnames, backend, dynamic_shapes,
+                                     donate_argnums, donate_argnames)
+    return JitFunction(fun, static_argnums, static_argnames, backend, dynamic_shapes,
+                       donate_argnums, donate_argnames)
