@@ -4,6 +4,8 @@
 >>> ad.nn.relu(np.array([-1.0, 2.0]))
 array([0., 2.])
 """
+import typing
+
 import numpy as np
 
 from . import numpy as anp
@@ -287,6 +289,39 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     return out[0] if squeeze else out
 
 
+def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=None):
+    """Block-scaled batched matmul (``jax.nn.scaled_matmul``): ``lhs`` (B, M, K) and
+    ``rhs`` (B, N, K) contract over their last axis after each block of K/K_a (K/K_b)
+    entries is multiplied by its scale from ``lhs_scales`` (B, M, K_a) / ``rhs_scales``
+    (B, N, K_b); the result is (B, M, N). It computes in the operands' float dtype
+    (``preferred_element_type`` casts the result; JAX defaults to float32, autodiff keeps
+    float64 as everywhere else). Differentiable in all four arguments.
+
+    >>> import numpy as np, autodiff as ad
+    >>> a, b = np.array([1.0, 2, 3]).reshape(1, 1, 3), np.array([4.0, 5, 6]).reshape(1, 1, 3)
+    >>> ad.nn.scaled_matmul(a, b, np.full((1, 1, 1), 0.5), np.full((1, 1, 1), 0.5))
+    array([[[8.]]])
+    """
+    from .errors import ShapeError
+    from .core import user_source
+    lhs, rhs, lhs_scales, rhs_scales = (_f(v) for v in (lhs, rhs, lhs_scales, rhs_scales))
+    shapes = [anp.shape(v) for v in (lhs, rhs, lhs_scales, rhs_scales)]
+    if any(len(sh) != 3 for sh in shapes):
+        raise ShapeError(f"scaled_matmul: every operand must be 3-d (B, rows, K), got shapes {shapes}",
+                         source=user_source())
+    (B, M, K), (B2, N, K2), (_, M2, Ka), (_, N2, Kb) = shapes
+    if B != B2 or K != K2 or (M, N) != (M2, N2) or shapes[2][0] != B or shapes[3][0] != B:
+        raise ShapeError(f"scaled_matmul: shapes {shapes} do not fit (B, M, K), (B, N, K), (B, M, K_a), "
+                         "(B, N, K_b)", source=user_source())
+    if Ka == 0 or Kb == 0 or K % Ka or K % Kb:
+        raise ShapeError(f"scaled_matmul: K = {K} must be a multiple of the scales' last axes ({Ka}, {Kb})",
+                         source=user_source())
+    a = anp.multiply(lhs, anp.repeat(lhs_scales, K // Ka, axis=-1))
+    b = anp.multiply(rhs, anp.repeat(rhs_scales, K // Kb, axis=-1))
+    out = anp.einsum("bmk,bnk->bmn", a, b)
+    return out if preferred_element_type is None else anp.astype(out, preferred_element_type)
+
+
 
 class initializers:
     """``jax.nn.initializers``: each builder returns ``init(key, shape, dtype=float64)``
@@ -297,6 +332,20 @@ class initializers:
     >>> w.shape
     (3, 4)
     """
+
+    @typing.runtime_checkable
+    class Initializer(typing.Protocol):
+        """What every initializer is (``jax.nn.initializers.Initializer``): a callable
+        ``init(key, shape, dtype=None) -> array``; for type annotations and
+        ``isinstance`` checks.
+
+        >>> import autodiff as ad
+        >>> isinstance(ad.nn.initializers.zeros, ad.nn.initializers.Initializer)
+        True
+        """
+
+        def __call__(self, key, shape, dtype=None):
+            ...
 
     @staticmethod
     def zeros(key, shape, dtype=np.float64):

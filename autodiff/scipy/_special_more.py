@@ -1297,6 +1297,80 @@ def hyp2f1(a, b, c, x):
     return _fast_eval(_hyp2f1_body, a, b, c, x)
 
 
-__all__ = ["hyp2f1", "fresnel", "sici", "dawsn", "hyp1f1", "owens_t", "bessel_jn", "gammainc", "gammaincc", "betainc", "ndtri", "erfinv", "erfcinv", "erfcx", "i0", "i1", "i0e",
+
+# ----------------------------------------------------------------------------
+# spherical harmonics (real and imaginary parts: complex numbers are issue 16)
+# ----------------------------------------------------------------------------
+
+def _sph_legendre_table(ct, st, n_max):
+    """The orthonormal associated Legendre functions ``Q[l][k]`` (0 ≤ k ≤ l ≤ n_max) at
+    ``cos θ = ct``, ``sin θ = st``, with the Condon–Shortley phase and the 1/√(4π) of
+    the spherical harmonics (``Y_l^k = Q[l][k] e^{ikφ}``), by the stable recurrences
+    ``Q_k^k = -√((2k+1)/2k) sin θ Q_{k-1}^{k-1}``, ``Q_{k+1}^k = √(2k+3) cos θ Q_k^k`` and
+    ``Q_l^k = a (cos θ Q_{l-1}^k - b Q_{l-2}^k)`` with
+    ``a = √((4l²-1)/(l²-k²))``, ``b = √(((l-1)²-k²)/(4(l-1)²-1))``."""
+    Q = [[None] * (n_max + 1) for _ in range(n_max + 1)]
+    Q[0][0] = anp.add(anp.multiply(ct, 0.0), 1.0 / math.sqrt(4.0 * math.pi))
+    for k in range(1, n_max + 1):
+        Q[k][k] = anp.multiply(anp.multiply(st, -math.sqrt((2 * k + 1) / (2.0 * k))), Q[k - 1][k - 1])
+    for k in range(n_max):
+        Q[k + 1][k] = anp.multiply(anp.multiply(ct, math.sqrt(2 * k + 3.0)), Q[k][k])
+        for l in range(k + 2, n_max + 1):
+            a = math.sqrt((4.0 * l * l - 1) / (l * l - k * k))
+            b = math.sqrt(((l - 1.0) ** 2 - k * k) / (4.0 * (l - 1) ** 2 - 1))
+            Q[l][k] = anp.multiply(anp.subtract(anp.multiply(ct, Q[l - 1][k]), anp.multiply(Q[l - 2][k], b)), a)
+    return Q
+
+
+@npfunc(None)
+def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None, *, part="real"):
+    """The spherical harmonic ``Y_n^m(θ, φ) = N_n^m P_n^m(cos θ) e^{imφ}`` of
+    ``scipy.special.sph_harm_y`` (θ the polar angle, φ the azimuth, orthonormal on the
+    sphere, Condon–Shortley phase), returned as its real part (``part='real'``, the
+    default) or its imaginary part (``part='imag'``): autodiff has no complex numbers yet
+    (issue 16), and ``re + 1j * im`` on the results gives scipy's value. ``n`` and ``m``
+    are integers (``|m| ≤ n``; 0 beyond); ``n_max`` is JAX's static bound on ``n`` (needed
+    when ``n`` is traced under ``jit``; larger ``n`` are clipped to it). Differentiable in
+    ``theta`` and ``phi``.
+
+    >>> import numpy as np, scipy.special
+    >>> from autodiff.scipy.special import sph_harm_y
+    >>> n, m, th, ph = np.array([2, 3]), np.array([1, -2]), np.array([0.3, 1.1]), np.array([0.7, 2.0])
+    >>> y = scipy.special.sph_harm_y(n, m, th, ph)
+    >>> bool(np.allclose(sph_harm_y(n, m, th, ph), y.real)), bool(np.allclose(sph_harm_y(n, m, th, ph, part="imag"), y.imag))
+    (True, True)
+    """
+    from ..errors import ConcretizationError
+    from ..core import is_concrete
+    if diff_n not in (None, 0):
+        raise UnsupportedError("sph_harm_y: diff_n (derivatives in theta and phi as extra outputs) is "
+                               "not supported; differentiate with ad.grad/ad.jacfwd instead",
+                               source=user_source())
+    if part not in ("real", "imag"):
+        raise ValueError(f"sph_harm_y: part must be 'real' or 'imag', got {part!r}")
+    n, m = asarray(n), asarray(m)
+    if n_max is None:
+        if isinstance(n, Tracer) and not is_concrete(n):
+            raise ConcretizationError("sph_harm_y: the degree n is traced; pass n_max=... (a static bound "
+                                      "on n, as in JAX)", source=user_source())
+        n_max = int(np.max(np.asarray(n.concrete_value("sph_harm_y") if isinstance(n, Tracer) else n)))
+    n_max = max(int(n_max), 0)
+    theta, phi = _bcast(theta, phi)
+    ni = anp.clip(anp.astype(n, np.int64), 0, n_max)
+    mi = anp.astype(m, np.int64)
+    k = anp.abs(mi)
+    ni, k, mi, theta, phi = anp.broadcast_arrays(ni, k, mi, theta, phi)
+    Q = _sph_legendre_table(anp.cos(theta), anp.sin(theta), n_max)
+    zero = anp.zeros_like(theta)
+    table = anp.stack([Q[l][kk] if kk <= l else zero for l in range(n_max + 1) for kk in range(n_max + 1)])
+    idx = anp.add(anp.multiply(ni, n_max + 1), anp.minimum(k, n_max))
+    q = anp.squeeze(anp.take_along_axis(table, anp.expand_dims(idx, 0), axis=0), 0)
+    q = anp.where(anp.greater(k, ni), 0.0, q)
+    # Y_n^{-k} = (-1)^k conj(Y_n^k): with the signed m, Re = s Q cos(mφ), Im = s Q sin(mφ)
+    sgn = anp.where(anp.logical_and(anp.less(mi, 0), anp.equal(anp.mod(k, 2), 1)), -1.0, 1.0)
+    ang = anp.multiply(anp.astype(mi, dtype_of(phi)), phi)
+    return anp.multiply(anp.multiply(sgn, q), anp.cos(ang) if part == "real" else anp.sin(ang))
+
+__all__ = ["sph_harm_y", "hyp2f1", "fresnel", "sici", "dawsn", "hyp1f1", "owens_t", "bessel_jn", "gammainc", "gammaincc", "betainc", "ndtri", "erfinv", "erfcinv", "erfcx", "i0", "i1", "i0e",
            "i1e", "zeta", "spence", "bernoulli", "entr", "rel_entr", "kl_div", "multigammaln", "gammasgn",
            "beta", "poch", "factorial", "comb", "boxcox", "boxcox1p", "log_expit", "exp1", "expn", "expi"]
