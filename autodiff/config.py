@@ -6,6 +6,7 @@
 256
 >>> ad.config.update("cache_size", 1024)
 """
+import numbers
 import os
 
 
@@ -15,6 +16,37 @@ def _default_cache_dir():
         return base
     xdg = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(xdg, "autodiff")
+
+
+def _caller():
+    """``file:line`` of the code that called ``config.update`` (or set the attribute)."""
+    import sys
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename == __file__:
+        f = f.f_back
+    return f"{f.f_code.co_filename}:{f.f_lineno}" if f is not None else None
+
+
+def _blas_threads(value, source):
+    """Validate a ``jit_blas_threads`` value: ``"auto"`` or an integer >= 1 (also as text)."""
+    from .errors import ConfigError
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text == "auto":
+            return "auto"
+        if text.lstrip("+").isdigit():
+            value = int(text)
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigError(
+            f"jit_blas_threads must be 'auto' or an integer >= 1 (threads per matrix product "
+            f"inside jitted code), got {value!r}; use ad.config.update('jit_blas_threads', "
+            f"'auto') or e.g. 2", source)
+    value = int(value)
+    if value < 1:
+        raise ConfigError(
+            f"jit_blas_threads must be 'auto' or an integer >= 1, got {value}; 1 runs every "
+            f"matrix product on the calling thread", source)
+    return value
 
 
 class Config:
@@ -31,6 +63,7 @@ class Config:
         "jit_background_compile": True,  # a cache miss runs the interpreter while Numba compiles
         "jit_dynamic_shapes": None,    # None: specialize, then generalize a dimension once it changes
         "traceback_filtering": "on",   # "off": errors keep autodiff's internal frames
+        "jit_blas_threads": "auto",    # threads per matrix product in kernels: "auto" or int >= 1
     }
 
     def __init__(self):
@@ -45,6 +78,10 @@ class Config:
         env_nans = os.environ.get("AUTODIFF_DEBUG_NANS")
         if env_nans:
             self._values["debug_nans"] = env_nans not in ("0", "false", "False")
+        env_blas = os.environ.get("AUTODIFF_JIT_BLAS_THREADS")
+        if env_blas:
+            self._values["jit_blas_threads"] = _blas_threads(
+                env_blas, "the environment variable AUTODIFF_JIT_BLAS_THREADS")
 
     def update(self, name, value):
         """Set option ``name`` to ``value`` (unknown names raise ``AttributeError`` listing the
@@ -54,6 +91,8 @@ class Config:
                 f"unknown config option {name!r}; known options: {sorted(self._values)}")
         if name == "traceback_filtering" and value not in ("on", "off"):
             raise ValueError(f"traceback_filtering must be 'on' or 'off', got {value!r}")
+        if name == "jit_blas_threads":
+            value = _blas_threads(value, _caller())
         if name == "cache_size":
             value = int(value)
             if value < 1:

@@ -52,9 +52,14 @@ class PyTreeError(AutodiffError, TypeError):
     """A registered pytree node's aux data cannot key a cache (unhashable, no value key)."""
 
 
+class ConfigError(AutodiffError, ValueError):
+    """A value ``ad.config.update`` (or its environment variable) cannot take, named."""
+
+
 
 
 __all__ = [
     "AutodiffError", "ConcretizationError", "ShapeError", "DTypeError",
     "UnsupportedError", "TracerLeakError", "NaNError", "TapeError", "PyTreeError",
+    "ConfigError",
 ]

@@ -61,9 +61,8 @@ __all__ = ["lower", "prepare", "Program", "Lowering", "LOWERINGS", "LOWERED_PRIM
 FAST_MATH = frozenset((name, dt) for name in ("cos", "exp", "expm1", "log", "log1p", "logistic",
                                               "sin", "tanh") for dt in ("float32", "float64"))
 HAVE_SELECT = True       # numba_math.select: a branch-free LLVM select
-# Threads for GEMM inside kernels, passed to numba_runtime.matmul_into by the generated code
-# (see numba_runtime for why one is the default); here so that lowering needs no Numba.
-BLAS_THREADS = int(os.environ.get("AUTODIFF_JIT_BLAS_THREADS", "1"))
+# GEMM threads are not part of generated code: matmul_into reads ad.config.jit_blas_threads
+# from blas_pool's state at run time, so changing it recompiles nothing.
 
 # prange loops run on Numba's OpenMP pool. libgomp's default wait policy spins idle
 # workers for a long while after each parallel loop; on a 2-core machine shared with other
@@ -1060,8 +1059,8 @@ def _op_dot_general(ctx):
 
     xa, xt = operand(X, list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr, M, K, "xd")
     ya, yt = operand(Y, list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr, K, N, "yd")
-    # which operands BLAS reads transposed, and its thread count (BLAS_THREADS)
-    flags = int(xt) + 2 * int(yt) + 4 * max(BLAS_THREADS, 0)
+    # which operands BLAS reads transposed (threads: blas_pool, at run time)
+    flags = int(xt) + 2 * int(yt)
     ctx.alloc(0)
     if single:
         ov = view(O, len(o.aval.shape), M, N)

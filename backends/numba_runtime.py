@@ -8,7 +8,7 @@ slogdet, triangular substitution; plain loops, which compile in a fraction of th
 Numba's LAPACK bindings take) return NaN on a singular or non-positive-definite matrix,
 as the numpy ``impl`` of the primitives does. Also here: unchecked reads of the
 kernel's size vector (:func:`slot_i64`), GEMM through numpy's own OpenBLAS
-(:func:`matmul_into`), and sorting lanes.
+(:func:`matmul_into`, from :mod:`autodiff.backends.blas_pool`), and sorting lanes.
 
 Every helper is compiled with ``fastmath=False`` explicitly: a helper without an
 explicit setting inherits the fastmath flags of the first kernel that calls it,
@@ -276,139 +276,21 @@ _CACHED = dict(cache=True, fastmath=False, error_model="numpy", nogil=True)
 
 
 # ---------------------------------------------------------------------------------------
-# GEMM through numpy's own OpenBLAS
+# GEMM: numpy's own OpenBLAS, split over a small pool of our threads (blas_pool)
 #
 # Numba's np.dot calls scipy's copy of OpenBLAS. With numpy's copy also in the process,
 # the two libraries run two thread pools whose workers spin after each call and starve
 # each other: measured on this 2-core machine, a 256x784 @ 784x512 product took 30 ms
-# through Numba right after numpy had used its pool, 1.9 ms through numpy. Calling
-# numpy's library (found next to numpy, ILP64 ``scipy_cblas_dgemm64_`` in numpy 2 wheels)
-# shares one pool with every numpy matmul of the program. The symbol is registered with
-# LLVM under a fixed name, so kernels calling it stay cacheable across processes.
-# Without such a library (another BLAS vendor) Numba's np.dot is used.
+# through Numba right after numpy had used its pool, 1.9 ms through numpy. So kernels call
+# numpy's library (one BLAS in the process), always single-threaded inside OpenBLAS, and
+# large products are split into panels over blas_pool's threads (work stealing, so a core
+# another process holds does not stall the product; RESULTS_jit.md has the numbers).
+# Without numpy's OpenBLAS (another BLAS vendor) Numba's np.dot is used.
 # ---------------------------------------------------------------------------------------
+from .blas_pool import BLAS, _file_digest, matmul_into  # noqa: E402,F401 - kernels import it here
 
-def _find_numpy_cblas():
-    import ctypes
-    import glob
-    base = os.path.dirname(os.path.dirname(np.__file__))
-    paths = sorted(glob.glob(os.path.join(base, "numpy.libs", "*openblas*"))) + \
-        sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*")))
-    names = (("scipy_cblas_dgemm64_", "scipy_cblas_sgemm64_", 64),
-             ("cblas_dgemm64_", "cblas_sgemm64_", 64),
-             ("scipy_cblas_dgemm", "scipy_cblas_sgemm", 32), ("cblas_dgemm", "cblas_sgemm", 32))
-    for path in paths:
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for dn, sn, bits in names:
-            try:
-                d, s = getattr(lib, dn), getattr(lib, sn)
-            except AttributeError:
-                continue
-            local = getattr(lib, "openblas_set_num_threads_local", None)
-            return (ctypes.cast(d, ctypes.c_void_p).value, ctypes.cast(s, ctypes.c_void_p).value,
-                    bits, f"{os.path.basename(path)}:{dn}",
-                    ctypes.cast(local, ctypes.c_void_p).value if local is not None else None)
-    return None
-
-
-def _register_cblas():
-    found = _find_numpy_cblas()
-    if found is None:
-        return None, None, None, "numba-np.dot"
-    import ctypes
-    from llvmlite import binding as llvm
-    from numba import types
-    d_addr, s_addr, bits, desc, local_addr = found
-    if local_addr is None:
-        # an OpenBLAS without per-thread settings: a callback that does nothing, so that
-        # the symbol exists for (possibly disk-cached) code calling it
-        global _NOOP_THREADS
-        _NOOP_THREADS = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(lambda n: n)
-        local_addr = ctypes.cast(_NOOP_THREADS, ctypes.c_void_p).value
-    llvm.add_symbol("autodiff_cblas_dgemm", d_addr)
-    llvm.add_symbol("autodiff_cblas_sgemm", s_addr)
-    llvm.add_symbol("autodiff_openblas_threads_local", local_addr)
-    it = types.int64 if bits == 64 else types.int32
-    e = types.int32     # CBLAS enums
-
-    def sig(fl):
-        return types.void(e, e, e, it, it, it, fl, types.intp, it, types.intp, it, fl,
-                          types.intp, it)
-    return (types.ExternalFunction("autodiff_cblas_dgemm", sig(types.float64)),
-            types.ExternalFunction("autodiff_cblas_sgemm", sig(types.float32)),
-            types.ExternalFunction("autodiff_openblas_threads_local", types.int32(types.int32)),
-            desc)
-
-
-# Threads for GEMM inside kernels (0: OpenBLAS's own setting). One by default: on a
-# shared 2-core machine a 2-thread GEMM waits for whichever core another process holds
-# (measured here: the MLP's value_and_grad went from 4.5 ms to 40-70 ms whenever
-# another process was busy, while one thread stays at ~7 ms). Set through
-# AUTODIFF_JIT_BLAS_THREADS; it is passed to matmul_into by the generated code (so it is
-# part of a kernel's source and cache key) and only affects GEMMs issued by jit kernels
-# (OpenBLAS's thread-local setting), never the program's own numpy calls.
-from .numba_cpu import BLAS_THREADS  # noqa: E402 - defined where lowering reads it (no Numba)
-
-try:
-    _cblas_dgemm, _cblas_sgemm, _blas_threads_local, BLAS = _register_cblas()
-except Exception:  # noqa: BLE001 - any trouble finding the library: use Numba's np.dot
-    _cblas_dgemm = _cblas_sgemm = _blas_threads_local = None
-    BLAS = "numba-np.dot"
-
-
-@njit(**_CACHED)
-def _gemm_numba(a, b, out, flags):
-    t = flags & 3
-    if t == 0:
-        np.dot(a, b, out)
-    elif t == 1:
-        np.dot(a.T, b, out)
-    elif t == 2:
-        np.dot(a, b.T, out)
-    else:
-        np.dot(a.T, b.T, out)
-
-
-if _cblas_dgemm is not None:
-    @njit(**_CACHED)
-    def _gemm_cblas(a, b, out, flags):
-        m, n = out.shape
-        ta = (flags & 1) != 0
-        tb = (flags & 2) != 0
-        k = a.shape[0] if ta else a.shape[1]
-        if m == 0 or n == 0:
-            return
-        if k == 0:
-            out.fill(0)
-            return
-        # row-major: 101; no transpose 111, transpose 112
-        t_a = np.int32(112 if ta else 111)
-        t_b = np.int32(112 if tb else 111)
-        threads = np.int32(flags >> 2)
-        prev = np.int32(0)
-        if threads > 0:
-            prev = _blas_threads_local(threads)
-        if out.itemsize == 8:          # float64 (a constant per compiled type)
-            _cblas_dgemm(np.int32(101), t_a, t_b, m, n, k, 1.0, np.intp(a.ctypes.data),
-                         a.shape[1], np.intp(b.ctypes.data), b.shape[1], 0.0,
-                         np.intp(out.ctypes.data), n)
-        else:
-            _cblas_sgemm(np.int32(101), t_a, t_b, m, n, k, np.float32(1.0),
-                         np.intp(a.ctypes.data), a.shape[1], np.intp(b.ctypes.data),
-                         b.shape[1], np.float32(0.0), np.intp(out.ctypes.data), n)
-        if threads > 0:
-            _blas_threads_local(prev)
-    matmul_into = _gemm_cblas
-else:
-    matmul_into = _gemm_numba
-matmul_into.__doc__ = """``out = op(a) @ op(b)`` for C-contiguous 2-D float arrays (BLAS gemm).
-
-``flags`` bit 1 transposes ``a``, bit 2 transposes ``b``; ``flags >> 2`` is the number
-of BLAS threads to use (0: the library's setting); ``out`` is C-contiguous.
-"""
+# the kernel cache key names the BLAS; the pool's code is part of it (kernels inline it)
+BLAS = f"{BLAS};blas_pool={_file_digest()}"
 
 
 @njit(**_CACHED)

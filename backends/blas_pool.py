@@ -1,0 +1,525 @@
+"""GEMM inside jitted kernels: numpy's own OpenBLAS, split across a small pool of our threads.
+
+Kernels call :func:`matmul_into` for every float matrix product. Large products are cut
+into panels of the output (row panels, or column panels when the output is wide) and a
+shared atomic counter hands the panels out: the calling thread and a few native worker
+threads each take the next free panel and compute it with *single-threaded* GEMM, until
+none is left. A worker the operating system has not scheduled takes no panel, so a core
+held by another process delays the product by at most one panel (and the waiting caller
+sleeps, which lets Linux pull the late worker onto the core it frees); OpenBLAS's own
+threads split the product statically and spin, and wait for the slowest core every time
+(benchmarks/RESULTS_jit.md, "Matrix products on two cores"). Small products run on the
+calling thread alone: the thread count of a call is ``min(threads, flops //
+FLOPS_PER_THREAD)``, a measured threshold.
+
+Everything a call needs lives in one int64 array, the pool state, whose address is
+registered with LLVM as the symbol ``autodiff_blas_pool``: the thread count is read at
+run time from there, so changing ``ad.config.jit_blas_threads`` needs no recompile, and
+kernels stay disk-cacheable across processes. Workers are started from Python (ctypes
+``pthread_create`` on a Numba ``cfunc``) and sleep on a condition variable between
+products. When another thread is already using the pool (several Python threads calling
+jitted functions at once), a product simply runs single-threaded on its own thread, so
+callers never wait for each other. After ``fork()`` the child's pool is reset and its
+workers started again (threads do not survive a fork).
+
+One BLAS library: the CBLAS symbols of the OpenBLAS that numpy itself loads (not Numba's
+``np.dot``, which goes through scipy's second copy; see :func:`_find_numpy_cblas`).
+
+>>> import numpy as np
+>>> from autodiff.backends.blas_pool import matmul_into
+>>> a, b = np.arange(6.0).reshape(2, 3), np.ones((3, 2))
+>>> out = np.empty((2, 2))
+>>> matmul_into(a, b, out, np.int64(0))
+>>> out.tolist()
+[[3.0, 3.0], [12.0, 12.0]]
+"""
+import ctypes
+import glob
+import os
+import threading
+
+import numpy as np
+from llvmlite import binding as llvm
+from llvmlite import ir
+from numba import carray, cfunc, njit, types
+from numba.extending import intrinsic
+
+_CACHED = dict(cache=True, fastmath=False, error_model="numpy", nogil=True)
+
+# Below this many FLOPs per thread a panel costs more in wake-up and in B/A re-packing
+# than it saves (measured on the 2-core EPYC: see RESULTS_jit.md). 2*M*N*K FLOPs.
+FLOPS_PER_THREAD = 8_000_000
+MAX_THREADS = 64
+PANEL_MIN = 64     # rows or columns of C per panel, at least
+
+# ---------------------------------------------------------------------------------------
+# the pool state: int64 words; the mutex and the two condition variables live in it too
+# ---------------------------------------------------------------------------------------
+(_THREADS, _MINFLOPS, _WORKERS, _BUSY, _COUNTER, _DONE, _GEN, _SHUTDOWN, _NPANELS,
+ _SPLIT, _PSIZE, _ITEM, _TA, _TB, _M, _N, _K, _A, _LDA, _B, _LDB, _C, _LDC, _ACTIVE,
+ _POOLED, _WPANELS, _BUSYFALLBACK, _MODE) = range(28)
+_MTX, _CW, _CD = 32, 40, 48        # word offsets: pthread_mutex_t (40 B), 2 x pthread_cond_t (48 B)
+_WORDS = 64
+MODE_POOL, MODE_OPENBLAS = 0, 1    # MODE_OPENBLAS: OpenBLAS's own threads (for benchmarks)
+
+_STATE = np.zeros(_WORDS, np.int64)
+_STATE[_THREADS] = 1
+_STATE[_MINFLOPS] = FLOPS_PER_THREAD
+_ADDR = _STATE.ctypes.data
+
+
+def _find_numpy_cblas():
+    """Addresses of numpy's OpenBLAS dgemm/sgemm and its per-thread thread setting.
+
+    The library lies next to numpy (``numpy.libs``, or ``.dylibs`` on macOS), ILP64
+    ``scipy_cblas_dgemm64_`` in numpy 2 wheels.
+    """
+    base = os.path.dirname(os.path.dirname(np.__file__))
+    paths = sorted(glob.glob(os.path.join(base, "numpy.libs", "*openblas*"))) + \
+        sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*")))
+    names = (("scipy_cblas_dgemm64_", "scipy_cblas_sgemm64_", 64),
+             ("cblas_dgemm64_", "cblas_sgemm64_", 64),
+             ("scipy_cblas_dgemm", "scipy_cblas_sgemm", 32), ("cblas_dgemm", "cblas_sgemm", 32))
+    for path in paths:
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for dn, sn, bits in names:
+            try:
+                d, s = getattr(lib, dn), getattr(lib, sn)
+            except AttributeError:
+                continue
+            local = getattr(lib, "openblas_set_num_threads_local", None)
+            return (ctypes.cast(d, ctypes.c_void_p).value, ctypes.cast(s, ctypes.c_void_p).value,
+                    bits, f"{os.path.basename(path)}:{dn}",
+                    ctypes.cast(local, ctypes.c_void_p).value if local is not None else None)
+    return None
+
+
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_KEEP = []      # ctypes callbacks that must outlive every kernel
+
+
+def _register_symbols():
+    """Register numpy's CBLAS, the thread setting, pthread and the state with LLVM.
+
+    Fixed symbol names (resolved when a kernel is linked or loaded from disk), so cached
+    kernels work in every process. Returns a description of the BLAS, or None without
+    numpy's OpenBLAS (another BLAS vendor).
+    """
+    found = _find_numpy_cblas()
+    if found is None:
+        return None, None
+    d_addr, s_addr, bits, desc, local_addr = found
+    if local_addr is None:
+        # an OpenBLAS without per-thread settings: a callback that does nothing, so that
+        # the symbol exists for (possibly disk-cached) code calling it
+        cb = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int)(lambda n: n)
+        _KEEP.append(cb)
+        local_addr = ctypes.cast(cb, ctypes.c_void_p).value
+    llvm.add_symbol("autodiff_cblas_dgemm", d_addr)
+    llvm.add_symbol("autodiff_cblas_sgemm", s_addr)
+    llvm.add_symbol("autodiff_openblas_threads_local", local_addr)
+    llvm.add_symbol("autodiff_blas_pool", _ADDR)
+    for name in ("pthread_mutex_lock", "pthread_mutex_unlock", "pthread_cond_wait",
+                 "pthread_cond_signal", "pthread_cond_broadcast"):
+        llvm.add_symbol(f"autodiff_{name}", ctypes.cast(getattr(_LIBC, name), ctypes.c_void_p).value)
+    return bits, desc
+
+
+try:
+    _BITS, BLAS = _register_symbols()
+except Exception:  # noqa: BLE001 - any trouble finding the library: use Numba's np.dot
+    _BITS, BLAS = None, None
+HAVE_CBLAS = _BITS is not None
+
+_it = types.int64 if _BITS == 64 else types.int32
+_e = types.int32     # CBLAS enums
+
+
+def _gemm_sig(fl):
+    return types.void(_e, _e, _e, _it, _it, _it, fl, types.intp, _it, types.intp, _it, fl,
+                      types.intp, _it)
+
+
+_dgemm = types.ExternalFunction("autodiff_cblas_dgemm", _gemm_sig(types.float64))
+_sgemm = types.ExternalFunction("autodiff_cblas_sgemm", _gemm_sig(types.float32))
+_threads_local = types.ExternalFunction("autodiff_openblas_threads_local", types.int32(types.int32))
+_lock = types.ExternalFunction("autodiff_pthread_mutex_lock", types.int32(types.intp))
+_unlock = types.ExternalFunction("autodiff_pthread_mutex_unlock", types.int32(types.intp))
+_wait = types.ExternalFunction("autodiff_pthread_cond_wait", types.int32(types.intp, types.intp))
+_signal = types.ExternalFunction("autodiff_pthread_cond_signal", types.int32(types.intp))
+_broadcast = types.ExternalFunction("autodiff_pthread_cond_broadcast", types.int32(types.intp))
+
+
+# ---------------------------------------------------------------------------------------
+# intrinsics: the state's address and seq_cst atomics on its words
+# ---------------------------------------------------------------------------------------
+
+@intrinsic
+def _state_addr(typingctx):
+    """The address of the pool state (the external symbol ``autodiff_blas_pool``)."""
+    def codegen(context, builder, sig, args):
+        mod = builder.module
+        gv = mod.globals.get("autodiff_blas_pool")
+        if gv is None:
+            gv = ir.GlobalVariable(mod, ir.IntType(64), "autodiff_blas_pool")
+            gv.linkage = "external"
+        return builder.ptrtoint(gv, context.get_value_type(types.intp))
+    return types.intp(), codegen
+
+
+def _word(context, builder, base, k):
+    p = builder.inttoptr(base, ir.IntType(64).as_pointer())
+    return builder.gep(p, [k])
+
+
+@intrinsic
+def _aload(typingctx, base, k):
+    def codegen(context, builder, sig, args):
+        return builder.load_atomic(_word(context, builder, *args), "seq_cst", 8)
+    return types.int64(types.intp, types.int64), codegen
+
+
+@intrinsic
+def _astore(typingctx, base, k, v):
+    def codegen(context, builder, sig, args):
+        builder.store_atomic(args[2], _word(context, builder, args[0], args[1]), "seq_cst", 8)
+        return context.get_dummy_value()
+    return types.void(types.intp, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _aadd(typingctx, base, k, v):
+    """Atomic ``state[k] += v``; returns the old value."""
+    def codegen(context, builder, sig, args):
+        return builder.atomic_rmw("add", _word(context, builder, args[0], args[1]), args[2],
+                                  "seq_cst")
+    return types.int64(types.intp, types.int64, types.int64), codegen
+
+
+@intrinsic
+def _acas(typingctx, base, k, expected, new):
+    """Atomic compare-and-swap of ``state[k]``; returns the old value."""
+    def codegen(context, builder, sig, args):
+        r = builder.cmpxchg(_word(context, builder, args[0], args[1]), args[2], args[3],
+                            "seq_cst", "seq_cst")
+        return builder.extract_value(r, 0)
+    return types.int64(types.intp, types.int64, types.int64, types.int64), codegen
+
+
+# ---------------------------------------------------------------------------------------
+# GEMM
+# ---------------------------------------------------------------------------------------
+
+@njit(**_CACHED)
+def _gemm(item, ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
+    """One row-major CBLAS gemm ``C = op(A) op(B)`` on raw addresses."""
+    t_a = np.int32(112 if ta else 111)         # CblasTrans / CblasNoTrans
+    t_b = np.int32(112 if tb else 111)
+    if item == 8:
+        _dgemm(np.int32(101), t_a, t_b, m, n, k, 1.0, a, lda, b, ldb, 0.0, c, ldc)
+    else:
+        _sgemm(np.int32(101), t_a, t_b, m, n, k, np.float32(1.0), a, lda, b, ldb,
+               np.float32(0.0), c, ldc)
+
+
+@njit(**_CACHED)
+def _panel(s, i):
+    """Compute panel ``i`` of the product described in the state at ``s``."""
+    item = _aload(s, _ITEM)
+    ta, tb = _aload(s, _TA) != 0, _aload(s, _TB) != 0
+    m, n, k = _aload(s, _M), _aload(s, _N), _aload(s, _K)
+    a, lda, b, ldb = _aload(s, _A), _aload(s, _LDA), _aload(s, _B), _aload(s, _LDB)
+    c, ldc = _aload(s, _C), _aload(s, _LDC)
+    ps = _aload(s, _PSIZE)
+    lo = i * ps
+    if _aload(s, _SPLIT) == 0:             # rows lo:hi of C = rows of op(A) @ op(B)
+        hi = min(m, lo + ps)
+        a_off = lo if ta else lo * lda     # op(A) = A^T: rows of op(A) are columns of A
+        _gemm(item, ta, tb, hi - lo, n, k, a + a_off * item, lda, b, ldb,
+              c + lo * ldc * item, ldc)
+    else:                                  # columns lo:hi of C = op(A) @ columns of op(B)
+        hi = min(n, lo + ps)
+        b_off = lo * ldb if tb else lo
+        _gemm(item, ta, tb, m, hi - lo, k, a, lda, b + b_off * item, ldb, c + lo * item, ldc)
+
+
+@njit(**_CACHED)
+def _steal(s, gen, last_signals):
+    """Take and compute free panels of job ``gen`` until none is left.
+
+    The counter word holds ``gen << 32 | next panel``; a compare-and-swap claims a panel
+    only while the counter still belongs to this job, so a late worker never touches the
+    next product's panels with this one's description.
+    """
+    while True:
+        cnt = _aload(s, _COUNTER)
+        if (cnt >> 32) != gen:
+            return
+        i = cnt & 0xFFFFFFFF
+        npan = _aload(s, _NPANELS)
+        if i >= npan:
+            return
+        if _acas(s, _COUNTER, cnt, cnt + 1) != cnt:
+            continue
+        _panel(s, i)
+        if last_signals:
+            _aadd(s, _WPANELS, 1)
+        if _aadd(s, _DONE, 1) + 1 == npan and last_signals:
+            _lock(s + _MTX * 8)
+            _signal(s + _CD * 8)
+            _unlock(s + _MTX * 8)
+
+
+@njit(**_CACHED)
+def _worker_main():
+    s = _state_addr()
+    _threads_local(np.int32(1))
+    me = _aadd(s, _WORKERS, 1)             # this worker's index: 0, 1, ...
+    _lock(s + _MTX * 8)
+    seen = _aload(s, _GEN)
+    _unlock(s + _MTX * 8)
+    while True:
+        _lock(s + _MTX * 8)
+        while _aload(s, _GEN) == seen and _aload(s, _SHUTDOWN) == 0:
+            _wait(s + _CW * 8, s + _MTX * 8)
+        seen = _aload(s, _GEN)
+        _unlock(s + _MTX * 8)
+        if _aload(s, _SHUTDOWN) != 0:
+            _aadd(s, _WORKERS, -1)
+            return
+        if me < _aload(s, _ACTIVE):
+            _steal(s, seen, True)
+
+
+@cfunc(types.voidptr(types.voidptr), cache=True, nogil=True)
+def _worker_entry(arg):
+    _worker_main()
+    return arg
+
+
+@njit(**_CACHED)
+def _gemm_any(a, b, out, flags):
+    m, n = out.shape
+    ta = (flags & 1) != 0
+    tb = (flags & 2) != 0
+    k = a.shape[0] if ta else a.shape[1]
+    if m == 0 or n == 0:
+        return
+    if k == 0:
+        out.fill(0)
+        return
+    item = out.itemsize
+    ap, bp, cp = np.intp(a.ctypes.data), np.intp(b.ctypes.data), np.intp(out.ctypes.data)
+    lda, ldb = a.shape[1], b.shape[1]
+    s = _state_addr()
+    want = _aload(s, _THREADS)
+    flops = 2 * m * n * k
+    use = min(want, flops // max(_aload(s, _MINFLOPS), 1))
+    if _aload(s, _MODE) == MODE_OPENBLAS:
+        prev = _threads_local(np.int32(want))
+        _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
+        _threads_local(prev)
+        return
+    workers = _aload(s, _WORKERS)
+    if use > workers + 1:
+        use = workers + 1
+    prev = _threads_local(np.int32(1))
+    if use < 2:
+        _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
+        _threads_local(prev)
+        return
+    if _acas(s, _BUSY, 0, 1) != 0:         # another thread's product holds the pool
+        _aadd(s, _BUSYFALLBACK, 1)
+        _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
+        _threads_local(prev)
+        return
+    # Panels: ~4 per thread (a stalled thread holds at most a quarter of its share).
+    # Column panels of C when it has >= 128 columns: each panel call packs A again but B
+    # only for its own columns, and measured here 64-column panels of a 256x784 @ 784x512
+    # product cost 3.74 ms in total against 3.43 ms for the whole, where 32-row panels
+    # (packing all of B each time) cost 5.0 ms. Never thinner than PANEL_MIN.
+    split = 1 if n >= 2 * PANEL_MIN else 0
+    side = n if split == 1 else m
+    ps = max(PANEL_MIN, -(-side // (4 * use)))
+    npan = -(-side // ps)
+    _astore(s, _ITEM, item)
+    _astore(s, _TA, 1 if ta else 0)
+    _astore(s, _TB, 1 if tb else 0)
+    _astore(s, _M, m)
+    _astore(s, _N, n)
+    _astore(s, _K, k)
+    _astore(s, _A, ap)
+    _astore(s, _LDA, lda)
+    _astore(s, _B, bp)
+    _astore(s, _LDB, ldb)
+    _astore(s, _C, cp)
+    _astore(s, _LDC, n)
+    _astore(s, _SPLIT, split)
+    _astore(s, _PSIZE, ps)
+    _astore(s, _NPANELS, npan)
+    _astore(s, _ACTIVE, use - 1)
+    _astore(s, _DONE, 0)
+    _lock(s + _MTX * 8)
+    gen = (_aload(s, _GEN) + 1) & 0x7FFFFFFF
+    _astore(s, _COUNTER, gen << 32)
+    _astore(s, _GEN, gen)
+    _broadcast(s + _CW * 8)
+    _unlock(s + _MTX * 8)
+    _steal(s, gen, False)
+    if _aload(s, _DONE) < npan:
+        _lock(s + _MTX * 8)
+        while _aload(s, _DONE) < npan:
+            _wait(s + _CD * 8, s + _MTX * 8)
+        _unlock(s + _MTX * 8)
+    _aadd(s, _POOLED, 1)
+    _astore(s, _BUSY, 0)
+    _threads_local(prev)
+
+
+@njit(**_CACHED)
+def _gemm_numba(a, b, out, flags):
+    t = flags & 3
+    if t == 0:
+        np.dot(a, b, out)
+    elif t == 1:
+        np.dot(a.T, b, out)
+    elif t == 2:
+        np.dot(a, b.T, out)
+    else:
+        np.dot(a.T, b.T, out)
+
+
+matmul_into = _gemm_any if HAVE_CBLAS else _gemm_numba
+matmul_into.__doc__ = """``out = op(a) @ op(b)`` for C-contiguous 2-D float arrays (BLAS gemm).
+
+``flags`` bit 1 transposes ``a``, bit 2 transposes ``b``; ``out`` is C-contiguous. The
+number of threads comes from the pool state at run time (``ad.config.jit_blas_threads``).
+"""
+if not HAVE_CBLAS:
+    BLAS = "numba-np.dot"
+
+
+# ---------------------------------------------------------------------------------------
+# Python side: thread count, starting workers, fork
+# ---------------------------------------------------------------------------------------
+_start_lock = threading.Lock()
+_started = 0       # workers this process has started (and not stopped)
+
+
+def _file_digest():
+    """A hash of this file: kernels inline its helpers, so it belongs in their cache key."""
+    import hashlib
+    with open(__file__, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+def resolve_threads(value):
+    """The thread count a ``jit_blas_threads`` setting means on this machine.
+
+    ``"auto"``: the CPUs this process may run on (``os.sched_getaffinity``), at most 8.
+
+    >>> resolve_threads(3)
+    3
+    >>> 1 <= resolve_threads("auto") <= 8
+    True
+    """
+    if value == "auto":
+        try:
+            n = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            n = os.cpu_count() or 1
+        return max(1, min(n, 8))
+    return int(value)
+
+
+def _start_workers(n):
+    """Start native workers until ``n`` exist (idempotent)."""
+    global _started
+    if not HAVE_CBLAS:
+        return
+    with _start_lock:
+        addr = _worker_entry.address
+        create = _LIBC.pthread_create
+        create.argtypes = [ctypes.POINTER(ctypes.c_ulong), ctypes.c_void_p, ctypes.c_void_p,
+                           ctypes.c_void_p]
+        detach = _LIBC.pthread_detach
+        detach.argtypes = [ctypes.c_ulong]
+        while _started < n:
+            tid = ctypes.c_ulong()
+            if create(ctypes.byref(tid), None, addr, None) != 0:
+                break                       # no more threads: the pool works with fewer
+            detach(tid.value)
+            _started += 1
+
+
+def set_threads(value, mode=MODE_POOL, min_flops=None):
+    """Use ``value`` threads (``"auto"`` or an int >= 1) for GEMMs inside kernels.
+
+    What ``ad.config.update("jit_blas_threads", value)`` calls. Takes effect at the next
+    product, with no recompile. ``mode=MODE_OPENBLAS`` hands the count to OpenBLAS's own
+    threads instead of the pool (benchmarks compare the two); ``min_flops`` replaces
+    :data:`FLOPS_PER_THREAD` (tests split tiny products with ``min_flops=1``).
+
+    >>> import autodiff as ad
+    >>> ad.config.update("jit_blas_threads", 2)
+    >>> stats()["threads"]
+    2
+    >>> ad.config.update("jit_blas_threads", "auto")
+    """
+    n = min(resolve_threads(value), MAX_THREADS)
+    _STATE[_MODE] = mode
+    _STATE[_MINFLOPS] = FLOPS_PER_THREAD if min_flops is None else max(int(min_flops), 1)
+    if mode == MODE_POOL and n > 1:
+        _start_workers(n - 1)
+    _STATE[_THREADS] = n
+
+
+def stats():
+    """Counts since start: ``pooled`` products (split over threads), ``worker_panels``
+    (panels the workers computed; the caller did the rest), ``serial_busy`` (products run
+    single-threaded because another thread held the pool), the live ``workers`` and the
+    ``threads`` setting in force.
+
+    >>> sorted(stats())
+    ['pooled', 'serial_busy', 'threads', 'worker_panels', 'workers']
+    """
+    return {"pooled": int(_STATE[_POOLED]), "worker_panels": int(_STATE[_WPANELS]),
+            "serial_busy": int(_STATE[_BUSYFALLBACK]), "workers": int(_STATE[_WORKERS]),
+            "threads": int(_STATE[_THREADS])}
+
+
+def _after_fork_in_child():
+    # Threads do not survive fork(): the child has none of the parent's workers, and the
+    # mutex may have been held by one at the moment of the fork. Reset the shared words
+    # (a zeroed pthread mutex/condition variable is the glibc static initializer) and
+    # start the child's own workers.
+    global _started, _start_lock
+    _start_lock = threading.Lock()
+    keep = _STATE[[_THREADS, _MINFLOPS, _MODE, _GEN]].copy()
+    _STATE[:] = 0
+    _STATE[[_THREADS, _MINFLOPS, _MODE, _GEN]] = keep
+    had, _started = _started, 0
+    if had and _STATE[_MODE] == MODE_POOL and _STATE[_THREADS] > 1:
+        _start_workers(had)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _config_listener(name, value):
+    if name == "jit_blas_threads":
+        set_threads(value)
+
+
+def _init():
+    from autodiff.config import config
+    config.on_update(_config_listener)
+    set_threads(config.jit_blas_threads)
+
+
+if HAVE_CBLAS:
+    _init()
