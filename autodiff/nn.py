@@ -10,7 +10,7 @@ import numpy as np
 
 from . import numpy as anp
 from .numpy import logsumexp, softmax, log_softmax  # noqa: F401
-from .numpy._base import npfunc, asarray
+from .numpy._base import npfunc, asarray as _asarray
 from . import primitives as P
 from .core import Tracer
 
@@ -18,7 +18,7 @@ from .core import Tracer
 @npfunc(None)
 def relu(x):
     """``max(x, 0)``, with relu'(0) = 0."""
-    x = asarray(x)
+    x = _asarray(x)
     # relu'(0) = 0, as in JAX and PyTorch (maximum's tie rule would give 1/2)
     return anp.where(anp.greater(x, 0), x, anp.zeros_like(x))
 
@@ -26,7 +26,7 @@ def relu(x):
 @npfunc(None)
 def sigmoid(x):
     """Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``."""
-    x = asarray(x)
+    x = _asarray(x)
     x = P.convert(x, np.float64 if P.dtype_of(x).kind != "f" else P.dtype_of(x))
     return P.logistic_p.bind(x)
 
@@ -39,7 +39,7 @@ def softplus(x):
     """``log(1 + exp(x))``: ``x + log1p(e^{-x})`` for x > 0, ``log1p(e^x)`` otherwise; both
     branches smooth, so every derivative is right at 0 too (``max(x, 0) + log1p(e^{-|x|})``
     has kinks that cancel only in the first derivative)."""
-    x = asarray(x)
+    x = _asarray(x)
     pos = anp.greater(x, 0)
     xp = anp.where(pos, x, 0)
     xn = anp.where(pos, 0, x)
@@ -59,7 +59,7 @@ swish = silu
 def gelu(x, approximate=True):
     """Gaussian error linear unit: ``x·Φ(x)`` exactly (``approximate=False``) or its tanh
     approximation (``approximate=True``, JAX's default)."""
-    x = asarray(x)
+    x = _asarray(x)
     if approximate:
         c = float(np.sqrt(2.0 / np.pi))      # a Python float: weak, keeps float32 float32
         return anp.multiply(anp.multiply(x, 0.5),
@@ -78,14 +78,14 @@ def leaky_relu(x, negative_slope=0.01):
 @npfunc(None)
 def elu(x, alpha=1.0):
     """``x`` for x > 0, ``alpha·(e^x - 1)`` below."""
-    x = asarray(x)
+    x = _asarray(x)
     safe = anp.minimum(x, 0)
     return anp.where(anp.greater(x, 0), x, anp.multiply(anp.expm1(safe), alpha))
 
 
 def one_hot(labels, num_classes, dtype=np.float64):
     """``one_hot(labels, k)[..., j] = (labels == j)``."""
-    labels = asarray(labels)
+    labels = _asarray(labels)
     return anp.astype(anp.equal(anp.expand_dims(labels, -1), np.arange(num_classes)), dtype)
 
 
@@ -101,7 +101,7 @@ def softmax_cross_entropy(logits, labels):
 # ----------------------------------------------------------------------------
 
 def _f(x):
-    x = asarray(x)
+    x = _asarray(x)
     return P.convert(x, np.float64 if P.dtype_of(x).kind != "f" else P.dtype_of(x))
 
 
@@ -213,7 +213,7 @@ def tanh(x):
 @npfunc(None)
 def identity(x):
     """The identity activation."""
-    return asarray(x)
+    return _asarray(x)
 
 
 @npfunc(None)
@@ -228,14 +228,14 @@ def log1mexp(x):
 
 def logmeanexp(x, axis=None, where=None, keepdims=False):
     """``log(mean(e^x))`` along ``axis``, stably."""
-    x = asarray(x)
+    x = _asarray(x)
     n = np.prod([anp.shape(x)[i] for i in (range(anp.ndim(x)) if axis is None else np.atleast_1d(axis))])
     return anp.subtract(logsumexp(x, axis=axis, keepdims=keepdims), float(np.log(n)))
 
 
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
     """``(x - mean)/√(variance + ε)`` along ``axis`` (statistics computed when not given)."""
-    x = asarray(x)
+    x = _asarray(x)
     if mean is None:
         mean = anp.mean(x, axis=axis, keepdims=True)
     if variance is None:
@@ -249,7 +249,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
     """Scaled dot-product attention with ``jax.nn``'s layout: ``query`` (B, T, N, H) or
     (T, N, H), ``key``/``value`` (B, S, K, H) with N a multiple of K (grouped heads);
     ``softmax(q·kᵀ·scale + bias, masked) · v``."""
-    q, k, v = asarray(query), asarray(key), asarray(value)
+    q, k, v = _asarray(query), _asarray(key), _asarray(value)
     squeeze = anp.ndim(q) == 3
     if squeeze:
         q, k, v = anp.expand_dims(q, 0), anp.expand_dims(k, 0), anp.expand_dims(v, 0)
@@ -267,7 +267,7 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
         logits = anp.add(logits, bias)
     keep = None
     if mask is not None:
-        keep = anp.broadcast_to(asarray(mask), anp.shape(logits))
+        keep = anp.broadcast_to(_asarray(mask), anp.shape(logits))
     if is_causal:
         c = np.tril(np.ones((T, S), bool))
         keep = c if keep is None else anp.logical_and(keep, c)
@@ -277,10 +277,10 @@ def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None
         w = (d >= -lw[0]) & (d <= lw[1])
         keep = w if keep is None else anp.logical_and(keep, w)
     if key_value_seq_lengths is not None:
-        kl = anp.less(np.arange(S), anp.reshape(asarray(key_value_seq_lengths), (B, 1, 1, 1)))
+        kl = anp.less(np.arange(S), anp.reshape(_asarray(key_value_seq_lengths), (B, 1, 1, 1)))
         keep = kl if keep is None else anp.logical_and(keep, kl)
     if query_seq_lengths is not None:
-        ql = anp.less(np.arange(T)[:, None], anp.reshape(asarray(query_seq_lengths), (B, 1, 1, 1)))
+        ql = anp.less(np.arange(T)[:, None], anp.reshape(_asarray(query_seq_lengths), (B, 1, 1, 1)))
         keep = ql if keep is None else anp.logical_and(keep, ql)
     if keep is not None:
         logits = anp.where(keep, logits, float(np.finfo(P.dtype_of(logits)).min) * 0.5)
