@@ -163,7 +163,7 @@ def _pure_callback_jvp(primals, tangents, *, callback, vmap_method):
 def _pure_callback_batch(args, dims, *, callback, vmap_method):
     from . import primitives as P
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
-    args = [P.bdim_to_front(a, d) if d is not None else a for a, d in zip(args, dims)]
+    args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     bdims = [0 if d is not None else None for d in dims]
     bcb = BatchedHostCallback(callback, bdims, size, vmap_method)
     outs = pure_callback_p.bind(*args, callback=bcb, vmap_method=vmap_method)
@@ -279,7 +279,7 @@ def _debug_callback_jvp(primals, tangents, *, callback):
 def _debug_callback_batch(args, dims, *, callback):
     from . import primitives as P
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
-    args = [P.bdim_to_front(a, d) if d is not None else a for a, d in zip(args, dims)]
+    args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     bdims = [0 if d is not None else None for d in dims]
     debug_callback_p.bind(*args, callback=BatchedEffectCallback(callback, bdims, size))
     return [], []

@@ -676,7 +676,8 @@ class Primitive:
         self.transpose = None
         self.batch = None
         self.differentiable = True   # False for integer/boolean-valued ops (zero tangents)
-        self.is_linear = False
+        self.is_linear = False       # set by primitives.deftranspose, never by hand
+        self.linear_argnums = None   # with is_linear: the operands it is linear in (None: all)
         self.call_like = False       # carries sub-jaxprs in params
         primitives[name] = self
 

@@ -140,7 +140,7 @@ def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_
     from .transforms.vmap import batch_jaxpr
     from .api import vmap
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
-    args = [P.bdim_to_front(a, d) if d is not None else a for a, d in zip(args, dims)]
+    args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     in_dims = [0 if d is not None else None for d in dims]
     n_out = len(call_jaxpr.outvars)
     bj = batch_jaxpr(ClosedJaxpr(call_jaxpr, []), size, in_dims, [0] * n_out)
@@ -353,11 +353,11 @@ def _custom_lin_batch(args, dims, *, num_res, num_consts, call_jaxpr, bwd, out_a
     n_x = (len(args) - num_res - num_consts) // 2
     res, consts, xs, ts = _split4(args, num_res, num_consts, n_x)
     rd, cd, xd, td = _split4(dims, num_res, num_consts, n_x)
-    res = [P.bdim_to_front(r, d) for r, d in zip(res, rd)]
-    consts = [P.bdim_to_front(c, d) for c, d in zip(consts, cd)]
+    res = [P.moveaxis(r, d) for r, d in zip(res, rd)]
+    consts = [P.moveaxis(c, d) for c, d in zip(consts, cd)]
     x_batched = [a is not None or b is not None for a, b in zip(xd, td)]
-    xs = [P.bdim_to_front(x, d, size) if m else x for x, d, m in zip(xs, xd, x_batched)]
-    ts = [P.bdim_to_front(t, d, size) if m else t for t, d, m in zip(ts, td, x_batched)]
+    xs = [P.moveaxis(x, d, size=size) if m else x for x, d, m in zip(xs, xd, x_batched)]
+    ts = [P.moveaxis(t, d, size=size) if m else t for t, d, m in zip(ts, td, x_batched)]
     in_dims = [None if d is None else 0 for d in cd] + [0 if m else None for m in x_batched]
     n_out = len(call_jaxpr.outvars)
     bj = batch_jaxpr(ClosedJaxpr(call_jaxpr, []), size, in_dims, [0] * n_out)
@@ -394,7 +394,7 @@ def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts, out_
     from .transforms.vmap import batch_jaxpr
     from .api import vmap
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
-    args = [P.bdim_to_front(a, d) if d is not None else a for a, d in zip(args, dims)]
+    args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     in_dims = [0 if d is not None else None for d in dims]
     n_out = len(call_jaxpr.outvars)
     bj = batch_jaxpr(ClosedJaxpr(call_jaxpr, []), size, in_dims, [0] * n_out)

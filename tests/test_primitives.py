@@ -420,7 +420,8 @@ def _linear_operands(name, n_args, params):
     if name == "custom_lin":          # residuals, consts, primals, then the tangents
         n_t = (n_args - params["num_res"] - params["num_consts"]) // 2
         return range(n_args - n_t, n_args)
-    return range(n_args)
+    declared = primitives[name].linear_argnums      # from deflinear/deftranspose(argnums=)
+    return range(n_args) if declared is None else declared
 
 
 @pytest.mark.parametrize("name,i", LINEAR, ids=[f"{n}-{i}" for n, i in LINEAR])

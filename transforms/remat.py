@@ -406,7 +406,7 @@ def _remat_transpose(cts, *args, jaxpr, policy, prevent_cse):
 
 def _remat_batch(args, dims, *, jaxpr, policy, prevent_cse):
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
-    args = [P.bdim_to_front(a, d) if d is not None else a for a, d in zip(args, dims)]
+    args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     in_dims = [0 if d is not None else None for d in dims]
     n_out = len(jaxpr.outvars)
     bj = batch_jaxpr(ClosedJaxpr(jaxpr, []), size, in_dims, [0] * n_out)

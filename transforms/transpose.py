@@ -68,6 +68,12 @@ def backward_pass(jaxpr, consts, linear, args, cts_out):
                 f"reverse-mode differentiation through {prim.name!r} is not supported: it is "
                 f"not linear in its tangent inputs (a custom_jvp rule that is not linear?)",
                 source=e.source)
+        if prim.linear_argnums is not None and any(
+                isinstance(v, Var) and v in lin_vars and i not in prim.linear_argnums
+                for i, v in enumerate(e.invars)):
+            raise UnsupportedError(
+                f"reverse-mode differentiation: {prim.name!r} is linear only in its operands "
+                f"{prim.linear_argnums}, and a tangent reached another one", source=e.source)
         if prim.multiple_results:
             ct = [c if c is not None else Zero(v.aval) for c, v in zip(cts, e.outvars)]
         else:

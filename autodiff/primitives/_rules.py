@@ -1,10 +1,13 @@
 """Rule helpers shared by every primitive family."""
 import numpy as np
 
-from ..core import (ShapedArray, Tracer, UndefinedPrimal, Zero, get_aval, is_float_dtype)
-from ..errors import (DTypeError, ShapeError)
+from ..core import ShapedArray, UndefinedPrimal, Zero, get_aval, is_float_dtype
+from ..errors import DTypeError, ShapeError
 
-__all__ = ["aval_of", "bdim_to_front", "defjvp", "defjvp_zero", "deflinear", "dtype_of", "full", "full_like", "instantiate", "is_zero", "ones_like", "scalar", "shape_of", "tangent_dtype", "zeros_like"]
+__all__ = ["aval_of", "defbilinear", "defjvp", "defjvp_zero", "defleading", "deflinear",
+           "deftranspose", "defvectorized", "dtype_of", "full", "full_like", "instantiate",
+           "is_zero", "moveaxis", "ones_like", "scalar", "shape_of", "shifted", "tangent_dtype",
+           "zeros_like"]
 
 # ============================================================================
 # Small helpers used by the rules
@@ -117,42 +120,101 @@ def defjvp_zero(prim):
     prim.differentiable = False
 
 
-def deflinear(prim, transpose_rule):
-    """Linear in all (non-static) inputs: jvp applies ``prim`` to the tangents."""
-    def jvp(primals, tangents, **params):
-        ans = prim.bind(*primals, **params)
-        if all(is_zero(t) for t in tangents):
-            return ans, _zero_like(ans)
-        ts = [instantiate(t) for t in tangents]
-        return ans, prim.bind(*ts, **params)
-    prim.jvp = jvp
-    prim.transpose = transpose_rule
+def deftranspose(prim, rule, argnums=None):
+    """Declare ``prim`` linear in the operands ``argnums`` (all when ``None``), with their
+    transpose ``rule(ct, *args, **params) -> [cotangent or None per operand]``.
+
+    ``args`` holds an ``UndefinedPrimal`` for each linear operand being transposed and values
+    for the rest. The rule never sees a zero cotangent: ``backward_pass`` skips an equation
+    whose output cotangent is zero (for a primitive with several results, the zero ones arrive
+    as ``Zero``). This declaration is what makes ``prim.is_linear`` true.
+    """
+    prim.transpose = rule
+    prim.linear_argnums = None if argnums is None else tuple(argnums)
     prim.is_linear = True
 
 
-def _move_to_front(x, d):
-    if d is None or d == 0:
-        return x
-    perm = (d,) + tuple(i for i in range(np.ndim(x) if not isinstance(x, Tracer) else x.ndim)
-                        if i != d)
-    return transpose(x, perm)
+def deflinear(prim, transpose_rule, argnums=None):
+    """Linear in the operands ``argnums`` (all when ``None``); the other operands are integer
+    data (indices, predicates) with zero tangents. The jvp applies ``prim`` to the tangents of
+    the linear operands and the primal values of the rest; see :func:`deftranspose`."""
+    lin = None if argnums is None else frozenset(argnums)
+
+    def jvp(primals, tangents, **params):
+        ans = prim.bind(*primals, **params)
+        if all(is_zero(t) for i, t in enumerate(tangents) if lin is None or i in lin):
+            return ans, _zero_like(ans)
+        ts = [instantiate(t) if lin is None or i in lin else x
+              for i, (x, t) in enumerate(zip(primals, tangents))]
+        return ans, prim.bind(*ts, **params)
+    prim.jvp = jvp
+    deftranspose(prim, transpose_rule, argnums)
+
+
+def defbilinear(prim, lhs_rule, rhs_rule, apply=None):
+    """Bilinear in its two operands: ``d f(x, y) = f(dx, y) + f(x, dy)``.
+
+    ``lhs_rule(ct, x, y, **params)`` is the cotangent of ``x`` (an ``UndefinedPrimal``) for a
+    value ``y``; ``rhs_rule(ct, x, y, **params)`` the cotangent of ``y``. ``apply(a, b, ans,
+    **params)`` evaluates the map (default ``prim.bind(a, b)``; ``mul`` passes its broadcasting
+    form).
+    """
+    apply = apply or (lambda a, b, ans, **params: prim.bind(a, b, **params))
+    defjvp(prim, lambda g, ans, x, y, **params: apply(g, y, ans, **params),
+           lambda g, ans, x, y, **params: apply(x, g, ans, **params))
+
+    def transpose(ct, x, y, **params):
+        if isinstance(x, UndefinedPrimal):
+            assert not isinstance(y, UndefinedPrimal), f"{prim.name} of two linear values"
+            return [lhs_rule(ct, x, y, **params), None]
+        return [None, rhs_rule(ct, x, y, **params)]
+    deftranspose(prim, transpose)
 
 
 def _ndim(x):
     return len(shape_of(x))
 
 
-def bdim_to_front(x, d, size=None):
-    """Move the batch dim to axis 0; broadcast unbatched operands if ``size`` given."""
-    if d is None:
+def moveaxis(x, src, dst=0, size=None):
+    """The one batch-axis mover of the rules: axis ``src`` of ``x`` to position ``dst``.
+
+    With ``src`` ``None`` (an unbatched operand) ``x`` is returned as it is, or, given ``size``,
+    broadcast with a new axis of that size at ``dst``.
+    """
+    if src is None:
         if size is None:
             return x
         s = shape_of(x)
-        return broadcast_in_dim(x, (size,) + s, tuple(range(1, len(s) + 1)))
-    return _move_to_front(x, d)
+        rest = tuple(i + (i >= dst) for i in range(len(s)))
+        return broadcast_in_dim(x, s[:dst] + (size,) + s[dst:], rest)
+    if src == dst:
+        return x
+    order = [i for i in range(_ndim(x)) if i != src]
+    order.insert(dst, src)
+    return transpose(x, tuple(order))
 
 
-def _batch_elementwise(prim):
+def defleading(prim, shift):
+    """vmap of a one-operand primitive that batches by a new leading axis: the batch axis moves
+    to the front and ``shift(n, **params)`` gives the parameters for the batched operand
+    (``n`` the batch size)."""
+    def rule(args, dims, **params):
+        (x,), (d,) = args, dims
+        x = moveaxis(x, d)
+        return prim.bind(x, **shift(shape_of(x)[0], **params)), 0
+    prim.batch = rule
+
+
+def shifted(*names):
+    """A ``shift`` for :func:`defleading`: the named parameters are axes (an int or a tuple of
+    ints) and move up by one; the others stay."""
+    def shift(n, **params):
+        return {k: ((v + 1 if isinstance(v, int) else tuple(a + 1 for a in v))
+                    if k in names else v) for k, v in params.items()}
+    return shift
+
+
+def defvectorized(prim):
     """Elementwise n-ary: line up batch dims at the front; rank-0 operands stay."""
     def rule(args, dims, **params):
         size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
@@ -168,7 +230,7 @@ def _batch_elementwise(prim):
                                    if _ndim(b) - (e is not None) == full_rank)
                 new.append(broadcast_in_dim(a, (size,) + tuple(other_shape), (0,)))
             else:
-                new.append(bdim_to_front(a, d, size))
+                new.append(moveaxis(a, d, size=size))
         out = prim.bind(*new, **params)
         if prim.multiple_results:
             return out, [0] * len(out)
@@ -215,5 +277,5 @@ def _u(prim):
 
 # Names used only when a rule runs, from families imported after this one
 # (the package imports the families in dependency order; see __init__).
-from .elementwise import (add)  # noqa: E402
-from .shape import (broadcast_in_dim, transpose)  # noqa: E402
+from .elementwise import add  # noqa: E402
+from .shape import broadcast_in_dim, transpose  # noqa: E402

@@ -1,15 +1,16 @@
 """Cumulative operations and sorting."""
 import numpy as np
 
-from ..core import (Primitive, ShapedArray, Zero)
-from ..errors import (ShapeError)
-from ._rules import (_ndim, _zero_like, bdim_to_front, defjvp_zero, deflinear, dtype_of, full,
-                     is_zero, ones_like, scalar, shape_of, zeros_like)
-from .elementwise import (add, convert, div, eq, mul, ne, select, sub)
-from .shape import (concatenate, iota, pad, rev, slice_in_dim)
-from .indexing import (scatter_along_axis_add, take_along_axis)
+from ..core import Primitive, ShapedArray
+from ..errors import ShapeError
+from ._rules import (defjvp_zero, defleading, deflinear, dtype_of, full, is_zero, ones_like,
+                     scalar, shape_of, shifted, zeros_like, _ndim, _zero_like)
+from .elementwise import add, convert, div, eq, mul, ne, select, sub
+from .shape import concatenate, iota, pad, rev, slice_in_dim
+from .indexing import scatter_along_axis_add, take_along_axis
 
-__all__ = ["argsort_p", "cummax_p", "cummin_p", "cumprod", "cumprod_p", "cumsum", "cumsum_p", "sort_p"]
+__all__ = ["argsort_p", "cummax_p", "cummin_p", "cumprod", "cumprod_p", "cumsum", "cumsum_p",
+           "sort_p"]
 
 # ============================================================================
 # Cumulative ops, sort, iota
@@ -30,20 +31,12 @@ def _cum_impl(fn):
     return impl
 
 
-def _cum_batch(prim):
-    def rule(args, dims, *, axis, reverse):
-        (x,), (d,) = args, dims
-        x = bdim_to_front(x, d)
-        return prim.bind(x, axis=axis + 1, reverse=reverse), 0
-    prim.batch = rule
-
-
 cumsum_p = Primitive("cumsum")
 cumsum_p.impl = _cum_impl(np.cumsum)
 cumsum_p.abstract_eval = _cum_aval
 deflinear(cumsum_p, lambda ct, x, *, axis, reverse:
-          [Zero(x.aval) if is_zero(ct) else cumsum(ct, axis, reverse=not reverse)])
-_cum_batch(cumsum_p)
+          [cumsum(ct, axis, reverse=not reverse)])
+defleading(cumsum_p, shifted("axis"))
 
 
 def cumsum(x, axis, reverse=False):
@@ -53,7 +46,7 @@ def cumsum(x, axis, reverse=False):
 cumprod_p = Primitive("cumprod")
 cumprod_p.impl = _cum_impl(np.cumprod)
 cumprod_p.abstract_eval = _cum_aval
-_cum_batch(cumprod_p)
+defleading(cumprod_p, shifted("axis"))
 
 
 def _cumprod_jvp(primals, tangents, *, axis, reverse):
@@ -94,7 +87,7 @@ def _cum_extreme(name, ufunc):
         return ufunc.accumulate(x, axis=axis)
     p.impl = impl
     p.abstract_eval = _cum_aval
-    _cum_batch(p)
+    defleading(p, shifted("axis"))
 
     def jvp(primals, tangents, *, axis, reverse):
         # the running extremum's tangent is the tangent at the latest position it came from
@@ -153,13 +146,7 @@ def _tie_average(s, ts, axis):
 sort_p.jvp = _sort_jvp
 
 
-def _sort_batch(args, dims, *, dimension):
-    (x,), (d,) = args, dims
-    x = bdim_to_front(x, d)
-    return sort_p.bind(x, dimension=dimension + 1), 0
-
-
-sort_p.batch = _sort_batch
+defleading(sort_p, shifted("dimension"))
 
 argsort_p = Primitive("argsort")
 argsort_p.impl = lambda x, *, dimension: np.argsort(x, axis=dimension, kind="stable").astype(np.int64)
@@ -167,11 +154,5 @@ argsort_p.abstract_eval = lambda x, *, dimension: ShapedArray(x.shape, np.int64)
 defjvp_zero(argsort_p)
 
 
-def _argsort_batch(args, dims, *, dimension):
-    (x,), (d,) = args, dims
-    x = bdim_to_front(x, d)
-    return argsort_p.bind(x, dimension=dimension + 1), 0
-
-
-argsort_p.batch = _argsort_batch
+defleading(argsort_p, shifted("dimension"))
 

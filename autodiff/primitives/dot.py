@@ -1,10 +1,10 @@
 """``dot_general``: contraction with batch dimensions (output = batch, lhs free, rhs free)."""
 import numpy as np
 
-from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero)
-from ..errors import (DTypeError, ShapeError)
-from ._rules import (_ndim, bdim_to_front, defjvp, is_zero)
-from .shape import (transpose)
+from ..core import Primitive, ShapedArray
+from ..errors import DTypeError, ShapeError
+from ._rules import defbilinear, moveaxis, _ndim
+from .shape import transpose
 
 __all__ = ["dot_general", "dot_general_p"]
 
@@ -91,17 +91,9 @@ def _canon_dims(dims):
             (tuple(int(i) for i in c), tuple(int(i) for i in d)))
 
 
-def _dot_general_transpose(ct, x, y, *, dimension_numbers):
+def _swap_sides(dimension_numbers):
     (xc, yc), (xb, yb) = dimension_numbers
-    if isinstance(x, UndefinedPrimal):
-        assert not isinstance(y, UndefinedPrimal)
-        if is_zero(ct):
-            return [Zero(x.aval), None]
-        return [_dot_transpose_lhs(ct, x.aval, y, dimension_numbers), None]
-    if is_zero(ct):
-        return [None, Zero(y.aval)]
-    swapped = ((yc, xc), (yb, xb))
-    return [None, _dot_transpose_lhs(ct, y.aval, x, swapped, swap_ans=True)]
+    return (yc, xc), (yb, xb)
 
 
 def _dot_general_batch(args, dims, *, dimension_numbers):
@@ -112,15 +104,15 @@ def _dot_general_batch(args, dims, *, dimension_numbers):
     def shift(ds, by=1):
         return tuple(d + by for d in ds)
     if dx is not None and dy is not None:
-        x, y = bdim_to_front(x, dx), bdim_to_front(y, dy)
+        x, y = moveaxis(x, dx), moveaxis(y, dy)
         dn = ((shift(xc), shift(yc)), ((0,) + shift(xb), (0,) + shift(yb)))
         return dot_general_p.bind(x, y, dimension_numbers=dn), 0
     if dx is not None:
-        x = bdim_to_front(x, dx)
+        x = moveaxis(x, dx)
         dn = ((shift(xc), tuple(yc)), (shift(xb), tuple(yb)))
         # the batch axis is x's first free dim -> lands right after the batch dims
         return dot_general_p.bind(x, y, dimension_numbers=dn), len(xb)
-    y = bdim_to_front(y, dy)
+    y = moveaxis(y, dy)
     dn = ((tuple(xc), shift(yc)), (tuple(xb), shift(yb)))
     x_free = _free_dims(_ndim(x), xc, xb)
     return dot_general_p.bind(x, y, dimension_numbers=dn), len(xb) + len(x_free)
@@ -128,11 +120,10 @@ def _dot_general_batch(args, dims, *, dimension_numbers):
 
 dot_general_p.impl = _dot_general_impl
 dot_general_p.abstract_eval = _dot_general_aval
-defjvp(dot_general_p,
-       lambda g, ans, x, y, *, dimension_numbers: dot_general_p.bind(g, y, dimension_numbers=dimension_numbers),
-       lambda g, ans, x, y, *, dimension_numbers: dot_general_p.bind(x, g, dimension_numbers=dimension_numbers))
-dot_general_p.transpose = _dot_general_transpose
-dot_general_p.is_linear = True    # bilinear: linear in whichever operand is the tangent
+defbilinear(dot_general_p,
+            lambda ct, x, y, *, dimension_numbers: _dot_transpose_lhs(ct, x.aval, y, dimension_numbers),
+            lambda ct, x, y, *, dimension_numbers: _dot_transpose_lhs(
+                ct, y.aval, x, _swap_sides(dimension_numbers), swap_ans=True))
 dot_general_p.batch = _dot_general_batch
 
 

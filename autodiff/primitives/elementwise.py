@@ -1,13 +1,23 @@
 """Elementwise primitives: unary and binary math, comparisons, select, dtype conversion."""
 import numpy as np
 
-from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero, is_float_dtype)
-from ..errors import (DTypeError, ShapeError)
-from ._rules import (_b, _batch_elementwise, _binary_aval, _coerce_pair, _float_unary_aval,
-                     _std_unary_aval, _u, _zero_like, defjvp, defjvp_zero, deflinear, dtype_of,
-                     full, instantiate, is_zero, ones_like, shape_of, zeros_like)
+from ..core import Primitive, ShapedArray, UndefinedPrimal, Zero, is_float_dtype
+from ..errors import DTypeError, ShapeError
+from ._rules import (defbilinear, defjvp, defjvp_zero, deflinear, deftranspose, defvectorized,
+                     dtype_of, full, instantiate, is_zero, ones_like, shape_of, zeros_like, _b,
+                     _binary_aval, _coerce_pair, _float_unary_aval, _std_unary_aval, _u,
+                     _zero_like)
 
-__all__ = ["abs_p", "acos_p", "acosh_p", "add", "add_p", "and_p", "asin_p", "asinh_p", "atan2", "atan2_p", "atan_p", "atanh_p", "cbrt_p", "ceil", "ceil_p", "convert", "convert_element_type_p", "cos", "cos_p", "cosh", "cosh_p", "div", "div_p", "eq", "eq_p", "exp", "exp2_p", "exp_p", "expm1_p", "floor", "floor_divide_p", "floor_p", "ge", "ge_p", "gt", "gt_p", "integer_pow", "integer_pow_p", "is_finite_p", "le", "le_p", "log", "log1p_p", "log_p", "logistic_p", "lt", "lt_p", "max_", "max_p", "min_", "min_p", "mod_p", "mul", "mul_fit", "mul_p", "ne", "ne_p", "neg", "neg_p", "not_p", "or_p", "pow", "pow_p", "round_p", "rsqrt", "rsqrt_p", "select", "select_p", "sign", "sign_p", "sin", "sin_p", "sinh", "sinh_p", "sqrt", "sqrt_p", "stop_gradient_p", "sub", "sub_p", "tan_p", "tanh", "tanh_p", "unbroadcast", "xor_p"]
+__all__ = ["abs_p", "acos_p", "acosh_p", "add", "add_p", "and_p", "asin_p", "asinh_p", "atan2",
+           "atan2_p", "atan_p", "atanh_p", "cbrt_p", "ceil", "ceil_p", "convert",
+           "convert_element_type_p", "cos", "cos_p", "cosh", "cosh_p", "div", "div_p", "eq",
+           "eq_p", "exp", "exp2_p", "exp_p", "expm1_p", "floor", "floor_divide_p", "floor_p", "ge",
+           "ge_p", "gt", "gt_p", "integer_pow", "integer_pow_p", "is_finite_p", "le", "le_p",
+           "log", "log1p_p", "log_p", "logistic_p", "lt", "lt_p", "max_", "max_p", "min_", "min_p",
+           "mod_p", "mul", "mul_fit", "mul_p", "ne", "ne_p", "neg", "neg_p", "not_p", "or_p",
+           "pow", "pow_p", "round_p", "rsqrt", "rsqrt_p", "select", "select_p", "sign", "sign_p",
+           "sin", "sin_p", "sinh", "sinh_p", "sqrt", "sqrt_p", "stop_gradient_p", "sub", "sub_p",
+           "tan_p", "tanh", "tanh_p", "unbroadcast", "xor_p"]
 
 # ============================================================================
 # Elementwise unary
@@ -17,7 +27,7 @@ def _unary(name, impl, float_only=True):
     p = Primitive(name)
     p.impl = impl
     p.abstract_eval = _float_unary_aval(name) if float_only else _std_unary_aval
-    _batch_elementwise(p)
+    defvectorized(p)
     return p
 
 
@@ -37,13 +47,13 @@ is_finite_p = Primitive("is_finite")
 is_finite_p.impl = np.isfinite
 is_finite_p.abstract_eval = lambda x: ShapedArray(x.shape, np.bool_)
 defjvp_zero(is_finite_p)
-_batch_elementwise(is_finite_p)
+defvectorized(is_finite_p)
 
 not_p = Primitive("not")
 not_p.impl = np.invert
 not_p.abstract_eval = _std_unary_aval
 defjvp_zero(not_p)
-_batch_elementwise(not_p)
+defvectorized(not_p)
 
 exp_p = _unary("exp", np.exp)
 defjvp(exp_p, lambda g, ans, x: mul(g, ans))                       # d e^x = e^x
@@ -119,7 +129,7 @@ def _integer_pow_impl(x, *, y):
 integer_pow_p = Primitive("integer_pow")
 integer_pow_p.impl = _integer_pow_impl
 integer_pow_p.abstract_eval = _std_unary_aval
-_batch_elementwise(integer_pow_p)
+defvectorized(integer_pow_p)
 
 
 def _integer_pow_jvp_rule(g, ans, x, *, y):
@@ -148,7 +158,7 @@ def _binary(name, impl, out_dtype=None):
     p = Primitive(name)
     p.impl = impl
     p.abstract_eval = _binary_aval(name, out_dtype)
-    _batch_elementwise(p)
+    defvectorized(p)
     return p
 
 
@@ -169,7 +179,7 @@ def _linear_binary_transpose(sign_y):
         cx = unbroadcast(ct, x.aval) if isinstance(x, UndefinedPrimal) else None
         cy = None
         if isinstance(y, UndefinedPrimal):
-            cy = unbroadcast(ct if sign_y > 0 or is_zero(ct) else neg(ct), y.aval)
+            cy = unbroadcast(ct if sign_y > 0 else neg(ct), y.aval)
         return [cx, cy]
     return rule
 
@@ -212,26 +222,15 @@ def _sum_tangents(ans, tx, ty, sy):
 add_p.jvp = _add_jvp
 sub_p.jvp = _sub_jvp
 
-mul_p = _binary("mul", np.multiply)
-defjvp(mul_p, lambda g, ans, x, y: mul_fit(g, y, ans), lambda g, ans, x, y: mul_fit(x, g, ans))
-
-
 def mul_fit(a, b, ans):
+    """``a * b`` broadcast to the shape of ``ans`` (a rank-0 operand meets a rank-0 tangent)."""
     out = mul(a, b)
     return out if shape_of(out) == shape_of(ans) else broadcast_in_dim(out, shape_of(ans), ())
 
 
-def _mul_transpose(ct, x, y):
-    if is_zero(ct):
-        return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None,
-                Zero(y.aval) if isinstance(y, UndefinedPrimal) else None]
-    if isinstance(x, UndefinedPrimal):
-        assert not isinstance(y, UndefinedPrimal), "mul of two linear values is not linear"
-        return [unbroadcast(mul(ct, y), x.aval), None]
-    return [None, unbroadcast(mul(x, ct), y.aval)]
-
-
-mul_p.transpose = _mul_transpose
+mul_p = _binary("mul", np.multiply)
+defbilinear(mul_p, lambda ct, x, y: unbroadcast(mul(ct, y), x.aval),
+            lambda ct, x, y: unbroadcast(mul(x, ct), y.aval), apply=mul_fit)
 
 div_p = _binary("div", np.divide)
 def _div_jvp(primals, tangents):
@@ -254,14 +253,7 @@ def _div_jvp(primals, tangents):
 div_p.jvp = _div_jvp
 
 
-def _div_transpose(ct, x, y):
-    assert not isinstance(y, UndefinedPrimal), "division by a linear value is not linear"
-    if is_zero(ct):
-        return [Zero(x.aval), None]
-    return [unbroadcast(div(ct, y), x.aval), None]
-
-
-div_p.transpose = _div_transpose
+deftranspose(div_p, lambda ct, x, y: [unbroadcast(div(ct, y), x.aval), None], argnums=(0,))
 
 
 def _pow_impl(x, y):
@@ -377,7 +369,7 @@ def _select_aval(p, t, f):
 
 
 select_p.abstract_eval = _select_aval
-_batch_elementwise(select_p)
+defvectorized(select_p)
 
 
 def _select_jvp(primals, tangents):
@@ -398,15 +390,14 @@ def _select_transpose(ct, p, t, f):
     assert not isinstance(p, UndefinedPrimal)
     out = [None, None, None]
     if isinstance(t, UndefinedPrimal):
-        out[1] = Zero(t.aval) if is_zero(ct) else unbroadcast(select(p, ct, zeros_like(ct)), t.aval)
+        out[1] = unbroadcast(select(p, ct, zeros_like(ct)), t.aval)
     if isinstance(f, UndefinedPrimal):
-        out[2] = Zero(f.aval) if is_zero(ct) else unbroadcast(select(p, zeros_like(ct), ct), f.aval)
+        out[2] = unbroadcast(select(p, zeros_like(ct), ct), f.aval)
     return out
 
 
 select_p.jvp = _select_jvp
-select_p.transpose = _select_transpose
-select_p.is_linear = True
+deftranspose(select_p, _select_transpose, argnums=(1, 2))
 
 convert_element_type_p = Primitive("convert_element_type")
 
@@ -421,7 +412,7 @@ def _convert_impl(x, *, new_dtype):
 
 convert_element_type_p.impl = _convert_impl
 convert_element_type_p.abstract_eval = lambda x, *, new_dtype: ShapedArray(x.shape, new_dtype)
-_batch_elementwise(convert_element_type_p)
+defvectorized(convert_element_type_p)
 
 
 def _convert_jvp(primals, tangents, *, new_dtype):
@@ -433,14 +424,11 @@ def _convert_jvp(primals, tangents, *, new_dtype):
 
 
 def _convert_transpose(ct, x, *, new_dtype):
-    if is_zero(ct):
-        return [Zero(x.aval)]
     return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype)]
 
 
 convert_element_type_p.jvp = _convert_jvp
-convert_element_type_p.transpose = _convert_transpose
-convert_element_type_p.is_linear = True
+deftranspose(convert_element_type_p, _convert_transpose)
 
 
 def convert(x, dtype):
@@ -455,7 +443,7 @@ stop_gradient_p.impl = lambda x: x
 stop_gradient_p.abstract_eval = _std_unary_aval
 defjvp_zero(stop_gradient_p)
 stop_gradient_p.differentiable = True
-_batch_elementwise(stop_gradient_p)
+defvectorized(stop_gradient_p)
 
 
 # ============================================================================
@@ -478,5 +466,5 @@ def select(pred, on_true, on_false):
 
 # Names used only when a rule runs, from families imported after this one
 # (the package imports the families in dependency order; see __init__).
-from .shape import (broadcast_in_dim)  # noqa: E402
-from .reductions import (reduce_sum)  # noqa: E402
+from .shape import broadcast_in_dim  # noqa: E402
+from .reductions import reduce_sum  # noqa: E402

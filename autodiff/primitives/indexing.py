@@ -1,14 +1,16 @@
 """Indexing primitives: dynamic slices and updates, gather and scatter, along-axis indexing."""
 import numpy as np
 
-from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero)
-from ..errors import (DTypeError, ShapeError)
-from ._rules import (_ndim, _zero_like, aval_of, bdim_to_front, dtype_of, full, instantiate,
-                     is_zero, scalar, shape_of, zeros_like)
-from .elementwise import (add, convert, eq, max_, min_, select)
-from .shape import (broadcast_in_dim, concatenate, expand_dims, iota, reshape, transpose)
+from ..core import Primitive, ShapedArray, UndefinedPrimal
+from ..errors import DTypeError, ShapeError
+from ._rules import (aval_of, deftranspose, dtype_of, full, instantiate, is_zero, moveaxis, scalar,
+                     shape_of, zeros_like, _zero_like)
+from .elementwise import add, convert, eq, max_, min_, select
+from .shape import broadcast_in_dim, concatenate, expand_dims, iota, reshape
 
-__all__ = ["dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p", "gather", "gather_p", "scatter_add_p", "scatter_along_axis_add", "scatter_p", "take_along_axis"]
+__all__ = ["dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p",
+           "gather", "gather_p", "scatter_add_p", "scatter_along_axis_add", "scatter_p",
+           "take_along_axis"]
 
 # dynamic_slice(x, *starts): starts are int scalars, clamped so the slice stays in bounds
 dynamic_slice_p = Primitive("dynamic_slice")
@@ -46,8 +48,6 @@ def _ds_jvp(primals, tangents, *, slice_sizes):
 
 def _ds_transpose(ct, x, *starts, slice_sizes):
     zeros = full(x.aval.shape, 0, x.aval.dtype)
-    if is_zero(ct):
-        return [Zero(x.aval)] + [None] * len(starts)
     return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
 
 
@@ -55,7 +55,7 @@ def _ds_batch(args, dims, *, slice_sizes):
     x, *starts = args
     dx, *dstarts = dims
     if all(d is None for d in dstarts):
-        x = bdim_to_front(x, dx)
+        x = moveaxis(x, dx)
         z = scalar(0, dtype_of(starts[0]) if starts else np.int64)
         return dynamic_slice_p.bind(x, z, *starts,
                                     slice_sizes=(shape_of(x)[0],) + tuple(slice_sizes)), 0
@@ -66,8 +66,7 @@ def _ds_batch(args, dims, *, slice_sizes):
 dynamic_slice_p.impl = _ds_impl
 dynamic_slice_p.abstract_eval = _ds_aval
 dynamic_slice_p.jvp = _ds_jvp
-dynamic_slice_p.transpose = _ds_transpose
-dynamic_slice_p.is_linear = True
+deftranspose(dynamic_slice_p, _ds_transpose, argnums=(0,))
 dynamic_slice_p.batch = _ds_batch
 
 
@@ -105,9 +104,6 @@ def _dus_jvp(primals, tangents):
 
 def _dus_transpose(ct, x, upd, *starts):
     ua = aval_of(upd)
-    if is_zero(ct):
-        return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None,
-                Zero(ua) if isinstance(upd, UndefinedPrimal) else None] + [None] * len(starts)
     cx = dynamic_update_slice_p.bind(ct, full(ua.shape, 0, ua.dtype), *starts) \
         if isinstance(x, UndefinedPrimal) else None
     cu = dynamic_slice_p.bind(ct, *starts, slice_sizes=ua.shape) \
@@ -120,8 +116,8 @@ def _dus_batch(args, dims):
     dx, du, *dstarts = dims
     size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
     if all(d is None for d in dstarts):
-        x = bdim_to_front(x, dx, size)
-        upd = bdim_to_front(upd, du, size)
+        x = moveaxis(x, dx, size=size)
+        upd = moveaxis(upd, du, size=size)
         z = scalar(0, dtype_of(starts[0]) if starts else np.int64)
         return dynamic_update_slice_p.bind(x, upd, z, *starts), 0
     # batched starts: scatter the update windows
@@ -131,8 +127,7 @@ def _dus_batch(args, dims):
 dynamic_update_slice_p.impl = _dus_impl
 dynamic_update_slice_p.abstract_eval = _dus_aval
 dynamic_update_slice_p.jvp = _dus_jvp
-dynamic_update_slice_p.transpose = _dus_transpose
-dynamic_update_slice_p.is_linear = True
+deftranspose(dynamic_update_slice_p, _dus_transpose, argnums=(0, 1))
 dynamic_update_slice_p.batch = _dus_batch
 
 
@@ -172,8 +167,6 @@ def _gather_aval(x, idx):
 
 
 def _gather_transpose(ct, x, idx):
-    if is_zero(ct):
-        return [Zero(x.aval), None]
     return [scatter_add_p.bind(full(x.aval.shape, 0, x.aval.dtype), idx, ct), None]
 
 
@@ -198,22 +191,21 @@ def _gather_batch(args, dims):
     if di is None:
         # same indices for every batch element: move the batch axis just past the indexed axes
         k = shape_of(idx)[-1]
-        x = _move_axis(x, dx, k)
+        x = moveaxis(x, dx, k)
         out = gather_p.bind(x, idx)
         return out, len(shape_of(idx)) - 1
-    idx = bdim_to_front(idx, di)
+    idx = moveaxis(idx, di)
     if dx is None:
         # one operand, a batch of index arrays: the index's leading axes are gather's batch
         return gather_p.bind(x, idx), 0
-    x = bdim_to_front(x, dx, size)
+    x = moveaxis(x, dx, size=size)
     return gather_p.bind(x, _with_batch_index(idx, size, None)), 0
 
 
 gather_p.impl = _gather_impl
 gather_p.abstract_eval = _gather_aval
 gather_p.jvp = _gather_jvp
-gather_p.transpose = _gather_transpose
-gather_p.is_linear = True
+deftranspose(gather_p, _gather_transpose, argnums=(0,))
 gather_p.batch = _gather_batch
 
 
@@ -252,9 +244,6 @@ def _scatter_add_jvp(primals, tangents):
 
 
 def _scatter_add_transpose(ct, x, idx, upd):
-    if is_zero(ct):
-        return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None, None,
-                Zero(upd.aval) if isinstance(upd, UndefinedPrimal) else None]
     return [ct if isinstance(x, UndefinedPrimal) else None, None,
             gather_p.bind(ct, idx) if isinstance(upd, UndefinedPrimal) else None]
 
@@ -263,12 +252,12 @@ def _scatter_batch(prim):
     def rule(args, dims):
         x, idx, upd = args
         size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
-        x = bdim_to_front(x, dims[0], size)
-        upd = bdim_to_front(upd, dims[2], size)
+        x = moveaxis(x, dims[0], size=size)
+        upd = moveaxis(upd, dims[2], size=size)
         if dims[1] is None:
             idx = broadcast_in_dim(idx, (size,) + shape_of(idx), tuple(range(1, len(shape_of(idx)) + 1)))
         else:
-            idx = bdim_to_front(idx, dims[1])
+            idx = moveaxis(idx, dims[1])
         return prim.bind(x, _with_batch_index(idx, size, None), upd), 0
     prim.batch = rule
 
@@ -276,8 +265,7 @@ def _scatter_batch(prim):
 scatter_add_p.impl = _scatter_add_impl
 scatter_add_p.abstract_eval = _scatter_aval
 scatter_add_p.jvp = _scatter_add_jvp
-scatter_add_p.transpose = _scatter_add_transpose
-scatter_add_p.is_linear = True
+deftranspose(scatter_add_p, _scatter_add_transpose, argnums=(0, 2))
 _scatter_batch(scatter_add_p)
 
 scatter_p = Primitive("scatter")   # set; with repeated indices the last update wins
@@ -300,9 +288,6 @@ def _scatter_jvp(primals, tangents):
 
 def _scatter_transpose(ct, x, idx, upd):
     ua = aval_of(upd)
-    if is_zero(ct):
-        return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None, None,
-                Zero(ua) if isinstance(upd, UndefinedPrimal) else None]
     cx = scatter_p.bind(ct, idx, full(ua.shape, 0, ua.dtype)) if isinstance(x, UndefinedPrimal) else None
     cu = None
     if isinstance(upd, UndefinedPrimal):
@@ -324,18 +309,8 @@ def _scatter_transpose(ct, x, idx, upd):
 scatter_p.impl = _scatter_impl
 scatter_p.abstract_eval = _scatter_aval
 scatter_p.jvp = _scatter_jvp
-scatter_p.transpose = _scatter_transpose
-scatter_p.is_linear = True
+deftranspose(scatter_p, _scatter_transpose, argnums=(0, 2))
 _scatter_batch(scatter_p)
-
-
-def _move_axis(x, src, dst):
-    if src is None or src == dst:
-        return x
-    n = _ndim(x)
-    order = [i for i in range(n) if i != src]
-    order.insert(dst, src)
-    return transpose(x, order)
 
 
 def _window_indices(shape, starts, dstarts, win, size):
@@ -345,7 +320,7 @@ def _window_indices(shape, starts, dstarts, win, size):
     grids = []
     for i, (s, d) in enumerate(zip(starts, dstarts)):
         s = convert(s, idt)
-        s = bdim_to_front(s, d) if d is not None else broadcast_in_dim(s, (size,), ())
+        s = moveaxis(s, d) if d is not None else broadcast_in_dim(s, (size,), ())
         s = max_(min_(s, scalar(shape[i] - win[i], idt)), scalar(0, idt))
         grids.append(add(iota(idt, (size,) + tuple(win), i + 1),
                          broadcast_in_dim(s, (size,) + tuple(win), (0,))))
@@ -358,15 +333,15 @@ def _batched_dynamic_slice(x, dx, starts, dstarts, slice_sizes):
     if dx is None:
         # one operand, a batch of windows: gather them straight from x (no copies of x)
         return gather_p.bind(x, _window_indices(shape_of(x), starts, dstarts, slice_sizes, size))
-    x = bdim_to_front(x, dx)
+    x = moveaxis(x, dx)
     idx = _window_indices(shape_of(x)[1:], starts, dstarts, slice_sizes, size)
     return gather_p.bind(x, _with_batch_index(idx, size, None))
 
 
 def _batched_dynamic_update_slice(x, dx, upd, du, starts, dstarts, size):
     # batched start indices: a scatter of the update windows
-    x = bdim_to_front(x, dx, size)
-    upd = bdim_to_front(upd, du, size)
+    x = moveaxis(x, dx, size=size)
+    upd = moveaxis(upd, du, size=size)
     idx = _window_indices(shape_of(x)[1:], starts, dstarts, shape_of(upd)[1:], size)
     return scatter_p.bind(x, _with_batch_index(idx, size, None), upd)
 

@@ -1,16 +1,17 @@
 """Linear algebra on stacks of matrices: cholesky, triangular_solve, solve, slogdet, eigh."""
 import numpy as np
 
-from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero, is_float_dtype)
-from ..errors import (DTypeError, ShapeError)
-from ._rules import (_ndim, _zero_like, bdim_to_front, dtype_of, full, is_zero, ones_like,
-                     scalar, shape_of, zeros_like)
-from .elementwise import (add, convert, div, eq, ge, mul, neg, select, sub)
-from .shape import (broadcast_in_dim, iota, reshape, transpose)
-from .reductions import (reduce_sum)
-from .dot import (dot_general_p)
+from ..core import Primitive, ShapedArray, UndefinedPrimal, is_float_dtype
+from ..errors import DTypeError, ShapeError
+from ._rules import (deftranspose, dtype_of, full, is_zero, moveaxis, ones_like, scalar, shape_of,
+                     zeros_like, _ndim, _zero_like)
+from .elementwise import add, convert, div, eq, ge, mul, neg, select, sub
+from .shape import broadcast_in_dim, iota, reshape, transpose
+from .reductions import reduce_sum
+from .dot import dot_general_p
 
-__all__ = ["batched_matmul", "cholesky_p", "eigh_p", "mT", "slogdet_p", "solve_p", "sym_lower", "triangular_solve", "triangular_solve_p", "tril"]
+__all__ = ["batched_matmul", "cholesky_p", "eigh_p", "mT", "slogdet_p", "solve_p", "sym_lower",
+           "triangular_solve", "triangular_solve_p", "tril"]
 
 # ============================================================================
 # Linear algebra (operands are stacks: (..., n, n) and (..., n, k))
@@ -51,7 +52,7 @@ def sym_lower(t):
 def _batch_linalg(prim):
     def rule(args, dims, **params):
         size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
-        xs = [bdim_to_front(a, d, size) for a, d in zip(args, dims)]
+        xs = [moveaxis(a, d, size=size) for a, d in zip(args, dims)]
         out = prim.bind(*xs, **params)
         return (out, [0] * len(out)) if prim.multiple_results else (out, 0)
     prim.batch = rule
@@ -150,16 +151,13 @@ def _tri_solve_jvp(primals, tangents, **p):
 
 def _tri_solve_transpose(ct, a, b, **p):
     assert not isinstance(a, UndefinedPrimal)
-    if is_zero(ct):
-        return [None, Zero(b.aval)]
     return [None, triangular_solve_p.bind(a, ct, **dict(p, transpose_a=not p["transpose_a"]))]
 
 
 triangular_solve_p.impl = _tri_solve_impl
 triangular_solve_p.abstract_eval = _tri_solve_aval
 triangular_solve_p.jvp = _tri_solve_jvp
-triangular_solve_p.transpose = _tri_solve_transpose
-triangular_solve_p.is_linear = True   # linear in b
+deftranspose(triangular_solve_p, _tri_solve_transpose, argnums=(1,))   # linear in b
 _batch_linalg(triangular_solve_p)
 
 
@@ -170,7 +168,7 @@ def _batch_solve_shared_matrix(prim, generic):
         (a, b), (da, db) = args, dims
         if da is not None:
             return generic(args, dims, **params)
-        b = bdim_to_front(b, db)
+        b = moveaxis(b, db)
         shape = shape_of(b)                       # (B, *lead, m, k)
         B, lead, (m, k) = shape[0], shape[1:-2], shape[-2:]
         L = len(lead)
@@ -228,16 +226,13 @@ def _solve_jvp(primals, tangents):
 
 def _solve_transpose(ct, a, b):
     assert not isinstance(a, UndefinedPrimal)
-    if is_zero(ct):
-        return [None, Zero(b.aval)]
     return [None, solve_p.bind(mT(a), ct)]
 
 
 solve_p.impl = _solve_impl
 solve_p.abstract_eval = _solve_aval
 solve_p.jvp = _solve_jvp
-solve_p.transpose = _solve_transpose
-solve_p.is_linear = True   # linear in b
+deftranspose(solve_p, _solve_transpose, argnums=(1,))   # linear in b
 _batch_linalg(solve_p)
 _batch_solve_shared_matrix(solve_p, solve_p.batch)
 

@@ -1,14 +1,15 @@
 """Reductions: sums, products, extrema, logical reductions and arg-reductions."""
 import numpy as np
 
-from ..core import (Primitive, ShapedArray, Zero)
-from ..errors import (ShapeError)
-from ._rules import (_zero_like, bdim_to_front, defjvp_zero, deflinear, dtype_of, full,
-                     is_zero, shape_of)
-from .elementwise import (convert, div, eq, mul)
-from .shape import (broadcast_in_dim, concatenate, reshape, slice_in_dim, transpose)
+from ..core import Primitive, ShapedArray
+from ..errors import ShapeError
+from ._rules import (defjvp_zero, defleading, deflinear, dtype_of, full, is_zero, shape_of,
+                     shifted, _zero_like)
+from .elementwise import convert, div, eq, mul
+from .shape import broadcast_in_dim, concatenate, reshape, slice_in_dim, transpose
 
-__all__ = ["argmax_p", "argmin_p", "reduce_and_p", "reduce_max_p", "reduce_min_p", "reduce_or_p", "reduce_prod_p", "reduce_sum", "reduce_sum_p"]
+__all__ = ["argmax_p", "argmin_p", "reduce_and_p", "reduce_max_p", "reduce_min_p", "reduce_or_p",
+           "reduce_prod_p", "reduce_sum", "reduce_sum_p"]
 
 # ============================================================================
 # Reductions
@@ -23,23 +24,11 @@ def _reduce_aval(x, *, axes, out_dtype=None):
     return ShapedArray(shape, out_dtype or x.dtype)
 
 
-def _batch_reduce(prim, axes_param="axes"):
-    def rule(args, dims, **params):
-        (x,), (d,) = args, dims
-        x = bdim_to_front(x, d)
-        if axes_param == "axes":
-            params = dict(params, axes=tuple(a + 1 for a in params["axes"]))
-        else:
-            params = dict(params, **{axes_param: params[axes_param] + 1})
-        return prim.bind(x, **params), 0
-    prim.batch = rule
-
-
 def _reducer(name, impl, out_dtype=None):
     p = Primitive(name)
     p.impl = impl
     p.abstract_eval = lambda x, *, axes: _reduce_aval(x, axes=axes, out_dtype=out_dtype)
-    _batch_reduce(p)
+    defleading(p, shifted("axes"))
     return p
 
 
@@ -54,8 +43,6 @@ reduce_sum_p = _reducer("reduce_sum", _sum_impl)
 def _reduce_sum_transpose(ct, x, *, axes):
     # transpose of a sum is a broadcast back along the summed axes
     shape = x.aval.shape
-    if is_zero(ct):
-        return [Zero(x.aval)]
     kept = tuple(i for i in range(len(shape)) if i not in axes)
     return [broadcast_in_dim(ct, shape, kept)]
 
@@ -128,12 +115,12 @@ argmax_p = Primitive("argmax")
 argmax_p.impl = lambda x, *, axis, index_dtype: np.argmax(x, axis=axis).astype(index_dtype)
 argmax_p.abstract_eval = _arg_aval
 defjvp_zero(argmax_p)
-_batch_reduce(argmax_p, "axis")
+defleading(argmax_p, shifted("axis"))
 argmin_p = Primitive("argmin")
 argmin_p.impl = lambda x, *, axis, index_dtype: np.argmin(x, axis=axis).astype(index_dtype)
 argmin_p.abstract_eval = _arg_aval
 defjvp_zero(argmin_p)
-_batch_reduce(argmin_p, "axis")
+defleading(argmin_p, shifted("axis"))
 
 
 
@@ -145,4 +132,4 @@ def reduce_sum(x, axes):
 
 # Names used only when a rule runs, from families imported after this one
 # (the package imports the families in dependency order; see __init__).
-from .cumulative import (cumprod)  # noqa: E402
+from .cumulative import cumprod  # noqa: E402

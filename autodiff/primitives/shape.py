@@ -2,13 +2,16 @@
 pad, slice, rev, and the index generator iota."""
 import numpy as np
 
-from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero)
-from ..errors import (DTypeError, ShapeError)
-from ._rules import (aval_of, bdim_to_front, defjvp_zero, deflinear, dtype_of, full, is_zero,
-                     scalar, shape_of)
-from .elementwise import (select, sub)
+from ..core import Primitive, ShapedArray, UndefinedPrimal
+from ..errors import DTypeError, ShapeError
+from ._rules import (aval_of, defjvp_zero, defleading, deflinear, dtype_of, full, moveaxis, scalar,
+                     shape_of, shifted)
+from .elementwise import select, sub
 
-__all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "concatenate", "concatenate_p", "expand_dims", "expand_dims_p", "iota", "iota_p", "pad", "pad_p", "reshape", "reshape_p", "rev", "rev_p", "slice_in_dim", "slice_op", "slice_p", "squeeze", "squeeze_p", "transpose", "transpose_p"]
+__all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "concatenate", "concatenate_p", "expand_dims",
+           "expand_dims_p", "iota", "iota_p", "pad", "pad_p", "reshape", "reshape_p", "rev",
+           "rev_p", "slice_in_dim", "slice_op", "slice_p", "squeeze", "squeeze_p", "transpose",
+           "transpose_p"]
 
 # ============================================================================
 # Shape operations
@@ -36,8 +39,6 @@ def _bid_aval(x, *, shape, broadcast_dimensions):
 
 
 def _bid_transpose(ct, x, *, shape, broadcast_dimensions):
-    if is_zero(ct):
-        return [Zero(x.aval)]
     ishape = x.aval.shape
     new_dims = tuple(i for i in range(len(shape)) if i not in broadcast_dimensions)
     expanded = tuple(d for i, d in enumerate(broadcast_dimensions)
@@ -49,18 +50,11 @@ def _bid_transpose(ct, x, *, shape, broadcast_dimensions):
     return [out]
 
 
-def _bid_batch(args, dims, *, shape, broadcast_dimensions):
-    (x,), (d,) = args, dims
-    x = bdim_to_front(x, d)
-    size = shape_of(x)[0]
-    return broadcast_in_dim(x, (size,) + tuple(shape),
-                            (0,) + tuple(b + 1 for b in broadcast_dimensions)), 0
-
-
 broadcast_in_dim_p.impl = _bid_impl
 broadcast_in_dim_p.abstract_eval = _bid_aval
 deflinear(broadcast_in_dim_p, _bid_transpose)
-broadcast_in_dim_p.batch = _bid_batch
+defleading(broadcast_in_dim_p, lambda n, *, shape, broadcast_dimensions: dict(
+    shape=(n,) + tuple(shape), broadcast_dimensions=(0,) + tuple(b + 1 for b in broadcast_dimensions)))
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
@@ -81,15 +75,9 @@ def _reshape_aval(x, *, new_sizes):
     return ShapedArray(new_sizes, x.dtype)
 
 
-def _reshape_batch(args, dims, *, new_sizes):
-    (x,), (d,) = args, dims
-    x = bdim_to_front(x, d)
-    return reshape(x, (shape_of(x)[0],) + tuple(new_sizes)), 0
-
-
 reshape_p.abstract_eval = _reshape_aval
-deflinear(reshape_p, lambda ct, x, *, new_sizes: [Zero(x.aval) if is_zero(ct) else reshape(ct, x.aval.shape)])
-reshape_p.batch = _reshape_batch
+deflinear(reshape_p, lambda ct, x, *, new_sizes: [reshape(ct, x.aval.shape)])
+defleading(reshape_p, lambda n, *, new_sizes: dict(new_sizes=(n,) + tuple(new_sizes)))
 
 
 def reshape(x, new_sizes):
@@ -110,20 +98,13 @@ def _transpose_aval(x, *, permutation):
 
 
 def _transpose_transpose(ct, x, *, permutation):
-    if is_zero(ct):
-        return [Zero(x.aval)]
     return [transpose(ct, tuple(np.argsort(permutation)))]
-
-
-def _transpose_batch(args, dims, *, permutation):
-    (x,), (d,) = args, dims
-    x = bdim_to_front(x, d)
-    return transpose(x, (0,) + tuple(p + 1 for p in permutation)), 0
 
 
 transpose_p.abstract_eval = _transpose_aval
 deflinear(transpose_p, _transpose_transpose)
-transpose_p.batch = _transpose_batch
+defleading(transpose_p, lambda n, *, permutation: dict(
+    permutation=(0,) + tuple(p + 1 for p in permutation)))
 
 
 def transpose(x, permutation):
@@ -145,16 +126,10 @@ def _squeeze_aval(x, *, dimensions):
 
 
 squeeze_p.abstract_eval = _squeeze_aval
-deflinear(squeeze_p, lambda ct, x, *, dimensions: [Zero(x.aval) if is_zero(ct) else reshape(ct, x.aval.shape)])
+deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
 
 
-def _squeeze_batch(args, dims, *, dimensions):
-    (x,), (d,) = args, dims
-    x = bdim_to_front(x, d)
-    return squeeze_p.bind(x, dimensions=tuple(a + 1 for a in dimensions)), 0
-
-
-squeeze_p.batch = _squeeze_batch
+defleading(squeeze_p, shifted("dimensions"))
 
 
 def squeeze(x, dimensions):
@@ -177,16 +152,10 @@ def _expand_dims_aval(x, *, dimensions):
 
 
 expand_dims_p.abstract_eval = _expand_dims_aval
-deflinear(expand_dims_p, lambda ct, x, *, dimensions: [Zero(x.aval) if is_zero(ct) else reshape(ct, x.aval.shape)])
+deflinear(expand_dims_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
 
 
-def _expand_dims_batch(args, dims, *, dimensions):
-    (x,), (d,) = args, dims
-    x = bdim_to_front(x, d)
-    return expand_dims_p.bind(x, dimensions=tuple(a + 1 for a in dimensions)), 0
-
-
-expand_dims_p.batch = _expand_dims_batch
+defleading(expand_dims_p, shifted("dimensions"))
 
 
 def expand_dims(x, dimensions):
@@ -219,7 +188,7 @@ def _concat_transpose(ct, *xs, dimension):
     for x in xs:
         n = aval_of(x).shape[dimension]
         if isinstance(x, UndefinedPrimal):
-            out.append(Zero(x.aval) if is_zero(ct) else slice_in_dim(ct, start, start + n, dimension))
+            out.append(slice_in_dim(ct, start, start + n, dimension))
         else:
             out.append(None)
         start += n
@@ -228,7 +197,7 @@ def _concat_transpose(ct, *xs, dimension):
 
 def _concat_batch(args, dims, *, dimension):
     size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
-    xs = [bdim_to_front(a, d, size) for a, d in zip(args, dims)]
+    xs = [moveaxis(a, d, size=size) for a, d in zip(args, dims)]
     return concatenate_p.bind(*xs, dimension=dimension + 1), 0
 
 
@@ -279,9 +248,6 @@ def _pad_aval(x, pv, *, padding_config):
 def _pad_transpose(ct, x, pv, *, padding_config):
     # pad's transpose crops the borders and takes every (interior+1)-th element
     out = [None, None]
-    if is_zero(ct):
-        return [Zero(x.aval) if isinstance(x, UndefinedPrimal) else None,
-                Zero(pv.aval) if isinstance(pv, UndefinedPrimal) else None]
     cropped = pad(ct, scalar(0, dtype_of(ct)), tuple((-lo, -hi, 0) for lo, hi, _ in padding_config))
     t_x = slice_p.bind(cropped, start_indices=(0,) * len(padding_config),
                        limit_indices=shape_of(cropped),
@@ -301,13 +267,13 @@ def _pad_batch(args, dims, *, padding_config):
         # a batched padding value: pad with zero, then select the value outside the
         # operand's positions (a select, not arithmetic, so an inf padding value stays exact)
         size = shape_of(pv)[dpv]
-        x = bdim_to_front(x, dx, size)
+        x = moveaxis(x, dx, size=size)
         cfg = ((0, 0, 0),) + tuple(padding_config)
         padded = pad(x, scalar(0, dtype_of(x)), cfg)
         inside = pad(full(shape_of(x), True, np.bool_), np.bool_(False), cfg)
-        pvb = broadcast_in_dim(bdim_to_front(pv, dpv), shape_of(padded), (0,))
+        pvb = broadcast_in_dim(moveaxis(pv, dpv), shape_of(padded), (0,))
         return select(inside, padded, pvb), 0
-    x = bdim_to_front(x, dx)
+    x = moveaxis(x, dx)
     return pad(x, pv, ((0, 0, 0),) + tuple(padding_config)), 0
 
 
@@ -342,8 +308,6 @@ def _slice_aval(x, *, start_indices, limit_indices, strides):
 
 def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
     shape = x.aval.shape
-    if is_zero(ct):
-        return [Zero(x.aval)]
     cfg = []
     for n, s, o, st in zip(shape, start_indices, shape_of(ct), strides):
         hi = n - (s + (o - 1) * st + 1) if o > 0 else n - s
@@ -351,17 +315,11 @@ def _slice_transpose(ct, x, *, start_indices, limit_indices, strides):
     return [pad(ct, scalar(0, dtype_of(ct)), cfg)]
 
 
-def _slice_batch(args, dims, *, start_indices, limit_indices, strides):
-    (x,), (d,) = args, dims
-    x = bdim_to_front(x, d)
-    n = shape_of(x)[0]
-    return slice_p.bind(x, start_indices=(0,) + tuple(start_indices),
-                        limit_indices=(n,) + tuple(limit_indices), strides=(1,) + tuple(strides)), 0
-
-
 slice_p.abstract_eval = _slice_aval
 deflinear(slice_p, _slice_transpose)
-slice_p.batch = _slice_batch
+defleading(slice_p, lambda n, *, start_indices, limit_indices, strides: dict(
+    start_indices=(0,) + tuple(start_indices), limit_indices=(n,) + tuple(limit_indices),
+    strides=(1,) + tuple(strides)))
 
 
 def slice_op(x, start_indices, limit_indices, strides=None):
@@ -387,16 +345,10 @@ def slice_in_dim(x, start, limit, axis, stride=1):
 rev_p = Primitive("rev")
 rev_p.impl = lambda x, *, dimensions: np.flip(x, axis=dimensions) if dimensions else x
 rev_p.abstract_eval = lambda x, *, dimensions: ShapedArray(x.shape, x.dtype)
-deflinear(rev_p, lambda ct, x, *, dimensions: [Zero(x.aval) if is_zero(ct) else rev(ct, dimensions)])
+deflinear(rev_p, lambda ct, x, *, dimensions: [rev(ct, dimensions)])
 
 
-def _rev_batch(args, dims, *, dimensions):
-    (x,), (d,) = args, dims
-    x = bdim_to_front(x, d)
-    return rev(x, tuple(a + 1 for a in dimensions)), 0
-
-
-rev_p.batch = _rev_batch
+defleading(rev_p, shifted("dimensions"))
 
 
 def rev(x, dimensions):
@@ -421,4 +373,4 @@ def iota(dtype, shape, dimension=0):
 
 # Names used only when a rule runs, from families imported after this one
 # (the package imports the families in dependency order; see __init__).
-from .reductions import (reduce_sum)  # noqa: E402
+from .reductions import reduce_sum  # noqa: E402
