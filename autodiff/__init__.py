@@ -44,5 +44,5 @@ __all__ = [
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
     "flatten_util", "debug", "tree", "extend", "dtypes", "ShapeDtypeStruct", "eval_shape", "block_until_ready",
-    "jet", "taylor", "pure_callback", "device_put", "device_get", "Array",
+    "jet", "taylor", "pure_callback", "device_put", "device_get", "Array", "devices",
 ]

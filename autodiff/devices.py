@@ -4,13 +4,204 @@ Computation on the CPU backends is synchronous: when a function returns, its res
 are computed. ``block_until_ready`` is there for code written for JAX's asynchronous
 dispatch (benchmarks that wait before stopping a clock); it returns its argument.
 
+``ad.devices()`` lists the devices of the available backends (this module is callable:
+``ad.devices`` is both the module and that function). ``ad.device_put(x, "cuda")``
+returns :class:`CudaArray` s (numba-cuda device arrays; docs/cuda.md), which
+``jit(..., backend="cuda")`` reads in place and returns; ``np.asarray`` brings one back.
+Elsewhere (``anp`` functions called eagerly, ``grad`` and the other transforms outside
+``jit``) a device array is copied to the host first and the result is a numpy value.
+
 >>> import numpy as np, autodiff as ad
 >>> ad.block_until_ready({"w": np.ones(2)})
 {'w': array([1., 1.])}
+>>> ad.devices()[0]
+CpuDevice(id=0)
 """
+import importlib.util
+import sys
+import types
+
 from .tree_util import tree_leaves, tree_map
 
-__all__ = ["block_until_ready", "device_put", "device_get"]
+__all__ = ["block_until_ready", "device_put", "device_get", "devices", "CudaArray",
+           "CpuDevice", "CudaDevice"]
+
+
+class CpuDevice:
+    """The host (every CPU backend computes here)."""
+    platform = "cpu"
+    device_kind = "cpu"
+
+    def __init__(self, id=0):
+        self.id = id
+
+    def __repr__(self):
+        return f"CpuDevice(id={self.id})"
+
+    def __eq__(self, other):
+        return isinstance(other, CpuDevice) and other.id == self.id
+
+    def __hash__(self):
+        return hash(("cpu", self.id))
+
+
+class CudaDevice:
+    """A CUDA GPU (or numba-cuda's simulator of one: ``device_kind`` says which)."""
+    platform = "cuda"
+
+    def __init__(self, id, device_kind):
+        self.id, self.device_kind = id, device_kind
+
+    def __repr__(self):
+        return f"CudaDevice(id={self.id}, device_kind={self.device_kind!r})"
+
+    def __eq__(self, other):
+        return isinstance(other, CudaDevice) and other.id == self.id
+
+    def __hash__(self):
+        return hash(("cuda", self.id))
+
+
+def _cuda_devices():
+    """The CUDA devices, or ``[]`` (numba.cuda is imported only if numba-cuda is there)."""
+    if importlib.util.find_spec("numba_cuda") is None:
+        return []
+    from .backends.numba_cuda import available
+    ok, why = available()
+    if not ok:
+        return []
+    from numba import cuda
+    if "simulator" in why:
+        return [CudaDevice(0, "CUDA simulator")]
+    out = []
+    for i, d in enumerate(cuda.gpus):
+        name = d.name
+        out.append(CudaDevice(i, name.decode() if isinstance(name, bytes) else str(name)))
+    return out
+
+
+def devices(backend=None):
+    """The devices of the available backends: the host first, then CUDA GPUs (or the
+    CUDA simulator when ``NUMBA_ENABLE_CUDASIM=1``). ``backend="cpu"`` or ``"cuda"``
+    lists one kind; asking for ``"cuda"`` where it is missing raises ``UnsupportedError``
+    saying what is missing.
+
+    >>> import autodiff as ad
+    >>> ad.devices("cpu")
+    [CpuDevice(id=0)]
+    """
+    if backend in ("cpu", "host"):
+        return [CpuDevice(0)]
+    if backend in ("cuda", "gpu"):
+        found = _cuda_devices()
+        if not found:
+            _require_cuda()
+        return found
+    if backend is not None:
+        raise ValueError(f"devices: unknown backend {backend!r}; choose 'cpu' or 'cuda'")
+    return [CpuDevice(0)] + _cuda_devices()
+
+
+def _require_cuda():
+    from .core import user_source
+    from .errors import UnsupportedError
+    if importlib.util.find_spec("numba_cuda") is None:
+        raise UnsupportedError("device 'cuda' needs numba-cuda, which is not installed "
+                               "(pip install 'autodiff[cuda]')", source=user_source())
+    from .backends.numba_cuda import require_available
+    require_available(source=user_source())
+
+
+class CudaArray:
+    """An array in CUDA device memory (a numba-cuda device array inside).
+
+    What ``ad.device_put(x, "cuda")`` and ``jit(..., backend="cuda")`` return. It has
+    ``shape``, ``dtype``, ``ndim``, ``size``; ``np.asarray(a)`` (or ``a.copy_to_host()``)
+    copies it to the host; ``__cuda_array_interface__`` hands it to CuPy and numba-cuda
+    without a copy (on a GPU). Any other use (``anp`` functions, transforms outside jit,
+    indexing, arithmetic) works on a host copy and returns numpy values.
+    """
+
+    __slots__ = ("_dev",)
+    _autodiff_device = "cuda"
+    __array_priority__ = 100
+
+    def __init__(self, dev):
+        self._dev = dev
+
+    shape = property(lambda self: tuple(self._dev.shape))
+    ndim = property(lambda self: len(self._dev.shape))
+    size = property(lambda self: int(self._dev.size))
+    dtype = property(lambda self: self._dev.dtype)
+    device = property(lambda self: CudaDevice(0, "cuda"))
+
+    @property
+    def __cuda_array_interface__(self):
+        return self._dev.__cuda_array_interface__
+
+    def copy_to_host(self):
+        import numpy as np
+        return np.asarray(self._dev.copy_to_host()).reshape(self.shape)
+
+    def __array__(self, dtype=None, copy=None):
+        a = self.copy_to_host()
+        return a if dtype is None else a.astype(dtype, copy=False)
+
+    def __autodiff_array__(self):
+        return self.copy_to_host()
+
+    @staticmethod
+    def __autodiff_wrap__(x):
+        return x
+
+    def block_until_ready(self):
+        from numba import cuda
+        cuda.synchronize()
+        return self
+
+    def __repr__(self):
+        return f"CudaArray({self.copy_to_host()!r})"
+
+    def __len__(self):
+        return self.shape[0]
+
+    def __getitem__(self, idx):
+        return self.copy_to_host()[idx]
+
+    def __float__(self):
+        return float(self.copy_to_host())
+
+    def __int__(self):
+        return int(self.copy_to_host())
+
+    def __bool__(self):
+        return bool(self.copy_to_host())
+
+    def __iter__(self):
+        return iter(self.copy_to_host())
+
+
+def _host_op(name):
+    import operator
+    op = getattr(operator, name)
+
+    def fn(self, other):
+        return op(self.copy_to_host(), other.copy_to_host() if isinstance(other, CudaArray)
+                  else other)
+
+    def rfn(self, other):
+        return op(other, self.copy_to_host())
+    return fn, rfn
+
+
+for _n in ("add", "sub", "mul", "truediv", "floordiv", "pow", "mod", "matmul", "lt", "le",
+           "gt", "ge", "eq", "ne"):
+    _f, _r = _host_op(_n)
+    setattr(CudaArray, f"__{_n}__", _f)
+    if _n not in ("lt", "le", "gt", "ge", "eq", "ne"):
+        setattr(CudaArray, f"__r{_n}__", _r)
+CudaArray.__neg__ = lambda self: -self.copy_to_host()
+CudaArray.__hash__ = None
 
 _HOST = (None, "cpu", "host")
 
@@ -26,8 +217,8 @@ def block_until_ready(tree):
 
 
 def _is_host(device):
-    if device in _HOST:
-        return True
+    if isinstance(device, str) or device is None:
+        return device in _HOST
     kind = getattr(device, "platform", None) or getattr(device, "device_kind", None)
     return isinstance(kind, str) and kind.lower() in ("cpu", "host")
 
@@ -44,7 +235,10 @@ def _to_array(x):
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     """Put the arrays of pytree ``x`` on ``device``. On the CPU (``None``, ``"cpu"``, a CPU
     device object) arrays already live there: arrays and traced values come back as they
-    are (no copy), numbers and lists become numpy arrays. JAX's ``src``, ``donate`` and
+    are (no copy), numbers and lists become numpy arrays. On ``"cuda"`` (``"gpu"``,
+    ``"cuda:0"``, a :class:`CudaDevice`) each array leaf is copied to the device and
+    becomes a :class:`CudaArray` (needs numba-cuda and a GPU, or the simulator; else
+    ``UnsupportedError`` says what is missing). JAX's ``src``, ``donate`` and
     ``may_alias`` are accepted and change nothing here.
 
     >>> import numpy as np, autodiff as ad
@@ -52,13 +246,31 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     >>> ad.device_put(x) is x, ad.device_put({"n": 3})
     (True, {'n': array(3)})
     """
+    if _is_cuda(device):
+        _require_cuda()
+        from .backends.cuda_runtime import to_device
+        import numpy as np
+        from .core import Tracer
+
+        def put(leaf):
+            if isinstance(leaf, (CudaArray, Tracer)):
+                return leaf
+            return CudaArray(to_device(np.ascontiguousarray(_to_array(leaf))))
+        return tree_map(put, x)
     if not _is_host(device):
         from .core import user_source
         from .errors import UnsupportedError
-        raise UnsupportedError(f"device_put: device {device!r} is not available; this "
-                               f"build computes on the CPU (device None or 'cpu')",
+        raise UnsupportedError(f"device_put: device {device!r} is not available; the "
+                               f"devices are None or 'cpu' (the host) and 'cuda' (with "
+                               f"numba-cuda and a GPU or its simulator)",
                                source=user_source())
     return tree_map(_to_array, x)
+
+
+def _is_cuda(device):
+    if isinstance(device, CudaDevice):
+        return True
+    return isinstance(device, str) and (device in ("cuda", "gpu") or device.startswith("cuda:"))
 
 
 def device_get(x):
@@ -70,3 +282,13 @@ def device_get(x):
     [array([1.])]
     """
     return tree_map(_to_array, x)
+
+
+class _DevicesModule(types.ModuleType):
+    """``ad.devices`` is this module and, called, :func:`devices` (JAX's ``jax.devices()``)."""
+
+    def __call__(self, backend=None):
+        return devices(backend)
+
+
+sys.modules[__name__].__class__ = _DevicesModule

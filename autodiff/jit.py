@@ -100,8 +100,8 @@ def _leaf_key(x):
         return ((), x.dtype)
     if isinstance(x, Tracer):
         return None
-    if isinstance(x, np.ndarray):
-        return (x.shape, x.dtype)
+    if isinstance(x, np.ndarray) or getattr(x, "_autodiff_device", None):
+        return (x.shape, x.dtype)              # numpy arrays and CUDA device arrays alike
     return "other"
 
 
@@ -263,6 +263,24 @@ def _compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel
            f"    return {_finisher(out_tree, prog.out_avals)}\n")
     exec(compile(src, "<autodiff jit entry>", "exec"), ns)
     return _Entry(ns["call"], closed, out_tree, prog, kernel, "cpu", leaf_keys=leaf_keys)
+
+
+def _cuda_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None):
+    """An entry running the program's CUDA kernels (backends/numba_cuda.py). numba-cuda
+    compiles each kernel at its first launch (or loads it from its disk cache), so there
+    is no background compile: the first call of a signature waits for it."""
+    from .backends import numba_cuda
+    numba_cuda.require_available(source=user_source())
+    if prog is None:
+        prog = numba_cuda.lower(closed, dynamic_dims=dynamic)
+    flat = numba_cuda.entry(prog)
+    if out_tree.node_type is None:
+        def call(*leaves):
+            return flat(*leaves)[0]
+    else:
+        def call(*leaves):
+            return tree_unflatten(out_tree, flat(*leaves))
+    return _Entry(call, closed, out_tree, prog, None, "cuda", leaf_keys=leaf_keys)
 
 
 def _interpreted_entry(closed, out_tree, state="interpreted"):
@@ -489,7 +507,10 @@ class Lowered:
         fn, key, closed, out_tree, keys = self._install
         if self.program is None:           # the interpreter backend: nothing to compile
             return fn
-        entry = _compiled_entry(closed, out_tree, keys, prog=self.program)
+        if type(self.program).__name__ == "CudaProgram":
+            entry = _cuda_entry(closed, out_tree, keys, prog=self.program)
+        else:
+            entry = _compiled_entry(closed, out_tree, keys, prog=self.program)
         entry.call.entry = entry
         with fn._lock:
             fn._insert(key, entry.call)
@@ -535,11 +556,9 @@ class JitFunction(Generic[P, R]):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         if backend is not None and backend not in _BACKENDS:
             raise ValueError(f"jit: unknown backend {backend!r}; choose one of {_BACKENDS}")
-        if backend == "cuda":
-            raise UnsupportedError(
-                "jit: backend='cuda' is not available yet (the Numba CUDA lowering is a "
-                "separate backend still being built); use backend='cpu' or 'interpret'",
-                source=user_source())
+        if backend == "cuda":            # says what is missing: numba-cuda, a GPU
+            from .backends.numba_cuda import require_available
+            require_available(source=user_source())
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._backend = backend
@@ -637,7 +656,11 @@ class JitFunction(Generic[P, R]):
         if self._backend_now() == "interpret":
             return Lowered(closed, None, None, None, install=(self, key, closed, out_tree, keys))
         dynamic = self._dynamic_for(key, record=False)
-        prog = _lower_program(closed, dynamic)
+        if self._backend_now() == "cuda":
+            from .backends import numba_cuda
+            prog = numba_cuda.lower(closed, dynamic_dims=dynamic)
+        else:
+            prog = _lower_program(closed, dynamic)
         return Lowered(prog.jaxpr, prog.source, prog.sizes, prog,
                        install=(self, key, closed, out_tree, keys))
 
@@ -764,7 +787,9 @@ class JitFunction(Generic[P, R]):
         else:
             leaves, in_tree = tree_flatten(tuple(dyn_args))
             static_kw = (static_kw, False)
-        leaves = [_as_leaf(x) for x in leaves]
+        keep = self._backend_now() == "cuda"        # device arrays stay on the device
+        leaves = [x if keep and getattr(x, "_autodiff_device", None) else _as_leaf(x)
+                  for x in leaves]
         _check_int_range(leaves, self._name)
         keys = [_leaf_key(x) for x in leaves]
         if any(k is None for k in keys):
@@ -852,7 +877,9 @@ class JitFunction(Generic[P, R]):
                 return tree_unflatten(out_tree, [to_output(o) for o in outs])
             backend = self._backend_now()
             entry = None
-            if backend == "cpu":
+            if backend == "cuda":
+                entry = _cuda_entry(closed, out_tree, keys, self._dynamic_for(key))
+            elif backend == "cpu":
                 from .backends import compile_cache
                 before = compile_cache.stats()
                 try:
@@ -1083,7 +1110,9 @@ def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (
 
     Usable as ``@ad.jit``, ``@ad.jit(static_argnums=1)`` or ``ad.jit(f, ...)``.
     ``backend``: ``"cpu"`` (default, Numba), ``"interpret"`` (numpy reference
-    evaluator), ``"cuda"`` (not available yet: raises ``UnsupportedError``).
+    evaluator), ``"cuda"`` (numba-cuda kernels on a GPU, or in its simulator with
+    ``NUMBA_ENABLE_CUDASIM=1``; takes numpy or device arrays, returns device arrays:
+    docs/cuda.md; ``UnsupportedError`` names what is missing where it cannot run).
 
     The first call for a signature never waits for Numba: it runs the traced program on
     the numpy interpreter while the kernel compiles in a background thread, and later

@@ -1,0 +1,299 @@
+"""What generated CUDA programs call on the host: launch geometry, device buffers, the
+library calls (CuPy when importable, else a shared-memory tiled matmul kernel and host
+LAPACK), and the host fallback of equations without a kernel.
+
+Imported only by ``backends/numba_cuda.py`` (and so only for ``backend="cuda"`` or
+``device_put(x, "cuda")``): a CPU install never imports ``numba.cuda``.
+
+Launch geometry. Kernels are grid-stride loops over ``TPB`` threads a block, at most
+``MAX_BLOCKS`` blocks. On a GPU: 256 threads, up to 1024 blocks (enough to fill an H200's
+132 SMs several times over; grid-stride loops take the rest). Under the simulator every
+CUDA thread is a Python thread, so 32 threads and 2 blocks keep launches cheap while
+still exercising the block-level code (shared memory, ``syncthreads``, several blocks).
+
+>>> from autodiff.backends import cuda_runtime as rt      # doctest: +SKIP
+>>> rt.blocks(10 ** 9) <= rt.MAX_BLOCKS                   # doctest: +SKIP
+True
+"""
+import os
+import types as _pytypes
+
+import numpy as np
+from numba import cuda
+
+from .cuda_math import SIMULATOR
+
+TPB = 32 if SIMULATOR else 256
+MAX_BLOCKS = 2 if SIMULATOR else 1024
+TILE = 4 if SIMULATOR else 16          # matmul tile edge: TILE*TILE threads a block
+
+
+def blocks(n):
+    """Blocks for a grid-stride launch over ``n`` elements (at least one)."""
+    return max(1, min((int(n) + TPB - 1) // TPB, MAX_BLOCKS))
+
+
+def row_blocks(n):
+    """Blocks for a launch with one block per output element (block reductions)."""
+    return max(1, min(int(n), MAX_BLOCKS))
+
+
+# ------------------------------------------------------------------------- buffers
+
+def is_device(a):
+    return hasattr(a, "copy_to_host")
+
+
+def empty(shape, dtype):
+    return cuda.device_array(tuple(int(s) for s in shape), dtype=np.dtype(dtype))
+
+
+def to_device(x):
+    """A C-contiguous device copy of host array ``x`` (device arrays are returned as they
+    are: everything the backend makes is C-contiguous)."""
+    if is_device(x):
+        return x
+    return cuda.to_device(np.ascontiguousarray(x))
+
+
+def dcopy(a):
+    """A device-to-device copy (results never alias an input of the caller)."""
+    out = cuda.device_array(a.shape, dtype=a.dtype)
+    if a.size:
+        out.copy_to_device(a)
+    return out
+
+
+def scalar_out(value, dtype):
+    """A 0-d device array holding a host scalar (a rank-0 result of a program)."""
+    return cuda.to_device(np.asarray(value, dtype=dtype).reshape(()))
+
+
+def to_host_scalar(a):
+    """The value of a 1-element device array (one device-to-host copy)."""
+    return a.copy_to_host().reshape(-1)[0]
+
+
+def set_row(Y, t, y):
+    """``Y[t] = y`` for a device ``Y`` (a scan's stacked outputs), device to device."""
+    if Y.ndim == 1:
+        Y[t] = y
+        return
+    row = Y[t]
+    if row.size:
+        row.copy_to_device(y if is_device(y) else np.ascontiguousarray(y, dtype=Y.dtype))
+
+
+def stack_host(values, dtype):
+    """A device vector from a list of host scalars (a scan's rank-0 outputs)."""
+    return cuda.to_device(np.asarray(values, dtype=dtype).reshape(-1))
+
+
+def host_view(a):
+    """A host copy of a device array, for reading many scalars from it (a scan's xs)."""
+    return a.copy_to_host() if is_device(a) else a
+
+
+def slot_i64(sz, k):
+    return int(sz[k])
+
+
+def slot_f64(sz, k):
+    return sz[k:k + 1].view(np.float64)[0]
+
+
+# host versions of the kernels' math namespace (backends/cuda_math): scalar statements of
+# a program run on the host with numpy's semantics, as the interpreter does
+HM = _pytypes.SimpleNamespace(
+    exp=np.exp, log=np.log, tanh=np.tanh, sin=np.sin, cos=np.cos, expm1=np.expm1,
+    log1p=np.log1p, tan=np.tan, asin=np.arcsin, acos=np.arccos, atan=np.arctan, sinh=np.sinh,
+    cosh=np.cosh, asinh=np.arcsinh, acosh=np.arccosh, atanh=np.arctanh, sqrt=np.sqrt,
+    fabs=np.fabs, floor=np.floor, ceil=np.ceil, rint=np.rint, cbrt=np.cbrt, exp2=np.exp2,
+    atan2=np.arctan2, pow=np.power, fmod=np.fmod, copysign=np.copysign, isfinite=np.isfinite,
+    mod_f=np.mod, floor_divide_f=np.floor_divide)
+
+
+# ------------------------------------------------------------------------- host fallback
+
+def host_call(eqn, args):
+    """Run one equation on the host: operands copied to the host, the primitive's numpy
+    ``impl`` (the interpreter's rule: numpy/LAPACK), results copied back to the device.
+    Returns one value per output (rank-0 results stay host scalars)."""
+    host = [a.copy_to_host() if is_device(a) else a for a in args]
+    with np.errstate(all="ignore"):
+        out = eqn.primitive.impl(*host, **eqn.params)
+    outs = out if eqn.primitive.multiple_results else [out]
+    return tuple(_back(o, v.aval.dtype) for v, o in zip(eqn.outvars, outs))
+
+
+def _back(o, dtype):
+    o = np.asarray(o, dtype=dtype)
+    return to_device(o) if o.ndim else o[()]
+
+
+# ------------------------------------------------------------------------- CuPy
+
+_CUPY = []
+
+
+def cupy():
+    """CuPy if it is importable and usable (never under the simulator), else None.
+    ``AUTODIFF_CUDA_NO_CUPY=1`` turns it off (the fallbacks on a real GPU)."""
+    if not _CUPY:
+        mod = None
+        if not SIMULATOR and os.environ.get("AUTODIFF_CUDA_NO_CUPY") != "1":
+            try:
+                import cupy as mod                      # noqa: F811
+                mod.cuda.runtime.getDeviceCount()
+            except Exception:  # noqa: BLE001 - absent, or no usable device: fall back
+                mod = None
+        _CUPY.append(mod)
+    return _CUPY[0]
+
+
+def _cp_in(cp, a):
+    return cp.asarray(a) if is_device(a) else a
+
+
+def _cp_out(cp, o, dtype):
+    o = cp.ascontiguousarray(cp.asarray(o, dtype=dtype))
+    return cuda.as_cuda_array(o) if o.ndim else o.get()[()]
+
+
+def _tri(xp, a, b, left_side, lower, transpose_a, unit_diagonal):
+    # the rule of primitives/linalg.py's impl, on any array namespace
+    t = xp.tril(a) if lower else xp.triu(a)
+    if unit_diagonal:
+        n = a.shape[-1]
+        t = t.copy()
+        t[..., xp.arange(n), xp.arange(n)] = 1
+    if transpose_a:
+        t = xp.swapaxes(t, -1, -2)
+    if left_side:
+        return xp.linalg.solve(t, b)
+    return xp.swapaxes(xp.linalg.solve(xp.swapaxes(t, -1, -2), xp.swapaxes(b, -1, -2)), -1, -2)
+
+
+def linalg(eqn, args):
+    """cholesky, triangular_solve, solve, eigh, slogdet: cuSOLVER through CuPy on device
+    arrays when CuPy is there, else :func:`host_call` (numpy/LAPACK on the host)."""
+    cp = cupy()
+    if cp is None:
+        return host_call(eqn, args)
+    name, p = eqn.primitive.name, eqn.params
+    xs = [_cp_in(cp, a) for a in args]
+    if name == "cholesky":
+        outs = [cp.linalg.cholesky(xs[0])]
+    elif name == "triangular_solve":
+        outs = [_tri(cp, xs[0], xs[1], **p)]
+    elif name == "solve":
+        outs = [cp.linalg.solve(xs[0], xs[1])]
+    elif name == "eigh":
+        outs = list(cp.linalg.eigh(xs[0], UPLO="L"))
+    else:                                              # slogdet
+        outs = list(cp.linalg.slogdet(xs[0]))
+    return tuple(_cp_out(cp, o, v.aval.dtype) for v, o in zip(eqn.outvars, outs))
+
+
+# ------------------------------------------------------------------------- matmul
+
+def _make_matmul(acc_zero, acc_type):
+    @cuda.jit
+    def matmul_tiled(X, Y, O, tx, ty):
+        # O[b] = op(X[b]) @ op(Y[b]); op transposes when tx / ty. One TILE x TILE tile of
+        # O per block and step of the grid-stride loops; operands staged through shared
+        # memory in TILE-wide slices of the contracted axis.
+        sx = cuda.shared.array((TILE, TILE), acc_type)
+        sy = cuda.shared.array((TILE, TILE), acc_type)
+        r = cuda.threadIdx.y
+        c = cuda.threadIdx.x
+        B = O.shape[0]
+        M = O.shape[1]
+        N = O.shape[2]
+        K = X.shape[1] if tx else X.shape[2]
+        for b in range(cuda.blockIdx.z, B, cuda.gridDim.z):
+            for bm in range(cuda.blockIdx.y * TILE, M, cuda.gridDim.y * TILE):
+                for bn in range(cuda.blockIdx.x * TILE, N, cuda.gridDim.x * TILE):
+                    i = bm + r
+                    j = bn + c
+                    acc = acc_zero
+                    for k0 in range(0, K, TILE):
+                        kx = k0 + c
+                        if i < M and kx < K:
+                            sx[r, c] = X[b, kx, i] if tx else X[b, i, kx]
+                        else:
+                            sx[r, c] = acc_zero
+                        ky = k0 + r
+                        if ky < K and j < N:
+                            sy[r, c] = Y[b, j, ky] if ty else Y[b, ky, j]
+                        else:
+                            sy[r, c] = acc_zero
+                        cuda.syncthreads()
+                        for kk in range(TILE):
+                            acc += sx[r, kk] * sy[kk, c]
+                        cuda.syncthreads()
+                    if i < M and j < N:
+                        O[b, i, j] = acc
+    return matmul_tiled
+
+
+_MATMUL = {}
+
+
+def _matmul_kernel(kind):
+    k = _MATMUL.get(kind)
+    if k is None:
+        k = _MATMUL[kind] = (_make_matmul(0.0, cuda.float64) if kind == "f"
+                             else _make_matmul(0, cuda.int64))
+    return k
+
+
+def matmul(x, y, out, tx, ty):
+    """``out[b] = op(x[b]) @ op(y[b])`` on (B, ., .) device arrays: cuBLAS through CuPy
+    when available, else the tiled shared-memory kernel above."""
+    cp = cupy()
+    if cp is not None and out.dtype.kind == "f":
+        X, Y = cp.asarray(x), cp.asarray(y)
+        if tx:
+            X = X.swapaxes(1, 2)
+        if ty:
+            Y = Y.swapaxes(1, 2)
+        cp.matmul(X, Y, out=cp.asarray(out))
+        return
+    B, M, N = out.shape
+    if B * M * N == 0:
+        return
+    cap = 2 if SIMULATOR else 65535
+    grid = (min((N + TILE - 1) // TILE, cap), min((M + TILE - 1) // TILE, cap), min(B, cap))
+    _matmul_kernel("f" if out.dtype.kind == "f" else "i")[grid, (TILE, TILE)](
+        x, y, out, bool(tx), bool(ty))
+
+
+@cuda.jit
+def _permute_kernel(src, dst, dshape, sstrides):
+    t = cuda.grid(1)
+    for f in range(t, dst.size, cuda.gridsize(1)):
+        q = f
+        off = 0
+        for a in range(len(dshape) - 1, -1, -1):
+            i = q % dshape[a]
+            q = q // dshape[a]
+            off += i * sstrides[a]
+        dst[f] = src[off]
+
+
+def permute(src, perm):
+    """A C-contiguous device copy of ``src`` (C-contiguous) with its axes permuted."""
+    shape = tuple(src.shape[p] for p in perm)
+    out = cuda.device_array(shape, dtype=src.dtype)
+    if out.size == 0:
+        return out
+    strides, acc = [0] * src.ndim, 1
+    for a in range(src.ndim - 1, -1, -1):
+        strides[a] = acc
+        acc *= src.shape[a]
+    sstr = tuple(np.int64(strides[p]) for p in perm)
+    dsh = tuple(np.int64(s) for s in shape)
+    _permute_kernel[blocks(out.size), TPB](src.reshape(src.size), out.reshape(out.size),
+                                           dsh, sstr)
+    return out
