@@ -69,6 +69,43 @@ def test_softplus_and_log_sigmoid_second_derivative_at_zero():
     assert float(ad.grad(ad.grad(ad.nn.log_sigmoid))(0.0)) == pytest.approx(-0.25, rel=1e-14)
 
 
+def test_logistic_is_sigmoid():
+    np.testing.assert_allclose(ad.nn.logistic(X), sig(X), rtol=1e-14)
+    ad.check_grads(ad.nn.logistic, (X[:4],), order=2, modes=("fwd", "rev"))
+
+
+# one compiled program shared by the scaled_matmul checks
+_SCALED = ad.jit(ad.nn.scaled_matmul)
+
+
+def test_scaled_matmul_is_the_block_scaled_formula():
+    # the formula of jax.nn.scaled_matmul's documentation (JAX itself runs it only on GPUs)
+    a, b = RNG.normal(size=(2, 3, 8)), RNG.normal(size=(2, 4, 8))
+    sa, sb = RNG.uniform(0.5, 2.0, size=(2, 3, 2)), RNG.uniform(0.5, 2.0, size=(2, 4, 4))
+    want = np.einsum("bmk,bnk->bmn", a * np.repeat(sa, 4, axis=-1), b * np.repeat(sb, 2, axis=-1))
+    np.testing.assert_allclose(ad.nn.scaled_matmul(a, b, sa, sb), want, rtol=1e-13)
+    np.testing.assert_allclose(_SCALED(a, b, sa, sb), want, rtol=1e-13)
+    ad.check_grads(ad.nn.scaled_matmul, (a[:1], b[:1], sa[:1], sb[:1]), order=2, modes=("fwd", "rev"))
+    f32 = [v.astype(np.float32) for v in (a, b, sa, sb)]
+    assert ad.nn.scaled_matmul(*f32).dtype == np.float32
+    assert ad.nn.scaled_matmul(a, b, sa, sb, preferred_element_type=np.float32).dtype == np.float32
+    got = ad.vmap(ad.nn.scaled_matmul)(a[:, None], b[:, None], sa[:, None], sb[:, None])
+    np.testing.assert_allclose(got[:, 0], want, rtol=1e-13)
+    with pytest.raises(ad.errors.ShapeError, match="multiple"):
+        ad.nn.scaled_matmul(a, b, sa[..., :1].repeat(3, -1), sb)
+    with pytest.raises(ad.errors.ShapeError, match="3-d"):
+        ad.nn.scaled_matmul(a[0], b[0], sa[0], sb[0])
+
+
+def test_initializers_satisfy_the_initializer_protocol():
+    I = ad.nn.initializers
+    inits = [I.zeros, I.ones, I.glorot_uniform(), I.orthogonal(), I.constant(1.0)]
+    assert all(isinstance(f, I.Initializer) for f in inits)
+    assert not isinstance(3.0, I.Initializer)
+    w = I.lecun_normal()(ad.random.key(1), (3, 2))
+    assert isinstance(w, np.ndarray) and w.shape == (3, 2)
+
+
 def test_glu_standardize_one_hot_logmeanexp():
     x = RNG.normal(size=(3, 4))
     np.testing.assert_allclose(ad.nn.glu(x), x[:, :2] * sig(x[:, 2:]), rtol=1e-14)
@@ -211,8 +248,11 @@ def test_small_numpy_helpers():
     np.testing.assert_array_equal(inv, [1, 0, 1])
     np.testing.assert_array_equal(anp.matrix_transpose(np.ones((2, 3, 4))).shape, (2, 4, 3))
     np.testing.assert_allclose(np.sort(anp.roots(np.array([1.0, -3.0, 2.0]))), [1.0, 2.0])
-    with pytest.raises(ad.errors.UnsupportedError, match="eigensolver"):
-        ad.jit(anp.roots)(np.array([1.0, -3.0, 2.0]))
+    assert anp.bool is np.bool_ and anp.zeros(2, dtype=anp.bool).dtype == np.bool_
+    # complex results are issue 16: numpy's own eagerly, a typed error when traced
+    np.testing.assert_array_equal(anp.sort_complex(np.array([3.0, 1.0])), [1 + 0j, 3 + 0j])
+    with pytest.raises(ad.errors.UnsupportedError, match="complex"):
+        ad.jit(anp.sort_complex, backend="interpret")(np.array([3.0, 1.0]))
 
 
 def test_scipy_special_aliases():

@@ -56,6 +56,8 @@ def _sized(name, args, ref=None, **kw):
 
 
 NANS = np.array([[1.0, np.nan, 3.0, 0.5], [np.nan, np.nan, 2.1, -1.0], [4.0, 1.2, 2.0, 3.3]])
+WTS = RNG.uniform(0.2, 2.0, size=(3, 7))
+WTS[0, :2] = 0.0                     # leading zero weights: numpy skips them even at q = 0
 
 
 def SV(*shape, s=None):
@@ -244,6 +246,20 @@ CASES = [
     Case("nanpercentile", lambda m, a: m.nanpercentile(a, 40, axis=0, method="nearest"), [NANS], diff=False,
          vmap=False),
     Case("nanmedian", lambda m, a: m.nanmedian(a, axis=1), [NANS], vmap=False),
+    # weighted quantiles (numpy: method='inverted_cdf' only); leading zero weights included
+    Case("quantile weights", lambda m, a, w: m.quantile(a, [0.0, 0.3, 0.5, 1.0], axis=1, method="inverted_cdf",
+                                                        weights=w), [R(3, 7), WTS], diff=False),
+    # (differentiated in a only: finite differences would push the zero weights negative)
+    Case("quantile weights diff", lambda m, a: m.quantile(a, [0.0, 0.3, 0.5, 1.0], axis=1, method="inverted_cdf",
+                                                          weights=WTS), [R(3, 7)]),
+    Case("percentile weights 1d", lambda m, a, w: m.percentile(a, [20, 70], axis=0, method="inverted_cdf", weights=w),
+         [R(7, 2), WTS[1]]),
+    Case("quantile weights all", lambda m, a: m.quantile(a, 0.4, method="inverted_cdf", weights=WTS, keepdims=True),
+         [R(3, 7)], vmap=False),
+    Case("nanquantile weights", lambda m, a, w: m.nanquantile(a, [0.25, 0.9], axis=1, method="inverted_cdf",
+                                                              weights=w), [NANS, WTS[:, :4]], vmap=False, diff=False),
+    Case("nanpercentile weights", lambda m, a: m.nanpercentile(a, 50, axis=1, method="inverted_cdf",
+                                                               weights=WTS[:, :4]), [NANS], vmap=False),
     Case("nanmedian all", lambda m, a: m.nanmedian(a), [NANS], vmap=False),
     Case("nanargmax", lambda m, a: m.nanargmax(a, axis=1), [NANS], diff=False, vmap=False),
     Case("nanargmin", lambda m, a: m.nanargmin(a), [NANS], diff=False, vmap=False),
@@ -290,6 +306,10 @@ CASES = [
     Case("linalg.matmul", lambda m, a, b: m.linalg.matmul(a, b), [R(2, 3), R(3, 2)]),
     Case("linalg.multi_dot", lambda m, a, b, c: m.linalg.multi_dot([a, b, c]), [R(2, 3), R(3, 3), R(3, 2)]),
     Case("linalg.matrix_power", lambda m, a: m.linalg.matrix_power(a, 3), [R(3, 3)], rtol=1e-10),
+    # roots of traced coefficients (real roots): LAPACK on the host, implicit-function derivative
+    Case("roots", lambda m, p: m.roots(p), [np.poly([0.5, -1.2, 2.0, 3.1])], rtol=1e-10, atol=1e-12),
+    Case("roots trailing zero", lambda m, p: m.roots(p), [np.poly([0.7, -1.5, 0.0])], rtol=1e-10, atol=1e-12,
+         order=1),
 ]
 
 
@@ -365,7 +385,8 @@ def test_vmap_matches_a_loop(case):
 _JIT_CASES = [c for c in CASES if c.name in {
     "rot90 k=3 axes", "tril 1d", "cross axes", "r_", "linspace arrays", "gradient coords edge2", "unwrap",
     "frexp diff", "nextafter", "gcd", "unpackbits", "isin", "lexsort", "histogram range weights",
-    "quantile closest even", "nanmedian", "einsum ellipsis bcast", "linalg.pinv", "linalg.svdvals", "insert seq"}]
+    "quantile closest even", "nanmedian", "einsum ellipsis bcast", "linalg.pinv", "linalg.svdvals", "insert seq",
+    "roots", "quantile weights"}]
 
 
 @pytest.mark.parametrize("case", _JIT_CASES, ids=lambda c: c.name)
@@ -539,3 +560,19 @@ def test_eigh_upper_reads_only_the_upper_triangle():
     assert np.all(np.tril(g, -1) == 0)
     w, v = ad.jit(lambda x: tuple(anp.linalg.eigh(x, UPLO="U")), backend="interpret")(a)
     np.testing.assert_allclose(w, np.linalg.eigh(a, UPLO="U")[0], rtol=1e-12)
+
+
+def test_roots_of_traced_coefficients_raise_typed_errors_for_what_they_cannot_return():
+    p = np.array([1.0, 0.0, 1.0])                       # x² + 1: roots ±i
+    np.testing.assert_allclose(np.sort_complex(anp.roots(p)), [-1j, 1j])   # concrete: numpy's own
+    for f in (ad.jit(anp.roots), ad.grad(lambda q: anp.sum(anp.roots(q)))):
+        with pytest.raises(ad.errors.UnsupportedError, match="complex roots"):
+            f(p)
+    with pytest.raises(ad.errors.UnsupportedError, match="leading coefficient"):
+        ad.jit(anp.roots)(np.array([0.0, 1.0, -2.0]))
+    # the implicit-function derivative at a simple root: dr/dp_k = -r^(n-k) / p'(r)
+    q = np.poly([0.5, 2.0])
+    J = ad.jacrev(anp.roots)(q)
+    r = np.roots(q)
+    want = -np.stack([r ** 2, r, np.ones(2)], axis=1) / np.polyval(np.polyder(q), r)[:, None]
+    np.testing.assert_allclose(J, want, rtol=1e-12)

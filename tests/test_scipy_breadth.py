@@ -39,6 +39,7 @@ class Case:
 
 sp, ss = scipy.special, scipy.stats
 X = U(0.1, 8.0)
+_SH_N, _SH_M = np.array([0, 1, 2, 3, 4, 6, 5]), np.array([0, -1, 2, -3, 1, -4, 5])
 
 SPECIAL = [
     Case("gammainc", S.gammainc, sp.gammainc, [U(0.3, 20.0), U(0.05, 30.0)], rtol=1e-12, atol=1e-14),
@@ -122,6 +123,19 @@ SPECIAL = [
          diff=[0]),
     Case("softmax", lambda a: S.softmax(a, axis=0), lambda a: sp.softmax(a, axis=0), [U(-3.0, 3.0, 3, 2)]),
     Case("log_softmax", lambda a: S.log_softmax(a, axis=1), lambda a: sp.log_softmax(a, axis=1), [U(-3.0, 3.0, 3, 2)]),
+    # sph_harm_y: scipy's complex value as its real and imaginary parts (degrees 0..6, m < 0 included)
+    Case("sph_harm_y", lambda t, p: S.sph_harm_y(_SH_N, _SH_M, t, p), lambda t, p: sp.sph_harm_y(_SH_N, _SH_M, t, p).real,
+         [U(0.05, 3.1, 7), U(0.0, 6.2, 7)], rtol=1e-12, atol=1e-15),
+    Case("sph_harm_y imag", lambda t, p: S.sph_harm_y(_SH_N, _SH_M, t, p, part="imag"),
+         lambda t, p: sp.sph_harm_y(_SH_N, _SH_M, t, p).imag, [U(0.05, 3.1, 7), U(0.0, 6.2, 7)], rtol=1e-12,
+         atol=1e-15),
+    Case("sph_harm_y poles", lambda t: S.sph_harm_y(_SH_N, _SH_M, t, 0.4),
+         lambda t: sp.sph_harm_y(_SH_N, _SH_M, t, 0.4).real, [np.array([0.0, np.pi, 0.0, np.pi, 1e-9, 0.0, np.pi])],
+         atol=1e-15, diff=[]),
+    # a polynomial (a or b a non-positive integer) beyond the connection formula's reach
+    Case("hyp2f1 polynomial", S.hyp2f1, sp.hyp2f1, [np.array([-3.0, -1.0, -5.0, 0.0, -2.0]), U(0.3, 2.0),
+                                                    U(0.6, 3.0), np.array([0.97, -30.0, 0.995, 0.93, -12.0])],
+         rtol=1e-12, diff=[1, 2, 3]),
 ]
 
 
@@ -188,6 +202,11 @@ STATS += [
          rtol=1e-12, vmap=False),
     Case("wishart.logpdf", ST.wishart.logpdf, ss.wishart.logpdf, [_COV, 5.5, _COV * 0.5 + 0.5 * np.eye(3)],
          rtol=1e-12, diff=[0, 1, 2], vmap=False, order=1),
+    Case("wishart.pdf", ST.wishart.pdf, ss.wishart.pdf, [_COV, 5.5, _COV * 0.5 + 0.5 * np.eye(3)],
+         rtol=1e-11, diff=[0, 2], vmap=False, order=1),
+    Case("multinomial.pmf", ST.multinomial.pmf, ss.multinomial.pmf,
+         [np.array([[1.0, 2.0, 3.0], [0.0, 5.0, 1.0], [1.0, 1.0, 1.0]]), 6, np.array([0.2, 0.5, 0.3])], diff=[2],
+         rtol=1e-12, vmap=False),
     Case("poisson.entropy", ST.poisson.entropy, lambda mu: ss.poisson.entropy(mu), [np.array([0.5, 3.0, 40.0])],
          rtol=1e-11),
     Case("sem", ST.sem, ss.sem, [U(-2.0, 2.0, 6, 3)], rtol=1e-12),
@@ -201,6 +220,7 @@ STATS += [
 
 _A = RNG.normal(size=(4, 4))
 _SPD = _A @ _A.T + 4 * np.eye(4)
+_RANK2 = RNG.normal(size=(4, 2)) @ RNG.normal(size=(2, 3))
 LINALG = [
     Case("linalg.solve", SL.solve, scipy.linalg.solve, [_A + 4 * np.eye(4), RNG.normal(size=(4, 2))], rtol=1e-11),
     Case("linalg.solve pos", lambda a, b: SL.solve(a, b, assume_a="pos"), lambda a, b: scipy.linalg.solve(a, b, assume_a="pos"),
@@ -260,6 +280,16 @@ LINALG = [
          vmap=False),
     Case("linalg.funm exp", lambda a: SL.funm(a, anp.exp), lambda a: scipy.linalg.funm(a, np.exp), [_SPD * 0.1],
          rtol=1e-9, vmap=False, diff=[]),
+    Case("linalg.pinv", SL.pinv, scipy.linalg.pinv, [RNG.normal(size=(4, 3))], rtol=1e-10, atol=1e-13),
+    Case("linalg.pinv atol", lambda a: SL.pinv(a, atol=0.5), lambda a: scipy.linalg.pinv(a, atol=0.5),
+         [_RANK2 + 1e-3 * RNG.normal(size=(4, 3))], rtol=1e-10, atol=1e-13, vmap=False, order=1),
+    # real Schur form: _A has a complex pair (a 2x2 block) and two real eigenvalues
+    Case("linalg.schur", lambda a: tuple(SL.schur(a)), lambda a: tuple(scipy.linalg.schur(a)), [_A], rtol=1e-12,
+         atol=1e-14),
+    Case("linalg.schur sym", lambda a: tuple(SL.schur(a)), lambda a: tuple(scipy.linalg.schur(a)), [_SPD],
+         rtol=1e-12, atol=1e-14, order=1),
+    Case("linalg.schur sort", lambda a: tuple(SL.schur(a, sort="lhp")), lambda a: tuple(scipy.linalg.schur(a, sort="lhp")),
+         [_A], rtol=1e-12, atol=1e-14, order=1),
 ]
 
 ALL = SPECIAL + STATS + LINALG
@@ -337,7 +367,7 @@ def test_vmap_matches_a_loop(case):
 
 _JIT = {"gammainc", "betainc", "ndtri diff", "erfinv diff", "i0", "zeta hurwitz", "spence diff", "comb",
         "t.cdf", "truncnorm.logpdf", "poisson.cdf", "multivariate_normal.logpdf", "linalg.expm",
-        "linalg.lu", "linalg.solve pos", "linalg.eigh subset", "owens_t"}
+        "linalg.lu", "linalg.solve pos", "linalg.eigh subset", "owens_t", "linalg.schur", "sph_harm_y"}
 _JIT_CASES = [c for c in ALL if c.name in _JIT]
 
 
@@ -423,3 +453,57 @@ def test_lu_reconstructs_and_is_jittable_in_batches():
     np.testing.assert_allclose(p @ l @ u, a, atol=1e-12)
     np.testing.assert_allclose(np.tril(u, -1), 0)
     np.testing.assert_allclose(np.diagonal(l, axis1=-2, axis2=-1), 1)
+
+
+def test_schur_derivative_matches_finite_differences_of_scipy_through_a_2x2_block():
+    # T's 2x2 block (a complex pair) stays in standard form along the perturbation
+    a, d = _A, RNG.normal(size=(4, 4))
+    (t, z), (dt, dz) = ad.jvp(lambda m: tuple(SL.schur(m)), (a,), (d,))
+    h = 1e-6
+    (tp, zp), (tm, zm) = scipy.linalg.schur(a + h * d), scipy.linalg.schur(a - h * d)
+    np.testing.assert_allclose(dt, (tp - tm) / (2 * h), atol=1e-7)
+    np.testing.assert_allclose(dz, (zp - zm) / (2 * h), atol=1e-7)
+    assert abs(t[1, 0]) > 0.1 or abs(t[2, 1]) > 0.1 or abs(t[3, 2]) > 0.1      # the block is there
+    assert np.count_nonzero(np.tril(dt, -2)) == 0                              # structure kept
+
+
+def test_schur_under_numba_jit_vmap_float32_and_errors():
+    a = RNG.normal(size=(3, 4, 4))
+    t = ad.vmap(lambda m: SL.schur(m)[0])(a)
+    np.testing.assert_allclose(t, np.stack([scipy.linalg.schur(m)[0] for m in a]), rtol=1e-12, atol=1e-14)
+    f = ad.jit(lambda m: SL.schur(m, sort="iuc"))
+    t2, z2, k = f(a[0])
+    tr, zr, kr = scipy.linalg.schur(a[0], sort="iuc")
+    np.testing.assert_allclose(z2, zr, rtol=1e-12, atol=1e-14)
+    assert int(k) == kr
+    t32, z32 = SL.schur(a[0].astype(np.float32))
+    assert t32.dtype == z32.dtype == np.float32
+    assert ad.jit(lambda m: SL.schur(m)[1], backend="interpret")(a[0].astype(np.float32)).dtype == np.float32
+    with pytest.raises(ad.errors.UnsupportedError, match="complex"):
+        SL.schur(a[0], output="complex")
+    with pytest.raises(ad.errors.UnsupportedError, match="complex"):
+        ad.jit(lambda m: SL.schur(m, output="complex")[0], backend="interpret")(a[0])
+    with pytest.raises(ValueError, match="square"):
+        SL.schur(a[0, :3])
+    # repeated eigenvalues: the Schur vectors are not differentiable (documented)
+    with pytest.raises(np.linalg.LinAlgError):
+        ad.jvp(lambda m: SL.schur(m)[1], (np.eye(3),), (RNG.normal(size=(3, 3)),))
+
+
+def test_sph_harm_y_needs_a_static_degree_bound_under_jit():
+    n, m, th, ph = np.array([3, 1, 2]), np.array([2, -1, 0]), U(0.1, 3.0, 3), U(0.0, 6.0, 3)
+    got = ad.jit(lambda n, t, p: S.sph_harm_y(n, m, t, p, n_max=3), backend="interpret")(n, th, ph)
+    np.testing.assert_allclose(got, sp.sph_harm_y(n, m, th, ph).real, rtol=1e-12, atol=1e-15)
+    # n beyond n_max is clipped to it, as in JAX
+    np.testing.assert_allclose(S.sph_harm_y(np.array([5]), 1, 0.4, 0.3, n_max=2), sp.sph_harm_y(2, 1, 0.4, 0.3).real,
+                               rtol=1e-12)
+    with pytest.raises(ad.errors.ConcretizationError, match="n_max"):
+        ad.jit(lambda n, t, p: S.sph_harm_y(n, m, t, p), backend="interpret")(n, th, ph)
+    with pytest.raises(ad.errors.UnsupportedError, match="diff_n"):
+        S.sph_harm_y(n, m, th, ph, diff_n=1)
+    # |Y|² integrates to 1 over the sphere (orthonormal): Gauss–Legendre in cos θ, uniform in φ
+    xg, wg = np.polynomial.legendre.leggauss(12)
+    T, Pp = np.meshgrid(np.arccos(xg), np.linspace(0, 2 * np.pi, 24, endpoint=False), indexing="ij")
+    re = S.sph_harm_y(np.full(T.shape, 4), np.full(T.shape, -3), T, Pp)
+    im = S.sph_harm_y(np.full(T.shape, 4), np.full(T.shape, -3), T, Pp, part="imag")
+    assert np.sum((re ** 2 + im ** 2) * wg[:, None]) * (2 * np.pi / 24) == pytest.approx(1.0, rel=1e-12)

@@ -821,5 +821,6 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
         return t, z
     from ..callback import pure_callback
     from ..shapes import ShapeDtypeStruct
-    sdim = pure_callback(lambda v: _schur_host(v, sort)[2], ShapeDtypeStruct((), _np.int64), a)
+    # the count is an integer: no derivative (stop_gradient keeps jvp from asking for one)
+    sdim = pure_callback(lambda v: _schur_host(v, sort)[2], ShapeDtypeStruct((), _np.int64), _anp.stop_gradient(a))
     return t, z, sdim
