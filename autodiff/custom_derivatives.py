@@ -47,6 +47,12 @@ def _call_aval(*avals, call_jaxpr, **_):
     return [v.aval for v in call_jaxpr.outvars]
 
 
+def _call_inline(e):
+    # inline rule (autodiff.transforms.passes.inline_calls): a compiled program runs the
+    # primal function; its operands are the constants then the arguments
+    return e.params["call_jaxpr"], []
+
+
 def _inline(call_jaxpr, args):
     return eval_jaxpr(call_jaxpr, [], *args)
 
@@ -122,6 +128,7 @@ custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_jvp_call_p.call_like = True
 custom_jvp_call_p.impl = _call_impl
 custom_jvp_call_p.abstract_eval = _call_aval
+custom_jvp_call_p.inline = _call_inline
 
 
 def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
@@ -290,6 +297,7 @@ custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
 custom_vjp_call_p.call_like = True
 custom_vjp_call_p.impl = _call_impl
 custom_vjp_call_p.abstract_eval = _call_aval
+custom_vjp_call_p.inline = _call_inline
 
 custom_lin_p = Primitive("custom_lin", multiple_results=True)
 custom_lin_p.call_like = True
@@ -318,6 +326,14 @@ def _custom_lin_forward(*args, num_res, num_consts, call_jaxpr, bwd, out_avals):
     ts = [Zero(ShapedArray(P.shape_of(c), P.dtype_of(c))) for c in rest[:num_consts]] + list(rest[num_consts + n:])
     _, touts = jvp_eval(call_jaxpr, [], consts_xs, ts)
     return [P.instantiate(t) for t in touts]
+
+
+def _custom_lin_inline(e):
+    # inline rule: a custom_lin's forward meaning is the jvp of its function, traced to IR
+    params = e.params
+    closed = trace_flat(lambda *a: _custom_lin_forward(*a, **params),
+                        [v.aval for v in e.invars], name="custom_lin")
+    return closed.jaxpr, list(closed.consts)
 
 
 def _custom_lin_impl(*args, **params):
@@ -388,6 +404,7 @@ custom_lin_p.transpose = _custom_lin_transpose
 custom_lin_p.jvp = _custom_lin_jvp
 custom_lin_p.is_linear = True
 custom_lin_p.batch = _custom_lin_batch
+custom_lin_p.inline = _custom_lin_inline
 
 
 def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts, out_avals):

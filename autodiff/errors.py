@@ -36,6 +36,16 @@ class UnsupportedError(AutodiffError, NotImplementedError):
     """A primitive or feature that a transform or backend cannot handle, named."""
 
 
+class UnsupportedDTypeError(UnsupportedError):
+    """A backend has no kernel for a dtype in the program (float16, for one).
+
+    The one lowering error ``jit`` does not raise: it logs it once per function and runs
+    that signature on the numpy interpreter instead (the cache entry's state is
+    "interpreted", with this error's message as its reason). Cast the inputs to a
+    supported dtype (float32, float64, the integers, bool) to get a compiled kernel.
+    """
+
+
 class TracerLeakError(AutodiffError, TypeError):
     """A traced value escaped the function being transformed and was used later."""
 
@@ -60,6 +70,6 @@ class ConfigError(AutodiffError, ValueError):
 
 __all__ = [
     "AutodiffError", "ConcretizationError", "ShapeError", "DTypeError",
-    "UnsupportedError", "TracerLeakError", "NaNError", "TapeError", "PyTreeError",
+    "UnsupportedError", "UnsupportedDTypeError", "TracerLeakError", "NaNError", "TapeError", "PyTreeError",
     "ConfigError",
 ]

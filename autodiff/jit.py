@@ -47,7 +47,7 @@ import numpy as np
 
 from .config import config
 from .core import ShapedArray, Tracer, eval_jaxpr, trace_flat, user_source
-from .errors import DTypeError, UnsupportedError
+from .errors import DTypeError, UnsupportedDTypeError, UnsupportedError
 from .tree_util import LEAF, tree_flatten, tree_unflatten
 from .traceback_util import filter_traceback as _filter_traceback
 
@@ -190,10 +190,11 @@ def _sig_text(key):
 
 class _Entry:
     """What a cache slot holds (its ``call`` is what a hit runs). ``state``: "compiled",
-    "pending" (interpreted until the background compile lands) or "interpreted"."""
+    "pending" (interpreted until the background compile lands) or "interpreted" (by
+    choice, or because the backend has no kernel for a dtype: ``reason`` says which)."""
 
     __slots__ = ("call", "closed", "out_tree", "program", "kernel", "backend", "state",
-                 "leaf_keys", "submit")
+                 "leaf_keys", "submit", "reason")
 
     def __init__(self, call, closed, out_tree, program=None, kernel=None, backend="cpu",
                  state="compiled", leaf_keys=None):
@@ -206,6 +207,7 @@ class _Entry:
         self.state = state
         self.leaf_keys = leaf_keys
         self.submit = None               # starts the background compile (pending entries)
+        self.reason = None               # why an "interpreted" entry is not compiled
 
 
 def _finisher(out_tree, out_avals):
@@ -223,8 +225,11 @@ def _finisher(out_tree, out_avals):
 
 
 def _lower_program(closed, dynamic):
+    # the IR pass pipeline (simplify, inline calls, ...) runs here; the backend lowers the
+    # finished program and never traces (autodiff.transforms.passes)
     from .backends import numba_cpu
-    return numba_cpu.lower(closed, dynamic_dims=dynamic)
+    from .transforms.passes import run_pipeline
+    return numba_cpu.lower(run_pipeline(closed), dynamic_dims=dynamic)
 
 
 def _compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel=None):
@@ -577,6 +582,7 @@ class JitFunction(Generic[P, R]):
         self._misses = 0
         self._lock = threading.RLock()
         self._name = getattr(fun, "__name__", "fun")
+        self._dtype_fallback_logged = False  # the interpreter fallback is logged once
         self._dynamic_shapes = dynamic_shapes
         # signature structure (sizes -> ranks) -> [first shapes, {(leaf, axis) turned dynamic}]
         self._shapes = {}
@@ -619,6 +625,13 @@ class JitFunction(Generic[P, R]):
                   for c in list(self._cache.values())]
         return CacheInfo(self._hits, self._misses, len(self._cache), int(config.cache_size),
                          states.count("compiled"), states.count("pending"))
+
+    def _entry_for(self, *args, **kwargs):
+        """The cache entry a call with these arguments runs (its ``state`` is "compiled",
+        "pending" or "interpreted", with a ``reason``), or None before the first such call.
+        For tests (tests/jit_util.py); counts no hit."""
+        key = self._signature(args, kwargs)[0]
+        return None if key is None else getattr(self._cache.get(key), "entry", None)
 
     def wait_compiled(self, timeout: Optional[float] = None) -> bool:
         """Block until none of this function's entries waits for a background compile.
@@ -890,14 +903,21 @@ class JitFunction(Generic[P, R]):
                     else:
                         entry = _compiled_entry(closed, out_tree, keys, prog=prog,
                                                 kernel=kernel)
-                except UnsupportedError as err:
-                    if "dtype" not in str(err):
-                        raise
-                    _log.warning(f"jit({self._name}): {err}; running it with the interpreter")
+                except UnsupportedDTypeError as err:
+                    # the one lowering error that is not raised: no kernel for a dtype
+                    # (float16 ...), so this signature runs on the interpreter; logged once
+                    # per function, recorded on the entry
+                    entry = _interpreted_entry(closed, out_tree)
+                    entry.reason = str(err)
+                    if not self._dtype_fallback_logged:
+                        self._dtype_fallback_logged = True
+                        _log.warning(f"jit({self._name}): {err}; this signature runs on the "
+                                     f"numpy interpreter (cast the inputs to a supported "
+                                     f"dtype for a compiled kernel)")
                 if explain and entry is not None and entry.state == "pending":
                     _log.warning(f"jit({self._name}): kernel compiling in the background; "
                                  f"this call runs on the interpreter")
-                elif explain and entry is not None:
+                elif explain and entry is not None and entry.kernel is not None:
                     after = compile_cache.stats()
                     if after["memory_hits"] > before["memory_hits"]:
                         how = "reused (shape-generic kernel)"

@@ -1,10 +1,11 @@
 """Lower a jaxpr to Numba CPU code: readable Python source over fused loop nests.
 
-The pipeline, one module each::
+The input is a finished jaxpr: ``jit`` runs the IR pass pipeline
+(:func:`autodiff.transforms.passes.run_pipeline`: simplification, inlining of call-like
+equations, lifting of control-flow body constants, uniform constants, the dot swap, DCE)
+before it calls :func:`lower`, which never traces or rewrites the program. Then, one
+module each::
 
-    prepare.py    pure IR passes: inline call-like equations (custom_jvp/vjp, remat), lift
-                  the constants of control-flow bodies into operands, drop dead equations,
-                  swap transposed dots, fold uniform constants
     plan.py       the target-neutral planner: dimension classes (which sizes are equal;
                   constants when specialized, run-time ``_sz`` slots when dynamic),
                   fusion of elementwise equations into loop nests, reductions as their
@@ -27,7 +28,8 @@ Specialized (the first compile of a signature) they are constants of the source.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> from autodiff.backends.numba_cpu import lower
->>> prog = lower(ad.make_jaxpr(lambda x: anp.sum(anp.exp(x) * 2.0))(np.ones(3)))
+>>> from autodiff.transforms.passes import run_pipeline
+>>> prog = lower(run_pipeline(ad.make_jaxpr(lambda x: anp.sum(anp.exp(x) * 2.0))(np.ones(3))))
 >>> print(prog.source.split("def kernel")[1].splitlines()[0])
 (A, _sz):
 >>> int(prog.sizes[0])                    # n0: the length of x
@@ -44,14 +46,13 @@ import numpy as np
 
 from ..config import config
 from ..core import SIZE_PARAMS, ClosedJaxpr, DropVar, Jaxpr, Literal, Var, _pp_param
-from ..errors import UnsupportedError
+from ..errors import UnsupportedDTypeError
 from .plan import (LOWERINGS, SUPPORTED_DTYPES, Lowering, Planner, _dim_bid,  # noqa: F401
                    _dim_concat, _dim_dot, _dim_eigh, _dim_expand, _dim_first_to_out,
                    _dim_gather, _dim_reduce, _dim_same, _dim_scatter, _dim_slogdet, _dim_solve,
                    _dim_squeeze, _dim_transpose, _ew, _lowering, _no_dims, _par)
-from .prepare import _inline_custom_lin, _inline_generic, prepare
 
-__all__ = ["lower", "prepare", "Program", "Lowering", "LOWERINGS", "LOWERED_PRIMITIVES", "KNOWN_GAPS"]
+__all__ = ["lower", "Program", "Lowering", "LOWERINGS", "LOWERED_PRIMITIVES", "KNOWN_GAPS"]
 
 # The vectorizable transcendentals of numba_math, by (name, dtype). Listed here rather than
 # read from numba_math so that lowering does not import Numba: the first call of a jitted
@@ -784,11 +785,12 @@ class _Fn(Planner):
         j = self.jaxpr
         for v in list(j.constvars) + list(j.invars):
             if v.aval.dtype not in SUPPORTED_DTYPES:
-                raise UnsupportedError(f"jit (cpu backend): dtype {v.aval.dtype} is not supported")
+                raise UnsupportedDTypeError(
+                    f"jit (cpu backend): dtype {v.aval.dtype} is not supported")
         for e in j.eqns:
             for v in e.outvars:
                 if v.aval.dtype not in SUPPORTED_DTYPES:
-                    raise UnsupportedError(
+                    raise UnsupportedDTypeError(
                         f"jit (cpu backend): dtype {v.aval.dtype} (from {e.primitive.name}) is "
                         f"not supported", source=e.source)
         self.analyse()
@@ -1602,25 +1604,22 @@ _lowering("cond", "opaque", emit=_op_cond, control=True)
 _lowering("while", "opaque", emit=_op_while, control=True)
 _lowering("scan", "opaque", emit=_op_scan, control=True)
 
-# calls expanded before planning (other call-like primitives inline their one sub-jaxpr)
-_lowering("custom_lin", "inline", inline=_inline_custom_lin)
-for _n in ("custom_jvp_call", "custom_vjp_call", "remat", "checkpoint"):
-    _lowering(_n, "inline", inline=_inline_generic)
-
 # records registered by modules of their own, before the derived sets below
 from . import numba_callback  # noqa: E402,F401  (pure_callback's lowering)
 
 CONTROL_FLOW = frozenset(n for n, r in LOWERINGS.items() if r.control)
 
-#: Every primitive name this backend lowers (inlined call primitives included).
+#: Every primitive name this backend lowers (call-like primitives that the pass pipeline
+#: inlines are not here: see can_lower).
 LOWERED_PRIMITIVES = frozenset(LOWERINGS) - {"_copy"}
 #: Registered primitives this backend knows it cannot lower (kept empty on purpose).
 KNOWN_GAPS = frozenset()
 
 
 def can_lower(prim):
-    """Whether ``prim`` (a Primitive) has a lowering (call-like ones are inlined)."""
-    return prim.name in LOWERED_PRIMITIVES or (
+    """Whether a program using ``prim`` (a Primitive) lowers: it has a lowering record, or
+    the pass pipeline inlines it (an ``inline`` rule, or call-like and not control flow)."""
+    return prim.name in LOWERED_PRIMITIVES or getattr(prim, "inline", None) is not None or (
         getattr(prim, "call_like", False) and prim.name not in CONTROL_FLOW)
 
 
@@ -1654,7 +1653,8 @@ def _has_arrays(jaxpr):
 
 
 def lower(closed, parallel_threshold=None, dynamic_dims=True):
-    """Lower a ClosedJaxpr to a :class:`Program` (the jaxpr is :func:`prepare` d first).
+    """Lower a finished ClosedJaxpr (the output of
+    :func:`autodiff.transforms.passes.run_pipeline`) to a :class:`Program`.
 
     ``dynamic_dims`` says which sizes the kernel reads at run time: ``True`` every size and
     literal (one shape-generic kernel for all sizes); an empty set none (sizes, size-valued
@@ -1664,7 +1664,6 @@ def lower(closed, parallel_threshold=None, dynamic_dims=True):
     """
     if isinstance(closed, Jaxpr):
         closed = ClosedJaxpr(closed, [])
-    closed = prepare(closed)
     if parallel_threshold is None:
         parallel_threshold = config.jit_parallel_threshold
     if _uses(closed.jaxpr, "dot_general"):

@@ -1,4 +1,4 @@
-"""The target-neutral planner: a prepared jaxpr -> a kernel plan.
+"""The target-neutral planner: a finished jaxpr (transforms/passes.py) -> a kernel plan.
 
 A backend lowers a jaxpr in two steps. The *planner* (this module) decides what every
 value is and where every equation runs; an *emitter* (``numba_cpu._Fn`` for Numba on the
@@ -71,13 +71,14 @@ __all__ = ["Planner", "Cluster", "DimClasses", "Lowering", "LOWERINGS", "LOOP_BU
 
 class Lowering:
     """How one primitive is lowered. ``kind``, ``dims``, ``cost``, ``code_size``,
-    ``bool_native``, ``moves``, ``control`` and ``inline`` are what the planner reads (the
+    ``bool_native``, ``moves`` and ``control`` are what the planner reads (the
     same for every target); ``expr`` and ``emit`` are the Numba-CPU emitter's text rules.
 
     ``kind``: "elementwise" (a scalar expression inside a fused loop), "view" (an index map
     read in place), "reshape", "reduce" (an accumulator of the loop over its operand),
-    "opaque" (statements of their own: BLAS, LAPACK, sorting, control flow), "inline" (a
-    call expanded into its body before planning). ``expr(ctx, args)``: the scalar
+    "opaque" (statements of their own: BLAS, LAPACK, sorting, control flow); call-like
+    primitives have no record: the pass pipeline inlines them (transforms/passes.py)
+    before a backend sees the program. ``expr(ctx, args)``: the scalar
     expression of an elementwise primitive; ``emit(ctx)``: the statements of an opaque one;
     ``dims(D, e)``: which operand and result dimensions are equal (elementwise primitives
     unify equal-rank operands with the result when it is None); ``cost``: work per element
@@ -89,13 +90,13 @@ class Lowering:
     """
 
     __slots__ = ("name", "kind", "expr", "emit", "dims", "cost", "code_size", "bool_native",
-                 "moves", "control", "inline")
+                 "moves", "control")
 
     def __init__(self, name, kind, expr=None, emit=None, dims=None, cost=1, code_size=0,
-                 bool_native=False, moves=False, control=False, inline=None):
+                 bool_native=False, moves=False, control=False):
         self.name, self.kind, self.expr, self.emit, self.dims = name, kind, expr, emit, dims
         self.cost, self.code_size, self.bool_native = cost, code_size, bool_native
-        self.moves, self.control, self.inline = moves, control, inline
+        self.moves, self.control = moves, control
 
     def __repr__(self):
         return f"Lowering({self.name!r}, {self.kind!r})"
@@ -340,20 +341,10 @@ SUPPORTED_DTYPES = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.i
 RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "nb", "njit", "prange", "select"}
 
 
-def _marker(name):
-    """An unregistered, effectful (never dead) primitive used as a fusion barrier."""
-    from ..core import Primitive
-    p = Primitive.__new__(Primitive)
-    p.name, p.multiple_results, p.call_like, p.effectful = name, True, False, True
-    p.impl = lambda: []
-    p.abstract_eval = lambda: []
-    return p
-
-
-# A remat body is recomputed where the backward pass needs it: its equations must not
-# be fused into loops that run earlier (that would save the value after all).
-REMAT_BEGIN = _marker("_remat_begin")
-REMAT_END = _marker("_remat_end")
+# The markers the pass pipeline brackets an inlined remat body with: its equations are
+# recomputed where the backward pass needs them and must not be fused into loops that run
+# earlier (that would save the value after all).
+from ..transforms.passes import REMAT_BEGIN, REMAT_END  # noqa: E402
 
 
 class Cluster:
@@ -377,8 +368,8 @@ class Planner:
     """The plan of one generated function (the kernel, or a control-flow body).
 
     ``mod`` is the module being generated (sizes vector: ``slot(value)``, and the flags
-    ``static``, ``dynamic_dims``, ``param_literals``); ``jaxpr`` a prepared jaxpr. A
-    subclass (the emitter) supplies the text hooks listed in this module's docstring and
+    ``static``, ``dynamic_dims``, ``param_literals``); ``jaxpr`` a finished jaxpr (the
+    output of transforms/passes.py's ``run_pipeline``). A subclass (the emitter) supplies the text hooks listed in this module's docstring and
     calls :meth:`analyse`, then :meth:`plan`, then reads ``stages``, ``entry_stmts`` and
     ``loc`` to write the function.
     """
@@ -699,6 +690,11 @@ class Planner:
                     self.plan_reduce(e)
             elif kind == "opaque":
                 self.plan_opaque(e)
+            elif getattr(e.primitive, "call_like", False):
+                raise UnsupportedError(
+                    f"jit (cpu backend): the call-like primitive {name!r} reached the planner; "
+                    f"lower the output of autodiff.transforms.passes.run_pipeline, which "
+                    f"inlines it", source=e.source)
             else:
                 raise UnsupportedError(
                     f"jit (cpu backend) has no lowering for primitive {name!r}; use "

@@ -501,7 +501,7 @@ def test_first_compile_does_not_import_scipy_linalg(which, tmp_path):
 def test_the_planner_imports_no_numba_and_serves_another_emitter():
     out = subprocess.run([sys.executable, "-c", textwrap.dedent("""
         import sys
-        import autodiff.backends.plan, autodiff.backends.prepare, autodiff.backends.numba_cpu
+        import autodiff.backends.plan, autodiff.transforms.passes, autodiff.backends.numba_cpu
         print("NUMBA", "numba" in sys.modules)
     """)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
@@ -509,7 +509,7 @@ def test_the_planner_imports_no_numba_and_serves_another_emitter():
 
     import autodiff.backends.numba_cpu  # noqa: F401  (registers the LOWERINGS records)
     from autodiff.backends.plan import Planner
-    from autodiff.backends.prepare import prepare
+    from autodiff.transforms.passes import run_pipeline
 
     class Mod:                       # the module interface the planner reads
         static, dynamic_dims, param_literals = True, frozenset(), False
@@ -549,7 +549,7 @@ def test_the_planner_imports_no_numba_and_serves_another_emitter():
     def f(x, w):
         y = anp.tanh(x) * 2.0 + anp.sin(x).T         # one loop nest, the transpose a view
         return anp.sum(y @ w, axis=0), anp.sum(y)    # a dot (opaque), a fused reduction
-    closed = prepare(ad.make_jaxpr(f)(np.ones((3, 3)), np.ones((3, 2))))
+    closed = run_pipeline(ad.make_jaxpr(f)(np.ones((3, 3)), np.ones((3, 2))))
     p = Recorder(Mod(), closed.jaxpr, "k", top=True)
     p.analyse()
     p.plan()

@@ -1,7 +1,11 @@
-"""Simplification: constant folding, common-subexpression elimination, dead-code elimination.
+"""Simplification: constant folding, algebraic identities, common-subexpression
+elimination, dead-code elimination.
 
 Each pass is a pure function ``ClosedJaxpr -> ClosedJaxpr``; :func:`simplify_jaxpr`
-runs them in that order. They respect recomputation (checkpointing):
+runs them in that order, and ``jit`` runs them as part of its pass pipeline
+(:mod:`autodiff.transforms.passes`). This module holds the library's one dead-code
+elimination (:func:`dce`, and :func:`dce_jaxpr` on a bare Jaxpr). They respect
+recomputation (checkpointing):
 
 * The body of a ``remat`` equation is simplified as a scope of its own: CSE never
   merges a value recomputed inside a checkpoint with the same value computed
@@ -32,13 +36,13 @@ import numpy as np
 from ..core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var, _param_key
 from .remat import remat_p, name_p
 
-__all__ = ["simplify_jaxpr", "fold_constants", "cse", "dce"]
+__all__ = ["simplify_jaxpr", "fold_constants", "fold_identities", "cse", "dce", "dce_jaxpr"]
 
 
 def simplify_jaxpr(closed):
-    """Constant folding, then CSE, then DCE (remat-aware); returns a new ClosedJaxpr."""
+    """Constant folding, identities, CSE, then DCE (remat-aware); returns a new ClosedJaxpr."""
     closed = _as_closed(closed)
-    return dce(cse(fold_constants(closed)))
+    return dce(cse(fold_identities(fold_constants(closed))))
 
 
 def _as_closed(c):
@@ -139,6 +143,100 @@ def _live_vars(j):
 
 
 # ----------------------------------------------------------------------------
+# algebraic identities
+# ----------------------------------------------------------------------------
+
+def _uniform_operand(v, bcast):
+    """The scalar value of ``v`` if it is a literal or a broadcast of one, else None."""
+    if isinstance(v, Literal):
+        return v.val
+    return bcast.get(v)
+
+
+def _is_one(u):
+    return u is not None and u == 1
+
+
+def _is_zero(u, sign):
+    """``u`` is a zero whose sign bit is ``sign`` (either, for integers and booleans)."""
+    if u is None or u != 0:
+        return False
+    return np.asarray(u).dtype.kind != "f" or bool(np.signbit(u)) == sign
+
+
+def _identity_operand(e, bcast):
+    """The operand ``e`` returns unchanged (``x*1``, ``x-0`` ...), or None.
+
+    Only exact identities of IEEE arithmetic: ``x + 0.0`` is not ``x`` at ``x = -0.0``
+    (the sum is +0.0), so a float ``x + 0`` folds only when the zero is ``-0.0``, and
+    ``x - 0`` only when it is ``+0.0``; ``x * 1`` and ``x / 1`` hold for every x, NaN and
+    infinities included. Integer and boolean zeros and ones fold on either sign.
+    """
+    name = e.primitive.name
+    if name not in ("mul", "div", "add", "sub") or len(e.invars) != 2:
+        return None
+    a, b = e.invars
+    ua, ub = _uniform_operand(a, bcast), _uniform_operand(b, bcast)
+    if name == "mul":
+        cands = [x for x, u in ((a, ub), (b, ua)) if _is_one(u)]
+    elif name == "div":
+        cands = [a] if _is_one(ub) and e.outvars[0].aval.dtype.kind in "iuf" else []
+    elif name == "add":
+        cands = [x for x, u in ((a, ub), (b, ua)) if _is_zero(u, sign=True)]
+    else:
+        cands = [a] if _is_zero(ub, sign=False) else []
+    out = e.outvars[0].aval
+    for x in cands:
+        if x.aval.shape == out.shape and x.aval.dtype == out.dtype:
+            return x
+    return None
+
+
+def fold_identities(closed):
+    """``x * 1``, ``1 * x``, ``x / 1``, ``x - 0`` and exact ``x + 0`` become ``x``.
+
+    A one or zero is a scalar literal or a ``broadcast_in_dim`` of one (a gradient's seed
+    of ones after :func:`~autodiff.transforms.passes.fold_uniform_consts`); the rewrite
+    needs ``x`` to have the result's shape and dtype. The identities are exact (see
+    ``_identity_operand``), so values, NaNs and signed zeros are unchanged.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> cj = ad.make_jaxpr(lambda x: anp.sin(x) * 1.0 - 0.0)(np.ones(2))
+    >>> print(fold_identities(cj))
+    { lambda ; a:f64[2]. let
+        b:f64[2] = sin a
+      in (b,) }
+    """
+    closed = _as_closed(closed)
+    j = closed.jaxpr
+    subst, bcast, eqns = {}, {}, []
+    changed = False
+
+    def read(v):
+        return subst.get(v, v) if isinstance(v, Var) else v
+
+    for e in j.eqns:
+        invars = [read(v) for v in e.invars]
+        if invars != list(e.invars):
+            e = e.replace(invars=invars)
+            changed = True
+        if (e.primitive.name == "broadcast_in_dim" and isinstance(invars[0], Literal)
+                and not isinstance(e.outvars[0], DropVar)):
+            bcast[e.outvars[0]] = invars[0].val
+        x = _identity_operand(e, bcast)
+        if x is not None and not isinstance(e.outvars[0], DropVar):
+            subst[e.outvars[0]] = x
+            changed = True
+            continue
+        eqns.append(e)
+    if not changed:
+        return closed
+    # the broadcast seeds nobody reads any more are left to dce
+    return ClosedJaxpr(Jaxpr(j.constvars, j.invars, [read(v) for v in j.outvars], eqns),
+                       closed.consts)
+
+
+# ----------------------------------------------------------------------------
 # common-subexpression elimination
 # ----------------------------------------------------------------------------
 
@@ -213,6 +311,14 @@ def dce(closed):
     new, _ = _dce(j, [True] * len(j.outvars), prune_invars=False)
     cmap = dict(zip(j.constvars, closed.consts))
     return ClosedJaxpr(new, [cmap[v] for v in new.constvars])
+
+
+def dce_jaxpr(jaxpr, used_outputs=None, prune_invars=False):
+    """DCE of a bare Jaxpr: ``(jaxpr, used_invars)``. ``used_outputs`` (default: all) says
+    which outputs to keep; ``prune_invars`` drops the inputs nothing reads."""
+    if used_outputs is None:
+        used_outputs = [True] * len(jaxpr.outvars)
+    return _dce(jaxpr, list(used_outputs), prune_invars)
 
 
 def _dce(j, used_outputs, prune_invars):
