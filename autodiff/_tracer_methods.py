@@ -1,87 +1,296 @@
-"""Array behaviour of tracers: operators, indexing, methods, and numpy's dispatch protocols.
+"""Array behaviour of tracers: operators, indexing, methods, numpy's dispatch protocols.
 
+:class:`ArrayMethods` is a base class of :class:`autodiff.core.Tracer`: every operator
+and array method is defined here, on the class, when ``autodiff.core`` is imported;
+nothing is patched onto ``Tracer`` later. Each dispatches to the ``autodiff.numpy``
+function of the same meaning, found through a module reference imported on first use
+(``autodiff.numpy`` imports ``core``, so ``core`` cannot import it at its top).
+
+``x op y`` binds the primitive directly when the operands need no promotion or
+broadcasting (``autodiff.numpy._base.fast_pair``: a float tracer with a tracer of the
+same shape and dtype, or with a Python number), which is most of the arithmetic a traced
+function runs; anything else takes the numpy function's full semantics.
 ``np.sin(tracer)`` and ``np.sum(tracer)`` work too: ``__array_ufunc__`` and
-``__array_function__`` route numpy calls to the ``autodiff.numpy`` function of
-the same name.
+``__array_function__`` route numpy calls to the ``autodiff.numpy`` function of the same
+name.
+
+>>> import numpy as np, autodiff as ad
+>>> ad.grad(lambda x: (x * x + 2.0 * x).sum())(np.array([1.0, 3.0]))   # 2x + 2
+array([4., 8.])
+>>> ad.grad(lambda x: np.sum(np.sin(x)))(np.zeros(2))                   # numpy's own sin
+array([1., 1.])
 """
-import numpy as np
+from .errors import UnsupportedError
 
-from ..core import Tracer
-from ..errors import UnsupportedError
-from ..core import user_source
+__all__ = ["ArrayMethods"]
+
+_anp = None
 
 
-def install():
-    from .. import numpy as anp
-    from ._indexing import getitem, _AtIndexer
+def _numpy():
+    """``autodiff.numpy``, imported on first use."""
+    global _anp
+    if _anp is None:
+        from . import numpy as anp
+        _anp = anp
+    return _anp
 
-    def swap(f):
-        return lambda self, other: f(other, self)
 
-    ops = {
-        "__add__": anp.add, "__sub__": anp.subtract, "__mul__": anp.multiply,
-        "__truediv__": anp.divide, "__floordiv__": anp.floor_divide, "__mod__": anp.mod,
-        "__pow__": anp.power, "__matmul__": anp.matmul,
-        "__lt__": anp.less, "__le__": anp.less_equal, "__gt__": anp.greater,
-        "__ge__": anp.greater_equal, "__eq__": anp.equal, "__ne__": anp.not_equal,
-        "__and__": anp.bitwise_and, "__or__": anp.bitwise_or, "__xor__": anp.bitwise_xor,
-    }
-    for name, f in ops.items():
-        prim = _FAST_PRIMS.get(name)
-        setattr(Tracer, name, _fast_op(prim, f, False) if prim else
-                (lambda f: lambda self, other: f(self, other))(f))
-    for name, f in [("__radd__", anp.add), ("__rsub__", anp.subtract), ("__rmul__", anp.multiply),
-                    ("__rtruediv__", anp.divide), ("__rfloordiv__", anp.floor_divide),
-                    ("__rmod__", anp.mod), ("__rpow__", anp.power), ("__rmatmul__", anp.matmul),
-                    ("__rand__", anp.bitwise_and), ("__ror__", anp.bitwise_or),
-                    ("__rxor__", anp.bitwise_xor)]:
-        prim = _FAST_PRIMS.get(name.replace("__r", "__", 1))
-        setattr(Tracer, name, _fast_op(prim, f, True) if prim else swap(f))
-    Tracer.__neg__ = lambda self: anp.negative(self)
-    Tracer.__pos__ = lambda self: self
-    Tracer.__abs__ = lambda self: anp.absolute(self)
-    Tracer.__invert__ = lambda self: anp.invert(self)
-    Tracer.__getitem__ = lambda self, idx: getitem(self, idx)
-    Tracer.__divmod__ = lambda self, other: (anp.floor_divide(self, other), anp.mod(self, other))
-    Tracer.T = property(lambda self: anp.transpose(self))
-    Tracer.mT = property(lambda self: anp.swapaxes(self, -1, -2))
-    Tracer.at = property(lambda self: _AtIndexer(self))
-    Tracer.real = property(lambda self: self)
-    Tracer.flat = property(lambda self: anp.ravel(self))
+def _binary(fn_name, prim_name=None):
+    """``self op other`` -> ``autodiff.numpy.<fn_name>(self, other)``, binding primitive
+    ``prim_name`` directly when :func:`fast_pair` says no promotion is needed."""
+    fn = prim = fast_pair = None
 
-    def _reshape(self, *shape, order="C"):
+    if prim_name is None:
+        def op(self, other):
+            nonlocal fn
+            if fn is None:
+                fn = getattr(_numpy(), fn_name)
+            return fn(self, other)
+    else:
+        def op(self, other):
+            nonlocal fn, prim, fast_pair
+            if fn is None:
+                fn, prim, fast_pair = _resolve(fn_name, prim_name)
+            pair = fast_pair(self, other)
+            if pair is not None:
+                return prim.bind(*pair)
+            return fn(self, other)
+    return op
+
+
+def _reflected(fn_name, prim_name=None):
+    """``other op self`` (Python's ``__r<op>__``), with the same fast path."""
+    fn = prim = fast_pair = None
+
+    if prim_name is None:
+        def op(self, other):
+            nonlocal fn
+            if fn is None:
+                fn = getattr(_numpy(), fn_name)
+            return fn(other, self)
+    else:
+        def op(self, other):
+            nonlocal fn, prim, fast_pair
+            if fn is None:
+                fn, prim, fast_pair = _resolve(fn_name, prim_name)
+            pair = fast_pair(other, self)
+            if pair is not None:
+                return prim.bind(*pair)
+            return fn(other, self)
+    return op
+
+
+def _resolve(fn_name, prim_name):
+    from . import primitives as P
+    from .numpy._base import fast_pair
+    return getattr(_numpy(), fn_name), getattr(P, prim_name), fast_pair
+
+
+def _like(name):
+    """The docstring of a tracer attribute: the ``numpy.ndarray`` attribute it follows."""
+    import inspect
+    import numpy as np
+    ref = getattr(np.ndarray, name, None)
+    if ref is None:
+        return None
+    # numpy's method docstrings open with the call signature ("a.sum(axis=None, ...)")
+    lines = [ln.strip() for ln in (inspect.getdoc(ref) or "").split("\n")
+             if ln.strip() and not ln.startswith(("a.", f"{name}("))]
+    return f"Like ``numpy.ndarray.{name}``, on a traced value" + (
+        f": {lines[0]}" if lines else ".")
+
+
+def _method(name, fn_name=None):
+    """``x.<name>(*a, **k)`` -> ``autodiff.numpy.<fn_name or name>(x, *a, **k)``."""
+    fn_name = fn_name or name
+
+    def method(self, *args, **kwargs):
+        return getattr(_numpy(), fn_name)(self, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = _like(name)
+    return method
+
+
+def _documented(fn):
+    """``fn`` with the docstring of the ndarray attribute of the same name."""
+    fn.__doc__ = fn.__doc__ or _like(fn.__name__)
+    return fn
+
+
+def _prop(fn):
+    """A read-only property documented like the ndarray attribute of the same name."""
+    return property(fn, doc=fn.__doc__ or _like(fn.__name__))
+
+
+_UFUNC_NAMES = {"absolute": "absolute", "true_divide": "divide", "power": "power",
+                "remainder": "mod", "conjugate": "conj"}
+
+
+class ArrayMethods:
+    """Operators and ndarray methods of a traced value (a base of ``core.Tracer``)."""
+
+    __slots__ = ()
+
+    __add__ = _binary("add", "add_p")
+    __sub__ = _binary("subtract", "sub_p")
+    __mul__ = _binary("multiply", "mul_p")
+    __truediv__ = _binary("divide", "div_p")
+    __lt__ = _binary("less", "lt_p")
+    __le__ = _binary("less_equal", "le_p")
+    __gt__ = _binary("greater", "gt_p")
+    __ge__ = _binary("greater_equal", "ge_p")
+    __eq__ = _binary("equal", "eq_p")
+    __ne__ = _binary("not_equal", "ne_p")
+    __floordiv__ = _binary("floor_divide")
+    __mod__ = _binary("mod")
+    __pow__ = _binary("power")
+    __matmul__ = _binary("matmul")
+    __and__ = _binary("bitwise_and")
+    __or__ = _binary("bitwise_or")
+    __xor__ = _binary("bitwise_xor")
+
+    __radd__ = _reflected("add", "add_p")
+    __rsub__ = _reflected("subtract", "sub_p")
+    __rmul__ = _reflected("multiply", "mul_p")
+    __rtruediv__ = _reflected("divide", "div_p")
+    __rfloordiv__ = _reflected("floor_divide")
+    __rmod__ = _reflected("mod")
+    __rpow__ = _reflected("power")
+    __rmatmul__ = _reflected("matmul")
+    __rand__ = _reflected("bitwise_and")
+    __ror__ = _reflected("bitwise_or")
+    __rxor__ = _reflected("bitwise_xor")
+
+    def __neg__(self):
+        return _numpy().negative(self)
+
+    def __pos__(self):
+        return self
+
+    def __abs__(self):
+        return _numpy().absolute(self)
+
+    def __invert__(self):
+        return _numpy().invert(self)
+
+    def __divmod__(self, other):
+        anp = _numpy()
+        return anp.floor_divide(self, other), anp.mod(self, other)
+
+    def __round__(self, ndigits=None):
+        return _numpy().round(self, ndigits or 0)
+
+    def __getitem__(self, idx):
+        from .numpy._indexing import getitem
+        return getitem(self, idx)
+
+    @_prop
+    def T(self):
+        return _numpy().transpose(self)
+
+    @_prop
+    def mT(self):
+        return _numpy().swapaxes(self, -1, -2)
+
+    @_prop
+    def at(self):
+        """Functional updates, as in JAX: ``x.at[idx].set(v)``, ``.add(v)``,
+        ``.multiply(v)``, ``.min(v)``, ``.max(v)``, ``.get()`` return a new array; ``x``
+        is unchanged."""
+        from .numpy._indexing import _AtIndexer
+        return _AtIndexer(self)
+
+    @_prop
+    def real(self):
+        return self
+
+    @_prop
+    def flat(self):
+        return _numpy().ravel(self)
+
+    @_prop
+    def itemsize(self):
+        return self.aval.dtype.itemsize
+
+    @_prop
+    def nbytes(self):
+        return self.aval.dtype.itemsize * self.aval.size
+
+    @_documented
+    def reshape(self, *shape, order="C"):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
-        return anp.reshape(self, shape)
+        return _numpy().reshape(self, shape)
 
-    def _transpose(self, *axes):
+    @_documented
+    def transpose(self, *axes):
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
-        return anp.transpose(self, axes or None)
+        return _numpy().transpose(self, axes or None)
 
-    Tracer.reshape = _reshape
-    Tracer.transpose = _transpose
-    Tracer.astype = lambda self, dtype, copy=True: anp.astype(self, dtype)
-    Tracer.item = lambda self: self.concrete_value("item()").item()
-    Tracer.tolist = lambda self: self.concrete_value("tolist()").tolist()
-    Tracer.copy = lambda self: self
-    Tracer.conj = lambda self: self
-    Tracer.conjugate = lambda self: self
-    Tracer.__round__ = lambda self, nd=None: anp.round(self, nd or 0)
-    for name in ["sum", "mean", "prod", "max", "min", "std", "var", "all", "any", "argmax",
-                 "argmin", "cumsum", "cumprod", "ravel", "squeeze", "clip", "dot", "ptp",
-                 "swapaxes", "flatten", "repeat", "take", "trace", "diagonal", "nonzero",
-                 "round", "sort", "argsort"]:
-        fn = getattr(anp, "ravel" if name == "flatten" else name)
-        setattr(Tracer, name, (lambda fn: lambda self, *a, **k: fn(self, *a, **k))(fn))
+    @_documented
+    def astype(self, dtype, copy=True):
+        return _numpy().astype(self, dtype)
+
+    @_documented
+    def item(self):
+        return self.concrete_value("item()").item()
+
+    @_documented
+    def tolist(self):
+        return self.concrete_value("tolist()").tolist()
+
+    @_documented
+    def copy(self):
+        return self
+
+    @_documented
+    def conj(self):
+        return self
+
+    @_documented
+    def conjugate(self):
+        return self
+
+    sum = _method("sum")
+    mean = _method("mean")
+    prod = _method("prod")
+    max = _method("max")
+    min = _method("min")
+    std = _method("std")
+    var = _method("var")
+    all = _method("all")
+    any = _method("any")
+    argmax = _method("argmax")
+    argmin = _method("argmin")
+    cumsum = _method("cumsum")
+    cumprod = _method("cumprod")
+    ravel = _method("ravel")
+    flatten = _method("flatten", "ravel")
+    squeeze = _method("squeeze")
+    clip = _method("clip")
+    dot = _method("dot")
+    ptp = _method("ptp")
+    ptp.__doc__ = "Peak to peak (maximum minus minimum) along ``axis``, as ``autodiff.numpy.ptp``."
+    swapaxes = _method("swapaxes")
+    repeat = _method("repeat")
+    take = _method("take")
+    trace = _method("trace")
+    diagonal = _method("diagonal")
+    nonzero = _method("nonzero")
+    round = _method("round")
+    sort = _method("sort")
+    argsort = _method("argsort")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        from .core import user_source
         if method != "__call__" or kwargs.get("out") is not None:
             raise UnsupportedError(
                 f"numpy.{ufunc.__name__}.{method} on a traced value is not supported; use "
                 f"autodiff.numpy", source=user_source())
         fn = _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__)
-        f = getattr(anp, fn, None)
+        f = getattr(_numpy(), fn, None)
         if f is None:
             raise UnsupportedError(f"numpy.{ufunc.__name__} has no autodiff.numpy equivalent yet",
                                    source=user_source())
@@ -89,42 +298,11 @@ def install():
         return f(*inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        mod = func.__module__ or ""
-        target = anp
-        if "linalg" in mod:
-            target = anp.linalg
+        from .core import user_source
+        anp = _numpy()
+        target = anp.linalg if "linalg" in (func.__module__ or "") else anp
         f = getattr(target, func.__name__, None)
         if f is None or getattr(f, "__wrapped_numpy__", f) is func and not hasattr(f, "__wrapped_numpy__"):
             raise UnsupportedError(f"numpy.{func.__name__} has no autodiff.numpy equivalent yet; "
                                    f"it cannot take a traced value", source=user_source())
         return f(*args, **kwargs)
-
-    Tracer.__array_ufunc__ = __array_ufunc__
-    Tracer.__array_function__ = __array_function__
-
-
-def _fast_op(prim, f, reflected):
-    """``x op y`` binds the primitive directly when the operands need no promotion or
-    broadcasting (see ``fast_pair``): most operators a traced function runs. Anything
-    else takes ``f``'s full numpy-semantics path."""
-    from ._base import fast_pair
-
-    def op(self, other):
-        pair = fast_pair(other, self) if reflected else fast_pair(self, other)
-        if pair is not None:
-            return prim.bind(*pair)
-        return f(other, self) if reflected else f(self, other)
-    return op
-
-
-def _fast_prims():
-    from .. import primitives as P
-    return {"__add__": P.add_p, "__sub__": P.sub_p, "__mul__": P.mul_p, "__truediv__": P.div_p,
-            "__lt__": P.lt_p, "__le__": P.le_p, "__gt__": P.gt_p, "__ge__": P.ge_p,
-            "__eq__": P.eq_p, "__ne__": P.ne_p}
-
-
-_FAST_PRIMS = _fast_prims()
-
-_UFUNC_NAMES = {"absolute": "absolute", "true_divide": "divide", "power": "power",
-                "remainder": "mod", "conjugate": "conj"}

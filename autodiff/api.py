@@ -12,10 +12,8 @@ np.float64(1.3817732906760363)
 >>> ad.grad(ad.grad(anp.tanh))(0.5)
 np.float64(-0.7268619813835873)
 """
-import collections
 import functools
 import inspect
-import threading
 import types
 import typing
 from typing import Any, Callable, Optional, ParamSpec, Sequence, TypeVar, Union
@@ -23,6 +21,7 @@ from typing import Any, Callable, Optional, ParamSpec, Sequence, TypeVar, Union
 import numpy as np
 
 from . import primitives as P
+from .cache import ProgramCache
 from .core import (ClosedJaxpr, Tracer, Zero, eval_jaxpr, get_aval, is_concrete,
                    is_inexact_dtype, trace_flat, user_source)
 from .errors import ConcretizationError, DTypeError, ShapeError
@@ -455,8 +454,8 @@ class _LinearizedProgram:
         return self._transposed
 
 
-_LIN_CACHE = collections.OrderedDict()   # structural key -> _LinearizedProgram (LRU)
-_LIN_LOCK = threading.Lock()
+# structural key -> _LinearizedProgram (autodiff.cache, listed as "linearize")
+_LIN_CACHE = ProgramCache("linearize", "linearize_cache_size")
 
 
 class _HashedKey:
@@ -502,23 +501,16 @@ def _linearized_program(closed, nonzeros, n_out):
     repeated ``grad`` call skips the jvp, partial-evaluation and transpose passes.
     """
     from .core import trace_state
-    from .config import config
     if not _params_cacheable(closed.jaxpr):
         return _LinearizedProgram(closed, nonzeros, n_out)
     try:
         key = _HashedKey((closed.jaxpr.key(), tuple(nonzeros), n_out, trace_state.grad_enabled))
     except TypeError:                    # a param that is not hashable (an array, a list)
         return _LinearizedProgram(closed, nonzeros, n_out)
-    with _LIN_LOCK:
-        prog = _LIN_CACHE.get(key)
-        if prog is not None:
-            _LIN_CACHE.move_to_end(key)
-            return prog
-    prog = _LinearizedProgram(closed, nonzeros, n_out)
-    with _LIN_LOCK:
-        _LIN_CACHE[key] = prog
-        while len(_LIN_CACHE) > config.cache_size:
-            _LIN_CACHE.popitem(last=False)
+    prog = _LIN_CACHE.get(key)
+    if prog is None:
+        prog = _LinearizedProgram(closed, nonzeros, n_out)
+        _LIN_CACHE.put(key, prog)
     return prog
 
 

@@ -53,7 +53,15 @@ class Config:
     """Process-wide options. Unknown names raise, so typos do not pass silently."""
 
     _defaults = {
-        "cache_size": 1024,            # LRU capacity of every jit graph cache (seed: init_graph_cache)
+        # Capacities of the program caches (autodiff.cache lists them: ad.config.caches()).
+        "cache_size": 1024,            # LRU capacity of each jitted function's graph cache
+        "kernel_cache_size": 1024,     # compiled Numba kernels held in memory (all functions)
+        "linearize_cache_size": 1024,  # grad/vjp/linearize: jvp + partial-eval programs by structure
+        "tape_cache_size": 1024,       # Variable.backward: backward programs by graph structure
+        "remat_cache_size": 1024,      # checkpoint/remat: transformed bodies, per rule
+        "interpreter_cache_size": 4096,  # the numpy interpreter's per-jaxpr evaluation plans
+        "source_cache_size": 50_000,   # code object / file name -> "is it autodiff's own code"
+        "debug_print_cache_size": 1024,  # ad.debug.print: one printer per format string
         "cache_dir": None,             # disk cache for compiled kernels; None -> user cache dir
         "disk_cache": True,            # write/read compiled kernels on disk
         "explain_cache_misses": False, # log why a jitted call retraced or recompiled
@@ -93,10 +101,8 @@ class Config:
             raise ValueError(f"traceback_filtering must be 'on' or 'off', got {value!r}")
         if name == "jit_blas_threads":
             value = _blas_threads(value, _caller())
-        if name == "cache_size":
-            value = int(value)
-            if value < 1:
-                raise ValueError("cache_size must be >= 1")
+        if name in _CAPACITIES:
+            value = _capacity(name, value, _caller())
         self._values[name] = value
         for fn in self._listeners:
             fn(name, value)
@@ -118,6 +124,44 @@ class Config:
     def values(self):
         """A copy of every option's current value, by name."""
         return dict(self._values)
+
+    def caches(self):
+        """``{name: CacheStats(hits, misses, size, capacity, evictions, caches)}`` of every
+        program cache (see :mod:`autodiff.cache`; ``*cache_size`` options bound them).
+
+        >>> import autodiff as ad
+        >>> ad.config.caches()["tape"].capacity == ad.config.tape_cache_size
+        True
+        """
+        from .cache import caches
+        return caches()
+
+    def clear_caches(self):
+        """Empty every program cache in memory and zero its counters (the disk cache of
+        compiled kernels stays).
+
+        >>> import autodiff as ad
+        >>> ad.config.clear_caches()
+        >>> ad.config.caches()["linearize"].size
+        0
+        """
+        from .cache import clear_caches
+        clear_caches()
+
+
+_CAPACITIES = frozenset(n for n in Config._defaults if n.endswith("cache_size"))
+
+
+def _capacity(name, value, source=None):
+    """A cache capacity: a whole number >= 1 (ConfigError otherwise)."""
+    from .errors import ConfigError
+    ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
+    if not ok and isinstance(value, float) and value.is_integer():
+        ok = True
+    if not ok or value < 1:
+        raise ConfigError(f"ad.config.update({name!r}, {value!r}): a cache capacity must be a "
+                          f"whole number >= 1 (entries); got {type(value).__name__} {value!r}", source)
+    return int(value)
 
 
 config = Config()

@@ -35,6 +35,8 @@ import types
 
 import numpy as np
 
+from ._tracer_methods import ArrayMethods
+from .cache import ProgramCache
 from .errors import ConcretizationError, DTypeError, ShapeError, TracerLeakError
 
 # ----------------------------------------------------------------------------
@@ -209,32 +211,42 @@ class SourceInfo:
         return f"{os.path.basename(self.filename)}:{self.lineno}"
 
 
-_internal_file_cache = {}
+# Memo tables of facts about code (is a file / code object autodiff's own, which globals
+# a code object reads), read for every frame of every traced operation. They are bounded
+# program caches like the others (autodiff.cache, listed as "source"), read through the
+# bare table on this hot path: a hit costs one C dict lookup and is not counted (misses
+# and evictions are), no recency update, so the oldest entries go first once
+# ``ad.config.source_cache_size`` is reached.
+_internal_file_cache = ProgramCache("source", "source_cache_size")   # file name -> bool
+_internal_file_get = _internal_file_cache.table.get
 
 
 def _is_internal(filename):
-    r = _internal_file_cache.get(filename)
+    r = _internal_file_get(filename)
     if r is None:
         r = filename.startswith(_PKG_ROOTS) or filename.startswith("<frozen") or \
             os.sep + "numpy" + os.sep in filename
-        _internal_file_cache[filename] = r
+        _internal_file_cache.misses += 1
+        _internal_file_cache.put(filename, r)
     return r
 
 
-_internal_code_cache = {}   # code object -> is it autodiff's (or numpy's) own code
+# code object -> is it autodiff's (or numpy's) own code
+_internal_code_cache = ProgramCache("source", "source_cache_size")
+_internal_code_get = _internal_code_cache.table.get
 
 
 def user_source(depth=1):
     """The innermost frame outside autodiff (and numpy): the user's line."""
     f = sys._getframe(depth)
-    cache = _internal_code_cache
+    get = _internal_code_get
     while f is not None:
         code = f.f_code
-        internal = cache.get(code)
+        internal = get(code)
         if internal is None:
-            if len(cache) > 50_000:
-                cache.clear()
-            internal = cache[code] = _is_internal(code.co_filename)
+            internal = _is_internal(code.co_filename)
+            _internal_code_cache.misses += 1
+            _internal_code_cache.put(code, internal)
         if not internal:
             return SourceInfo(code.co_filename, f.f_lineno, code.co_name)
         f = f.f_back
@@ -720,8 +732,12 @@ class _TraceState(threading.local):
 trace_state = _TraceState()
 
 
-class Tracer:
-    """A traced array value. Behaves like an array; records operations as equations."""
+class Tracer(ArrayMethods):
+    """A traced array value. Behaves like an array; records operations as equations.
+
+    Operators and array methods come from :class:`~autodiff._tracer_methods.ArrayMethods`
+    (defined with the class, dispatching to ``autodiff.numpy`` on first use).
+    """
 
     __slots__ = ("_trace", "ivar", "aval", "__weakref__")
     __array_priority__ = 1000
@@ -731,10 +747,14 @@ class Tracer:
         self.ivar = var
         self.aval = var.aval
 
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: len(self.aval.shape))
-    size = property(lambda self: self.aval.size)
+    shape = property(lambda self: self.aval.shape, doc="Like ``numpy.ndarray.shape``, on a "
+                     "traced value: the tuple of its dimensions.")
+    dtype = property(lambda self: self.aval.dtype, doc="Like ``numpy.ndarray.dtype``, on a "
+                     "traced value: the data type of its elements.")
+    ndim = property(lambda self: len(self.aval.shape), doc="Like ``numpy.ndarray.ndim``, on "
+                    "a traced value: its number of dimensions.")
+    size = property(lambda self: self.aval.size, doc="Like ``numpy.ndarray.size``, on a "
+                    "traced value: its number of elements.")
 
     def __len__(self):
         if not self.aval.shape:
@@ -1167,17 +1187,21 @@ def _table_view(a):
     return v
 
 
-_code_names_cache = {}   # code object -> the global names it (or a nested function) reads
+# code object -> the global names it (or a nested function) reads; see _internal_file_cache
+_code_names_cache = ProgramCache("source", "source_cache_size")
+_code_names_get = _code_names_cache.table.get
 
 
 def _code_global_names(code):
-    names = _code_names_cache.get(code)
+    names = _code_names_get(code)
     if names is None:
         found = set(code.co_names)
         for c in code.co_consts:
             if isinstance(c, types.CodeType):
                 found |= _code_global_names(c)
-        names = _code_names_cache[code] = frozenset(found)
+        names = frozenset(found)
+        _code_names_cache.misses += 1
+        _code_names_cache.put(code, names)
     return names
 
 

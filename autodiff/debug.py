@@ -21,6 +21,7 @@ import functools
 
 import numpy as np
 
+from .cache import ProgramCache
 from .core import Tracer, is_concrete
 from .tree_util import tree_map, tree_leaves
 
@@ -55,13 +56,23 @@ def print(fmt, *args, ordered=False, **kwargs):  # noqa: A001 - JAX's name
     callback(_printer(fmt), *args, ordered=ordered, **kwargs)
 
 
-@functools.lru_cache(maxsize=1024)
+# format string -> its printer (autodiff.cache, listed as "debug.print")
+_printers = ProgramCache("debug.print", "debug_print_cache_size")
+
+
 def _printer(fmt):
-    # one function object per format string: equal equations across retraces (jit's caches)
-    def printer(*args, **kwargs):
-        _builtin_print(fmt.format(*args, **kwargs))
-    printer.__name__ = "debug.print"
-    return printer
+    # one function object per format string: equations of equal traces stay equal (the
+    # printer is a param of the callback equation), so jit's and linearize's caches hit
+    p = _printers.get(fmt)
+    if p is None:
+        with _printers.lock:             # two threads must get the same function
+            p = _printers.table.get(fmt)
+            if p is None:
+                def p(*args, **kwargs):
+                    _builtin_print(fmt.format(*args, **kwargs))
+                p.__name__ = "debug.print"
+                _printers.put(fmt, p)
+    return p
 
 
 def callback(fn, *args, ordered=False, **kwargs):

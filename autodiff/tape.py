@@ -37,6 +37,7 @@ import weakref
 import numpy as np
 
 from . import primitives as P
+from .cache import ProgramCache
 from .config import config
 from .core import (ClosedJaxpr, Eqn, Jaxpr, JaxprTrace, Literal, ShapedArray, Tracer, Var,
                    check_nans, eval_jaxpr, get_aval, is_inexact_dtype, trace_flat, trace_state,
@@ -625,28 +626,8 @@ def _rebuild_variable(value, requires_grad, grad):
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses size capacity")
 
 
-class _ProgramCache:
-    def __init__(self):
-        self.entries = collections.OrderedDict()
-        self.hits = self.misses = 0
-
-    def get(self, key):
-        e = self.entries.get(key)
-        if e is None:
-            self.misses += 1
-            return None
-        self.hits += 1
-        self.entries.move_to_end(key)
-        return e
-
-    def put(self, key, entry):
-        self.entries[key] = entry
-        cap = config.cache_size
-        while len(self.entries) > cap:
-            self.entries.popitem(last=False)
-
-
-_cache = _ProgramCache()
+# recorded graph's structure -> its backward program (autodiff.cache, listed as "tape")
+_cache = ProgramCache("tape", "tape_cache_size")
 _jit_mode = threading.local()
 
 
@@ -661,13 +642,12 @@ def cache_info():
     >>> ad.tape.cache_info()[:3]                  # hits, misses, size
     (2, 1, 1)
     """
-    return CacheInfo(_cache.hits, _cache.misses, len(_cache.entries), config.cache_size)
+    return CacheInfo(_cache.hits, _cache.misses, len(_cache), _cache.capacity)
 
 
 def clear_cache():
     """Empty the backward-program cache and reset its counters."""
-    _cache.entries.clear()
-    _cache.hits = _cache.misses = 0
+    _cache.clear()
 
 
 def jit_backward(fun=None, enabled=True):

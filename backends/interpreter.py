@@ -12,13 +12,14 @@ intermediate ever computed.
 """
 import numpy as np
 
+from ..cache import ProgramCache
 from ..config import config
 from ..core import Literal, Var, check_nans, last_uses
 
-
-
-
-_frees_cache = {}
+# id(jaxpr) -> (jaxpr, its plan). Keyed by identity, not structure: a plan names the
+# jaxpr's own Var objects. The entry holds the jaxpr, so its id cannot be reused by
+# another jaxpr while the entry lives (autodiff.cache, listed as "interpreter").
+_plans = ProgramCache("interpreter", "interpreter_cache_size")
 
 
 def run_jaxpr(jaxpr, consts, args):
@@ -53,12 +54,10 @@ def _run_jaxpr(jaxpr, consts, args):
     for v, a in zip(jaxpr.invars, args):
         env[v] = a
     key = id(jaxpr)
-    entry = _frees_cache.get(key)
+    entry = _plans.get(key)
     if entry is None or entry[0] is not jaxpr:
-        if len(_frees_cache) > 4096:
-            _frees_cache.clear()
         entry = (jaxpr, _plan(jaxpr))
-        _frees_cache[key] = entry
+        _plans.put(key, entry)
     debug = config.debug_nans
     for e, impl, params, ops, outs, multiple, fr in entry[1]:
         out = impl(*[x if lit else env[x] for lit, x in ops], **params)

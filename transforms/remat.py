@@ -37,6 +37,7 @@ label values for the name-based policies.
 from ..core import (ClosedJaxpr, DropVar, Eqn, Jaxpr, Primitive, ShapedArray,
                     UndefinedPrimal, Var, Zero, trace_flat)
 from .. import primitives as P
+from ..cache import ProgramCache
 from .jvp import jvp_jaxpr
 from .partial_eval import dce_jaxpr, split_equations
 from .transpose import backward_pass
@@ -193,9 +194,6 @@ def _strip(aval):
     return ShapedArray(aval.shape, aval.dtype)
 
 
-_CACHE_LIMIT = 1024
-
-
 def _source_key(jaxpr):
     return tuple((s.filename, s.lineno) if s is not None else None
                  for s in (e.source for e in jaxpr.eqns))
@@ -206,21 +204,21 @@ def _cached(fn):
 
     Layers traced separately but alike (every segment of checkpoint_sequential) share
     one transformed body; source lines are part of the key so residual reports name
-    the right lines.
+    the right lines. A program cache, not a per-call memo: its entries outlive the trace
+    that made them (the next grad of the same model hits), so it is bounded like the
+    others (autodiff.cache, listed as "remat", ``ad.config.remat_cache_size`` per rule).
     """
-    cache = {}
+    cache = ProgramCache("remat", "remat_cache_size")
 
     def wrapped(jaxpr, *args):
         key = (jaxpr, _source_key(jaxpr)) + args
         try:
-            return cache[key]
-        except KeyError:
-            pass
+            r = cache.get(key)
         except TypeError:        # an unhashable param somewhere in the body
             return fn(jaxpr, *args)
-        if len(cache) > _CACHE_LIMIT:
-            cache.clear()
-        r = cache[key] = fn(jaxpr, *args)
+        if r is None:
+            r = fn(jaxpr, *args)
+            cache.put(key, r)
         return r
 
     wrapped.cache = cache

@@ -1838,11 +1838,6 @@ def bincount(x, weights=None, minlength=0, *, length=None):
 cumulative_prod = _cum(lambda a, ax: P.cumprod(a, ax), np.cumulative_prod) \
     if hasattr(np, "cumulative_prod") else cumprod
 
-# the byte sizes numpy arrays report, on traced values too
-Tracer.itemsize = property(lambda self: self.aval.dtype.itemsize)
-Tracer.nbytes = property(lambda self: self.aval.dtype.itemsize * builtins.int(np.prod(self.aval.shape)))
-
-
 from . import linalg  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 # breadth (issue 14): shapes, math, sets/histograms/quantiles; some replace simpler versions above
@@ -1866,8 +1861,6 @@ from ._sets_stats import (unique, unique_values, unique_counts, unique_inverse, 
 from ._more_names import *  # noqa: E402,F401,F403
 from ._jax_names import *  # noqa: E402,F401,F403  (autograd/JAX spellings: errstate, precision=)
 bitwise_invert = invert  # noqa: E402
-from ._tracer_methods import install as _install_tracer_methods  # noqa: E402
-_install_tracer_methods()
 from ._docs import fill as _fill_docs  # noqa: E402
 _fill_docs(globals())
 _fill_docs(linalg, "numpy.linalg")

@@ -84,50 +84,11 @@ def _numpy_module(prefix):
     return mod
 
 
-# tracer attributes that ndarray does not have
-_OWN_METHODS = {
-    "at": "Functional updates, as in JAX: ``x.at[idx].set(v)``, ``.add(v)``, ``.multiply(v)``, "
-          "``.min(v)``, ``.max(v)``, ``.get()`` return a new array; ``x`` is unchanged.",
-    "ptp": "Peak to peak (maximum minus minimum) along ``axis``, as ``autodiff.numpy.ptp``.",
-}
-
-
-def fill_methods(cls):
-    """Docstrings for the array methods and properties of tracers that have none: the
-    ``numpy.ndarray`` attribute each one follows."""
-    for name, attr in list(vars(cls).items()):
-        if name.startswith("_"):
-            continue
-        ref = getattr(np.ndarray, name, None)
-        lines = (inspect.getdoc(ref) or "").strip().split("\n") if ref is not None else []
-        # numpy's method docstrings open with the call signature ("a.sum(axis=None, ...)")
-        lines = [ln for ln in lines if ln.strip() and not ln.startswith(("a.", f"{name}("))]
-        first = lines[0].strip() if lines else ""
-        if ref is None:
-            doc = _OWN_METHODS.get(name)
-            if doc is None:
-                continue
-        else:
-            doc = (f"Like ``numpy.ndarray.{name}``, on a traced value"
-                   + (f": {first}" if first else "."))
-        if isinstance(attr, property):
-            if not (attr.__doc__ or "").strip():
-                setattr(cls, name, property(attr.fget, attr.fset, attr.fdel, doc))
-        elif callable(attr) and not (getattr(attr, "__doc__", None) or "").strip():
-            try:
-                attr.__doc__ = doc
-            except (AttributeError, TypeError):
-                pass
-
-
 def fill(namespace, prefix="numpy"):
     """Docstrings for every public function in ``namespace``: our own (or a one-liner naming
-    the numpy function it follows), then what differs from numpy, then numpy's docs. For
-    ``autodiff.numpy`` itself, the tracers' array methods too (:func:`fill_methods`)."""
+    the numpy function it follows), then what differs from numpy, then numpy's docs. (The
+    tracers' array methods carry theirs from their definition: autodiff._tracer_methods.)"""
     items = namespace.items() if isinstance(namespace, dict) else vars(namespace).items()
-    if isinstance(namespace, dict) and namespace.get("__name__") == "autodiff.numpy":
-        from ..core import Tracer
-        fill_methods(Tracer)
     np_mod = _numpy_module(prefix)
     for name, obj in list(items):
         if name.startswith("_") or not callable(obj) or isinstance(obj, type):
