@@ -129,17 +129,37 @@ class CudaArray:
     def __init__(self, dev):
         self._dev = dev
 
-    shape = property(lambda self: tuple(self._dev.shape))
-    ndim = property(lambda self: len(self._dev.shape))
-    size = property(lambda self: int(self._dev.size))
-    dtype = property(lambda self: self._dev.dtype)
-    device = property(lambda self: CudaDevice(0, "cuda"))
+    @property
+    def shape(self):
+        """The array's shape (a tuple)."""
+        return tuple(self._dev.shape)
+
+    @property
+    def ndim(self):
+        """Its number of dimensions."""
+        return len(self._dev.shape)
+
+    @property
+    def size(self):
+        """Its number of elements."""
+        return int(self._dev.size)
+
+    @property
+    def dtype(self):
+        """Its numpy dtype."""
+        return self._dev.dtype
+
+    @property
+    def device(self):
+        """The :class:`CudaDevice` holding it."""
+        return CudaDevice(0, "cuda")
 
     @property
     def __cuda_array_interface__(self):
         return self._dev.__cuda_array_interface__
 
     def copy_to_host(self):
+        """A numpy copy of the array (what ``np.asarray`` returns)."""
         import numpy as np
         return np.asarray(self._dev.copy_to_host()).reshape(self.shape)
 
@@ -155,6 +175,7 @@ class CudaArray:
         return x
 
     def block_until_ready(self):
+        """Wait for the device's queued work (JAX's name); returns the array."""
         from numba import cuda
         cuda.synchronize()
         return self

@@ -58,7 +58,7 @@ else:                                              # pragma: no cover - needs a 
 
     @cuda.jit(device=True, inline=True)
     def mod_f(x, y):
-        # numpy's float remainder: the sign of the divisor (np.mod)
+        """numpy's float remainder: the sign of the divisor (``np.mod``)."""
         m = math.fmod(x, y)
         if y == 0:
             return m
@@ -71,7 +71,7 @@ else:                                              # pragma: no cover - needs a 
 
     @cuda.jit(device=True, inline=True)
     def floor_divide_f(x, y):
-        # numpy's npy_divmod: 1.0 // 0.1 == 9.0
+        """numpy's float floor division (``npy_divmod``): 1.0 // 0.1 == 9.0."""
         if y == 0:
             return x / y
         m = math.fmod(x, y)

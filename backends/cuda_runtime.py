@@ -41,10 +41,12 @@ def row_blocks(n):
 # ------------------------------------------------------------------------- buffers
 
 def is_device(a):
+    """Whether ``a`` is a numba-cuda device array (or the simulator's stand-in)."""
     return hasattr(a, "copy_to_host")
 
 
 def empty(shape, dtype):
+    """An uninitialized C-contiguous device array."""
     return cuda.device_array(tuple(int(s) for s in shape), dtype=np.dtype(dtype))
 
 
@@ -95,10 +97,12 @@ def host_view(a):
 
 
 def slot_i64(sz, k):
+    """Run-time size ``k`` of the size vector (host code; as numba_runtime.slot_i64)."""
     return int(sz[k])
 
 
 def slot_f64(sz, k):
+    """The float64 literal stored bit for bit in slot ``k`` (as numba_runtime.slot_f64)."""
     return sz[k:k + 1].view(np.float64)[0]
 
 

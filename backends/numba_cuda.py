@@ -91,6 +91,7 @@ def available():
 
 
 def require_available(source=None):
+    """Raise ``UnsupportedError`` naming what is missing when :func:`available` says no."""
     ok, why = available()
     if not ok:
         raise UnsupportedError(why, source=source)
