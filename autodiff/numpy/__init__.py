@@ -1860,6 +1860,9 @@ from ._sets_stats import (unique, unique_values, unique_counts, unique_inverse, 
                           nanargmin, nanprod, nancumsum, nancumprod, nanvar, nanstd, cov, corrcoef)
 from ._more_names import *  # noqa: E402,F401,F403
 from ._jax_names import *  # noqa: E402,F401,F403  (autograd/JAX spellings: errstate, precision=)
+# creation functions: numpy's outside transforms; inside, traced fill values and .at[] (issue 13)
+from ._creation import (zeros, ones, empty, full, eye, identity, arange, zeros_like,  # noqa: E402,F401
+                        ones_like, empty_like, full_like, array, linspace, logspace, geomspace)
 bitwise_invert = invert  # noqa: E402
 from ._docs import fill as _fill_docs  # noqa: E402
 _fill_docs(globals())

@@ -1,0 +1,374 @@
+"""Array creation (``zeros``, ``ones``, ``full``, ``eye``, ``arange``, ``array``, ...) that
+behaves inside transforms as JAX users expect, while staying numpy outside them.
+
+Outside every transform these are numpy's own functions: the same ``numpy.ndarray``,
+dtype and errors. Inside one (``jit``, ``grad``, ``vmap``, ...) two things change:
+
+* **Traced arguments are accepted where a value, not a shape, depends on them**:
+  ``full(shape, traced)`` and ``full_like(x, traced)`` broadcast the traced fill value
+  (differentiable in it); ``arange(start, stop, step)`` with traced bounds computes
+  ``start + step·k`` (differentiable in ``start`` and ``step``) when the bounds have
+  values (``grad`` without ``jit``), and raises ``ConcretizationError`` naming the line
+  under ``jit``, where its length (the shape) would be unknown. A traced *shape* or
+  ``eye(N)`` size raises the same error.
+* **The result is a** :class:`FreshArray`: a numpy array (every numpy use is numpy's,
+  and results of operations on it are plain ndarrays) that also has JAX's functional
+  updates, ``anp.zeros(3).at[0].set(v)`` with a traced ``v``, and indexing by a traced
+  index. Outside transforms a plain ``numpy.ndarray`` has no ``.at``: spell it
+  ``anp.at(x)[idx].set(v)`` there, which works everywhere.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> ad.jit(lambda s: anp.zeros(3).at[1].set(s))(2.0)
+array([0., 2., 0.])
+>>> float(ad.grad(lambda s: anp.sum(anp.full((3,), s) * np.arange(3.0)))(2.0))
+3.0
+>>> type(anp.zeros(2)) is np.ndarray            # outside transforms: numpy's own result
+True
+"""
+import builtins
+import functools
+import operator
+
+import numpy as np
+
+from .. import primitives as P
+from ..core import Tracer, current_trace, user_source
+from ..errors import ConcretizationError
+
+__all__ = ["zeros", "ones", "empty", "full", "eye", "identity", "arange", "zeros_like",
+           "ones_like", "empty_like", "full_like", "array", "FreshArray"]
+
+
+# ----------------------------------------------------------------------------
+# the result type inside transforms
+# ----------------------------------------------------------------------------
+
+def _plain(x):
+    if isinstance(x, FreshArray):
+        return x.view(np.ndarray)
+    if isinstance(x, (list, tuple)) and any(isinstance(e, FreshArray) for e in x):
+        return type(x)(_plain(e) for e in x)
+    return x
+
+
+def _has_tracer(idx):
+    if isinstance(idx, Tracer):
+        return True
+    if isinstance(idx, (tuple, list)):
+        return builtins.any(_has_tracer(i) for i in idx)
+    return False
+
+
+class FreshArray(np.ndarray):
+    """What a creation function returns inside a transform: a numpy array with JAX's
+    ``.at[idx].set/add/multiply/min/max/get`` and indexing by traced indices. Every other
+    use is numpy's, and its results are plain ``numpy.ndarray`` s.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda i: anp.arange(5.0)[i] * 2)(3)
+    np.float64(6.0)
+    """
+
+    @property
+    def at(self):
+        """JAX's functional updates, as ``anp.at(x)``."""
+        from ._indexing import at
+        return at(self.view(np.ndarray))
+
+    def __getitem__(self, idx):
+        base = self.view(np.ndarray)
+        if _has_tracer(idx):
+            from ._indexing import getitem
+            return getitem(base, idx)
+        return base[idx]
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if kwargs.get("out") is not None:
+            kwargs["out"] = tuple(_plain(o) for o in kwargs["out"])
+        return getattr(ufunc, method)(*(_plain(x) for x in inputs), **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        args = tuple(_plain(a) for a in args)
+        kwargs = {k: _plain(v) for k, v in kwargs.items()}
+        for a in (*args, *kwargs.values()):
+            if isinstance(a, Tracer):       # e.g. np.take(fresh, traced): the tracer's rule
+                return a.__array_function__(func, types, args, kwargs)
+        return func(*args, **kwargs)
+
+    def __reduce__(self):
+        return self.view(np.ndarray).__reduce__()
+
+    def __repr__(self):
+        return repr(self.view(np.ndarray))
+
+
+def _fresh(out):
+    """``out`` as a :class:`FreshArray` when a transform is active (so ``.at`` works on it)."""
+    if type(out) is np.ndarray and out.ndim > 0 and current_trace() is not None:
+        return out.view(FreshArray)
+    return out
+
+
+def _concrete(x, who, what):
+    """The value of ``x`` (a Python number, array or a tracer with a value), or a
+    ConcretizationError naming ``who`` and the user's line."""
+    if not isinstance(x, Tracer):
+        return x
+    try:
+        return x._trace.force(x, what)
+    except ConcretizationError:
+        raise ConcretizationError(
+            f"anp.{who}: {what} must be concrete, but it is a traced value "
+            f"({x.aval.str_short()}) inside jit, where only shapes and dtypes are known. "
+            f"Pass it through static_argnums / static_argnames, or compute it from shapes "
+            f"(x.shape[0]); for values, build from a fixed-size array (e.g. "
+            f"start + step * anp.arange(n) with a static n, or anp.linspace).",
+            source=user_source()) from None
+
+
+def _shape(shape, who):
+    if isinstance(shape, Tracer) or (isinstance(shape, (tuple, list)) and _has_tracer(shape)):
+        shape = _concrete_tree(shape, who)
+    return shape
+
+
+def _concrete_tree(shape, who):
+    if isinstance(shape, (tuple, list)):
+        return tuple(operator.index(np.asarray(_concrete(s, who, "the shape"))[()])
+                     for s in shape)
+    v = np.asarray(_concrete(shape, who, "the shape"))
+    return tuple(int(s) for s in v.ravel()) if v.ndim else operator.index(v[()])
+
+
+def _numpy_twin(np_fn):
+    def deco(f):
+        f = functools.wraps(np_fn, assigned=("__name__", "__qualname__"))(f)
+        f.__wrapped_numpy__ = np_fn
+        return f
+    return deco
+
+
+# ----------------------------------------------------------------------------
+# shape-first constructors
+# ----------------------------------------------------------------------------
+
+@_numpy_twin(np.zeros)
+def zeros(shape, dtype=float, order="C", *, like=None):
+    """``numpy.zeros``; inside a transform the result has ``.at[]`` (a :class:`FreshArray`).
+
+    >>> import autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda v: anp.zeros((2, 2)).at[0, 1].set(v))(3.0)
+    array([[0., 3.],
+           [0., 0.]])
+    """
+    return _fresh(np.zeros(_shape(shape, "zeros"), dtype, order))
+
+
+@_numpy_twin(np.ones)
+def ones(shape, dtype=None, order="C", *, like=None):
+    """``numpy.ones``; inside a transform the result has ``.at[]``.
+
+    >>> import autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda v: anp.ones(3).at[:2].add(v))(1.0)
+    array([2., 2., 1.])
+    """
+    return _fresh(np.ones(_shape(shape, "ones"), dtype, order))
+
+
+@_numpy_twin(np.empty)
+def empty(shape, dtype=float, order="C", *, like=None):
+    """``numpy.empty``, filled with zeros (as JAX: there is no uninitialized memory in a
+    functional program); inside a transform the result has ``.at[]``.
+
+    >>> import autodiff.numpy as anp
+    >>> anp.empty(2)
+    array([0., 0.])
+    """
+    return _fresh(np.zeros(_shape(shape, "empty"), dtype, order))
+
+
+@_numpy_twin(np.full)
+def full(shape, fill_value, dtype=None, order="C", *, like=None):
+    """``numpy.full``; ``fill_value`` may be traced (then the result is the broadcast
+    value, differentiable in it).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda s: anp.full((2, 2), s))(1.5)
+    array([[1.5, 1.5],
+           [1.5, 1.5]])
+    >>> float(ad.grad(lambda s: anp.sum(anp.full(3, s) ** 2))(2.0))     # d/ds 3s²
+    12.0
+    """
+    shape = _shape(shape, "full")
+    if not _has_tracer(fill_value):
+        return _fresh(np.full(shape, fill_value, dtype, order))
+    from . import broadcast_to
+    from ._base import asarray
+    v = asarray(fill_value)
+    if dtype is not None:
+        v = P.convert(v, np.dtype(dtype))
+    return broadcast_to(v, (shape,) if isinstance(shape, int) else tuple(shape))
+
+
+@_numpy_twin(np.eye)
+def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
+    """``numpy.eye``; inside a transform the result has ``.at[]``.
+
+    >>> import autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda s: anp.eye(2).at[0, 1].set(s))(4.0)
+    array([[1., 4.],
+           [0., 1.]])
+    """
+    N = _concrete(N, "eye", "N (the number of rows)")
+    M = _concrete(M, "eye", "M (the number of columns)")
+    k = _concrete(k, "eye", "k (the diagonal)")
+    return _fresh(np.eye(N, M, k, dtype, order))
+
+
+@_numpy_twin(np.identity)
+def identity(n, dtype=None, *, like=None):
+    """``numpy.identity``; inside a transform the result has ``.at[]``.
+
+    >>> import autodiff.numpy as anp
+    >>> anp.identity(2)
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    return _fresh(np.identity(_concrete(n, "identity", "n"), dtype))
+
+
+@_numpy_twin(np.arange)
+def arange(start, stop=None, step=None, dtype=None, *, like=None):
+    """``numpy.arange``. Bounds may be traced when they have values (``grad``/``vmap`` of
+    concrete inputs without ``jit``): the length comes from the values and the result,
+    ``start + step·k``, is differentiable in ``start`` and ``step``. Under ``jit`` the
+    length would be unknown: a traced bound raises ``ConcretizationError`` naming the
+    line (pass it as a static argument).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> float(ad.grad(lambda a: anp.sum(anp.arange(a, 4.0)))(1.0))       # 1, 2, 3: d/da = 3
+    3.0
+    """
+    bounds = [b for b in (start, stop, step) if b is not None]
+    if not builtins.any(isinstance(b, Tracer) for b in bounds):
+        return _fresh(np.arange(*bounds, dtype=dtype) if stop is not None or step is not None
+                      else np.arange(start, dtype=dtype))
+    names = ("stop",) if len(bounds) == 1 else ("start", "stop", "step")
+    vals = [np.asarray(_concrete(b, "arange", f"its {n!r} (the length is the result's shape)"))
+            for b, n in zip(bounds, names)]
+    ref = np.arange(*vals, dtype=dtype) if len(vals) > 1 else np.arange(vals[0], dtype=dtype)
+    if stop is None:                       # arange(stop): start 0, step 1
+        start_t, step_t = None, None
+    else:
+        start_t, step_t = start, step
+    if ref.dtype.kind not in "fc":
+        return _fresh(ref)                 # integer ranges have no derivative
+    from . import add, multiply
+    from ._base import asarray
+    k = np.arange(ref.shape[0], dtype=ref.dtype)
+    out = k if step_t is None else multiply(P.convert(asarray(step_t), ref.dtype), k)
+    if start_t is not None:
+        out = add(P.convert(asarray(start_t), ref.dtype), out)
+    return out if isinstance(out, Tracer) else _fresh(out)
+
+
+# ----------------------------------------------------------------------------
+# *_like and array
+# ----------------------------------------------------------------------------
+
+def _like_shape(a, shape, who):
+    from ._base import shape_of
+    return shape_of(a) if shape is None else _shape(shape, who)
+
+
+@_numpy_twin(np.zeros_like)
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
+    """``numpy.zeros_like``, for concrete and traced ``a`` (only its shape and dtype are
+    used); inside a transform the result has ``.at[]``.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda x: anp.zeros_like(x).at[0].set(x[1]))(np.array([1.0, 2.0]))
+    array([2., 0.])
+    """
+    from ._base import dtype_of
+    return _fresh(np.zeros(_like_shape(a, shape, "zeros_like"), dtype or dtype_of(a)))
+
+
+@_numpy_twin(np.ones_like)
+def ones_like(a, dtype=None, order="K", subok=True, shape=None):
+    """``numpy.ones_like``, for concrete and traced ``a``; inside a transform the result
+    has ``.at[]``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.ones_like(np.zeros(2, np.float32))
+    array([1., 1.], dtype=float32)
+    """
+    from ._base import dtype_of
+    return _fresh(np.ones(_like_shape(a, shape, "ones_like"), dtype or dtype_of(a)))
+
+
+@_numpy_twin(np.empty_like)
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None):
+    """``numpy.empty_like``, zero-filled (as JAX), for concrete and traced ``prototype``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.empty_like(np.ones(2))
+    array([0., 0.])
+    """
+    return zeros_like(prototype, dtype, shape=shape)
+
+
+@_numpy_twin(np.full_like)
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    """``numpy.full_like``; ``a`` and ``fill_value`` may be traced (the result is
+    differentiable in ``fill_value``).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> float(ad.grad(lambda s: anp.sum(anp.full_like(np.ones(4), s)))(0.5))
+    4.0
+    """
+    from ._base import dtype_of
+    dt = np.dtype(dtype or dtype_of(a))
+    return full(_like_shape(a, shape, "full_like"), fill_value, dt)
+
+
+def array(object, dtype=None, copy=True, ndmin=0):
+    """``numpy.array`` of numbers, arrays, traced values or (nested) lists of them; inside
+    a transform a concrete result has ``.at[]``.
+
+    >>> import autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda s: anp.array([1.0, 2.0]).at[0].set(s))(5.0)
+    array([5., 2.])
+    """
+    from . import _asarray_traced, expand_dims
+    out = _asarray_traced(object, dtype=dtype)
+    while np.ndim(out) < ndmin:
+        out = expand_dims(out, 0)
+    if isinstance(out, np.ndarray) and copy:
+        out = out.copy()
+    return _fresh(out)
+
+
+array.__wrapped_numpy__ = np.array
+
+
+# ----------------------------------------------------------------------------
+# ranges with traced end points (autodiff.numpy._math_more): the same, plus .at[]
+# ----------------------------------------------------------------------------
+
+def _fresh_result(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if isinstance(out, tuple):                      # linspace(..., retstep=True)
+            return (_fresh(out[0]),) + out[1:]
+        return _fresh(out)
+    return wrapper
+
+
+from ._math_more import geomspace as _geomspace, linspace as _linspace, logspace as _logspace  # noqa: E402
+
+linspace = _fresh_result(_linspace)
+logspace = _fresh_result(_logspace)
+geomspace = _fresh_result(_geomspace)
+__all__ += ["linspace", "logspace", "geomspace"]
