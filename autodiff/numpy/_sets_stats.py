@@ -725,7 +725,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> w = np.array([1.0, 1.0, 6.0, 2.0])
     >>> ad.jit(lambda a: anp.quantile(a, 0.5, method="inverted_cdf", weights=w))(np.array([4.0, 1.0, 3.0, 2.0]))
-    array(3.)
+    np.float64(3.0)
     """
     if weights is not None:
         return _weighted_quantile(a, q, axis, keepdims, interpolation or method, weights, nan=False)
