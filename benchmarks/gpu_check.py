@@ -1,0 +1,239 @@
+"""One prepared check of the CUDA backend on a machine with a GPU (under 5 minutes).
+
+    python benchmarks/gpu_check.py              # on the GPU: correctness, then the table
+    python benchmarks/gpu_check.py --simulate   # end to end in numba-cuda's simulator, tiny sizes
+
+1. Correctness on the device: every registry case of tests/test_cuda_backend.py
+   (jit(backend="cuda") against the interpreter), then the same kernels at real sizes
+   (grid/block/serial reductions over 1e6 elements, a 512x512x512 matmul, a long scan).
+2. Speed, side by side with JAX on the same GPU when JAX sees one, float64 and float32:
+   f(x) = sum(tanh(x)*sin(x) + exp(-x*x)) and its grad at n = 1e6 and 1e8, an MLP
+   784-2048-10 value_and_grad at batch 4096, a hessian at n = 1000, the gradient of an
+   RK4 integration written with lax.scan. One table of medians (ms) and ratios
+   (autodiff / JAX; the goal on an H200 is <= 1.5 on every row).
+
+Inputs are put on the device first (ad.device_put / jax.device_put), so copies are not
+timed; every timed call waits for the device (block_until_ready). The first call of each
+row (compile) is not timed. Exit status 1 if a correctness check fails.
+"""
+import argparse
+import os
+import statistics
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def parse():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--simulate", action="store_true",
+                   help="run in numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1) at tiny sizes")
+    p.add_argument("--reps", type=int, default=None, help="timed calls per row")
+    p.add_argument("--skip-correctness", action="store_true")
+    return p.parse_args()
+
+
+ARGS = parse()
+if ARGS.simulate:
+    os.environ["NUMBA_ENABLE_CUDASIM"] = "1"        # before numba is imported
+sys.path.insert(0, ROOT)
+
+import numpy as np  # noqa: E402
+
+import autodiff as ad  # noqa: E402
+import autodiff.numpy as anp  # noqa: E402
+from autodiff import lax  # noqa: E402
+
+ad.config.update("jit_background_compile", False)
+SIM = ARGS.simulate
+REPS = ARGS.reps or (1 if SIM else 10)
+
+
+def sizes():
+    if SIM:
+        return dict(ns=(2_000, 5_000), mlp=(16, 32, 10, 8), hess=8, scan=(16, 5), big=4_000,
+                    mm=12)
+    return dict(ns=(1_000_000, 100_000_000), mlp=(784, 2048, 10, 4096), hess=1000,
+                scan=(1_000, 200), big=1_000_000, mm=512)
+
+
+S = sizes()
+
+
+# ----------------------------------------------------------------------------- part 1
+
+def correctness():
+    import importlib.util
+    path = os.path.join(ROOT, "tests", "test_cuda_backend.py")
+    spec = importlib.util.spec_from_file_location("cuda_cases", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    failed = []
+    t0 = time.perf_counter()
+    cases = m._cases()
+    for name, case in sorted(cases.items()):
+        try:
+            m.check(case["fn"], case["sets"], name=None, **case["kw"])
+        except Exception as e:  # noqa: BLE001 - reported in the summary
+            failed.append((name, f"{type(e).__name__}: {str(e)[:300]}"))
+    rng = np.random.default_rng(0)
+    n = S["big"]
+    x = rng.uniform(-2, 2, n)
+    big = {
+        "grid sum": (lambda v: anp.sum(anp.exp(v) * anp.sin(v)), (x,)),
+        "block rows": (lambda v: anp.max(anp.tanh(v), axis=1), (x.reshape(-1, 100 if n >= 100 else 1),)),
+        "serial mixed": (lambda v: (anp.sum(v, axis=0), anp.mean(v, axis=1)), (x.reshape(-1, 10),)),
+        "matmul": (lambda a, b: a @ b, (rng.normal(size=(S["mm"], S["mm"])),
+                                        rng.normal(size=(S["mm"], S["mm"] + 3)))),
+        "scan": (lambda v: lax.scan(lambda c, t: (c * 0.999 + anp.sin(t), anp.sum(c)), v[:10],
+                                    v[: 10 * (len(v) // 10)].reshape(-1, 10))[0], (x,)),
+    }
+    for name, (fn, args) in big.items():
+        try:
+            m.check(fn, [args], rtol=1e-9, atol=1e-9)
+        except Exception as e:  # noqa: BLE001
+            failed.append((name, f"{type(e).__name__}: {str(e)[:300]}"))
+    dt = time.perf_counter() - t0
+    print(f"correctness: {len(cases)} registry cases + {len(big)} real-size checks on "
+          f"{ad.devices('cuda')[0]}: {len(failed)} failed ({dt:.1f} s)")
+    for name, why in failed:
+        print(f"  FAILED {name}: {why}")
+    return not failed
+
+
+# ----------------------------------------------------------------------------- part 2
+
+def f_ad(x):
+    return anp.sum(anp.tanh(x) * anp.sin(x) + anp.exp(-x * x))
+
+
+def mlp_ad(params, x, y):
+    (w1, b1), (w2, b2) = params
+    h = anp.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    logp = logits - ad.nn.logsumexp(logits, axis=1, keepdims=True)
+    return -anp.mean(anp.sum(logp * y, axis=1))
+
+
+def rk4_ad(np_mod, scan):
+    def loss(y0, k):
+        def step(y, _):
+            f = lambda y: -k * y + np_mod.sin(y)      # noqa: E731
+            h = 0.01
+            k1 = f(y)
+            k2 = f(y + h / 2 * k1)
+            k3 = f(y + h / 2 * k2)
+            k4 = f(y + h * k3)
+            return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), None
+        y, _ = scan(step, y0, None, length=S["scan"][1])
+        return np_mod.sum(y * y)
+    return loss
+
+
+def timed(fn, args, wait):
+    wait(fn(*args))                                    # compile + first run, not timed
+    ts = []
+    for _ in range(REPS):
+        t0 = time.perf_counter()
+        wait(fn(*args))
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts) * 1e3
+
+
+def jax_setup():
+    if SIM:
+        return None
+    try:
+        import jax
+        jax.config.update("jax_enable_x64", True)
+        if not jax.devices("gpu"):
+            return None
+        return jax
+    except Exception:  # noqa: BLE001 - no JAX, or no GPU for it
+        return None
+
+
+def rows(jax):
+    rng = np.random.default_rng(0)
+    out = []
+    d_in, d_h, d_out, batch = S["mlp"]
+    for dt in (np.float64, np.float32):
+        tag = "f64" if dt == np.float64 else "f32"
+        for n in S["ns"]:
+            x = rng.uniform(-2, 2, n).astype(dt)
+            out.append((f"f(x) n={n:.0e} {tag}", ad.jit(f_ad, backend="cuda"), (x,),
+                        "f", (x,)))
+            out.append((f"grad f n={n:.0e} {tag}", ad.jit(ad.grad(f_ad), backend="cuda"),
+                        (x,), "grad f", (x,)))
+        params = ((rng.normal(size=(d_in, d_h)).astype(dt) * 0.03, np.zeros(d_h, dt)),
+                  (rng.normal(size=(d_h, d_out)).astype(dt) * 0.03, np.zeros(d_out, dt)))
+        xb = rng.normal(size=(batch, d_in)).astype(dt)
+        yb = np.eye(d_out, dtype=dt)[rng.integers(0, d_out, size=batch)]
+        out.append((f"MLP {d_in}-{d_h}-{d_out} value_and_grad b={batch} {tag}",
+                    ad.jit(ad.value_and_grad(mlp_ad), backend="cuda"), (params, xb, yb),
+                    "mlp", (params, xb, yb)))
+        xh = rng.uniform(-1, 1, S["hess"]).astype(dt)
+        out.append((f"hessian n={S['hess']} {tag}", ad.jit(ad.hessian(f_ad), backend="cuda"),
+                    (xh,), "hess", (xh,)))
+        y0 = rng.uniform(-1, 1, S["scan"][0]).astype(dt)
+        k = dt(0.7)
+        out.append((f"RK4 scan grad dim={S['scan'][0]} steps={S['scan'][1]} {tag}",
+                    ad.jit(ad.grad(rk4_ad(anp, lax.scan), argnums=(0, 1)), backend="cuda"),
+                    (y0, k), "rk4", (y0, k)))
+    return out
+
+
+def jax_fn(jax, kind):
+    import jax.numpy as jnp
+
+    def f(x):
+        return jnp.sum(jnp.tanh(x) * jnp.sin(x) + jnp.exp(-x * x))
+
+    def mlp(params, x, y):
+        (w1, b1), (w2, b2) = params
+        h = jnp.tanh(x @ w1 + b1)
+        logits = h @ w2 + b2
+        logp = logits - jax.scipy.special.logsumexp(logits, axis=1, keepdims=True)
+        return -jnp.mean(jnp.sum(logp * y, axis=1))
+    return jax.jit({"f": f, "grad f": jax.grad(f), "mlp": jax.value_and_grad(mlp),
+                    "hess": jax.hessian(f),
+                    "rk4": jax.grad(rk4_ad(jnp, jax.lax.scan), argnums=(0, 1))}[kind])
+
+
+def speed():
+    jax = jax_setup()
+    table = []
+    for label, fn, args, kind, jargs in rows(jax):
+        dargs = ad.device_put(args, "cuda")
+        try:
+            ours = timed(fn, dargs, ad.block_until_ready)
+        except Exception as e:  # noqa: BLE001 - a row that fails is reported, not fatal
+            table.append((label, f"error: {type(e).__name__}: {str(e)[:80]}", "", ""))
+            continue
+        theirs = ratio = ""
+        if jax is not None:
+            jf = jax_fn(jax, kind)
+            ja = jax.device_put(jargs, jax.devices("gpu")[0])
+            t = timed(jf, ja, lambda r: jax.block_until_ready(r))
+            theirs, ratio = f"{t:10.3f}", f"{ours / t:6.2f}"
+        table.append((label, f"{ours:10.3f}", theirs, ratio))
+    w = max(len(r[0]) for r in table)
+    print(f"\n{'row':<{w}}  {'autodiff ms':>11}  {'JAX ms':>10}  {'ratio':>6}")
+    for r in table:
+        print(f"{r[0]:<{w}}  {r[1]:>11}  {r[2]:>10}  {r[3]:>6}")
+    if jax is None:
+        print("(JAX with a GPU not importable here: autodiff column only)")
+
+
+def main():
+    t0 = time.perf_counter()
+    print(f"devices: {ad.devices()}  simulator: {SIM}")
+    ok = True if ARGS.skip_correctness else correctness()
+    speed()
+    print(f"\ntotal {time.perf_counter() - t0:.1f} s")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
