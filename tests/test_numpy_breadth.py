@@ -12,6 +12,7 @@ import pytest
 import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.tree_util import tree_flatten
+from jit_util import assert_compiled
 
 RNG = np.random.default_rng(14)
 
@@ -394,7 +395,7 @@ def test_selected_cases_under_numba_jit(case):
     # one kernel per case: compile cost grows faster than linearly with one function's size
     jitted = ad.jit(lambda *a: case.f(anp, *a))
     jitted.lower(*case.args).compile()
-    _same(jitted(*case.args), case.f(np, *case.args), case, what=" (numba jit)")
+    _same(assert_compiled(jitted, *case.args), case.f(np, *case.args), case, what=" (numba jit)")
 
 
 # ----------------------------------------------------------------------------

@@ -17,6 +17,7 @@ import autodiff.scipy.special as S
 import autodiff.scipy.stats as ST
 import autodiff.scipy.linalg as SL
 from autodiff.tree_util import tree_flatten
+from jit_util import assert_compiled
 
 RNG = np.random.default_rng(1414)
 
@@ -381,7 +382,7 @@ def test_selected_cases_under_numba_jit(case):
     # one function, so the 17 cases compiled as one program took ~2x their sum (39 vs 21 s)
     jitted = ad.jit(case.f)
     jitted.lower(*case.args).compile()
-    _same(jitted(*case.args), _ref(case, case.args), case, " (numba jit)")
+    _same(assert_compiled(jitted, *case.args), _ref(case, case.args), case, " (numba jit)")
 
 
 # ----------------------------------------------------------------------------
