@@ -1302,6 +1302,18 @@ def _trace_flat(fun, in_avals, concrete_values, concrete, name):
     return ClosedJaxpr(jaxpr, consts)
 
 
+def hoist_consts(closed):
+    """Constants of a traced jaxpr become its leading inputs: ``(ClosedJaxpr, consts)``.
+
+    What a control-flow body needs: its sub-jaxpr has no constants, and the values it closes
+    over (outer tracers, arrays) become leading operands of the equation."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return ClosedJaxpr(j, []), []
+    return (ClosedJaxpr(Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns), []),
+            list(closed.consts))
+
+
 def full_lower_input(x):
     """Normalize an output leaf of a traced function (numbers -> arrays)."""
     if isinstance(x, Tracer):

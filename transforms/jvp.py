@@ -17,7 +17,8 @@ jaxpr (IR in, IR out).
 """
 import numpy as np
 
-from ..core import ClosedJaxpr, Literal, ShapedArray, Zero, bind, trace_flat, trace_state
+from ..core import (ClosedJaxpr, Literal, ShapedArray, Zero, bind, hoist_consts, trace_flat,
+                   trace_state)
 from ..errors import UnsupportedError
 from .. import primitives as P
 
@@ -79,34 +80,50 @@ def jvp_eval(jaxpr, consts, primals, tangents):
     return outs, touts
 
 
-def jvp_jaxpr(closed, nonzeros, instantiate=True):
+def jvp_jaxpr(closed, nonzeros, instantiate=True, *, as_body=False):
     """``(primals, nonzero tangents) -> (outs, out tangents)`` as a new ClosedJaxpr.
 
-    Returns ``(jvp_closed_jaxpr, out_nonzeros)``. With ``instantiate`` every output
-    tangent is materialized (zeros included); otherwise ``out_nonzeros`` marks
-    which outputs have a tangent output.
+    Returns ``(jvp_closed_jaxpr, out_nonzeros)``. ``instantiate`` (a bool, or one per output)
+    materializes zero output tangents; ``out_nonzeros`` marks which outputs have a tangent
+    output. The one forward-mode program builder: the API, the tape, checkpointing and the
+    control-flow rules all use it.
+
+    ``as_body=True`` is what a control-flow rule needs for its sub-jaxpr: only float values
+    carry tangents (``nonzeros`` of other inputs are ignored, non-float outputs never get one),
+    input avals lose weak types, and the constants are hoisted to leading inputs; it returns
+    ``(jvp_closed_jaxpr, hoisted_consts, out_nonzeros)``.
     """
     jaxpr = closed.jaxpr
     in_avals = [v.aval for v in jaxpr.invars]
-    t_avals = [P.ShapedArray(a.shape, a.dtype) for a, nz in zip(in_avals, nonzeros) if nz]
+    out_avals = [v.aval for v in jaxpr.outvars]
+    if as_body:
+        in_avals = [ShapedArray(a.shape, a.dtype) for a in in_avals]
+        nonzeros = [bool(nz) and _is_float(a) for nz, a in zip(nonzeros, in_avals)]
+    inst = (list(instantiate) if isinstance(instantiate, (list, tuple))
+            else [instantiate] * len(out_avals))
+    t_avals = [ShapedArray(a.shape, a.dtype) for a, nz in zip(in_avals, nonzeros) if nz]
     n = len(in_avals)
     out_nz = []
 
     def fun(*args):
         primals, ts = args[:n], iter(args[n:])
         tangents = [next(ts) if nz else None for nz in nonzeros]
-        outs, touts = jvp_eval(jaxpr, closed.consts, primals, tangents)
+        outs, touts = jvp_eval(jaxpr, closed.consts, list(primals), tangents)
         res = list(outs)
-        for t in touts:
-            if isinstance(t, Zero):
-                if instantiate:
-                    res.append(P.full(t.aval.shape, 0, t.aval.dtype))
-                    out_nz.append(True)
-                else:
-                    out_nz.append(False)
+        del out_nz[:]
+        for t, a, i in zip(touts, out_avals, inst):
+            if (as_body and not _is_float(a)) or (isinstance(t, Zero) and not i):
+                out_nz.append(False)
             else:
-                res.append(t)
+                res.append(P.full(a.shape, 0, a.dtype) if isinstance(t, Zero) else t)
                 out_nz.append(True)
         return res
 
-    return trace_flat(fun, in_avals + t_avals, name="jvp"), out_nz
+    traced = trace_flat(fun, in_avals + t_avals, name="jvp")
+    if as_body:
+        return (*hoist_consts(traced), list(out_nz))
+    return traced, out_nz
+
+
+def _is_float(aval):
+    return np.issubdtype(aval.dtype, np.inexact)

@@ -12,7 +12,8 @@ jaxpr (IR in, IR out).
 >>> ad.vmap(lambda v: anp.dot(v, v))(np.arange(6.0).reshape(3, 2))
 array([ 1., 13., 41.])
 """
-from ..core import Literal, Var, last_uses, register_internal_dir, trace_flat, user_source
+from ..core import (Literal, Var, hoist_consts, last_uses, register_internal_dir, trace_flat,
+                   user_source)
 from ..errors import UnsupportedError, ShapeError
 from .. import primitives as P
 from .jvp import _at
@@ -22,16 +23,7 @@ from .jvp import _at
 register_internal_dir(__file__)
 
 
-def move_axis(x, src, dst):
-    """Move axis ``src`` of ``x`` to position ``dst``."""
-    if src == dst:
-        return x
-    n = len(P.shape_of(x))
-    order = [i for i in range(n) if i != src]
-    order.insert(dst, src)
-    return P.transpose(x, order)
-
-
+move_axis = P.moveaxis     # one batch-axis mover for every rule (autodiff.primitives)
 
 
 def batch_eval(jaxpr, consts, args, dims):
@@ -90,18 +82,37 @@ def matchaxis(x, src, dst, size, what="an output"):
     return move_axis(x, src, dst)
 
 
-def batch_jaxpr(closed, axis_size, in_dims, out_dims):
-    """The batched jaxpr: inputs carry a batch axis at ``in_dims``; outputs at ``out_dims``."""
+def batch_jaxpr(closed, axis_size, in_dims, out_dims, *, as_body=False):
+    """The batched jaxpr: inputs carry a batch axis at ``in_dims``; outputs at ``out_dims``.
+
+    The one batched-program builder (vmap of custom rules, remat and control flow use it).
+    ``as_body=True`` is what a control-flow rule needs for its sub-jaxpr: ``in_dims`` and
+    ``out_dims`` are flags (batched at axis 0, or not; an output not forced comes out
+    batched only if it depends on a batched input), input avals lose weak types, constants
+    are hoisted to leading inputs, and it returns ``(ClosedJaxpr, hoisted_consts,
+    out_batched)``.
+    """
     jaxpr = closed.jaxpr
+    if as_body:
+        in_dims = [0 if b else None for b in in_dims]
+        force = list(out_dims)
     avals = []
     for v, d in zip(jaxpr.invars, in_dims):
         shape = list(v.aval.shape)
         if d is not None:
             shape.insert(d, axis_size)
         avals.append(P.ShapedArray(shape, v.aval.dtype))
+    out_b = []
 
     def fun(*args):
-        outs, ods = batch_eval(jaxpr, closed.consts, args, in_dims)
-        return [matchaxis(o, d, od, axis_size) for o, d, od in zip(outs, ods, out_dims)]
+        outs, ods = batch_eval(jaxpr, closed.consts, list(args), in_dims)
+        if not as_body:
+            return [matchaxis(o, d, od, axis_size) for o, d, od in zip(outs, ods, out_dims)]
+        del out_b[:]
+        out_b.extend(d is not None or f for d, f in zip(ods, force))
+        return [matchaxis(o, d, 0, axis_size) if b else o for o, d, b in zip(outs, ods, out_b)]
 
-    return trace_flat(fun, avals, name="vmap")
+    traced = trace_flat(fun, avals, name="vmap")
+    if as_body:
+        return (*hoist_consts(traced), list(out_b))
+    return traced
