@@ -28,9 +28,9 @@ from .errors import ConcretizationError, DTypeError, ShapeError
 from .traceback_util import filter_traceback
 from .tree_util import (broadcast_prefix, tree_flatten, tree_map, tree_structure,
                         tree_unflatten)
-from .transforms.jvp import jvp_eval, jvp_jaxpr
-from .transforms.partial_eval import partial_eval_jaxpr, dce_closed
-from .transforms.transpose import backward_pass
+from .transforms.jvp import jvp_eval
+from .transforms.partial_eval import dce_closed
+from .transforms.reverse import linearize_jaxpr, vjp_jaxpr
 from .transforms.vmap import batch_eval, matchaxis
 from .backends.interpreter import run_closed
 
@@ -417,8 +417,8 @@ class _LinearizedProgram:
     ``transposed`` (built on first use): ``(residuals..., out cotangents...) -> in cotangents``.
     """
 
-    __slots__ = ("source", "known", "unknown", "n_res", "n_t", "_transposed", "grad_enabled",
-                 "compiled")
+    __slots__ = ("source", "known", "unknown", "n_res", "n_t", "_lin", "_transposed",
+                 "grad_enabled", "compiled")
 
     def __init__(self, closed, nonzeros, n_out):
         from .core import Jaxpr, trace_state
@@ -428,15 +428,9 @@ class _LinearizedProgram:
         nc = len(j.constvars)
         # constants become leading inputs, so the program does not depend on their values
         open_j = ClosedJaxpr(Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns), [])
-        jclosed, _ = jvp_jaxpr(open_j, [False] * nc + list(nonzeros), instantiate=True)
-        n_all_out = len(j.outvars)
-        # aux outputs' tangents are not wanted: keep only main outputs' tangents
-        jj = jclosed.jaxpr
-        keep = list(jj.outvars[:n_all_out]) + list(jj.outvars[n_all_out:n_all_out + n_out])
-        jclosed = ClosedJaxpr(Jaxpr(jj.constvars, jj.invars, keep, jj.eqns), jclosed.consts)
-        self.n_t = sum(nonzeros)
-        self.known, self.unknown, self.n_res = partial_eval_jaxpr(
-            jclosed, [False] * (nc + len(j.invars)) + [True] * self.n_t, n_all_out)
+        # aux outputs' tangents are not wanted: only the n_out main outputs get one
+        self._lin = lin = linearize_jaxpr(open_j, [False] * nc + list(nonzeros), n_out)
+        self.known, self.unknown, self.n_res, self.n_t = lin.known, lin.unknown, lin.n_res, lin.n_t
         self._transposed = None
         self.compiled = {}
 
@@ -448,7 +442,7 @@ class _LinearizedProgram:
             # traced in the no_grad state the program was made in (part of its cache key)
             old, trace_state.grad_enabled = trace_state.grad_enabled, self.grad_enabled
             try:
-                self._transposed = dce_closed(transpose_jaxpr(self.unknown, linear))
+                self._transposed = vjp_jaxpr(self._lin)
             finally:
                 trace_state.grad_enabled = old
         return self._transposed

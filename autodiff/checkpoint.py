@@ -25,8 +25,8 @@ from .api import _split_static, _tuple, as_array, to_output, trace_fun
 from .core import Tracer, Var, current_trace, is_inexact_dtype, trace_state
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 from .transforms import remat as _R
-from .transforms.jvp import jvp_jaxpr
-from .transforms.partial_eval import dce_jaxpr, partial_eval_jaxpr
+from .transforms.partial_eval import dce_jaxpr
+from .transforms.reverse import linearize_jaxpr
 
 __all__ = ["checkpoint", "remat", "checkpoint_name", "checkpoint_policies", "every",
            "checkpoint_sequential", "print_saved_residuals", "saved_residuals"]
@@ -265,11 +265,8 @@ def _linearized_jaxprs(fun, args, kwargs):
     flat = [as_array(x) for x in flat]
     closed, _ = trace_fun(fun, flat, in_tree, name="saved_residuals", kwargs=kwargs)
     nonzeros = [is_inexact_dtype(a.dtype) for a in closed.in_avals]
-    jclosed, _ = jvp_jaxpr(closed, nonzeros, instantiate=True)
-    n_out = len(closed.jaxpr.outvars)
-    known, unknown, n_res = partial_eval_jaxpr(
-        jclosed, [False] * len(nonzeros) + [True] * sum(nonzeros), n_out)
-    return known, unknown, n_res, n_out
+    lin = linearize_jaxpr(closed, nonzeros)
+    return lin.known, lin.unknown, lin.n_res, lin.n_out
 
 
 def _origin(var, jaxpr):

@@ -11,7 +11,7 @@ once, inside ``backward()``.
 
 ``y.backward()`` collects the equations ``y`` depends on into a jaxpr (inputs: the
 leaves that require grad, plus constants), applies the library's reverse mode to
-it (``jvp_jaxpr`` → ``partial_eval_jaxpr`` → ``backward_pass``), runs the result
+it (``transforms.reverse``: jvp → partial evaluation → transpose), runs the result
 and accumulates gradients into ``x.grad``. The transformed program is cached by
 the recorded jaxpr's structural key, so running the same model code again with
 the same shapes reuses it (the seed's graph cache; :func:`cache_info`), compiled
@@ -793,21 +793,15 @@ def recorded_jaxpr(*outputs):
 
 def _vjp_program(jaxpr, n_const, n_diff, n_out):
     """``(consts, diff inputs, out cotangents) -> (outs, input cotangents)`` as a ClosedJaxpr."""
-    from .transforms.jvp import jvp_jaxpr
-    from .transforms.partial_eval import partial_eval_jaxpr
-    from .transforms.transpose import backward_pass
+    from .transforms.reverse import backward, linearize_jaxpr
     n_in = n_const + n_diff
-    jc, _ = jvp_jaxpr(ClosedJaxpr(jaxpr, []), [False] * n_const + [True] * n_diff,
-                      instantiate=True)
-    known, unknown, n_res = partial_eval_jaxpr(jc, [False] * n_in + [True] * n_diff, n_out)
-    linear = [False] * n_res + [True] * n_diff
+    lin = linearize_jaxpr(ClosedJaxpr(jaxpr, []), [False] * n_const + [True] * n_diff)
 
     def program(*args):
-        res = eval_jaxpr(known.jaxpr, known.consts, *args[:n_in])
-        outs, residuals = res[:n_out], list(res[n_out:])
-        cts = backward_pass(unknown.jaxpr, unknown.consts, linear,
-                            residuals + [None] * n_diff, list(args[n_in:]))
-        return list(outs) + [P.instantiate(c) for c in cts[n_res:]]
+        res = eval_jaxpr(lin.known.jaxpr, lin.known.consts, *args[:n_in])
+        outs, residuals = res[:n_out], res[n_out:]
+        cts = backward(lin, residuals, args[n_in:])
+        return list(outs) + [P.instantiate(c) for c in cts]
 
     avals = list(jaxpr.in_avals) + [a.strip_weak() for a in jaxpr.out_avals]
     return trace_flat(program, avals, name="tape_backward")
