@@ -437,8 +437,6 @@ class _LinearizedProgram:
     def transposed(self):
         if self._transposed is None:
             from .core import trace_state
-            from .transforms.transpose import transpose_jaxpr
-            linear = [False] * self.n_res + [True] * self.n_t
             # traced in the no_grad state the program was made in (part of its cache key)
             old, trace_state.grad_enabled = trace_state.grad_enabled, self.grad_enabled
             try:
