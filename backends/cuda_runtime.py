@@ -50,6 +50,11 @@ def empty(shape, dtype):
     return cuda.device_array(tuple(int(s) for s in shape), dtype=np.dtype(dtype))
 
 
+def zeros(shape, dtype):
+    """A device array of zeros."""
+    return cuda.to_device(np.zeros(tuple(int(n) for n in shape), dtype=np.dtype(dtype)))
+
+
 def to_device(x):
     """A C-contiguous device copy of host array ``x`` (device arrays are returned as they
     are: everything the backend makes is C-contiguous)."""

@@ -24,8 +24,11 @@ it for a GPU. A program is one Python module:
   ``triangular_solve``, ``solve``, ``eigh``, ``slogdet`` are cuSOLVER through CuPy, else
   numpy/LAPACK on the host (copy there and back); ``cond``/``while``/``scan`` are host
   loops over the body's host function, whose operands and carry stay on the device;
-* the other opaque primitives (:data:`HOST_CALLS`: sorting, gathers/scatters, cumulative
-  ops, callbacks, ...) run on the host the same way, one copy each direction.
+* gathers, scatters (``scatter_add`` with atomics; ``scatter`` walks the index rows in
+  order so the last write wins, as in numpy), dynamic slices and updates, ``pad``,
+  ``concatenate``, cumulative ops and ``argmax``/``argmin`` are kernels of their own (one
+  thread per output element or lane); the rest (:data:`HOST_CALLS`: ``sort``,
+  ``argsort`` and the callbacks) run on the host the same way, one copy each direction.
 
 Math is CUDA's libdevice through numba-cuda (``backends/cuda_math.py``; numpy under the
 simulator). Expressions name it ``«M».exp(x)``; kernels resolve ``«M»`` to ``_dm``
@@ -447,28 +450,45 @@ class _CudaFn(_Fn):
             return "grid"
         return "block" if nr >= _rt().TPB else "serial"
 
+    def red_axes(self, e):
+        """The reduced axes of reduction ``e`` as positions of its loop nest's indices."""
+        pos, loop_pos = 0, {}
+        for a, cl in enumerate(self.domain(e.invars[0])):
+            if not self.is_unit(cl):
+                loop_pos[a] = pos
+                pos += 1
+        return tuple(sorted(loop_pos[a] for a in e.params["axes"] if a in loop_pos))
+
     def emit_cluster(self, c, out):
-        rt = _rt()
+        """A loop nest as kernel launches. Reductions over different axis sets in one nest
+        (a bias gradient summed over the batch next to a loss summed over everything) are
+        one kernel per axis set, each recomputing the nest's elementwise values (cheap
+        next to a reduction); the first also stores the values other nests read."""
+        groups = []
+        for m in c.members:
+            if m[0] == "reduce" and self.red_axes(m[1]) not in groups:
+                groups.append(self.red_axes(m[1]))
+        if len(groups) <= 1:
+            self._emit_part(c, c.members, True, out)
+            return
+        for gi, g in enumerate(groups):
+            part = [m for m in c.members if m[0] in ("ew", "identity")
+                    or (m[0] == "copy" and gi == 0)
+                    or (m[0] == "reduce" and self.red_axes(m[1]) == g)]
+            self._emit_part(c, part, gi == 0, out)
+
+    def _emit_part(self, c, members, stores, out):
         dom = c.domain
         r = len(dom)
         sizes = [self.size(cl) for cl in dom]
         idx = [f"i{k}" for k in range(r)]
         host, body = [], []
-        reds = []
-        for kind, *rest in c.members:
-            if kind == "reduce":
-                e = rest[0]
-                pos, loop_pos = 0, {}
-                for a, cl in enumerate(self.domain(e.invars[0])):
-                    if not self.is_unit(cl):
-                        loop_pos[a] = pos
-                        pos += 1
-                reds.append((e, sorted(loop_pos[a] for a in e.params["axes"] if a in loop_pos)))
+        reds = [(m[1], list(self.red_axes(m[1]))) for m in members if m[0] == "reduce"]
         strat = self.strategy(c, reds)
         R = sorted(set().union(*[set(ax) for _, ax in reds])) if reds else []
         P = [k for k in range(r) if k not in R]
         red_info = []
-        for kind, *rest in c.members:
+        for kind, *rest in members:
             if kind in ("ew", "identity"):
                 e = rest[0]
                 o = e.outvars[0]
@@ -477,10 +497,10 @@ class _CudaFn(_Fn):
                 full = self.vidx(o, idx)
                 expr = args[0] if kind == "identity" else self.ew_expr(e, args, full)
                 body.append(f"{self.sname(o)} = {expr}")
-                if o in c.stored:
+                if o in c.stored and stores:
                     host.append(self.alloc(self.aname(o), o))
                     body.append(f"{self.aname(o)}[{', '.join(full) or '0'}] = {self.sname(o)}")
-                if o in c.stored_as:
+                if o in c.stored_as and stores:
                     name, view, perm = c.stored_as[o]
                     host.append(self.alloc(name, view))
                     vix = ["0" if b is None else full[b] for b in perm]
@@ -498,7 +518,7 @@ class _CudaFn(_Fn):
         np_txt = " * ".join(sizes[k] for k in P) or "1"
         nr_txt = " * ".join(sizes[k] for k in R) or "1"
         out.append(f"# ---- loop nest over {self.shape_of_names(sizes) if r else 'a scalar'}: "
-                   f"{sum(1 for m in c.members if m[0] != 'copy')} fused equation(s), "
+                   f"{sum(1 for m in members if m[0] != 'copy')} fused equation(s), "
                    f"{strat} kernel")
         out.extend(host)
         call = ", ".join(args)
@@ -881,9 +901,260 @@ def _op_scan(ctx):
             ctx.emit(f"{name} = _rt.to_device({h})")
 
 
+# ---------------------------------------------------------------------- data movement
+# One thread per output element (grid-stride), index arithmetic as the CPU rules'.
+
+_ATOMIC_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.uint32,
+                                        np.uint64)}
+
+
+def _map_kernel(ctx, dims, make_body):
+    """Emit a kernel over ``dims`` (size texts) whose body ``make_body(index names)``
+    returns, and its launch; parameters are the body's free names."""
+    fb = ctx.fb
+    r = len(dims)
+    I = [f"j{k}" for k in range(r)]
+    body = make_body(I)
+    total = " * ".join(dims) if dims else "1"
+    if r == 0:
+        ln = ["    if cuda.grid(1) == 0:"] + ["        " + b for b in body]
+    else:
+        ln = [f"    for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"]
+        ln += ["        " + b for b in fb._unravel("_f", list(range(r)), dims, I)]
+        ln += ["        " + b for b in body]
+    params = _free_names("\n".join(ln), fb.mod.consts.values())
+    name = fb.mod.kernel("\n".join([f"def «K»({', '.join(params)}):"] + ln))
+    ctx.emit(f"{name}[_rt.blocks({total}), _TPB]({', '.join(params)})")
+
+
+def _all_arrays(ctx, ins=None):
+    ins = range(len(ctx.ins)) if ins is None else ins
+    return all(ctx.ins[i][0] == "array" for i in ins) and all(k == "array" for k, _ in ctx.outs)
+
+
+def _alloc_out(ctx, i=0, init=None):
+    v = ctx.outvar(i)
+    if init is not None:
+        ctx.emit(f"{ctx.out(i)} = _rt.dcopy({init})")
+    else:
+        ctx.emit(f"{ctx.out(i)} = _rt.empty({ctx.shape_out(i)}, {_dt(v.aval.dtype)})")
+
+
+def _op_pad(ctx):
+    if not _all_arrays(ctx, [0]):
+        return _op_host(ctx)
+    cfg = ctx.p["padding_config"]
+    xd = ctx.dims_in(0)
+    los = [ctx.fb.size_param(lo) for lo, hi, it in cfg]
+    its = [ctx.fb.size_param(it) for lo, hi, it in cfg]
+    X, O, pv = ctx.arr(0), ctx.out(0), ctx.rd(1, [])
+    _alloc_out(ctx)
+
+    def body(I):
+        lines, src = ["_ok = True"], []
+        for k, (i, lo, it) in enumerate(zip(I, los, its)):
+            lines.append(f"_p{k} = {i} - ({lo})")
+            lines.append(f"_ok = _ok and _p{k} >= 0 and _p{k} % ({it} + 1) == 0 "
+                         f"and _p{k} // ({it} + 1) < {xd[k]}")
+            src.append(f"_p{k} // ({it} + 1)")
+        return lines + ["if _ok:", f"    {O}[{', '.join(I)}] = {X}[{', '.join(src)}]",
+                        "else:", f"    {O}[{', '.join(I)}] = {pv}"]
+    _map_kernel(ctx, ctx.dims_out(0), body)
+
+
+def _op_concatenate(ctx):
+    if not _all_arrays(ctx):
+        return _op_host(ctx)
+    ax = ctx.p["dimension"]
+    O = ctx.out(0)
+    _alloc_out(ctx)
+    offs, acc = [], "0"
+    for i in range(len(ctx.ins)):
+        offs.append(acc)
+        acc = f"{acc} + {ctx.dims_in(i)[ax]}" if acc != "0" else ctx.dims_in(i)[ax]
+
+    def body(I):
+        lines = []
+        for i in range(len(ctx.ins)):
+            J = list(I)
+            J[ax] = f"{I[ax]} - ({offs[i]})"
+            last = i == len(ctx.ins) - 1
+            hi = offs[i + 1] if not last else None
+            head = "else:" if last and i else ("if True:" if last else
+                                               f"{'if' if i == 0 else 'elif'} {I[ax]} < {hi}:")
+            lines += [head, f"    {O}[{', '.join(I)}] = {ctx.arr(i)}[{', '.join(J)}]"]
+        return lines
+    _map_kernel(ctx, ctx.dims_out(0), body)
+
+
+def _op_dynamic_slice(ctx):
+    if not _all_arrays(ctx, [0]) or not ctx.invar(0).aval.shape:
+        return _op_host(ctx)
+    r = len(ctx.invar(0).aval.shape)
+    st = _cpu._clamped_starts(ctx, [ctx.rd(1 + i, []) for i in range(r)], ctx.dims_in(0),
+                              ctx.dims_out(0))
+    X, O = ctx.arr(0), ctx.out(0)
+    _alloc_out(ctx)
+    _map_kernel(ctx, ctx.dims_out(0), lambda I: [
+        f"{O}[{', '.join(I)}] = {X}[{', '.join(f'{s} + {i}' for s, i in zip(st, I))}]"])
+
+
+def _op_dynamic_update_slice(ctx):
+    if not _all_arrays(ctx, [0, 1]) or not ctx.invar(0).aval.shape:
+        return _op_host(ctx)
+    r = len(ctx.invar(0).aval.shape)
+    st = _cpu._clamped_starts(ctx, [ctx.rd(2 + i, []) for i in range(r)], ctx.dims_in(0),
+                              ctx.dims_in(1))
+    U, O = ctx.arr(1), ctx.out(0)
+    _alloc_out(ctx, init=ctx.arr(0))
+    _map_kernel(ctx, ctx.dims_in(1), lambda I: [
+        f"{O}[{', '.join(f'{s} + {i}' for s, i in zip(st, I))}] = {U}[{', '.join(I)}]"])
+
+
+def _clip_lines(names, reads, sizes):
+    """The interpreter's gather/scatter index rule (numba_runtime.clip_index): clip to
+    [-n, n-1], then wrap negatives."""
+    lines = []
+    for t, rd, n in zip(names, reads, sizes):
+        lines += [f"{t} = {rd}", f"if {t} < -{n}:", f"    {t} = -{n}", f"if {t} > {n} - 1:",
+                  f"    {t} = {n} - 1", f"if {t} < 0:", f"    {t} += {n}"]
+    return lines
+
+
+def _gather_parts(ctx, upd_i=None):
+    x, idx = ctx.invar(0), ctx.invar(1)
+    k = idx.aval.shape[-1]
+    xd, idd = ctx.dims_in(0), ctx.dims_in(1)
+    return k, xd, idd[:-1], xd[k:], " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
+
+
+def _op_gather(ctx):
+    if not _all_arrays(ctx):
+        return _op_host(ctx)
+    k, xd, lead, trail, nonempty = _gather_parts(ctx)
+    X, IX, O = ctx.arr(0), ctx.arr(1), ctx.out(0)
+    _alloc_out(ctx)
+
+    def body(I):
+        L, R = I[:len(lead)], I[len(lead):]
+        t = [f"_g{a}" for a in range(k)]
+        rd = [f"{IX}[{', '.join(L + [str(a)])}]" for a in range(k)]
+        return _clip_lines(t, rd, xd[:k]) + [f"{O}[{', '.join(I)}] = {X}[{', '.join(t + R)}]"]
+    with ctx.block(f"if {nonempty}:"):
+        _map_kernel(ctx, lead + trail, body)
+    with ctx.block("else:"):
+        ctx.emit(f"{O} = _rt.zeros({ctx.shape_out(0)}, {_dt(ctx.outvar(0).aval.dtype)})")
+
+
+def _op_scatter(add):
+    def rule(ctx):
+        if not _all_arrays(ctx) or (add and ctx.outvar(0).aval.dtype not in _ATOMIC_DTYPES):
+            return _op_host(ctx)
+        k, xd, lead, trail, nonempty = _gather_parts(ctx)
+        IX, U, O = ctx.arr(1), ctx.arr(2), ctx.out(0)
+        _alloc_out(ctx, init=ctx.arr(0))
+        t = [f"_g{a}" for a in range(k)]
+
+        def rd(L):
+            return [f"{IX}[{', '.join(L + [str(a)])}]" for a in range(k)]
+        if add:
+            # every (index row, element) its own thread; collisions add atomically
+            def body(I):
+                L, R = I[:len(lead)], I[len(lead):]
+                tgt = t + R
+                ix = tgt[0] if len(tgt) == 1 else "(" + ", ".join(tgt) + ")"
+                return _clip_lines(t, rd(L), xd[:k]) + [
+                    f"cuda.atomic.add({O}, {ix}, {U}[{', '.join(I)}])"]
+            dims = lead + trail
+        else:
+            # a thread per element of the trailing axes walks the index rows in order, so
+            # the last of several writes to one place wins, as in numpy
+            def body(R):
+                L = [f"_l{a}" for a in range(len(lead))]
+                lines = [f"for _l in range({' * '.join(lead) or '1'}):"]
+                lines += ["    " + b for b in ctx.fb._unravel("_l", list(range(len(lead))),
+                                                             lead, L)]
+                lines += ["    " + b for b in _clip_lines(t, rd(L), xd[:k])]
+                lines.append(f"    {O}[{', '.join(t + R)}] = {U}[{', '.join(L + R)}]")
+                return lines
+            dims = trail
+        with ctx.block(f"if {nonempty}:"):
+            _map_kernel(ctx, dims, body)
+    return rule
+
+
+def _lane(I, axis, k):
+    J = list(I)
+    J.insert(axis, k)
+    return ", ".join(J)
+
+
+def _op_cumulative(kind):
+    def rule(ctx):
+        x = ctx.invar(0)
+        if not x.aval.shape or not _all_arrays(ctx):
+            return _op_host(ctx)
+        axis, reverse = ctx.p["axis"], ctx.p["reverse"]
+        d = ctx.dims_in(0)
+        kept = [n for a, n in enumerate(d) if a != axis]
+        dt = x.aval.dtype
+        X, O = ctx.arr(0), ctx.out(0)
+        _alloc_out(ctx)
+
+        def body(I):
+            # one thread per lane walks it in order (a scan along one axis)
+            rng = f"range({d[axis]} - 1, -1, -1)" if reverse else f"range({d[axis]})"
+            lines = ["_first = True", "_acc = " + ctx.lit(0, dt), f"for _k in {rng}:",
+                     f"    _v = {X}[{_lane(I, axis, '_k')}]", "    if _first:",
+                     "        _acc = _v", "        _first = False", "    else:"]
+            if kind in ("sum", "prod"):
+                comb = f"_acc {'+' if kind == 'sum' else '*'} _v"
+            else:
+                comb = _combine(kind, "_acc", "_v", dt)
+            if dt != np.float64:
+                comb = ctx.fb.cast(comb, dt)
+            lines += [f"        _acc = {comb}", f"    {O}[{_lane(I, axis, '_k')}] = _acc"]
+            return lines
+        _map_kernel(ctx, kept, body)
+    return rule
+
+
+def _op_argext(kind):
+    def rule(ctx):
+        x = ctx.invar(0)
+        if not x.aval.shape or not _all_arrays(ctx):
+            return _op_host(ctx)
+        axis = ctx.p["axis"]
+        d = ctx.dims_in(0)
+        kept = [n for a, n in enumerate(d) if a != axis]
+        it = np.dtype(ctx.p["index_dtype"])
+        X, O = ctx.arr(0), ctx.out(0)
+        _alloc_out(ctx)
+        cmp = ">" if kind == "max" else "<"
+        nan = x.aval.dtype.kind == "f"
+
+        def body(I):
+            # the first extreme wins; the first NaN wins over everything (numpy)
+            cond = f"(_v {cmp} _best)" + (" or (_v != _v and _best == _best)" if nan else "")
+            return [f"_bi = 0", f"if {d[axis]} > 0:",
+                    f"    _best = {X}[{_lane(I, axis, '0')}]",
+                    f"    for _k in range(1, {d[axis]}):",
+                    f"        _v = {X}[{_lane(I, axis, '_k')}]",
+                    f"        if {cond}:", "            _best = _v", "            _bi = _k",
+                    f"{O}[{', '.join(I) or '0'}] = {ctx.fb.cast('_bi', it)}"]
+        _map_kernel(ctx, kept, body)
+    return rule
+
+
 #: opaque primitives with device code of their own (the rest: HOST_CALLS)
 CUDA_OPAQUE = {
     "dot_general": _op_dot_general,
+    "pad": _op_pad, "concatenate": _op_concatenate, "dynamic_slice": _op_dynamic_slice,
+    "dynamic_update_slice": _op_dynamic_update_slice, "gather": _op_gather,
+    "scatter": _op_scatter(False), "scatter_add": _op_scatter(True),
+    "cumsum": _op_cumulative("sum"), "cumprod": _op_cumulative("prod"),
+    "cummax": _op_cumulative("max"), "cummin": _op_cumulative("min"),
+    "argmax": _op_argext("max"), "argmin": _op_argext("min"),
     "cond": _cpu._op_cond, "while": _cpu._op_while, "scan": _op_scan,
     "cholesky": _op_linalg, "triangular_solve": _op_linalg, "solve": _op_linalg,
     "eigh": _op_linalg, "slogdet": _op_linalg,
