@@ -41,6 +41,7 @@ class Case:
 sp, ss = scipy.special, scipy.stats
 X = U(0.1, 8.0)
 _SH_N, _SH_M = np.array([0, 1, 2, 3, 4, 6, 5]), np.array([0, -1, 2, -3, 1, -4, 5])
+_LM = np.array([1, 2, 0, -3, -1, 2, 3])
 
 SPECIAL = [
     Case("gammainc", S.gammainc, sp.gammainc, [U(0.3, 20.0), U(0.05, 30.0)], rtol=1e-12, atol=1e-14),
@@ -133,6 +134,12 @@ SPECIAL = [
     Case("sph_harm_y poles", lambda t: S.sph_harm_y(_SH_N, _SH_M, t, 0.4),
          lambda t: sp.sph_harm_y(_SH_N, _SH_M, t, 0.4).real, [np.array([0.0, np.pi, 0.0, np.pi, 1e-9, 0.0, np.pi])],
          atol=1e-15, diff=[]),
+    # associated Legendre functions: integer degrees (polynomials) and real ones, m < 0 included
+    Case("lpmv", lambda v, x: S.lpmv(_LM, v, x), lambda v, x: sp.lpmv(_LM, v, x),
+         [np.array([2.0, 2.5, 0.3, 4.0, 1.7, 3.0, 5.5]), np.array([-0.7, 0.3, 0.9, -0.2, 0.55, 0.99, 0.1])],
+         rtol=1e-11, atol=1e-14),
+    Case("lpmv edges", lambda x: S.lpmv(_LM, 3.0, x), lambda x: sp.lpmv(_LM, 3.0, x),
+         [np.array([-1.0, 1.0, -1.0, 1.0, 1.5, -0.9999, 0.0])], rtol=1e-10, atol=1e-14, diff=[]),
     # a polynomial (a or b a non-positive integer) beyond the connection formula's reach
     Case("hyp2f1 polynomial", S.hyp2f1, sp.hyp2f1, [np.array([-3.0, -1.0, -5.0, 0.0, -2.0]), U(0.3, 2.0),
                                                     U(0.6, 3.0), np.array([0.97, -30.0, 0.995, 0.93, -12.0])],
@@ -508,3 +515,15 @@ def test_sph_harm_y_needs_a_static_degree_bound_under_jit():
     re = S.sph_harm_y(np.full(T.shape, 4), np.full(T.shape, -3), T, Pp)
     im = S.sph_harm_y(np.full(T.shape, 4), np.full(T.shape, -3), T, Pp, part="imag")
     assert np.sum((re ** 2 + im ** 2) * wg[:, None]) * (2 * np.pi / 24) == pytest.approx(1.0, rel=1e-12)
+
+
+def test_lpmv_where_scipy_gives_nan_against_mpmath():
+    import mpmath
+    # m < 0 at an integer degree below |m|: scipy 1.17 returns nan; the function is finite
+    m, v, x = np.array([-1, -2, -2, -3]), np.array([0.0, 0.0, 1.0, 1.0]), np.array([-0.6, 0.4, -0.95, 0.8])
+    assert np.isnan(sp.lpmv(m, v, x)).all()
+    want = [float(mpmath.legenp(vv, mm, xx, type=2)) for mm, vv, xx in zip(m, v, x)]
+    np.testing.assert_allclose(S.lpmv(m, v, x), want, rtol=1e-9)
+    with pytest.raises(ad.errors.ConcretizationError, match="order m"):
+        ad.jit(lambda mm, xx: S.lpmv(mm, 2.0, xx), backend="interpret")(np.array([1]), np.array([0.3]))
+    assert np.isnan(S.lpmv(0.5, 2.0, 0.3))              # non-integer order: nan, as scipy

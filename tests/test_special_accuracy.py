@@ -113,3 +113,13 @@ def test_bernoulli_numbers_match_scipy_and_are_static_under_jit():
     np.testing.assert_allclose(got, 2.0 * S.bernoulli(6), rtol=1e-15)
     with pytest.raises(ValueError):
         S.bernoulli(-1)
+
+
+def test_hyp2f1_derivative_in_a_at_a_polynomial_integer_is_the_analytic_one():
+    # ∂/∂a at a = -2 is not the terminated polynomial's: every later term of the series
+    # carries the factor (a + 2), whose derivative is 1
+    mpmath.mp.dps = 30
+    x = np.array([-5.0, -0.5, 0.3, 0.85])
+    g = ad.vmap(ad.grad(S.hyp2f1), in_axes=(None, None, None, 0))(-2.0, 0.7, 1.9, x)
+    want = [float(mpmath.diff(lambda t: mpmath.hyp2f1(t, 0.7, 1.9, xx), -2)) for xx in x]
+    np.testing.assert_allclose(g, want, rtol=1e-11)
