@@ -41,10 +41,14 @@ import threading
 import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir
-from numba import carray, cfunc, njit, types
+from numba import carray, njit, types
 from numba.extending import intrinsic
 
-_CACHED = dict(cache=True, fastmath=False, error_model="numpy", nogil=True)
+from .compile_cache import cache_helpers, cached_cfunc
+
+# disk-cached under ad.config.cache_dir by compile_cache.cache_helpers / cached_cfunc below,
+# not with Numba's cache=True (which writes beside the package or in ~/.cache/numba)
+_CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 
 # Below this many FLOPs per thread a panel costs more in wake-up and in B/A re-packing
 # than it saves (measured on the 2-core EPYC: see RESULTS_jit.md). 2*M*N*K FLOPs.
@@ -68,19 +72,22 @@ _STATE[_MINFLOPS] = FLOPS_PER_THREAD
 _ADDR = _STATE.ctypes.data
 
 
+def _numpy_openblas_paths():
+    base = os.path.dirname(os.path.dirname(np.__file__))
+    return sorted(glob.glob(os.path.join(base, "numpy.libs", "*openblas*"))) + \
+        sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*")))
+
+
 def _find_numpy_cblas():
     """Addresses of numpy's OpenBLAS dgemm/sgemm and its per-thread thread setting.
 
     The library lies next to numpy (``numpy.libs``, or ``.dylibs`` on macOS), ILP64
     ``scipy_cblas_dgemm64_`` in numpy 2 wheels.
     """
-    base = os.path.dirname(os.path.dirname(np.__file__))
-    paths = sorted(glob.glob(os.path.join(base, "numpy.libs", "*openblas*"))) + \
-        sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*")))
     names = (("scipy_cblas_dgemm64_", "scipy_cblas_sgemm64_", 64),
              ("cblas_dgemm64_", "cblas_sgemm64_", 64),
              ("scipy_cblas_dgemm", "scipy_cblas_sgemm", 32), ("cblas_dgemm", "cblas_sgemm", 32))
-    for path in paths:
+    for path in _numpy_openblas_paths():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
@@ -294,7 +301,10 @@ def _worker_main():
             _steal(s, seen, True)
 
 
-@cfunc(types.voidptr(types.voidptr), cache=True, nogil=True)
+cache_helpers(globals())        # the helpers above, before the cfunc below compiles them
+
+
+@cached_cfunc(types.voidptr(types.voidptr), nogil=True)
 def _worker_entry(arg):
     _worker_main()
     return arg
@@ -416,6 +426,29 @@ def _file_digest():
         return hashlib.sha256(f.read()).hexdigest()[:16]
 
 
+def openblas_core():
+    """The kernel family numpy's OpenBLAS chose (``"Haswell"``, ``"SkylakeX"``, ...), or None.
+
+    OpenBLAS picks it at load from the CPU, or from ``OPENBLAS_CORETYPE`` when that is set
+    (benchmarks print it: AVX2 kernels on an AVX-512 CPU halve GEMM throughput).
+
+    >>> openblas_core() is None or isinstance(openblas_core(), str)
+    True
+    """
+    for path in _numpy_openblas_paths():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in ("scipy_openblas_get_corename64_", "scipy_openblas_get_corename",
+                     "openblas_get_corename64_", "openblas_get_corename"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                return fn().decode()
+    return None
+
+
 def resolve_threads(value):
     """The thread count a ``jit_blas_threads`` setting means on this machine.
 
@@ -519,6 +552,9 @@ def _init():
     from autodiff.config import config
     config.on_update(_config_listener)
     set_threads(config.jit_blas_threads)
+
+
+cache_helpers(globals())        # and the helpers defined after the cfunc
 
 
 if HAVE_CBLAS:
