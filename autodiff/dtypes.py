@@ -9,7 +9,9 @@ not be updated by mistake (``p - lr * g`` fails): filter such leaves out, e.g.
 
 A float0 array is carried through ``jit`` and the pytree functions as a constant of
 the tree's structure (a node with no leaves: ``tree_leaves`` skips it, where JAX
-counts it as a leaf), so the same call gives the same result in every mode.
+counts it as a leaf), so the same call gives the same result in every mode. One
+difference from JAX follows: under ``vmap`` a float0 gradient keeps the per-example shape
+(JAX adds the batch axis); it holds no data either way.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> g = ad.grad(lambda x, n: anp.sum(x ** 2) * n, argnums=(0, 1), allow_int=True)
