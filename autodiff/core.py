@@ -221,7 +221,7 @@ _internal_file_cache = ProgramCache("source", "source_cache_size")   # file name
 _internal_file_get = _internal_file_cache.table.get
 
 
-def _is_internal(filename):
+def is_internal_file(filename):
     r = _internal_file_get(filename)
     if r is None:
         r = filename.startswith(_PKG_ROOTS) or filename.startswith("<frozen") or \
@@ -236,6 +236,17 @@ _internal_code_cache = ProgramCache("source", "source_cache_size")
 _internal_code_get = _internal_code_cache.table.get
 
 
+def at_source(source, fn, *args, **kw):
+    """Call ``fn`` so the equations it emits carry ``source``, the user's line they stem from
+    (transforms re-emitting an equation keep the line of the equation they transform)."""
+    prev = trace_state.source
+    trace_state.source = source or prev
+    try:
+        return fn(*args, **kw)
+    finally:
+        trace_state.source = prev
+
+
 def user_source(depth=1):
     """The innermost frame outside autodiff (and numpy): the user's line."""
     f = sys._getframe(depth)
@@ -244,7 +255,7 @@ def user_source(depth=1):
         code = f.f_code
         internal = get(code)
         if internal is None:
-            internal = _is_internal(code.co_filename)
+            internal = is_internal_file(code.co_filename)
             _internal_code_cache.misses += 1
             _internal_code_cache.put(code, internal)
         if not internal:
@@ -475,7 +486,7 @@ def _atoms_only(t):
     return True
 
 
-def _param_key(v, shapes):
+def param_key(v, shapes):
     tv = type(v)
     if tv in _ATOM_TYPES:
         return v
@@ -486,7 +497,7 @@ def _param_key(v, shapes):
     if isinstance(v, Jaxpr):
         return ("jaxpr", v.key(shapes))
     if isinstance(v, tuple):
-        return tuple(_param_key(x, shapes) for x in v)
+        return tuple(param_key(x, shapes) for x in v)
     if isinstance(v, np.dtype):
         return v.str
     if callable(v) and not isinstance(v, type):
@@ -525,10 +536,10 @@ def _jaxpr_key(jaxpr, shapes):
             params = ()
         elif len(ps) == 1:
             (k, p), = ps.items()
-            params = ((k, _param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?"),)
+            params = ((k, param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?"),)
         else:
             params = tuple(sorted(
-                (k, _param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?")
+                (k, param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?")
                 for k, p in ps.items()))
         parts.append((e.primitive.name, ins,
                       av(outs[0].aval) if len(outs) == 1 else tuple(av(v.aval) for v in outs),
@@ -541,7 +552,7 @@ def _jaxpr_key(jaxpr, shapes):
 # Pretty printing and Graphviz
 # ----------------------------------------------------------------------------
 
-def _var_namer():
+def var_namer():
     names = {}
 
     def name(v):
@@ -571,7 +582,7 @@ def _var_namer():
     return name
 
 
-def _pp_param(v, name, indent):
+def pp_param(v, name, indent):
     if isinstance(v, ClosedJaxpr):
         v = v.jaxpr
     if isinstance(v, Jaxpr):
@@ -580,7 +591,7 @@ def _pp_param(v, name, indent):
     if isinstance(v, np.dtype):
         return v.name
     if isinstance(v, tuple) and v and all(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v):
-        return "(" + ", ".join(_pp_param(x, name, indent) for x in v) + ")"
+        return "(" + ", ".join(pp_param(x, name, indent) for x in v) + ")"
     if callable(v) and not isinstance(v, type):
         return getattr(v, "__name__", "<fn>")
     return repr(v) if isinstance(v, str) else str(v)
@@ -588,7 +599,7 @@ def _pp_param(v, name, indent):
 
 def pp_jaxpr(jaxpr, indent=0, name=None):
     """Jaxpr text in the familiar style: ``{ lambda consts ; ins. let ... in (outs,) }``."""
-    name = name or _var_namer()
+    name = name or var_namer()
     pad = " " * indent
 
     def decl(v):
@@ -601,7 +612,7 @@ def pp_jaxpr(jaxpr, indent=0, name=None):
         outs = " ".join(decl(v) for v in e.outvars)
         params = ""
         if e.params:
-            items = [f"{k}={_pp_param(v, name, indent + 4)}" for k, v in sorted(e.params.items())]
+            items = [f"{k}={pp_param(v, name, indent + 4)}" for k, v in sorted(e.params.items())]
             params = "[" + " ".join(items) + "]"
         args = " ".join(name(v) for v in e.invars)
         lines.append(f"{pad}    {outs} = {e.primitive.name}{params} {args}".rstrip())
@@ -1231,7 +1242,7 @@ def _swap_in_table_views(fun):
                 stack.append((f, depth + 1))
             continue
         code = f.__code__
-        user = not _is_internal(code.co_filename)
+        user = not is_internal_file(code.co_filename)
         for cell in f.__closure__ or ():
             try:
                 x = cell.cell_contents

@@ -45,6 +45,7 @@ from typing import Any, Callable, Generic, Optional, ParamSpec, Sequence, TypeVa
 
 import numpy as np
 
+from .cache import ProgramCache, declare
 from .config import config
 from .core import ShapedArray, Tracer, eval_jaxpr, trace_flat, user_source
 from .errors import DTypeError, UnsupportedDTypeError, UnsupportedError
@@ -69,6 +70,7 @@ _PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dt
 _SCALAR_KEYS = {t: (t if t in _PY_SCALARS else ((), np.dtype(t)))
                 for t in list(_PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32, np.bool_]}
 _BACKENDS = ("cpu", "interpret", "cuda")
+declare("jit", "cache_size")     # listed by ad.config.caches() before the first jit(f)
 
 
 @config.on_update
@@ -77,10 +79,7 @@ def _on_config(name, value):
     if name in ("debug_nans", "default_backend", "jit_parallel_threshold"):
         for f in list(_instances):
             with f._lock:
-                f._cache.clear()
-    elif name == "cache_size":
-        for f in list(_instances):
-            f._evict()
+                f._cache.clear(reset_stats=False)
 
 
 # ----------------------------------------------------------------------------------
@@ -413,7 +412,7 @@ def _fresh_after_fork():
     global _compiler
     _compiler = _Compiler()
     for f in list(_instances):
-        f._lock = threading.RLock()
+        f._lock = f._cache.lock          # renewed by autodiff.cache's at-fork hook (first)
 
 
 if hasattr(__import__("os"), "register_at_fork"):
@@ -577,10 +576,10 @@ class JitFunction(Generic[P, R]):
         self._donate_argnums, self._donate_argnames = _check_donate(
             fun, donate_argnums, donate_argnames, self._static_argnums, self._static_argnames)
         self._fast = not self._static_argnums and not self._static_argnames
-        self._cache = collections.OrderedDict()
-        self._hits = 0
-        self._misses = 0
-        self._lock = threading.RLock()
+        # the graph cache (autodiff.cache, listed as "jit"); its lock guards every change
+        self._cache = ProgramCache("jit", "cache_size")
+        self._table = self._cache.table      # read without the lock on the fast path
+        self._lock = self._cache.lock
         self._name = getattr(fun, "__name__", "fun")
         self._dtype_fallback_logged = False  # the interpreter fallback is logged once
         self._dynamic_shapes = dynamic_shapes
@@ -621,9 +620,9 @@ class JitFunction(Generic[P, R]):
     def cache_info(self) -> CacheInfo:
         """``CacheInfo(hits, misses, size, capacity, compiled, pending)`` of this function's
         graph cache (see :class:`CacheInfo`)."""
-        states = [getattr(getattr(c, "entry", None), "state", None)
-                  for c in list(self._cache.values())]
-        return CacheInfo(self._hits, self._misses, len(self._cache), int(config.cache_size),
+        c = self._cache
+        states = [getattr(getattr(e, "entry", None), "state", None) for e in c.values()]
+        return CacheInfo(c.hits, c.misses, len(c), c.capacity,
                          states.count("compiled"), states.count("pending"))
 
     def _entry_for(self, *args, **kwargs):
@@ -631,7 +630,7 @@ class JitFunction(Generic[P, R]):
         "pending" or "interpreted", with a ``reason``), or None before the first such call.
         For tests (tests/jit_util.py); counts no hit."""
         key = self._signature(args, kwargs)[0]
-        return None if key is None else getattr(self._cache.get(key), "entry", None)
+        return None if key is None else getattr(self._table.get(key), "entry", None)
 
     def wait_compiled(self, timeout: Optional[float] = None) -> bool:
         """Block until none of this function's entries waits for a background compile.
@@ -642,10 +641,7 @@ class JitFunction(Generic[P, R]):
 
     def clear_cache(self) -> None:
         """Empty this function's graph cache and reset its counters (the kernel cache stays)."""
-        with self._lock:
-            self._cache.clear()
-            self._hits = 0
-            self._misses = 0
+        self._cache.clear()
 
     def lower(self, *args: P.args, **kwargs: P.kwargs) -> "Lowered":
         """The jaxpr and generated source for these arguments (nothing is compiled).
@@ -722,11 +718,11 @@ class JitFunction(Generic[P, R]):
                                  else _SCALAR_KEYS[type(a)] for a in args])
                 except KeyError:
                     return self._call_slow(args, kwargs)
-                cache = self._cache
-                call = cache.get(key)
+                table = self._table
+                call = table.get(key)
                 if call is not None:
-                    self._hits += 1
-                    if len(cache) > 1:
+                    self._cache.hits += 1
+                    if len(table) > 1:
                         self._touch(key)
                     try:
                         return call(*args)
@@ -745,7 +741,7 @@ class JitFunction(Generic[P, R]):
     # an error. Fast-path keys hash and compare in C, so each OrderedDict call is atomic.
     def _touch(self, key):
         try:
-            self._cache.move_to_end(key)
+            self._table.move_to_end(key)
         except KeyError:
             pass
 
@@ -753,9 +749,9 @@ class JitFunction(Generic[P, R]):
         key, leaves, in_tree, statics, kw = self._signature(args, kwargs, self_static)
         if key is None:          # traced arguments: inline into the enclosing trace
             return self._call_inline(leaves, in_tree, statics, kw, args)
-        call = self._cache.get(key)
+        call = self._table.get(key)
         if call is not None:
-            self._hits += 1
+            self._cache.hits += 1
             with self._lock:             # tree keys compare treedefs in Python: not atomic
                 self._touch(key)
             try:
@@ -821,6 +817,8 @@ class JitFunction(Generic[P, R]):
         return b
 
     def _trace(self, leaves, keys, in_tree, statics, static_kw, args):
+        from .numpy.random import warn_numpy_random_calls
+        warn_numpy_random_calls(self._fun)      # a numpy.random draw would be frozen in
         avals = []
         for x, k in zip(leaves, keys):
             if k is None:
@@ -855,15 +853,15 @@ class JitFunction(Generic[P, R]):
         keys = [_leaf_key(x) for x in leaves]
         ikey = ("inline", in_tree, statics,
                 tuple(("tracer", x.aval) if k is None else k for x, k in zip(leaves, keys)))
-        e = self._cache.get(ikey)
+        e = self._table.get(ikey)
         if e is None:
-            self._misses += 1
+            self._cache.misses += 1
             closed, out_tree = self._trace(leaves, keys, in_tree, statics, static_kw, args)
             e = _Entry(None, closed, out_tree, backend="inline")
             if not any(isinstance(c, Tracer) for c in closed.consts):
                 self._insert(ikey, e)
         else:
-            self._hits += 1
+            self._cache.hits += 1
             with self._lock:
                 self._touch(ikey)
         outs = eval_jaxpr(e.closed.jaxpr, e.closed.consts, *leaves)
@@ -872,14 +870,14 @@ class JitFunction(Generic[P, R]):
 
     def _miss(self, key, leaves, in_tree, statics, static_kw, args):
         with self._lock:
-            call = self._cache.get(key)       # another thread may have filled it meanwhile
+            call = self._table.get(key)       # another thread may have filled it meanwhile
             if call is not None:
-                self._hits += 1
+                self._cache.hits += 1
                 return call(*leaves)
-            self._misses += 1
+            self._cache.misses += 1
             explain = config.explain_cache_misses
             if explain:
-                last = next(reversed(self._cache)) if self._cache else None
+                last = self._cache.last_key()
                 _log.warning(_explain(self._name, last, key))
             keys = [_leaf_key(x) for x in leaves]
             closed, out_tree = self._trace(leaves, keys, in_tree, statics, static_kw, args)
@@ -950,7 +948,7 @@ class JitFunction(Generic[P, R]):
 
         def install(kernel, err):
             with self._lock:
-                if self._cache.get(key) is not placeholder:
+                if self._table.get(key) is not placeholder:
                     return                      # evicted or cleared meanwhile
                 if err is not None:
                     entry.state = "interpreted"
@@ -960,7 +958,7 @@ class JitFunction(Generic[P, R]):
                     return
                 done = _compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
                 done.call.entry = done
-                self._cache[key] = done.call    # one atomic store: the next call is compiled
+                self._cache.put(key, done.call)  # replaces in place: the next call is compiled
 
         # jobs are keyed by source alone: the version part of the kernel key is the same for
         # every job of a process, and computing it imports Numba (the worker does that)
@@ -969,15 +967,7 @@ class JitFunction(Generic[P, R]):
         return entry
 
     def _insert(self, key, entry):
-        with self._lock:
-            self._cache[key] = entry
-            self._evict()
-
-    def _evict(self):
-        cap = max(int(config.cache_size), 1)
-        with self._lock:
-            while len(self._cache) > cap:
-                self._cache.popitem(last=False)
+        self._cache.put(key, entry)
 
 
 class _ById:

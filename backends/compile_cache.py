@@ -693,6 +693,91 @@ def _kernel_numba_cache():
     return KernelCache
 
 
+class _HelperCache:
+    """Numba's disk cache for a helper of :mod:`.numba_math` / :mod:`.numba_runtime`,
+    under ``<cache_dir>/kernels/__pycache__`` like the kernels' own files.
+
+    In place of ``@njit(cache=True)``, whose locator search writes beside the installed
+    package, in ``NUMBA_CACHE_DIR`` or in ``~/.cache/numba`` (and probes those places at
+    decoration, i.e. at import). The directory is resolved and trust-checked at each load
+    and save, so a changed ``ad.config.cache_dir`` or ``disk_cache=False`` takes effect;
+    files are named after the helper (``numba_math.exp_f64-<line>.*.nbi``) and stamped
+    with the hash of the helper's source file: a changed helper module is a miss (Numba's
+    own stamp, the file's mtime and size, can miss an edit).
+    """
+
+    def __init__(self, py_func):
+        self._py_func = py_func
+        self._by_dir = {}            # (pycache dir, writable) -> KernelCache
+        self._enabled = True
+        self._stamp = None
+
+    def _current(self):
+        if not self._enabled or not config.disk_cache:
+            return None
+        checked = _checked_kernel_dir()
+        if checked is None:
+            return None
+        target = (os.path.join(checked[0], "__pycache__"), checked[1])
+        c = self._by_dir.get(target)
+        if c is None:
+            if self._stamp is None:
+                with open(self._py_func.__code__.co_filename, "rb") as f:
+                    self._stamp = hashlib.sha256(f.read()).digest()
+            c = self._by_dir[target] = _kernel_numba_cache()(self._py_func, target[0],
+                                                             self._stamp, target[1])
+        return c
+
+    @property
+    def cache_path(self):
+        c = self._current()
+        return None if c is None else c.cache_path
+
+    def load_overload(self, sig, target_context):
+        c = self._current()
+        return None if c is None else c.load_overload(sig, target_context)
+
+    def save_overload(self, sig, cres):
+        c = self._current()
+        if c is not None:
+            c.save_overload(sig, cres)
+
+    def enable(self):
+        self._enabled = True
+
+    def disable(self):
+        self._enabled = False
+
+    def flush(self):
+        for c in self._by_dir.values():
+            c.flush()
+
+
+def cache_helpers(namespace, names=None):
+    """Give the Numba helpers defined in module ``namespace`` (its ``globals()``) the disk
+    cache under ``ad.config.cache_dir`` (:class:`_HelperCache`): all of them, or those in
+    ``names``. Helpers are decorated without ``cache=True``; this replaces it."""
+    from numba.core.dispatcher import Dispatcher
+    modname = namespace["__name__"]
+    for name, obj in list(namespace.items()):
+        if isinstance(obj, Dispatcher) and getattr(obj.py_func, "__module__", None) == modname \
+                and (names is None or name in names) and not isinstance(obj._cache, _HelperCache):
+            obj._cache = _HelperCache(obj.py_func)
+
+
+def cached_cfunc(sig, **options):
+    """``numba.cfunc(sig, **options)`` whose compiled code is cached under
+    ``ad.config.cache_dir`` (:class:`_HelperCache`), in place of ``cache=True``."""
+    def wrap(pyfunc):
+        from numba.core import sigutils
+        from numba.core.ccallback import CFunc
+        res = CFunc(pyfunc, sigutils.normalize_signature(sig), locals={}, options=options)
+        res._cache = _HelperCache(pyfunc)
+        res.compile()
+        return res
+    return wrap
+
+
 def _attach_numba_cache(mod, cache_path, stamp, writable):
     """Give every dispatcher defined in ``mod`` our cache (the source said cache=False)."""
     from numba.core.dispatcher import Dispatcher
@@ -769,12 +854,10 @@ def _load_via_disk(key, source, entry, sig):
     return _compile_from(None, key, entry, sig, path, writable, source, modname)
 
 
-def _checked_module_path(key, source, prefix):
-    """Check the cache directory and the module file ``<prefix>_<key>.py`` for ``source``
-    (written if absent): ``(path, whether Numba may write its cache)``, or None when the
-    disk cache is refused or unwritable (then compile in memory)."""
+def _checked_kernel_dir():
+    """Check ``<cache_dir>/kernels`` (created if absent) and its ``__pycache__``:
+    ``(kernel dir, whether we may write there)``, or None when refused or unwritable."""
     kdir = _kernel_dir()
-    path = os.path.join(kdir, f"{prefix}_{key}.py")
     found = _existing_prefix_problem(kdir)
     if found is not None:               # refuse before creating anything inside it
         return _refuse(*found)
@@ -789,7 +872,19 @@ def _checked_module_path(key, source, prefix):
                          3 if os.path.lexists(pycache) else 2)
     if found is not None:
         return _refuse(*found)
-    writable = _writable(kdir)
+    return kdir, _writable(kdir)
+
+
+def _checked_module_path(key, source, prefix):
+    """Check the cache directory and the module file ``<prefix>_<key>.py`` for ``source``
+    (written if absent): ``(path, whether Numba may write its cache)``, or None when the
+    disk cache is refused or unwritable (then compile in memory)."""
+    checked = _checked_kernel_dir()
+    if checked is None:
+        return None
+    kdir, writable = checked
+    pycache = os.path.join(kdir, "__pycache__")
+    path = os.path.join(kdir, f"{prefix}_{key}.py")
     why = _file_problem(path)
     if why:
         return _refuse(path, why)

@@ -45,7 +45,7 @@ import re
 import numpy as np
 
 from ..config import config
-from ..core import SIZE_PARAMS, ClosedJaxpr, DropVar, Jaxpr, Literal, Var, _pp_param
+from ..core import SIZE_PARAMS, ClosedJaxpr, DropVar, Jaxpr, Literal, Var, pp_param
 from ..errors import UnsupportedDTypeError
 from .plan import (LOWERINGS, SUPPORTED_DTYPES, Lowering, Planner, _dim_bid,  # noqa: F401
                    _dim_concat, _dim_dot, _dim_eigh, _dim_expand, _dim_first_to_out,
@@ -65,13 +65,9 @@ HAVE_SELECT = True       # numba_math.select: a branch-free LLVM select
 # GEMM threads are not part of generated code: matmul_into reads ad.config.jit_blas_threads
 # from blas_pool's state at run time, so changing it recompiles nothing.
 
-# prange loops run on Numba's OpenMP pool. libgomp's default wait policy spins idle
-# workers for a long while after each parallel loop; on a 2-core machine shared with other
-# processes that starved everything running next (measured: a 1e5-element loop 7.0 ms
-# instead of 0.76 ms). Sleeping workers cost a few microseconds per launch, nothing at the
-# sizes where prange is used. Only a default: a user's own setting wins. (Read by libgomp
-# when Numba starts its pool, i.e. at the first parallel kernel, after this import.)
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+# prange loops run on Numba's OpenMP pool, whose wait policy compile_cache sets (as a
+# default, OMP_WAIT_POLICY=PASSIVE) just before the first kernel compiles: importing
+# autodiff changes no environment variable (see compile_cache._openmp_defaults).
 
 
 
@@ -580,7 +576,7 @@ class _Fn(Planner):
             elif callable(p) and not isinstance(p, type):
                 params.append(f"{k}=<fn>")
             else:
-                params.append(f"{k}={_pp_param(p, k, 0)}")
+                params.append(f"{k}={pp_param(p, k, 0)}")
         ptxt = f"[{' '.join(params)}]" if params else ""
         outs = " ".join(decl(v) for v in e.outvars)
         ins = " ".join(arg(v) for v in e.invars)

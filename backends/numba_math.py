@@ -33,13 +33,14 @@ Rules every function here follows (and new ones must follow)
   inlining, not Numba-IR inlining like ``inline='always'``).  LLVM's own cost model
   declined to inline sin/cos (too large), which left a call in the loop and no
   vectorization.
-* No ``cache=True`` here (a deliberate choice: it would fail at import where no cache
-  directory is writable, and needs the module importable by name).  The callers
-  (generated kernels) are what gets cached; :data:`VERSION` goes into their cache key
-  because Numba does not track dependencies.  Measured: the helpers compile once per
-  process, the first time a new kernel uses them (2.6 s for a kernel using all eight
-  float64 functions on an idle machine, 0.1 s for the next kernel); caching them cut
-  that to about a third, and cached helpers still inline and vectorize.
+* Disk-cached under ``ad.config.cache_dir`` (``compile_cache.cache_helpers`` at the end
+  of this module), not with Numba's ``cache=True``, whose locator writes beside the
+  installed package or in ``~/.cache/numba``.  :data:`VERSION` and this file's hash go
+  into the kernels' cache key and the helpers' stamp, because Numba does not track
+  dependencies.  Measured: uncached, the helpers compile once per process, the first
+  time a new kernel uses them (2.6 s for a kernel using all eight float64 functions on
+  an idle machine, 0.1 s for the next kernel); caching them cut that to about a third,
+  and cached helpers still inline and vectorize.
 
 Method
 ------
@@ -167,12 +168,12 @@ __all__ = [
 VERSION = "1"
 
 # Options for every function in this module; see the module docstring for why.
-# cache=True: Numba keeps each helper's compiled code on disk next to this module (or in
-# NUMBA_CACHE_DIR), like numba_runtime's helpers, so a new process does not compile exp,
+# Every helper keeps its compiled code on disk under ad.config.cache_dir (cache_helpers at
+# the end of this module), like numba_runtime's, so a new process does not compile exp,
 # tanh, sin, ... again before its first kernel (measured: the first blocking compile of
 # jit(grad(f)) for f = sum(tanh(x) sin(x) + exp(-x^2)) went from 1.4 s to 0.75 s). The
 # kernels that inline them still get their LLVM code: warm speed is unchanged.
-_OPTS = dict(fastmath=False, error_model="numpy", nogil=True, forceinline=True, cache=True)
+_OPTS = dict(fastmath=False, error_model="numpy", nogil=True, forceinline=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -1076,6 +1077,10 @@ FUNCTIONS = {
     ("log1p", "float32"): log1p_f32,
     ("logistic", "float32"): logistic_f32,
 }
+
+# the disk cache of every helper above, under ad.config.cache_dir (see _OPTS)
+from .compile_cache import cache_helpers  # noqa: E402
+cache_helpers(globals())
 
 
 # ---------------------------------------------------------------------------------------

@@ -253,12 +253,13 @@ def slogdet_2d(A):
     return sign, logdet
 
 
-@njit(cache=True, fastmath=False, error_model="numpy", nogil=True)
+@njit(fastmath=False, error_model="numpy", nogil=True)
 def eigh_into(A, W, V):
     """Eigen-decomposition of a symmetric matrix reading its lower triangle (LAPACK syevd).
 
-    Cached on disk by Numba (``cache=True``): Numba's LAPACK bindings take seconds to
-    compile, and this way they compile once per machine rather than once per kernel.
+    Cached on disk (under ``ad.config.cache_dir``, see ``_DISK_CACHED``): Numba's LAPACK
+    bindings take seconds to compile, and this way they compile once per machine rather
+    than once per kernel.
     """
     n = A.shape[0]
     if n == 0:
@@ -269,10 +270,12 @@ def eigh_into(A, W, V):
     _copy2(V, v)
 
 
-# Helpers with ``cache=True`` wrap Numba library code that is slow to compile (BLAS
+# Helpers made with ``_CACHED`` wrap Numba library code that is slow to compile (BLAS
 # bindings, sorting): compiled once per machine and linked into kernels, instead of being
-# compiled again inside every kernel that uses them.
-_CACHED = dict(cache=True, fastmath=False, error_model="numpy", nogil=True)
+# compiled again inside every kernel that uses them. Their disk cache lives under
+# ad.config.cache_dir (compile_cache.cache_helpers, at the end of this module), not where
+# Numba's cache=True would put it (beside the installed package, or ~/.cache/numba).
+_CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -339,6 +342,13 @@ def _serial_after_fork():
         from autodiff.config import config
         if config.jit_parallel_threshold != float("inf"):
             config.update("jit_parallel_threshold", float("inf"))
+
+
+# The helpers compiled once per machine (see _CACHED): their disk cache lives under
+# ad.config.cache_dir, like the kernels' (compile_cache.cache_helpers).
+_DISK_CACHED = ("eigh_into", "sort_lane", "argsort_lane")
+from .compile_cache import cache_helpers  # noqa: E402
+cache_helpers(globals(), _DISK_CACHED)
 
 
 if hasattr(os, "register_at_fork"):

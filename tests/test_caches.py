@@ -354,3 +354,71 @@ def test_tracer_class_unchanged_by_importing_autodiff_numpy():
     """)
     assert out == {"same": True, "mro": ["Tracer", "ArrayMethods", "object"],
                    "mul_from_mixin": True, "grad": [4.5, 6.5]}     # 2x + 2.5
+
+
+# ---------------------------------------------------------------------------- cache_dir
+
+def _files_under(root, since=None):
+    out = set()
+    for d, _, files in os.walk(root):
+        for n in files:
+            p = os.path.join(d, n)
+            if since is None or os.path.getmtime(p) >= since:
+                out.add(os.path.relpath(p, root))
+    return out
+
+
+def test_helpers_compile_into_cache_dir_only(tmp_path):
+    """Compiled helpers (numba_math's, and the BLAS pool's that numba_runtime imports; once
+    cache=True: beside the package or in ~/.cache/numba) live under ad.config.cache_dir."""
+    import time
+    start = time.time() - 1
+    env = {"AUTODIFF_CACHE_DIR": str(tmp_path / "cache"), "HOME": str(tmp_path / "home"),
+           "NUMBA_CACHE_DIR": str(tmp_path / "numba-cache-dir"), "XDG_CACHE_HOME": ""}
+    code = """
+        import json
+        import numpy as np, autodiff as ad, autodiff.numpy as anp
+        from autodiff.backends import blas_pool, numba_math
+        ad.config.update("jit_background_compile", False)
+        f = ad.jit(lambda x: anp.sum(anp.exp(x) * SCALE))
+        r = float(f(np.array([0.5, -1.0, 2.0])))
+        print(json.dumps([r, sum(numba_math.exp_f64.stats.cache_hits.values()),
+                          blas_pool._worker_entry.cache_hits]))
+    """
+    want = lambda s: float(np.sum(np.exp([0.5, -1.0, 2.0]) * s))   # noqa: E731
+    r, exp_hits, pool_hits = _child(code.replace("SCALE", "2.0"), env)
+    assert r == pytest.approx(want(2.0), rel=1e-12) and (exp_hits, pool_hits) == (0, 0)
+    written = _files_under(tmp_path / "cache")
+    helpers = {n for n in written if os.path.basename(n).startswith(("numba_math.",
+                                                                     "blas_pool."))}
+    assert any("numba_math.exp_f64" in n for n in helpers), written
+    assert any("blas_pool._worker_entry" in n for n in helpers), written
+    assert all(n.startswith(os.path.join("kernels", "__pycache__")) for n in helpers)
+    # nothing elsewhere: not beside the package, not in NUMBA_CACHE_DIR or the home directory
+    assert _files_under(tmp_path / "numba-cache-dir") == set()
+    assert _files_under(tmp_path / "home") == set()
+    for pkg in ("backends", "autodiff", "transforms"):
+        fresh = {n for n in _files_under(os.path.join(REPO, pkg), since=start)
+                 if n.endswith((".nbi", ".nbc")) and os.path.basename(n).startswith(
+                     ("numba_math.", "numba_runtime.", "blas_pool."))}
+        assert fresh == set(), (pkg, fresh)
+    # a new kernel in a new process loads the helpers from there instead of compiling them
+    r, exp_hits, pool_hits = _child(code.replace("SCALE", "3.0"), env)
+    assert r == pytest.approx(want(3.0), rel=1e-12) and exp_hits >= 1 and pool_hits == 1
+
+
+def test_helpers_follow_a_changed_cache_dir_and_disk_cache_off(tmp_path):
+    from autodiff.backends import compile_cache as cc, numba_math
+    from numba import float64
+    old_dir, old_disk = ad.config.cache_dir, ad.config.disk_cache
+    try:
+        ad.config.update("cache_dir", str(tmp_path / "one"))
+        assert numba_math.exp_f64._cache.cache_path == str(tmp_path / "one" / "kernels" /
+                                                           "__pycache__")
+        ad.config.update("disk_cache", False)
+        assert numba_math.exp_f64._cache.cache_path is None
+        assert numba_math.exp_f64._cache.load_overload((float64,), None) is None
+    finally:
+        ad.config.update("cache_dir", old_dir)
+        ad.config.update("disk_cache", old_disk)
+    assert type(numba_math.exp_f64._cache) is cc._HelperCache
