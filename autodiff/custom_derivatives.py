@@ -102,9 +102,9 @@ def _pretrace_wanted(fun, concrete):
     """Whether to pre-trace the rules of a call of the custom function ``fun`` now."""
     if not concrete or _PRETRACING.active():
         return False
-    from .core import _is_internal
+    from .core import is_internal_file
     code = getattr(fun, "__code__", None)
-    return code is None or not _is_internal(code.co_filename)
+    return code is None or not is_internal_file(code.co_filename)
 
 
 def _flat_rule_from_trace(closed, n_out):
@@ -317,7 +317,7 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
     return list(outs), list(touts)
 
 
-def _custom_lin_forward(*args, num_res, num_consts, call_jaxpr, bwd, out_avals):
+def custom_lin_forward(*args, num_res, num_consts, call_jaxpr, bwd, out_avals):
     # forward-mode evaluation of the linear map: the true derivative of the function
     from .transforms.jvp import jvp_eval
     rest = args[num_res:]
@@ -331,13 +331,13 @@ def _custom_lin_forward(*args, num_res, num_consts, call_jaxpr, bwd, out_avals):
 def _custom_lin_inline(e):
     # inline rule: a custom_lin's forward meaning is the jvp of its function, traced to IR
     params = e.params
-    closed = trace_flat(lambda *a: _custom_lin_forward(*a, **params),
+    closed = trace_flat(lambda *a: custom_lin_forward(*a, **params),
                         [v.aval for v in e.invars], name="custom_lin")
     return closed.jaxpr, list(closed.consts)
 
 
 def _custom_lin_impl(*args, **params):
-    return [np.asarray(x) for x in _custom_lin_forward(*args, **params)]
+    return [np.asarray(x) for x in custom_lin_forward(*args, **params)]
 
 
 def _custom_lin_transpose(cts, *args, num_res, num_consts, call_jaxpr, bwd, out_avals):
@@ -353,7 +353,7 @@ def _custom_lin_jvp(primals, tangents, **params):
     from .api import trace_fun
     from .tree_util import tree_flatten as tf
     flat = list(primals)
-    closed, _ = trace_fun(lambda *a: _custom_lin_forward(*a, **params), flat,
+    closed, _ = trace_fun(lambda *a: custom_lin_forward(*a, **params), flat,
                           tf(tuple(flat))[1], concrete=False, name="custom_lin")
     outs, touts = jvp_eval(closed.jaxpr, closed.consts, flat, list(tangents))
     return outs, touts

@@ -31,14 +31,16 @@ array([0., 1., 3., 6.])
 >>> ad.grad(lambda xs: anp.sum(cumulative(xs)))(np.arange(4.0))
 array([4., 3., 2., 1.])
 """
-import numpy as np
+import numpy as _np
 
-from . import primitives as P
-from .core import ShapedArray, Tracer, user_source
-from .errors import ConcretizationError, DTypeError, ShapeError
-from .tree_util import tree_flatten, tree_unflatten
+from . import primitives as _P
+from .core import ShapedArray as _ShapedArray, Tracer as _Tracer, user_source as _user_source
+from .errors import (ConcretizationError as _ConcretizationError, DTypeError as _DTypeError,
+                     ShapeError as _ShapeError)
+from .tree_util import tree_flatten as _tree_flatten, tree_unflatten as _tree_unflatten
 # the primitives and their rules: autodiff.primitives.control_flow (this module is the user API)
-from .primitives.control_flow import cond_p, join_branches, scan_p, trace_body, while_p
+from .primitives.control_flow import cond_p, scan_p, while_p
+from .primitives.control_flow import join_branches as _join_branches, trace_body as _trace_body
 
 
 def select(pred, on_true, on_false):
@@ -53,8 +55,8 @@ def select(pred, on_true, on_false):
     >>> ad.lax.select(True, 1.0, 2.0)
     np.float64(1.0)
     """
-    out = P.select(pred, on_true, on_false)
-    if isinstance(out, np.ndarray) and out.ndim == 0:
+    out = _P.select(pred, on_true, on_false)
+    if isinstance(out, _np.ndarray) and out.ndim == 0:
         return out[()]
     return out
 
@@ -67,7 +69,7 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "select",
 
 
 def _plain(aval):
-    return ShapedArray(aval.shape, aval.dtype)
+    return _ShapedArray(aval.shape, aval.dtype)
 
 # ============================================================================
 # The user-facing functions
@@ -81,11 +83,11 @@ def _as_array(x):
 def _output(tree):
     from .api import to_output
     from .tree_util import tree_map
-    return tree_map(lambda x: x if isinstance(x, Tracer) else to_output(np.asarray(x)), tree)
+    return tree_map(lambda x: x if isinstance(x, _Tracer) else to_output(_np.asarray(x)), tree)
 
 
 def _is_python_scalar(x):
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    return isinstance(x, (bool, int, float)) and not isinstance(x, _np.generic)
 
 
 def _trace_user(fun, in_tree, in_avals, who, out_dtypes=None):
@@ -97,22 +99,22 @@ def _trace_user(fun, in_tree, in_avals, who, out_dtypes=None):
     box = {}
 
     def flat_fun(*tracers):
-        out = fun(*tree_unflatten(in_tree, list(tracers)))
-        leaves, tree = tree_flatten(out)
+        out = fun(*_tree_unflatten(in_tree, list(tracers)))
+        leaves, tree = _tree_flatten(out)
         box["tree"] = tree
         box["weak"] = [_is_python_scalar(l) for l in leaves]
         res = []
         for i, l in enumerate(leaves):
             if _is_python_scalar(l) and out_dtypes is not None and i < len(out_dtypes) \
                     and out_dtypes[i] is not None:
-                l = np.asarray(l, out_dtypes[i])
+                l = _np.asarray(l, out_dtypes[i])
             res.append(_as_array(l))
         return res
 
     try:
-        closed, consts = trace_body(flat_fun, in_avals, who)
-    except ConcretizationError as err:
-        raise ConcretizationError(
+        closed, consts = _trace_body(flat_fun, in_avals, who)
+    except _ConcretizationError as err:
+        raise _ConcretizationError(
             f"{err.args[0].split(chr(10))[0]}\nInside the functions given to ad.lax.{who} "
             f"values are always abstract: use ad.lax.cond / switch / while_loop / anp.where "
             f"for decisions on traced values there.", source=err.source) from None
@@ -121,7 +123,7 @@ def _trace_user(fun, in_tree, in_avals, who, out_dtypes=None):
 
 def _located(cls, message):
     """A builtin exception whose message ends with the user's source line."""
-    src = user_source()
+    src = _user_source()
     return cls(f"{message}\n  (at {src})" if src else message)
 
 
@@ -132,9 +134,9 @@ def _tuple_tree(*trees):
 
 
 def _flat_operands(tree_of_values):
-    leaves, tree = tree_flatten(tree_of_values)
+    leaves, tree = _tree_flatten(tree_of_values)
     leaves = [_as_array(l) for l in leaves]
-    return leaves, tree, [_plain(P.aval_of(l)) for l in leaves]
+    return leaves, tree, [_plain(_P.aval_of(l)) for l in leaves]
 
 
 def _describe(avals):
@@ -148,22 +150,22 @@ def _check_same(what_a, avals_a, what_b, avals_b, tree_a, tree_b, who, fix):
                        f"structure {tree_b}; they must match. {fix}")
     for i, (a, b) in enumerate(zip(avals_a, avals_b)):
         if a.shape != b.shape:
-            raise ShapeError(f"ad.lax.{who}: leaf {i} of {what_a} has shape {a.shape} but of "
+            raise _ShapeError(f"ad.lax.{who}: leaf {i} of {what_a} has shape {a.shape} but of "
                              f"{what_b} shape {b.shape}: {what_a} {_describe(avals_a)}, "
-                             f"{what_b} {_describe(avals_b)}. {fix}", source=user_source())
+                             f"{what_b} {_describe(avals_b)}. {fix}", source=_user_source())
         if a.dtype != b.dtype:
-            raise DTypeError(f"ad.lax.{who}: leaf {i} of {what_a} has dtype {a.dtype} but of "
+            raise _DTypeError(f"ad.lax.{who}: leaf {i} of {what_a} has dtype {a.dtype} but of "
                              f"{what_b} dtype {b.dtype}: {what_a} {_describe(avals_a)}, "
-                             f"{what_b} {_describe(avals_b)}. {fix}", source=user_source())
+                             f"{what_b} {_describe(avals_b)}. {fix}", source=_user_source())
 
 
 def _scalar_operand(x, who, what):
     x = _as_array(x)
-    a = P.aval_of(x)
+    a = _P.aval_of(x)
     if a.shape != ():
-        raise ShapeError(f"ad.lax.{who}: {what} must be a scalar, got shape {a.shape}. For an "
+        raise _ShapeError(f"ad.lax.{who}: {what} must be a scalar, got shape {a.shape}. For an "
                          f"elementwise choice use anp.where or ad.lax.select.",
-                         source=user_source())
+                         source=_user_source())
     return x, a
 
 
@@ -185,9 +187,9 @@ def cond(pred, true_fun, false_fun, *operands):
                        "ad.lax.cond(pred, true_fun, false_fun, *operands): true_fun and "
                        "false_fun must be callables")
     pred, a = _scalar_operand(pred, "cond", "pred")
-    if a.dtype != np.bool_:
-        pred = P.ne(pred, np.asarray(0, a.dtype))
-    index = P.convert(pred, np.int32)
+    if a.dtype != _np.bool_:
+        pred = _P.ne(pred, _np.asarray(0, a.dtype))
+    index = _P.convert(pred, _np.int32)
     return _cond_bind(index, (false_fun, true_fun), operands, "cond")
 
 
@@ -206,12 +208,12 @@ def switch(index, branches, *operands):
                        "non-empty sequence of callables")
     index, a = _scalar_operand(index, "switch", "index")
     if a.dtype.kind not in "iub":
-        raise DTypeError(f"ad.lax.switch: index must be an integer, got {a.dtype}",
-                         source=user_source())
+        raise _DTypeError(f"ad.lax.switch: index must be an integer, got {a.dtype}",
+                         source=_user_source())
     if len(branches) == 1:
         return branches[0](*operands)
-    index = P.convert(index, np.int32)
-    index = P.max_(P.min_(index, np.int32(len(branches) - 1)), np.int32(0))
+    index = _P.convert(index, _np.int32)
+    index = _P.max_(_P.min_(index, _np.int32(len(branches) - 1)), _np.int32(0))
     return _cond_bind(index, branches, operands, "switch")
 
 
@@ -234,9 +236,9 @@ def _cond_bind(index, funs, operands, who):
         _check_same(f"the output of {names[0]}", traced[0][0].out_avals,
                     f"the output of {name}", t[0].out_avals, traced[0][2], t[2], who,
                     "Every branch must return the same types.")
-    branches, consts = join_branches([(t[0], t[1]) for t in traced])
+    branches, consts = _join_branches([(t[0], t[1]) for t in traced])
     outs = cond_p.bind(index, *consts, *ops, branches=branches)
-    return _output(tree_unflatten(traced[0][2], outs))
+    return _output(_tree_unflatten(traced[0][2], outs))
 
 
 def while_loop(cond_fun, body_fun, init_val, max_steps=None):
@@ -255,7 +257,7 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
     (2.0, 0.08333333333333333)
     """
     if max_steps is not None:
-        if isinstance(max_steps, Tracer) or int(max_steps) != max_steps or max_steps < 0:
+        if isinstance(max_steps, _Tracer) or int(max_steps) != max_steps or max_steps < 0:
             raise _located(TypeError,
                            f"ad.lax.while_loop: max_steps must be a non-negative Python int, "
                            f"got {max_steps!r}")
@@ -264,9 +266,9 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
     arg_tree = _tuple_tree(tree)
     cj, c_consts, c_tree, _ = _trace_user(cond_fun, arg_tree, avals, "while_loop")
     out = cj.out_avals
-    if len(out) != 1 or out[0].shape != () or out[0].dtype != np.bool_:
-        raise DTypeError(f"ad.lax.while_loop: cond_fun must return a boolean scalar, got "
-                         f"{_describe(out)}", source=user_source())
+    if len(out) != 1 or out[0].shape != () or out[0].dtype != _np.bool_:
+        raise _DTypeError(f"ad.lax.while_loop: cond_fun must return a boolean scalar, got "
+                         f"{_describe(out)}", source=_user_source())
     bj, b_consts, b_tree, _ = _trace_user(body_fun, arg_tree, avals, "while_loop",
                                           out_dtypes=[a.dtype for a in avals])
     _check_same("the loop value (init_val)", avals, "the output of body_fun", bj.out_avals,
@@ -275,7 +277,7 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
     outs = while_p.bind(*c_consts, *b_consts, *init, cond_jaxpr=cj, body_jaxpr=bj,
                         cond_nconsts=len(c_consts), body_nconsts=len(b_consts),
                         max_steps=max_steps)
-    return _output(tree_unflatten(tree, outs))
+    return _output(_tree_unflatten(tree, outs))
 
 
 def fori_loop(lower, upper, body_fun, init_val):
@@ -290,36 +292,36 @@ def fori_loop(lower, upper, body_fun, init_val):
     >>> float(ad.grad(lambda x: ad.lax.fori_loop(0, 5, lambda i, x: x * 2.0 + i, x))(1.0))
     32.0
     """
-    static = not isinstance(lower, Tracer) and not isinstance(upper, Tracer)
+    static = not isinstance(lower, _Tracer) and not isinstance(upper, _Tracer)
     if static:
-        lo, hi = np.asarray(lower), np.asarray(upper)
+        lo, hi = _np.asarray(lower), _np.asarray(upper)
         if lo.shape or hi.shape or lo.dtype.kind not in "iu" or hi.dtype.kind not in "iu":
             raise _located(TypeError,
                            f"ad.lax.fori_loop: lower and upper must be integer scalars, got "
                            f"{lower!r} and {upper!r}")
-        idt = np.result_type(lo.dtype, hi.dtype)
+        idt = _np.result_type(lo.dtype, hi.dtype)
         lo_i, hi_i = int(lo), int(hi)
 
         def step(carry, _):
             i, x = carry
-            return (i + np.asarray(1, idt), body_fun(i, x)), None
+            return (i + _np.asarray(1, idt), body_fun(i, x)), None
 
-        (_, out), _ = scan(step, (np.asarray(lo_i, idt), init_val), None,
+        (_, out), _ = scan(step, (_np.asarray(lo_i, idt), init_val), None,
                            length=max(hi_i - lo_i, 0))
         return out
     lower, upper = _as_array(lower), _as_array(upper)
     for b in (lower, upper):
-        a = P.aval_of(b)
+        a = _P.aval_of(b)
         if a.shape != () or a.dtype.kind not in "iu":
             raise _located(TypeError,
                            f"ad.lax.fori_loop: lower and upper must be integer scalars, got "
                            f"{a.str_short()}")
-    idt = np.result_type(P.dtype_of(lower), P.dtype_of(upper))
-    lower, upper = P.convert(lower, idt), P.convert(upper, idt)
+    idt = _np.result_type(_P.dtype_of(lower), _P.dtype_of(upper))
+    lower, upper = _P.convert(lower, idt), _P.convert(upper, idt)
 
     def body(carry):
         i, hi, x = carry
-        return i + np.asarray(1, idt), hi, body_fun(i, x)
+        return i + _np.asarray(1, idt), hi, body_fun(i, x)
 
     _, _, out = while_loop(lambda c: c[0] < c[1], body, (lower, upper, init_val))
     return out
@@ -347,27 +349,27 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     lengths = set()
     for a in x_full:
         if not a.shape:
-            raise ShapeError(f"ad.lax.scan: every leaf of xs needs a leading axis to scan "
+            raise _ShapeError(f"ad.lax.scan: every leaf of xs needs a leading axis to scan "
                              f"over; got a scalar in xs {_describe(x_full)}",
-                             source=user_source())
+                             source=_user_source())
         lengths.add(a.shape[0])
     if length is not None:
-        if isinstance(length, Tracer) or int(length) != length or length < 0:
+        if isinstance(length, _Tracer) or int(length) != length or length < 0:
             raise _located(TypeError,
                            f"ad.lax.scan: length must be a non-negative Python int, got "
                            f"{length!r}")
         lengths.add(int(length))
     if len(lengths) > 1:
-        raise ShapeError(f"ad.lax.scan: xs leaves have different leading lengths "
+        raise _ShapeError(f"ad.lax.scan: xs leaves have different leading lengths "
                          f"{sorted(lengths)} (xs {_describe(x_full)}"
                          f"{'' if length is None else f', length={length}'})",
-                         source=user_source())
+                         source=_user_source())
     if not lengths:
         raise _located(ValueError,
                        "ad.lax.scan: with xs=None, give the number of steps as length=")
     n = lengths.pop()
     init_leaves, k_tree, k_avals = _flat_operands(init)
-    x_avals = [ShapedArray(a.shape[1:], a.dtype) for a in x_full]
+    x_avals = [_ShapedArray(a.shape[1:], a.dtype) for a in x_full]
     nk = len(init_leaves)
 
     def body(carry, x):
@@ -388,8 +390,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
                 "not 0, for a float carry).")
     outs = scan_p.bind(*consts, *init_leaves, *x_leaves, jaxpr=jc, num_consts=len(consts),
                        num_carry=nk, length=n, reverse=bool(reverse))
-    return (_output(tree_unflatten(k_tree, outs[:nk])),
-            _output(tree_unflatten(y_tree, outs[nk:])))
+    return (_output(_tree_unflatten(k_tree, outs[:nk])),
+            _output(_tree_unflatten(y_tree, outs[nk:])))
 
 
 def map(f, xs, *, batch_size=None):
@@ -408,15 +410,15 @@ def map(f, xs, *, batch_size=None):
     from .api import vmap
     from . import numpy as anp
     from .tree_util import tree_map
-    leaves = tree_flatten(xs)[0]
-    n = P.shape_of(leaves[0])[0]
+    leaves = _tree_flatten(xs)[0]
+    n = _P.shape_of(leaves[0])[0]
     b = int(batch_size)
     nb, rest = divmod(n, b) if b > 0 else (0, n)
     parts = []
     if nb:
-        blocks = tree_map(lambda x: anp.reshape(x[:nb * b], (nb, b) + tuple(P.shape_of(x)[1:])), xs)
+        blocks = tree_map(lambda x: anp.reshape(x[:nb * b], (nb, b) + tuple(_P.shape_of(x)[1:])), xs)
         ys = scan(lambda c, xb: (c, vmap(f)(xb)), (), blocks)[1]
-        parts.append(tree_map(lambda y: anp.reshape(y, (nb * b,) + tuple(P.shape_of(y)[2:])), ys))
+        parts.append(tree_map(lambda y: anp.reshape(y, (nb * b,) + tuple(_P.shape_of(y)[2:])), ys))
     if rest:
         parts.append(vmap(f)(tree_map(lambda x: x[nb * b:], xs)))
     if len(parts) == 1:
@@ -431,10 +433,10 @@ def map(f, xs, *, batch_size=None):
 def _start_indices(starts):
     out = []
     for s in starts:
-        if isinstance(s, Tracer):
-            out.append(s if s.aval.dtype.kind in "iu" else P.convert(s, np.int64))
+        if isinstance(s, _Tracer):
+            out.append(s if s.aval.dtype.kind in "iu" else _P.convert(s, _np.int64))
         else:
-            out.append(np.asarray(s, dtype=np.int64))
+            out.append(_np.asarray(s, dtype=_np.int64))
     return out
 
 
@@ -447,8 +449,8 @@ def dynamic_slice(operand, start_indices, slice_sizes):
     array([3., 4.])
     """
     from .numpy._base import asarray, to_output
-    out = P.dynamic_slice(asarray(operand), _start_indices(start_indices), slice_sizes)
-    return out if isinstance(out, Tracer) else to_output(np.asarray(out))
+    out = _P.dynamic_slice(asarray(operand), _start_indices(start_indices), slice_sizes)
+    return out if isinstance(out, _Tracer) else to_output(_np.asarray(out))
 
 
 def dynamic_update_slice(operand, update, start_indices):
@@ -461,8 +463,8 @@ def dynamic_update_slice(operand, update, start_indices):
     """
     from .numpy._base import asarray, promote, to_output
     x, u = promote(asarray(operand), asarray(update))
-    out = P.dynamic_update_slice(x, u, _start_indices(start_indices))
-    return out if isinstance(out, Tracer) else to_output(np.asarray(out))
+    out = _P.dynamic_update_slice(x, u, _start_indices(start_indices))
+    return out if isinstance(out, _Tracer) else to_output(_np.asarray(out))
 
 
 def stop_gradient(x):

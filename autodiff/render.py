@@ -91,8 +91,8 @@ def _q(s):
 
 class _Drawer:
     def __init__(self):
-        from .core import _var_namer
-        self.name = _var_namer()
+        from .core import var_namer
+        self.name = var_namer()
         self.lines = []
         self.n_clusters = 0
 
@@ -251,9 +251,9 @@ def render(jaxpr, path, format=None):  # noqa: A002 - Graphviz's word
 def html_text(jaxpr):
     """The jaxpr's text as HTML, each equation's source line shown on hover (what a
     notebook displays when Graphviz is not installed)."""
-    from .core import pp_jaxpr, _var_namer
+    from .core import pp_jaxpr, var_namer
     inner, _ = _jaxpr_parts(jaxpr)
-    name = _var_namer()
+    name = var_namer()
     text = pp_jaxpr(inner, name=name).split("\n")
     # pp_jaxpr prints one line per top-level equation between the header and the footer;
     # sub-jaxprs print nested lines, which carry no source of their own here

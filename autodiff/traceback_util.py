@@ -33,8 +33,8 @@ _NOTE = ("autodiff removed {n} of its internal frames from this traceback; "
 
 
 def _internal(filename):
-    from .core import _is_internal
-    return _is_internal(filename)
+    from .core import is_internal_file
+    return is_internal_file(filename)
 
 
 def filter_traceback(e):

@@ -151,10 +151,10 @@ def _warn_once(tag, msg, category=RuntimeWarning):
 def _user_stacklevel():
     """The stacklevel of the innermost frame outside autodiff: the user's ``jit`` call
     (2, this module's caller, when there is none, as in a background compile thread)."""
-    from ..core import _is_internal
+    from ..core import is_internal_file
     f, level = sys._getframe(2), 2
     while f is not None:
-        if not _is_internal(f.f_code.co_filename):
+        if not is_internal_file(f.f_code.co_filename):
             thread_start = str(f.f_globals.get("__name__")).startswith(("threading",
                                                                         "concurrent."))
             return 2 if thread_start else level

@@ -58,7 +58,7 @@ import keyword
 
 import numpy as np
 
-from ..core import DropVar, Literal, Var, _var_namer
+from ..core import DropVar, Literal, Var, var_namer
 from ..errors import UnsupportedError
 
 __all__ = ["Planner", "Cluster", "DimClasses", "Lowering", "LOWERINGS", "LOOP_BUDGET",
@@ -440,7 +440,7 @@ class Planner:
 
     # ------------------------------------------------------------------ naming
     def _name_all(self):
-        namer = _var_namer()
+        namer = var_namer()
         j = self.jaxpr
         order = list(j.constvars) + list(j.invars)
         for e in j.eqns:

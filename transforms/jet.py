@@ -25,11 +25,10 @@ import math
 
 import numpy as np
 
-from ..core import Literal, ShapedArray, Zero, eval_jaxpr, is_float_dtype, last_uses, \
-    register_internal_dir, trace_flat, trace_state
+from ..core import (Literal, ShapedArray, Zero, at_source, eval_jaxpr, is_float_dtype, last_uses,
+                   register_internal_dir, trace_flat, trace_state)
 from ..errors import UnsupportedError
 from .. import primitives as P
-from .jvp import _at
 from . import remat as _remat            # registers remat and name
 from .. import custom_derivatives as _cd, lax as _lax
 
@@ -125,14 +124,14 @@ def jet_eval(jaxpr, consts, primals, series, order):
         ins = [read(v) for v in e.invars]
         prim = e.primitive
         if not any(_has_series(s) for s in ins):
-            out = _at(e.source, prim.bind, *[s[0] for s in ins], **e.params)
+            out = at_source(e.source, prim.bind, *[s[0] for s in ins], **e.params)
             outs = [[o] + none for o in out] if prim.multiple_results else [[out] + none]
         else:
             rule = rule_for(prim)
             if rule is None:
                 raise UnsupportedError(f"Taylor mode (jet) of primitive {prim.name!r} is not "
                                        f"supported: it has no Taylor rule", source=e.source)
-            outs = _at(e.source, rule, ins, **e.params)
+            outs = at_source(e.source, rule, ins, **e.params)
             outs = outs if prim.multiple_results else [outs]
         for v, s in zip(e.outvars, outs):
             env[v] = ([s[0]] + ([_fit(c, v.aval) for c in s[1:]] if _is_float(v.aval) else none))
@@ -845,9 +844,9 @@ def _call_rule(body):
 
 
 def _custom_lin_body(ins, params):
-    from ..custom_derivatives import _custom_lin_forward
+    from ..custom_derivatives import custom_lin_forward
     avals = [ShapedArray(P.shape_of(s[0]), P.dtype_of(s[0])) for s in ins]
-    closed = trace_flat(lambda *a: _custom_lin_forward(*a, **params), avals, name="custom_lin")
+    closed = trace_flat(lambda *a: custom_lin_forward(*a, **params), avals, name="custom_lin")
     return closed.jaxpr, closed.consts
 
 

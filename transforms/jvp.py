@@ -17,24 +17,14 @@ jaxpr (IR in, IR out).
 """
 import numpy as np
 
-from ..core import (ClosedJaxpr, Literal, ShapedArray, Zero, bind, hoist_consts, trace_flat,
-                   trace_state)
+from ..core import (Literal, ShapedArray, Zero, at_source, bind, hoist_consts, trace_flat,
+                    trace_state)
 from ..errors import UnsupportedError
 from .. import primitives as P
 
 
 def zeros_for(aval):
     return Zero(ShapedArray(aval.shape, aval.dtype))
-
-
-def _at(source, fn, *args, **kw):
-    """Call ``fn`` so the equations it emits carry ``source``: the user's line they stem from."""
-    prev = trace_state.source
-    trace_state.source = source or prev
-    try:
-        return fn(*args, **kw)
-    finally:
-        trace_state.source = prev
 
 
 def jvp_eval(jaxpr, consts, primals, tangents):
@@ -58,7 +48,7 @@ def jvp_eval(jaxpr, consts, primals, tangents):
         ts = [read_t(v) for v in e.invars]
         prim = e.primitive
         if all(isinstance(t, Zero) for t in ts):
-            outs = _at(e.source, bind, prim, ps, e.params)
+            outs = at_source(e.source, bind, prim, ps, e.params)
             if prim.multiple_results:
                 for v, o in zip(e.outvars, outs):
                     penv[v] = o
@@ -68,7 +58,7 @@ def jvp_eval(jaxpr, consts, primals, tangents):
         if prim.jvp is None:
             raise UnsupportedError(f"forward-mode differentiation of primitive {prim.name!r} "
                                    f"is not supported", source=e.source)
-        outs, touts = _at(e.source, prim.jvp, ps, ts, **e.params)
+        outs, touts = at_source(e.source, prim.jvp, ps, ts, **e.params)
         if not prim.multiple_results:
             outs, touts = [outs], [touts]
         for v, o, t in zip(e.outvars, outs, touts):

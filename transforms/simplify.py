@@ -33,7 +33,7 @@ DCE also prunes unused outputs (and then unused inputs) of ``remat`` equations.
 """
 import numpy as np
 
-from ..core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var, _param_key
+from ..core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var, param_key
 from .remat import remat_p, name_p
 
 __all__ = ["simplify_jaxpr", "fold_constants", "fold_identities", "cse", "dce", "dce_jaxpr"]
@@ -254,7 +254,7 @@ def _eqn_key(e):
     if not any(isinstance(v, Var) for v in e.invars) and any(o.aval.shape for o in e.outvars):
         return None      # recomputed on purpose (see the module docstring)
     try:
-        params = tuple(sorted((k, _param_key(p, True)) for k, p in e.params.items()))
+        params = tuple(sorted((k, param_key(p, True)) for k, p in e.params.items()))
         key = (prim.name, tuple(_atom_key(v) for v in e.invars), params,
                tuple(o.aval for o in e.outvars))
         hash(key)

@@ -10,10 +10,9 @@ Cotangents are symbolic zeros until something flows in.
 >>> ad.grad(lambda x: (x * x).sum())(np.array([1.0, 2.0]))
 array([2., 4.])
 """
-from ..core import ClosedJaxpr, Literal, UndefinedPrimal, Var, Zero, bind, trace_flat
+from ..core import ClosedJaxpr, Literal, UndefinedPrimal, Var, Zero, at_source, bind, trace_flat
 from ..errors import UnsupportedError
 from .. import primitives as P
-from .jvp import _at
 
 
 def _add_ct(a, b):
@@ -47,7 +46,7 @@ def backward_pass(jaxpr, consts, linear, args, cts_out):
             lin_vars.update(e.outvars)
             lin_eqns.append(e)
         else:
-            outs = _at(e.source, bind, e.primitive, [_read(env, v) for v in e.invars], e.params)
+            outs = at_source(e.source, bind, e.primitive, [_read(env, v) for v in e.invars], e.params)
             if e.primitive.multiple_results:
                 env.update(zip(e.outvars, outs))
             else:
@@ -80,7 +79,7 @@ def backward_pass(jaxpr, consts, linear, args, cts_out):
             ct = cts[0]
         targs = [UndefinedPrimal(v.aval) if isinstance(v, Var) and v in lin_vars
                  else _read(env, v) for v in e.invars]
-        in_cts = _at(e.source, prim.transpose, ct, *targs, **e.params)
+        in_cts = at_source(e.source, prim.transpose, ct, *targs, **e.params)
         for v, c in zip(e.invars, in_cts):
             if isinstance(v, Var) and v in lin_vars and c is not None and not isinstance(c, Zero):
                 ct_env[v] = _add_ct(ct_env.get(v), c)

@@ -12,11 +12,10 @@ jaxpr (IR in, IR out).
 >>> ad.vmap(lambda v: anp.dot(v, v))(np.arange(6.0).reshape(3, 2))
 array([ 1., 13., 41.])
 """
-from ..core import (Literal, Var, hoist_consts, last_uses, register_internal_dir, trace_flat,
-                   user_source)
+from ..core import (Literal, Var, at_source, hoist_consts, last_uses, register_internal_dir,
+                    trace_flat, user_source)
 from ..errors import UnsupportedError, ShapeError
 from .. import primitives as P
-from .jvp import _at
 
 # autodiff.transforms lives outside the autodiff/ folder (see pyproject's package-dir):
 # its frames must not be blamed as the user's line in errors and equation sources
@@ -47,13 +46,13 @@ def batch_eval(jaxpr, consts, args, dims):
         ds = [d for _, d in ins]
         prim = e.primitive
         if all(d is None for d in ds):
-            outs = _at(e.source, prim.bind, *vals, **e.params)
+            outs = at_source(e.source, prim.bind, *vals, **e.params)
             odims = [None] * len(e.outvars) if prim.multiple_results else None
         else:
             if prim.batch is None:
                 raise UnsupportedError(f"vmap of primitive {prim.name!r} is not supported: it "
                                        f"has no batching rule", source=e.source)
-            outs, odims = _at(e.source, prim.batch, vals, ds, **e.params)
+            outs, odims = at_source(e.source, prim.batch, vals, ds, **e.params)
         if prim.multiple_results:
             for v, o, d in zip(e.outvars, outs, odims):
                 env[v] = (o, d)
