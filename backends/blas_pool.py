@@ -100,7 +100,8 @@ def _find_numpy_cblas():
             local = getattr(lib, "openblas_set_num_threads_local", None)
             return (ctypes.cast(d, ctypes.c_void_p).value, ctypes.cast(s, ctypes.c_void_p).value,
                     bits, f"{os.path.basename(path)}:{dn}",
-                    ctypes.cast(local, ctypes.c_void_p).value if local is not None else None)
+                    ctypes.cast(local, ctypes.c_void_p).value if local is not None else None,
+                    path)
     return None
 
 
@@ -118,7 +119,7 @@ def _register_symbols():
     found = _find_numpy_cblas()
     if found is None:
         return None, None
-    d_addr, s_addr, bits, desc, local_addr = found
+    d_addr, s_addr, bits, desc, local_addr, path = found
     if local_addr is None:
         # an OpenBLAS without per-thread settings: a callback that does nothing, so that
         # the symbol exists for (possibly disk-cached) code calling it
@@ -129,12 +130,25 @@ def _register_symbols():
     llvm.add_symbol("autodiff_cblas_sgemm", s_addr)
     llvm.add_symbol("autodiff_openblas_threads_local", local_addr)
     llvm.add_symbol("autodiff_blas_pool", _ADDR)
+    global HAVE_LAPACKE
+    lib = ctypes.CDLL(path)
+    for d, s_ in (("scipy_LAPACKE_dsyevd64_", "scipy_LAPACKE_ssyevd64_"),
+                  ("LAPACKE_dsyevd64_", "LAPACKE_ssyevd64_"),
+                  ("scipy_LAPACKE_dsyevd", "scipy_LAPACKE_ssyevd"),
+                  ("LAPACKE_dsyevd", "LAPACKE_ssyevd")):
+        fd, fs = getattr(lib, d, None), getattr(lib, s_, None)
+        if fd is not None and fs is not None:
+            llvm.add_symbol("autodiff_lapacke_dsyevd", ctypes.cast(fd, ctypes.c_void_p).value)
+            llvm.add_symbol("autodiff_lapacke_ssyevd", ctypes.cast(fs, ctypes.c_void_p).value)
+            HAVE_LAPACKE = True
+            break
     for name in ("pthread_mutex_lock", "pthread_mutex_unlock", "pthread_cond_wait",
                  "pthread_cond_signal", "pthread_cond_broadcast"):
         llvm.add_symbol(f"autodiff_{name}", ctypes.cast(getattr(_LIBC, name), ctypes.c_void_p).value)
     return bits, desc
 
 
+HAVE_LAPACKE = False    # numpy's OpenBLAS has LAPACKE's syevd (eigh without a second library)
 try:
     _BITS, BLAS = _register_symbols()
 except Exception:  # noqa: BLE001 - any trouble finding the library: use Numba's np.dot
@@ -153,6 +167,11 @@ def _gemm_sig(fl):
 _dgemm = types.ExternalFunction("autodiff_cblas_dgemm", _gemm_sig(types.float64))
 _sgemm = types.ExternalFunction("autodiff_cblas_sgemm", _gemm_sig(types.float32))
 _threads_local = types.ExternalFunction("autodiff_openblas_threads_local", types.int32(types.int32))
+# LAPACKE_?syevd(layout, jobz, uplo, n, a, lda, w) -> info
+_dsyevd = types.ExternalFunction("autodiff_lapacke_dsyevd", _it(
+    types.int32, types.uint8, types.uint8, _it, types.intp, _it, types.intp))
+_ssyevd = types.ExternalFunction("autodiff_lapacke_ssyevd", _it(
+    types.int32, types.uint8, types.uint8, _it, types.intp, _it, types.intp))
 _lock = types.ExternalFunction("autodiff_pthread_mutex_lock", types.int32(types.intp))
 _unlock = types.ExternalFunction("autodiff_pthread_mutex_unlock", types.int32(types.intp))
 _wait = types.ExternalFunction("autodiff_pthread_cond_wait", types.int32(types.intp, types.intp))
@@ -387,6 +406,23 @@ def _gemm_any(a, b, out, flags):
     _aadd(s, _POOLED, 1)
     _astore(s, _BUSY, 0)
     _threads_local(prev)
+
+
+@njit(**_CACHED)
+def syevd_inplace(a, w):
+    """Eigen-decomposition of the symmetric C-contiguous ``a`` from its lower triangle, in
+    place (eigenvectors in the columns of ``a``, ascending eigenvalues in ``w``) through
+    numpy's own LAPACK, single-threaded; returns LAPACK's info (0: converged)."""
+    n = a.shape[0]
+    prev = _threads_local(np.int32(1))
+    ap, wp = np.intp(a.ctypes.data), np.intp(w.ctypes.data)
+    jobz, uplo = np.uint8(86), np.uint8(76)        # 'V', 'L'
+    if a.itemsize == 8:
+        info = _dsyevd(np.int32(101), jobz, uplo, n, ap, n, wp)
+    else:
+        info = _ssyevd(np.int32(101), jobz, uplo, n, ap, n, wp)
+    _threads_local(prev)
+    return info
 
 
 @njit(**_CACHED)

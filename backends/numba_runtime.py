@@ -27,6 +27,8 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic
 
+from .blas_pool import HAVE_LAPACKE, syevd_inplace
+
 _OPTS = dict(fastmath=False, error_model="numpy", nogil=True)
 
 
@@ -253,14 +255,7 @@ def slogdet_2d(A):
     return sign, logdet
 
 
-@njit(fastmath=False, error_model="numpy", nogil=True)
-def eigh_into(A, W, V):
-    """Eigen-decomposition of a symmetric matrix reading its lower triangle (LAPACK syevd).
-
-    Cached on disk (under ``ad.config.cache_dir``, see ``_DISK_CACHED``): Numba's LAPACK
-    bindings take seconds to compile, and this way they compile once per machine rather
-    than once per kernel.
-    """
+def _eigh_numba(A, W, V):
     n = A.shape[0]
     if n == 0:
         return
@@ -268,6 +263,37 @@ def eigh_into(A, W, V):
     for i in range(n):
         W[i] = w[i]
     _copy2(V, v)
+
+
+def _eigh_lapacke(A, W, V):
+    n = A.shape[0]
+    if n == 0:
+        return
+    T = np.empty((n, n), A.dtype)      # C-contiguous work copy (A may be a strided view)
+    _copy2(T, A)
+    w = np.empty(n, A.dtype)
+    if syevd_inplace(T, w) != 0:       # no convergence: NaN, like the other solvers
+        _fill2(V, np.nan)
+        for i in range(n):
+            W[i] = np.nan
+        return
+    for i in range(n):
+        W[i] = w[i]
+    _copy2(V, T)
+
+
+# One BLAS library in the process: with numpy's OpenBLAS found, eigh calls its LAPACKE
+# (single-threaded, like every GEMM in a kernel; what numpy.linalg.eigh itself calls);
+# Numba's np.linalg.eigh would load scipy's second OpenBLAS, whose own thread pool spins
+# next to ours (see blas_pool), and its LAPACK binding costs seconds of compile time.
+eigh_into = njit(fastmath=False, error_model="numpy", nogil=True)(
+    _eigh_lapacke if HAVE_LAPACKE else _eigh_numba)
+eigh_into.__doc__ = """Eigen-decomposition of a symmetric matrix reading its lower triangle (LAPACK syevd).
+
+Eigenvalues ascending into ``W``, eigenvectors in the columns of ``V``; all NaN if LAPACK
+does not converge. Cached on disk (under ``ad.config.cache_dir``, see ``_DISK_CACHED``):
+compiled once per machine rather than once per kernel.
+"""
 
 
 # Helpers made with ``_CACHED`` wrap Numba library code that is slow to compile (BLAS

@@ -216,3 +216,30 @@ def test_environment_variable_sets_and_validates_the_count():
                        timeout=200, env=env)
     assert r.returncode != 0 and "ConfigError" in r.stderr
     assert "AUTODIFF_JIT_BLAS_THREADS" in r.stderr
+
+
+ONE_BLAS = """
+import numpy as np, autodiff as ad
+from autodiff import primitives as P
+ad.config.update("jit_background_compile", False)
+rng = np.random.default_rng(0)
+a = rng.normal(size=(2, 30, 30)); a = a + a.transpose(0, 2, 1)
+w, v = ad.jit(lambda a: tuple(P.eigh_p.bind(a)))(a)
+ww, vv = np.linalg.eigh(a)
+mm = ad.jit(lambda x, y: x @ y)(a[0], a[1])
+libs = sorted({l.split("/")[-1].strip() for l in open("/proc/self/maps") if "openblas" in l})
+print("SAME", bool((w == ww).all() and (v == vv).all()), bool(np.allclose(mm, a[0] @ a[1])))
+print("LIBS", libs)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads Linux's /proc/self/maps")
+@pytest.mark.timeout(240)
+def test_eigh_and_gemm_use_numpys_one_openblas():
+    # eigh calls numpy's own LAPACK (what np.linalg.eigh calls: the same bits for float64),
+    # so a jitted program never loads scipy's second OpenBLAS with its own thread pool
+    r = subprocess.run([sys.executable, "-c", textwrap.dedent(ONE_BLAS)], capture_output=True,
+                       text=True, timeout=200, env=dict(os.environ))
+    assert "SAME True True" in r.stdout, (r.stdout, r.stderr[-2000:])
+    libs = eval(r.stdout.split("LIBS", 1)[1].strip())
+    assert libs == [blas_pool.BLAS.split(":")[0]], libs
