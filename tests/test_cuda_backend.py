@@ -463,6 +463,38 @@ def test_matmul_fallback_kernel_tiles_and_batches():
                                rtol=1e-12)
 
 
+def test_factorizations_fall_back_to_host_lapack_without_cupy():
+    from autodiff.backends import cuda_runtime as rt
+    assert rt.cupy() is None
+    a = _spd(3)
+    f = ad.jit(lambda a, b: anp.linalg.solve(a, b) + anp.linalg.slogdet(a)[1], backend="cuda")
+    assert "_rt.linalg(_E[" in f.lower(a, u((3,))).source
+    np.testing.assert_allclose(np.asarray(f(a, u((3,)))),
+                               np.linalg.solve(a, u((3,))) + np.linalg.slogdet(a)[1], rtol=1e-12)
+
+
+def test_program_module_is_written_once_and_loaded_from_the_disk_cache():
+    from autodiff.backends import numba_cuda as nc
+    prog = ad.jit(lambda x: anp.cos(x) * 3.0, backend="cuda").lower(u((4,))).program
+    mod = nc.load(prog.source)
+    assert mod.__file__.endswith(".py") and os.sep + "cuda" + os.sep in mod.__file__
+    key = nc._module_key(prog.source)
+    del nc._MODULES[key]
+    before = nc.STATS["from_disk"]
+    again = nc.load(prog.source)
+    assert nc.STATS["from_disk"] == before + 1 and again.__file__ == mod.__file__
+    np.testing.assert_allclose(np.asarray(nc.entry(prog)(np.ones(4))[0]), np.cos(1.0) * 3.0)
+
+
+def test_lower_then_compile_installs_the_entry():
+    f = ad.jit(lambda x: anp.sum(x * x), backend="cuda")
+    low = f.lower(u((6,)))
+    assert "def kernel(" in low.as_text() and "@cuda.jit" in low.source
+    g = low.compile()
+    assert float(np.asarray(g(np.arange(6.0)))) == 55.0
+    assert f.cache_info().size == 1
+
+
 # ---------------------------------------------------------------------------------
 # the optional dependency (subprocesses without the simulator)
 # ---------------------------------------------------------------------------------
