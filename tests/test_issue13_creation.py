@@ -138,3 +138,15 @@ def test_fresh_arrays_behave_as_numpy_and_do_not_spread():
     assert seen["sum"][3] is np.ndarray and seen["pickle"] is np.ndarray
     # indexing a fresh array by a traced index records a gather
     np.testing.assert_allclose(ad.jit(lambda i: anp.arange(5.0)[i] * 2)(3), 6.0)
+
+
+def test_linspace_with_a_traced_end_point():
+    # linspace(0, s, 5) = s·(0, 1/4, 1/2, 3/4, 1): Σ y² = s²·(0 + 1 + 4 + 9 + 16)/16
+    f = lambda s: anp.sum(anp.linspace(0.0, s, 5) ** 2)
+    np.testing.assert_allclose(ad.jit(lambda s: anp.linspace(0.0, s, 5))(2.0),
+                               np.linspace(0.0, 2.0, 5), rtol=1e-15)
+    np.testing.assert_allclose(ad.grad(f)(2.0), 2 * 2.0 * 30 / 16, rtol=1e-13)
+    np.testing.assert_allclose(ad.jit(ad.grad(f))(2.0), 2 * 2.0 * 30 / 16, rtol=1e-13)
+    # the traced result has .at too (it is a tracer)
+    np.testing.assert_allclose(ad.jit(lambda s: anp.linspace(0.0, s, 3).at[0].set(-s))(2.0),
+                               [-2.0, 1.0, 2.0], rtol=1e-15)
