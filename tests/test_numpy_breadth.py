@@ -387,7 +387,7 @@ _JIT_CASES = [c for c in CASES if c.name in {
     "rot90 k=3 axes", "tril 1d", "cross axes", "r_", "linspace arrays", "gradient coords edge2", "unwrap",
     "frexp diff", "nextafter", "gcd", "unpackbits", "isin", "lexsort", "histogram range weights",
     "quantile closest even", "nanmedian", "einsum ellipsis bcast", "linalg.pinv", "linalg.svdvals", "insert seq",
-    "roots", "quantile weights"}]
+    "roots"}]
 
 
 @pytest.mark.parametrize("case", _JIT_CASES, ids=lambda c: c.name)
