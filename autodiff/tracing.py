@@ -1,0 +1,741 @@
+"""Primitives and tracing: the :class:`Primitive` registry, :class:`Tracer`, :class:`JaxprTrace`,
+``bind`` (record on tracers, evaluate on values), tracing a Python function into a jaxpr
+(:func:`trace_flat`) and evaluating one (:func:`eval_jaxpr`)."""
+import functools
+import itertools
+import types
+
+import numpy as np
+
+from ._tracer_methods import ArrayMethods
+from .cache import ProgramCache
+from .errors import ConcretizationError, DTypeError, ShapeError, TracerLeakError
+from .source_info import is_internal_file, trace_state, user_source
+from .avals import _VALID_KINDS, _bad_dtype, value_aval
+from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+
+__all__ = ["primitives", "Primitive", "get_aval", "Tracer", "Array", "JaxprTrace", "current_trace",
+           "new_trace", "bind", "check_nans", "trace_flat", "hoist_consts", "full_lower_input",
+           "eval_jaxpr", "eval_closed", "is_concrete", "concrete_or_error", "new_jaxpr_like"]
+
+# ----------------------------------------------------------------------------
+# Primitives
+# ----------------------------------------------------------------------------
+
+primitives = {}   # name -> Primitive: the registry every test enumerates
+
+
+class Primitive:
+    """A named operation with its rules, declared once in :mod:`autodiff.primitives`.
+
+    Rules (attributes, ``None`` until declared):
+      ``impl(*arrays, **params)`` numpy evaluation;
+      ``abstract_eval(*avals, **params)`` output aval(s);
+      ``jvp(primals, tangents, **params)`` -> (primal_out, tangent_out), written with
+      library ops so it can be differentiated again (tangents may be ``Zero``);
+      ``transpose(cts, *args, **params)`` for linear primitives (``args`` mixes
+      ``UndefinedPrimal`` for linear inputs and values for the rest);
+      ``batch(args, dims, **params)`` -> (out, out_dims) for vmap.
+    """
+
+    def __init__(self, name, multiple_results=False):
+        if name in primitives:
+            raise ValueError(f"primitive {name!r} declared twice")
+        self.name = name
+        self.multiple_results = multiple_results
+        self.impl = None
+        self.abstract_eval = None
+        self.jvp = None
+        self.transpose = None
+        self.batch = None
+        self.differentiable = True   # False for integer/boolean-valued ops (zero tangents)
+        self.is_linear = False       # set by primitives.deftranspose, never by hand
+        self.linear_argnums = None   # with is_linear: the operands it is linear in (None: all)
+        self.call_like = False       # carries sub-jaxprs in params
+        primitives[name] = self
+
+    def __repr__(self):
+        return f"Primitive({self.name})"
+
+    def __reduce__(self):
+        # by name: the rules are closures, and the receiving process has declared the same
+        # primitive (on import of autodiff, or of the module that defines an extension)
+        return (_primitive_named, (self.name,))
+
+    def bind(self, *args, **params):
+        """Apply the primitive: evaluated at once on concrete values, recorded as an equation on
+        tracers."""
+        return bind(self, args, params)
+
+
+def _primitive_named(name):
+    """Unpickling side of :meth:`Primitive.__reduce__`."""
+    try:
+        return primitives[name]
+    except KeyError:
+        raise ValueError(
+            f"unpickling a jaxpr that uses primitive {name!r}, which this process has not "
+            f"declared; import the module that defines it before loading the jaxpr") from None
+
+
+
+def get_aval(x):
+    """The abstract value of a tracer, array, or Python/numpy scalar."""
+    if isinstance(x, Tracer):
+        return x.aval
+    return value_aval(x)
+
+
+
+# ----------------------------------------------------------------------------
+# Traces and tracers
+# ----------------------------------------------------------------------------
+
+
+
+
+class Tracer(ArrayMethods):
+    """A traced array value. Behaves like an array; records operations as equations.
+
+    Operators and array methods come from :class:`~autodiff._tracer_methods.ArrayMethods`
+    (defined with the class, dispatching to ``autodiff.numpy`` on first use).
+    """
+
+    __slots__ = ("_trace", "ivar", "aval", "__weakref__")
+    __array_priority__ = 1000
+
+    def __init__(self, trace, var):
+        self._trace = trace
+        self.ivar = var
+        self.aval = var.aval
+
+    shape = property(lambda self: self.aval.shape, doc="Like ``numpy.ndarray.shape``, on a "
+                     "traced value: the tuple of its dimensions.")
+    dtype = property(lambda self: self.aval.dtype, doc="Like ``numpy.ndarray.dtype``, on a "
+                     "traced value: the data type of its elements.")
+    ndim = property(lambda self: len(self.aval.shape), doc="Like ``numpy.ndarray.ndim``, on "
+                    "a traced value: its number of dimensions.")
+    size = property(lambda self: self.aval.size, doc="Like ``numpy.ndarray.size``, on a "
+                    "traced value: its number of elements.")
+
+    def __len__(self):
+        if not self.aval.shape:
+            raise TypeError("len() of unsized object (a 0-d traced value)")
+        return self.aval.shape[0]
+
+    def __repr__(self):
+        t = self._trace
+        mode = "concrete" if t.concrete else "abstract"
+        return f"Tracer<{self.aval.str_short()}, {mode}, level {t.level}>"
+
+    # -- conversion to Python values: concrete traces only -----------------
+    def concrete_value(self, what):
+        """The value behind this tracer when the trace is concrete (under ``grad`` without ``jit``),
+        else ``ConcretizationError`` naming ``what`` needed it."""
+        return self._trace.force(self, what)
+
+    def __bool__(self):
+        if self.aval.shape not in ((), (1,)) and self.aval.size != 1:
+            raise ValueError("The truth value of an array with more than one element is "
+                             "ambiguous. Use a.any() or a.all()")
+        return bool(self.concrete_value("bool()"))
+
+    def __int__(self):
+        return int(self.concrete_value("int()"))
+
+    def __float__(self):
+        return float(self.concrete_value("float()"))
+
+    def __index__(self):
+        if self.aval.dtype.kind not in "iub":
+            raise TypeError("only integer traced values can be used as an index")
+        return int(self.concrete_value(_NUMPY_INDEX_HINT))
+
+    def __complex__(self):
+        return complex(self.concrete_value("complex()"))
+
+    def __hash__(self):
+        raise TypeError("traced values are unhashable; mark the argument static "
+                        "(static_argnums) if it must be a dict key")
+
+    def __iter__(self):
+        if not self.aval.shape:
+            raise TypeError("iteration over a 0-d traced value")
+        return (self[i] for i in range(self.aval.shape[0]))
+
+    def __array__(self, dtype=None, copy=None):
+        t = self._trace
+        t._check_alive(self)                 # a leaked tracer says so, whatever its use
+        if t.concrete and self.aval.dtype.kind in "iub":
+            # An integer or boolean value has no derivative, so handing numpy its concrete
+            # value loses nothing: ``np_table[idx]`` under grad/jvp/vjp (numpy calls
+            # ``__array__`` on an index array) computes the entries as a constant.
+            v = np.asarray(t.force(self, "a numpy array"))
+            return v if dtype is None else v.astype(dtype, copy=False)
+        raise ConcretizationError(
+            "a traced value was passed to a function that converts it to a numpy array "
+            "(np.asarray / a numpy function without autodiff support). Use the "
+            "autodiff.numpy (anp) equivalent so the operation is recorded. " + _NUMPY_INDEX_HINT,
+            source=user_source())
+
+    def __setitem__(self, idx, value):
+        src = user_source()
+        raise TypeError("traced values are immutable: `x[idx] = v` cannot be recorded. "
+                        "Use the functional update `x = x.at[idx].set(v)` instead."
+                        + (f"\n  (at {src})" if src else ""))
+
+
+class _ArrayMeta(type):
+    def __instancecheck__(cls, x):
+        if isinstance(x, (np.ndarray, Tracer)):
+            return True
+        if isinstance(x, np.generic):
+            return x.dtype.kind in "biufc"
+        return hasattr(x, "__autodiff_array__")
+
+    def __subclasscheck__(cls, sub):
+        return isinstance(sub, type) and issubclass(sub, (np.ndarray, Tracer))
+
+
+class Array(metaclass=_ArrayMeta):
+    """What autodiff calls an array, for ``isinstance`` checks and annotations (JAX's
+    ``jax.Array``): numpy arrays and numeric numpy scalars (what ``anp`` returns on
+    concrete values), traced values, and array-like objects of autodiff (tape Variables).
+
+    >>> import numpy as np, autodiff as ad
+    >>> isinstance(np.ones(2), ad.Array), isinstance(np.float64(1.0), ad.Array)
+    (True, True)
+    >>> ad.grad(lambda x: float(isinstance(x, ad.Array)) * x)(2.0)
+    np.float64(1.0)
+    >>> isinstance([1.0], ad.Array)
+    False
+    """
+
+    def __new__(cls, *args, **kwargs):
+        raise TypeError("ad.Array is a type for isinstance checks and annotations; make "
+                        "arrays with autodiff.numpy (anp.asarray, anp.zeros, ...)")
+
+
+_NUMPY_INDEX_HINT = (
+    "(numpy's own indexing a[i] of a numpy array by a traced index lands here: numpy "
+    "accepts only a Python int or a real array as an index, never a traced value. Arrays "
+    "the traced function closes over or names as globals are indexable by traced values; "
+    "for any other numpy array a use anp.take(a, i, axis=0), or a[i0, i1] -> "
+    "anp.take(anp.take(a, i0, axis=0), i1, axis=0).)")
+
+
+class JaxprTrace:
+    """Records equations for one level of tracing.
+
+    ``concrete`` traces know their input values and compute intermediates lazily,
+    on demand, so Python control flow on values works.
+    """
+
+    def __init__(self, concrete, level, name="trace"):
+        self.concrete = concrete
+        self.level = level
+        self.name = name
+        self.eqns = []
+        self.invars = []
+        self.constvars = []        # lifted outer tracers and array constants
+        self.const_values = []
+        self._lifted = {}          # id(outer tracer or array) -> Var
+        self._lifted_keep = []     # keep lifted objects alive so ids stay unique
+        self.values = {}           # Var -> concrete value (concrete mode, lazily filled)
+        self.producer = {}         # Var -> Eqn (concrete mode)
+        self.closed = False
+
+    def new_arg(self, aval, value=None):
+        """A new input variable of ``aval`` (holding ``value`` when the trace is concrete), as a
+        tracer."""
+        v = Var(aval)
+        self.invars.append(v)
+        if self.concrete:
+            self.values[v] = value
+        return Tracer(self, v)
+
+    def lift(self, x):
+        """A Var of this trace standing for ``x`` (an outer tracer or a constant)."""
+        if isinstance(x, Tracer) and x._trace is self:
+            return x.ivar
+        if not isinstance(x, Tracer):
+            if np.ndim(x) == 0:
+                return Literal(x)
+            if type(x) is _TableView:
+                x = _plain_array(x)        # the user's array is the constant, not our view
+        key = id(x)
+        v = self._lifted.get(key)
+        if v is None:
+            if isinstance(x, Tracer):
+                aval = x.aval
+            else:
+                aval = get_aval(x).strip_weak()
+            v = Var(aval)
+            self._lifted[key] = v
+            self._lifted_keep.append(x)
+            self.constvars.append(v)
+            self.const_values.append(x)
+            if self.concrete:
+                self.values[v] = _LazyOuter(x) if isinstance(x, Tracer) else x
+        return v
+
+    def add_eqn(self, prim, invars, out_avals, params, source):
+        """Record ``outvars = prim[params](invars)`` (new variables of ``out_avals``) with the
+        user's ``source``; returns the tracers of the outputs."""
+        outvars = [Var(a) for a in out_avals]
+        e = Eqn(prim, invars, outvars, params, source)
+        self.eqns.append(e)
+        if self.concrete:
+            for v in outvars:
+                self.producer[v] = e
+        return [Tracer(self, v) for v in outvars]
+
+    # -- concrete values -----------------------------------------------------
+    def force(self, tracer, what):
+        """The concrete value of ``tracer``, or ``ConcretizationError`` naming ``what`` needed it
+        when the trace is abstract (under ``jit``)."""
+        self._check_alive(tracer)
+        if not self.concrete:
+            raise ConcretizationError(
+                f"a traced value with only a shape and dtype ({tracer.aval.str_short()}) was "
+                f"used as {what}, which needs a concrete value. Under jit values are abstract: "
+                f"use ad.lax.cond / ad.lax.while_loop / anp.where for control flow on values, "
+                f"or pass the argument via static_argnums.", source=user_source())
+        return self.value_of(tracer.ivar)
+
+    def value_of(self, var):
+        """The concrete value of variable ``var``, computed on demand from the recorded equations."""
+        if isinstance(var, Literal):
+            return var.val
+        values = self.values
+        stack = [var]
+        while stack:
+            v = stack[-1]
+            if v in values:
+                val = values[v]
+                if isinstance(val, _LazyOuter):
+                    values[v] = val.get()
+                stack.pop()
+                continue
+            e = self.producer[v]
+            missing = [u for u in e.invars if isinstance(u, Var) and u not in values]
+            if missing:
+                stack.extend(missing)
+                continue
+            for u in e.invars:
+                if isinstance(u, Var) and isinstance(values[u], _LazyOuter):
+                    values[u] = values[u].get()
+            ins = [u.val if isinstance(u, Literal) else values[u] for u in e.invars]
+            outs = e.primitive.impl(*ins, **e.params)
+            if not e.primitive.multiple_results:
+                outs = [outs]
+            for o, ov in zip(outs, e.outvars):
+                values[ov] = o
+            stack.pop()
+        return values[var]
+
+    def _check_alive(self, tracer):
+        if self.closed:
+            raise TracerLeakError(
+                f"a traced value ({tracer.aval.str_short()}) escaped the transformed function "
+                f"it belongs to ({self.name}) and was used after that trace ended, e.g. stored "
+                f"in a global or a list. Return it from the function instead.",
+                source=user_source())
+
+    def to_jaxpr(self, out_tracers_or_vals):
+        """``(jaxpr, const_values)``: the recorded program with these outputs (tracers or values)."""
+        outvars = [self.lift(x) for x in out_tracers_or_vals]
+        jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
+        return jaxpr, list(self.const_values)
+
+
+class _LazyOuter:
+    """The concrete value of an outer tracer, fetched only if needed."""
+
+    __slots__ = ("tracer",)
+
+    def __init__(self, tracer):
+        self.tracer = tracer
+
+    def get(self):
+        return self.tracer._trace.force(self.tracer, "a value")
+
+
+def current_trace():
+    """The innermost active trace, or ``None`` outside every transform."""
+    st = trace_state.stack
+    return st[-1] if st else None
+
+
+class new_trace:
+    """Context manager pushing a fresh trace; concrete when ``concrete`` is true."""
+
+    def __init__(self, concrete, name="trace"):
+        self.concrete = concrete
+        self.name = name
+
+    def __enter__(self):
+        st = trace_state.stack
+        self.trace = JaxprTrace(self.concrete, len(st), self.name)
+        st.append(self.trace)
+        return self.trace
+
+    def __exit__(self, *exc):
+        st = trace_state.stack
+        assert st and st[-1] is self.trace
+        st.pop()
+        self.trace.closed = True
+        return False
+
+
+# ----------------------------------------------------------------------------
+# bind: the single entry point of every operation
+# ----------------------------------------------------------------------------
+
+def bind(prim, args, params):
+    """Apply ``prim`` to ``args``: evaluated at once outside traces, recorded as an equation
+    of the innermost trace otherwise."""
+    # the hot path of tracing: every recorded equation passes here once
+    trace = None
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if trace is None or t.level > trace.level:
+                trace = t
+    if trace is None:
+        return _eager(prim, args, params)
+    state = trace_state
+    dyn = state.dynamic
+    if dyn is not None and trace.level < dyn.level:
+        trace = dyn   # ops on closed-over values stay inside the checkpointed body
+    invars = []
+    for a in args:
+        if isinstance(a, Tracer):
+            t = a._trace
+            if t.closed:
+                t._check_alive(a)
+            invars.append(a.ivar if t is trace else trace.lift(a))
+        elif isinstance(a, np.ndarray):
+            invars.append(trace.lift(a) if a.ndim > 0 else Literal(a[()]))
+        else:
+            invars.append(Literal(a))
+    src = state.source or user_source(2)
+    try:
+        out_avals = prim.abstract_eval(*[v.aval for v in invars], **params)
+    except (ShapeError, DTypeError) as err:
+        if err.source is None:
+            raise type(err)(str(err), source=src) from None
+        raise
+    if not prim.multiple_results:
+        out = trace.add_eqn(prim, invars, [out_avals], params, src)
+        if not state.grad_enabled and trace.level >= 0:   # the tape (level -1) records nothing
+            out = _no_grad(prim, out)
+        return out[0]
+    outs = trace.add_eqn(prim, invars, out_avals, params, src)
+    if not state.grad_enabled and trace.level >= 0:
+        outs = _no_grad(prim, outs)
+    return outs
+
+
+def _no_grad(prim, outs):
+    # seed semantics: inside ad.no_grad() results carry no derivative
+    if prim.name == "stop_gradient":
+        return outs
+    sg = primitives["stop_gradient"]
+    return [bind(sg, (o,), {}) if o.aval.dtype.kind == "f" else o for o in outs]
+
+
+
+
+
+def _eager(prim, args, params):
+    from .config import config
+    vals = [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args]
+    with np.errstate(all="ignore"):   # discarded branches (where-tricks, batched cond) stay quiet, as when compiled
+        out = prim.impl(*vals, **params)
+    if config.debug_nans:      # inside an IR pass, name the line the equation came from
+        check_nans(prim, out, trace_state.source)
+    return out
+
+
+def check_nans(prim, out, source=None):
+    """Raise ``NaNError`` naming ``prim`` and ``source`` if ``out`` holds a NaN (``debug_nans``)."""
+    from .errors import NaNError
+    outs = out if prim.multiple_results else [out]
+    for o in outs:
+        o = np.asarray(o)
+        if o.dtype.kind == "f" and np.isnan(o).any():
+            raise NaNError(f"debug_nans: primitive {prim.name!r} produced NaN",
+                           source=source or user_source())
+
+
+# ----------------------------------------------------------------------------
+# Tracing a Python function, evaluating a jaxpr
+# ----------------------------------------------------------------------------
+
+# ----------------------------------------------------------------------------
+# Closed-over numpy arrays indexed by traced values
+# ----------------------------------------------------------------------------
+#
+# numpy's ``ndarray.__getitem__`` (C, not overridable) converts an index object with
+# ``__index__`` and, when that fails, with ``__array__``; both must produce real numbers,
+# and its result is always an ndarray. So ``table[i]`` for a plain numpy ``table`` and a
+# traced ``i`` can never return a traced value. Two routes make it work anyway:
+#   * concrete traces (grad/jvp/vjp without jit): an integer tracer converts to its value
+#     (``Tracer.__index__`` / ``__array__``): integers carry no derivative, and the table
+#     is a constant, so the entries are the right constant;
+#   * every trace: while a user function is traced, the numpy arrays in its closure cells
+#     and the module globals its code names are replaced by ``_TableView`` s (a view of
+#     the same memory whose ``__getitem__`` sends a traced index to ``anp``'s gather), and
+#     put back afterwards. That covers lookup tables, images and grids read inside
+#     ``jit``, ``fori_loop``/``scan``/``while_loop`` bodies and ``vmap``. Arrays reached
+#     another way (an attribute, a dict entry, a non-differentiated argument under jit)
+#     stay plain, and their error names ``anp.take``. (Another thread running the same
+#     function untraced meanwhile sees the view, which behaves as the array itself.)
+
+class _TableView(np.ndarray):
+    """A view of a user's numpy array, live only while a function that closes over it is
+    traced: indexing it by a traced value records a gather; every other use is numpy's
+    (results are plain ndarrays, writes go to the user's array)."""
+
+    def __getitem__(self, idx):
+        base = self.__dict__.get("_ad_base")
+        if base is None:
+            base = self.view(np.ndarray)
+        if _index_has_tracer(idx):
+            from .numpy._indexing import getitem
+            return getitem(base, idx)
+        return base[idx]
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        inputs = tuple(_plain_array(x) for x in inputs)
+        if kwargs.get("out") is not None:
+            kwargs["out"] = tuple(_plain_array(x) for x in kwargs["out"])
+        return getattr(ufunc, method)(*inputs, **kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        args = tuple(_plain_array(x) for x in args)
+        kwargs = {k: _plain_array(v) for k, v in kwargs.items()}
+        for x in itertools.chain(args, kwargs.values()):
+            if isinstance(x, Tracer):
+                # a traced operand numpy's dispatcher does not consult (np.take's indices)
+                return x.__array_function__(func, types, args, kwargs)
+        return func(*args, **kwargs)
+
+    def __reduce__(self):
+        return _plain_array(self).__reduce__()
+
+
+def _plain_array(x):
+    if isinstance(x, _TableView):
+        base = x.__dict__.get("_ad_base")
+        return base if base is not None else x.view(np.ndarray)
+    if isinstance(x, (list, tuple)) and any(isinstance(e, _TableView) for e in x):
+        return type(x)(_plain_array(e) for e in x)
+    return x
+
+
+def _index_has_tracer(idx):
+    if isinstance(idx, Tracer):
+        return True
+    if isinstance(idx, (tuple, list)):
+        return any(_index_has_tracer(i) for i in idx)
+    return False
+
+
+def _table_view(a):
+    v = a.view(_TableView)
+    v.__dict__["_ad_base"] = a
+    return v
+
+
+# code object -> the global names it (or a nested function) reads; see _internal_file_cache
+_code_names_cache = ProgramCache("source", "source_cache_size")
+_code_names_get = _code_names_cache.table.get
+
+
+def _code_global_names(code):
+    names = _code_names_get(code)
+    if names is None:
+        found = set(code.co_names)
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType):
+                found |= _code_global_names(c)
+        names = frozenset(found)
+        _code_names_cache.misses += 1
+        _code_names_cache.put(code, names)
+    return names
+
+
+def _liftable(x):
+    return type(x) is np.ndarray and x.ndim > 0 and x.dtype.kind in _VALID_KINDS
+
+
+def _swap_in_table_views(fun):
+    """Replace the numpy arrays ``fun`` (a user function, found through the closures of
+    autodiff's own wrappers) closes over or names as globals by ``_TableView`` s.
+    Returns the undo list ``[(setter, original, view)]``."""
+    undo = []
+    seen = set()
+    stack = [(fun, 0)]
+    while stack:
+        f, depth = stack.pop()
+        if id(f) in seen or depth > 6:
+            continue
+        seen.add(id(f))
+        if isinstance(f, functools.partial):
+            stack.append((f.func, depth + 1))
+            continue
+        f = getattr(f, "__func__", f)                  # bound methods
+        if not isinstance(f, types.FunctionType):
+            f = getattr(f, "__wrapped__", None)
+            if f is not None:
+                stack.append((f, depth + 1))
+            continue
+        code = f.__code__
+        user = not is_internal_file(code.co_filename)
+        for cell in f.__closure__ or ():
+            try:
+                x = cell.cell_contents
+            except ValueError:                          # an empty cell (not yet assigned)
+                continue
+            if user and _liftable(x):
+                v = _table_view(x)
+                cell.cell_contents = v
+                undo.append((cell, None, x, v))
+            elif callable(x) and not isinstance(x, type):
+                stack.append((x, depth + 1))
+        if user:
+            g = f.__globals__
+            for name in _code_global_names(code):
+                x = g.get(name)
+                if _liftable(x):
+                    v = _table_view(x)
+                    g[name] = v
+                    undo.append((g, name, x, v))
+        w = f.__dict__.get("__wrapped__")
+        if w is not None:
+            stack.append((w, depth + 1))
+    return undo
+
+
+def _restore_tables(undo):
+    for holder, name, orig, view in reversed(undo):
+        if name is None:
+            if holder.cell_contents is view:        # unless the function rebound it
+                holder.cell_contents = orig
+        elif holder.get(name) is view:
+            holder[name] = orig
+
+
+def trace_flat(fun, in_avals, concrete_values=None, name="trace"):
+    """Trace ``fun(*flat_args) -> list of outputs`` into a ClosedJaxpr.
+
+    With ``concrete_values`` (one per input; arrays or outer tracers) the trace is
+    concrete. Returns ``(closed_jaxpr, outs)``: outs as produced (for aux handling).
+    Numpy arrays the traced user function closes over are indexable by traced values
+    while it runs (see ``_TableView``).
+    """
+    concrete = concrete_values is not None
+    undo = _swap_in_table_views(fun)
+    try:
+        return _trace_flat(fun, in_avals, concrete_values, concrete, name)
+    finally:
+        if undo:
+            _restore_tables(undo)
+
+
+def _trace_flat(fun, in_avals, concrete_values, concrete, name):
+    with new_trace(concrete, name) as trace:
+        if concrete:
+            args = [trace.new_arg(a, _LazyOuter(v) if isinstance(v, Tracer) else v)
+                    for a, v in zip(in_avals, concrete_values)]
+        else:
+            args = [trace.new_arg(a) for a in in_avals]
+        # a transform sees the no_grad regions inside ``fun``, not one around the call
+        # (as torch.func.grad): with ad.no_grad(): ad.grad(f)(x) is still f's gradient
+        enabled, trace_state.grad_enabled = trace_state.grad_enabled, True
+        try:
+            outs = fun(*args)
+        finally:
+            trace_state.grad_enabled = enabled
+        outs = [full_lower_input(o) for o in outs]
+        jaxpr, consts = trace.to_jaxpr(outs)
+    return ClosedJaxpr(jaxpr, consts)
+
+
+def hoist_consts(closed):
+    """Constants of a traced jaxpr become its leading inputs: ``(ClosedJaxpr, consts)``.
+
+    What a control-flow body needs: its sub-jaxpr has no constants, and the values it closes
+    over (outer tracers, arrays) become leading operands of the equation."""
+    j = closed.jaxpr
+    if not j.constvars:
+        return ClosedJaxpr(j, []), []
+    return (ClosedJaxpr(Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns), []),
+            list(closed.consts))
+
+
+def full_lower_input(x):
+    """Normalize an output leaf of a traced function (numbers -> arrays)."""
+    if isinstance(x, Tracer):
+        return x
+    if isinstance(x, np.ndarray):
+        if x.dtype.kind not in _VALID_KINDS:
+            raise _bad_dtype(x)
+        return _plain_array(x)
+    if hasattr(x, "__autodiff_array__"):
+        return x.__autodiff_array__()
+    if isinstance(x, (bool, int, float, np.generic)):
+        get_aval(x)
+        return np.asarray(x)
+    raise _bad_dtype(x)
+
+
+def eval_jaxpr(jaxpr, consts, *args):
+    """Evaluate with ``bind``: concrete values compute, tracers record (inlining)."""
+    env = {}
+    for v, x in zip(jaxpr.constvars, consts):
+        env[v] = x
+    for v, x in zip(jaxpr.invars, args):
+        env[v] = x
+
+    def read(v):
+        return v.val if isinstance(v, Literal) else env[v]
+
+    for e in jaxpr.eqns:
+        outs = bind(e.primitive, [read(v) for v in e.invars], e.params)
+        if e.primitive.multiple_results:
+            for v, o in zip(e.outvars, outs):
+                env[v] = o
+        else:
+            env[e.outvars[0]] = outs
+    return [read(v) for v in jaxpr.outvars]
+
+
+def eval_closed(closed, *args):
+    """Evaluate a ClosedJaxpr on ``args`` (its consts bound); returns the list of outputs."""
+    return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+
+
+def is_concrete(x):
+    """True when ``x``'s value is available (a numpy value or a concrete tracer)."""
+    if isinstance(x, Tracer):
+        return x._trace.concrete and (x._trace.closed is False)
+    return True
+
+
+def concrete_or_error(x, what="a concrete value"):
+    """The concrete value of ``x``, or ``ConcretizationError`` saying ``what`` needed it."""
+    if isinstance(x, Tracer):
+        return x.concrete_value(what)
+    return x
+
+
+def new_jaxpr_like(jaxpr, eqns=None, invars=None, outvars=None, constvars=None):
+    """A copy of ``jaxpr`` with the given parts replaced."""
+    return Jaxpr(jaxpr.constvars if constvars is None else constvars,
+                 jaxpr.invars if invars is None else invars,
+                 jaxpr.outvars if outvars is None else outvars,
+                 jaxpr.eqns if eqns is None else eqns)
+
