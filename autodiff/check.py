@@ -13,6 +13,8 @@ import numpy as np
 from .api import jvp, vjp, as_array
 from .tree_util import tree_flatten, tree_unflatten, tree_map
 
+__all__ = ["check_jvp", "check_vjp", "check_grads"]
+
 _EPS = {np.dtype(np.float64): 1e-4, np.dtype(np.float32): 2e-2, np.dtype(np.float16): 1e-1}
 _TOL = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 2e-2, np.dtype(np.float16): 1e-1}
 

@@ -16,6 +16,8 @@ from ..cache import ProgramCache
 from ..config import config
 from ..core import Literal, Var, check_nans, last_uses
 
+__all__ = ["run_jaxpr", "run_closed"]
+
 # id(jaxpr) -> (jaxpr, its plan). Keyed by identity, not structure: a plan names the
 # jaxpr's own Var objects. The entry holds the jaxpr, so its id cannot be reused by
 # another jaxpr while the entry lives (autodiff.cache, listed as "interpreter").

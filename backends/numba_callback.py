@@ -32,6 +32,8 @@ import numpy as np
 
 from ..callback import BatchedHostCallback, HostCallback  # noqa: F401  (registered types)
 
+__all__ = ["register", "call_host"]
+
 if __name__ == "__main__":
     # run as a script: measure with the package's own module (its registry is the one
     # generated kernels call into), not this __main__ copy

@@ -20,6 +20,8 @@ import importlib.util
 import sys
 import threading
 
+__all__ = ["lazy_blas_check"]
+
 _lock = threading.Lock()
 _done = False
 

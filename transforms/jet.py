@@ -26,11 +26,15 @@ import math
 import numpy as np
 
 from ..core import (Literal, ShapedArray, Zero, at_source, eval_jaxpr, is_float_dtype, last_uses,
-                   register_internal_dir, trace_flat, trace_state)
+                    register_internal_dir, trace_flat, trace_state)
 from ..errors import UnsupportedError
 from .. import primitives as P
 from . import remat as _remat            # registers remat and name
 from .. import custom_derivatives as _cd, lax as _lax
+
+__all__ = ["jet_rules", "rule_for", "jet_eval", "jet_jaxpr", "series_mul", "series_square",
+           "series_div", "series_pow", "series_integrate", "deflinear", "defzero",
+           "deflocally_linear", "jet", "taylor"]
 
 register_internal_dir(__file__)
 

@@ -22,6 +22,8 @@ from ..core import (Literal, ShapedArray, Zero, at_source, bind, hoist_consts, t
 from ..errors import UnsupportedError
 from .. import primitives as P
 
+__all__ = ["zeros_for", "jvp_eval", "jvp_jaxpr"]
+
 
 def zeros_for(aval):
     return Zero(ShapedArray(aval.shape, aval.dtype))

@@ -12,6 +12,8 @@ A primitive may take over its own split with ``prim.partial_eval(eqn, unknowns)`
 """
 from ..core import ClosedJaxpr, Jaxpr, Literal, Var
 
+__all__ = ["dce_jaxpr", "dce_closed", "split_equations", "partial_eval_jaxpr"]
+
 
 def dce_jaxpr(jaxpr, used_outputs=None, prune_invars=False):
     """Drop equations none of whose outputs are used. Returns ``(jaxpr, used_invars)``."""

@@ -14,6 +14,8 @@ from ..core import ClosedJaxpr, Literal, UndefinedPrimal, Var, Zero, at_source, 
 from ..errors import UnsupportedError
 from .. import primitives as P
 
+__all__ = ["backward_pass", "transpose_jaxpr"]
+
 
 def _add_ct(a, b):
     if a is None or isinstance(a, Zero):

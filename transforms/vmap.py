@@ -17,6 +17,8 @@ from ..core import (Literal, Var, at_source, hoist_consts, last_uses, register_i
 from ..errors import UnsupportedError, ShapeError
 from .. import primitives as P
 
+__all__ = ["move_axis", "batch_eval", "matchaxis", "batch_jaxpr"]
+
 # autodiff.transforms lives outside the autodiff/ folder (see pyproject's package-dir):
 # its frames must not be blamed as the user's line in errors and equation sources
 register_internal_dir(__file__)
