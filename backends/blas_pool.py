@@ -41,7 +41,7 @@ import threading
 import numpy as np
 from llvmlite import binding as llvm
 from llvmlite import ir
-from numba import carray, njit, types
+from numba import njit, types
 from numba.extending import intrinsic
 
 from .compile_cache import cache_helpers, cached_cfunc
@@ -579,15 +579,32 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def _shutdown():
+    """Wake every idle worker and let it return (at interpreter exit)."""
+    _STATE[_SHUTDOWN] = 1
+    if _started:
+        _signal_all()
+
+
+@njit(**_CACHED)
+def _signal_all():
+    s = _state_addr()
+    _lock(s + _MTX * 8)
+    _broadcast(s + _CW * 8)
+    _unlock(s + _MTX * 8)
+
+
 def _config_listener(name, value):
     if name == "jit_blas_threads":
         set_threads(value)
 
 
 def _init():
+    import atexit
     from autodiff.config import config
     config.on_update(_config_listener)
     set_threads(config.jit_blas_threads)
+    atexit.register(_shutdown)
 
 
 cache_helpers(globals())        # and the helpers defined after the cfunc
