@@ -889,7 +889,13 @@ class JitFunction(Generic[P, R]):
             backend = self._backend_now()
             entry = None
             if backend == "cuda":
-                entry = _cuda_entry(closed, out_tree, keys, self._dynamic_for(key))
+                try:
+                    entry = _cuda_entry(closed, out_tree, keys, self._dynamic_for(key))
+                except UnsupportedDTypeError as err:     # as on the CPU: the interpreter
+                    entry = _interpreted_entry(closed, out_tree)
+                    entry.reason = str(err)
+                    _log.warning(f"jit({self._name}): {err}; this signature runs on the "
+                                 f"numpy interpreter")
             elif backend == "cpu":
                 from .backends import compile_cache
                 before = compile_cache.stats()

@@ -486,6 +486,13 @@ def test_program_module_is_written_once_and_loaded_from_the_disk_cache():
     np.testing.assert_allclose(np.asarray(nc.entry(prog)(np.ones(4))[0]), np.cos(1.0) * 3.0)
 
 
+def test_a_dtype_without_kernels_runs_on_the_interpreter():
+    f = ad.jit(lambda x: x * 2.0, backend="cuda")
+    x = np.ones(3, np.float16)
+    np.testing.assert_array_equal(np.asarray(f(x)), x * 2.0)
+    assert f.cache_info().compiled == 0 and f.cache_info().size == 1
+
+
 def test_lower_then_compile_installs_the_entry():
     f = ad.jit(lambda x: anp.sum(x * x), backend="cuda")
     low = f.lower(u((6,)))
