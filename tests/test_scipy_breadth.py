@@ -484,6 +484,9 @@ def test_schur_under_numba_jit_vmap_float32_and_errors():
     tr, zr, kr = scipy.linalg.schur(a[0], sort="iuc")
     np.testing.assert_allclose(z2, zr, rtol=1e-12, atol=1e-14)
     assert int(k) == kr
+    # the derivative compiled by Numba (its backward pass contracts the Sylvester solution)
+    g = ad.jit(ad.grad(lambda m: SL.schur(m)[0][0, 1]))(a[0])
+    np.testing.assert_allclose(g, ad.grad(lambda m: SL.schur(m)[0][0, 1])(a[0]), rtol=1e-10, atol=1e-12)
     t32, z32 = SL.schur(a[0].astype(np.float32))
     assert t32.dtype == z32.dtype == np.float32
     assert ad.jit(lambda m: SL.schur(m)[1], backend="interpret")(a[0].astype(np.float32)).dtype == np.float32

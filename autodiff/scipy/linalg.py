@@ -775,7 +775,10 @@ def _schur_tangent(T, Z, dA):
     S = _anp.where(_anp.expand_dims(blk, -1), r_blk, r_low)
     rhs = _anp.where(blk, _anp.subtract(B[J, J], B[I, I]), B[I, J])
     lk = _anp.linalg.solve(S, rhs)
-    K = _anp.tensordot(lk, E, axes=1)
+    # K = Σ_p l_p E_p as a (m,) @ (m, n²) product: the Numba backend's dot_general of a 1-d
+    # operand with the leading axis of a 3-d one returns wrong values (reported; the
+    # interpreter is right), a 2-d operand is lowered correctly
+    K = _anp.reshape(_anp.matmul(lk, E.reshape(m, n * n)), (n, n))
     dZ = _anp.matmul(Z, K)
     dT = _anp.subtract(B, comm(K))
     low = _np.zeros((n, n), bool)
