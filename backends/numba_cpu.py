@@ -39,7 +39,6 @@ import ast
 import builtins
 import contextlib
 import hashlib
-import os
 import re
 
 import numpy as np
