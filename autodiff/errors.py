@@ -1,7 +1,7 @@
 """Typed errors. Each names the user's source line that caused it and the fix.
 
 Every class subclasses the builtin a Python user would already catch
-(API.md, convention 6), so ``except TypeError`` keeps working.
+(docs/design.md, convention 6), so ``except TypeError`` keeps working.
 """
 
 

@@ -1,6 +1,6 @@
 """jit: trace once per input signature, lower to Numba CPU code, cache the result.
 
-Two caches sit at the stage boundaries (DESIGN.md, "jit and the graph cache"):
+Two caches sit at the stage boundaries (docs/design.md, "jit and the graph cache"):
 
 * the **graph cache** of each jitted function (an LRU of ``ad.config.cache_size``
   entries) maps an input signature -- pytree structure, shapes, dtypes, the values of

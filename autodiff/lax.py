@@ -47,7 +47,7 @@ def select(pred, on_true, on_false):
     """Elementwise ``on_true if pred else on_false`` (both branches computed; differentiable).
 
     ``pred`` is a bool array of the operands' shape (or a scalar). On concrete inputs the
-    result is a numpy value, a numpy scalar when 0-d (API.md, convention 2).
+    result is a numpy value, a numpy scalar when 0-d (docs/design.md, convention 2).
 
     >>> import numpy as np, autodiff as ad
     >>> ad.lax.select(np.array([True, False]), np.ones(2), np.zeros(2))

@@ -21,7 +21,7 @@ True
 dtype('float64')
 
 Differences from JAX worth knowing: the default float dtype is float64 (numpy's,
-API.md), ``key`` returns the same raw ``uint32[2]`` key as ``PRNGKey`` (no typed key
+docs/design.md, convention 10), ``key`` returns the same raw ``uint32[2]`` key as ``PRNGKey`` (no typed key
 arrays), and the bit streams are not JAX's (same cipher, different counter layout), so
 seeds do not reproduce JAX's numbers. Samplers with a rejection step (``gamma``,
 ``poisson``) are exact: every value draws proposals, round after round of a ``while_loop``,

@@ -62,7 +62,8 @@ from ..core import DropVar, Literal, Var, var_namer
 from ..errors import UnsupportedError
 
 __all__ = ["Planner", "Cluster", "DimClasses", "Lowering", "LOWERINGS", "LOOP_BUDGET",
-           "UNROLL_MAX", "UNROLL_BUDGET", "SUPPORTED_DTYPES", "REMAT_BEGIN", "REMAT_END"]
+           "UNROLL_MAX", "UNROLL_BUDGET", "SUPPORTED_DTYPES", "REMAT_BEGIN", "REMAT_END",
+           "register_lowering", "register_elementwise"]
 
 
 # =====================================================================================
@@ -105,12 +106,20 @@ class Lowering:
 LOWERINGS = {}
 
 
-def _lowering(name, kind, **kw):
+def register_lowering(name, kind, **kw):
+    """Declare primitive ``name``'s one lowering record (see :class:`Lowering`)."""
     LOWERINGS[name] = Lowering(name, kind, **kw)
 
 
-def _ew(name, expr, **kw):
-    _lowering(name, "elementwise", expr=expr, **kw)
+def register_elementwise(name, expr, **kw):
+    """An elementwise primitive's record: ``expr(ctx, operand_texts) -> expression text``
+    (the emitter's; ``ctx.out_dtype`` and ``ctx.lit`` help), ``cost`` its weight in fusion
+    decisions, ``code_size`` the text it adds (transcendentals), ``bool_native`` when it
+    computes on bools directly."""
+    register_lowering(name, "elementwise", expr=expr, **kw)
+
+
+_lowering, _ew = register_lowering, register_elementwise     # the registrations' short names
 
 
 def _no_dims(D, e):

@@ -1,6 +1,7 @@
-"""The public contract of /work/shared/API.md, checked line by line with real numbers.
+"""The public contract (the API reference pages and docs/design.md's conventions), checked
+line by line with real numbers.
 
-Each section below mirrors a section of API.md; conventions are tested under their
+Each section below mirrors a section of the API contract; conventions are tested under their
 number (``test_c1_*`` ... ``test_c10_*``). The checks are the ones a JAX or autograd
 user would make first: names and signatures exist as written, pytrees and keyword
 arguments pass through every transform, results are numpy values, errors are typed

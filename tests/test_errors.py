@@ -1,7 +1,7 @@
 """Bad input gets a typed error that names the user's file:line and says what to do.
 
 Each test triggers the error on a known line of this file and checks the class (and
-the builtin it subclasses, API.md convention 6), the ``source`` it carries, and the
+the builtin it subclasses, docs/design.md, convention 6), the ``source`` it carries, and the
 message's content.
 """
 import inspect

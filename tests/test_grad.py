@@ -5,7 +5,7 @@
 * n-th derivatives by nested ``grad`` against closed forms, n = 1..6;
 * every pair of transforms composed;
 * the size of the gradient IR stays linear in the size of the function;
-* conventions at kinks (API.md, convention 5) and error messages for bad inputs.
+* conventions at kinks (docs/design.md, convention 5) and error messages for bad inputs.
 """
 import math
 
@@ -309,7 +309,7 @@ def test_grad_ir_has_no_dead_or_zero_work():
 
 
 # ----------------------------------------------------------------------------
-# conventions at kinks (API.md, convention 5)
+# conventions at kinks (docs/design.md, convention 5)
 # ----------------------------------------------------------------------------
 
 def test_ties_share_gradient_equally():

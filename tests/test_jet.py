@@ -442,6 +442,7 @@ def test_custom_jvp_by_its_rule_when_the_true_function_is_opaque(monkeypatch):
     # without a Taylor rule for exp, my_exp's true function cannot be jetted; its rule
     # (which calls my_exp again) gives every order by recursion
     monkeypatch.delitem(jet_rules, P.exp_p)
+    monkeypatch.setattr(P.exp_p, "vectorized", False)     # and no rule derived for it
     x = np.array([0.2, -1.0])
     ds = ad.taylor(lambda v: my_exp(anp.sin(v)), 6)(x)
     g = [np.sin(x + k * np.pi / 2) for k in range(8)]
@@ -468,6 +469,7 @@ def test_custom_jvp_around_a_pure_callback():
 def test_a_primitive_without_a_rule_names_itself_and_the_line(monkeypatch):
     from autodiff.errors import UnsupportedError
     monkeypatch.delitem(jet_rules, P.sin_p)
+    monkeypatch.setattr(P.sin_p, "vectorized", False)     # and no rule derived for it
     with pytest.raises(UnsupportedError, match="'sin'") as info:
         ad.taylor(lambda x: anp.sin(x) * 2.0, 2)(0.3)
     assert "test_jet.py" in str(info.value)

@@ -74,11 +74,50 @@ def _opaque_rule(prim):
 
 
 def _late_rule(prim):
-    """Rules of primitives declared by modules imported after this one, keyed by name."""
+    """Rules of primitives declared by modules imported after this one, keyed by name, and
+    the derived rule of an elementwise unary primitive declared without one."""
     if prim.name in OPAQUE:
         jet_rules[prim] = _opaque_rule(prim)
         return jet_rules[prim]
+    if (getattr(prim, "vectorized", False) and prim.differentiable and prim.jvp is not None
+            and not prim.multiple_results):
+        jet_rules[prim] = _derived_unary_rule(prim)
+        return jet_rules[prim]
     return None
+
+
+def _derived_unary_rule(prim):
+    """The Taylor rule of an elementwise unary primitive, from its jvp rule alone.
+
+    With ``y = f(x)``, ``y' = g(x) x'`` where ``g(x)`` is the jvp at a unit tangent. So
+    ``y_k = (1/k) Σ_{j=1}^k j x_j g_{k-j}``, and ``g``'s coefficients up to ``K - 1`` come
+    from Taylor-evaluating ``g``'s own program one order lower (its primitives' rules,
+    this one's included, at decreasing orders). A hand-written rule is faster (and
+    registered in ``jet_rules`` it wins); this one makes a new elementwise primitive work
+    in ``jet`` from its ``defjvp`` declaration.
+    """
+    def rule(ins, **params):
+        if len(ins) != 1:
+            raise UnsupportedError(
+                f"Taylor mode (jet) through {prim.name}: its rule is derived for one-operand "
+                f"primitives only; register one in autodiff.transforms.jet.jet_rules",
+                source=trace_state.source)
+        x = ins[0]
+        K = len(x) - 1
+        y0 = prim.bind(x[0], **params)
+        if K == 0 or not _has_series(x):
+            return [y0] + [None] * K
+        a = ShapedArray(tuple(P.shape_of(x[0])), P.dtype_of(x[0]))
+        one = np.ones(a.shape, a.dtype)
+        g = trace_flat(lambda v: [P.instantiate(prim.jvp((v,), (one,), **params)[1])], [a],
+                       name=f"{prim.name}_derivative")
+        if K == 1:
+            w = list(eval_jaxpr(g.jaxpr, g.consts, x[0]))
+        else:
+            outs, series = jet_eval(g.jaxpr, g.consts, [x[0]], [x[1:K]], K - 1)
+            w = [outs[0]] + list(series[0])
+        return series_integrate(x, w, y0)
+    return rule
 
 
 def rule_for(prim):

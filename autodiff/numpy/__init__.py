@@ -497,7 +497,7 @@ def astype(x, dtype):
     if isinstance(x, Tracer):
         return P.convert(x, dt)
     out = x.astype(dt)
-    # numpy's own astype keeps a numpy scalar a scalar (API.md, convention 2)
+    # numpy's own astype keeps a numpy scalar a scalar (docs/design.md, convention 2)
     return out[()] if scalar and out.ndim == 0 else out
 
 
@@ -510,7 +510,7 @@ def _caster(dt):
     return cast
 
 
-# anp.float32(x), anp.int64(x) cast traced values too (API.md convention 1)
+# anp.float32(x), anp.int64(x) cast traced values too (docs/design.md, convention 1)
 class _DType:
     def __init__(self, t):
         self.type = t

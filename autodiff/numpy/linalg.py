@@ -747,7 +747,7 @@ def _complex_unsupported(name):
         from ..errors import UnsupportedError
         raise UnsupportedError(
             f"linalg.{name}: general eigenproblems have complex results, and complex numbers "
-            "are not supported (API.md, convention 10); for symmetric matrices use "
+            "are not supported (docs/design.md, convention 10); for symmetric matrices use "
             "linalg.eigh / linalg.eigvalsh", source=user_source())
     f.__name__ = name
     f.__doc__ = (f"numpy's ``linalg.{name}`` on numpy arrays; on traced values raises "
@@ -761,7 +761,7 @@ eig = _complex_unsupported("eig")
 @npfunc(np.linalg.eigvals)
 def eigvals(a):
     """``numpy.linalg.eigvals``. Concrete input: numpy's (complex where it must be). Traced
-    input must be symmetric (complex results are not supported yet, API.md convention
+    input must be symmetric (complex results are not supported yet, docs/design.md, convention
     10): its eigenvalues are ``eigvalsh``'s, reading the lower triangle, ascending.
 
     A traced input that is not symmetric (to 1e-10 relative) gives NaN eigenvalues, never

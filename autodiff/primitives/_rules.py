@@ -215,7 +215,9 @@ def shifted(*names):
 
 
 def defvectorized(prim):
-    """Elementwise n-ary: line up batch dims at the front; rank-0 operands stay."""
+    """Elementwise n-ary: line up batch dims at the front; rank-0 operands stay. (Marks the
+    primitive ``vectorized``: ``jet`` derives a Taylor rule for a unary one without its own.)"""
+    prim.vectorized = True
     def rule(args, dims, **params):
         size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
         full_rank = max(_ndim(a) - (d is not None) for a, d in zip(args, dims))
