@@ -2,6 +2,13 @@
 
     python benchmarks/gpu_check.py              # on the GPU: correctness, then the table
     python benchmarks/gpu_check.py --simulate   # end to end in numba-cuda's simulator, tiny sizes
+    python benchmarks/gpu_check.py --ptx        # no GPU: every kernel through the real compiler
+
+``--ptx`` closes the simulator's blind spot (it runs kernels as Python, so it never sees
+numba-cuda's type checks): it runs the ``--simulate`` flow, records each kernel launched
+with its argument types, then compiles every one to PTX for sm_90 (H100/H200) in a second
+process without the simulator. That needs NVVM and NVRTC but no GPU
+(``pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvrtc-cu12``).
 
 1. Correctness on the device: every registry case of tests/test_cuda_backend.py
    (jit(backend="cuda") against the interpreter), then the same kernels at real sizes
@@ -31,11 +38,18 @@ def parse():
                    help="run in numba-cuda's simulator (NUMBA_ENABLE_CUDASIM=1) at tiny sizes")
     p.add_argument("--reps", type=int, default=None, help="timed calls per row")
     p.add_argument("--skip-correctness", action="store_true")
-    return p.parse_args()
+    p.add_argument("--ptx", action="store_true",
+                   help="simulate, recording the kernels, then compile each to PTX (no GPU)")
+    p.add_argument("--compile-recorded", metavar="FILE", help=argparse.SUPPRESS)
+    a = p.parse_args()
+    a.simulate = a.simulate or a.ptx
+    return a
 
 
 ARGS = parse()
-if ARGS.simulate:
+if ARGS.compile_recorded:
+    pass                                           # the second process of --ptx: no simulator
+elif ARGS.simulate:
     os.environ["NUMBA_ENABLE_CUDASIM"] = "1"        # before numba is imported
 sys.path.insert(0, ROOT)
 
@@ -226,7 +240,101 @@ def speed():
         print("(JAX with a GPU not importable here: autodiff column only)")
 
 
+# ----------------------------------------------------------------------------- --ptx
+
+def record_kernels():
+    """Wrap every generated kernel so each launch records (module source, name, types)."""
+    import numba
+    from autodiff.backends import numba_cuda as nc
+    seen = {}
+
+    def typ(a):
+        return numba.typeof(a._ary if hasattr(a, "_ary") else a)   # simulator arrays
+
+    class Recorder:
+        def __init__(self, k, src, name):
+            self.k, self.src, self.name = k, src, name
+
+        def __getitem__(self, cfg):
+            launch = self.k[cfg]
+
+            def call(*args):
+                seen.setdefault((self.src, self.name, tuple(typ(a) for a in args)), None)
+                return launch(*args)
+            return call
+    load = nc.load
+
+    def recording_load(source):
+        mod = load(source)
+        for n in list(vars(mod)):
+            if n.startswith("_k") and not isinstance(getattr(mod, n), Recorder):
+                setattr(mod, n, Recorder(getattr(mod, n), source, n))
+        return mod
+    nc.load = recording_load
+    return seen
+
+
+def compile_recorded(path, cc=(9, 0)):
+    """The second process of --ptx: compile each recorded kernel (and the runtime's own
+    kernels) with numba-cuda's real compiler; returns the number of failures."""
+    import pickle
+    import types as pytypes
+    from numba import cuda, types as t
+    from autodiff.backends import cuda_runtime as rt
+    with open(path, "rb") as f:
+        recs = pickle.load(f)
+    mods, failed = {}, []
+    for src, name, sig in recs:
+        m = mods.get(src)
+        if m is None:
+            m = mods[src] = pytypes.ModuleType("autodiff_cuda_program")
+            exec(compile(src, "<program>", "exec"), m.__dict__)
+        try:
+            cuda.compile_ptx(getattr(m, name).py_func, sig, cc=cc)
+        except Exception as e:  # noqa: BLE001 - reported
+            failed.append((name, sig, str(e).splitlines()[0][:300]))
+    extra = 0
+    for kind, dt in (("f", t.float64), ("f", t.float32), ("i", t.int64), ("i", t.int32)):
+        a = dt[:, :, ::1]
+        cuda.compile_ptx(rt._matmul_kernel(kind).py_func, (a, a, a, t.boolean, t.boolean),
+                         cc=cc)
+        extra += 1
+    for r in (1, 2, 3, 4):
+        cuda.compile_ptx(rt._permute_kernel.py_func, (t.float64[::1], t.float64[::1],
+                                                      t.UniTuple(t.int64, r),
+                                                      t.UniTuple(t.int64, r)), cc=cc)
+        extra += 1
+    print(f"ptx (sm_{cc[0]}{cc[1]}): {len(recs) - len(failed)} of {len(recs)} recorded "
+          f"kernels and {extra} runtime kernels compiled")
+    for name, sig, why in failed:
+        print(f"  FAILED {name}{sig}: {why}")
+    return len(failed)
+
+
+def ptx():
+    import pickle
+    import subprocess
+    import tempfile
+    seen = record_kernels()
+    ok = correctness()
+    speed()
+    with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as f:
+        pickle.dump(list(seen), f)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    r = subprocess.run([sys.executable, os.path.abspath(__file__), "--compile-recorded",
+                        f.name], env=env)
+    os.unlink(f.name)
+    return ok and r.returncode == 0
+
+
 def main():
+    if ARGS.compile_recorded:
+        return 1 if compile_recorded(ARGS.compile_recorded) else 0
+    if ARGS.ptx:
+        t0 = time.perf_counter()
+        ok = ptx()
+        print(f"\ntotal {time.perf_counter() - t0:.1f} s")
+        return 0 if ok else 1
     t0 = time.perf_counter()
     print(f"devices: {ad.devices()}  simulator: {SIM}")
     ok = True if ARGS.skip_correctness else correctness()
