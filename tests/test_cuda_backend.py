@@ -527,11 +527,23 @@ def _test_cpu_install_never_imports_numba_cuda():
             ad.jit(lambda x: x, backend="cuda")
         except ad.errors.UnsupportedError as e:
             print("ERROR", e)
+        import importlib.util                  # as if numba-cuda were not installed
+        real = importlib.util.find_spec
+        importlib.util.find_spec = lambda n, *a: None if n == "numba_cuda" else real(n, *a)
+        for call in (lambda: ad.jit(lambda x: x, backend="cuda"),
+                     lambda: ad.device_put(np.ones(2), "cuda"), lambda: ad.devices("cuda")):
+            try:
+                call()
+            except ad.errors.UnsupportedError as e:
+                print("MISSING", e)
+        print("DEVICES", ad.devices())
         """, sim=False)
     assert r.returncode == 0, r.stderr[-3000:]
     assert "IMPORTED []" in r.stdout, r.stdout
     # no GPU here and no simulator: the error says what is missing and how to get it
     assert "ERROR" in r.stdout and "GPU" in r.stdout and "NUMBA_ENABLE_CUDASIM=1" in r.stdout
+    assert r.stdout.count("MISSING") == 3 and r.stdout.count("pip install 'autodiff[cuda]'") == 3
+    assert "DEVICES [CpuDevice(id=0)]" in r.stdout
 
 
 def _test_cuda_backend_in_simulator():
