@@ -26,8 +26,8 @@ import numpy as np
 
 from .. import primitives as P
 from ..backends.interpreter import run_jaxpr      # the reference evaluator runs the bodies
-from ..core import (ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, UndefinedPrimal,
-                    Var, Zero, hoist_consts, trace_flat, user_source)
+from ..core import (ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, UndefinedPrimal, Var,
+                    Zero, hoist_consts, trace_flat, user_source)
 from ..errors import DTypeError, ShapeError, UnsupportedError
 from ..transforms.jvp import jvp_jaxpr
 from ..transforms.partial_eval import dce_jaxpr, partial_eval_jaxpr, split_equations
@@ -35,6 +35,12 @@ from ..transforms.transpose import backward_pass
 from ..transforms.vmap import batch_eval, batch_jaxpr, matchaxis
 
 __all__ = ["cond_p", "while_p", "scan_p", "trace_body", "join_branches"]
+
+
+def _declare(prim, **rules):
+    """A control-flow primitive's rules, set in one statement (each is written out below)."""
+    for name, rule in rules.items():
+        setattr(prim, name, rule)
 
 
 def _batch_body(closed, size, in_batched, force_out):
@@ -323,12 +329,8 @@ def _cond_transpose(cts, index, *ops, branches):
     return [None] + [next(it) if l else None for l in lin]
 
 
-cond_p.impl = _cond_impl
-cond_p.abstract_eval = _cond_abstract_eval
-cond_p.jvp = _cond_jvp
-cond_p.batch = _cond_batch
-cond_p.partial_eval = _cond_partial_eval
-cond_p.transpose = _cond_transpose
+_declare(cond_p, impl=_cond_impl, abstract_eval=_cond_abstract_eval, jvp=_cond_jvp, batch=_cond_batch,
+         partial_eval=_cond_partial_eval, transpose=_cond_transpose)
 
 
 # ============================================================================
@@ -519,12 +521,8 @@ def _while_transpose(cts, *args, **params):
     raise UnsupportedError(_WHILE_REVERSE_FIX, source=trace_state.source or user_source())
 
 
-while_p.impl = _while_impl
-while_p.abstract_eval = _while_abstract_eval
-while_p.jvp = _while_jvp
-while_p.batch = _while_batch
-while_p.partial_eval = _while_partial_eval
-while_p.transpose = _while_transpose
+_declare(while_p, impl=_while_impl, abstract_eval=_while_abstract_eval, jvp=_while_jvp, batch=_while_batch,
+         partial_eval=_while_partial_eval, transpose=_while_transpose)
 
 
 # ============================================================================
@@ -724,11 +722,7 @@ def _scan_transpose(cts, *args, jaxpr, num_consts, num_carry, length, reverse):
             + [next(x_out) if l else None for l in x_lin])
 
 
-scan_p.impl = _scan_impl
-scan_p.abstract_eval = _scan_abstract_eval
-scan_p.jvp = _scan_jvp
-scan_p.batch = _scan_batch
-scan_p.partial_eval = _scan_partial_eval
-scan_p.transpose = _scan_transpose
+_declare(scan_p, impl=_scan_impl, abstract_eval=_scan_abstract_eval, jvp=_scan_jvp, batch=_scan_batch,
+         partial_eval=_scan_partial_eval, transpose=_scan_transpose)
 
 

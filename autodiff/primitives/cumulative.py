@@ -3,8 +3,8 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray
 from ..errors import ShapeError
-from ._rules import (defjvp_zero, defleading, deflinear, dtype_of, full, is_zero, ones_like,
-                     scalar, shape_of, shifted, zeros_like, _ndim, _zero_like)
+from ._rules import (defjvp, defjvp_zero, defleading, deflinear, dtype_of, full, is_zero,
+                     ones_like, scalar, shape_of, shifted, zeros_like, _ndim, _zero_like)
 from .elementwise import add, convert, div, eq, mul, ne, select, sub
 from .shape import concatenate, iota, pad, rev, slice_in_dim
 from .indexing import scatter_along_axis_add, take_along_axis
@@ -49,14 +49,10 @@ cumprod_p.abstract_eval = _cum_aval
 defleading(cumprod_p, shifted("axis"))
 
 
-def _cumprod_jvp(primals, tangents, *, axis, reverse):
+def _cumprod_jvp(t, ans, x, *, axis, reverse):
     # d cumprod(x)_i = Σ_{j≤i} dx_j Π_{k≤i, k≠j} x_k, computed as the derivative of a
     # Hillis–Steele scan (log₂ n rounds of y_i <- y_i · y_{i-d}). Made of mul and pad only,
     # it needs no division: exact with zeros in x, and at every order of differentiation.
-    (x,), (t,) = primals, tangents
-    ans = cumprod_p.bind(x, axis=axis, reverse=reverse)
-    if is_zero(t):
-        return ans, _zero_like(ans)
     n, nd, dt = shape_of(x)[axis], _ndim(x), dtype_of(x)
     y, ty = (rev(x, (axis,)), rev(t, (axis,))) if reverse else (x, t)
     d = 1
@@ -67,10 +63,10 @@ def _cumprod_jvp(primals, tangents, *, axis, reverse):
         ty = add(mul(ty, ys), mul(y, ts))
         y = mul(y, ys)
         d *= 2
-    return ans, (rev(ty, (axis,)) if reverse else ty)
+    return rev(ty, (axis,)) if reverse else ty
 
 
-cumprod_p.jvp = _cumprod_jvp
+defjvp(cumprod_p, _cumprod_jvp)
 
 
 def cumprod(x, axis, reverse=False):
@@ -89,12 +85,8 @@ def _cum_extreme(name, ufunc):
     p.abstract_eval = _cum_aval
     defleading(p, shifted("axis"))
 
-    def jvp(primals, tangents, *, axis, reverse):
+    def jvp(t, ans, x, *, axis, reverse):
         # the running extremum's tangent is the tangent at the latest position it came from
-        (x,), (t,) = primals, tangents
-        ans = p.bind(x, axis=axis, reverse=reverse)
-        if is_zero(t):
-            return ans, _zero_like(ans)
         n = shape_of(x)[axis]
         pos = iota(np.int64, shape_of(x), axis)
         if reverse:
@@ -103,8 +95,8 @@ def _cum_extreme(name, ufunc):
         src = cummax_p.bind(select(hit, pos, full(shape_of(x), -1, np.int64)), axis=axis, reverse=reverse)
         if reverse:
             src = sub(scalar(n - 1, np.int64), src)
-        return ans, take_along_axis(t, src, axis)
-    p.jvp = jvp
+        return take_along_axis(t, src, axis)
+    defjvp(p, jvp)
     return p
 
 

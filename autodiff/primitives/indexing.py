@@ -3,8 +3,7 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray, UndefinedPrimal
 from ..errors import DTypeError, ShapeError
-from ._rules import (aval_of, deftranspose, dtype_of, full, instantiate, is_zero, moveaxis, scalar,
-                     shape_of, zeros_like, _zero_like)
+from ._rules import aval_of, deflinear, dtype_of, full, moveaxis, scalar, shape_of, zeros_like
 from .elementwise import add, convert, eq, max_, min_, select
 from .shape import broadcast_in_dim, concatenate, expand_dims, iota, reshape
 
@@ -37,15 +36,6 @@ def _ds_aval(x, *starts, slice_sizes):
     return ShapedArray(slice_sizes, x.dtype)
 
 
-def _ds_jvp(primals, tangents, *, slice_sizes):
-    x, *starts = primals
-    t = tangents[0]
-    ans = dynamic_slice_p.bind(x, *starts, slice_sizes=slice_sizes)
-    if is_zero(t):
-        return ans, _zero_like(ans)
-    return ans, dynamic_slice_p.bind(t, *starts, slice_sizes=slice_sizes)
-
-
 def _ds_transpose(ct, x, *starts, slice_sizes):
     zeros = full(x.aval.shape, 0, x.aval.dtype)
     return [dynamic_update_slice_p.bind(zeros, ct, *starts)] + [None] * len(starts)
@@ -65,8 +55,7 @@ def _ds_batch(args, dims, *, slice_sizes):
 
 dynamic_slice_p.impl = _ds_impl
 dynamic_slice_p.abstract_eval = _ds_aval
-dynamic_slice_p.jvp = _ds_jvp
-deftranspose(dynamic_slice_p, _ds_transpose, argnums=(0,))
+deflinear(dynamic_slice_p, _ds_transpose, argnums=(0,))
 dynamic_slice_p.batch = _ds_batch
 
 
@@ -93,15 +82,6 @@ def _dus_aval(x, upd, *starts):
     return ShapedArray(x.shape, x.dtype)
 
 
-def _dus_jvp(primals, tangents):
-    x, upd, *starts = primals
-    tx, tu = tangents[:2]
-    ans = dynamic_update_slice_p.bind(x, upd, *starts)
-    if is_zero(tx) and is_zero(tu):
-        return ans, _zero_like(ans)
-    return ans, dynamic_update_slice_p.bind(instantiate(tx), instantiate(tu), *starts)
-
-
 def _dus_transpose(ct, x, upd, *starts):
     ua = aval_of(upd)
     cx = dynamic_update_slice_p.bind(ct, full(ua.shape, 0, ua.dtype), *starts) \
@@ -126,8 +106,7 @@ def _dus_batch(args, dims):
 
 dynamic_update_slice_p.impl = _dus_impl
 dynamic_update_slice_p.abstract_eval = _dus_aval
-dynamic_update_slice_p.jvp = _dus_jvp
-deftranspose(dynamic_update_slice_p, _dus_transpose, argnums=(0, 1))
+deflinear(dynamic_update_slice_p, _dus_transpose, argnums=(0, 1))
 dynamic_update_slice_p.batch = _dus_batch
 
 
@@ -170,13 +149,6 @@ def _gather_transpose(ct, x, idx):
     return [scatter_add_p.bind(full(x.aval.shape, 0, x.aval.dtype), idx, ct), None]
 
 
-def _gather_jvp(primals, tangents):
-    x, idx = primals
-    t = tangents[0]
-    ans = gather_p.bind(x, idx)
-    return ans, (_zero_like(ans) if is_zero(t) else gather_p.bind(t, idx))
-
-
 def _with_batch_index(idx, size, lead_shape):
     """Indices ``[size, ..., k]`` (batch axis in front) gain the batch position: ``[size, ..., k+1]``."""
     s = shape_of(idx)
@@ -204,8 +176,7 @@ def _gather_batch(args, dims):
 
 gather_p.impl = _gather_impl
 gather_p.abstract_eval = _gather_aval
-gather_p.jvp = _gather_jvp
-deftranspose(gather_p, _gather_transpose, argnums=(0,))
+deflinear(gather_p, _gather_transpose, argnums=(0,))
 gather_p.batch = _gather_batch
 
 
@@ -234,15 +205,6 @@ def _scatter_add_impl(x, idx, upd):
     return out
 
 
-def _scatter_add_jvp(primals, tangents):
-    x, idx, upd = primals
-    tx, _, tu = tangents
-    ans = scatter_add_p.bind(x, idx, upd)
-    if is_zero(tx) and is_zero(tu):
-        return ans, _zero_like(ans)
-    return ans, scatter_add_p.bind(instantiate(tx), idx, instantiate(tu))
-
-
 def _scatter_add_transpose(ct, x, idx, upd):
     return [ct if isinstance(x, UndefinedPrimal) else None, None,
             gather_p.bind(ct, idx) if isinstance(upd, UndefinedPrimal) else None]
@@ -264,8 +226,7 @@ def _scatter_batch(prim):
 
 scatter_add_p.impl = _scatter_add_impl
 scatter_add_p.abstract_eval = _scatter_aval
-scatter_add_p.jvp = _scatter_add_jvp
-deftranspose(scatter_add_p, _scatter_add_transpose, argnums=(0, 2))
+deflinear(scatter_add_p, _scatter_add_transpose, argnums=(0, 2))
 _scatter_batch(scatter_add_p)
 
 scatter_p = Primitive("scatter")   # set; with repeated indices the last update wins
@@ -275,15 +236,6 @@ def _scatter_impl(x, idx, upd):
     out = np.array(x, copy=True)
     out[_index_tuple(out.shape, idx)] = upd
     return out
-
-
-def _scatter_jvp(primals, tangents):
-    x, idx, upd = primals
-    tx, _, tu = tangents
-    ans = scatter_p.bind(x, idx, upd)
-    if is_zero(tx) and is_zero(tu):
-        return ans, _zero_like(ans)
-    return ans, scatter_p.bind(instantiate(tx), idx, instantiate(tu))
 
 
 def _scatter_transpose(ct, x, idx, upd):
@@ -308,8 +260,7 @@ def _scatter_transpose(ct, x, idx, upd):
 
 scatter_p.impl = _scatter_impl
 scatter_p.abstract_eval = _scatter_aval
-scatter_p.jvp = _scatter_jvp
-deftranspose(scatter_p, _scatter_transpose, argnums=(0, 2))
+deflinear(scatter_p, _scatter_transpose, argnums=(0, 2))
 _scatter_batch(scatter_p)
 
 
@@ -344,8 +295,6 @@ def _batched_dynamic_update_slice(x, dx, upd, du, starts, dstarts, size):
     upd = moveaxis(upd, du, size=size)
     idx = _window_indices(shape_of(x)[1:], starts, dstarts, shape_of(upd)[1:], size)
     return scatter_p.bind(x, _with_batch_index(idx, size, None), upd)
-
-
 
 
 def _rows_index(idx, axis):

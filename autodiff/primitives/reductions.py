@@ -3,8 +3,7 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray
 from ..errors import ShapeError
-from ._rules import (defjvp_zero, defleading, deflinear, dtype_of, full, is_zero, shape_of,
-                     shifted, _zero_like)
+from ._rules import defjvp, defjvp_zero, defleading, deflinear, dtype_of, full, shape_of, shifted
 from .elementwise import convert, div, eq, mul
 from .shape import broadcast_in_dim, concatenate, reshape, slice_in_dim, transpose
 
@@ -55,17 +54,13 @@ reduce_min_p = _reducer("reduce_min", lambda x, *, axes: np.min(x, axis=axes))
 
 def _reduce_chooser_jvp(prim):
     # tangent is the mean of the tangents at the locations of the extremum (ties share)
-    def jvp(primals, tangents, *, axes):
-        (x,), (t,) = primals, tangents
-        ans = prim.bind(x, axes=axes)
-        if is_zero(t):
-            return ans, _zero_like(ans)
+    def jvp(t, ans, x, *, axes):
         shape = shape_of(x)
         kept = tuple(i for i in range(len(shape)) if i not in axes)
         loc = convert(eq(x, broadcast_in_dim(ans, shape, kept)), dtype_of(x))
         counts = reduce_sum(loc, axes)
-        return ans, div(reduce_sum(mul(t, loc), axes), counts)
-    prim.jvp = jvp
+        return div(reduce_sum(mul(t, loc), axes), counts)
+    defjvp(prim, jvp)
 
 
 _reduce_chooser_jvp(reduce_max_p)
@@ -74,13 +69,9 @@ _reduce_chooser_jvp(reduce_min_p)
 reduce_prod_p = _reducer("reduce_prod", lambda x, *, axes: np.prod(x, axis=axes, dtype=np.asarray(x).dtype))
 
 
-def _reduce_prod_jvp(primals, tangents, *, axes):
+def _reduce_prod_jvp(t, ans, x, *, axes):
     # d Πx = Σ_i dx_i Π_{j≠i} x_j; the products of the others come from exclusive
     # cumulative products from both ends, so zeros in x are handled exactly.
-    (x,), (t,) = primals, tangents
-    ans = reduce_prod_p.bind(x, axes=axes)
-    if is_zero(t):
-        return ans, _zero_like(ans)
     shape = shape_of(x)
     kept = tuple(i for i in range(len(shape)) if i not in axes)
     perm = kept + tuple(axes)
@@ -92,14 +83,14 @@ def _reduce_prod_jvp(primals, tangents, *, axes):
     tr = reshape(tt, kept_shape + (n,))
     ax = len(kept_shape)
     if n == 0:
-        return ans, full(kept_shape, 0, dtype_of(x))
+        return full(kept_shape, 0, dtype_of(x))
     one = full(kept_shape + (1,), 1, dtype_of(x))
     left = concatenate([one, slice_in_dim(cumprod(xr, ax), 0, n - 1, ax)], ax)
     right = concatenate([slice_in_dim(cumprod(xr, ax, reverse=True), 1, n, ax), one], ax)
-    return ans, reduce_sum(mul(tr, mul(left, right)), (ax,))
+    return reduce_sum(mul(tr, mul(left, right)), (ax,))
 
 
-reduce_prod_p.jvp = _reduce_prod_jvp
+defjvp(reduce_prod_p, _reduce_prod_jvp)
 
 reduce_and_p = _reducer("reduce_and", lambda x, *, axes: np.all(x, axis=axes))
 defjvp_zero(reduce_and_p)

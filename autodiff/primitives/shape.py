@@ -114,8 +114,19 @@ def transpose(x, permutation):
     return transpose_p.bind(x, permutation=permutation)
 
 
-squeeze_p = Primitive("squeeze")
-squeeze_p.impl = lambda x, *, dimensions: np.squeeze(x, axis=dimensions)
+def _unit_axes(name, impl, aval):
+    """A primitive that removes or inserts size-1 axes (``dimensions``): linear, its
+    transpose a reshape back, batched by shifting the axes. Returns ``(primitive, op)``."""
+    p = Primitive(name)
+    p.impl, p.abstract_eval = impl, aval
+    deflinear(p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
+    defleading(p, shifted("dimensions"))
+
+    def op(x, dimensions):
+        dimensions = tuple(sorted(int(d) for d in dimensions))
+        return p.bind(x, dimensions=dimensions) if dimensions else x
+    op.__name__ = name
+    return p, op
 
 
 def _squeeze_aval(x, *, dimensions):
@@ -123,24 +134,6 @@ def _squeeze_aval(x, *, dimensions):
         if x.shape[d] != 1:
             raise ShapeError(f"squeeze: dimension {d} of shape {x.shape} is not 1")
     return ShapedArray(tuple(s for i, s in enumerate(x.shape) if i not in dimensions), x.dtype)
-
-
-squeeze_p.abstract_eval = _squeeze_aval
-deflinear(squeeze_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
-
-
-defleading(squeeze_p, shifted("dimensions"))
-
-
-def squeeze(x, dimensions):
-    dimensions = tuple(sorted(int(d) for d in dimensions))
-    if not dimensions:
-        return x
-    return squeeze_p.bind(x, dimensions=dimensions)
-
-
-expand_dims_p = Primitive("expand_dims")
-expand_dims_p.impl = lambda x, *, dimensions: np.expand_dims(x, dimensions)
 
 
 def _expand_dims_aval(x, *, dimensions):
@@ -151,18 +144,10 @@ def _expand_dims_aval(x, *, dimensions):
     return ShapedArray(shape, x.dtype)
 
 
-expand_dims_p.abstract_eval = _expand_dims_aval
-deflinear(expand_dims_p, lambda ct, x, *, dimensions: [reshape(ct, x.aval.shape)])
-
-
-defleading(expand_dims_p, shifted("dimensions"))
-
-
-def expand_dims(x, dimensions):
-    dimensions = tuple(sorted(int(d) for d in dimensions))
-    if not dimensions:
-        return x
-    return expand_dims_p.bind(x, dimensions=dimensions)
+squeeze_p, squeeze = _unit_axes("squeeze", lambda x, *, dimensions: np.squeeze(x, axis=dimensions),
+                                _squeeze_aval)
+expand_dims_p, expand_dims = _unit_axes(
+    "expand_dims", lambda x, *, dimensions: np.expand_dims(x, dimensions), _expand_dims_aval)
 
 
 concatenate_p = Primitive("concatenate")
