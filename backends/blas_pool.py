@@ -1,7 +1,7 @@
 """GEMM inside jitted kernels: numpy's own OpenBLAS, split across a small pool of our threads.
 
 Kernels call :func:`matmul_into` for every float matrix product. Large products are cut
-into panels of the output (row panels, or column panels when the output is wide) and a
+into panels of the output (column panels, or row panels when C is narrow) and a
 shared atomic counter hands the panels out: the calling thread and a few native worker
 threads each take the next free panel and compute it with *single-threaded* GEMM, until
 none is left. A worker the operating system has not scheduled takes no panel, so a core
@@ -37,6 +37,7 @@ import ctypes
 import glob
 import os
 import threading
+import time
 
 import numpy as np
 from llvmlite import binding as llvm
@@ -360,11 +361,6 @@ def _gemm_any(a, b, out, flags):
         _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
         _threads_local(prev)
         return
-    if _acas(s, _BUSY, 0, 1) != 0:         # another thread's product holds the pool
-        _aadd(s, _BUSYFALLBACK, 1)
-        _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
-        _threads_local(prev)
-        return
     # Panels: ~4 per thread (a stalled thread holds at most a quarter of its share).
     # Column panels of C when it has >= 128 columns: each panel call packs A again but B
     # only for its own columns, and measured here 64-column panels of a 256x784 @ 784x512
@@ -374,6 +370,15 @@ def _gemm_any(a, b, out, flags):
     side = n if split == 1 else m
     ps = max(PANEL_MIN, -(-side // (4 * use)))
     npan = -(-side // ps)
+    if npan < 2:                           # one panel: nothing to share
+        _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
+        _threads_local(prev)
+        return
+    if _acas(s, _BUSY, 0, 1) != 0:         # another thread's product holds the pool
+        _aadd(s, _BUSYFALLBACK, 1)
+        _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
+        _threads_local(prev)
+        return
     _astore(s, _ITEM, item)
     _astore(s, _TA, 1 if ta else 0)
     _astore(s, _TB, 1 if tb else 0)
@@ -522,6 +527,11 @@ def _start_workers(n):
                 break                       # no more threads: the pool works with fewer
             detach(tid.value)
             _started += 1
+        # a worker counts itself in when it runs: wait for that (microseconds), so the
+        # next product already sees it (up to 1 s: a starved machine just starts later)
+        deadline = time.monotonic() + 1.0
+        while _STATE[_WORKERS] < _started and time.monotonic() < deadline:
+            time.sleep(0.0002)
 
 
 def set_threads(value, mode=MODE_POOL, min_flops=None):
