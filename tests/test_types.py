@@ -1,8 +1,8 @@
 """The public transforms are typed: a user's annotated script passes ``mypy --strict``, and
 the same script with mistakes fails with the errors expected on the lines that say so.
 
-mypy reads ``autodiff``, ``autodiff.api`` and ``autodiff.jit`` (the annotated public
-surface) and treats the other modules as untyped (``follow_imports = skip``), as a user's
+mypy reads ``autodiff``, ``autodiff.api``, ``autodiff.batching``, ``autodiff.jacobians`` and
+``autodiff.jit`` (the annotated public surface) and treats the other modules as untyped (``follow_imports = skip``), as a user's
 mypy sees a library whose annotations are still being written.
 """
 import os
@@ -30,6 +30,12 @@ follow_imports = silent
 follow_imports = silent
 
 [mypy-autodiff.jit]
+follow_imports = silent
+
+[mypy-autodiff.batching]
+follow_imports = silent
+
+[mypy-autodiff.jacobians]
 follow_imports = silent
 """
 

@@ -1,0 +1,210 @@
+"""``vmap``: the batching transform's user API (in-axes and out-axes specs, their errors).
+
+The batch rules live with their primitives; :mod:`autodiff.transforms.vmap` evaluates a
+jaxpr with them. This module traces the user's function, checks the axis specs against the
+arguments, and evaluates the batched program.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> ad.vmap(lambda r: anp.dot(r, r))(np.arange(6.0).reshape(3, 2))
+array([ 1., 13., 41.])
+"""
+import functools
+from typing import Any, Callable, Optional
+
+import numpy as np
+
+from . import primitives as P
+from .api import Transformed, _P, _R, _outputs, as_array
+from .core import get_aval, trace_flat, user_source
+from .errors import ConcretizationError, ShapeError
+from .transforms.partial_eval import dce_closed
+from .transforms.vmap import batch_eval, matchaxis
+from .tree_util import broadcast_prefix, tree_flatten, tree_structure, tree_unflatten
+
+__all__ = ["vmap"]
+
+# ----------------------------------------------------------------------------
+# vmap
+# ----------------------------------------------------------------------------
+
+def _axes_spec_error(what, spec, detail):
+    return ValueError(f"vmap: {what}={spec!r} {detail}. {what} is an int, None, or a pytree "
+                      f"prefix of the {'arguments' if what == 'in_axes' else 'outputs'} with "
+                      f"ints and Nones at its leaves.")
+
+
+def _check_axes_leaves(spec, what):
+    from .tree_util import tree_leaves
+    for d in tree_leaves(spec):
+        if d is not None and (isinstance(d, bool) or not isinstance(d, (int, np.integer))):
+            raise TypeError(f"vmap: {what} entries must be int or None, got {d!r}")
+
+
+def _in_dims(in_axes, args):
+    """One batch axis (int or None, not yet normalized) per flat leaf of ``args``."""
+    spec = tuple(in_axes) if isinstance(in_axes, list) else in_axes
+    if isinstance(spec, tuple):
+        if len(spec) != len(args):
+            raise _axes_spec_error(
+                "in_axes", in_axes, f"has {len(spec)} entries but the function got {len(args)} "
+                f"positional argument{'s' if len(args) != 1 else ''}")
+    else:
+        spec = (spec,) * len(args)
+    _check_axes_keys(spec, tuple(args), "in_axes")
+    try:
+        return broadcast_prefix(spec, tuple(args))
+    except ValueError as err:
+        raise _axes_spec_error("in_axes", in_axes, f"does not match the arguments ({err})") \
+            from None
+
+
+def _check_axes_keys(spec, tree, what, path=""):
+    """A dict in an axes spec must name exactly the keys of the dict it stands for (a
+    misspelled key would otherwise map nothing, silently)."""
+    if isinstance(spec, dict) and isinstance(tree, dict):
+        if set(spec) != set(tree):
+            unknown = sorted(map(repr, set(spec) - set(tree)))
+            missing = sorted(map(repr, set(tree) - set(spec)))
+            parts = ([f"unknown key(s) {', '.join(unknown)}"] if unknown else []) + \
+                    ([f"missing key(s) {', '.join(missing)}"] if missing else [])
+            raise _axes_spec_error(what, spec, f"at {path or 'the top level'} does not match the "
+                                   f"argument's dict keys {sorted(map(repr, tree))}: "
+                                   + "; ".join(parts))
+        for k in spec:
+            _check_axes_keys(spec[k], tree[k], what, f"{path}[{k!r}]")
+    elif isinstance(spec, (tuple, list)) and isinstance(tree, (tuple, list)) \
+            and len(spec) == len(tree) and not hasattr(spec, "_fields"):
+        for i, (s_, t_) in enumerate(zip(spec, tree)):
+            _check_axes_keys(s_, t_, what, f"{path}[{i}]")
+
+
+def _leaf_owner(args):
+    """For each flat leaf of ``args``: the index of the positional argument it belongs to."""
+    owner = []
+    for i, a in enumerate(args):
+        owner.extend([i] * tree_structure(a).num_leaves)
+    return owner
+
+
+def _trace_unmapped(x):
+    """Unmapped arrays are traced (so ``table[i]`` with a mapped ``i`` records a gather);
+    scalars, other objects and outer tracers reach the function unchanged (so Python
+    control flow on them works and Python numbers stay weakly typed)."""
+    return (isinstance(x, np.ndarray) and x.ndim > 0) or hasattr(x, "__autodiff_array__")
+
+
+def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
+         axis_size: Optional[int] = None) -> Callable[_P, _R]:
+    """Vectorizing map: ``fun`` applied along an axis of its arguments, as one batched program.
+
+    ``in_axes`` / ``out_axes`` are an int (negative counts from the end), ``None``
+    (not mapped: the same value for every batch element; numbers and other Python
+    objects reach ``fun`` unchanged, so Python control flow on them works), or a
+    pytree prefix of the arguments (a tuple with one entry per positional argument) /
+    of the outputs. ``axis_size`` is needed only when no argument is mapped. Nested ``vmap``,
+    ``vmap`` of ``grad`` (per-example gradients) and ``grad`` of ``vmap`` all work.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.vmap(lambda x, y: x * y, in_axes=(0, None))(np.arange(3.0), 2.0)
+    array([0., 2., 4.])
+    >>> ad.vmap(anp.dot, in_axes=(1, None), out_axes=-1)(np.eye(2), np.ones((2, 3))).shape
+    (3, 2)
+    >>> w = np.ones(2); xs = np.arange(6.0).reshape(3, 2)
+    >>> ad.vmap(ad.grad(lambda w, x: anp.sum(w * x) ** 2), in_axes=(None, 0))(w, xs)
+    array([[ 0.,  2.],
+           [20., 30.],
+           [72., 90.]])
+    """
+    _check_axes_leaves(in_axes, "in_axes")
+    _check_axes_leaves(out_axes, "out_axes")
+    if axis_size is not None and (isinstance(axis_size, bool) or int(axis_size) != axis_size
+                                  or axis_size < 0):
+        raise ValueError(f"vmap: axis_size must be a non-negative int, got {axis_size!r}")
+
+    @functools.wraps(fun)
+    def batched(*args, **kwargs):
+        flat, in_tree = tree_flatten(args)
+        dims = _in_dims(in_axes, args)
+        owner = _leaf_owner(args)
+        mapped, mdims, sizes = [], [], []
+        traced = [d is not None or _trace_unmapped(x) for x, d in zip(flat, dims)]
+        for i, (x, d) in enumerate(zip(flat, dims)):
+            if d is None:
+                if traced[i]:
+                    flat[i] = as_array(x)
+                    mapped.append(flat[i])
+                    mdims.append(None)
+                continue
+            x = as_array(x)
+            shape = P.shape_of(x)
+            if not -len(shape) <= d < len(shape):
+                raise ShapeError(
+                    f"vmap: in_axes={d} is out of range for argument {owner[i]}, which has rank "
+                    f"{len(shape)} (shape {shape}); a mapped argument needs an axis to map over",
+                    source=user_source())
+            d = int(d) % len(shape)
+            flat[i] = x
+            mapped.append(x)
+            mdims.append(d)
+            sizes.append((owner[i], d, shape[d]))
+        distinct = {s for _, _, s in sizes}
+        if axis_size is not None:
+            distinct.add(int(axis_size))
+        if not distinct:
+            raise ValueError("vmap: no argument is mapped (every in_axes is None); pass "
+                             "axis_size to say how many copies to make")
+        if len(distinct) > 1:
+            parts = [f"argument {a} has size {s} along axis {d}" for a, d, s in sizes]
+            if axis_size is not None:
+                parts.append(f"axis_size={axis_size}")
+            raise ShapeError("vmap got inconsistent sizes for the mapped axes: "
+                             + "; ".join(parts), source=user_source())
+        size = distinct.pop()
+        avals = []
+        for x, d in zip(mapped, mdims):
+            a = get_aval(x).strip_weak()
+            avals.append(a if d is None else P.ShapedArray(a.shape[:d] + a.shape[d + 1:], a.dtype))
+        box = []
+
+        def flat_fun(*tracers):
+            it = iter(tracers)
+            leaves = [next(it) if t else x for x, t in zip(flat, traced)]
+            out = fun(*tree_unflatten(in_tree, leaves), **kwargs)
+            out_leaves, out_tree = tree_flatten(out)
+            box.append(out_tree)
+            return [as_array(l) for l in out_leaves]
+
+        try:
+            closed = dce_closed(trace_flat(flat_fun, avals, None, name="vmap"))
+        except ConcretizationError as err:
+            if "Inside vmap" in str(err):          # already explained by an inner vmap
+                raise
+            raise ConcretizationError(
+                str(err).split("\n  (at ")[0] + " Inside vmap a value computed from a mapped "
+                "argument stands for the whole batch: it has no single concrete value to "
+                "branch on or to hand to numpy. Use anp functions: anp.where or ad.lax.cond "
+                "for branches, anp.take(a, i) to index a numpy array a with it (or pass a as "
+                "an argument with in_axes=None).", source=err.source) from None
+        out_tree = box[0]
+        outs, odims = batch_eval(closed.jaxpr, closed.consts, mapped, mdims)
+        if out_axes is None or isinstance(out_axes, (int, np.integer)):
+            want = [out_axes] * len(outs)
+        else:
+            try:
+                want = broadcast_prefix(out_axes, tree_unflatten(out_tree, outs))
+            except ValueError as err:
+                raise _axes_spec_error("out_axes", out_axes, f"does not match the outputs "
+                                       f"({err})") from None
+        res = []
+        for i, (o, d, w) in enumerate(zip(outs, odims, want)):
+            what = f"output {i}" if len(outs) > 1 else "the output"
+            if w is not None:
+                nd = len(P.shape_of(o)) + (1 if d is None else 0)
+                if not -nd <= w < nd:
+                    raise ShapeError(f"vmap: out_axes={w} is out of range for {what}, whose "
+                                     f"batched rank is {nd}", source=user_source())
+                w = int(w) % nd
+            res.append(matchaxis(o, d, w, size, what))
+        return _outputs(tree_unflatten(out_tree, res))
+    return Transformed(batched, vmap, fun, dict(in_axes=in_axes, out_axes=out_axes,
+                                                axis_size=axis_size))
