@@ -1,4 +1,6 @@
 """Abstract values: :class:`ShapedArray` (shape, dtype, weak type) and the dtype rules of the IR."""
+import math
+
 import numpy as np
 
 from .errors import DTypeError
@@ -16,21 +18,31 @@ _SHORT = {"float64": "f64", "float32": "f32", "float16": "f16", "int64": "i64", 
           "uint64": "u64", "bool": "bool", "complex128": "c128", "complex64": "c64"}
 
 
+# shape tuple as given (ints, numpy integers) -> the same shape as a tuple of Python ints;
+# numpy integers hash and compare like the ints they hold, so either spelling finds it
+_canonical_shapes = {}
+
+
 class ShapedArray:
     """Abstract value: shape, dtype, and whether the dtype is weak (from a Python scalar)."""
 
     __slots__ = ("shape", "dtype", "weak_type", "_hash")
 
     def __init__(self, shape, dtype, weak_type=False):
-        # built once per traced value: keep the common case (a tuple, a np.dtype) cheap
-        self.shape = tuple(map(int, shape))
+        # built once per traced value (several per equation): keep the common case (a tuple
+        # of ints seen before, a np.dtype) to one dictionary lookup
+        s = _canonical_shapes.get(shape) if shape.__class__ is tuple else None
+        if s is None:
+            s = tuple(map(int, shape))
+            if shape.__class__ is tuple and len(_canonical_shapes) < 4096:
+                _canonical_shapes[shape] = s
+        self.shape = s
         self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
-        self.weak_type = bool(weak_type)
+        self.weak_type = weak_type if weak_type.__class__ is bool else bool(weak_type)
         self._hash = None
 
     ndim = property(lambda self: len(self.shape), doc="Number of dimensions.")
-    size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)),
-                    doc="Number of elements.")
+    size = property(lambda self: math.prod(self.shape), doc="Number of elements.")
 
     def __eq__(self, other):
         return (isinstance(other, ShapedArray) and self.shape == other.shape
@@ -81,12 +93,13 @@ def _scalar_aval(dtype, weak=False):
 
 def is_float_dtype(dtype):
     """Whether ``dtype`` is a real floating-point type."""
-    return np.issubdtype(np.dtype(dtype), np.floating)
+    return (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind == "f"
 
 
 def is_inexact_dtype(dtype):
     """Whether ``dtype`` is floating-point or complex."""
-    return np.issubdtype(np.dtype(dtype), np.inexact)
+    # the dtype's kind, not np.issubdtype (a microsecond per call on every grad)
+    return (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind in "fc"
 
 
 _VALID_KINDS = set("biuf")

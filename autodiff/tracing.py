@@ -427,6 +427,17 @@ def bind(prim, args, params):
             raise type(err)(str(err), source=src) from None
         raise
     if not prim.multiple_results:
+        if trace.__class__ is JaxprTrace:
+            # JaxprTrace.add_eqn for one output, inlined (the tape overrides add_eqn)
+            v = Var(out_avals)
+            e = Eqn(prim, invars, (v,), params, src)
+            trace.eqns.append(e)
+            if trace.concrete:
+                trace.producer[v] = e
+            out = Tracer(trace, v)
+            if state.grad_enabled:
+                return out
+            return _no_grad(prim, [out])[0]
         out = trace.add_eqn(prim, invars, [out_avals], params, src)
         if not state.grad_enabled and trace.level >= 0:   # the tape (level -1) records nothing
             out = _no_grad(prim, out)

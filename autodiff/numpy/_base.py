@@ -80,16 +80,27 @@ def to_output(x):
 
 def npfunc(np_fn=None):
     """Decorator: numpy's own ``np_fn`` on plain inputs, the traced body otherwise."""
+    plain = _PLAIN_TYPES
+
     def deco(f):
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
+            # every anp call under a trace passes here (often twice: dot -> matmul): the
+            # exact types Tracer and the plain ones are told apart without calling _kind
             k = 0
             for a in args:
-                if k < 2:
+                t = a.__class__
+                if t is Tracer:
+                    k = 1
+                elif t not in plain:
                     k = max(k, _kind(a))
-            for a in kwargs.values():
-                if k < 2:
+                    if k == 2:
+                        break
+            if kwargs and k < 2:
+                for a in kwargs.values():
                     k = max(k, _kind(a))
+                    if k == 2:
+                        break
             if k == 0:
                 if np_fn is not None:
                     return np_fn(*args, **kwargs)
@@ -239,11 +250,30 @@ def broadcast_shapes(*shapes):
             full = s
     else:
         return tuple(full) if full is not None else ()
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
+    out = _broadcast_ints(shapes)
+    if out is None:
         raise ShapeError(f"operands could not be broadcast together with shapes "
-                         f"{' '.join(str(tuple(s)) for s in shapes)}", source=user_source()) from None
+                         f"{' '.join(str(tuple(s)) for s in shapes)}", source=user_source())
+    return out
+
+
+def _broadcast_ints(shapes):
+    """numpy's broadcasting of shapes (tuples of ints), or None when they do not broadcast;
+    in Python (np.broadcast_shapes builds arrays: microseconds per call, on every traced
+    binary op between different shapes)."""
+    n = max(len(s) for s in shapes)
+    out = [1] * n
+    for s in shapes:
+        off = n - len(s)
+        for i, d in enumerate(s):
+            d = int(d)
+            o = out[off + i]
+            if d != o:
+                if o == 1:
+                    out[off + i] = d
+                elif d != 1:
+                    return None
+    return tuple(out)
 
 
 def broadcast_to(x, shape):
@@ -251,10 +281,7 @@ def broadcast_to(x, shape):
     xs = shape_of(x)
     if xs == shape:
         return x
-    if len(xs) > len(shape):
-        raise ShapeError(f"cannot broadcast shape {xs} to {shape}", source=user_source())
-    broadcast_shapes(xs, shape)
-    if tuple(np.broadcast_shapes(xs, shape)) != shape:
+    if len(xs) > len(shape) or _broadcast_ints((xs, shape)) != shape:
         raise ShapeError(f"cannot broadcast shape {xs} to {shape}", source=user_source())
     lead = len(shape) - len(xs)
     return P.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))

@@ -1,7 +1,7 @@
 """Rule helpers shared by every primitive family."""
 import numpy as np
 
-from ..core import ShapedArray, UndefinedPrimal, Zero, get_aval, is_float_dtype
+from ..core import ShapedArray, Tracer, UndefinedPrimal, Zero, get_aval, is_float_dtype
 from ..errors import DTypeError, ShapeError
 
 __all__ = ["aval_of", "defbilinear", "defjvp", "defjvp_zero", "defleading", "deflinear",
@@ -15,7 +15,7 @@ __all__ = ["aval_of", "defbilinear", "defjvp", "defjvp_zero", "defleading", "def
 
 
 def aval_of(x):
-    if isinstance(x, (Zero, UndefinedPrimal)):
+    if isinstance(x, (Tracer, Zero, UndefinedPrimal)):
         return x.aval
     return get_aval(x)
 
