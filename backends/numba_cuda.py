@@ -11,7 +11,9 @@ it for a GPU. A program is one Python module:
   each block combines its threads in shared memory, a one-block pass combines the blocks),
   ``block`` (one block per kept element, its threads share the reduced elements, combined
   in shared memory), ``serial`` (one thread per kept element loops over the reduced ones:
-  short reductions, or reductions over different axes in one nest). No warp shuffles (the
+  short reductions, and reductions keeping the innermost axis, whose threads then read
+  consecutive addresses); a nest reducing several axis sets is one kernel per set. No
+  warp shuffles (the
   simulator has none), no atomics: results do not depend on scheduling. Sums accumulate in
   float64 (int64) as on the CPU;
 * a host function (plain Python) allocates the device buffers, launches the kernels in
@@ -448,6 +450,14 @@ class _CudaFn(_Fn):
             nr *= self.D.value[c.domain[k]]
         if not P:
             return "grid"
+        npar = 1
+        for k in P:
+            npar *= self.D.value[c.domain[k]]
+        if max(P) > max(R) and npar >= 4 * _rt().TPB:
+            # the innermost axis is kept (a column sum, a bias gradient over the batch):
+            # a thread per kept element reads consecutive addresses across a warp, where a
+            # block per element would read one column with strided loads
+            return "serial"
         return "block" if nr >= _rt().TPB else "serial"
 
     def red_axes(self, e):
