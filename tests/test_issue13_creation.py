@@ -150,3 +150,13 @@ def test_linspace_with_a_traced_end_point():
     # the traced result has .at too (it is a tracer)
     np.testing.assert_allclose(ad.jit(lambda s: anp.linspace(0.0, s, 3).at[0].set(-s))(2.0),
                                [-2.0, 1.0, 2.0], rtol=1e-15)
+
+
+def test_a_fresh_array_returned_as_is_comes_back_a_plain_ndarray():
+    # convention 2: results are numpy values, also when the output is the creation itself
+    g = ad.jit(lambda s: anp.zeros(3))
+    for s in (1.0, 2.0):                       # the interpreted call, then the kernel
+        out = g(s)
+        assert type(out) is np.ndarray and np.array_equal(out, np.zeros(3))
+    assert type(ad.vmap(lambda s: anp.ones(2))(np.ones(3))) is np.ndarray
+    assert type(ad.jvp(lambda s: anp.ones(2), (1.0,), (1.0,))[0]) is np.ndarray

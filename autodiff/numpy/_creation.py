@@ -69,6 +69,8 @@ class FreshArray(np.ndarray):
     np.float64(6.0)
     """
 
+    _ad_plain_on_output = True      # a traced function's outputs are plain ndarrays
+
     @property
     def at(self):
         """JAX's functional updates, as ``anp.at(x)``."""
