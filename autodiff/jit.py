@@ -892,10 +892,7 @@ class JitFunction(Generic[P, R]):
                 try:
                     entry = _cuda_entry(closed, out_tree, keys, self._dynamic_for(key))
                 except UnsupportedDTypeError as err:     # as on the CPU: the interpreter
-                    entry = _interpreted_entry(closed, out_tree)
-                    entry.reason = str(err)
-                    _log.warning(f"jit({self._name}): {err}; this signature runs on the "
-                                 f"numpy interpreter")
+                    entry = self._dtype_fallback(closed, out_tree, err)
             elif backend == "cpu":
                 from .backends import compile_cache
                 before = compile_cache.stats()
@@ -908,16 +905,7 @@ class JitFunction(Generic[P, R]):
                         entry = _compiled_entry(closed, out_tree, keys, prog=prog,
                                                 kernel=kernel)
                 except UnsupportedDTypeError as err:
-                    # the one lowering error that is not raised: no kernel for a dtype
-                    # (float16 ...), so this signature runs on the interpreter; logged once
-                    # per function, recorded on the entry
-                    entry = _interpreted_entry(closed, out_tree)
-                    entry.reason = str(err)
-                    if not self._dtype_fallback_logged:
-                        self._dtype_fallback_logged = True
-                        _log.warning(f"jit({self._name}): {err}; this signature runs on the "
-                                     f"numpy interpreter (cast the inputs to a supported "
-                                     f"dtype for a compiled kernel)")
+                    entry = self._dtype_fallback(closed, out_tree, err)
                 if explain and entry is not None and entry.state == "pending":
                     _log.warning(f"jit({self._name}): kernel compiling in the background; "
                                  f"this call runs on the interpreter")
@@ -945,6 +933,19 @@ class JitFunction(Generic[P, R]):
             return entry.call(*leaves)
         finally:
             submit()
+
+    def _dtype_fallback(self, closed, out_tree, err):
+        """The one lowering error jit does not raise: the backend has no kernel for a dtype
+        (``UnsupportedDTypeError``: float16 ...). This signature runs on the interpreter; the
+        entry records why, and the first such signature of this function logs it."""
+        entry = _interpreted_entry(closed, out_tree)
+        entry.reason = str(err)
+        if not self._dtype_fallback_logged:
+            self._dtype_fallback_logged = True
+            _log.warning(f"jit({self._name}): {err}; this signature runs on the numpy "
+                         f"interpreter (cast the inputs to a supported dtype for a compiled "
+                         f"kernel)")
+        return entry
 
     def _pending_entry(self, key, closed, out_tree, keys, prog):
         """An interpreted entry now; the compiled one replaces it when the kernel is ready."""
