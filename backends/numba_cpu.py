@@ -1030,17 +1030,21 @@ def _op_dot_general(ctx):
 
     single = B == "1"          # no batch: 2-D operands, no reshape when they are 2-D already
 
-    def view(name, rank, first, second):
+    def view(name, rank, first, second, groups):
+        """``name`` as (B,) first x second; ``groups``: how many of its axes make ``first``
+        and ``second`` (a rank-2 array is its own view only when that is one and one: a
+        (4, 4) output of a (1, 6) @ (6, 16) product is not)."""
         if single:
-            return name if rank == 2 else f"{name}.reshape(({first}, {second}))"
+            return name if rank == 2 and groups == (1, 1) else \
+                f"{name}.reshape(({first}, {second}))"
         return f"{name}.reshape(({B}, {first}, {second}))"
 
-    def operand(name, order_mk, order_km, rank, first, second, base):
+    def operand(name, order_mk, order_km, rank, first, second, base, groups):
         """A (B, first, second) view of ``name``, transposed if its axes are (B, second, first)."""
         if order_mk == list(range(rank)):
-            return view(name, rank, first, second), False
+            return view(name, rank, first, second, groups), False
         if order_km == list(range(rank)):
-            return view(name, rank, second, first), True
+            return view(name, rank, second, first, groups[::-1]), True
         # a transposed copy (explicit loops: np.transpose + ascontiguousarray costs Numba
         # seconds of compile time)
         t = fb.tmp(base)
@@ -1052,10 +1056,12 @@ def _op_dot_general(ctx):
             for k, i in enumerate(order_mk):
                 src[i] = J[k]
             ctx.emit(f"{t}[{', '.join(J)}] = {name}[{', '.join(src)}]")
-        return view(t, rank, first, second), False
+        return view(t, rank, first, second, groups), False
 
-    xa, xt = operand(X, list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr, M, K, "xd")
-    ya, yt = operand(Y, list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr, K, N, "yd")
+    xa, xt = operand(X, list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr, M, K, "xd",
+                     (len(xf), len(xc)))
+    ya, yt = operand(Y, list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr, K, N, "yd",
+                     (len(yc), len(yf)))
     # which operands BLAS reads transposed (threads: blas_pool, at run time)
     flags = int(xt) + 2 * int(yt)
     ctx.alloc(0)

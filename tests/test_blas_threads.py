@@ -243,3 +243,23 @@ def test_eigh_and_gemm_use_numpys_one_openblas():
     assert "SAME True True" in r.stdout, (r.stdout, r.stderr[-2000:])
     libs = eval(r.stdout.split("LIBS", 1)[1].strip())
     assert libs == [blas_pool.BLAS.split(":")[0]], libs
+
+
+# Contractions whose operands or output are rank 2 but grouped otherwise than one axis per
+# side: a (6,) . (6, 4, 4) product is a (1, 6) @ (6, 16) GEMM writing a (4, 4) output, which
+# must be viewed as (1, 16) (it was passed as it is, and BLAS wrote garbage).
+REGROUPED = [((6,), (6, 4, 4), 1), ((4, 4), (4, 4, 5), 2), ((2, 3), (2, 3), 2),
+             ((2, 3), (2, 3, 4), 2), ((4, 2, 3), (2, 3), ([1, 2], [0, 1])),
+             ((2, 3, 6), (6,), 1), ((5,), (5, 3), 1)]
+_tensordot = {}
+
+
+@pytest.mark.parametrize("xs,ys,axes", REGROUPED, ids=[f"{a}.{b}" for a, b, _ in REGROUPED])
+def test_regrouped_contractions_match_numpy(xs, ys, axes):
+    from jit_util import assert_compiled
+    rng = np.random.default_rng(len(xs) + len(ys))
+    x, y = rng.normal(size=xs), rng.normal(size=ys)
+    key = str(axes)
+    f = _tensordot.setdefault(key, ad.jit(lambda a, b: anp.tensordot(a, b, axes=axes)))
+    out = assert_compiled(f, x, y)
+    np.testing.assert_allclose(out, np.tensordot(x, y, axes=axes), rtol=1e-12, atol=1e-12)
