@@ -1066,7 +1066,7 @@ def _op_dot_general(ctx):
     flags = int(xt) + 2 * int(yt)
     ctx.alloc(0)
     if single:
-        ov = view(O, len(o.aval.shape), M, N)
+        ov = view(O, len(o.aval.shape), M, N, (len(xf), len(yf)))
         ctx.emit(f"matmul_into({xa}, {ya}, {ov}, np.int64({flags}))")
         return
     xv, yv = fb.tmp("a"), fb.tmp("b")
