@@ -52,7 +52,7 @@ import threading
 
 import numpy as np
 
-from ..core import ClosedJaxpr, DropVar, Jaxpr, Literal
+from ..core import ClosedJaxpr, Jaxpr, Literal
 from ..errors import UnsupportedError
 try:
     from ..errors import UnsupportedDTypeError
@@ -692,7 +692,7 @@ class _CudaFn(_Fn):
         """The one-block pass combining the blocks' partial results of a grid reduction."""
         kind, acc_dt = ri["kind"], ri["acc_dt"]
         val = "_sh[0]" if acc_dt == ri["dt_out"] else self.cast("_sh[0]", ri["dt_out"])
-        ln = [f"def «K»(_P, _O, _nb):",
+        ln = ["def «K»(_P, _O, _nb):",
               f"    _sh = cuda.shared.array(_TPB, {self.mod.type_name(acc_dt)})",
               "    _tx = cuda.threadIdx.x",
               f"    _a = {ri['init']}",
@@ -1031,8 +1031,8 @@ def _clip_lines(names, reads, sizes):
     return lines
 
 
-def _gather_parts(ctx, upd_i=None):
-    x, idx = ctx.invar(0), ctx.invar(1)
+def _gather_parts(ctx):
+    idx = ctx.invar(1)
     k = idx.aval.shape[-1]
     xd, idd = ctx.dims_in(0), ctx.dims_in(1)
     return k, xd, idd[:-1], xd[k:], " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
@@ -1146,7 +1146,7 @@ def _op_argext(kind):
         def body(I):
             # the first extreme wins; the first NaN wins over everything (numpy)
             cond = f"(_v {cmp} _best)" + (" or (_v != _v and _best == _best)" if nan else "")
-            return [f"_bi = 0", f"if {d[axis]} > 0:",
+            return ["_bi = 0", f"if {d[axis]} > 0:",
                     f"    _best = {X}[{_lane(I, axis, '0')}]",
                     f"    for _k in range(1, {d[axis]}):",
                     f"        _v = {X}[{_lane(I, axis, '_k')}]",

@@ -24,7 +24,7 @@ import autodiff as ad  # noqa: E402
 import autodiff.numpy as anp  # noqa: E402
 from autodiff import lax  # noqa: E402
 from autodiff import primitives as P  # noqa: E402
-from autodiff.core import ClosedJaxpr, Jaxpr  # noqa: E402
+from autodiff.core import ClosedJaxpr, Jaxpr, primitives  # noqa: E402
 
 F64, F32 = np.float64, np.float32
 
@@ -88,7 +88,6 @@ BINARY = ["add", "sub", "mul", "div", "pow", "max", "min", "atan2", "mod", "floo
 
 
 def _unary(name):
-    from autodiff.core import primitives
     prim = primitives[name]
     lo, hi = DOMAIN.get(name, (-3.0, 3.0))
     x = u((3, 4), F64, lo, hi)
@@ -98,7 +97,6 @@ def _unary(name):
 
 
 def _binary(name):
-    from autodiff.core import primitives
     prim = primitives[name]
     lo = 0.2 if name == "pow" else -3.0
     x, y = u((3, 4), F64, lo, 3.0, 1), u((3, 4), F64, lo, 3.0, 2)
@@ -111,7 +109,6 @@ def _binary(name):
 
 
 def _bitwise(name):
-    from autodiff.core import primitives
     prim = primitives[name]
     b = np.array([True, False, True, False])
     return (lambda b, c, i, j: (prim.bind(b, c), prim.bind(i, j))), \
@@ -180,7 +177,6 @@ def _cases():
     for n in ("reshape", "squeeze", "expand_dims"):
         c[n] = _case(resh, (x34,), name=n)
     for n in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
-        from autodiff.core import primitives
         prim = primitives[n]
         xx = u((3, 40), F64, 0.5, 1.5)
         xx[1, 3] = np.nan if n in ("reduce_max", "reduce_min") else xx[1, 3]
@@ -189,12 +185,10 @@ def _cases():
                                               prim.bind(anp.exp(x), axes=(1,))),
                      (xx, u((7,), F32, 0.5, 1.5)), name=n)
     for n in ("reduce_and", "reduce_or"):
-        from autodiff.core import primitives
         prim = primitives[n]
         c[n] = _case(lambda b, prim=prim: (prim.bind(b, axes=(1,)), prim.bind(b, axes=(0, 1))),
                      (x34 > -1.0,), name=n)
     for n in ("argmax", "argmin"):
-        from autodiff.core import primitives
         prim = primitives[n]
         c[n] = _case(lambda x, prim=prim: (prim.bind(x, axis=1, index_dtype=np.dtype(np.int64)),
                                            prim.bind(x, axis=0, index_dtype=np.dtype(np.int32))),
@@ -211,7 +205,6 @@ def _cases():
                                 mm(d, d, (((1,), (2,)), ((0,), (0,))))),
         (u((3, 5)), u((5, 6), seed=1), u((2, 5), seed=2), u((2, 3, 3), seed=4), x5), rtol=1e-10)
     for n in ("cumsum", "cumprod", "cummax", "cummin"):
-        from autodiff.core import primitives
         prim = primitives[n]
         xc = u((3, 4), F64, 0.5, 1.5)
         xc[1, 1] = np.nan
@@ -282,9 +275,8 @@ NOT_TRACEABLE = {"_copy": "an internal copy the planner inserts, covered by ever
 
 
 def _registry():
-    from autodiff.backends.plan import LOWERINGS
-    from autodiff.backends import numba_cpu  # noqa: F401  (registers the records)
-    return sorted(LOWERINGS)
+    from autodiff.backends import numba_cpu
+    return sorted(numba_cpu.LOWERINGS)
 
 
 @pytest.mark.parametrize("name", _registry())
