@@ -107,6 +107,11 @@ def _op_pure_callback(ctx):
             ctx.emit(f"{', '.join(names)}, = {host}({key}{args})")
         else:
             ctx.emit(f"{host}({key}{args})")
+    if len(names) > 1:
+        # numba's with-lifting refuses a declared result nothing reads after the block
+        # ("Invalid type annotation on non-outgoing variables"): a result the program does
+        # not use (one of several) is read here once
+        ctx.emit(f"{ctx.fb.tmp('keep')} = ({', '.join(names)},)")
 
 
 _cpu._lowering("pure_callback", "opaque", emit=_op_pure_callback, dims=_cpu._no_dims, cost=100)

@@ -330,3 +330,22 @@ def test_device_put_is_the_identity_on_the_cpu_and_array_is_a_type():
     kinds = []
     ad.jit(lambda v: kinds.append(isinstance(v, ad.Array)) or v)(x)
     assert kinds == [True]
+
+
+def test_pure_callback_with_several_results_one_unused_under_jit():
+    # numba refuses an object-mode result nothing reads after the block; the emitter reads
+    # every result once. Two callbacks in one kernel: each keeps its own results.
+    from jit_util import assert_compiled
+
+    def host(x):
+        return np.sin(x), np.cos(x)
+
+    def f(x):
+        spec = (ad.ShapeDtypeStruct(x.shape, x.dtype),) * 2
+        a, _ = ad.pure_callback(host, spec, x)
+        c, d = ad.pure_callback(host, spec, 2.0 * x)
+        return a * 2.0 + d
+
+    x = np.array([0.1, 0.7, -1.2])
+    out = assert_compiled(ad.jit(f), x)
+    np.testing.assert_allclose(out, 2.0 * np.sin(x) + np.cos(2.0 * x), rtol=1e-15)
