@@ -418,7 +418,7 @@ class _LinearizedProgram:
     """
 
     __slots__ = ("source", "known", "unknown", "n_res", "n_t", "_lin", "_transposed",
-                 "grad_enabled", "compiled")
+                 "grad_enabled", "compiled", "shared")
 
     def __init__(self, closed, nonzeros, n_out):
         from .core import Jaxpr, trace_state
@@ -433,6 +433,7 @@ class _LinearizedProgram:
         self.known, self.unknown, self.n_res, self.n_t = lin.known, lin.unknown, lin.n_res, lin.n_t
         self._transposed = None
         self.compiled = {}
+        self.shared = False              # True once in _LIN_CACHE (later calls reuse it)
 
     def transposed(self):
         if self._transposed is None:
@@ -502,6 +503,7 @@ def _linearized_program(closed, nonzeros, n_out):
     prog = _LIN_CACHE.get(key)
     if prog is None:
         prog = _LinearizedProgram(closed, nonzeros, n_out)
+        prog.shared = True
         _LIN_CACHE.put(key, prog)
     return prog
 
@@ -537,8 +539,13 @@ class _Linearized:
 
     def backward(self, cts_flat):
         """Cotangents of every flat input (zeros for non-differentiated ones)."""
-        cts = _run_program(self.program, "transposed", self.program.transposed(),
-                           list(self.residuals) + list(cts_flat))
+        prog = self.program
+        args = list(self.residuals) + list(cts_flat)
+        if prog.shared or prog._transposed is not None or \
+                not all(is_concrete(a) for a in args):
+            cts = _run_program(prog, "transposed", prog.transposed(), args)
+        else:
+            cts = self._backward_on_values(cts_flat)
         it = iter(cts)
         out = []
         for nz, a in zip(self.nonzeros, self.in_avals):
@@ -547,6 +554,25 @@ class _Linearized:
             else:
                 out.append(np.zeros(a.shape, a.dtype))
         return out
+
+    def _backward_on_values(self, cts_flat):
+        # A program no later call reuses (its trace holds per-call callables, as custom_vjp
+        # rules do, so it is not cached): the backward pass runs once, on the values (or on
+        # concrete tracers of an outer grad, which record it), rather than being traced to
+        # a jaxpr and interpreted. A custom_vjp's bwd then sees concrete residuals and
+        # cotangents, so Python control flow on them works (as the primal body under grad);
+        # under jit it is traced abstractly as before.
+        from .core import trace_state
+        from .transforms.reverse import backward
+        prog = self.program
+        old, trace_state.grad_enabled = trace_state.grad_enabled, prog.grad_enabled
+        try:
+            with np.errstate(all="ignore"):      # as the straight-line programs
+                cts = backward(prog._lin, self.residuals, list(cts_flat))
+        finally:
+            trace_state.grad_enabled = old
+        cts = [P.instantiate(c) for c in cts]
+        return [c if isinstance(c, Tracer) else np.asarray(c) for c in cts]
 
     def forward(self, tangents_flat):
         uj = self.unknown
