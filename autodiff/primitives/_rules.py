@@ -15,16 +15,25 @@ __all__ = ["aval_of", "defbilinear", "defjvp", "defjvp_zero", "defleading", "def
 
 
 def aval_of(x):
+    """The abstract value of a value, tracer, ``Zero`` or ``UndefinedPrimal``."""
     if isinstance(x, (Tracer, Zero, UndefinedPrimal)):
         return x.aval
     return get_aval(x)
 
 
 def shape_of(x):
+    """The shape of a value or tracer (no aval built for a plain ndarray)."""
+    if x.__class__ is np.ndarray:      # no aval built just to read it (grad's input checks)
+        return x.shape
     return aval_of(x).shape
 
 
 def dtype_of(x):
+    """The dtype of a value or tracer."""
+    if x.__class__ is np.ndarray:
+        if x.dtype.kind not in "biuf":
+            get_aval(x)                # the error an unsupported dtype gets
+        return x.dtype
     return aval_of(x).dtype
 
 
@@ -50,6 +59,7 @@ def instantiate(t, aval=None):
 
 
 def is_zero(t):
+    """Whether ``t`` is a symbolic zero tangent/cotangent (:class:`~autodiff.core.Zero`)."""
     return isinstance(t, Zero)
 
 
@@ -59,6 +69,7 @@ def _zero_like(x):
 
 
 def tangent_dtype(dtype):
+    """The dtype of ``dtype``'s tangents: itself for floats, float32 otherwise."""
     return np.dtype(dtype) if is_float_dtype(dtype) else np.dtype(np.float32)
 
 
@@ -164,6 +175,7 @@ def defbilinear(prim, lhs_rule, rhs_rule, apply=None):
            lambda g, ans, x, y, **params: apply(x, g, ans, **params))
 
     def transpose(ct, x, y, **params):
+        """``x`` with its axes permuted (no equation for the identity)."""
         if isinstance(x, UndefinedPrimal):
             assert not isinstance(y, UndefinedPrimal), f"{prim.name} of two linear values"
             return [lhs_rule(ct, x, y, **params), None]
@@ -245,20 +257,24 @@ def defvectorized(prim):
 # ============================================================================
 
 def full(shape, value, dtype):
+    """``value`` broadcast to ``shape`` with ``dtype`` (one ``broadcast_in_dim`` of a scalar)."""
     return broadcast_in_dim(scalar(value, dtype), tuple(shape), ())
 
 
 def zeros_like(x):
+    """Zeros of the shape and dtype of ``x``."""
     a = aval_of(x)
     return full(a.shape, 0, a.dtype)
 
 
 def ones_like(x):
+    """Ones of the shape and dtype of ``x``."""
     a = aval_of(x)
     return full(a.shape, 1, a.dtype)
 
 
 def full_like(x, v):
+    """``v`` in the shape and dtype of ``x``."""
     a = aval_of(x)
     return full(a.shape, v, a.dtype)
 
@@ -268,6 +284,8 @@ def _b(prim):
         x, y = _coerce_pair(x, y)
         return prim.bind(x, y)
     op.__name__ = prim.name
+    op.__doc__ = (f"``{prim.name}`` of two operands (Python numbers take the other's dtype, a "
+                  f"rank-0 operand broadcasts): binds ``{prim.name}_p``.")
     return op
 
 
@@ -275,6 +293,7 @@ def _u(prim):
     def op(x):
         return prim.bind(x)
     op.__name__ = prim.name
+    op.__doc__ = f"``{prim.name}`` of one operand: binds ``{prim.name}_p``."
     return op
 
 # Names used only when a rule runs, from families imported after this one
