@@ -128,6 +128,7 @@ class ProgramCache:
             self._evict(self.capacity)
 
     def pop(self, key, default=None):
+        """Remove ``key``'s entry and return it (``default`` when there is none)."""
         with self.lock:
             return self.table.pop(key, default)
 

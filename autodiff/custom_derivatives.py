@@ -318,7 +318,9 @@ def _custom_vjp_call_jvp(primals, tangents, *, call_jaxpr, fwd, bwd, num_consts,
 
 
 def custom_lin_forward(*args, num_res, num_consts, call_jaxpr, bwd, out_avals):
-    # forward-mode evaluation of the linear map: the true derivative of the function
+    """What a ``custom_lin`` equation computes when evaluated forward: the tangent outputs
+    of the function's own jvp at the primals (the true derivative; ``bwd`` is its
+    transpose, used in reverse mode)."""
     from .transforms.jvp import jvp_eval
     rest = args[num_res:]
     n = (len(rest) - num_consts) // 2

@@ -236,6 +236,7 @@ def _atoms_only(t):
 
 
 def param_key(v, shapes):
+    """A hashable, structural key of an equation parameter (sizes dropped when ``shapes`` is false)."""
     tv = type(v)
     if tv in _ATOM_TYPES:
         return v
@@ -302,6 +303,7 @@ def _jaxpr_key(jaxpr, shapes):
 # ----------------------------------------------------------------------------
 
 def var_namer():
+    """A namer for printing: ``a``, ``b``, ... in first-seen order for the Vars of one program."""
     names = {}
 
     def name(v):
@@ -332,6 +334,7 @@ def var_namer():
 
 
 def pp_param(v, name, indent):
+    """The printed form of parameter ``name``'s value ``v`` (sub-jaxprs indented)."""
     if isinstance(v, ClosedJaxpr):
         v = v.jaxpr
     if isinstance(v, Jaxpr):

@@ -62,6 +62,7 @@ _internal_file_get = _internal_file_cache.table.get
 
 
 def is_internal_file(filename):
+    """Whether ``filename`` is autodiff's (or numpy's) own code: never blamed as the user's line."""
     r = _internal_file_get(filename)
     if r is None:
         r = filename.startswith(_PKG_ROOTS) or filename.startswith("<frozen") or \

@@ -378,9 +378,9 @@ class Planner:
 
     ``mod`` is the module being generated (sizes vector: ``slot(value)``, and the flags
     ``static``, ``dynamic_dims``, ``param_literals``); ``jaxpr`` a finished jaxpr (the
-    output of transforms/passes.py's ``run_pipeline``). A subclass (the emitter) supplies the text hooks listed in this module's docstring and
-    calls :meth:`analyse`, then :meth:`plan`, then reads ``stages``, ``entry_stmts`` and
-    ``loc`` to write the function.
+    output of transforms/passes.py's ``run_pipeline``). A subclass (the emitter) supplies
+    the text hooks listed in this module's docstring and calls :meth:`analyse`, then
+    :meth:`plan`, then reads ``stages``, ``entry_stmts`` and ``loc`` to write the function.
     """
 
     def __init__(self, mod, jaxpr, name, top):

@@ -1870,6 +1870,23 @@ _fill_docs(linalg, "numpy.linalg")
 
 ndim = ndim_
 
+# The public surface: numpy's names, the documented extras (``at``, ``logsumexp``,
+# ``softmax``, ``log_softmax``, ``stop_gradient``, ``Array``, numpy 1's aliases) and the
+# ``linalg``/``random`` namespaces. The rest of this module's globals are its own tools
+# (the primitives, numpy, the dispatch helpers), importable but not part of the API.
+_INTERNAL = frozenset({
+    "P", "np", "math", "builtins", "Tracer", "npfunc", "promote", "asarray_", "dtype_of",
+    "elementwise_args", "float_type", "getitem", "is_concrete", "is_python_scalar",
+    "meshgrid_np", "ndim_", "normalize_axes", "normalize_axis", "result_type_np", "shape_",
+    "shape_of", "to_output", "user_source", "DTypeError", "ShapeError", "UnsupportedError"})
+__all__ = sorted(n for n, v in list(globals().items())
+                 if not n.startswith("_") and n not in _INTERNAL
+                 and (not isinstance(v, type(math)) or n in ("linalg", "random")))
+
+
+def __dir__():
+    return __all__ + ["bool"]
+
 
 def __getattr__(name):
     # ``anp.bool`` is numpy's ``bool`` (as ``jax.numpy.bool``), served here rather than as a

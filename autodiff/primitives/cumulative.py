@@ -40,6 +40,7 @@ defleading(cumsum_p, shifted("axis"))
 
 
 def cumsum(x, axis, reverse=False):
+    """The cumulative sum along ``axis`` (from the end when ``reverse``)."""
     return cumsum_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
@@ -70,6 +71,7 @@ defjvp(cumprod_p, _cumprod_jvp)
 
 
 def cumprod(x, axis, reverse=False):
+    """The cumulative product along ``axis`` (from the end when ``reverse``)."""
     return cumprod_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 

@@ -128,5 +128,6 @@ dot_general_p.batch = _dot_general_batch
 
 
 def dot_general(x, y, dimension_numbers):
+    """The contraction of ``x`` and ``y`` with ``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``; output axes: batch, lhs free, rhs free."""
     return dot_general_p.bind(x, y, dimension_numbers=_canon_dims(dimension_numbers))
 

@@ -147,6 +147,7 @@ defjvp(integer_pow_p, _integer_pow_jvp_rule)
 
 
 def integer_pow(x, y):
+    """``x ** y`` for a Python integer ``y`` (exact, differentiable at every order)."""
     return integer_pow_p.bind(x, y=int(y))
 
 
@@ -432,6 +433,7 @@ deftranspose(convert_element_type_p, _convert_transpose)
 
 
 def convert(x, dtype):
+    """``x`` converted to ``dtype`` (``convert_element_type``; no equation when it has it)."""
     dtype = np.dtype(dtype)
     if dtype_of(x) == dtype:
         return x
@@ -461,6 +463,7 @@ _minmax_jvp(min_p, lt)
 
 
 def select(pred, on_true, on_false):
+    """Elementwise ``on_true if pred else on_false``; the operand dtypes are made to agree."""
     on_true, on_false = _coerce_pair(on_true, on_false)
     return select_p.bind(pred, on_true, on_false)
 

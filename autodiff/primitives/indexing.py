@@ -60,6 +60,7 @@ dynamic_slice_p.batch = _ds_batch
 
 
 def dynamic_slice(x, starts, slice_sizes):
+    """A ``slice_sizes`` window at traced ``starts`` (clamped into range)."""
     return dynamic_slice_p.bind(x, *starts, slice_sizes=tuple(int(s) for s in slice_sizes))
 
 
@@ -111,6 +112,7 @@ dynamic_update_slice_p.batch = _dus_batch
 
 
 def dynamic_update_slice(x, upd, starts):
+    """``x`` with ``upd`` written at traced ``starts`` (clamped into range)."""
     return dynamic_update_slice_p.bind(x, upd, *starts)
 
 
@@ -181,6 +183,7 @@ gather_p.batch = _gather_batch
 
 
 def gather(x, idx):
+    """``x[idx[..., 0], ..., idx[..., k-1]]`` over the leading axes (indices clamped)."""
     return gather_p.bind(x, idx)
 
 
@@ -313,5 +316,6 @@ def take_along_axis(x, idx, axis):
 
 
 def scatter_along_axis_add(x, idx, upd, axis):
+    """``x`` with ``upd`` added at ``idx`` along ``axis`` (numpy's ``put_along_axis`` with add)."""
     return scatter_add_p.bind(x, _rows_index(idx, axis), upd)
 

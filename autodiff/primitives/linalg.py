@@ -27,17 +27,20 @@ def _sq_aval(name):
 
 
 def mT(x):
+    """The transpose of the last two axes."""
     n = _ndim(x)
     return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
 def batched_matmul(a, b):
+    """The matrix product of stacks ``(..., n, k) @ (..., k, m)``."""
     n = _ndim(a)
     batch = tuple(range(n - 2))
     return dot_general_p.bind(a, b, dimension_numbers=((((n - 1),), ((n - 2),)), (batch, batch)))
 
 
 def tril(x, k=0):
+    """The lower triangle of the last two axes (below diagonal ``k``)."""
     shape = shape_of(x)
     r = iota(np.int64, shape, len(shape) - 2)
     c = iota(np.int64, shape, len(shape) - 1)
@@ -186,6 +189,7 @@ _batch_solve_shared_matrix(triangular_solve_p, triangular_solve_p.batch)
 
 
 def triangular_solve(a, b, left_side=True, lower=True, transpose_a=False, unit_diagonal=False):
+    """``a⁻¹ b`` (or ``b a⁻¹``) for a triangular ``a``, LAPACK's trsm options."""
     return triangular_solve_p.bind(a, b, left_side=bool(left_side), lower=bool(lower),
                                    transpose_a=bool(transpose_a), unit_diagonal=bool(unit_diagonal))
 

@@ -116,6 +116,7 @@ defleading(argmin_p, shifted("axis"))
 
 
 def reduce_sum(x, axes):
+    """The sum over ``axes`` (no equation when there are none)."""
     axes = tuple(sorted(int(a) for a in axes))
     if not axes:
         return x

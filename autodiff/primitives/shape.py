@@ -58,6 +58,7 @@ defleading(broadcast_in_dim_p, lambda n, *, shape, broadcast_dimensions: dict(
 
 
 def broadcast_in_dim(x, shape, broadcast_dimensions):
+    """``x`` broadcast to ``shape``, its axes landing at ``broadcast_dimensions``."""
     shape = tuple(int(s) for s in shape)
     broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
     if shape_of(x) == shape and broadcast_dimensions == tuple(range(len(shape))):
@@ -81,6 +82,7 @@ defleading(reshape_p, lambda n, *, new_sizes: dict(new_sizes=(n,) + tuple(new_si
 
 
 def reshape(x, new_sizes):
+    """``x`` with the new sizes (no equation when they are its own)."""
     new_sizes = tuple(int(s) for s in new_sizes)
     if shape_of(x) == new_sizes:
         return x
@@ -108,6 +110,7 @@ defleading(transpose_p, lambda n, *, permutation: dict(
 
 
 def transpose(x, permutation):
+    """``x`` with its axes permuted (no equation for the identity)."""
     permutation = tuple(int(p) for p in permutation)
     if permutation == tuple(range(len(permutation))):
         return x
@@ -126,6 +129,7 @@ def _unit_axes(name, impl, aval):
         dimensions = tuple(sorted(int(d) for d in dimensions))
         return p.bind(x, dimensions=dimensions) if dimensions else x
     op.__name__ = name
+    op.__doc__ = f"``{name}`` of ``x`` at ``dimensions`` (no equation when there are none)."
     return p, op
 
 
@@ -192,6 +196,7 @@ concatenate_p.batch = _concat_batch
 
 
 def concatenate(xs, dimension):
+    """The operands joined along ``dimension``."""
     xs = list(xs)
     if len(xs) == 1:
         return xs[0]
@@ -269,6 +274,7 @@ pad_p.batch = _pad_batch
 
 
 def pad(x, padding_value, padding_config):
+    """``x`` padded with ``padding_value``; ``padding_config`` holds ``(low, high, interior)`` per axis (negative low/high crop)."""
     cfg = tuple((int(lo), int(hi), int(it)) for lo, hi, it in padding_config)
     if all(c == (0, 0, 0) for c in cfg):
         return x
@@ -308,6 +314,7 @@ defleading(slice_p, lambda n, *, start_indices, limit_indices, strides: dict(
 
 
 def slice_op(x, start_indices, limit_indices, strides=None):
+    """The static slice ``x[start:limit:stride]`` per axis."""
     shape = shape_of(x)
     strides = tuple(strides) if strides is not None else (1,) * len(shape)
     if tuple(start_indices) == (0,) * len(shape) and tuple(limit_indices) == shape and \
@@ -319,6 +326,7 @@ def slice_op(x, start_indices, limit_indices, strides=None):
 
 
 def slice_in_dim(x, start, limit, axis, stride=1):
+    """``x[start:limit:stride]`` along ``axis``."""
     shape = shape_of(x)
     starts = [0] * len(shape)
     limits = list(shape)
@@ -337,6 +345,7 @@ defleading(rev_p, shifted("dimensions"))
 
 
 def rev(x, dimensions):
+    """``x`` reversed along ``dimensions``."""
     dimensions = tuple(sorted(int(d) for d in dimensions))
     if not dimensions:
         return x
@@ -354,6 +363,7 @@ defjvp_zero(iota_p)
 
 
 def iota(dtype, shape, dimension=0):
+    """Indices along ``dimension`` in an array of ``shape`` and ``dtype``."""
     return iota_p.bind(dtype=np.dtype(dtype), shape=tuple(int(s) for s in shape), dimension=int(dimension))
 
 # Names used only when a rule runs, from families imported after this one
