@@ -466,14 +466,24 @@ class _HashedKey:
         return self.h == other.h and self.key == other.key
 
 
+_SCALAR_PARAM_TYPES = frozenset({int, bool, float, str, type(None)})
+_PLAIN_PARAM_ITEM_TYPES = _SCALAR_PARAM_TYPES | {tuple}     # one level down, as below
+
+
 def _params_cacheable(jaxpr):
     """False when a param is keyed by identity rather than content: a Python callable (its
     id, not its behaviour, is in the key) or a large constant of a sub-jaxpr. Such traces
     would miss the cache on every call and fill it with entries nobody reuses."""
     from .core import Jaxpr
+    # checked on every un-jitted grad call: most params are ints and tuples of them
+    scalar, plain_item = _SCALAR_PARAM_TYPES, _PLAIN_PARAM_ITEM_TYPES
     for e in jaxpr.eqns:
         for v in e.params.values():
+            if v.__class__ in scalar:
+                continue
             for x in (v if isinstance(v, (tuple, list)) else (v,)):
+                if x.__class__ in plain_item:
+                    continue
                 if isinstance(x, ClosedJaxpr):
                     if any(isinstance(c, Tracer) or np.size(c) > 64 for c in x.consts):
                         return False

@@ -9,7 +9,13 @@ same Python code:
   chain, 16-vector   - the same on 16 elements;
   chain, 1000-vector - the same on 1,000 elements (arithmetic starts to count);
   tiny MLP step      - the loss of a 2-layer tanh MLP (8 -> 16 -> 1, batch 4) with its
-                       gradient over a dict of 4 parameter arrays (11 operations).
+                       gradient over a dict of 4 parameter arrays (11 operations);
+  fixed point        - x* = a cos x* iterated to 1e-10 from 0: ``misc.fixed_points``
+                       (a while_loop inside a custom_vjp, differentiated implicitly) against
+                       autograd's own ``misc.fixed_points``, and ``lax.while_loop`` with
+                       ``max_steps`` (reverse mode through the bounded loop) against
+                       autograd running the Python loop (per call only: the trip count,
+                       not an operation count, sets the cost).
 
 Each gradient call retraces (no jit, as autograd always does); a trace with the
 structure of an earlier one reuses that one's transformed programs (jvp, partial
@@ -46,6 +52,31 @@ def make_mlp(m):
         r = out[:, 0] - y                               # getitem, sub
         return m.mean(r * r) + 1e-3 * m.sum(p["w1"] ** 2)   # mul, mean, pow, sum, mul, add
     return loss, 13
+
+
+def make_fixed_point(m, fixed_point):
+    def f(a):
+        return fixed_point(lambda a: (lambda x: a * m.cos(x)), a, 0.0,
+                           lambda x, y: m.abs(x - y), 1e-10)
+    return f
+
+
+def make_while_fixed_point(max_steps):
+    def f(a):
+        x, _ = ad.lax.while_loop(lambda c: anp.abs(c[0] - c[1]) > 1e-10,
+                                 lambda c: (a * anp.cos(c[0]), c[0]), (a * 1.0, 0.0),
+                                 max_steps=max_steps)
+        return x
+    return f
+
+
+def python_fixed_point(m):
+    def f(a):
+        x, x_prev = a * 1.0, 0.0
+        while m.abs(x - x_prev) > 1e-10:
+            x, x_prev = a * m.cos(x), x
+        return x
+    return f
 
 
 def mlp_args():
@@ -99,20 +130,35 @@ def main():
     loss_ad, n_mlp = make_mlp(anp)
     rows.append(("tiny MLP step", n_mlp, ad.grad(loss_ad),
                  autograd.grad(make_mlp(agnp)[0]) if autograd else None, mlp_args()))
+    from autodiff.misc.fixed_points import fixed_point
+    ag_fp = None
+    if autograd:
+        from autograd.misc.fixed_points import fixed_point as ag_fixed_point
+        ag_fp = autograd.grad(make_fixed_point(agnp, ag_fixed_point))
+    rows.append(("fixed point, implicit", None, ad.grad(make_fixed_point(anp, fixed_point)),
+                 ag_fp, (0.5,)))
+    ag_loop = autograd.grad(python_fixed_point(agnp)) if autograd else None
+    for steps in (50, 1000):
+        rows.append((f"while, max_steps={steps}", None,
+                     ad.grad(make_while_fixed_point(steps)), ag_loop, (0.5,)))
 
     print(f"grad without jit, best of 5 x {calls} calls, CPU time; per call and per operation")
-    head = f"  {'workload':20s} {'ops':>4s} {'autodiff':>19s}"
+    head = f"  {'workload':22s} {'ops':>4s} {'autodiff':>19s}"
     if autograd:
         head += f" {'autograd':>19s}  ratio (goal <= 1)"
     print(head)
+    def cost(t, n_ops):
+        per_op = f"{t * 1e6 / n_ops:5.2f} us/op" if n_ops else " " * 11
+        return f"{t * 1e6:8.1f} us {per_op}"
+
     for label, n_ops, g_ad, g_ag, a in rows:
-        t_ad = per_call(g_ad, a, calls)
-        line = f"  {label:20s} {n_ops:4d} {t_ad * 1e6:8.1f} us {t_ad * 1e6 / n_ops:5.2f} us/op"
+        n_calls = calls if n_ops else max(2, calls // 10)      # the loops cost milliseconds
+        t_ad = per_call(g_ad, a, n_calls)
+        line = f"  {label:22s} {n_ops or '-':>4} {cost(t_ad, n_ops)}"
         if g_ag is not None:
             _close(g_ad(*a), g_ag(*a))
-            t_ag = per_call(g_ag, a, calls)
-            line += (f" {t_ag * 1e6:8.1f} us {t_ag * 1e6 / n_ops:5.2f} us/op"
-                     f"  {t_ad / t_ag:.2f}")
+            t_ag = per_call(g_ag, a, n_calls)
+            line += f" {cost(t_ag, n_ops)}  {t_ad / t_ag:.2f}"
         print(line)
 
 
