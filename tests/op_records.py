@@ -280,7 +280,8 @@ sample("dot_general", [A(4), A(4)], dimension_numbers=(((0,), (0,)), ((), ())))
 sample("dot_general", [A(2, 3, 4), A(2, 4, 5)], dimension_numbers=(((2,), (1,)), ((0,), (0,))))
 sample("dot_general", [A(4, 2, 3), A(3, 2)], dimension_numbers=(((2,), (0,)), ((1,), (1,))))
 for _n in ["cumsum", "cumprod", "cummax", "cummin"]:
-    sample(_n, [A(4, 3)], axis=1, reverse=True)                     # negative values too
+    sample(_n, [A(4, 3)], axis=0, reverse=False)                    # negative values too
+    sample(_n, [A(4, 3)], axis=1, reverse=True)
 sample("argsort", [A(4, 3)], dimension=0)
 for _ls, _lo, _tr, _ud in [(True, True, False, False), (True, False, True, False),
                            (True, True, True, True)]:
