@@ -15,14 +15,26 @@ from ..core import ClosedJaxpr, Jaxpr, Literal, Var
 __all__ = ["dce_jaxpr", "dce_closed", "split_equations", "partial_eval_jaxpr"]
 
 
-def dce_jaxpr(jaxpr, used_outputs=None, prune_invars=False):
-    """Drop equations none of whose outputs are used. Returns ``(jaxpr, used_invars)``."""
+def dce_jaxpr(jaxpr, used_outputs=None, prune_invars=False, prune_calls=False):
+    """The one dead-code elimination: drop equations none of whose outputs are used
+    (effectful ones stay). Returns ``(jaxpr, used_invars)``; ``used_outputs`` (default: all)
+    says which outputs to keep, ``prune_invars`` drops the inputs nothing reads.
+
+    With ``prune_calls`` a primitive with a ``dce_rule(eqn, used_outputs) -> eqn`` (remat:
+    its body) also prunes itself to the outputs that are used. jit's pipeline asks for it;
+    partial evaluation does not (a remat's outputs are the residual plan checkpointing
+    chose).
+    """
     outvars = jaxpr.outvars if used_outputs is None else [
         v for v, u in zip(jaxpr.outvars, used_outputs) if u]
     live = {v for v in outvars if isinstance(v, Var)}
     kept = []
     for e in reversed(jaxpr.eqns):
-        if any(v in live for v in e.outvars) or getattr(e.primitive, "effectful", False):
+        used = [v in live for v in e.outvars]
+        if any(used) or getattr(e.primitive, "effectful", False):
+            rule = getattr(e.primitive, "dce_rule", None) if prune_calls else None
+            if rule is not None:
+                e = rule(e, used)
             kept.append(e)
             live.update(v for v in e.invars if isinstance(v, Var))
     kept.reverse()

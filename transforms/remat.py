@@ -421,6 +421,18 @@ remat_p.transpose = _remat_transpose
 remat_p.batch = _remat_batch
 
 
+def _remat_dce(e, used_outputs):
+    """DCE of a remat equation: its body keeps only what the used outputs need."""
+    body, used_in = dce_jaxpr(e.params["jaxpr"], used_outputs, prune_invars=True,
+                              prune_calls=True)
+    return Eqn(remat_p, [v for v, u in zip(e.invars, used_in) if u],
+               [o for o, u in zip(e.outvars, used_outputs) if u], dict(e.params, jaxpr=body),
+               e.source)
+
+
+remat_p.dce_rule = _remat_dce
+
+
 # ----------------------------------------------------------------------------
 # name: the identity, carrying a label for the name-based policies
 # ----------------------------------------------------------------------------

@@ -34,6 +34,7 @@ DCE also prunes unused outputs (and then unused inputs) of ``remat`` equations.
 import numpy as np
 
 from ..core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var, param_key
+from .partial_eval import dce_jaxpr as _pe_dce_jaxpr
 from .remat import remat_p, name_p
 
 __all__ = ["simplify_jaxpr", "fold_constants", "fold_identities", "cse", "dce", "dce_jaxpr"]
@@ -308,36 +309,12 @@ def dce(closed):
     """Drop unused equations; prune unused outputs and inputs of ``remat`` bodies."""
     closed = _as_closed(closed)
     j = closed.jaxpr
-    new, _ = _dce(j, [True] * len(j.outvars), prune_invars=False)
+    new, _ = _pe_dce_jaxpr(j, prune_calls=True)
     cmap = dict(zip(j.constvars, closed.consts))
     return ClosedJaxpr(new, [cmap[v] for v in new.constvars])
 
 
 def dce_jaxpr(jaxpr, used_outputs=None, prune_invars=False):
-    """DCE of a bare Jaxpr: ``(jaxpr, used_invars)``. ``used_outputs`` (default: all) says
-    which outputs to keep; ``prune_invars`` drops the inputs nothing reads."""
-    if used_outputs is None:
-        used_outputs = [True] * len(jaxpr.outvars)
-    return _dce(jaxpr, list(used_outputs), prune_invars)
-
-
-def _dce(j, used_outputs, prune_invars):
-    outvars = [v for v, u in zip(j.outvars, used_outputs) if u]
-    live = {v for v in outvars if isinstance(v, Var)}
-    kept = []
-    for e in reversed(j.eqns):
-        used = [o in live for o in e.outvars]
-        if not any(used) and not getattr(e.primitive, "effectful", False):
-            continue
-        if _is_remat(e):
-            body, used_in = _dce(e.params["jaxpr"], used, prune_invars=True)
-            e = Eqn(remat_p, [v for v, u in zip(e.invars, used_in) if u],
-                    [o for o, u in zip(e.outvars, used) if u], dict(e.params, jaxpr=body),
-                    e.source)
-        kept.append(e)
-        live.update(v for v in e.invars if isinstance(v, Var))
-    kept.reverse()
-    used_in = [v in live for v in j.invars]
-    invars = [v for v, u in zip(j.invars, used_in) if u] if prune_invars else list(j.invars)
-    constvars = [v for v in j.constvars if v in live]
-    return Jaxpr(constvars, invars, outvars, kept), used_in
+    """DCE of a bare Jaxpr, remat bodies pruned too: ``(jaxpr, used_invars)`` (the one DCE,
+    :func:`autodiff.transforms.partial_eval.dce_jaxpr`, with ``prune_calls``)."""
+    return _pe_dce_jaxpr(jaxpr, used_outputs, prune_invars, prune_calls=True)
