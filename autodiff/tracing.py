@@ -259,7 +259,7 @@ class JaxprTrace:
         if isinstance(x, Tracer) and x._trace is self:
             return x.ivar
         if not isinstance(x, Tracer):
-            if np.ndim(x) == 0:
+            if (x.ndim if isinstance(x, np.ndarray) else np.ndim(x)) == 0:
                 return Literal(x)
             if type(x) is _TableView:
                 x = _plain_array(x)        # the user's array is the constant, not our view
