@@ -227,8 +227,13 @@ def _lower_program(closed, dynamic):
     # the IR pass pipeline (simplify, inline calls, ...) runs here; the backend lowers the
     # finished program and never traces (autodiff.transforms.passes)
     from .backends import numba_cpu
+    return numba_cpu.lower(_run_pipeline(closed), dynamic_dims=dynamic)
+
+
+def _run_pipeline(closed):
+    """The IR passes every backend's lower() expects to have run (transforms/passes.py)."""
     from .transforms.passes import run_pipeline
-    return numba_cpu.lower(run_pipeline(closed), dynamic_dims=dynamic)
+    return run_pipeline(closed)
 
 
 def _compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel=None):
@@ -276,7 +281,7 @@ def _cuda_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None):
     from .backends import numba_cuda
     numba_cuda.require_available(source=user_source())
     if prog is None:
-        prog = numba_cuda.lower(closed, dynamic_dims=dynamic)
+        prog = numba_cuda.lower(_run_pipeline(closed), dynamic_dims=dynamic)
     flat = numba_cuda.entry(prog)
     if out_tree.node_type is None:
         def call(*leaves):
@@ -667,7 +672,7 @@ class JitFunction(Generic[P, R]):
         dynamic = self._dynamic_for(key, record=False)
         if self._backend_now() == "cuda":
             from .backends import numba_cuda
-            prog = numba_cuda.lower(closed, dynamic_dims=dynamic)
+            prog = numba_cuda.lower(_run_pipeline(closed), dynamic_dims=dynamic)
         else:
             prog = _lower_program(closed, dynamic)
         return Lowered(prog.jaxpr, prog.source, prog.sizes, prog,

@@ -1181,15 +1181,11 @@ HOST_CALLS = frozenset(n for n, r in LOWERINGS.items()
 # =====================================================================================
 
 def lower(closed, dynamic_dims=True):
-    """Lower a ClosedJaxpr to a :class:`CudaProgram` (the same prepare passes, dimension
-    classes, fusion and size rules as the CPU backend's ``lower``)."""
-    try:
-        from ..transforms.passes import run_pipeline
-    except ImportError:                               # pragma: no cover - older tree
-        from .prepare import prepare as run_pipeline
+    """Lower a finished ClosedJaxpr (the output of
+    :func:`autodiff.transforms.passes.run_pipeline`, as for the CPU backend's ``lower``) to
+    a :class:`CudaProgram`: the same dimension classes, fusion and size rules."""
     if isinstance(closed, Jaxpr):
         closed = ClosedJaxpr(closed, [])
-    closed = run_pipeline(closed)
     mod = _Module()
     mod.dynamic_dims = dynamic_dims if dynamic_dims is True else frozenset(dynamic_dims)
     mod.static = mod.dynamic_dims is not True and not mod.dynamic_dims
