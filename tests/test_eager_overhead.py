@@ -140,3 +140,36 @@ def test_dtype_kind_tests_agree_with_numpy():
               np.int8, np.int64, np.uint16, np.bool_, "V8", float0, "f4", float, int, bool]:
         assert is_inexact_dtype(d) == np.issubdtype(np.dtype(d), np.inexact), d
         assert is_float_dtype(d) == np.issubdtype(np.dtype(d), np.floating), d
+
+
+# ----------------------------------------------------------------------------- source lines
+def _lines_of(fn, *args):
+    return [(e.primitive.name, e.source.lineno) for e in ad.make_jaxpr(fn)(*args).jaxpr.eqns]
+
+
+def test_every_equation_of_an_anp_call_names_the_users_line():
+    # an anp call that emits several equations finds the user's line once for all of them
+    def f(x):
+        m = anp.mean(x * 2.0)
+        return anp.dot(x, x) + m + anp.sum(anp.ones((3,)) + x[:, None])
+    first = f.__code__.co_firstlineno
+    lines = _lines_of(f, np.ones(3))
+    assert {n for n, _ in lines} >= {"mul", "reduce_sum", "div", "dot_general", "add",
+                                     "broadcast_in_dim"}, lines
+    for name, line in lines:
+        want = first + (1 if name in ("mul", "div") else 2)
+        if name == "reduce_sum":
+            assert line in (first + 1, first + 2), lines
+        else:
+            assert line == want, (name, line, lines)
+    assert [l for n, l in lines if n == "div"] == [first + 1]
+
+
+def test_user_functions_called_by_an_anp_call_keep_their_own_lines():
+    def f(x):
+        return anp.piecewise(x, [x < 0.0, x >= 0.0],
+                             [lambda v: anp.sin(v),
+                              lambda v: anp.cos(v)])
+    first = f.__code__.co_firstlineno
+    lines = dict(_lines_of(f, np.linspace(-1.0, 1.0, 4)))
+    assert lines["sin"] == first + 2 and lines["cos"] == first + 3, lines

@@ -13,6 +13,7 @@ from .. import primitives as P
 from ..core import Tracer, get_aval, is_inexact_dtype, python_scalar_dtype
 from ..errors import DTypeError, ShapeError
 from ..core import user_source
+from ..source_info import trace_state
 
 _WRAP_HOOKS = []   # classes with __autodiff_array__ / __autodiff_wrap__ (the tape's Variable)
 
@@ -81,6 +82,7 @@ def to_output(x):
 def npfunc(np_fn=None):
     """Decorator: numpy's own ``np_fn`` on plain inputs, the traced body otherwise."""
     plain = _PLAIN_TYPES
+    state = trace_state
 
     def deco(f):
         @functools.wraps(f)
@@ -88,6 +90,7 @@ def npfunc(np_fn=None):
             # every anp call under a trace passes here (often twice: dot -> matmul): the
             # exact types Tracer and the plain ones are told apart without calling _kind
             k = 0
+            calls_user = False
             for a in args:
                 t = a.__class__
                 if t is Tracer:
@@ -96,11 +99,13 @@ def npfunc(np_fn=None):
                     k = max(k, _kind(a))
                     if k == 2:
                         break
+                    calls_user = calls_user or _has_callable(a)
             if kwargs and k < 2:
                 for a in kwargs.values():
                     k = max(k, _kind(a))
                     if k == 2:
                         break
+                    calls_user = calls_user or _has_callable(a)
             if k == 0:
                 if np_fn is not None:
                     return np_fn(*args, **kwargs)
@@ -110,10 +115,25 @@ def npfunc(np_fn=None):
                 wrap = _find_wrapper(args, kwargs)
                 out = f(*_unwrap(args), **{n: _unwrap(v) for n, v in kwargs.items()})
                 return _wrap_like(out, wrap)
-            return f(*args, **kwargs)
+            if state.source is not None or calls_user:
+                return f(*args, **kwargs)
+            # the user's line, found once for every equation this call records (bind would
+            # walk the same frames per equation: a dot, a mean, a broadcast add emit several);
+            # not when the call runs user code (piecewise's functions): their own lines count
+            state.source = user_source(2)
+            try:
+                return f(*args, **kwargs)
+            finally:
+                state.source = None
         wrapper.__wrapped_numpy__ = np_fn
         return wrapper
     return deco
+
+
+def _has_callable(a):
+    if isinstance(a, (list, tuple)):
+        return any(_has_callable(x) for x in a)
+    return callable(a) and not isinstance(a, type)
 
 
 def _tree_out(out):
