@@ -397,9 +397,12 @@ class _StraightLine:
 def _run_program(prog, slot, closed, args):
     """Evaluate one of ``prog``'s programs; on concrete values from its second use on as
     straight-line code (compiled once, then reused by every call with this structure)."""
-    if any(isinstance(a, Tracer) for a in args) or \
-            any(isinstance(c, Tracer) for c in closed.consts):
-        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    for a in args:                      # a plain loop: this runs twice per grad call
+        if isinstance(a, Tracer):
+            return eval_jaxpr(closed.jaxpr, closed.consts, *args)
+    for c in closed.consts:
+        if isinstance(c, Tracer):
+            return eval_jaxpr(closed.jaxpr, closed.consts, *args)
     compiled = prog.compiled.get(slot)
     if compiled is None:
         if slot not in prog.compiled:
@@ -746,7 +749,7 @@ def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool 
         if not is_inexact_dtype(a.dtype):
             raise DTypeError(f"grad requires a float-valued function, it returned {a.dtype}",
                              source=user_source())
-        grads = lin.backward([P.full(a.shape, 1, a.dtype)])
+        grads = lin.backward([np.ones(a.shape, a.dtype)])      # the seed: d out / d out
         if ints:
             from .dtypes import float0_zeros
             it = iter(grads)
