@@ -452,6 +452,18 @@ class custom_vjp:
     >>> clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (anp.clip(g, -1.0, 1.0),))
     >>> float(ad.grad(lambda x: 5.0 * clip_gradient(x))(2.0))
     1.0
+
+    Under ``grad`` without ``jit``, ``bwd`` runs on concrete values, so Python control
+    flow on the residuals and cotangents works (under ``jit`` it is traced, and such code
+    raises ``ConcretizationError`` naming its line):
+
+    >>> @ad.custom_vjp
+    ... def halve_big_grads(x):
+    ...     return x
+    >>> halve_big_grads.defvjp(lambda x: (x, None),
+    ...                        lambda _, g: (g * 0.5 if g > 1.0 else g,))
+    >>> float(ad.grad(lambda x: 4.0 * halve_big_grads(x))(1.0))
+    2.0
     """
 
     def __init__(self, fun, nondiff_argnums=()):
