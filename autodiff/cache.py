@@ -103,13 +103,14 @@ class ProgramCache:
 
     def get(self, key, default=None):
         """The value cached under ``key`` (marked most recently used), else ``default``."""
-        v = self.table.get(key, _MISSING)
-        if v is _MISSING:
-            self.misses += 1
-            return default
-        self.hits += 1
-        self.touch(key)
-        return v
+        with self.lock:            # the counters too: ``+=`` from two threads loses counts
+            v = self.table.get(key, _MISSING)
+            if v is _MISSING:
+                self.misses += 1
+                return default
+            self.hits += 1
+            self.table.move_to_end(key)
+            return v
 
     def touch(self, key):
         """Mark ``key`` most recently used. Another thread may have evicted it since the

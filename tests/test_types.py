@@ -37,6 +37,9 @@ follow_imports = silent
 
 [mypy-autodiff.jacobians]
 follow_imports = silent
+
+[mypy-autodiff._jit_runtime]
+follow_imports = silent
 """
 
 

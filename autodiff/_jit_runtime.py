@@ -1,0 +1,497 @@
+"""jit's machinery below the jitted function: input signatures, cache entries (compiled,
+CUDA or interpreted), the background compiler thread, ``disable_jit``,
+``wait_for_compiles`` and :class:`Lowered` (see :mod:`autodiff.jit`).
+
+>>> import numpy as np, autodiff as ad
+>>> with ad.disable_jit():
+...     float(ad.jit(lambda x: x * 2.0)(np.float64(3.0)))
+6.0
+"""
+import atexit
+import collections
+import contextlib
+import logging
+import threading
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .config import config
+from .core import ShapedArray, Tracer, user_source
+from .errors import UnsupportedError
+from .tree_util import tree_unflatten
+
+if TYPE_CHECKING:
+    from .jit import JitFunction
+
+__all__ = ["Lowered", "wait_for_compiles", "disable_jit"]
+
+_log = logging.getLogger("autodiff.jit")
+_instances = weakref.WeakSet()
+_ndarray = np.ndarray
+_PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_)}
+# the fast path's lookup table: a Python scalar's signature is its type (weak dtype); a numpy
+# scalar's is that of a 0-d array of its dtype
+_SCALAR_KEYS = {t: (t if t in _PY_SCALARS else ((), np.dtype(t)))
+                for t in list(_PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32, np.bool_]}
+_BACKENDS = ("cpu", "interpret", "cuda")
+
+# ----------------------------------------------------------------------------------
+# signatures
+# ----------------------------------------------------------------------------------
+
+def _leaf_key(x):
+    """Hashable description of one argument leaf; None for tracers."""
+    t = type(x)
+    if t is _ndarray:
+        return (x.shape, x.dtype)
+    if t in _PY_SCALARS:
+        return t
+    if isinstance(x, np.generic):
+        # a numpy scalar and a 0-d array of its dtype are the same signature (optimizer
+        # state goes in as one and comes back as the other)
+        return ((), x.dtype)
+    if isinstance(x, Tracer):
+        return None
+    if isinstance(x, np.ndarray) or getattr(x, "_autodiff_device", None):
+        return (x.shape, x.dtype)              # numpy arrays and CUDA device arrays alike
+    return "other"
+
+
+def _structure(key):
+    """The signature with every array size replaced by its rank: what may change size
+    without making a different program (``None`` if the key has no array leaf)."""
+    treedef, statics, leaves = _split_key(key)
+    shapes = tuple(k[0] if _is_array_key(k) else None for k in leaves)
+    if all(sh is None for sh in shapes):
+        return None, shapes
+    ranks = tuple((len(k[0]), k[1]) if _is_array_key(k) else k for k in leaves)
+    return (treedef, statics, ranks), shapes
+
+
+def _is_array_key(k):
+    return isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], tuple)
+
+
+def _leaf_aval(x, key):
+    if isinstance(key, tuple):
+        dt = key[1] if key[1].isnative else key[1].newbyteorder("=")
+        if dt.kind == "c":
+            # API convention 10: complex input is refused in every mode, jit included (the
+            # interpreter fallback for dtypes the kernel cannot take must not run it)
+            raise UnsupportedError(
+                f"jit: complex numbers are not supported yet (an argument of dtype {dt}); "
+                f"split them into real and imaginary float arrays", source=user_source())
+        return ShapedArray(key[0], dt)
+    if key in _PY_SCALARS:
+        return ShapedArray((), _PY_SCALARS[key], weak_type=True)
+    return ShapedArray((), x.dtype)
+
+
+def _describe_leaf(k):
+    if isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], tuple):
+        return ShapedArray(k[0], k[1] if k[1].isnative else k[1].newbyteorder("=")).str_short()
+    if isinstance(k, tuple) and k and k[0] == "tracer":
+        return f"traced {k[1].str_short()}"
+    if isinstance(k, type):
+        return f"a Python {k.__name__}" if k in _PY_SCALARS else f"a {k.__name__} scalar"
+    return repr(k)
+
+
+def _split_key(key):
+    """(treedef or None, statics, leaf keys) of either key format."""
+    if key and key[0] == "tree":
+        return key[1], key[2], key[3]
+    return None, (), key
+
+
+def _explain(fname, old, new):
+    """Why ``new`` missed: the differences from the most recently used signature."""
+    if old is None:
+        return f"jit({fname}): first call, tracing for {_sig_text(new)}"
+    ot, os_, ol = _split_key(old)
+    nt, ns, nl = _split_key(new)
+    why = []
+    if ot != nt or len(ol) != len(nl):
+        why.append(f"the argument structure changed from {ot or len(ol)} to {nt or len(nl)}")
+    if os_ != ns:
+        for i, (a, b) in enumerate(zip(os_, ns)):
+            if a != b:
+                why.append(f"static argument {a[0]!r} changed from {a[1]!r} to {b[1]!r}")
+    if len(ol) == len(nl):
+        for i, (a, b) in enumerate(zip(ol, nl)):
+            if a != b:
+                why.append(f"argument leaf {i} changed from {_describe_leaf(a)} to "
+                           f"{_describe_leaf(b)}")
+    if not why:
+        why.append("the signature was evicted from the cache (capacity "
+                   f"{config.cache_size})")
+    return f"jit({fname}): retracing because " + "; ".join(why)
+
+
+def _sig_text(key):
+    t, s, leaves = _split_key(key)
+    parts = [_describe_leaf(k) for k in leaves]
+    if s:
+        parts += [f"{n}={v!r}" for n, v in s]
+    return "(" + ", ".join(parts) + ")"
+
+
+# ----------------------------------------------------------------------------------
+# entries: what a cache hit calls
+# ----------------------------------------------------------------------------------
+
+class _Entry:
+    """What a cache slot holds (its ``call`` is what a hit runs). ``state``: "compiled",
+    "pending" (interpreted until the background compile lands) or "interpreted" (by
+    choice, or because the backend has no kernel for a dtype: ``reason`` says which)."""
+
+    __slots__ = ("call", "closed", "out_tree", "program", "kernel", "backend", "state",
+                 "leaf_keys", "submit", "reason")
+
+    def __init__(self, call, closed, out_tree, program=None, kernel=None, backend="cpu",
+                 state="compiled", leaf_keys=None):
+        self.call = call
+        self.closed = closed
+        self.out_tree = out_tree
+        self.program = program
+        self.kernel = kernel
+        self.backend = backend
+        self.state = state
+        self.leaf_keys = leaf_keys
+        self.submit = None               # starts the background compile (pending entries)
+        self.reason = None               # why an "interpreted" entry is not compiled
+
+
+def _finisher(out_tree, out_avals):
+    """Python source for turning kernel results ``r`` into the user's output pytree."""
+    n = len(out_avals)
+    items = []
+    for i, a in enumerate(out_avals):
+        ri = "r" if n == 1 else f"r[{i}]"
+        items.append(f"_T{i}({ri})" if not a.shape else ri)
+    if out_tree.node_type is None:
+        return items[0]
+    if out_tree.node_type is tuple and all(c.node_type is None for c in out_tree.children):
+        return "(" + ", ".join(items) + ("," if n == 1 else "") + ")"
+    return "_unflatten(_tree, [" + ", ".join(items) + "])"
+
+
+def _lower_program(closed, dynamic):
+    # the IR pass pipeline (simplify, inline calls, ...) runs here; the backend lowers the
+    # finished program and never traces (autodiff.transforms.passes)
+    from .backends import numba_cpu
+    return numba_cpu.lower(_run_pipeline(closed), dynamic_dims=dynamic)
+
+
+def _run_pipeline(closed):
+    """The IR passes every backend's lower() expects to have run (transforms/passes.py)."""
+    from .transforms.passes import run_pipeline
+    return run_pipeline(closed)
+
+
+def _compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel=None):
+    from .backends import compile_cache
+    if prog is None:
+        prog = _lower_program(closed, dynamic)
+    if kernel is None:
+        kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
+    ns = {"_ep": kernel.entry_point, "_asc": np.ascontiguousarray, "_unflatten": tree_unflatten,
+          "_tree": out_tree, "_sz": prog.sizes}
+    args = []
+    for i, c in enumerate(prog.consts):
+        c = np.asarray(c)
+        ns[f"_c{i}"] = np.ascontiguousarray(c) if c.ndim else c[()]
+        args.append(f"_c{i}")
+    names = []
+    for i, (k, a) in enumerate(zip(leaf_keys, closed.in_avals)):
+        n = f"a{i}"
+        names.append(n)
+        if isinstance(k, tuple):
+            native = k[1].isnative
+            if not native:
+                ns[f"_d{i}"] = a.dtype
+            if a.shape:
+                args.append(f"_asc({n})" if native else f"_asc({n}, _d{i})")
+            else:
+                args.append(f"{n}[()]" if native else f"_d{i}.type({n})")
+        else:
+            args.append(n)
+    if prog.params and prog.params[-1][0] == "sizes":
+        args.append("_sz")
+    for i, a in enumerate(prog.out_avals):
+        ns[f"_T{i}"] = a.dtype.type
+    src = (f"def call({', '.join(names)}):\n"
+           f"    r = _ep({', '.join(args)})\n"
+           f"    return {_finisher(out_tree, prog.out_avals)}\n")
+    exec(compile(src, "<autodiff jit entry>", "exec"), ns)
+    return _Entry(ns["call"], closed, out_tree, prog, kernel, "cpu", leaf_keys=leaf_keys)
+
+
+def _cuda_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None):
+    """An entry running the program's CUDA kernels (backends/numba_cuda.py). numba-cuda
+    compiles each kernel at its first launch (or loads it from its disk cache), so there
+    is no background compile: the first call of a signature waits for it."""
+    from .backends import numba_cuda
+    numba_cuda.require_available(source=user_source())
+    if prog is None:
+        prog = numba_cuda.lower(_run_pipeline(closed), dynamic_dims=dynamic)
+    flat = numba_cuda.entry(prog)
+    if out_tree.node_type is None:
+        def call(*leaves):
+            return flat(*leaves)[0]
+    else:
+        def call(*leaves):
+            return tree_unflatten(out_tree, flat(*leaves))
+    return _Entry(call, closed, out_tree, prog, None, "cuda", leaf_keys=leaf_keys)
+
+
+def _interpreted_entry(closed, out_tree, state="interpreted"):
+    from .backends.interpreter import run_closed
+
+    const_ids = {id(c) for c in closed.consts}
+
+    def fresh(o, ins):
+        # like a compiled kernel, never hand back (a view of) an input or a constant
+        if o.base is not None or id(o) in ins or id(o) in const_ids:
+            return o.copy()
+        return o
+
+    def call(*leaves):
+        args = [np.asarray(x) for x in leaves]
+        outs = run_closed(closed, args)
+        ins = {id(a) for a in args}
+        outs = [o[()] if isinstance(o, np.ndarray) and o.ndim == 0 else
+                (fresh(o, ins) if isinstance(o, np.ndarray) else np.asarray(o)[()]
+                 if np.ndim(o) == 0 else np.asarray(o)) for o in outs]
+        return tree_unflatten(out_tree, outs)
+    return _Entry(call, closed, out_tree, backend="interpret", state=state)
+
+
+# ----------------------------------------------------------------------------------
+# background compilation
+# ----------------------------------------------------------------------------------
+
+class _Compiler:
+    """One daemon thread that compiles kernels in the order they were asked for.
+
+    A job is one kernel source; functions (and signatures) waiting for the same source
+    share it. Numba serializes compiles under its own lock anyway, so one thread is all
+    the parallelism there is; its type inference and lowering are Python and share the
+    GIL with the caller, its LLVM passes (ctypes calls) release it. A process that exits
+    abandons the queue: the thread is a daemon, and the disk cache is written atomically
+    (source by ``os.link``/``os.replace``, Numba's index and data by ``os.replace``), so
+    an interrupted compile leaves nothing half-written to be loaded later.
+    """
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.jobs = {}                   # kernel key -> [prog, [callback, ...]]
+        self.order = collections.deque()
+        self.wake = threading.Condition(self.lock)
+        self.idle = threading.Condition(self.lock)
+        self.thread = None
+        self.closing = False
+
+    def submit(self, key, prog, callback):
+        with self.lock:
+            job = self.jobs.get(key)
+            if job is not None:
+                job[1].append(callback)
+                return
+            self.jobs[key] = [prog, [callback]]
+            self.order.append(key)
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._run, name="autodiff-jit-compiler",
+                                               daemon=True)
+                self.thread.start()
+            self.wake.notify()
+
+    def _run(self):
+        from .backends import compile_cache
+        while True:
+            with self.lock:
+                while not self.order and not self.closing:
+                    self.idle.notify_all()
+                    self.wake.wait()
+                if self.closing:
+                    return
+                key = self.order.popleft()
+                prog, _ = self.jobs[key]
+            kernel, err = None, None
+            try:
+                kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
+            except Exception as e:  # noqa: BLE001 - reported through the waiting entries
+                err = e
+            with self.lock:
+                _, callbacks = self.jobs.pop(key)
+            for cb in callbacks:
+                try:
+                    cb(kernel, err)
+                except Exception as e:  # noqa: BLE001 - never kill the compiler thread
+                    _log.warning(f"jit: installing a compiled kernel failed: {e!r}")
+
+    def pending(self):
+        with self.lock:
+            return len(self.jobs)
+
+    def wait(self, timeout=None):
+        """Block until no compile is queued or running; False on timeout."""
+        import time
+        end = None if timeout is None else time.monotonic() + timeout
+        with self.lock:
+            while self.jobs:
+                left = None if end is None else end - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self.idle.wait(left if left is not None else 0.05)
+            return True
+
+    def close(self, wait=0.0):
+        """Drop the queued compiles; with ``wait``, give the one in flight that many
+        seconds to finish (it cannot be interrupted)."""
+        with self.lock:
+            self.closing = True
+            self.order.clear()
+            self.wake.notify_all()
+            thread = self.thread
+        if wait and thread is not None and thread.is_alive() and \
+                thread is not threading.current_thread():
+            thread.join(wait)
+
+
+_compiler = _Compiler()
+
+
+def _fresh_after_fork():
+    # a forked child has one thread: a lock another parent thread held at fork() time stays
+    # locked there forever, and the compiler thread does not exist. Fresh ones (the parent's
+    # pending compiles stay on the interpreter in the child). Parallel kernels are turned off
+    # in such a child by backends/numba_runtime.py's at-fork hook.
+    global _compiler
+    _compiler = _Compiler()
+    for f in list(_instances):
+        f._lock = f._cache.lock          # renewed by autodiff.cache's at-fork hook (first)
+
+
+if hasattr(__import__("os"), "register_at_fork"):
+    __import__("os").register_at_fork(after_in_child=_fresh_after_fork)
+
+
+# Seconds an exiting process gives the compile in flight (queued ones are dropped).
+# Killing it is not safe: the compiler thread runs LLVM without the GIL, and the
+# interpreter's shutdown disposes LLVM objects that compile still uses (seen: an
+# ``llvm::cast`` assertion aborting the process at exit). One kernel compiles in well
+# under this; only a compile still running after it is abandoned.
+EXIT_WAIT_S = 10.0
+
+
+def _abandon_pending_compiles():
+    _compiler.close(wait=EXIT_WAIT_S)
+
+
+# threading's exit hooks run when the main thread ends, before the atexit handlers and the
+# finalizers of Numba and llvmlite (registered whenever they were imported, so possibly
+# after us); concurrent.futures joins its workers the same way. atexit where it is absent.
+_register_exit = getattr(threading, "_register_atexit", None)
+if _register_exit is not None:
+    _register_exit(_abandon_pending_compiles)
+else:                                                    # pragma: no cover
+    atexit.register(_abandon_pending_compiles)
+
+
+_disabled = 0           # > 0 inside ``disable_jit()``
+
+
+@contextlib.contextmanager
+def disable_jit(disable=True):
+    """Inside this context jitted functions run as plain Python, operation by operation,
+    so ``print`` and a debugger see concrete values (as ``jax.disable_jit``).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> @ad.jit
+    ... def f(x):
+    ...     print(type(x).__name__)
+    ...     return anp.sum(x * x)
+    >>> with ad.disable_jit():
+    ...     float(f(np.arange(3.0)))
+    ndarray
+    5.0
+    """
+    global _disabled
+    _disabled += bool(disable)
+    try:
+        yield
+    finally:
+        _disabled -= bool(disable)
+
+
+def wait_for_compiles(timeout=None):
+    """Block until every background compile has finished (or ``timeout`` seconds pass).
+
+    Returns whether none is left pending. Useful in benchmarks and tests; ordinary code
+    never needs it (calls switch to compiled kernels by themselves).
+
+    >>> import autodiff as ad
+    >>> ad.wait_for_compiles()
+    True
+    """
+    return _compiler.wait(timeout)
+
+
+class Lowered:
+    """What ``jitted.lower(*args)`` returns: the IR and the generated code.
+
+    ``jaxpr`` is the ClosedJaxpr that is compiled (calls inlined, dead code removed),
+    ``source`` the generated Python/Numba module (``None`` for the interpreter), which
+    imports its loop nests from the modules in ``pieces`` (``as_text()`` shows all),
+    ``sizes`` the run-time size vector for these arguments.
+    """
+
+    def __init__(self, jaxpr, source, sizes, program, install=None):
+        self.jaxpr = jaxpr
+        self.source = source
+        self.sizes = sizes
+        self.program = program
+        self._install = install
+
+    def compile(self) -> "JitFunction[..., Any]":
+        """Compile now (blocking) and return a callable taking the same arguments.
+
+        The jitted function this came from uses the kernel from then on for these
+        argument shapes.
+
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> f = ad.jit(lambda x: anp.sum(x * x))
+        >>> c = f.lower(np.ones(3)).compile()
+        >>> float(c(np.ones(3))), f.cache_info().compiled
+        (3.0, 1)
+        """
+        fn, key, closed, out_tree, keys = self._install
+        if self.program is None:           # the interpreter backend: nothing to compile
+            return fn
+        if type(self.program).__name__ == "CudaProgram":
+            entry = _cuda_entry(closed, out_tree, keys, prog=self.program)
+        else:
+            entry = _compiled_entry(closed, out_tree, keys, prog=self.program)
+        entry.call.entry = entry
+        with fn._lock:
+            fn._insert(key, entry.call)
+        return fn
+
+    @property
+    def pieces(self):
+        """``(module name, source)`` of the shared loop-nest modules the kernel imports."""
+        return list(self.program.pieces) if self.program is not None else []
+
+    def as_text(self) -> str:
+        """The generated kernel module followed by the loop-nest modules it imports (or
+        the jaxpr, for the interpreter)."""
+        if self.source is None:
+            return str(self.jaxpr)
+        return "\n".join([self.source] + [f"# ---- module {name}\n{src}"
+                                          for name, src in self.pieces])
+
+    def __str__(self):
+        return self.as_text()
