@@ -35,6 +35,7 @@ import numpy as _np
 
 from . import primitives as _P
 from .core import ShapedArray as _ShapedArray, Tracer as _Tracer, user_source as _user_source
+from .core import is_concrete as _is_concrete
 from .errors import (ConcretizationError as _ConcretizationError, DTypeError as _DTypeError,
                      ShapeError as _ShapeError)
 from .tree_util import tree_flatten as _tree_flatten, tree_unflatten as _tree_unflatten
@@ -242,11 +243,15 @@ def _cond_bind(index, funs, operands, who):
 
 
 def while_loop(cond_fun, body_fun, init_val, max_steps=None):
-    """``while cond_fun(val): val = body_fun(val)``, as one primitive.
+    """``while cond_fun(val): val = body_fun(val)``.
 
-    ``max_steps=N`` bounds the loop (it stops after at most ``N`` steps even if
-    ``cond_fun`` still holds) and makes it differentiable in reverse mode; without it
-    only forward mode (``jvp``, ``jacfwd``) is available, as in JAX.
+    Traced abstractly (under ``jit``, ``vmap``, ``make_jaxpr``) it is one ``while``
+    primitive: ``max_steps=N`` bounds the loop (it stops after at most ``N`` steps even
+    if ``cond_fun`` still holds) and makes it differentiable in reverse mode; without it
+    only forward mode (``jvp``, ``jacfwd``) is available there, as in JAX. On values
+    (outside transforms, and under ``grad``/``jvp``/the tape, which know their values)
+    it runs as a Python loop, so reverse mode differentiates the steps actually taken,
+    bounded or not, as autograd does.
 
     >>> import numpy as np, autodiff as ad
     >>> def newton_cbrt(a):     # solve x**3 = a
@@ -263,6 +268,16 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
                            f"got {max_steps!r}")
         max_steps = int(max_steps)
     init, tree, avals = _flat_operands(init_val)
+    if all(_is_concrete(x) for x in init):
+        done, init, max_steps = _while_on_values(cond_fun, body_fun, init, tree, avals,
+                                                 max_steps)
+        if done:
+            return _output(_tree_unflatten(tree, init))
+    return _while_traced(cond_fun, body_fun, init, tree, avals, max_steps)
+
+
+def _while_traced(cond_fun, body_fun, init, tree, avals, max_steps):
+    """The loop as one ``while`` equation (bodies traced once)."""
     arg_tree = _tuple_tree(tree)
     cj, c_consts, c_tree, _ = _trace_user(cond_fun, arg_tree, avals, "while_loop")
     out = cj.out_avals
@@ -278,6 +293,48 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
                         cond_nconsts=len(c_consts), body_nconsts=len(b_consts),
                         max_steps=max_steps)
     return _output(_tree_unflatten(tree, outs))
+
+
+def _while_loop_traced(cond_fun, body_fun, init_val):
+    """``while_loop`` as one equation even on values: for a body that is itself costly to
+    call from Python (``misc.fixed_points``'s adjoint iteration calls a vjp per step, cheaper
+    traced once and interpreted)."""
+    init, tree, avals = _flat_operands(init_val)
+    return _while_traced(cond_fun, body_fun, init, tree, avals, None)
+
+
+def _while_on_values(cond_fun, body_fun, leaves, tree, avals, max_steps):
+    """Run the loop in Python while its predicate has a value: outside transforms, and under
+    ``grad``/``jvp``/the tape, whose traces know their values (each step's equations go
+    into the enclosing trace, so reverse mode differentiates the steps taken: a loop that
+    stops after 20 steps costs 20, whatever ``max_steps`` says, and an unbounded loop has
+    reverse mode too, as in autograd). Under ``jit``/``vmap`` the predicate is abstract or
+    batched: the rest of the loop is the ``while`` primitive, from where it got to.
+
+    Returns ``(done, leaves, max_steps left)``.
+    """
+    steps = 0
+    while max_steps is None or steps < max_steps:
+        pred = cond_fun(_tree_unflatten(tree, leaves))
+        pa = _P.aval_of(_as_array(pred))
+        if pa.shape != () or pa.dtype != _np.bool_:
+            raise _DTypeError(f"ad.lax.while_loop: cond_fun must return a boolean scalar, got "
+                              f"{pa.str_short()}", source=_user_source())
+        if not _is_concrete(pred):
+            break
+        if not bool(pred):
+            return True, leaves, None
+        out, out_tree = _tree_flatten(body_fun(_tree_unflatten(tree, leaves)))
+        out = [_P.convert(_as_array(o), a.dtype) if _is_python_scalar(o) else _as_array(o)
+               for o, a in zip(out, avals)]
+        _check_same("the loop value (init_val)", avals, "the output of body_fun",
+                    [_plain(_P.aval_of(o)) for o in out], tree, out_tree, "while_loop",
+                    "body_fun must return a value of the same types as init_val.")
+        leaves = out
+        steps += 1
+    if max_steps is not None and steps >= max_steps:
+        return True, leaves, None
+    return False, leaves, None if max_steps is None else max_steps - steps
 
 
 def fori_loop(lower, upper, body_fun, init_val):

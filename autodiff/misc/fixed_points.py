@@ -19,7 +19,9 @@ The loops are ``lax.while_loop``, so the function also works under ``jit``.
 from .. import numpy as anp
 from ..api import vjp
 from ..custom_derivatives import custom_vjp
-from ..lax import while_loop
+# one while equation even on values: its steps run inside traced custom_vjp rules (and the
+# adjoint's call a vjp each), cheaper traced once and interpreted than run step by step
+from ..lax import _while_loop_traced
 from ..tree_util import tree_map
 
 __all__ = ["fixed_point"]
@@ -35,7 +37,7 @@ def _iterate(step, x0, distance, tol):
         x, _ = state
         return step(x), x
 
-    x, _ = while_loop(cond, body, (step(x0), x0))
+    x, _ = _while_loop_traced(cond, body, (step(x0), x0))
     return x
 
 
