@@ -1,0 +1,364 @@
+"""Reductions of autodiff.numpy: sums, products, extrema, means, variances, arg-reductions.
+
+Part of :mod:`autodiff.numpy`, which names everything it defines."""
+import builtins
+
+import numpy as np
+
+from .. import primitives as P
+from ..core import Tracer, user_source
+from ..errors import ShapeError
+from ._base import (npfunc, asarray, promote, float_type, shape_of, ndim,
+                    broadcast_to as _broadcast_to, normalize_axis, normalize_axes, dtype_of)
+from .. import numpy as _anp      # names the package binds later (creation functions)
+from . import _np_dtype
+from ._elementwise import (_bool, absolute, add, divide, exp, isfinite, log, maximum, minimum,
+                           multiply, sign, subtract, where)
+
+# ----------------------------------------------------------------------------
+# reductions
+# ----------------------------------------------------------------------------
+
+def _reduce(x, axis, keepdims, prim_fn):
+    x = asarray(x)
+    nd = ndim(x)
+    axes = normalize_axes(axis, nd)
+    out = prim_fn(x, axes)
+    if keepdims:
+        out = P.expand_dims(out, axes)
+    return out
+
+
+def _sum_dtype(dt):
+    dt = np.dtype(dt)
+    if dt == np.bool_ or (dt.kind == "i" and dt.itemsize < 8):
+        return np.dtype(np.int64)
+    if dt.kind == "u" and dt.itemsize < 8:
+        return np.dtype(np.uint64)
+    return dt
+
+
+def _masked(a, where, fill):
+    """numpy's ``where=`` of a reduction: masked-out elements become its identity ``fill``."""
+    if where is None or where is True:
+        return a
+    m = _broadcast_to(_bool(where), shape_of(a))
+    return P.select_p.bind(m, a, P.full_like(a, fill))
+
+
+def _count(a, where, axis, keepdims, dt):
+    """How many elements each reduction over ``axis`` sees, honouring ``where=``, as ``dt``."""
+    if where is None or where is True:
+        axes = normalize_axes(axis, ndim(a))
+        n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
+        return dt.type(n)
+    m = _broadcast_to(_bool(where), shape_of(a))
+    return P.convert(sum(m, axis=axis, keepdims=keepdims), dt)
+
+
+def _lowest(dt):
+    dt = np.dtype(dt)
+    return -np.inf if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
+
+
+def _highest(dt):
+    dt = np.dtype(dt)
+    return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
+
+
+def _no_out(out, name):
+    # numpy writes into out=; a traced value cannot be written into: say so, never ignore it
+    if out is not None:
+        raise TypeError(f"{name}(..., out=) cannot be honoured on traced values (arrays are "
+                        f"immutable under transforms): use the returned value instead")
+
+
+def _no_identity(name, where, initial):
+    if where is not None and where is not True and initial is None:
+        raise ValueError(f"reduction operation {name!r} does not have an identity, so to use "
+                         f"a where mask one has to specify 'initial' (as numpy requires)")
+
+
+def _check_nonempty(name, a, axis, initial=None):
+    """numpy's ValueError for max/min/argmax over no elements, in every mode: traced code
+    knows the shapes, so jit, grad and vmap raise where eager numpy raises (a kernel would
+    return the fill value -inf / inf / 0 instead)."""
+    if initial is not None:
+        return
+    shp = shape_of(a)
+    axes = range(len(shp)) if axis is None else normalize_axes(axis, len(shp))
+    if builtins.any(shp[i] == 0 for i in axes):
+        msg = (f"attempt to get {name} of an empty sequence" if name.startswith("arg") else
+               f"zero-size array to reduction operation {name} which has no identity "
+               f"(pass initial= for a value on empty input)")
+        raise ShapeError(msg, source=user_source())
+
+
+@npfunc(np.sum)
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out, "sum")
+    a = asarray(a)
+    a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
+    a = _masked(a, where, 0)
+    out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_sum(x, axes))
+    if initial is not None:
+        out = add(out, initial)
+    return out
+
+
+@npfunc(np.prod)
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out, "prod")
+    a = asarray(a)
+    a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
+    a = _masked(a, where, 1)
+    out = _reduce(a, axis, keepdims,
+                  lambda x, axes: P.reduce_prod_p.bind(x, axes=axes) if axes else x)
+    return out if initial is None else multiply(out, initial)
+
+
+product = prod
+
+
+@npfunc(np.max)
+def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out, "max")
+    _no_identity("maximum", where, initial)
+    a = asarray(a)
+    _check_nonempty("maximum", a, axis, initial)
+    a = _masked(a, where, _lowest(dtype_of(a)))
+    out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_max_p.bind(x, axes=axes) if axes else x)
+    return out if initial is None else maximum(out, initial)
+
+
+@npfunc(np.min)
+def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+    _no_out(out, "min")
+    _no_identity("minimum", where, initial)
+    a = asarray(a)
+    _check_nonempty("minimum", a, axis, initial)
+    a = _masked(a, where, _highest(dtype_of(a)))
+    out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_min_p.bind(x, axes=axes) if axes else x)
+    return out if initial is None else minimum(out, initial)
+
+
+amax, amin = max, min
+
+
+@npfunc(np.all)
+def all(a, axis=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "all")
+    return _reduce(_masked(_bool(a), where, True), axis, keepdims, lambda x, axes: P.reduce_and_p.bind(x, axes=axes) if axes else x)
+
+
+@npfunc(np.any)
+def any(a, axis=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "any")
+    return _reduce(_masked(_bool(a), where, False), axis, keepdims, lambda x, axes: P.reduce_or_p.bind(x, axes=axes) if axes else x)
+
+
+alltrue, sometrue = all, any
+
+
+@npfunc(np.mean)
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
+    _no_out(out, "mean")
+    a = asarray(a)
+    dt = _np_dtype(dtype) or float_type(dtype_of(a))
+    a = P.convert(a, dt)
+    if where is not None and where is not True:
+        return divide(sum(a, axis=axis, keepdims=keepdims, where=where),
+                      _count(a, where, axis, keepdims, dt))
+    axes = normalize_axes(axis, ndim(a))
+    n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
+    s = sum(a, axis=axes, keepdims=keepdims)
+    return P.div(s, dt.type(n)) if n else P.div(s, dt.type(np.nan))
+
+
+@npfunc(np.average)
+def average(a, axis=None, weights=None, returned=False, keepdims=False):
+    if weights is None:
+        avg = mean(a, axis=axis, keepdims=keepdims)
+        if returned:
+            a = asarray(a)
+            axes = normalize_axes(axis, ndim(a))
+            n = np.prod([shape_of(a)[i] for i in axes])
+            return avg, _anp.full_like(avg, n)
+        return avg
+    a, w = promote(a, weights, to_float=True)
+    if shape_of(w) != shape_of(a):
+        if axis is None or ndim(w) != 1:
+            raise ShapeError("average: weights must have the shape of a, or be 1-D along axis",
+                             source=user_source())
+        ax = normalize_axis(axis, ndim(a))
+        w = P.broadcast_in_dim(w, shape_of(a), (ax,))
+    sw = sum(w, axis=axis, keepdims=keepdims)
+    avg = divide(sum(multiply(a, w), axis=axis, keepdims=keepdims), sw)
+    return (avg, _broadcast_to(sw, shape_of(avg))) if returned else avg
+
+
+@npfunc(np.var)
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    _no_out(out, "var")
+    a = asarray(a)
+    a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
+    if where is not None and where is not True:
+        m = mean(a, axis=axis, keepdims=True, where=where)
+        d = _masked(subtract(a, m), where, 0)
+        s = sum(P.mul(d, d), axis=axis, keepdims=keepdims)
+        return divide(s, maximum(subtract(_count(a, where, axis, keepdims, dtype_of(s)), ddof), 0))
+    m = mean(a, axis=axis, keepdims=True)
+    d = subtract(a, m)
+    axes = normalize_axes(axis, ndim(a))
+    n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
+    s = sum(P.mul(d, d), axis=axis, keepdims=keepdims)
+    return P.div(s, dtype_of(s).type(builtins.max(n - ddof, 0)))
+
+
+@npfunc(np.std)
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    _no_out(out, "std")
+    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
+    # std of constant data has zero gradient (convention 5), not the 0·∞ of d√v at v = 0
+    from .linalg import _safe_sqrt
+    return _safe_sqrt(v)
+
+
+def _arg(prim, np_fn):
+    @npfunc(np_fn)
+    def f(a, axis=None, out=None, keepdims=False):
+        a = asarray(a)
+        _check_nonempty(np_fn.__name__, a, axis)
+        if axis is None:
+            a = ravel(a)
+            ax = 0
+        else:
+            ax = normalize_axis(axis, ndim(a))
+        out = prim.bind(a, axis=ax, index_dtype=np.dtype(np.int64))
+        if keepdims:
+            out = P.expand_dims(out, (ax,) if axis is not None else tuple(range(ndim(a))))
+        return out
+    f.__name__ = np_fn.__name__
+    return f
+
+
+argmax = _arg(P.argmax_p, np.argmax)
+argmin = _arg(P.argmin_p, np.argmin)
+
+
+@npfunc(np.ptp)
+def ptp(a, axis=None, keepdims=False):
+    return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
+
+
+@npfunc(np.count_nonzero)
+def count_nonzero(a, axis=None, keepdims=False):
+    return sum(_bool(a), axis=axis, keepdims=keepdims)
+
+
+def _cum(prim_fn, np_fn):
+    @npfunc(np_fn)
+    def f(a, axis=None, dtype=None, out=None):
+        a = asarray(a)
+        a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
+        if axis is None:
+            a = ravel(a)
+            axis = 0
+        return prim_fn(a, normalize_axis(axis, ndim(a)))
+    f.__name__ = np_fn.__name__
+    return f
+
+
+cumsum = _cum(lambda a, ax: P.cumsum(a, ax), np.cumsum)
+cumprod = _cum(lambda a, ax: P.cumprod(a, ax), np.cumprod)
+cumulative_sum = cumsum
+
+
+@npfunc(np.diff)
+def diff(a, n=1, axis=-1, prepend=None, append=None):
+    a = asarray(a)
+    ax = normalize_axis(axis, ndim(a))
+    if prepend is not None:
+        a = concatenate([_broadcast_like_axis(prepend, a, ax), a], axis=ax)
+    if append is not None:
+        a = concatenate([a, _broadcast_like_axis(append, a, ax)], axis=ax)
+    for _ in range(n):
+        m = shape_of(a)[ax]
+        a = subtract(P.slice_in_dim(a, 1, m, ax), P.slice_in_dim(a, 0, builtins.max(m - 1, 0), ax))
+    return a
+
+
+def _broadcast_like_axis(v, a, ax):
+    # numpy converts prepend/append with asanyarray: a Python float is float64 here
+    v = asarray(v)
+    if ndim(v) == 0:
+        sh = list(shape_of(a))
+        sh[ax] = 1
+        return _broadcast_to(v, sh)
+    return v
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """``log(sum(b·exp(a)))`` computed stably (scipy's semantics, default ``axis=None``).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.logsumexp(np.array([1000.0, 1000.0])))
+    1000.6931471805599
+    """
+    return _logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+
+
+@npfunc(None)
+def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    a = asarray(a)
+    a = P.convert(a, float_type(dtype_of(a)))
+    axes = normalize_axes(axis, ndim(a))
+    if builtins.any(shape_of(a)[i] == 0 for i in axes):
+        # log of an empty sum is log 0 = -inf (scipy, JAX); max has nothing to shift by
+        m = _anp.zeros_like(sum(a, axis=axes, keepdims=True))
+    else:
+        m = max(a, axis=axes, keepdims=True)
+        m = stop_gradient(where(isfinite(m), m, _anp.zeros_like(m)))
+    e_ = exp(subtract(a, m))
+    if b is not None:
+        e_ = multiply(e_, b)
+    s = sum(e_, axis=axes, keepdims=True)
+    if return_sign:
+        sgn = sign(s)
+        out = add(log(absolute(s)), m)
+    else:
+        out = add(log(s), m)
+    if not keepdims:
+        out = P.squeeze(out, axes)
+        if return_sign:
+            sgn = P.squeeze(sgn, axes)
+    return (out, sgn) if return_sign else out
+
+
+def stop_gradient(x):
+    if isinstance(x, Tracer):
+        return P.stop_gradient_p.bind(x)
+    return x
+
+
+@npfunc(None)
+def softmax(x, axis=-1):
+    """``exp(x) / sum(exp(x))`` along ``axis``, stably."""
+    x = asarray(x)
+    x = P.convert(x, float_type(dtype_of(x)))
+    m = stop_gradient(max(x, axis=axis, keepdims=True))
+    e_ = exp(subtract(x, m))
+    return divide(e_, sum(e_, axis=axis, keepdims=True))
+
+
+@npfunc(None)
+def log_softmax(x, axis=-1):
+    """``x - logsumexp(x)`` along ``axis``, stably."""
+    x = asarray(x)
+    x = P.convert(x, float_type(dtype_of(x)))
+    m = stop_gradient(max(x, axis=axis, keepdims=True))
+    s = subtract(x, m)
+    return subtract(s, log(sum(exp(s), axis=axis, keepdims=True)))
+
+# used when called, from modules imported after this one
+from ._shapes import concatenate, ravel  # noqa: E402

@@ -1,0 +1,374 @@
+"""Shape functions of autodiff.numpy: reshaping, transposing, joining, splitting, indexing helpers.
+
+Part of :mod:`autodiff.numpy`, which names everything it defines."""
+import builtins
+
+import numpy as np
+
+from .. import primitives as P
+from ..core import Tracer, user_source
+from ..errors import ShapeError, UnsupportedError
+from ._base import (npfunc, asarray, promote, shape_of, ndim, broadcast_shapes,
+                    broadcast_to as _broadcast_to, normalize_axis, normalize_axes)
+from .. import numpy as _anp      # names the package binds later (creation functions)
+from . import _np_dtype
+from ._elementwise import where
+from ._reductions import sum
+
+# ----------------------------------------------------------------------------
+# shapes
+# ----------------------------------------------------------------------------
+
+@npfunc(np.reshape)
+def reshape(a, shape=None, order="C", *, newshape=None):
+    if shape is None:
+        shape = newshape
+    a = asarray(a)
+    if order != "C":
+        raise UnsupportedError("reshape: only order='C' is supported", source=user_source())
+    shape = (shape,) if isinstance(shape, (builtins.int, np.integer)) else tuple(shape)
+    shape = tuple(builtins.int(s) for s in shape)
+    if shape.count(-1) > 1:
+        raise ValueError("can only specify one unknown dimension")
+    total = builtins.int(np.prod(shape_of(a), dtype=np.int64))
+    if -1 in shape:
+        known = builtins.int(np.prod([s for s in shape if s != -1], dtype=np.int64))
+        if known == 0 or total % known:
+            raise ShapeError(f"cannot reshape array of size {total} into shape {shape}",
+                             source=user_source())
+        shape = tuple(total // known if s == -1 else s for s in shape)
+    if builtins.int(np.prod(shape, dtype=np.int64)) != total:
+        raise ShapeError(f"cannot reshape array of size {total} into shape {shape}",
+                         source=user_source())
+    return P.reshape(a, shape)
+
+
+@npfunc(np.ravel)
+def ravel(a, order="C"):
+    return reshape(a, (-1,))
+
+
+@npfunc(np.transpose)
+def transpose(a, axes=None):
+    a = asarray(a)
+    nd = ndim(a)
+    perm = tuple(reversed(range(nd))) if axes is None else tuple(normalize_axis(x, nd) for x in axes)
+    return P.transpose(a, perm)
+
+
+permute_dims = transpose
+
+
+@npfunc(np.moveaxis)
+def moveaxis(a, source, destination):
+    a = asarray(a)
+    nd = ndim(a)
+    src = [normalize_axis(s, nd) for s in np.atleast_1d(source)]
+    dst = [normalize_axis(d, nd) for d in np.atleast_1d(destination)]
+    order = [i for i in range(nd) if i not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return P.transpose(a, order)
+
+
+@npfunc(np.swapaxes)
+def swapaxes(a, axis1, axis2):
+    a = asarray(a)
+    nd = ndim(a)
+    perm = list(range(nd))
+    i, j = normalize_axis(axis1, nd), normalize_axis(axis2, nd)
+    perm[i], perm[j] = perm[j], perm[i]
+    return P.transpose(a, perm)
+
+
+@npfunc(np.expand_dims)
+def expand_dims(a, axis):
+    a = asarray(a)
+    axes = (axis,) if isinstance(axis, (builtins.int, np.integer)) else tuple(axis)
+    nd = ndim(a) + len(axes)
+    return P.expand_dims(a, tuple(normalize_axis(x, nd) for x in axes))
+
+
+@npfunc(np.squeeze)
+def squeeze(a, axis=None):
+    a = asarray(a)
+    sh = shape_of(a)
+    if axis is None:
+        axes = tuple(i for i, s in enumerate(sh) if s == 1)
+    else:
+        axes = normalize_axes(axis, len(sh))
+        for ax in axes:
+            if sh[ax] != 1:
+                raise ShapeError(f"cannot select an axis to squeeze out which has size not "
+                                 f"equal to one (axis {ax} of shape {sh})", source=user_source())
+    return P.squeeze(a, axes)
+
+
+@npfunc(np.broadcast_to)
+def broadcast_to(array, shape):
+    shape = (shape,) if isinstance(shape, (builtins.int, np.integer)) else tuple(shape)
+    return _broadcast_to(asarray(array), shape)
+
+
+@npfunc(np.broadcast_arrays)
+def broadcast_arrays(*args):
+    args = [asarray(a) for a in args]
+    sh = broadcast_shapes(*[shape_of(a) for a in args])
+    return [_broadcast_to(a, sh) for a in args]
+
+
+@npfunc(np.atleast_1d)
+def atleast_1d(*arys):
+    res = [reshape(a, (1,)) if ndim(a) == 0 else asarray(a) for a in arys]
+    return res[0] if len(res) == 1 else res
+
+
+@npfunc(np.atleast_2d)
+def atleast_2d(*arys):
+    res = []
+    for a in arys:
+        a = asarray(a)
+        res.append(reshape(a, (1, 1)) if ndim(a) == 0 else expand_dims(a, 0) if ndim(a) == 1 else a)
+    return res[0] if len(res) == 1 else res
+
+
+def _seq(arrays):
+    if isinstance(arrays, Tracer):
+        return [arrays[i] for i in range(shape_of(arrays)[0])]
+    return [asarray(a) for a in arrays]
+
+
+@npfunc(np.concatenate)
+def concatenate(arrays, axis=0, dtype=None):
+    arrays = _seq(arrays)
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    arrays = promote(*arrays)
+    if dtype is not None:
+        arrays = [P.convert(a, _np_dtype(dtype)) for a in arrays]
+    nd = ndim(arrays[0])
+    if nd == 0:
+        raise ShapeError("zero-dimensional arrays cannot be concatenated", source=user_source())
+    return P.concatenate(arrays, normalize_axis(axis, nd))
+
+
+concat = concatenate
+
+
+@npfunc(np.stack)
+def stack(arrays, axis=0):
+    arrays = _seq(arrays)
+    shapes = {shape_of(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ShapeError(f"all input arrays must have the same shape, got {sorted(shapes)}",
+                         source=user_source())
+    nd = ndim(arrays[0]) + 1
+    ax = normalize_axis(axis, nd)
+    return concatenate([expand_dims(a, ax) for a in arrays], axis=ax)
+
+
+@npfunc(np.hstack)
+def hstack(tup):
+    arrs = [atleast_1d(a) for a in _seq(tup)]
+    return concatenate(arrs, axis=0 if ndim(arrs[0]) == 1 else 1)
+
+
+@npfunc(np.vstack)
+def vstack(tup):
+    return concatenate([atleast_2d(a) for a in _seq(tup)], axis=0)
+
+
+row_stack = vstack
+
+
+@npfunc(np.column_stack)
+def column_stack(tup):
+    arrs = [reshape(a, (-1, 1)) if ndim(a) < 2 else asarray(a) for a in _seq(tup)]
+    return concatenate(arrs, axis=1)
+
+
+@npfunc(np.dstack)
+def dstack(tup):
+    arrs = []
+    for a in _seq(tup):
+        a = atleast_2d(a)
+        arrs.append(expand_dims(a, 2) if ndim(a) == 2 else a)
+    return concatenate(arrs, axis=2)
+
+
+@npfunc(np.split)
+def split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, strict=True)
+
+
+@npfunc(np.array_split)
+def array_split(ary, indices_or_sections, axis=0):
+    return _split(ary, indices_or_sections, axis, strict=False)
+
+
+def _split(ary, ios, axis, strict):
+    ary = asarray(ary)
+    ax = normalize_axis(axis, ndim(ary))
+    n = shape_of(ary)[ax]
+    if isinstance(ios, (builtins.int, np.integer)):
+        k = builtins.int(ios)
+        if strict and n % k:
+            raise ShapeError("array split does not result in an equal division", source=user_source())
+        q, r = divmod(n, k)
+        bounds = [0]
+        for i in range(k):
+            bounds.append(bounds[-1] + q + (1 if i < r else 0))
+    else:
+        bounds = [0] + [builtins.min(builtins.max(builtins.int(i), 0), n) for i in ios] + [n]
+    return [P.slice_in_dim(ary, bounds[i], builtins.max(bounds[i], bounds[i + 1]), ax)
+            for i in range(len(bounds) - 1)]
+
+
+@npfunc(np.hsplit)
+def hsplit(ary, ios):
+    return split(ary, ios, axis=1 if ndim(ary) > 1 else 0)
+
+
+@npfunc(np.vsplit)
+def vsplit(ary, ios):
+    return split(ary, ios, axis=0)
+
+
+@npfunc(np.flip)
+def flip(m, axis=None):
+    m = asarray(m)
+    return P.rev(m, normalize_axes(axis, ndim(m)))
+
+
+@npfunc(np.fliplr)
+def fliplr(m):
+    return flip(m, 1)
+
+
+@npfunc(np.flipud)
+def flipud(m):
+    return flip(m, 0)
+
+
+@npfunc(np.roll)
+def roll(a, shift, axis=None):
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), shape_of(a))
+    shifts = np.atleast_1d(shift)
+    axes = np.atleast_1d(axis)
+    shifts, axes = np.broadcast_arrays(shifts, axes)
+    for s, ax in zip(shifts, axes):
+        ax = normalize_axis(ax, ndim(a))
+        n = shape_of(a)[ax]
+        if n == 0:
+            continue
+        s = builtins.int(s) % n
+        if s:
+            a = concatenate([P.slice_in_dim(a, n - s, n, ax), P.slice_in_dim(a, 0, n - s, ax)], axis=ax)
+    return a
+
+
+@npfunc(np.tile)
+def tile(A, reps):
+    A = asarray(A)
+    reps = (reps,) if isinstance(reps, (builtins.int, np.integer)) else tuple(reps)
+    nd = builtins.max(ndim(A), len(reps))
+    A = reshape(A, (1,) * (nd - ndim(A)) + shape_of(A))
+    reps = (1,) * (nd - len(reps)) + reps
+    sh = shape_of(A)
+    # broadcast to (r0, s0, r1, s1, ...) then merge pairs
+    big = []
+    dims = []
+    for i, (r, s) in enumerate(zip(reps, sh)):
+        big += [r, s]
+        dims.append(2 * i + 1)
+    out = P.broadcast_in_dim(A, tuple(big), tuple(dims))
+    return reshape(out, tuple(r * s for r, s in zip(reps, sh)))
+
+
+@npfunc(np.repeat)
+def repeat(a, repeats, axis=None):
+    a = asarray(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    ax = normalize_axis(axis, ndim(a))
+    if isinstance(repeats, (builtins.int, np.integer)) or np.ndim(repeats) == 0:
+        r = builtins.int(repeats)
+        sh = shape_of(a)
+        big = sh[:ax + 1] + (r,) + sh[ax + 1:]
+        out = P.broadcast_in_dim(a, big, tuple(i for i in range(len(big)) if i != ax + 1))
+        return reshape(out, sh[:ax] + (sh[ax] * r,) + sh[ax + 1:])
+    idx = np.repeat(np.arange(shape_of(a)[ax]), np.asarray(repeats))
+    return take(a, idx, axis=ax)
+
+
+# ----------------------------------------------------------------------------
+# indexing
+# ----------------------------------------------------------------------------
+
+from ._indexing import getitem, take, take_along_axis, at, nonzero, argwhere, flatnonzero, _AtIndexer  # noqa: E402,F401 (re-exported)
+
+
+@npfunc(np.diagonal)
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    a = asarray(a)
+    nd = ndim(a)
+    a1, a2 = normalize_axis(axis1, nd), normalize_axis(axis2, nd)
+    a = moveaxis(a, (a1, a2), (-2, -1))
+    n, m = shape_of(a)[-2:]
+    if offset >= 0:
+        k = builtins.max(0, builtins.min(n, m - offset))
+        rows, cols = np.arange(k), np.arange(k) + offset
+    else:
+        k = builtins.max(0, builtins.min(n + offset, m))
+        rows, cols = np.arange(k) - offset, np.arange(k)
+    return getitem(a, (Ellipsis, rows, cols))
+
+
+@npfunc(np.trace)
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None):
+    return sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+@npfunc(np.diag)
+def diag(v, k=0):
+    v = asarray(v)
+    if ndim(v) == 1:
+        n = shape_of(v)[0] + builtins.abs(k)
+        out = _anp.zeros_like(v, shape=(n, n))
+        rows = np.arange(shape_of(v)[0]) + builtins.max(-k, 0)
+        cols = np.arange(shape_of(v)[0]) + builtins.max(k, 0)
+        return at(out)[rows, cols].set(v)
+    if ndim(v) == 2:
+        return diagonal(v, k)
+    raise ShapeError("diag: input must be 1-d or 2-d", source=user_source())
+
+
+@npfunc(np.diagflat)
+def diagflat(v, k=0):
+    return diag(ravel(v), k)
+
+
+def _tri_mask(shape_, k, lower):
+    n, m = shape_[-2:]
+    r = np.arange(n)[:, None]
+    c = np.arange(m)[None, :]
+    return (c - r <= k) if lower else (c - r >= k)
+
+
+@npfunc(np.tril)
+def tril(m, k=0):
+    m = asarray(m)
+    mask = _tri_mask(shape_of(m), k, True)
+    return where(np.broadcast_to(mask, shape_of(m)), m, _anp.zeros_like(m))
+
+
+@npfunc(np.triu)
+def triu(m, k=0):
+    m = asarray(m)
+    mask = _tri_mask(shape_of(m), k, False)
+    return where(np.broadcast_to(mask, shape_of(m)), m, _anp.zeros_like(m))
+
