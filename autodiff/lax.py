@@ -35,7 +35,7 @@ import numpy as _np
 
 from . import primitives as _P
 from .core import ShapedArray as _ShapedArray, Tracer as _Tracer, user_source as _user_source
-from .core import is_concrete as _is_concrete
+from .core import current_trace as _current_trace, is_concrete as _is_concrete
 from .errors import (ConcretizationError as _ConcretizationError, DTypeError as _DTypeError,
                      ShapeError as _ShapeError)
 from .tree_util import tree_flatten as _tree_flatten, tree_unflatten as _tree_unflatten
@@ -268,7 +268,10 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
                            f"got {max_steps!r}")
         max_steps = int(max_steps)
     init, tree, avals = _flat_operands(init_val)
-    if all(_is_concrete(x) for x in init):
+    inner = _current_trace()
+    # inside an abstract trace (jit, vmap, make_jaxpr) the functions may close over its
+    # tracers: do not call them on values there (an effect in cond_fun would run twice)
+    if (inner is None or inner.concrete) and all(_is_concrete(x) for x in init):
         done, init, max_steps = _while_on_values(cond_fun, body_fun, init, tree, avals,
                                                  max_steps)
         if done:

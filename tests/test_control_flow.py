@@ -786,3 +786,19 @@ def test_python_if_on_traced_value_under_jit_points_to_lax():
     jf = _jit_or_skip(f)
     with pytest.raises(ConcretizationError, match="ad.lax.cond"):
         jf(1.0)
+
+
+def test_while_on_values_runs_cond_once_per_step_in_every_mode():
+    # inside jit the loop is traced (an effect in cond_fun is not also run on values)
+    seen = []
+
+    def f(a):
+        def cond(x):
+            ad.debug.callback(seen.append, x)
+            return x < a
+        return lax.while_loop(cond, lambda x: x + 1.0, 0.0)
+
+    for g in (f, ad.jit(f), ad.grad(lambda a: f(a) * a)):
+        seen.clear()
+        g(3.0)
+        assert [float(v) for v in seen] == [0.0, 1.0, 2.0, 3.0], g
