@@ -60,24 +60,11 @@ def _binary(fn_name, prim_name=None):
 
 
 def _reflected(fn_name, prim_name=None):
-    """``other op self`` (Python's ``__r<op>__``), with the same fast path."""
-    fn = prim = fast_pair = None
+    """``other op self`` (Python's ``__r<op>__``): the forward operator, operands swapped."""
+    forward = _binary(fn_name, prim_name)
 
-    if prim_name is None:
-        def op(self, other):
-            nonlocal fn
-            if fn is None:
-                fn = getattr(_numpy(), fn_name)
-            return fn(other, self)
-    else:
-        def op(self, other):
-            nonlocal fn, prim, fast_pair
-            if fn is None:
-                fn, prim, fast_pair = _resolve(fn_name, prim_name)
-            pair = fast_pair(other, self)
-            if pair is not None:
-                return prim.bind(*pair)
-            return fn(other, self)
+    def op(self, other):
+        return forward(other, self)
     return op
 
 

@@ -45,8 +45,7 @@ import numpy as np
 
 from ..config import config
 from ..core import SIZE_PARAMS, ClosedJaxpr, DropVar, Jaxpr, Literal, Var, pp_param
-from ..errors import UnsupportedDTypeError
-from .plan import (LOWERINGS, SUPPORTED_DTYPES, Lowering, Planner, _dim_bid,  # noqa: F401
+from .plan import (LOWERINGS, Lowering, Planner, _dim_bid,  # noqa: F401
                    _dim_concat, _dim_dot, _dim_eigh, _dim_expand, _dim_first_to_out,
                    _dim_gather, _dim_reduce, _dim_same, _dim_scatter, _dim_slogdet, _dim_solve,
                    _dim_squeeze, _dim_transpose, _ew, _lowering, _no_dims, _par)
@@ -778,16 +777,7 @@ class _Fn(Planner):
 
     def build(self):
         j = self.jaxpr
-        for v in list(j.constvars) + list(j.invars):
-            if v.aval.dtype not in SUPPORTED_DTYPES:
-                raise UnsupportedDTypeError(
-                    f"jit (cpu backend): dtype {v.aval.dtype} is not supported")
-        for e in j.eqns:
-            for v in e.outvars:
-                if v.aval.dtype not in SUPPORTED_DTYPES:
-                    raise UnsupportedDTypeError(
-                        f"jit (cpu backend): dtype {v.aval.dtype} (from {e.primitive.name}) is "
-                        f"not supported", source=e.source)
+        self.check_dtypes("cpu")
         self.analyse()
         self.plan()
         # outputs

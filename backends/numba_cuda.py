@@ -54,13 +54,9 @@ import numpy as np
 
 from ..core import ClosedJaxpr, Jaxpr, Literal
 from ..errors import UnsupportedError
-try:
-    from ..errors import UnsupportedDTypeError
-except ImportError:                                   # pragma: no cover - older tree
-    UnsupportedDTypeError = UnsupportedError
 from . import numba_cpu as _cpu
 from .numba_cpu import _EwCtx, _Fn, _OpCtx, _dt, _dtname, _is_float
-from .plan import LOWERINGS, SUPPORTED_DTYPES
+from .plan import LOWERINGS
 
 __all__ = ["lower", "entry", "CudaProgram", "HOST_CALLS", "KERNEL_OPAQUE", "available",
            "require_available"]
@@ -705,16 +701,7 @@ class _CudaFn(_Fn):
     # ------------------------------------------------------------------ the host function
     def build(self):
         j = self.jaxpr
-        for v in list(j.constvars) + list(j.invars):
-            if v.aval.dtype not in SUPPORTED_DTYPES:
-                raise UnsupportedDTypeError(f"jit (cuda backend): dtype {v.aval.dtype} is not "
-                                       f"supported")
-        for e in j.eqns:
-            for v in e.outvars:
-                if v.aval.dtype not in SUPPORTED_DTYPES:
-                    raise UnsupportedDTypeError(
-                        f"jit (cuda backend): dtype {v.aval.dtype} (from {e.primitive.name}) "
-                        f"is not supported", source=e.source)
+        self.check_dtypes("cuda")
         self.analyse()
         self.plan()
         rets, seen = [], set()

@@ -59,7 +59,7 @@ import keyword
 import numpy as np
 
 from ..core import DropVar, Literal, Var, var_namer
-from ..errors import UnsupportedError
+from ..errors import UnsupportedDTypeError, UnsupportedError
 
 __all__ = ["Planner", "Cluster", "DimClasses", "Lowering", "LOWERINGS", "LOOP_BUDGET",
            "UNROLL_MAX", "UNROLL_BUDGET", "SUPPORTED_DTYPES", "REMAT_BEGIN", "REMAT_END",
@@ -414,6 +414,21 @@ class Planner:
         self.ret_lines = []
         self.n_tmp = 0
         self.text = None
+
+    def check_dtypes(self, backend):
+        """Refuse a program with a value of a dtype the kernels do not take
+        (``UnsupportedDTypeError``: jit runs that signature on the interpreter)."""
+        j = self.jaxpr
+        for v in list(j.constvars) + list(j.invars):
+            if v.aval.dtype not in SUPPORTED_DTYPES:
+                raise UnsupportedDTypeError(
+                    f"jit ({backend} backend): dtype {v.aval.dtype} is not supported")
+        for e in j.eqns:
+            for v in e.outvars:
+                if v.aval.dtype not in SUPPORTED_DTYPES:
+                    raise UnsupportedDTypeError(
+                        f"jit ({backend} backend): dtype {v.aval.dtype} (from "
+                        f"{e.primitive.name}) is not supported", source=e.source)
 
     def analyse(self):
         """Names, use counts, dimension classes and which of them are constants: what
