@@ -149,14 +149,13 @@ def deflinear(prim, transpose_rule, argnums=None):
     """Linear in the operands ``argnums`` (all when ``None``); the other operands are integer
     data (indices, predicates) with zero tangents. The jvp applies ``prim`` to the tangents of
     the linear operands and the primal values of the rest; see :func:`deftranspose`."""
-    lin = None if argnums is None else frozenset(argnums)
+    lin = range(1 << 30) if argnums is None else frozenset(argnums)   # "all": any index is in
 
     def jvp(primals, tangents, **params):
         ans = prim.bind(*primals, **params)
-        if all(is_zero(t) for i, t in enumerate(tangents) if lin is None or i in lin):
+        if all(is_zero(t) for i, t in enumerate(tangents) if i in lin):
             return ans, _zero_like(ans)
-        ts = [instantiate(t) if lin is None or i in lin else x
-              for i, (x, t) in enumerate(zip(primals, tangents))]
+        ts = [instantiate(t) if i in lin else x for i, (x, t) in enumerate(zip(primals, tangents))]
         return ans, prim.bind(*ts, **params)
     prim.jvp = jvp
     deftranspose(prim, transpose_rule, argnums)
