@@ -100,8 +100,8 @@ def eigh(a, UPLO="L"):
     a = _float(a)
     _square(a, "eigh")
     if UPLO == "U":
-        from . import swapaxes
-        a = swapaxes(a, -1, -2)
+        # the upper triangle of a Hermitian a is the lower triangle of aᴴ (aᵀ when real)
+        a = P.mH(a)
     w, v = P.eigh_p.bind(a)
     return EighResult(w, v)
 
@@ -485,6 +485,7 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
     >>> anp.linalg.solve_triangular(np.array([[2.0, 0.0], [1.0, 1.0]]), np.array([2.0, 3.0]), lower=True)
     array([1., 2.])
     """
+    conj_a = trans in ("C", "c", 2)
     if trans in ("N", "n", None):
         trans = False
     elif trans in ("T", "t", "C", "c"):
@@ -492,6 +493,8 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
     elif trans not in (0, 1, 2):
         raise ValueError(f"solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}")
     a, b = promote(_float(a), _float(b))
+    if conj_a:        # aᴴ x = b: the transposed solve with conj(a) (nothing for a real a)
+        a = P.conj(a)
     vec = len(shape_of(b)) == len(shape_of(a)) - 1
     if vec:
         b = P.expand_dims(b, (len(shape_of(b)),))

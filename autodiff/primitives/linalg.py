@@ -1,17 +1,25 @@
-"""Linear algebra on stacks of matrices: cholesky, triangular_solve, solve, slogdet, eigh."""
+"""Linear algebra on stacks of matrices: cholesky, triangular_solve, solve, slogdet, eigh.
+
+Complex operands follow JAX's conventions (docs/complex.md): tangents keep the primal's
+dtype, transposes are the plain linear ones for the pairing ``Re(sum(u * v))`` (so the
+rules of the maps that are C-linear in an operand, solve and triangular_solve in ``b``, are
+the real ones), and the Hermitian conjugations sit in the jvps: ``A = L Lᴴ``,
+``Vᴴ dA V``, ``d log det A = tr(A⁻¹ dA)`` split into a real and an imaginary part.
+"""
 import numpy as np
 
-from ..core import Primitive, ShapedArray, UndefinedPrimal, is_float_dtype
+from ..core import Primitive, ShapedArray, UndefinedPrimal, is_inexact_dtype
 from ..errors import DTypeError, ShapeError
 from ._rules import (deftranspose, dtype_of, full, is_zero, moveaxis, ones_like, scalar, shape_of,
                      zeros_like, _ndim, _zero_like)
-from .elementwise import add, convert, div, eq, ge, mul, neg, select, sub
+from .elementwise import (add, complex_, conj, convert, div, eq, ge, imag, mul, neg, real, select,
+                          sub)
 from .shape import broadcast_in_dim, iota, reshape, transpose
 from .reductions import reduce_sum
 from .dot import dot_general_p
 
-__all__ = ["batched_matmul", "cholesky_p", "eigh_p", "mT", "slogdet_p", "solve_p", "sym_lower",
-           "triangular_solve", "triangular_solve_p", "tril"]
+__all__ = ["batched_matmul", "cholesky_p", "eigh_p", "herm_lower", "mH", "mT", "slogdet_p",
+           "solve_p", "sym_lower", "triangular_solve", "triangular_solve_p", "tril"]
 
 # ============================================================================
 # Linear algebra (operands are stacks: (..., n, n) and (..., n, k))
@@ -21,15 +29,32 @@ def _sq_aval(name):
     def check(a):
         if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
             raise ShapeError(f"{name}: expected a (..., n, n) matrix, got shape {a.shape}")
-        if not is_float_dtype(a.dtype):
-            raise DTypeError(f"{name}: expected a float matrix, got {a.dtype}")
+        if not is_inexact_dtype(a.dtype):
+            raise DTypeError(f"{name}: expected a float or complex matrix, got {a.dtype}")
     return check
+
+
+def _real_dtype(dtype):
+    """The dtype of the real parts of ``dtype`` (complex64 -> float32; reals unchanged)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind != "c":
+        return dtype
+    return np.dtype(np.float32) if dtype == np.complex64 else np.dtype(np.float64)
+
+
+def _is_complex(x):
+    return dtype_of(x).kind == "c"
 
 
 def mT(x):
     """The transpose of the last two axes."""
     n = _ndim(x)
     return transpose(x, tuple(range(n - 2)) + (n - 1, n - 2))
+
+
+def mH(x):
+    """The conjugate transpose of the last two axes (``mT`` for a real ``x``)."""
+    return conj(mT(x))
 
 
 def batched_matmul(a, b):
@@ -50,6 +75,22 @@ def tril(x, k=0):
 def sym_lower(t):
     """Tangent as seen by a routine that reads only the lower triangle."""
     return add(tril(t), mT(tril(t, -1)))
+
+
+def _eye_mask(shape):
+    n = len(shape)
+    return eq(iota(np.int64, shape, n - 2), iota(np.int64, shape, n - 1))
+
+
+def herm_lower(t):
+    """Tangent as seen by a Hermitian routine reading only the lower triangle (LAPACK's
+    potrf/heevd with 'L'): the strict lower triangle mirrored conjugated, and the diagonal's
+    real part (the routines never read its imaginary part). ``sym_lower`` for real ``t``."""
+    if not _is_complex(t):
+        return sym_lower(t)
+    low = tril(t, -1)
+    diag = select(_eye_mask(shape_of(t)), t, zeros_like(t))
+    return add(add(low, mH(low)), convert(real(diag), dtype_of(t)))
 
 
 def _batch_linalg(prim):
@@ -86,19 +127,19 @@ cholesky_p.abstract_eval = _cholesky_aval
 
 
 def _cholesky_jvp(primals, tangents):
-    # dL = L Φ(L⁻¹ dA L⁻ᵀ), Φ = lower triangle with the diagonal halved
+    # A = L Lᴴ: dL = L Φ(L⁻¹ dA L⁻ᴴ), Φ = lower triangle with the diagonal halved (the
+    # middle factor is Hermitian, so its diagonal is real and L's stays real)
     (a,), (t,) = primals, tangents
     L = cholesky_p.bind(a)
     if is_zero(t):
         return L, _zero_like(L)
-    t = sym_lower(t)
+    t = herm_lower(t)
     tmp = triangular_solve(L, t, left_side=True, lower=True)          # L⁻¹ dA
-    tmp = mT(triangular_solve(L, mT(tmp), left_side=True, lower=True))  # L⁻¹ dA L⁻ᵀ
-    n = shape_of(a)[-1]
-    half = select(eq(iota(np.int64, shape_of(a), _ndim(a) - 2), iota(np.int64, shape_of(a), _ndim(a) - 1)),
-                  full(shape_of(a), 0.5, dtype_of(a)), full(shape_of(a), 1.0, dtype_of(a)))
+    # L⁻¹ (L⁻¹ dA)ᴴ = L⁻¹ dA L⁻ᴴ (dA Hermitian); for a real L this is the transpose
+    tmp = triangular_solve(L, mH(tmp), left_side=True, lower=True)
+    dt = dtype_of(a)
+    half = select(_eye_mask(shape_of(a)), full(shape_of(a), 0.5, dt), full(shape_of(a), 1.0, dt))
     phi = mul(tril(tmp), half)
-    del n
     return L, batched_matmul(L, phi)
 
 
@@ -250,19 +291,25 @@ def _slogdet_impl(a):
 
 def _slogdet_aval(a):
     _sq_aval("slogdet")(a)
-    return [ShapedArray(a.shape[:-2], a.dtype), ShapedArray(a.shape[:-2], a.dtype)]
+    # complex: the sign is a complex number of modulus 1, log|det| is real
+    return [ShapedArray(a.shape[:-2], a.dtype), ShapedArray(a.shape[:-2], _real_dtype(a.dtype))]
 
 
 def _slogdet_jvp(primals, tangents):
-    # d log|det A| = tr(A⁻¹ dA)
+    # c = d log det A = tr(A⁻¹ dA); log|det A| moves by Re c and the sign s = det/|det| by
+    # s·i·Im c (zero for a real A: its sign is piecewise constant)
     (a,), (t,) = primals, tangents
     s, l = slogdet_p.bind(a)
     if is_zero(t):
         return [s, l], [_zero_like(s), _zero_like(l)]
     n = _ndim(a)
     x = solve_p.bind(a, t)
-    eye = convert(eq(iota(np.int64, shape_of(a), n - 2), iota(np.int64, shape_of(a), n - 1)), dtype_of(a))
-    return [s, l], [_zero_like(s), reduce_sum(mul(x, eye), (n - 2, n - 1))]
+    eye = convert(_eye_mask(shape_of(a)), dtype_of(a))
+    c = reduce_sum(mul(x, eye), (n - 2, n - 1))
+    if not _is_complex(a):
+        return [s, l], [_zero_like(s), c]
+    ds = mul(s, complex_(zeros_like(real(c)), imag(c)))
+    return [s, l], [ds, real(c)]
 
 
 slogdet_p.impl = _slogdet_impl
@@ -280,27 +327,31 @@ def _eigh_impl(a):
 
 def _eigh_aval(a):
     _sq_aval("eigh")(a)
-    return [ShapedArray(a.shape[:-1], a.dtype), ShapedArray(a.shape, a.dtype)]
+    # Hermitian input: real eigenvalues, eigenvectors of the input's dtype
+    return [ShapedArray(a.shape[:-1], _real_dtype(a.dtype)), ShapedArray(a.shape, a.dtype)]
 
 
 def _eigh_jvp(primals, tangents):
-    # with S = Vᵀ dA V: dw = diag(S), dV = V (F ∘ S), F_ij = 1/(w_j - w_i) off the diagonal
+    # with S = Vᴴ dA V (Hermitian): dw = Re diag(S), dV = V (F ∘ S),
+    # F_ij = 1/(w_j - w_i) off the diagonal, 0 on it. For complex V this tangent is the one
+    # with Im diag(Vᴴ dV) = 0: each eigenvector's phase is a gauge (LAPACK fixes none), so
+    # only functions invariant under V -> V·diag(e^{iφ}) have a defined derivative.
     (a,), (t,) = primals, tangents
     w, v = eigh_p.bind(a)
     if is_zero(t):
         return [w, v], [_zero_like(w), _zero_like(v)]
-    t = sym_lower(t)
-    S = batched_matmul(mT(v), batched_matmul(t, v))
+    t = herm_lower(t)
+    S = batched_matmul(mH(v), batched_matmul(t, v))
     shape = shape_of(a)
     n = _ndim(a)
-    eye = eq(iota(np.int64, shape, n - 2), iota(np.int64, shape, n - 1))
+    eye = _eye_mask(shape)
     wi = broadcast_in_dim(w, shape, tuple(range(n - 2)) + (n - 2,))
     wj = broadcast_in_dim(w, shape, tuple(range(n - 2)) + (n - 1,))
     diff = sub(wj, wi)
     safe = select(eye, ones_like(diff), diff)
     F = select(eye, zeros_like(diff), div(ones_like(diff), safe))
-    dw = reduce_sum(mul(S, convert(eye, dtype_of(a))), (n - 1,))
-    dv = batched_matmul(v, mul(F, S))
+    dw = real(reduce_sum(mul(S, convert(eye, dtype_of(a))), (n - 1,)))
+    dv = batched_matmul(v, mul(convert(F, dtype_of(a)), S))
     return [w, v], [dw, dv]
 
 
