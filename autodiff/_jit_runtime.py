@@ -19,7 +19,7 @@ import numpy as np
 
 from .config import config
 from .core import ShapedArray, Tracer, user_source
-from .errors import UnsupportedError
+
 from .tree_util import tree_unflatten
 
 if TYPE_CHECKING:
@@ -30,11 +30,13 @@ __all__ = ["Lowered", "wait_for_compiles", "disable_jit"]
 _log = logging.getLogger("autodiff.jit")
 _instances = weakref.WeakSet()
 _ndarray = np.ndarray
-_PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_)}
+_PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_),
+               complex: np.dtype(np.complex128)}
 # the fast path's lookup table: a Python scalar's signature is its type (weak dtype); a numpy
 # scalar's is that of a 0-d array of its dtype
 _SCALAR_KEYS = {t: (t if t in _PY_SCALARS else ((), np.dtype(t)))
-                for t in list(_PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32, np.bool_]}
+                for t in list(_PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32, np.bool_,
+                                     np.complex128, np.complex64]}
 _BACKENDS = ("cpu", "interpret", "cuda")
 
 # ----------------------------------------------------------------------------------
@@ -77,12 +79,6 @@ def _is_array_key(k):
 def _leaf_aval(x, key):
     if isinstance(key, tuple):
         dt = key[1] if key[1].isnative else key[1].newbyteorder("=")
-        if dt.kind == "c":
-            # API convention 10: complex input is refused in every mode, jit included (the
-            # interpreter fallback for dtypes the kernel cannot take must not run it)
-            raise UnsupportedError(
-                f"jit: complex numbers are not supported yet (an argument of dtype {dt}); "
-                f"split them into real and imaginary float arrays", source=user_source())
         return ShapedArray(key[0], dt)
     if key in _PY_SCALARS:
         return ShapedArray((), _PY_SCALARS[key], weak_type=True)

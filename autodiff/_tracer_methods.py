@@ -190,7 +190,11 @@ class ArrayMethods:
 
     @_prop
     def real(self):
-        return self
+        return _numpy().real(self)
+
+    @_prop
+    def imag(self):
+        return _numpy().imag(self)
 
     @_prop
     def flat(self):
@@ -234,11 +238,11 @@ class ArrayMethods:
 
     @_documented
     def conj(self):
-        return self
+        return _numpy().conj(self)
 
     @_documented
     def conjugate(self):
-        return self
+        return _numpy().conj(self)
 
     sum = _method("sum")
     mean = _method("mean")

@@ -687,18 +687,58 @@ def _int_arg_name(fun, args, nums, flat_pos):
     return name, i
 
 
+def check_complex(who, holomorphic, in_dtypes=(), out_dtypes=(), real_in=False,
+                  real_out=False):
+    """The dtype contract of the derivative operators with complex numbers
+    (docs/complex.md): with ``holomorphic=True`` every input and output must be complex;
+    without it, ``real_in`` / ``real_out`` require real inputs (forward mode over a real
+    basis) / real outputs (a real-valued function: ``grad``, ``jacrev``)."""
+    kinds_in = [np.dtype(d).kind for d in in_dtypes]
+    kinds_out = [np.dtype(d).kind for d in out_dtypes]
+    if holomorphic:
+        for what, ds, ks in (("inputs", in_dtypes, kinds_in), ("outputs", out_dtypes, kinds_out)):
+            bad = [d for d, k in zip(ds, ks) if k != "c"]
+            if bad:
+                raise DTypeError(
+                    f"{who}(holomorphic=True) requires complex {what}, got {np.dtype(bad[0])}; "
+                    f"cast with x.astype(complex), or drop holomorphic=True for a function "
+                    f"of real numbers", source=user_source())
+        return
+    if real_in and "c" in kinds_in:
+        d = in_dtypes[kinds_in.index("c")]
+        raise DTypeError(
+            f"{who} requires real inputs, got {np.dtype(d)}: a forward-mode Jacobian pushes a "
+            f"real basis. Pass holomorphic=True for a holomorphic function, use jacrev for a "
+            f"real-valued one, or ad.jvp/ad.vjp directly for a general complex function",
+            source=user_source())
+    if real_out and "c" in kinds_out:
+        d = out_dtypes[kinds_out.index("c")]
+        raise DTypeError(
+            f"{who} requires a real-valued function, it returned {np.dtype(d)}. Pass "
+            f"holomorphic=True for a holomorphic function, take anp.real / anp.abs of the "
+            f"output, or use ad.vjp directly for a general complex function",
+            source=user_source())
+
+
 def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *,
-                   argnum: Optional[_Argnums] = None,
-                   allow_int: bool = False) -> Callable[_P, tuple[Any, Any]]:
+                   argnum: Optional[_Argnums] = None, allow_int: bool = False,
+                   holomorphic: bool = False) -> Callable[_P, tuple[Any, Any]]:
     """``(fun(*args), gradient)`` in one pass; ``has_aux`` gives ``((value, aux), grad)``.
     ``argnum`` is autograd's name for ``argnums``. ``allow_int=True`` accepts integer and
     bool inputs among ``argnums`` and gives them a zero gradient of dtype
     ``ad.dtypes.float0`` (JAX's convention, see :mod:`autodiff.dtypes`); without it they
     raise ``DTypeError`` naming the argument.
 
+    Complex numbers (docs/complex.md): for a real-valued function of complex inputs the
+    gradient is JAX's, the cotangent of 1.0, i.e. ``conj(df/dx + i df/dy)``;
+    ``holomorphic=True`` gives ``f'(z)`` for a holomorphic function (complex inputs and
+    output); a complex output without it raises ``DTypeError``.
+
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.value_and_grad(lambda x: anp.sum(x ** 2))(np.array([1.0, 2.0]))
     (np.float64(5.0), array([2., 4.]))
+    >>> ad.value_and_grad(lambda z: z ** 2, holomorphic=True)(np.complex128(1 + 1j))
+    (np.complex128(2j), np.complex128(2+2j))
     """
     argnums = _argnum_alias(argnums, argnum)
     single = isinstance(argnums, int)
@@ -710,6 +750,8 @@ def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool 
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
         ints = [k for k, x in enumerate(flat) if not is_inexact_dtype(P.dtype_of(x))]
+        if holomorphic:
+            check_complex("grad", True, [P.dtype_of(x) for x in flat])
         if ints and not allow_int:
             name, i = _int_arg_name(fun, args, nums, ints[0])
             raise DTypeError(
@@ -747,6 +789,7 @@ def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool 
         if not is_inexact_dtype(a.dtype):
             raise DTypeError(f"grad requires a float-valued function, it returned {a.dtype}",
                              source=user_source())
+        check_complex("grad", holomorphic, out_dtypes=[a.dtype], real_out=True)
         grads = lin.backward([np.ones(a.shape, a.dtype)])      # the seed: d out / d out
         if ints:
             from .dtypes import float0_zeros
@@ -761,23 +804,29 @@ def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool 
             return (_outputs(value), _outputs(lin.aux())), _outputs(g)
         return _outputs(value), _outputs(g)
     return Transformed(wrapped, value_and_grad, fun, dict(argnums=argnums, has_aux=has_aux,
-                                                          allow_int=allow_int))
+                                                          allow_int=allow_int,
+                                                          holomorphic=holomorphic))
 
 
 def grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *,
-         argnum: Optional[_Argnums] = None, allow_int: bool = False) -> Callable[_P, Any]:
+         argnum: Optional[_Argnums] = None, allow_int: bool = False,
+         holomorphic: bool = False) -> Callable[_P, Any]:
     """Gradient of a scalar-valued ``fun`` with respect to ``args[argnums]`` (``argnum``:
     autograd's spelling of the same). ``allow_int=True``: integer inputs get a zero
     gradient of dtype ``ad.dtypes.float0``, as in JAX (see :mod:`autodiff.dtypes`).
+    Complex inputs and ``holomorphic``: as :func:`value_and_grad` (docs/complex.md);
+    for ``|z|²`` the gradient is ``2·conj(z)``, JAX's.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.grad(lambda x, y: anp.sum(x * y), argnums=(0, 1))(np.ones(2), np.arange(2.0))
     (array([0., 1.]), array([1., 1.]))
     >>> ad.grad(lambda x, y: x * y ** 2, argnum=1)(3.0, 2.0)
     np.float64(12.0)
+    >>> ad.grad(lambda z: anp.abs(z) ** 2)(np.complex128(3 + 4j))
+    np.complex128(6-8j)
     """
     argnums = _argnum_alias(argnums, argnum)
-    vg = value_and_grad(fun, argnums, has_aux, allow_int=allow_int)
+    vg = value_and_grad(fun, argnums, has_aux, allow_int=allow_int, holomorphic=holomorphic)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
@@ -786,7 +835,7 @@ def grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *
             return g, value_aux[1]
         return g
     return Transformed(wrapped, grad, fun, dict(argnums=argnums, has_aux=has_aux,
-                                                allow_int=allow_int))
+                                                allow_int=allow_int, holomorphic=holomorphic))
 
 
 def stop_gradient(x: _T) -> _T:

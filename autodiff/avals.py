@@ -102,13 +102,13 @@ def is_inexact_dtype(dtype):
     return (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind in "fc"
 
 
-_VALID_KINDS = set("biuf")
+_VALID_KINDS = set("biufc")
 
 
 
 def python_scalar_dtype(x):
     """The dtype a Python scalar ``x`` is traced as (``float`` -> float64, ``int`` -> int64,
-    ``bool`` -> bool)."""
+    ``bool`` -> bool, ``complex`` -> complex128)."""
     if isinstance(x, bool):
         return np.dtype(bool)
     if isinstance(x, int):
@@ -121,16 +121,10 @@ def python_scalar_dtype(x):
 
 
 def _bad_dtype(x):
-    kind = getattr(getattr(x, "dtype", None), "kind", None)
-    if kind == "c" or isinstance(x, complex):
-        from .errors import UnsupportedError
-        return UnsupportedError(
-            "complex numbers are not supported yet; split them into real and imaginary "
-            "float arrays", source=user_source())
     what = f"dtype {x.dtype}" if hasattr(x, "dtype") else f"type {type(x).__name__}"
     return DTypeError(
         f"expected a numeric array or scalar, got a value of {what}: {_short_repr(x)}. "
-        f"Pass numbers as numpy arrays of a float, int or bool dtype.", source=user_source())
+        f"Pass numbers as numpy arrays of a float, complex, int or bool dtype.", source=user_source())
 
 
 def _short_repr(x):
@@ -145,7 +139,7 @@ def value_aval(x):
         if x.dtype.kind not in _VALID_KINDS:
             raise _bad_dtype(x)
         return ShapedArray(x.shape, x.dtype)
-    if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+    if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
         return ShapedArray((), python_scalar_dtype(x), weak_type=True)
     if isinstance(x, np.generic):
         if x.dtype.kind not in _VALID_KINDS:

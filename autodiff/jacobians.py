@@ -13,7 +13,7 @@ import numpy as np
 
 from . import primitives as P
 from .api import (Transformed, _Argnums, _Linearized, _P, _argnums_split, _aux_fun, _outputs,
-                  _split_aux_tree, as_array, grad, jvp, trace_fun)
+                  _split_aux_tree, as_array, check_complex, grad, jvp, trace_fun)
 from .batching import vmap
 from .core import get_aval, is_inexact_dtype, user_source
 from .errors import DTypeError
@@ -110,7 +110,7 @@ def _jac_tree(per_out, in_tree, out_tree):
 
 
 def jacfwd(fun: Callable[_P, Any], argnums: _Argnums = 0,
-           has_aux: bool = False) -> Callable[_P, Any]:
+           has_aux: bool = False, *, holomorphic: bool = False) -> Callable[_P, Any]:
     """Jacobian by forward mode: ``vmap`` of ``jvp`` over the input basis (one batched program).
 
     Each output leaf gets ``out.shape + in.shape``; pytree inputs and outputs nest as
@@ -132,6 +132,7 @@ def jacfwd(fun: Callable[_P, Any], argnums: _Argnums = 0,
         flat = [as_array(x) for x in flat]
         _check_float_inputs(flat, "jacfwd")
         in_avals = [get_aval(x).strip_weak() for x in flat]
+        check_complex("jacfwd", holomorphic, [a.dtype for a in in_avals], real_in=True)
         from .tree_util import PyTreeDef
         # trace once (concretely when the inputs are concrete, so Python control flow on
         # values works), drop dead code, then push the whole input basis through one jvp
@@ -139,6 +140,9 @@ def jacfwd(fun: Callable[_P, Any], argnums: _Argnums = 0,
                                      PyTreeDef(tuple, None, (in_tree,)), name="jacfwd")
         closed = dce_closed(closed)
         out_tree, aux_tree, n_out = _split_aux_tree(out_tree, has_aux)
+        if holomorphic:
+            check_complex("jacfwd", True, out_dtypes=[v.aval.dtype for v in
+                                                      closed.jaxpr.outvars[:n_out]])
         jdt = _jac_dtype(in_avals)
         basis, n = _std_basis(in_avals, jdt)
 
@@ -154,10 +158,11 @@ def jacfwd(fun: Callable[_P, Any], argnums: _Argnums = 0,
         if has_aux:
             return _outputs(jac_tree), _outputs(tree_unflatten(aux_tree, aux))
         return _outputs(jac_tree)
-    return Transformed(jac, jacfwd, fun, dict(argnums=argnums, has_aux=has_aux))
+    return Transformed(jac, jacfwd, fun, dict(argnums=argnums, has_aux=has_aux,
+                                              holomorphic=holomorphic))
 
 
-def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False):
+def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False, holomorphic=False):
     """Jacobian from one linearization: ``vmap`` of the transposed linear map over the
     output basis (``mode="rev"``), or with ``"auto"`` of the linear map over the input
     basis instead when that basis is no larger. ``allow_int``: integer input leaves are
@@ -186,7 +191,15 @@ def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False):
         out_avals, in_avals = lin.out_avals, lin.in_avals
         n_in = sum(a.size for a in in_avals)
         n_out = sum(a.size for a in out_avals)
-        if mode == "auto" and n_in <= n_out:
+        in_dts, out_dts = [a.dtype for a in in_avals], [a.dtype for a in out_avals]
+        if mode == "auto" and not holomorphic:
+            # complex inputs need the reverse mode, complex outputs the forward mode
+            cin, cout = (any(np.dtype(d).kind == "c" for d in ds) for ds in (in_dts, out_dts))
+            fwd = (n_in <= n_out or cout) and not cin
+        else:
+            fwd = mode == "auto" and n_in <= n_out
+        check_complex(who, holomorphic, in_dts, out_dts, real_in=fwd, real_out=not fwd)
+        if fwd:
             jdt = _jac_dtype(in_avals)
             basis, _ = _std_basis(in_avals, jdt)
             cols = vmap(lambda *ts: _float_tangents(lin.forward(list(ts)), jdt),
@@ -213,13 +226,16 @@ def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False):
             return _outputs(jac_tree), _outputs(lin.aux())
         return _outputs(jac_tree)
     return Transformed(jac, jacrev if mode == "rev" else jacobian, fun,
-                       dict(argnums=argnums, has_aux=has_aux))
+                       dict(argnums=argnums, has_aux=has_aux, holomorphic=holomorphic))
 
 
 def jacrev(fun: Callable[_P, Any], argnums: _Argnums = 0,
-           has_aux: bool = False, *, allow_int: bool = False) -> Callable[_P, Any]:
+           has_aux: bool = False, *, allow_int: bool = False,
+           holomorphic: bool = False) -> Callable[_P, Any]:
     """Jacobian by reverse mode: ``vmap`` of the (reusable) ``vjp`` over the output basis.
     ``allow_int=True``: integer inputs get ``ad.dtypes.float0`` blocks, as in JAX.
+    Complex inputs of a real-valued function give JAX's rows (``grad``'s convention);
+    ``holomorphic=True`` gives ``df_i/dz_j`` of a holomorphic function (docs/complex.md).
 
     One linearization, then one batched backward pass: the number of equations does
     not grow with the output size. Results are shaped and nested as for :func:`jacfwd`.
@@ -233,11 +249,11 @@ def jacrev(fun: Callable[_P, Any], argnums: _Argnums = 0,
     >>> J["s"]["w"], J["s"]["b"]
     (array([2., 2.]), np.float64(2.0))
     """
-    return _jac_linearized(fun, argnums, has_aux, "rev", "jacrev", allow_int)
+    return _jac_linearized(fun, argnums, has_aux, "rev", "jacrev", allow_int, holomorphic)
 
 
 def jacobian(fun: Callable[_P, Any], argnums: _Argnums = 0,
-             has_aux: bool = False) -> Callable[_P, Any]:
+             has_aux: bool = False, *, holomorphic: bool = False) -> Callable[_P, Any]:
     """Jacobian, by forward mode when the inputs are no larger than the outputs, else reverse.
 
     The function is linearized once (Python control flow on values works, as in
@@ -250,11 +266,11 @@ def jacobian(fun: Callable[_P, Any], argnums: _Argnums = 0,
     array([[1., 0., 0.],
            [0., 3., 2.]])
     """
-    return _jac_linearized(fun, argnums, has_aux, "auto", "jacobian")
+    return _jac_linearized(fun, argnums, has_aux, "auto", "jacobian", holomorphic=holomorphic)
 
 
 def hessian(fun: Callable[_P, Any], argnums: _Argnums = 0,
-            has_aux: bool = False) -> Callable[_P, Any]:
+            has_aux: bool = False, *, holomorphic: bool = False) -> Callable[_P, Any]:
     """``jacfwd(jacrev(fun))``: forward-over-reverse, vectorized over both bases.
 
     Pytree inputs give nested blocks ``H[i][j]`` of shape ``out + in_i + in_j``.
@@ -264,8 +280,10 @@ def hessian(fun: Callable[_P, Any], argnums: _Argnums = 0,
     array([[2., 0.],
            [0., 2.]])
     """
-    h = jacfwd(jacrev(fun, argnums, has_aux), argnums, has_aux)
-    return Transformed(h, hessian, fun, dict(argnums=argnums, has_aux=has_aux))
+    h = jacfwd(jacrev(fun, argnums, has_aux, holomorphic=holomorphic), argnums, has_aux,
+               holomorphic=holomorphic)
+    return Transformed(h, hessian, fun, dict(argnums=argnums, has_aux=has_aux,
+                                             holomorphic=holomorphic))
 
 
 def hvp(fun: Callable[..., Any], x: Any, v: Any) -> Any:

@@ -43,7 +43,7 @@ import numpy as np
 from .cache import ProgramCache, declare
 from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
-from .errors import DTypeError, UnsupportedDTypeError, UnsupportedError
+from .errors import DTypeError, UnsupportedDTypeError
 from .tree_util import LEAF, tree_flatten, tree_unflatten
 from .traceback_util import filter_traceback as _filter_traceback
 
@@ -566,13 +566,11 @@ def _as_leaf(x):
     conv = getattr(x, "__autodiff_array__", None)
     if conv is not None:
         return conv()
-    if isinstance(x, complex):
-        raise UnsupportedError("complex numbers are not supported yet", source=user_source())
     try:
         arr = np.asarray(x)
     except Exception:  # noqa: BLE001
         arr = None
-    if arr is None or arr.dtype.kind not in "biuf":
+    if arr is None or arr.dtype.kind not in "biufc":
         raise DTypeError(f"jit: an argument leaf of type {type(x).__name__} is not an array "
                          f"or number; pass it via static_argnums/static_argnames if it is "
                          f"configuration", source=user_source())

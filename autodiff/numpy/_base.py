@@ -166,7 +166,7 @@ def asarray(x, dtype=None):
     if conv is not None:
         return asarray(conv(), dtype)
     a = np.asarray(x, dtype=dtype)
-    if a.dtype.kind not in "biuf":
+    if a.dtype.kind not in "biufc":
         get_aval(a)          # raises DTypeError / UnsupportedError
     return a
 
@@ -239,13 +239,13 @@ def result_type(*xs):
 
 
 def float_type(dt):
-    """The float dtype an elementwise float function computes in (numpy: ints -> float64)."""
+    """The inexact dtype an elementwise float function computes in (numpy: ints -> float64;
+    float and complex dtypes are kept)."""
     dt = np.dtype(dt)
     if dt.kind == "f":
         return dt
     if dt.kind == "c":
-        from ..errors import UnsupportedError
-        raise UnsupportedError("complex numbers are not supported yet", source=user_source())
+        return dt
     return np.dtype(np.float64)
 
 

@@ -242,25 +242,35 @@ def correlate(a, v, mode="valid"):
 
 
 # ----------------------------------------------------------------------------
-# complex-number functions on real input
+# complex-number functions (docs/complex.md)
 # ----------------------------------------------------------------------------
 
 @npfunc(np.real)
 def real(val):
-    """The real part: real input itself (complex input is not supported yet)."""
-    return asarray(val)
+    """``numpy.real``: the real part (real input itself).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(lambda z: anp.real(z * z))(np.complex128(1 + 2j))   # JAX's convention
+    np.complex128(2-4j)
+    """
+    return P.real(asarray(val))
 
 
 @npfunc(np.imag)
 def imag(val):
-    """The imaginary part: zeros for real input."""
-    return _anp().zeros_like(asarray(val))
+    """``numpy.imag``: the imaginary part (zeros of the dtype for real input)."""
+    return P.imag(asarray(val))
 
 
 @npfunc(np.angle)
 def angle(z, deg=False):
-    """The argument: 0 for non-negative real input, π (180°) for negative."""
+    """``numpy.angle``: the argument ``atan2(imag, real)`` in radians (degrees with ``deg``);
+    for real input 0 where non-negative and π where negative (numpy's, signbit included)."""
     anp = _anp()
+    z = asarray(z)
+    if dtype_of(z).kind == "c":
+        out = P.atan2(P.imag(z), P.real(z))
+        return P.mul(out, 180.0 / np.pi) if deg else out
     z = _f(z)
     out = anp.where(anp.signbit(z), 180.0 if deg else np.pi, 0.0)
     return anp.astype(out, dtype_of(z))
@@ -268,24 +278,43 @@ def angle(z, deg=False):
 
 @npfunc(np.real_if_close)
 def real_if_close(a, tol=100):
-    """Real input is returned as it is (``numpy.real_if_close``)."""
-    return asarray(a)
+    """``numpy.real_if_close``: the real part when every imaginary part is within ``tol``
+    machine epsilons of zero (``tol`` > 1), else ``a``. The choice changes the dtype, so a
+    traced complex ``a`` needs a concrete value (``ConcretizationError`` under ``jit``)."""
+    a = asarray(a)
+    if dtype_of(a).kind != "c":
+        return a
+    if tol > 1:
+        tol = tol * np.finfo(_complex_part_dtype(dtype_of(a))).eps
+    im = P.imag(a)
+    v = im.concrete_value("real_if_close(traced complex)") if isinstance(im, Tracer) else im
+    return P.real(a) if bool(np.all(np.abs(v) < tol)) else a
+
+
+def _complex_part_dtype(dt):
+    return np.dtype(np.float32) if np.dtype(dt) == np.complex64 else np.dtype(np.float64)
 
 
 @npfunc(np.iscomplex)
 def iscomplex(x):
-    """False everywhere for real input."""
-    return _anp().zeros_like(asarray(x), dtype=np.bool_)
+    """``numpy.iscomplex``: where the imaginary part is non-zero (False for real input)."""
+    x = asarray(x)
+    if dtype_of(x).kind != "c":
+        return _anp().zeros_like(x, dtype=np.bool_)
+    return P.ne(P.imag(x), 0)
 
 
 @npfunc(np.isreal)
 def isreal(x):
-    """True everywhere for real input."""
-    return _anp().ones_like(asarray(x), dtype=np.bool_)
+    """``numpy.isreal``: where the imaginary part is zero (True for real input)."""
+    x = asarray(x)
+    if dtype_of(x).kind != "c":
+        return _anp().ones_like(x, dtype=np.bool_)
+    return P.eq(P.imag(x), 0)
 
 
 def iscomplexobj(x):
-    """Whether ``x`` has a complex dtype (never, for traced values)."""
+    """Whether ``x`` has a complex dtype (``numpy.iscomplexobj``; traced values too)."""
     return np.dtype(dtype_of(x)).kind == "c" if isinstance(x, Tracer) else np.iscomplexobj(x)
 
 

@@ -76,7 +76,8 @@ def dot(a, b):
 
 @npfunc(np.vdot)
 def vdot(a, b):
-    return dot(ravel(a), ravel(b))
+    """``numpy.vdot``: the flattened dot product, conjugating ``a`` (complex input)."""
+    return dot(ravel(P.conj(asarray(a))), ravel(b))
 
 
 @npfunc(np.inner)
@@ -322,12 +323,14 @@ def shape_(a):
 
 @npfunc(np.real)
 def real(x):
-    return asarray(x)
+    """``numpy.real``: the real part (real input itself)."""
+    return P.real(asarray(x))
 
 
 @npfunc(np.conj)
-def conj(x):
-    return asarray(x)
+def conj(x, /, out=None, **kw):
+    """``numpy.conj``: the complex conjugate (real input itself)."""
+    return P.conj(asarray(x))
 
 
 conjugate = conj

@@ -1,7 +1,7 @@
 """Rule helpers shared by every primitive family."""
 import numpy as np
 
-from ..core import ShapedArray, Tracer, UndefinedPrimal, Zero, get_aval, is_float_dtype
+from ..core import ShapedArray, Tracer, UndefinedPrimal, Zero, get_aval
 from ..errors import DTypeError, ShapeError
 
 __all__ = ["aval_of", "defbilinear", "defjvp", "defjvp_zero", "defleading", "deflinear",
@@ -31,7 +31,7 @@ def shape_of(x):
 def dtype_of(x):
     """The dtype of a value or tracer."""
     if x.__class__ is np.ndarray:
-        if x.dtype.kind not in "biuf":
+        if x.dtype.kind not in "biufc":
             get_aval(x)                # the error an unsupported dtype gets
         return x.dtype
     return aval_of(x).dtype
@@ -69,8 +69,10 @@ def _zero_like(x):
 
 
 def tangent_dtype(dtype):
-    """The dtype of ``dtype``'s tangents: itself for floats, float32 otherwise."""
-    return np.dtype(dtype) if is_float_dtype(dtype) else np.dtype(np.float32)
+    """The dtype of ``dtype``'s tangents: itself for float and complex dtypes, float32
+    otherwise."""
+    dtype = np.dtype(dtype)
+    return dtype if dtype.kind in "fc" else np.dtype(np.float32)
 
 
 # ============================================================================

@@ -1,14 +1,16 @@
 """Elementwise primitives: unary and binary math, comparisons, select, dtype conversion."""
 import numpy as np
 
-from ..core import Primitive, ShapedArray, UndefinedPrimal, Zero, is_float_dtype
+from ..core import Primitive, ShapedArray, UndefinedPrimal, Zero, is_inexact_dtype
 from ..errors import DTypeError, ShapeError
 from ._rules import (defbilinear, defjvp, defjvp_zero, deflinear, deftranspose, defvectorized,
                      dtype_of, full, instantiate, is_zero, ones_like, shape_of, zeros_like, _b,
-                     _binary_aval, _coerce_pair, _float_unary_aval, _std_unary_aval, _u,
+                     _binary_aval, _binary_shape, _coerce_pair, _float_unary_aval,
+                     _std_unary_aval, _u,
                      _zero_like)
 
-__all__ = ["abs_p", "acos_p", "acosh_p", "add", "add_p", "and_p", "asin_p", "asinh_p", "atan2",
+__all__ = ["complex_", "complex_p", "conj", "conj_p", "imag", "imag_p", "real", "real_p",
+           "abs_p", "acos_p", "acosh_p", "add", "add_p", "and_p", "asin_p", "asinh_p", "atan2",
            "atan2_p", "atan_p", "atanh_p", "cbrt_p", "ceil", "ceil_p", "convert",
            "convert_element_type_p", "cos", "cos_p", "cosh", "cosh_p", "div", "div_p", "eq",
            "eq_p", "exp", "exp2_p", "exp_p", "expm1_p", "floor", "floor_divide_p", "floor_p", "ge",
@@ -23,22 +25,64 @@ __all__ = ["abs_p", "acos_p", "acosh_p", "add", "add_p", "and_p", "asin_p", "asi
 # Elementwise unary
 # ============================================================================
 
-def _unary(name, impl, float_only=True):
+def _unary(name, impl, float_only=True, real_only=False):
     p = Primitive(name)
     p.impl = impl
-    p.abstract_eval = _float_unary_aval(name) if float_only else _std_unary_aval
+    p.abstract_eval = (_real_unary_aval(name) if real_only else
+                       _float_unary_aval(name) if float_only else _std_unary_aval)
     defvectorized(p)
     return p
+
+
+def _real_unary_aval(name):
+    # numpy defines these ufuncs for real input only (floor, ceil, cbrt refuse complex)
+    def rule(x, **_):
+        if x.dtype.kind != "f":
+            raise DTypeError(f"{name} needs a real float operand, got {x.dtype}")
+        return ShapedArray(x.shape, x.dtype)
+    return rule
+
+
+def _complex_to_real(dtype):
+    """The real dtype of a complex dtype's parts (complex64 -> float32); reals unchanged."""
+    dtype = np.dtype(dtype)
+    return np.dtype(np.float32 if dtype == np.complex64 else np.float64) if dtype.kind == "c" \
+        else dtype
+
+
+def _real_to_complex(dtype):
+    """The complex dtype with parts of ``dtype`` (float32 -> complex64, else complex128)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        return dtype
+    return np.dtype(np.complex64 if dtype == np.float32 else np.complex128)
 
 
 neg_p = _unary("neg", np.negative, float_only=False)
 deflinear(neg_p, lambda ct, x: [neg(ct)])
 
 sign_p = _unary("sign", np.sign, float_only=False)
-defjvp_zero(sign_p)
-floor_p = _unary("floor", np.floor)
+
+
+def _sign_jvp(primals, tangents):
+    # real: piecewise constant (zero). complex (numpy 2: z/|z|, 0 at 0): d(z/|z|) =
+    # (t - s·Re(conj(s)·t))/|z| with s = z/|z|; zero at z = 0
+    (x,), (t,) = primals, tangents
+    ans = sign_p.bind(x)
+    if is_zero(t) or dtype_of(x).kind != "c":
+        return ans, _zero_like(ans)
+    r = abs_p.bind(x)
+    zero = eq(r, 0)
+    safe = select(zero, ones_like(r), r)
+    d = div(sub(t, mul(ans, complex_(real(mul(conj(ans), t)), zeros_like(r)))),
+            complex_(safe, zeros_like(r)))
+    return ans, select(zero, zeros_like(d), d)
+
+
+sign_p.jvp = _sign_jvp
+floor_p = _unary("floor", np.floor, real_only=True)
 defjvp_zero(floor_p)
-ceil_p = _unary("ceil", np.ceil)
+ceil_p = _unary("ceil", np.ceil, real_only=True)
 defjvp_zero(ceil_p)
 round_p = _unary("round", np.round)       # numpy: round half to even
 defjvp_zero(round_p)
@@ -73,6 +117,9 @@ def _logistic_impl(x):
     # σ(x) = 1/(1+e^-x) for x >= 0 and e^x/(1+e^x) below: the second keeps the subnormal
     # results of x in [-745, -708] (1/(1+e^-x) overflows e^-x there and returns 0)
     x = np.asarray(x)
+    if x.dtype.kind == "c":
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            return (1 / (1 + np.exp(-x))).astype(x.dtype)
     with np.errstate(over="ignore", under="ignore"):
         e = np.exp(-np.abs(x))
         return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
@@ -99,7 +146,10 @@ defjvp(cosh_p, lambda g, ans, x: mul(g, sinh(x)))
 asinh_p = _unary("asinh", np.arcsinh)
 defjvp(asinh_p, lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))))
 acosh_p = _unary("acosh", np.arccosh)
-defjvp(acosh_p, lambda g, ans, x: mul(g, rsqrt(sub(mul(x, x), 1))))
+# 1/√(x²-1) for real x; for complex z the principal branch's derivative is
+# 1/(√(z-1)·√(z+1)), which differs from 1/√(z²-1) in sign where Re z < 0
+defjvp(acosh_p, lambda g, ans, x: mul(g, rsqrt(sub(mul(x, x), 1))) if dtype_of(x).kind != "c"
+       else mul(g, mul(rsqrt(sub(x, 1)), rsqrt(add(x, 1)))))
 atanh_p = _unary("atanh", np.arctanh)
 defjvp(atanh_p, lambda g, ans, x: div(g, sub(1, mul(x, x))))
 sqrt_p = _unary("sqrt", np.sqrt)
@@ -113,10 +163,22 @@ def _rsqrt_impl(x):
 
 rsqrt_p = _unary("rsqrt", _rsqrt_impl)
 defjvp(rsqrt_p, lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)))   # -x^(-3/2)/2
-cbrt_p = _unary("cbrt", np.cbrt)
+cbrt_p = _unary("cbrt", np.cbrt, real_only=True)
 defjvp(cbrt_p, lambda g, ans, x: div(g, mul(mul(ans, ans), 3)))     # 1/(3 x^(2/3))
 abs_p = _unary("abs", np.abs, float_only=False)
-defjvp(abs_p, lambda g, ans, x: mul(g, sign(x)))                    # sign(0) = 0
+abs_p.abstract_eval = lambda x, **_: ShapedArray(x.shape, _complex_to_real(x.dtype))
+
+
+def _abs_jvp_rule(g, ans, x):
+    if dtype_of(x).kind != "c":
+        return mul(g, sign(x))                                      # sign(0) = 0
+    # d|z| = Re(conj(z)·t)/|z|, 0 at z = 0
+    zero = eq(ans, 0)
+    d = div(real(mul(conj(x), g)), select(zero, ones_like(ans), ans))
+    return select(zero, zeros_like(d), d)
+
+
+defjvp(abs_p, _abs_jvp_rule)
 
 
 def _integer_pow_impl(x, *, y):
@@ -155,10 +217,18 @@ def integer_pow(x, y):
 # Elementwise binary
 # ============================================================================
 
-def _binary(name, impl, out_dtype=None):
+def _binary(name, impl, out_dtype=None, real_only=False):
     p = Primitive(name)
     p.impl = impl
     p.abstract_eval = _binary_aval(name, out_dtype)
+    if real_only:
+        # numpy defines these for real operands only (arctan2, remainder, floor_divide)
+        def aval(x, y, _rule=p.abstract_eval, **kw):
+            if x.dtype.kind == "c" or y.dtype.kind == "c":
+                raise DTypeError(f"{name} is not defined for complex operands "
+                                 f"(got {x.dtype}); numpy refuses them too")
+            return _rule(x, y, **kw)
+        p.abstract_eval = aval
     defvectorized(p)
     return p
 
@@ -313,7 +383,7 @@ def _minmax_jvp(prim, gt):
     prim.jvp = jvp
 
 
-atan2_p = _binary("atan2", np.arctan2)
+atan2_p = _binary("atan2", np.arctan2, real_only=True)
 defjvp(atan2_p,
        lambda g, ans, x, y: mul_fit(g, div(y, add(mul(x, x), mul(y, y))), ans),
        lambda g, ans, x, y: mul_fit(g, neg(div(x, add(mul(x, x), mul(y, y)))), ans))
@@ -324,7 +394,7 @@ def _mod_impl(x, y):
         return np.mod(x, y)
 
 
-mod_p = _binary("mod", _mod_impl)     # numpy's (Python's) remainder: sign of the divisor
+mod_p = _binary("mod", _mod_impl, real_only=True)     # numpy's (Python's) remainder: sign of the divisor
 defjvp(mod_p, lambda g, ans, x, y: g if shape_of(g) == shape_of(ans) else broadcast_in_dim(g, shape_of(ans), ()),
        lambda g, ans, x, y: neg(mul_fit(g, floor(div(x, y)), ans)))
 
@@ -334,7 +404,7 @@ def _floor_divide_impl(x, y):
         return np.floor_divide(x, y)
 
 
-floor_divide_p = _binary("floor_divide", _floor_divide_impl)
+floor_divide_p = _binary("floor_divide", _floor_divide_impl, real_only=True)
 defjvp_zero(floor_divide_p)
 
 eq_p = _binary("eq", np.equal, out_dtype=np.bool_)
@@ -405,6 +475,10 @@ convert_element_type_p = Primitive("convert_element_type")
 
 def _convert_impl(x, *, new_dtype):
     x = np.asarray(x)
+    if x.dtype.kind == "c" and np.dtype(new_dtype).kind != "c":
+        # numpy's astype keeps the real part (with a ComplexWarning); the primitive is the
+        # explicit form of that, without the warning
+        x = x.real
     if x.dtype.kind == "f" and np.dtype(new_dtype).kind in "iu":
         with np.errstate(invalid="ignore"):
             return x.astype(new_dtype)
@@ -419,13 +493,18 @@ defvectorized(convert_element_type_p)
 def _convert_jvp(primals, tangents, *, new_dtype):
     (x,), (t,) = primals, tangents
     ans = convert_element_type_p.bind(x, new_dtype=new_dtype)
-    if is_zero(t) or not is_float_dtype(new_dtype) or not is_float_dtype(dtype_of(x)):
+    if is_zero(t) or not is_inexact_dtype(new_dtype) or not is_inexact_dtype(dtype_of(x)):
         return ans, _zero_like(ans)
     return ans, convert_element_type_p.bind(t, new_dtype=new_dtype)
 
 
 def _convert_transpose(ct, x, *, new_dtype):
-    return [convert_element_type_p.bind(ct, new_dtype=x.aval.dtype)]
+    # with the pairing Re(Σ u·v): real -> complex transposes to the real part of ct, and
+    # complex -> real (the real part) to ct + 0i; same-kind conversions to the conversion back
+    src = x.aval.dtype
+    if src.kind != "c" and dtype_of(ct).kind == "c":
+        ct = real_p.bind(ct)
+    return [convert_element_type_p.bind(ct, new_dtype=src) if dtype_of(ct) != src else ct]
 
 
 convert_element_type_p.jvp = _convert_jvp
@@ -438,6 +517,86 @@ def convert(x, dtype):
     if dtype_of(x) == dtype:
         return x
     return convert_element_type_p.bind(x, new_dtype=dtype)
+
+
+# ============================================================================
+# complex parts: real, imag, conj, complex (docs/complex.md)
+# ============================================================================
+
+def _complex_only_aval(name):
+    def rule(x, **_):
+        if x.dtype.kind != "c":
+            raise DTypeError(f"{name} needs a complex operand, got {x.dtype} (the library "
+                             f"op P.{name} passes real input through)")
+        return ShapedArray(x.shape, _complex_to_real(x.dtype))
+    return rule
+
+
+real_p = Primitive("real")
+real_p.impl = lambda x: np.real(x).copy()
+real_p.abstract_eval = _complex_only_aval("real")
+defvectorized(real_p)
+imag_p = Primitive("imag")
+imag_p.impl = lambda x: np.imag(x).copy()
+imag_p.abstract_eval = _complex_only_aval("imag")
+defvectorized(imag_p)
+conj_p = Primitive("conj")
+conj_p.impl = np.conjugate
+conj_p.abstract_eval = lambda x: (ShapedArray(x.shape, x.dtype) if x.dtype.kind == "c" else
+                                  _complex_only_aval("conj")(x))
+defvectorized(conj_p)
+complex_p = Primitive("complex")        # complex(x, y) = x + iy, x and y real, one dtype
+complex_p.impl = lambda x, y: (np.asarray(x) + 1j * np.asarray(y)).astype(
+    _real_to_complex(np.result_type(x, y)))
+
+
+def _complex_aval(x, y):
+    if x.dtype.kind != "f" or y.dtype.kind != "f" or x.dtype != y.dtype:
+        raise DTypeError(f"complex needs two real float operands of one dtype, got {x.dtype} "
+                         f"and {y.dtype}")
+    return ShapedArray(_binary_shape("complex", x, y), _real_to_complex(x.dtype))
+
+
+complex_p.abstract_eval = _complex_aval
+defvectorized(complex_p)
+
+# transposes for the pairing <u, v> = Re(Σ u·v) (no conjugation): real(t) pairs with ct as
+# Re(ct·t) = Re((ct + 0i)·t); imag(t) as Re(-i·ct·t); conj(t) as Re(conj(ct)·t); and
+# x + iy as Re(ct)·x - Im(ct)·y
+deflinear(real_p, lambda ct, x: [complex_(ct, zeros_like(ct))])
+deflinear(imag_p, lambda ct, x: [complex_(zeros_like(ct), neg(ct))])
+deflinear(conj_p, lambda ct, x: [conj_p.bind(ct)])
+deflinear(complex_p, lambda ct, x, y: [
+    unbroadcast(real_p.bind(ct), x.aval) if isinstance(x, UndefinedPrimal) else None,
+    unbroadcast(neg(imag_p.bind(ct)), y.aval) if isinstance(y, UndefinedPrimal) else None])
+
+
+def real(x):
+    """The real part of ``x`` (``x`` itself when it is real)."""
+    return real_p.bind(x) if dtype_of(x).kind == "c" else x
+
+
+def imag(x):
+    """The imaginary part of ``x`` (zeros of its dtype when it is real)."""
+    return imag_p.bind(x) if dtype_of(x).kind == "c" else zeros_like(x)
+
+
+def conj(x):
+    """The complex conjugate of ``x`` (``x`` itself when it is real)."""
+    return conj_p.bind(x) if dtype_of(x).kind == "c" else x
+
+
+def complex_(x, y):
+    """``x + i·y`` from real ``x`` and ``y`` (made one float dtype; rank-0 broadcasts)."""
+    x, y = _coerce_pair(x, y)
+    dx, dy = dtype_of(x), dtype_of(y)
+    if dx != dy:
+        dt = np.result_type(dx, dy)
+        dt = dt if dt.kind == "f" else np.dtype(np.float64)
+        x, y = convert(x, dt), convert(y, dt)
+    elif dx.kind != "f":
+        x, y = convert(x, np.float64), convert(y, np.float64)
+    return complex_p.bind(x, y)
 
 
 stop_gradient_p = Primitive("stop_gradient")
