@@ -744,42 +744,113 @@ def qr(a, mode="reduced"):
                     getitem(r, (Ellipsis, slice(0, k), slice(None))))
 
 
-def _complex_unsupported(name):
-    @npfunc(getattr(np.linalg, name))
-    def f(a, *args, **kwargs):
-        from ..errors import UnsupportedError
-        raise UnsupportedError(
-            f"linalg.{name}: general eigenproblems have complex results, and complex numbers "
-            "are not supported (docs/design.md, convention 10); for symmetric matrices use "
-            "linalg.eigh / linalg.eigvalsh", source=user_source())
-    f.__name__ = name
-    f.__doc__ = (f"numpy's ``linalg.{name}`` on numpy arrays; on traced values raises "
-                 "``UnsupportedError`` (complex results): use eigh.")
-    return f
+# ----------------------------------------------------------------------------
+# eig and eigvals: LAPACK geev on the host (every mode, under jit too), with the
+# standard derivative for distinct eigenvalues
+# ----------------------------------------------------------------------------
+
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 
 
-eig = _complex_unsupported("eig")
+def _complex_of(dt):
+    """The complex dtype eig returns for a matrix of dtype ``dt`` (numpy's, always complex)."""
+    return np.dtype(np.complex64) if np.dtype(dt) in (np.float32, np.complex64) else np.dtype(np.complex128)
+
+
+def _eig_host(a):
+    # numpy's geev (dgeev for real input, zgeev for complex), cast to the complex dtype a
+    # traced program declares (numpy returns real arrays when every eigenvalue is real)
+    w, v = np.linalg.eig(a)
+    dt = _complex_of(a.dtype)
+    return w.astype(dt), v.astype(dt)
+
+
+def _eig_primal(a):
+    from ..callback import pure_callback
+    from ..shapes import ShapeDtypeStruct
+    sh, dt = shape_of(a), _complex_of(dtype_of(a))
+    return pure_callback(_eig_host, (ShapeDtypeStruct(sh[:-1], dt), ShapeDtypeStruct(sh, dt)), a,
+                         vmap_method="expand_dims")
+
+
+def _eig_jvp(primals, tangents):
+    # A V = V diag(w). With S = V⁻¹ dA V: dw = diag(S) and dV = V (F ∘ S), F_ij =
+    # 1/(w_j - w_i) off the diagonal (0 where eigenvalues coincide, and on it). That dV
+    # leaves each column's scale free; LAPACK fixes it (‖v‖ = 1, largest-modulus component
+    # real), so two corrections follow: dv -= v·Re(vᴴ dv) keeps the norm, and
+    # dv -= i·v·Im(dv_j / v_j), j the largest-modulus row, keeps that component's phase.
+    # The result is the derivative of numpy's own output wherever the eigenvalues are
+    # distinct (and the largest component is unique).
+    from . import (abs as _abs, argmax, diagonal, expand_dims, matmul, multiply, subtract,
+                   sum as _sum, stop_gradient)
+    (a,), (da,) = primals, tangents
+    w, v = _eig_cj(a)
+    dt = dtype_of(v)
+    da = P.convert(da, dt)
+    S = P.solve_p.bind(v, matmul(da, v))
+    dw = diagonal(S, 0, -2, -1)
+    wi, wj = expand_dims(w, -1), expand_dims(w, -2)
+    diff = subtract(wj, wi)
+    same = P.eq(diff, P.full_like(diff, 0))
+    F = P.select(same, P.full_like(diff, 0), P.div(P.full_like(diff, 1), P.select(same, P.full_like(diff, 1), diff)))
+    dv = matmul(v, multiply(F, S))
+    rn = P.real(_sum(multiply(P.conj(v), dv), axis=-2, keepdims=True))
+    dv = subtract(dv, multiply(v, P.convert(rn, dt)))
+    n = shape_of(v)[-2]
+    top = stop_gradient(argmax(_abs(v), axis=-2))                       # (..., n)
+    rows = P.iota(np.int64, shape_of(v), len(shape_of(v)) - 2)
+    mask = P.convert(P.eq(rows, P.broadcast_in_dim(top, shape_of(v), tuple(range(len(shape_of(v)) - 2)) + (len(shape_of(v)) - 1,))), dt)
+    vj = _sum(multiply(v, mask), axis=-2, keepdims=True)
+    dvj = _sum(multiply(dv, mask), axis=-2, keepdims=True)
+    theta = P.imag(P.div(dvj, vj))
+    dv = subtract(dv, multiply(v, P.complex_(P.full_like(theta, 0), theta)))
+    del n
+    return (w, v), (dw, dv)
+
+
+_eig_cj = _custom_jvp(_eig_primal)
+_eig_cj.defjvp(_eig_jvp)
+
+
+@npfunc(np.linalg.eig)
+def eig(a):
+    """``numpy.linalg.eig`` of a general real or complex square matrix (stacks too):
+    eigenvalues ``w`` and right eigenvectors ``v`` (columns) with ``a v = v diag(w)``.
+
+    Concrete input: numpy's own result (real arrays when every eigenvalue is real, numpy's
+    rule). Traced input (under ``grad``, ``jvp``, ``vmap``, ``jit``): always complex, as in
+    JAX, from the same LAPACK call (``geev`` on the host, also inside ``jit``) and so with
+    numpy's order and normalization: each eigenvector has unit norm and its
+    largest-modulus component real. The derivative is the standard one for distinct
+    eigenvalues, taken in that same gauge (norm and the phase of the largest component held
+    fixed), so it is the derivative of numpy's output itself; where eigenvalues coincide
+    the eigenvectors are not differentiable (the coupling terms are dropped). Functions
+    invariant under ``v -> v·diag(c)`` (eigenvalues, projectors ``v_k v_kᴴ/‖v_k‖²``) do not
+    depend on the gauge at all.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> a = np.array([[0.0, 1.0], [-2.0, 0.0]])                    # eigenvalues ±i√2
+    >>> w = ad.jit(lambda a: anp.linalg.eig(a)[0])(a)
+    >>> np.round(w, 6)
+    array([0.+1.414214j, 0.-1.414214j])
+    >>> ad.grad(lambda a: anp.sum(anp.abs(anp.linalg.eigvals(a)) ** 2))(np.diag([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    a = _float(a)
+    _square(a, "eig")
+    w, v = _eig_cj(a)
+    return EigResult(w, v)
 
 
 @npfunc(np.linalg.eigvals)
 def eigvals(a):
-    """``numpy.linalg.eigvals``. Concrete input: numpy's (complex where it must be). Traced
-    input must be symmetric (complex results are not supported yet, docs/design.md, convention
-    10): its eigenvalues are ``eigvalsh``'s, reading the lower triangle, ascending.
-
-    A traced input that is not symmetric (to 1e-10 relative) gives NaN eigenvalues, never
-    the eigenvalues of its lower triangle: the real answer would be complex.
+    """``numpy.linalg.eigvals``: the eigenvalues of a general square matrix, in ``eig``'s
+    order (traced: always complex, as ``eig``), differentiable where they are distinct
+    (``dw_k = (V⁻¹ dA V)_kk``).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
-    >>> ad.grad(lambda a: anp.linalg.eigvals(a)[1])(np.diag([1.0, 2.0]))
-    array([[0., 0.],
-           [0., 1.]])
-    >>> ad.jit(anp.linalg.eigvals)(np.array([[0.0, -1.0], [1.0, 0.0]]))
-    array([nan, nan])
+    >>> np.round(ad.jit(anp.linalg.eigvals)(np.array([[0.0, -1.0], [1.0, 0.0]])), 12)
+    array([0.+1.j, 0.-1.j])
     """
-    from .. import numpy as anp
-    w = eigvalsh(a)
-    asym = anp.max(anp.abs(a - anp.swapaxes(a, -1, -2)), axis=(-2, -1))
-    scale = anp.max(anp.abs(a), axis=(-2, -1))
-    bad = asym > 1e-10 * scale
-    return anp.where(anp.expand_dims(bad, -1), np.nan, w)
+    return eig(a)[0]
