@@ -436,6 +436,7 @@ cumulative_prod = _cum(lambda a, ax: P.cumprod(a, ax), np.cumulative_prod) \
 
 from . import linalg  # noqa: E402,F401
 from . import random  # noqa: E402,F401
+from . import fft  # noqa: E402,F401
 # breadth (issue 14): shapes, math, sets/histograms/quantiles; some replace simpler versions above
 from ._shape_more import (rot90, rollaxis, dsplit, hsplit, vsplit, tril, triu, cross, r_, c_, block,  # noqa: E402,F401
                           tri, vander, ix_, unravel_index, ravel_multi_index, apply_along_axis,
@@ -468,7 +469,7 @@ ndim = ndim_
 
 # The public surface: numpy's names, the documented extras (``at``, ``logsumexp``,
 # ``softmax``, ``log_softmax``, ``stop_gradient``, ``Array``, numpy 1's aliases) and the
-# ``linalg``/``random`` namespaces. The rest of this module's globals are its own tools
+# ``linalg``/``random``/``fft`` namespaces. The rest of this module's globals are its own tools
 # (the primitives, numpy, the dispatch helpers), importable but not part of the API.
 _INTERNAL = frozenset({
     "P", "np", "math", "builtins", "Tracer", "npfunc", "promote", "asarray_", "dtype_of",
@@ -477,7 +478,7 @@ _INTERNAL = frozenset({
     "shape_of", "to_output", "user_source", "DTypeError", "ShapeError", "UnsupportedError"})
 __all__ = sorted(n for n, v in list(globals().items())
                  if not n.startswith("_") and n not in _INTERNAL
-                 and (not isinstance(v, type(math)) or n in ("linalg", "random")))
+                 and (not isinstance(v, type(math)) or n in ("linalg", "random", "fft")))
 
 
 def __dir__():

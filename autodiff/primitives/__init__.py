@@ -29,11 +29,12 @@ from .indexing import *  # noqa: F401,F403
 from .dot import *  # noqa: F401,F403
 from .cumulative import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
+from .fft import *  # noqa: F401,F403
 # control flow last: its rules build on the transforms, which use the families above
 from .control_flow import cond_p, scan_p, while_p  # noqa: E402,F401
 from . import _rules, elementwise, shape, reductions, indexing, dot  # noqa: F401
-from . import cumulative, linalg, control_flow  # noqa: F401
+from . import cumulative, linalg, fft, control_flow  # noqa: F401
 
 __all__ = (["primitives", "Primitive", "ShapedArray", "cond_p", "scan_p", "while_p"] + _rules.__all__
            + elementwise.__all__ + shape.__all__ + reductions.__all__ + indexing.__all__
-           + dot.__all__ + cumulative.__all__ + linalg.__all__)
+           + dot.__all__ + cumulative.__all__ + linalg.__all__ + fft.__all__)
