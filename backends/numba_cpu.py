@@ -1597,6 +1597,7 @@ _lowering("scan", "opaque", emit=_op_scan, control=True)
 
 # records registered by modules of their own, before the derived sets below
 from . import numba_callback  # noqa: E402,F401  (pure_callback's lowering)
+from . import numba_fft  # noqa: E402,F401  (fft's lowering: rocket-fft)
 
 CONTROL_FLOW = frozenset(n for n, r in LOWERINGS.items() if r.control)
 
