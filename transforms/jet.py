@@ -394,7 +394,7 @@ def deflocally_linear(prim):
 for _name in ("add", "sub", "neg", "reduce_sum", "broadcast_in_dim", "reshape", "transpose",
               "squeeze", "expand_dims", "concatenate", "pad", "slice", "rev", "cumsum",
               "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter_add",
-              "select"):
+              "select", "fft"):
     deflinear(P.primitives[_name])
 for _name in NONDIFFERENTIABLE:
     defzero(P.primitives[_name])
