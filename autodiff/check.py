@@ -5,8 +5,15 @@ reverse mode by the adjoint identity ``<vjp(u), v> == <u, jvp(v)>``; higher orde
 by recursing on the directional derivative (so order 2 checks the jvp of the jvp
 and the vjp of the jvp, and so on).
 
+Complex inputs (docs/complex.md): a complex leaf is moved in both of its real
+directions, once by ``eps·d`` and once by ``i·eps·d`` (two central differences), and
+the pairing of the adjoint identity is ``<u, v> = Re(Σ u·v)`` (no conjugation), the
+one the transpose rules are written for; cotangents of complex outputs are random
+complex arrays.
+
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> ad.check_grads(anp.sin, (np.array([0.3, 1.2]),), order=2)
+>>> ad.check_grads(lambda z: anp.abs(z) ** 2, (np.array([0.3 + 1j, -1.2j]),), order=2)
 """
 import numpy as np
 
@@ -19,26 +26,51 @@ _EPS = {np.dtype(np.float64): 1e-4, np.dtype(np.float32): 2e-2, np.dtype(np.floa
 _TOL = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 2e-2, np.dtype(np.float16): 1e-1}
 
 
+def _real_dtype(dtype):
+    # a complex dtype's parts: complex64 -> float32, complex128 -> float64
+    return np.empty(0, dtype).real.dtype
+
+
 def _dtype(leaves):
-    dts = [np.asarray(l).dtype for l in leaves if np.asarray(l).dtype.kind == "f"]
+    dts = [_real_dtype(np.asarray(l).dtype) for l in leaves if np.asarray(l).dtype.kind in "fc"]
     if not dts:
         return np.dtype(np.float64)
     return min(dts, key=lambda d: d.itemsize)
 
 
+def _wide(x):
+    """``x`` as float64, or complex128 when it is complex (the checks compare in these)."""
+    x = np.asarray(x)
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
 def _inner(xs, ys):
-    return sum(float(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)))
-               for x, y in zip(xs, ys))
+    # <u, v> = Re(Σ u·v): the pairing of the transpose rules (docs/complex.md)
+    return sum(float(np.real(np.sum(_wide(x) * _wide(y)))) for x, y in zip(xs, ys))
 
 
-def _rand_like(rng, leaves):
-    return [rng.standard_normal(np.shape(l)).astype(np.asarray(l).dtype)
-            if np.asarray(l).dtype.kind == "f" else np.zeros_like(l) for l in leaves]
+def _rand_like(rng, leaves, part=None):
+    """Random directions (or cotangents) like ``leaves``: standard normal for float leaves;
+    for complex ones, real and imaginary parts standard normal (``part=None``), or only
+    the real (``"re"``) or only the imaginary (``"im"``) one; zeros for the rest."""
+    out = []
+    for l in leaves:
+        dt = np.asarray(l).dtype
+        if dt.kind == "f":
+            out.append(rng.standard_normal(np.shape(l)).astype(dt))
+        elif dt.kind == "c":
+            re = rng.standard_normal(np.shape(l)) if part != "im" else 0.0
+            im = rng.standard_normal(np.shape(l)) if part != "re" else 0.0
+            out.append(np.asarray(re + 1j * np.asarray(im)).astype(dt))
+        else:
+            out.append(np.zeros_like(l))
+    return out
 
 
 def _check_close(name, expected, got, atol, rtol):
-    e = np.asarray(expected, np.float64)
-    g = np.asarray(got, np.float64)
+    e, g = _wide(expected), _wide(got)
+    if e.dtype.kind == "c" or g.dtype.kind == "c":
+        e, g = e.astype(np.complex128), g.astype(np.complex128)
     if e.shape != g.shape:
         raise AssertionError(f"check_grads {name}: shape mismatch, expected {e.shape}, got {g.shape}")
     err = np.abs(e - g)
@@ -55,24 +87,27 @@ def check_jvp(f, args, eps, atol, rtol, rng):
     ``AssertionError`` with the largest difference."""
     leaves, tree = tree_flatten(args)
     leaves = [np.asarray(as_array(l)) for l in leaves]
-    v = _rand_like(rng, leaves)
     args_t = tree_unflatten(tree, leaves)
-    v_t = tree_unflatten(tree, v)
-    _, tout = jvp(f, tuple(args_t), tuple(v_t))
-    # only float leaves move: integer ones (indices, counts) stay exactly what they were
-    plus = f(*tree_unflatten(tree, [(l + eps * d).astype(l.dtype) if l.dtype.kind == "f" else l
-                                    for l, d in zip(leaves, v)]))
-    minus = f(*tree_unflatten(tree, [(l - eps * d).astype(l.dtype) if l.dtype.kind == "f" else l
-                                     for l, d in zip(leaves, v)]))
-    fd = tree_map(lambda p, m: (np.asarray(p, np.float64) - np.asarray(m, np.float64)) / (2 * eps),
-                  plus, minus)
-    for e, g in zip(tree_flatten(fd)[0], tree_flatten(tout)[0]):
-        _check_close("JVP (forward mode vs central differences)", e, g, atol, rtol)
+    # a complex leaf moves along both of its real directions: by eps·d, then by i·eps·d
+    parts = ("re", "im") if any(l.dtype.kind == "c" for l in leaves) else (None,)
+    for part in parts:
+        v = _rand_like(rng, leaves, part)
+        _, tout = jvp(f, tuple(args_t), tuple(tree_unflatten(tree, v)))
+        # only inexact leaves move: integer ones (indices, counts) stay what they were
+        plus = f(*tree_unflatten(tree, [(l + eps * d).astype(l.dtype) if l.dtype.kind in "fc"
+                                        else l for l, d in zip(leaves, v)]))
+        minus = f(*tree_unflatten(tree, [(l - eps * d).astype(l.dtype) if l.dtype.kind in "fc"
+                                         else l for l, d in zip(leaves, v)]))
+        fd = tree_map(lambda p, m: (_wide(p) - _wide(m)) / (2 * eps), plus, minus)
+        what = "" if part is None else f" (complex inputs moved along {'i·' * (part == 'im')}d)"
+        for e, g in zip(tree_flatten(fd)[0], tree_flatten(tout)[0]):
+            _check_close(f"JVP (forward mode vs central differences{what})", e, g, atol, rtol)
 
 
 def check_vjp(f, args, atol, rtol, rng):
     """Check ``vjp(f)`` against ``jvp(f)`` by the transpose identity ``<u, J v> == <J^T u, v>`` for
-    random ``u``, ``v``; raise ``AssertionError`` on mismatch."""
+    random ``u``, ``v`` (complex ones for complex leaves, ``<a, b> = Re(Σ a·b)``); raise
+    ``AssertionError`` on mismatch."""
     leaves, tree = tree_flatten(args)
     leaves = [np.asarray(as_array(l)) for l in leaves]
     args_t = tree_unflatten(tree, leaves)

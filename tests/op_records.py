@@ -77,6 +77,60 @@ class WithInf(A):
         return np.asarray(x, dtype=dt)
 
 
+def complex_dtype(dt):
+    """The complex dtype that goes with the test's float dtype: float32 -> complex64,
+    float64 -> complex128."""
+    return np.dtype(np.complex64 if np.dtype(dt) == np.float32 else np.complex128)
+
+
+class Z(A):
+    """A random complex array: real and imaginary parts uniform in [lo, hi) (``im_lo``,
+    ``im_hi`` for the imaginary part when given), of the complex dtype that goes with the
+    test's float dtype (``complex_dtype``); ``values=`` fixes it. It counts as an inexact
+    operand: the suites differentiate along it (in both real directions) like a float one."""
+
+    def __init__(self, *shape, lo=-2.0, hi=2.0, im_lo=None, im_hi=None, values=None):
+        super().__init__(*shape, lo=lo, hi=hi, values=values)
+        self.kind = "c"
+        self.im_lo = lo if im_lo is None else im_lo
+        self.im_hi = hi if im_hi is None else im_hi
+
+    def make(self, rng, dt):
+        if self.values is not None:
+            return np.asarray(self.values, dtype=complex_dtype(dt))
+        x = rng.uniform(self.lo, self.hi, self.shape) \
+            + 1j * rng.uniform(self.im_lo, self.im_hi, self.shape)
+        return np.asarray(self.shape_up(x), dtype=complex_dtype(dt))
+
+    def shape_up(self, x):
+        return x
+
+    @property
+    def is_float(self):
+        return True
+
+
+class HermitianPD(Z):
+    """A Hermitian positive definite (stack of) complex matrices ``X Xᴴ + n I``."""
+
+    def shape_up(self, x):
+        return x @ np.conj(np.swapaxes(x, -1, -2)) + self.shape[-1] * np.eye(self.shape[-1])
+
+
+class Hermitian(Z):
+    """A Hermitian indefinite complex matrix ``X + Xᴴ``."""
+
+    def shape_up(self, x):
+        return x + np.conj(np.swapaxes(x, -1, -2))
+
+
+class WellConditionedC(Z):
+    """A general complex matrix ``X + 3 I``, far from singular."""
+
+    def shape_up(self, x):
+        return x + 3 * np.eye(self.shape[-1])
+
+
 class DTypeParams(dict):
     """Parameters that depend on the sample's float dtype (call primitives carry jaxprs)."""
 
@@ -293,6 +347,110 @@ sample("solve", [WellConditioned(3, 3), A(3, 2)])
 sample("solve", [WellConditioned(2, 3, 3), A(2, 3, 1)])
 sample("slogdet", [WellConditioned(3, 3)])
 sample("eigh", [Sym(3, 3)])
+
+
+# ---------------------------------------------------------------------------------------
+# complex operands (docs/complex.md): every primitive numpy defines on complex input,
+# complex64 under float32 and complex128 under float64 (Z). Appended so the records above
+# keep their indices. Domains keep away from branch cuts (log, sqrt, the inverse
+# trigonometric functions cut the real axis outside (-1, 1) or the imaginary one outside
+# (-i, i)), where finite differences across the cut would not apply.
+# ---------------------------------------------------------------------------------------
+
+for _n, _lo, _hi, _ilo, _ihi in [
+        ("exp", -2, 2, -2, 2), ("exp2", -2, 2, -2, 2), ("log", 0.3, 3, -2, 2),
+        ("log1p", -0.5, 3, -2, 2), ("expm1", -2, 2, -2, 2), ("tanh", -1, 1, -0.7, 0.7),
+        ("logistic", -2, 2, -1, 1), ("sin", -2, 2, -1, 1), ("cos", -2, 2, -1, 1),
+        ("tan", -1, 1, -1, 1), ("asin", -0.9, 0.9, -1, 1), ("acos", -0.9, 0.9, -1, 1),
+        ("atan", -2, 2, -0.8, 0.8), ("sinh", -2, 2, -1, 1), ("cosh", -2, 2, -1, 1),
+        ("asinh", -2, 2, -0.8, 0.8), ("acosh", 0.5, 3, 0.3, 2), ("atanh", -0.9, 0.9, -1, 1),
+        ("sqrt", 0.3, 3, -2, 2), ("rsqrt", 0.3, 3, -2, 2), ("abs", -2, 2, 0.3, 2),
+        ("neg", -2, 2, -2, 2), ("sign", -2, 2, 0.3, 2), ("round", -3, 3, -3, 3),
+        ("is_finite", -2, 2, -2, 2), ("stop_gradient", -2, 2, -2, 2)]:
+    sample(_n, [Z(2, 3, lo=_lo, hi=_hi, im_lo=_ilo, im_hi=_ihi)])
+sample("is_finite", [Z(values=[1 + 2j, np.inf + 0j, 1 + 1j * np.inf, np.nan + 1j])])
+sample("sign", [Z(values=[0j, 3 - 4j, -2j])], fd=False)      # sign(0) = 0
+sample("abs", [Z(values=[3 + 4j, -1j])])
+for _y in (3, 2, 0, -2):
+    sample("integer_pow", [Z(2, 3, lo=0.5, hi=2)], y=_y)
+for _n, _lo, _hi in [("add", -2, 2), ("sub", -2, 2), ("mul", -2, 2), ("div", 0.5, 2),
+                     ("pow", 0.5, 2), ("eq", -2, 2), ("ne", -2, 2)]:
+    sample(_n, [Z(2, 3, lo=_lo, hi=_hi), Z(2, 3, lo=_lo, hi=_hi)])
+    sample(_n, [Z(lo=_lo, hi=_hi), Z(3, lo=_lo, hi=_hi)])
+sample("eq", [Z(values=[1 + 1j, 2j, 3]), Z(values=[1 + 1j, 2, 3])])
+sample("select", [B(2, 3), Z(2, 3), Z(2, 3)])
+sample("select", [B(3), Z(), Z(3)])
+sample("convert_element_type", [Z(2, 3)], new_dtype=np.dtype(np.complex64))
+sample("convert_element_type", [Z(2, 3)], new_dtype=np.dtype(np.complex128))
+sample("convert_element_type", [A(2, 3)], new_dtype=np.dtype(np.complex128))
+sample("convert_element_type", [Z(2, 3)], new_dtype=np.dtype(np.float64))  # numpy's real part
+for _n in ["real", "imag", "conj"]:
+    sample(_n, [Z(2, 3)])
+    sample(_n, [Z()])
+sample("complex", [A(2, 3), A(2, 3)])
+sample("complex", [A(2, 3), A()])
+sample("complex", [A(), A(3)])
+
+# numpy orders complex numbers lexicographically (real part, then imaginary part): max,
+# min, argmax, sort and the running maximum follow it. Samples with repeated real parts
+# make the imaginary part decide (where the real part is tied, moving it reorders, so
+# finite differences do not apply: fd=False keeps them to the exact identities).
+_TIES = [[1 + 2j, 1 - 1j, -1 + 3j, 1 + 0.5j], [0.5j, -0.5j, 2 - 1j, 2 + 1j]]
+for _n in ["reduce_sum", "reduce_prod", "reduce_max", "reduce_min"]:
+    sample(_n, [Z(2, 3, 4, lo=0.5, hi=1.5)], axes=(1,))
+    sample(_n, [Z(3, 2, lo=0.5, hi=1.5)], axes=(0, 1))
+for _n in ["reduce_max", "reduce_min"]:
+    sample(_n, [Z(values=_TIES)], axes=(1,), fd=False)
+for _n in ["argmax", "argmin"]:
+    sample(_n, [Z(2, 3)], axis=1, index_dtype=np.dtype(np.int64))
+    sample(_n, [Z(values=_TIES)], axis=1, index_dtype=np.dtype(np.int64))
+sample("broadcast_in_dim", [Z(2, 1)], shape=(2, 4, 3), broadcast_dimensions=(0, 2))
+sample("reshape", [Z(2, 3)], new_sizes=(3, 2))
+sample("transpose", [Z(2, 3, 4)], permutation=(2, 0, 1))
+sample("squeeze", [Z(2, 1, 3)], dimensions=(1,))
+sample("expand_dims", [Z(2, 3)], dimensions=(0, 2))
+sample("concatenate", [Z(2, 3), Z(2, 1)], dimension=1)
+sample("pad", [Z(2, 3), Z()], padding_config=((1, 2, 0), (0, 1, 2)))
+sample("pad", [Z(4), Z()], padding_config=((-1, 2, 1),))
+sample("slice", [Z(4, 5)], start_indices=(1, 0), limit_indices=(4, 5), strides=(2, 2))
+sample("rev", [Z(2, 3)], dimensions=(1,))
+sample("dynamic_slice", [Z(4, 5), C(1), C(3)], slice_sizes=(2, 2))
+sample("dynamic_update_slice", [Z(4, 5), Z(2, 2), C(1), C(2)])
+sample("gather", [Z(4, 3), C([[0], [3], [0]])])
+sample("scatter_add", [Z(4, 3), C([[0], [3], [0]]), Z(3, 3)])
+sample("scatter", [Z(4, 3), C([[2], [0], [2]]), Z(3, 3)])
+sample("dot_general", [Z(2, 3), Z(3, 4)], dimension_numbers=(((1,), (0,)), ((), ())))
+sample("dot_general", [Z(5, 2, 3), Z(5, 3)], dimension_numbers=(((2,), (1,)), ((0,), (0,))))
+sample("dot_general", [Z(4), Z(4)], dimension_numbers=(((0,), (0,)), ((), ())))
+for _n in ["cumsum", "cumprod", "cummax", "cummin"]:
+    sample(_n, [Z(2, 4, lo=0.5, hi=1.5)], axis=1, reverse=False)
+    sample(_n, [Z(3, 2, lo=0.5, hi=1.5)], axis=0, reverse=True)
+for _n in ["cummax", "cummin"]:
+    sample(_n, [Z(values=_TIES)], axis=1, reverse=False, fd=False)
+sample("sort", [Z(2, 4)], dimension=1)
+sample("sort", [Z(values=_TIES)], dimension=1, fd=False)
+sample("argsort", [Z(values=_TIES)], dimension=1)
+sample("argsort", [Z(3, 2)], dimension=0)
+sample("cholesky", [HermitianPD(3, 3)])
+sample("cholesky", [HermitianPD(2, 3, 3)])
+for _l, _t in [(True, False), (False, True)]:
+    sample("triangular_solve", [WellConditionedC(3, 3), Z(3, 2)], left_side=True, lower=_l,
+           transpose_a=_t, unit_diagonal=False)
+sample("triangular_solve", [WellConditionedC(3, 3), Z(2, 3)], left_side=False, lower=True,
+       transpose_a=False, unit_diagonal=False)
+sample("solve", [WellConditionedC(3, 3), Z(3, 2)])
+sample("solve", [WellConditionedC(2, 3, 3), Z(2, 3, 1)])
+sample("slogdet", [WellConditionedC(3, 3)])
+sample("eigh", [HermitianPD(3, 3)])
+sample("eigh", [Hermitian(3, 3)])
+# the discrete Fourier transform (autodiff/primitives/fft.py) on the trailing axes: even
+# and odd lengths (the Nyquist bin of rfft/irfft exists for even ones only), one and two axes
+sample("fft", [Z(2, 4)], fft_type="FFT", fft_lengths=(4,))
+sample("fft", [Z(3, 2, 3)], fft_type="IFFT", fft_lengths=(2, 3))
+sample("fft", [A(2, 6)], fft_type="RFFT", fft_lengths=(6,))
+sample("fft", [A(3, 5)], fft_type="RFFT", fft_lengths=(3, 5))
+sample("fft", [Z(2, 4)], fft_type="IRFFT", fft_lengths=(6,))
+sample("fft", [Z(3, 3)], fft_type="IRFFT", fft_lengths=(3, 5))
 
 
 # ---------------------------------------------------------------------------------------

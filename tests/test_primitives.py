@@ -8,6 +8,12 @@ For each primitive of ``autodiff.core.primitives``:
   non-differentiable ones (comparisons, rounding, indices) give zero tangents;
 * linear primitives satisfy the transpose identity ``<ct, L t> == <Lᵀ ct, t>``.
 
+Complex records (``Z`` operands, docs/complex.md) go through the same checks:
+``check_grads`` moves each complex operand in both real directions (by ``eps`` and by
+``i·eps``), and the transpose identity pairs ``<u, v> = Re(Σ u·v)`` with random complex
+vectors. Their derivative checks run at complex128 only (complex64 adds nothing the
+float32 records do not check).
+
 Sample inputs come from the one table of op records, ``tests/op_records.py`` (shared
 with the vmap and jit-lowering tests). A primitive of the core modules without records
 fails ``test_core_primitives_have_samples``: adding a primitive means adding a row
@@ -24,7 +30,7 @@ from autodiff.core import Primitive, ShapedArray, Zero, get_aval, primitives
 from autodiff.transforms.transpose import backward_pass
 from autodiff.core import Jaxpr, Var, Eqn
 
-from op_records import A, FLOATS, RECORDS as SAMPLES
+from op_records import A, FLOATS, RECORDS as SAMPLES, Z
 
 
 # reverse mode is not defined for an unbounded while loop (as in JAX)
@@ -115,7 +121,7 @@ def _diff_samples():
             continue
         if n == "stop_gradient":
             continue
-        if "new_dtype" in params and np.dtype(params["new_dtype"]).kind != "f":
+        if "new_dtype" in params and np.dtype(params["new_dtype"]).kind not in "fc":
             continue
         out.append((n, i))
     return out
@@ -124,20 +130,44 @@ def _diff_samples():
 DIFF = _diff_samples()
 
 
+def _eigh_projectors(outs):
+    # a complex eigenvector is defined up to its phase (LAPACK fixes none, the jvp takes
+    # Im diag(Vᴴ dV) = 0): the derivative is checked on the gauge-invariant eigenvalues and
+    # projectors v_k v_kᴴ (entries v[i, k]·conj(v[j, k]))
+    w, v = outs
+    if ad.numpy.iscomplexobj(v):
+        v = v[..., :, None, :] * ad.numpy.conj(v[..., None, :, :])
+    return [w, v]
+
+
+#: primitives whose outputs are checked through a function of them (gauge freedom)
+GAUGE_INVARIANT = {"eigh": _eigh_projectors}
+
+
 def _float_fun(p, args, params, xs):
     fpos = [k for k, a in enumerate(args) if _is_float_arg(a)]
+    post = GAUGE_INVARIANT.get(p.name, lambda outs: outs)
 
     def f(*fs):
         full = list(xs)
         for k, v in zip(fpos, fs):
             full[k] = v
         out = p.bind(*full, **params)
-        return list(out) if p.multiple_results else out
+        return post(list(out)) if p.multiple_results else out
     return f, [xs[k] for k in fpos]
 
 
-@pytest.mark.parametrize("dt", FLOATS, ids=["f32", "f64"])
-@pytest.mark.parametrize("name,i", DIFF, ids=[f"{n}-{i}" for n, i in DIFF])
+def _is_complex(record):
+    return any(isinstance(a, Z) for a in record.args)
+
+
+# complex records are differentiated at complex128 only
+DIFF_DT = [(n, i, dt) for n, i in DIFF for dt in FLOATS
+           if dt == np.float64 or not _is_complex(SAMPLES[n][i])]
+
+
+@pytest.mark.parametrize("name,i,dt", DIFF_DT, ids=[
+    f"{n}-{i}-{'f32' if dt == np.float32 else 'f64'}" for n, i, dt in DIFF_DT])
 def test_check_grads_primitive(name, i, dt):
     p = primitives[name]
     args, params = SAMPLES[name][i].args, SAMPLES[name][i].params(dt)
@@ -145,7 +175,7 @@ def test_check_grads_primitive(name, i, dt):
     f, fxs = _float_fun(p, args, params, xs)
     out_dts = [a.dtype for a in ad.make_jaxpr(f)(*fxs).out_avals]
     modes = GRAD_MODES.get(name, ("fwd", "rev"))
-    if dt == np.float64 and all(d == np.float64 for d in out_dts):
+    if dt == np.float64 and all(d in (np.float64, np.complex128) for d in out_dts):
         ad.check_grads(f, fxs, order=2, modes=modes)
     else:
         ad.check_grads(f, fxs, order=2, modes=modes, eps=1e-3, atol=5e-2, rtol=5e-2)
@@ -160,8 +190,8 @@ def test_nondifferentiable_primitives_have_zero_tangents(name, i):
     p = primitives[name]
     args, params = SAMPLES[name][i].args, SAMPLES[name][i].params()
     xs = _make(args, np.random.default_rng(i), np.float64)
-    ts = [np.ones_like(x, dtype=np.float64) if x.dtype.kind == "f" else Zero(get_aval(x))
-          for x in xs]
+    ts = [np.ones_like(x, dtype=np.float64) if x.dtype.kind == "f" else
+          np.full_like(x, 1 - 1j) if x.dtype.kind == "c" else Zero(get_aval(x)) for x in xs]
     out, tout = p.jvp(xs, ts, **params)
     for t in (tout if p.multiple_results else [tout]):
         assert isinstance(t, Zero) or not np.any(np.asarray(t)), name
@@ -169,7 +199,7 @@ def test_nondifferentiable_primitives_have_zero_tangents(name, i):
 
 LINEAR = [(n, i) for n, i in WITH_SAMPLES if primitives[n].is_linear and primitives[n].transpose
           and any(_is_float_arg(a) for a in SAMPLES[n][i].args)
-          and SAMPLES[n][i].params().get("new_dtype", np.dtype("f")).kind == "f"]
+          and SAMPLES[n][i].params().get("new_dtype", np.dtype("f")).kind in "fc"]
 
 
 def _linear_operands(name, n_args, params):
@@ -180,9 +210,20 @@ def _linear_operands(name, n_args, params):
     return range(n_args) if declared is None else declared
 
 
+def _randn(rng, shape, dtype):
+    """Standard normal, with a standard normal imaginary part for a complex ``dtype``."""
+    x = rng.standard_normal(shape)
+    return x + 1j * rng.standard_normal(shape) if np.dtype(dtype).kind == "c" else x
+
+
+def _pair(u, v):
+    # <u, v> = Re(Σ u·v), no conjugation: the pairing of the transpose rules
+    return float(np.real(np.sum(np.asarray(u) * np.asarray(v))))
+
+
 @pytest.mark.parametrize("name,i", LINEAR, ids=[f"{n}-{i}" for n, i in LINEAR])
 def test_transpose_identity(name, i):
-    # for each float operand the primitive is linear in: <ct, L t> = <Lᵀ ct, t>
+    # for each float (or complex) operand the primitive is linear in: <ct, L t> = <Lᵀ ct, t>
     p = primitives[name]
     args, params = SAMPLES[name][i].args, SAMPLES[name][i].params()
     rng = np.random.default_rng(i)
@@ -196,8 +237,8 @@ def test_transpose_identity(name, i):
         outs = out if p.multiple_results else [out]
         outvars = [Var(o) for o in outs]
         j = Jaxpr([], invars, outvars, [Eqn(p, invars, outvars, params)])
-        t = rng.standard_normal(xs[k].shape)
-        cts = [rng.standard_normal(o.shape) for o in outs]
+        t = _randn(rng, xs[k].shape, xs[k].dtype)
+        cts = [_randn(rng, o.shape, o.dtype) for o in outs]
         linear = [m == k for m in range(len(xs))]
         try:
             got = backward_pass(j, [], linear, [None if m == k else x for m, x in enumerate(xs)],
@@ -209,11 +250,11 @@ def test_transpose_identity(name, i):
         _, lt = p.jvp(xs, ts, **params)
         lts = lt if p.multiple_results else [lt]
         lts = [np.zeros(o.shape) if isinstance(l, Zero) else l for l, o in zip(lts, outs)]
-        lhs = sum(float(np.sum(c * np.asarray(l))) for c, l in zip(cts, lts))
+        lhs = sum(_pair(c, l) for c, l in zip(cts, lts))
         ct_k = got[k]
         ct_k = np.zeros_like(t) if isinstance(ct_k, Zero) else np.asarray(ct_k)
         assert ct_k.shape == t.shape
-        tol = 1e-10 if all(o.dtype == np.float64 for o in outs) else 1e-6
-        np.testing.assert_allclose(float(np.sum(ct_k * t)), lhs, rtol=tol, atol=tol)
+        tol = 1e-10 if all(o.dtype in (np.float64, np.complex128) for o in outs) else 1e-6
+        np.testing.assert_allclose(_pair(ct_k, t), lhs, rtol=tol, atol=tol)
         checked += 1
     assert checked, f"{name}: no operand was checked"

@@ -144,7 +144,7 @@ def _assert_close(got, want, what):
     got, want = np.asarray(got), np.asarray(want)
     assert got.shape == want.shape, f"{what}: shape {got.shape} != {want.shape}"
     assert got.dtype == want.dtype, f"{what}: dtype {got.dtype} != {want.dtype}"
-    if want.dtype.kind == "f":
+    if want.dtype.kind in "fc":
         np.testing.assert_allclose(got, want, rtol=1e-9, atol=1e-12, err_msg=what)
     else:
         np.testing.assert_array_equal(got, want, err_msg=what)
@@ -182,7 +182,7 @@ def test_registry_covered():
 def _check_batching(name, fn, loop_fn, samples, multiple, rng):
     """vmap(fn) at every configuration against stacking ``loop_fn`` over the examples."""
     ranks = [np.ndim(s) for s in samples[0]]
-    is_float = [np.asarray(s).dtype.kind == "f" for s in samples[0]]
+    is_float = [np.asarray(s).dtype.kind in "fc" for s in samples[0]]
     checked_abstract = set()
     for mask, axes in _configs(ranks, rng, is_float):
         expected = []
@@ -214,8 +214,8 @@ def _check_batching(name, fn, loop_fn, samples, multiple, rng):
 def test_batch_rule_matches_loop(name, record):
     """Each op record, batched over a new axis of each subset of its operands (each float
     operand alone, all together, at axis 0 and at non-zero and negative in_axes), against
-    a Python loop of the primitive's ``impl``: float64, rtol 1e-9 (atol 1e-12); integer
-    and boolean results exactly."""
+    a Python loop of the primitive's ``impl``: float64 and complex128, rtol 1e-9 (atol
+    1e-12); integer and boolean results exactly."""
     prim = core.primitives[name]
     fn, loop_fn = _record_fn(prim, record)
     rng = np.random.default_rng(zlib.crc32(f"{name}-{RECORDS[name].index(record)}".encode()))
@@ -521,7 +521,22 @@ def _derivative_params():
 
 
 def _as_float(x):
-    return np.asarray(x, dtype=np.float64)
+    """``x`` as float64, or complex128 when it is complex."""
+    x = np.asarray(x)
+    return x.astype(np.complex128 if x.dtype.kind == "c" else np.float64)
+
+
+def _normal_like(rng, shape, dtype):
+    """Standard normal of ``dtype`` (independent real and imaginary parts when complex)."""
+    x = rng.normal(size=shape)
+    if np.dtype(dtype).kind == "c":
+        x = x + 1j * rng.normal(size=shape)
+    return x.astype(dtype)
+
+
+def _pair(u, v):
+    # <u, v> = Re(Σ u·v), no conjugation (docs/complex.md; np.vdot would conjugate u)
+    return float(np.real(np.sum(_as_float(u) * _as_float(v))))
 
 
 @pytest.mark.parametrize("name,case", list(_derivative_params()))
@@ -537,14 +552,16 @@ def test_batched_program_derivatives(name, case):
         rng = np.random.default_rng(zlib.crc32(seed.encode()))
         samples = [case.make(rng, F64) for _ in range(B)]
     n = len(samples[0])
-    is_float = [np.asarray(s).dtype.kind == "f" for s in samples[0]]
+    is_float = [np.asarray(s).dtype.kind in "fc" for s in samples[0]]
     fidx = [i for i in range(n) if is_float[i]]
     masks = [(True,) * n] + ([tuple(j == i for j in range(n)) for i in range(n)] if n > 1 else [])
     for mask in masks:
         ops = [np.stack([s[i] for s in samples], 0) if m else samples[0][i]
                for i, m in enumerate(mask)]
         axes = tuple(0 if m else None for m in mask)
-        tans = [rng.normal(size=np.shape(ops[i])) for i in fidx]
+        tans = [_normal_like(rng, np.shape(ops[i]), np.asarray(ops[i]).dtype
+                             if np.asarray(ops[i]).dtype.kind == "c" else np.float64)
+                for i in fidx]
 
         def with_floats(args, fl):
             args = list(args)
@@ -568,14 +585,14 @@ def test_batched_program_derivatives(name, case):
         if name in FORWARD_ONLY and not isinstance(case, Case):
             continue
         # <ct, J t> == <J^T ct, t> for the batched function
-        cts = ad.tree_util.tree_map(lambda o: rng.normal(size=np.shape(o)).astype(
-            np.asarray(o).dtype) if np.asarray(o).dtype.kind == "f" else
+        cts = ad.tree_util.tree_map(lambda o: _normal_like(
+            rng, np.shape(o), np.asarray(o).dtype) if np.asarray(o).dtype.kind in "fc" else
             np.zeros(np.shape(o), np.asarray(o).dtype), out)
         back = ad.vjp(g, *fl)[1](cts)
-        lhs = sum(np.vdot(_as_float(c), _as_float(t)) for c, t in
+        lhs = sum(_pair(c, t) for c, t in
                   zip(ad.tree_util.tree_leaves(cts), ad.tree_util.tree_leaves(t1)))
-        rhs = sum(np.vdot(_as_float(b), t) for b, t in zip(back, tans))
-        tol = 1e-5 if any(np.asarray(o).dtype == np.float32 for o in
+        rhs = sum(_pair(b, t) for b, t in zip(back, tans))
+        tol = 1e-5 if any(np.asarray(o).dtype in (np.float32, np.complex64) for o in
                           ad.tree_util.tree_leaves(out)) else 1e-9
         np.testing.assert_allclose(lhs, rhs, rtol=tol, atol=tol, err_msg=f"mask={mask}")
 
