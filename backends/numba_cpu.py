@@ -1393,8 +1393,9 @@ def _op_slogdet(ctx):
 
 
 def _op_eigh(ctx):
-    ctx.fb.mod.imports_runtime.add("eigh_into")
     a = ctx.invar(0)
+    helper = "eigh_into_c" if a.aval.dtype.kind == "c" else "eigh_into"
+    ctx.fb.mod.imports_runtime.add(helper)
     nb = len(a.aval.shape) - 2
     A, B = _batched(ctx, 0, nb)
     d = ctx.dims_in(0)
@@ -1402,12 +1403,12 @@ def _op_eigh(ctx):
         if ctx.outs[i][0] == "drop":
             shp = d[:-1] if i == 0 else d
             ctx.emit(f"{ctx.out(i)} = np.empty({ctx.fb.shape_of_names(shp)}, "
-                     f"{_dt(a.aval.dtype)})")
+                     f"{_dt(ctx.outvar(i).aval.dtype)})")
         else:
             ctx.alloc(i)
     b = ctx.fb.tmp("bi")
     with ctx.block(f"for {b} in range({B}):"):
-        ctx.emit(f"eigh_into({A}[{b}], {ctx.out(0)}.reshape(({B}, {d[-1]}))[{b}], "
+        ctx.emit(f"{helper}({A}[{b}], {ctx.out(0)}.reshape(({B}, {d[-1]}))[{b}], "
                  f"{ctx.out(1)}.reshape(({B}, {d[-2]}, {d[-1]}))[{b}])")
 
 

@@ -158,21 +158,25 @@ def trisolve(T, B, X, flags):
 
 @njit(**_OPTS)
 def cholesky_into(A, L):
-    """``L = cholesky(A)`` reading A's lower triangle; all NaN if A is not positive definite.
+    """``L = cholesky(A)`` reading A's lower triangle (``A = L Lᴴ`` for a complex A); all
+    NaN if A is not positive definite.
 
-    Row-oriented Cholesky-Banachiewicz: ``L[i,j] = (A[i,j] - sum_k<j L[i,k] L[j,k]) / L[j,j]``.
+    Row-oriented Cholesky-Banachiewicz: ``L[i,j] = (A[i,j] - sum_k<j L[i,k] conj(L[j,k])) /
+    L[j,j]``; as LAPACK's potrf, only the real part of A's diagonal is read (``np.conj`` and
+    ``.real`` are no-ops on a real A).
     """
     n = A.shape[0]
     for i in range(n):
         for j in range(i + 1):
             s = A[i, j]
             for k in range(j):
-                s -= L[i, k] * L[j, k]
+                s -= L[i, k] * np.conj(L[j, k])
             if i == j:
-                if not s > 0:              # also catches NaN
+                d = s.real
+                if not d > 0:              # also catches NaN
                     _fill2(L, np.nan)
                     return
-                L[i, i] = np.sqrt(s)
+                L[i, i] = np.sqrt(d)
             else:
                 L[i, j] = s / L[j, j]
         for j in range(i + 1, n):
@@ -238,20 +242,24 @@ def solve_into(A, B, X):
 
 @njit(**_OPTS)
 def slogdet_2d(A):
-    """``(sign, log|det A|)`` of one square matrix; ``(0, -inf)`` when singular."""
+    """``(sign, log|det A|)`` of one square matrix; ``(0, -inf)`` when singular. The sign
+    is the product of the permutation's sign and the pivots' ``d/|d|``: ±1 for a real A
+    (exactly), a complex number of modulus 1 for a complex one."""
     n = A.shape[0]
     LU = np.empty((n, n), A.dtype)
     _copy2(LU, A)
     none = np.empty((n, 0), A.dtype)
-    sign = _lu_inplace(LU, none)
-    if sign == 0.0:
-        return 0.0, -np.inf
+    perm = _lu_inplace(LU, none)
+    one = np.ones(1, A.dtype)[0]
+    if perm == 0.0:
+        return one * 0.0, -np.inf
+    sign = one * perm
     logdet = 0.0
     for i in range(n):
         d = LU[i, i]
-        if d < 0:
-            sign = -sign
-        logdet += np.log(abs(d))
+        m = abs(d)
+        sign = sign * (d / m)
+        logdet += np.log(m)
     return sign, logdet
 
 
@@ -288,6 +296,10 @@ def _eigh_lapacke(A, W, V):
 # next to ours (see blas_pool), and its LAPACK binding costs seconds of compile time.
 eigh_into = njit(fastmath=False, error_model="numpy", nogil=True)(
     _eigh_lapacke if HAVE_LAPACKE else _eigh_numba)
+# Hermitian (complex) input: Numba's np.linalg.eigh (LAPACK heevd through scipy's
+# bindings; numpy's OpenBLAS exposes no complex LAPACKE symbol we register), real
+# eigenvalues and complex eigenvectors; disk-cached like eigh_into
+eigh_into_c = njit(fastmath=False, error_model="numpy", nogil=True)(_eigh_numba)
 eigh_into.__doc__ = """Eigen-decomposition of a symmetric matrix reading its lower triangle (LAPACK syevd).
 
 Eigenvalues ascending into ``W``, eigenvectors in the columns of ``V``; all NaN if LAPACK
@@ -372,7 +384,7 @@ def _serial_after_fork():
 
 # The helpers compiled once per machine (see _CACHED): their disk cache lives under
 # ad.config.cache_dir, like the kernels' (compile_cache.cache_helpers).
-_DISK_CACHED = ("eigh_into", "sort_lane", "argsort_lane")
+_DISK_CACHED = ("eigh_into", "eigh_into_c", "sort_lane", "argsort_lane")
 from .compile_cache import cache_helpers  # noqa: E402
 cache_helpers(globals(), _DISK_CACHED)
 

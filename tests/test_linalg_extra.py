@@ -7,7 +7,6 @@ import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
-from autodiff.errors import UnsupportedError
 
 RNG = np.random.default_rng(3)
 
@@ -79,13 +78,15 @@ def test_svd_concrete_and_traced_agree_on_signs():
     np.testing.assert_allclose(u[:, :3] * s @ vt, a, atol=1e-12)
 
 
-def test_eig_is_numpy_eagerly_and_unsupported_when_traced():
+def test_eig_is_numpy_eagerly_and_complex_when_traced():
+    # issue 16: traced eig/eigvals are complex (JAX's rule), numpy's order; the full
+    # complex coverage is in test_linalg_complex.py
     a = np.array([[0.0, -1.0], [1.0, 0.0]])
     np.testing.assert_allclose(np.sort_complex(anp.linalg.eigvals(a)), [-1j, 1j])
-    with pytest.raises(UnsupportedError, match="eigh"):
-        ad.grad(lambda x: anp.sum(anp.linalg.eig(x)[0]))(a)
-    # traced eigvals: symmetric input only; anything else is NaN, never a wrong number
-    assert np.all(np.isnan(ad.jit(anp.linalg.eigvals)(a)))
+    np.testing.assert_allclose(ad.jit(anp.linalg.eigvals)(a), np.linalg.eigvals(a), atol=1e-15)
+    # Re tr A = Re Σ w: its gradient is the identity
+    g = ad.grad(lambda x: anp.real(anp.sum(anp.linalg.eigvals(x))))(a)
+    np.testing.assert_allclose(g, np.eye(2), atol=1e-14)
     s = np.array([[2.0, 1.0], [1.0, 3.0]])
-    np.testing.assert_allclose(ad.jit(anp.linalg.eigvals)(s), np.sort(np.linalg.eigvalsh(s)),
+    np.testing.assert_allclose(np.sort(ad.jit(anp.linalg.eigvals)(s).real), np.linalg.eigvalsh(s),
                                rtol=1e-13)
