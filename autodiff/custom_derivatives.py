@@ -24,6 +24,7 @@ import numpy as np
 from . import primitives as P
 from .core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, UndefinedPrimal, Zero,
                    eval_jaxpr, get_aval, trace_flat)
+from .custom_cache import NEEDS_VALUES, cached_trace, function_key, value_key
 from .errors import UnsupportedError
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -118,6 +119,46 @@ def _flat_rule_from_trace(closed, n_out):
 def _nondiff_split(args, nondiff_argnums):
     nd = {i % len(args) for i in nondiff_argnums} if args else set()
     return nd
+
+
+def _call_key(custom, args, kwargs, nd):
+    """What a call's traces depend on besides its inputs' avals: the custom function with
+    its rules, the static arguments and the keyword arguments (by value), the no_grad
+    state. ``None`` when one of them cannot be keyed by value (see ``custom_cache``)."""
+    from .core import trace_state
+    fk = function_key(custom)
+    if fk is None:
+        return None
+    static = []
+    for i in sorted(nd):
+        k = value_key(args[i])
+        if k is None:
+            return None
+        static.append(k)
+    kw = []
+    for name in sorted(kwargs):
+        k = value_key(kwargs[name])
+        if k is None:
+            return None
+        kw.append((name, k))
+    return (fk, tuple(static), tuple(kw), trace_state.grad_enabled)
+
+
+def _avals_key(flat):
+    return tuple(get_aval(x).strip_weak() for x in flat)
+
+
+def _trace_cached(kind, key, fun, flat, in_tree, concrete, name):
+    """``trace_fun(fun, flat, in_tree)``: from the cache when ``key`` allows (an abstract
+    trace serves every value), else traced now (with values when ``concrete``, so Python
+    control flow on them works)."""
+    from .api import trace_fun
+    if key is not None:
+        got = cached_trace(kind, key + (_avals_key(flat), in_tree),
+                           lambda: trace_fun(fun, flat, in_tree, concrete=False, name=name))
+        if got is not NEEDS_VALUES:
+            return got
+    return trace_fun(fun, flat, in_tree, concrete=concrete, name=name)
 
 
 # ----------------------------------------------------------------------------
@@ -501,12 +542,17 @@ class custom_vjp:
             if not _result_has_tracer(out):
                 return out
         concrete = _concrete_tracers(flat)
-        closed, out_tree = trace_fun(lambda *d: fun(*full_args(d), **kwargs), flat, in_tree,
-                                     concrete=concrete, name="custom_vjp")
+        key = _call_key(self, args, kwargs, nd)
+        closed, out_tree = _trace_cached("custom_vjp body", key,
+                                         lambda *d: fun(*full_args(d), **kwargs), flat, in_tree,
+                                         concrete, "custom_vjp")
         call_jaxpr, consts = _split_consts(closed)
+        # shapes and dtypes of the arguments for bwd_flat (not the tracers: a cached trace
+        # holding this closure must not keep this call's trace alive)
+        x_avals = [(P.shape_of(x), P.dtype_of(x)) for x in flat]
         box = {}
 
-        def fwd_flat(xs):
+        def fwd_user_flat(xs):
             out, res = fwd_user(*full_args(tree_unflatten(in_tree, xs)), **kwargs)
             of, otree = tree_flatten(out)
             if otree != out_tree:
@@ -533,13 +579,13 @@ class custom_vjp:
                                 f"for {len(dyn)} arguments")
             gf, _ = tree_flatten(g, is_leaf=lambda x: x is None)
             out = []
-            for i, (c, x) in enumerate(zip(gf, flat)):
+            for i, (c, (x_shape, x_dtype)) in enumerate(zip(gf, x_avals)):
                 if c is None:
-                    out.append(P.full(P.shape_of(x), 0, P.dtype_of(x)))
+                    out.append(P.full(x_shape, 0, x_dtype))
                 else:
                     c = as_array(c)
-                    c = P.convert(c, P.dtype_of(x))
-                    cs, xs = P.shape_of(c), P.shape_of(x)
+                    c = P.convert(c, x_dtype)
+                    cs, xs = P.shape_of(c), x_shape
                     if len(cs) > len(xs) or any(d not in (1, e) for d, e in zip(cs[::-1], xs[::-1])):
                         from .core import user_source
                         from .errors import ShapeError
@@ -547,20 +593,46 @@ class custom_vjp:
                                          f"shape {cs} for argument leaf {i}, which has shape {xs}; "
                                          f"bwd must return one cotangent of its argument's shape per "
                                          f"argument", source=user_source())
-                    if P.shape_of(c) != P.shape_of(x):
-                        c = P.broadcast_in_dim(c, P.shape_of(x), tuple(range(len(P.shape_of(x)) - len(P.shape_of(c)), len(P.shape_of(x)))))
+                    if P.shape_of(c) != x_shape:
+                        c = P.broadcast_in_dim(c, x_shape, tuple(range(len(x_shape) - len(P.shape_of(c)), len(x_shape))))
                     out.append(c)
             return out
 
+        n_out = len(call_jaxpr.outvars)
+
+        def fwd_traced(xs):
+            """``fwd`` as a traced program (from the cache), or None when it needs values."""
+            def trace():
+                closed, _ = trace_fun(lambda *d: sum(map(list, fwd_user_flat(list(d))), []),
+                                      xs, tree_flatten(tuple(xs))[1], concrete=False,
+                                      name="custom_vjp_fwd")
+                return closed, box["res_tree"]
+            got = cached_trace("custom_vjp fwd", key + (_avals_key(xs), in_tree), trace)
+            if got is NEEDS_VALUES:
+                return None
+            fwd_closed, box["res_tree"] = got
+            return _flat_rule_from_trace(fwd_closed, n_out)
+
+        def fwd_flat(xs):
+            # called by the jvp rule, when a transform needs fwd: a cached trace of it when
+            # the key allows, else the user's function on these inputs
+            run = fwd_traced(xs) if key is not None else None
+            return run(*xs) if run is not None else fwd_user_flat(xs)
+
         if _pretrace_wanted(fun, concrete):
-            # fwd traced now, on the inputs' values: a Python loop in it works under grad
-            with _PRETRACING:
-                fwd_closed, _ = trace_fun(lambda *d: sum(map(list, fwd_flat(list(d))), []),
-                                          flat, tree_flatten(tuple(flat))[1], concrete=True,
-                                          name="custom_vjp_fwd")
-            if not _has_tracer(fwd_closed.consts):
-                fwd_flat = (lambda run: lambda xs: run(*xs))(
-                    _flat_rule_from_trace(fwd_closed, len(call_jaxpr.outvars)))
+            # fwd traced now, on the inputs' values when it needs them (a Python loop in it
+            # then works under grad), else abstractly, once per key
+            run = fwd_traced(flat) if key is not None else None
+            if run is None:
+                with _PRETRACING:
+                    fwd_closed, _ = trace_fun(
+                        lambda *d: sum(map(list, fwd_user_flat(list(d))), []),
+                        flat, tree_flatten(tuple(flat))[1], concrete=True,
+                        name="custom_vjp_fwd")
+                if not _has_tracer(fwd_closed.consts):
+                    run = _flat_rule_from_trace(fwd_closed, n_out)
+            if run is not None:
+                fwd_flat = (lambda run: lambda xs: run(*xs))(run)
         outs = custom_vjp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, fwd=fwd_flat,
                                       bwd=bwd_flat, num_consts=len(consts),
                                       out_avals=tuple(v.aval for v in call_jaxpr.outvars))

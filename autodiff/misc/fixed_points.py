@@ -17,12 +17,15 @@ The loops are ``lax.while_loop``, so the function also works under ``jit``.
 (1.414213562373, 0.353553390593)
 """
 from .. import numpy as anp
-from ..api import vjp
+from ..api import trace_fun, vjp
+from ..backends.interpreter import run_closed
+from ..core import Tracer, get_aval, trace_state
+from ..custom_cache import NEEDS_VALUES, cached_trace, function_key, value_key
 from ..custom_derivatives import custom_vjp
 # one while equation even on values: its steps run inside traced custom_vjp rules (and the
 # adjoint's call a vjp each), cheaper traced once and interpreted than run step by step
 from ..lax import _while_loop_traced
-from ..tree_util import tree_map
+from ..tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["fixed_point"]
 
@@ -62,14 +65,32 @@ def _adjoint_iteration(params):
     return lambda w: tree_map(lambda u, v: u + v, vjp_x(w)[0], x_star_bar)
 
 
-def _fixed_point_bwd(f, distance, tol, res, x_star_bar):
-    a, x_star = res
+def _adjoint(f, distance, tol, a, x_star, x_star_bar):
     # the adjoint is itself a fixed point: solved (and differentiated) by fixed_point,
     # so second derivatives come from the implicit function theorem again, as in autograd
     w = _fixed_point_cvjp(lambda p: _adjoint_iteration((f, p)), (a, x_star, x_star_bar),
                           tree_map(anp.zeros_like, x_star_bar), distance, tol)
     _, vjp_a = vjp(lambda a: f(a)(x_star), a)
     return vjp_a(w)[0], tree_map(anp.zeros_like, x_star)
+
+
+def _fixed_point_bwd(f, distance, tol, res, x_star_bar):
+    a, x_star = res
+    flat, tree = tree_flatten((a, x_star, x_star_bar))
+    if not any(isinstance(x, Tracer) for x in flat):
+        # a gradient's one backward pass, on values: the adjoint solve (a vjp and a loop) is
+        # traced once per (f, distance, tol, shapes) and interpreted, not retraced per call
+        fk, dk, tk = function_key(f), function_key(distance), value_key(tol)
+        if fk is not None and dk is not None and tk is not None:
+            avals = tuple(get_aval(x).strip_weak() for x in flat)
+            got = cached_trace(
+                "fixed_point adjoint", (fk, dk, tk, avals, tree, trace_state.grad_enabled),
+                lambda: trace_fun(lambda *r: _adjoint(f, distance, tol, *r), flat, tree,
+                                  concrete=False, name="fixed_point_adjoint"))
+            if got is not NEEDS_VALUES:
+                closed, out_tree = got
+                return tree_unflatten(out_tree, run_closed(closed, flat))
+    return _adjoint(f, distance, tol, a, x_star, x_star_bar)
 
 
 _fixed_point_cvjp.defvjp(_fixed_point_fwd, _fixed_point_bwd)

@@ -1,0 +1,216 @@
+"""Cached traces of the functions behind custom rules (``custom_vjp``, ``custom_jvp``,
+``misc.fixed_points``).
+
+Without ``jit`` every ``grad`` call retraces its function, and with it each custom
+function's body and rules. Those traces are cached here by everything that decides what
+they compute:
+
+* the function: its code object, what its closure cells hold, its defaults and the
+  globals its code names (see :func:`function_key`);
+* the static (non-differentiated) arguments and keyword arguments, by value;
+* the abstract values and the pytree structure of the traced inputs;
+* the ``no_grad`` state.
+
+A trace is only cached when that key can be made *by value*: closure cells and globals
+holding Python numbers, strings, tuples of them, numpy scalars and dtypes, small numpy
+arrays (by content), modules, classes and functions (keyed again the same way). Anything
+else (a list, a dict, an object, a large array, a tracer) makes the key ``None`` and the
+function is traced on every call, as before: a changed Python value can never reuse a
+stale trace. Attributes read off a module or a class are not part of the key (as under
+``jit``, rebinding ``mymodule.scale`` is not seen).
+
+The traces are abstract (shapes and dtypes only), so one serves every value. A function
+whose trace needs values (Python ``if``/``while`` on them) raises ``ConcretizationError``
+when traced abstractly; that is remembered and it is traced with values each call.
+Python side effects in a cached function (``print``) run when it is traced, not on every
+call, as under ``jit``.
+
+>>> import autodiff as ad, autodiff.numpy as anp
+>>> from autodiff import custom_cache
+>>> @ad.custom_vjp
+... def f(x):
+...     return anp.sin(x)
+>>> f.defvjp(lambda x: (anp.sin(x), anp.cos(x)), lambda c, g: (c * g,))
+>>> before = custom_cache.cache_info().hits
+>>> g = ad.grad(lambda x: 2.0 * f(x))
+>>> round(float(g(0.5)), 12), round(float(g(0.7)), 12)      # 2 cos x; the second call hits
+(1.755165123780, 1.529684374568)
+>>> custom_cache.cache_info().hits > before
+True
+"""
+import functools
+import types
+
+import numpy as np
+
+from .cache import ProgramCache
+from .errors import ConcretizationError
+
+__all__ = ["function_key", "value_key", "cached_trace", "cache_info", "NEEDS_VALUES"]
+
+# (kind, function key, static key, avals, treedef, grad state) -> (ClosedJaxpr, out_tree, extra)
+# or NEEDS_VALUES
+_CACHE = ProgramCache("custom_rules", "custom_rule_cache_size")
+
+NEEDS_VALUES = "needs values"      # the marker of a function that branches on its values
+
+_MAX_DEPTH = 4                     # functions reached through closures and globals
+_SMALL_ARRAY = 64                  # arrays up to this many elements are keyed by content
+
+
+class _Unkeyable(Exception):
+    """A closure cell, default or global that cannot be keyed by value."""
+
+
+_MISSING = ("missing",)
+_EMPTY_CELL = ("empty cell",)
+
+
+def _internal(code):
+    from .source_info import is_internal_file
+    return is_internal_file(code.co_filename)
+
+
+def _global_names(code):
+    from .tracing import _code_global_names
+    return _code_global_names(code)
+
+
+def _key(v, depth, seen):
+    t = type(v)
+    if t is float:
+        return ("f", v.hex())                      # keeps 0.0 and -0.0 (and nan) apart
+    if t is int or t is bool or t is str or t is bytes or v is None:
+        return (t, v)
+    if t is complex:
+        return ("c", v.real.hex(), v.imag.hex())
+    if t is tuple or t is frozenset:
+        keys = tuple(_key(x, depth, seen) for x in v)
+        return (t, frozenset(keys) if t is frozenset else keys)
+    if isinstance(v, np.generic):
+        return ("g", v.dtype.str, v.tobytes())
+    if isinstance(v, np.dtype):
+        return ("dt", v.str)
+    if isinstance(v, np.ndarray):
+        # content, not identity: an array changed in place gives a new key (and the cached
+        # trace holds copies of its constants, see cached_trace)
+        if v.size <= _SMALL_ARRAY and v.dtype.kind in "biufc":
+            return ("a", v.shape, v.dtype.str, v.tobytes())
+        raise _Unkeyable
+    if isinstance(v, types.ModuleType):
+        return ("module", v.__name__)
+    if isinstance(v, type):
+        return ("type", v)
+    if callable(v):
+        return _fn_key(v, depth + 1, seen)
+    raise _Unkeyable
+
+
+def _fn_key(fn, depth, seen):
+    from .custom_derivatives import custom_jvp, custom_vjp
+    if isinstance(fn, types.FunctionType):
+        code = fn.__code__
+        if _internal(code):
+            return ("fn", fn)           # autodiff's own functions: their globals do not change
+        if id(fn) in seen:
+            return ("recursive", code)
+        if depth > _MAX_DEPTH:
+            raise _Unkeyable
+        seen = seen | {id(fn)}
+        cells = []
+        for cell in fn.__closure__ or ():
+            try:
+                c = cell.cell_contents
+            except ValueError:          # a cell not assigned yet
+                cells.append(_EMPTY_CELL)
+                continue
+            cells.append(_key(c, depth, seen))
+        g = fn.__globals__
+        names = sorted(_global_names(code))
+        glob = tuple(_key(g[n], depth, seen) if n in g else _MISSING for n in names)
+        defaults = tuple(_key(d, depth, seen) for d in fn.__defaults__ or ())
+        kwdefaults = tuple(sorted((k, _key(d, depth, seen))
+                                  for k, d in (fn.__kwdefaults__ or {}).items()))
+        return ("fn", code, fn.__module__, tuple(cells), glob, defaults, kwdefaults)
+    if isinstance(fn, (custom_vjp, custom_jvp)):
+        rules = (fn.fwd, fn.bwd) if isinstance(fn, custom_vjp) else (fn.jvp_rule,)
+        return ("custom", fn, _fn_key(fn.fun, depth, seen),
+                tuple(None if r is None else _fn_key(r, depth + 1, seen) for r in rules))
+    if isinstance(fn, functools.partial):
+        return ("partial", _fn_key(fn.func, depth + 1, seen),
+                tuple(_key(a, depth, seen) for a in fn.args),
+                tuple(sorted((k, _key(a, depth, seen)) for k, a in fn.keywords.items())))
+    if isinstance(fn, (types.BuiltinFunctionType, np.ufunc)):
+        return ("builtin", fn)
+    raise _Unkeyable                    # bound methods, callable objects: their state is open
+
+
+def function_key(fn):
+    """A hashable key of what ``fn`` computes, or ``None`` when it cannot be keyed by value.
+
+    >>> from autodiff.custom_cache import function_key
+    >>> def make(scale):
+    ...     return lambda x: scale * x
+    >>> function_key(make(2.0)) == function_key(make(2.0)), function_key(make(2.0)) == function_key(make(3.0))
+    (True, False)
+    >>> function_key(make([2.0])) is None          # a list in the closure: not keyed
+    True
+    """
+    try:
+        return _fn_key(fn, 0, frozenset())
+    except _Unkeyable:
+        return None
+
+
+def value_key(v):
+    """A hashable key of the value ``v`` (a static argument), or ``None``; see the module."""
+    try:
+        return _key(v, 0, frozenset())
+    except _Unkeyable:
+        return None
+
+
+def cached_trace(kind, key, trace):
+    """The cached result of ``trace()`` under ``(kind, key)``; ``key=None`` traces uncached.
+
+    ``trace()`` traces abstractly and returns ``(closed_jaxpr, *extra)``. When it raises
+    ``ConcretizationError`` the function needs values: :data:`NEEDS_VALUES` is returned
+    (and remembered). A trace whose constants hold tracers (it closed over a traced
+    value the key could not see) is returned but not cached.
+    """
+    from .tracing import Tracer
+    if key is None:
+        try:
+            return trace()
+        except ConcretizationError:
+            return NEEDS_VALUES
+    full = (kind,) + key
+    try:
+        hit = _CACHE.get(full)
+    except TypeError:                   # a treedef with unhashable aux data
+        try:
+            return trace()
+        except ConcretizationError:
+            return NEEDS_VALUES
+    if hit is not None:
+        return hit
+    try:
+        result = trace()
+    except ConcretizationError:
+        _CACHE.put(full, NEEDS_VALUES)
+        return NEEDS_VALUES
+    closed = result[0]
+    if any(isinstance(c, Tracer) for c in closed.consts):
+        return result
+    # the entry owns its constants: an array the function closed over may change in place
+    from .ir import ClosedJaxpr
+    closed = ClosedJaxpr(closed.jaxpr, [c.copy() if isinstance(c, np.ndarray) else c
+                                        for c in closed.consts])
+    result = (closed,) + tuple(result[1:])
+    _CACHE.put(full, result)
+    return result
+
+
+def cache_info():
+    """Counters of the cache (``hits``, ``misses``, ``size``, ``capacity``, ...)."""
+    return _CACHE.info()
