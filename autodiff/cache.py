@@ -24,6 +24,8 @@ name                        capacity option               holds
 ``source``                  ``source_cache_size``         code objects and file names -> is
                                                           it autodiff's own code, global names
 ``debug.print``             ``debug_print_cache_size``    format string -> its printer
+``custom_rules``            ``custom_rule_cache_size``    a custom function's key -> the
+                                                          traces of its body and rules
 ==========================  ============================  ==================================
 
 >>> import autodiff as ad

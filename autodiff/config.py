@@ -62,6 +62,7 @@ class Config:
         "interpreter_cache_size": 4096,  # the numpy interpreter's per-jaxpr evaluation plans
         "source_cache_size": 50_000,   # code object / file name -> "is it autodiff's own code"
         "debug_print_cache_size": 1024,  # ad.debug.print: one printer per format string
+        "custom_rule_cache_size": 1024,  # custom_vjp/custom_jvp bodies and rules traced by key
         "cache_dir": None,             # disk cache for compiled kernels; None -> user cache dir
         "disk_cache": True,            # write/read compiled kernels on disk
         "explain_cache_misses": False, # log why a jitted call retraced or recompiled
