@@ -33,6 +33,30 @@ def _square(a, name):
                          source=user_source())
 
 
+def _is_complex(a):
+    return np.dtype(dtype_of(a)).kind == "c"
+
+
+def _mH(x):
+    """Conjugate transpose of the last two axes (the transpose for real ``x``)."""
+    from . import swapaxes, conj
+    x = swapaxes(x, -1, -2)
+    return conj(x) if _is_complex(x) else x
+
+
+def _real_of(dt):
+    """The dtype of the real parts of ``dt`` (complex64 -> float32; reals unchanged)."""
+    return np.dtype(np.abs(np.zeros((), dt)).dtype)
+
+
+def _abs2(x):
+    """``|x|²`` elementwise, real: ``x·x`` for real ``x``, ``Re(x·conj(x))`` for complex."""
+    from . import multiply, real, conj
+    if _is_complex(x):
+        return real(multiply(x, conj(x)))
+    return multiply(x, x)
+
+
 @npfunc(np.linalg.solve)
 def solve(a, b):
     a, b = promote(_float(a), _float(b))
@@ -121,13 +145,13 @@ def norm(x, ord=None, axis=None, keepdims=False):
     nd = len(shape_of(x))
     if axis is None:
         if ord is None or (ord in ("fro", "f") and nd == 2) or (ord == 2 and nd == 1):
-            out = _safe_sqrt(sum(multiply(x, x)))
+            out = _safe_sqrt(sum(_abs2(x)))
             return reshape(out, (1,) * nd) if keepdims else out
         axis = tuple(range(nd))
     axes = normalize_axes(axis, nd)
     if len(axes) == 1:
         if ord is None or ord == 2:
-            return _safe_sqrt(sum(multiply(x, x), axis=axes, keepdims=keepdims))
+            return _safe_sqrt(sum(_abs2(x), axis=axes, keepdims=keepdims))
         if ord == np.inf:
             return max(absolute(x), axis=axes, keepdims=keepdims)
         if ord == -np.inf:
@@ -141,7 +165,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if len(axes) == 2:
         r, c = axes
         if ord is None or ord in ("fro", "f"):
-            return _safe_sqrt(sum(multiply(x, x), axis=axes, keepdims=keepdims))
+            return _safe_sqrt(sum(_abs2(x), axis=axes, keepdims=keepdims))
         if ord == "nuc" or ord in (2, -2):
             from . import moveaxis
             y = moveaxis(x, (r, c), (-2, -1))
@@ -219,17 +243,17 @@ def _pinv_body(a, rtol):
     from . import greater
     keep = greater(s, cut)
     sinv = where(keep, divide(1.0, where(keep, s, 1.0)), 0.0)
-    return matmul(multiply(swapaxes(vt, -1, -2), expand_dims(sinv, -2)), swapaxes(u, -1, -2))
+    return matmul(multiply(_mH(vt), expand_dims(sinv, -2)), _mH(u))
 
 
 def _pinv_jvp(rtol, primals, tangents):
-    # Golub & Pereyra (constant rank): dA⁺ = -A⁺ dA A⁺ + A⁺A⁺ᵀ dAᵀ (I - A A⁺) + (I - A⁺A) dAᵀ A⁺ᵀ A⁺
+    # Golub & Pereyra (constant rank): dA⁺ = -A⁺ dA A⁺ + A⁺A⁺ᴴ dAᴴ (I - A A⁺) + (I - A⁺A) dAᴴ A⁺ᴴ A⁺
     from . import matmul, swapaxes, subtract, add, negative
     (a,), (da,) = primals, tangents
     p = _pinv_cj(rtol, a)
     m, n = shape_of(a)[-2:]
     batch = shape_of(a)[:-2]
-    pt, dat = swapaxes(p, -1, -2), swapaxes(da, -1, -2)
+    pt, dat = _mH(p), _mH(da)
     t1 = negative(matmul(p, matmul(da, p)))
     t2 = matmul(matmul(p, pt), matmul(dat, subtract(_eye(m, dtype_of(a), batch), matmul(a, p))))
     t3 = matmul(subtract(_eye(n, dtype_of(a), batch), matmul(p, a)), matmul(dat, matmul(pt, p)))
@@ -287,9 +311,9 @@ def lstsq(a, b, rcond=None):
     rank = sum(greater(s, multiply(_max(s, axis=-1, keepdims=True), tol)), axis=-1, dtype=np.int32)
     if m > n:
         r = subtract(matmul(a, x), bb)
-        res = sum(multiply(r, r), axis=-2)
+        res = sum(_abs2(r), axis=-2)
     else:
-        res = P.full((0,), 0, dtype_of(a))
+        res = P.full((0,), 0, _real_of(dtype_of(a)))
     if vec:
         x = squeeze(x, -1)
     return LstsqResult(x, res, rank, s)
@@ -704,9 +728,62 @@ def qr(a, mode="reduced"):
     from . import (matmul, swapaxes, sum, multiply, subtract, expand_dims, where, sign,
                    sqrt, divide, getitem)
     a = _float(a)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    if _is_complex(a):
+        q, r = _qr_complex(a)
+    else:
+        q, r = _qr_real(a)
+    m, n = shape_of(a)[-2:]
+    k = builtins.min(m, n)
+    if mode == "r":
+        return getitem(r, (Ellipsis, slice(0, k), slice(None)))
+    if mode == "complete":
+        return QRResult(q, r)
+    return QRResult(getitem(q, (Ellipsis, slice(None), slice(0, k))),
+                    getitem(r, (Ellipsis, slice(0, k), slice(None))))
+
+
+def _qr_complex(a):
+    """Complete ``(q, r)`` of a complex ``a`` by LAPACK's complex reflectors (zgeqrf's
+    zlarfg), so Q's and R's phases match numpy's: for column j with α = r_jj and the
+    entries below it, β = -sign(Re α)·‖(α, below)‖ (real), τ = (β - α)/β,
+    v = (1, below/(α - β)); ``H = I - τ v vᴴ`` is unitary but not Hermitian, R takes
+    ``Hᴴ`` from the left and Q accumulates ``H`` on the right, and R's diagonal is real.
+    Unlike the real case a last 1-vector gets a reflector too (it makes r_jj real)."""
+    from . import (matmul, sum, multiply, subtract, expand_dims, where, sqrt, divide, getitem,
+                   real, imag, conj, triu)
     sh = shape_of(a)
     m, n = sh[-2:]
-    k = builtins.min(m, n)
+    batch = sh[:-2]
+    dt = dtype_of(a)
+    q, r = _eye(m, dt, batch), a
+    rows = np.arange(m)
+    for j in range(builtins.min(m, n)):
+        x = where(rows >= j, getitem(r, (Ellipsis, slice(None), j)), 0.0)      # (..., m)
+        alpha = getitem(x, (Ellipsis, j))
+        below = sum(_abs2(where(rows > j, x, 0.0)), axis=-1)
+        ar, ai = real(alpha), imag(alpha)
+        act = P.or_p.bind(P.gt(below, P.full_like(below, 0)), P.ne(ai, P.full_like(ai, 0)))
+        nrm = sqrt(P.add(P.add(multiply(ar, ar), multiply(ai, ai)), below))
+        beta = multiply(where(P.ge(ar, P.full_like(ar, 0)), -1.0, 1.0), nrm)
+        safe_beta = where(act, beta, 1.0)
+        tau = where(act, divide(subtract(beta, alpha), safe_beta), 0.0)
+        scale = divide(1.0, where(act, subtract(alpha, beta), 1.0))
+        v = where(rows == j, 1.0, where(rows > j, multiply(x, expand_dims(scale, -1)), 0.0))
+        vcol = expand_dims(v, -1)
+        vh = conj(P.mT(vcol))
+        t = expand_dims(expand_dims(tau, -1), -1)
+        r = subtract(r, multiply(conj(t), matmul(vcol, matmul(vh, r))))
+        q = subtract(q, multiply(t, matmul(matmul(q, vcol), vh)))
+    return q, triu(r)
+
+
+def _qr_real(a):
+    from . import (matmul, swapaxes, sum, multiply, subtract, expand_dims, where,
+                   sqrt, divide, getitem)
+    sh = shape_of(a)
+    m, n = sh[-2:]
     batch = sh[:-2]
     dt = dtype_of(a)
     eye = P.convert(P.eq(P.iota(np.int64, batch + (m, m), len(batch)),
@@ -733,15 +810,7 @@ def qr(a, mode="reduced"):
         q = subtract(q, multiply(expand_dims(expand_dims(tau, -1), -1),
                                  matmul(matmul(q, vcol), swapaxes(vcol, -1, -2))))
     from . import triu
-    r = triu(r)
-    if mode == "r":
-        return getitem(r, (Ellipsis, slice(0, k), slice(None)))
-    if mode == "complete":
-        return QRResult(q, r)
-    if mode != "reduced":
-        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    return QRResult(getitem(q, (Ellipsis, slice(None), slice(0, k))),
-                    getitem(r, (Ellipsis, slice(0, k), slice(None))))
+    return q, triu(r)
 
 
 # ----------------------------------------------------------------------------
