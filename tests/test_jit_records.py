@@ -97,7 +97,7 @@ def _program_params():
 
 
 def _record_tol(name, dt):
-    if np.dtype(dt) == F64:
+    if np.dtype(dt) in (F64, np.complex128):
         return 1e-12
     return 1e-5 if name in TRANSCENDENTAL or FAMILY[name] == "linalg" else 1e-6
 
@@ -153,7 +153,7 @@ def test_records_compiled_match_interpreter(family, dt, recs):
             g, w = np.asarray(got[k]), np.asarray(want[k])
             what = f"{name}-{i} ({np.dtype(dt).name}) result {k}"
             assert g.shape == w.shape and g.dtype == w.dtype, (what, g.shape, w.shape, g.dtype)
-            if w.dtype.kind == "f":
+            if w.dtype.kind in "fc":
                 t = _record_tol(name, w.dtype)
                 scale = float(np.max(np.abs(w[np.isfinite(w)]), initial=1.0))
                 np.testing.assert_allclose(g, w, rtol=t, atol=t * scale, err_msg=what)
