@@ -171,6 +171,17 @@ def _file_hash(modname):
         return "absent"
 
 
+def _source_hash(modname):
+    """:func:`_file_hash` without importing the module (numba_complex registers BLAS
+    symbols at import; real programs never need it)."""
+    try:
+        spec = importlib.util.find_spec(modname)
+        with open(spec.origin, "rb") as f:
+            return hashlib.sha256(f.read()).hexdigest()[:16]
+    except Exception:  # noqa: BLE001
+        return "absent"
+
+
 def _blas():
     try:
         from . import numba_runtime
@@ -211,6 +222,7 @@ def _version_text():
                      f"python={sys.version_info[:3]};numba_math={mv}/"
                      f"{_file_hash('autodiff.backends.numba_math')};"
                      f"numba_runtime={_file_hash('autodiff.backends.numba_runtime')};"
+                     f"numba_complex={_source_hash('autodiff.backends.numba_complex')};"
                      f"blas={_blas()}")
     return _versions
 

@@ -77,6 +77,32 @@ def _is_float(dt):
     return dt.kind == "f" if isinstance(dt, np.dtype) else np.dtype(dt).kind == "f"
 
 
+def _is_complex(dt):
+    return dt.kind == "c" if isinstance(dt, np.dtype) else np.dtype(dt).kind == "c"
+
+
+# Complex values compute with Numba's native complex64/complex128 (arithmetic, np.exp,
+# np.log, np.sqrt, np.sin, ..., np.arctanh, np.abs); numba_complex supplies what must
+# follow numpy where Numba differs: division (Numba raises on a zero divisor), the
+# lexicographic order with numpy's NaN rules, sign, integer powers, complex GEMM. A real
+# program's module never imports it (the names below go to their own import line).
+COMPLEX_HELPERS = frozenset(("cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax",
+                             "cmin", "cipow", "cmatmul_into"))
+
+
+def _helper(ctx, name):
+    """Import ``name`` (a numba_runtime or numba_complex helper) into the module."""
+    ctx.fb.mod.imports_runtime.add(name)
+    return name
+
+
+def _div(ctx, a, b):
+    """``a / b`` in the output dtype: numpy's complex division for complex results."""
+    if _is_complex(ctx.out_dtype):
+        return f"{_helper(ctx, 'cdiv')}({a}, {b})"
+    return f"{a} / {b}"
+
+
 def _math(ctx, name, npname, x):
     """The fast vectorizable implementation if numba_math has one, else numpy's."""
     dt = _dtname(ctx.out_dtype)
@@ -109,6 +135,8 @@ def _fast(name, npname):
 def _ew_sign(ctx, a):
     x = a[0]
     dt = ctx.out_dtype
+    if _is_complex(dt):          # numpy 2: z / |z|
+        return f"{_helper(ctx, 'csign')}({x})"
     one = ctx.lit(1, dt)
     if dt == np.bool_:
         return x
@@ -125,7 +153,7 @@ def _ew_not(ctx, a):
 
 
 def _ew_is_finite(ctx, a):
-    return f"np.isfinite({a[0]})" if _is_float(ctx.in_dtypes[0]) else "True"
+    return f"np.isfinite({a[0]})" if ctx.in_dtypes[0].kind in "fc" else "True"
 
 
 def _ew_logistic(ctx, a):
@@ -133,11 +161,11 @@ def _ew_logistic(ctx, a):
     if ("logistic", dt) in FAST_MATH:
         return _math(ctx, "logistic", None, a[0])
     one = ctx.lit(1, ctx.out_dtype)
-    return f"{one} / ({one} + np.exp(-{a[0]}))"
+    return _div(ctx, one, f"({one} + np.exp(-{a[0]}))")
 
 
 def _ew_rsqrt(ctx, a):
-    return f"{ctx.lit(1, ctx.out_dtype)} / np.sqrt({a[0]})"
+    return _div(ctx, ctx.lit(1, ctx.out_dtype), f"np.sqrt({a[0]})")
 
 
 def _ew_integer_pow(ctx, a):
@@ -145,6 +173,9 @@ def _ew_integer_pow(ctx, a):
     dt = ctx.out_dtype
     if y == 0:
         return ctx.lit(1, dt)
+    if _is_complex(dt) and not 0 < y <= 3:
+        # numpy's complex x**n: binary exponentiation, 1/x**|n| for n < 0 (numba_complex)
+        return f"{_helper(ctx, 'cipow')}({x}, {y})"
     n = abs(y)
     body = " * ".join([x] * n) if n <= 4 else f"{x} ** {n}"
     if y < 0:
@@ -159,6 +190,8 @@ def _binop(op):
 
 def _ew_max(ctx, a):
     x, y = a
+    if _is_complex(ctx.out_dtype):   # numpy: lexicographic, the first NaN wins
+        return f"{_helper(ctx, 'cmax')}({x}, {y})"
     if _is_float(ctx.out_dtype):   # numpy's maximum propagates NaN from either side
         # and, on a tie (0. and -0.), returns its second operand, as does min
         return _sel(ctx, f"({x} > {y}) | ({x} != {x})", x, y)
@@ -167,6 +200,8 @@ def _ew_max(ctx, a):
 
 def _ew_min(ctx, a):
     x, y = a
+    if _is_complex(ctx.out_dtype):
+        return f"{_helper(ctx, 'cmin')}({x}, {y})"
     if _is_float(ctx.out_dtype):
         return _sel(ctx, f"({x} < {y}) | ({x} != {x})", x, y)
     return _sel(ctx, f"{x} <= {y}", x, y)
@@ -194,7 +229,29 @@ def _ew_convert(ctx, a):
     new = np.dtype(ctx.params["new_dtype"])
     if new == np.bool_:
         return f"{a[0]} != 0"
+    if _is_complex(ctx.in_dtypes[0]) and not _is_complex(new):
+        return f"{_dt(new)}({_par(a[0])}.real)"      # numpy discards the imaginary part
     return f"{_dt(new)}({a[0]})"
+
+
+def _ew_compare(op, helper):
+    """A comparison: Python's operator, numpy's lexicographic order for complex operands."""
+    def rule(ctx, a):
+        if helper is not None and _is_complex(ctx.in_dtypes[0]):
+            return f"{_helper(ctx, helper)}({a[0]}, {a[1]})"
+        return f"{a[0]} {op} {a[1]}"
+    return rule
+
+
+def _ew_div(ctx, a):
+    return _div(ctx, a[0], a[1])
+
+
+def _ew_exp2(ctx, a):
+    # numba's float32 exp2 fails to lower: compute in float64
+    if ctx.out_dtype == np.float32:
+        return f"np.exp2(np.float64({a[0]}))"
+    return f"np.exp2({a[0]})"
 
 
 def _ew_iota(ctx, a):
@@ -284,6 +341,21 @@ def _rename_names(text, rename):
     return "\n".join(code), comments
 
 
+def _helper_imports(math, runtime):
+    """The import lines of a generated module's helpers (numba_complex's names, kept with
+    numba_runtime's, get a line of their own)."""
+    lines = []
+    if math:
+        lines.append("from autodiff.backends.numba_math import " + ", ".join(sorted(math)))
+    rt = sorted(n for n in runtime if n not in COMPLEX_HELPERS)
+    cx = sorted(n for n in runtime if n in COMPLEX_HELPERS)
+    if rt:
+        lines.append("from autodiff.backends.numba_runtime import " + ", ".join(rt))
+    if cx:
+        lines.append("from autodiff.backends.numba_complex import " + ", ".join(cx))
+    return lines
+
+
 _NJIT_OPTS = "cache=True, nogil=True, error_model='numpy', fastmath={'reassoc', 'contract'}"
 
 
@@ -297,10 +369,7 @@ def _piece_module(body, params, outs, rename, consts, math, runtime, parallel):
     lines = ["# A loop nest shared between kernels, generated by autodiff.jit "
              "(backends/numba_cpu.py).",
              "import numpy as np", "from numba import njit, prange"]
-    if math:
-        lines.append("from autodiff.backends.numba_math import " + ", ".join(math))
-    if runtime:
-        lines.append("from autodiff.backends.numba_runtime import " + ", ".join(runtime))
+    lines += _helper_imports(math, runtime)
     lines += [f"{n} = {text}" for n, text in consts]
     lines += ["", "", f"@njit({_NJIT_OPTS}{', parallel=True' if parallel else ''})",
               f"def loop({', '.join(rename[p] for p in params)}):"]
@@ -452,12 +521,7 @@ class _Module:
             head += ["# Specialized: every size and literal is a constant of this kernel."]
         head += ["import numpy as np",
                 "from numba import njit, prange"]
-        if self.imports_math:
-            head.append("from autodiff.backends.numba_math import "
-                        + ", ".join(sorted(self.imports_math)))
-        if self.imports_runtime:
-            head.append("from autodiff.backends.numba_runtime import "
-                        + ", ".join(sorted(self.imports_runtime)))
+        head += _helper_imports(self.imports_math, self.imports_runtime)
         if self.piece_imports:
             head.append("# shared loop nests: modules of their own, keyed by content "
                         "(Program.pieces)")
@@ -476,6 +540,26 @@ class _Module:
             body.append(fsrc.replace("«SZ»", ", _sz" if uses_sz else "")
                         .replace("«SZ0»", "_sz" if uses_sz else ""))
         return "\n".join(head + body) + "\n"
+
+
+def _acc_dtype(dt):
+    """The accumulator dtype of a sum or product: float64 for floats, complex128 for
+    complex numbers, uint64 for unsigned and int64 for other integers."""
+    return _ACC_DTYPES[dt.kind]
+
+
+_ACC_DTYPES = {"f": np.dtype(np.float64), "c": np.dtype(np.complex128),
+               "u": np.dtype(np.uint64), "i": np.dtype(np.int64), "b": np.dtype(np.int64)}
+
+
+def _float_text(f):
+    """A float64 as source text (parenthesized when negative)."""
+    if np.isnan(f):
+        return "np.nan"
+    if np.isinf(f):
+        return "np.inf" if f > 0 else "(-np.inf)"
+    text = repr(f)
+    return f"({text})" if f < 0 or text.startswith("-") else text
 
 
 class _EwCtx:
@@ -506,18 +590,14 @@ class _Fn(Planner):
         if dtype == np.bool_:
             return "True" if bool(v) else "False"
         if dtype.kind == "f":
-            f = float(v)
-            if np.isnan(f):
-                text = "np.nan"
-            elif np.isinf(f):
-                text = "np.inf" if f > 0 else "(-np.inf)"
-            else:
-                text = repr(f)
-                if f < 0 or text.startswith("-"):
-                    text = f"({text})"
+            text = _float_text(float(v))
             if dtype == np.float64:
                 return text
             return self.mod.global_const(f"np.{dtype.name}({text.strip('()')})")
+        if dtype.kind == "c":      # a module constant: np.complex128(complex(re, im))
+            c = complex(np.asarray(v).item())
+            parts = ", ".join(_float_text(t).strip("()") for t in (c.real, c.imag))
+            return self.mod.global_const(f"np.{dtype.name}(complex({parts}))")
         iv = int(v)
         if dtype == np.int64:
             return f"({iv})" if iv < 0 else str(iv)
@@ -534,6 +614,15 @@ class _Fn(Planner):
         if not self.mod.param_literals or dt == np.bool_:
             return self.lit(v.val, dt)
         got = self.lit_names.get(id(v))
+        if got is None and dt.kind == "c":         # two slots: the parts' bits
+            self.mod.imports_runtime.add("slot_f64")
+            c = complex(np.asarray(v.val).item())
+            k, k2 = (self.mod.slot(int(np.asarray(t, np.float64).view(np.int64)))
+                     for t in (c.real, c.imag))
+            read = f"complex(slot_f64(_sz, {k}), slot_f64(_sz, {k2}))"
+            self.lit_reads.append(f"c{k} = {_dt(dt)}({read})")
+            self.slots_used.extend((k, k2))
+            got = self.lit_names[id(v)] = f"c{k}"
         if got is None:
             self.mod.imports_runtime.add("slot_i64" if dt.kind != "f" else "slot_f64")
             if dt.kind == "f":
@@ -588,7 +677,9 @@ class _Fn(Planner):
         expr = low.expr(ctx, args)
         dt = o.aval.dtype
         if not (dt == np.float64 or e.primitive.name == "convert_element_type"
-                or (dt == np.bool_ and low.bool_native)):
+                or (dt == np.bool_ and low.bool_native)
+                or (dt == np.complex128 and ctx.in_dtypes
+                    and all(d == dt for d in ctx.in_dtypes))):
             expr = self.cast(expr, dt)
         return expr
 
@@ -717,16 +808,23 @@ class _Fn(Planner):
         if dt_in == np.bool_ and kind == "prod":
             kind = "and"
         if kind in ("sum", "prod"):
-            acc_dt = np.dtype(np.float64) if dt_in.kind == "f" else (
-                np.dtype(np.int64) if dt_in.kind in "iu" else dt_in)
-            if dt_in.kind == "u":
-                acc_dt = np.dtype(np.uint64)
+            acc_dt = _acc_dtype(dt_in)
             init = self.lit(0 if kind == "sum" else 1, acc_dt)
             xv = x if acc_dt == dt_in else self.cast(x, acc_dt)
             op = "+" if kind == "sum" else "*"
 
             def update(acc):
                 return f"{acc} {op}= {xv}" if not acc.endswith("]") else f"{acc} = {acc} {op} {xv}"
+        elif kind in ("max", "min") and dt_in.kind == "c":
+            # numpy's maximum.reduce: acc = maximum(acc, x) (lexicographic, the first NaN
+            # stays); from -inf-infj (+inf+infj), which any first element replaces
+            acc_dt = dt_in
+            inf = -np.inf if kind == "max" else np.inf
+            init = self.lit(complex(inf, inf), dt_in)
+            helper = _helper(_EwCtx(self, {}, dt_in, [], idx), f"c{kind}")
+
+            def update(acc):
+                return f"{acc} = {helper}({acc}, {x})"
         elif kind in ("max", "min"):
             acc_dt = dt_in
             if dt_in.kind == "f":
@@ -753,7 +851,7 @@ class _Fn(Planner):
                 return f"{acc} = {acc} {op} {xv}"
         kept = [k for k in range(r) if k not in axes]
         is_suffix = axes == list(range(r - len(axes), r))
-        prange_ok = kind in ("sum", "prod")
+        prange_ok = kind in ("sum", "prod") and dt_in.kind != "c"   # parfors: real reductions
         if is_suffix:
             k = r - len(axes)
             acc = f"{self.sname(o)}_acc"
@@ -872,11 +970,15 @@ class _Fn(Planner):
         """Statements computing one unrolled reduction ``acc`` over element expressions."""
         lines = []
         if kind in ("sum", "prod"):   # in the accumulator type of the loop version
-            acc_dt = np.dtype(np.float64) if dt_in.kind == "f" else (
-                np.dtype(np.uint64) if dt_in.kind == "u" else np.dtype(np.int64))
+            acc_dt = _acc_dtype(dt_in)
             terms = [x if acc_dt == dt_in else self.cast(x, acc_dt) for x in xs]
             expr = (" + " if kind == "sum" else " * ").join(terms)
             lines.append(f"{acc} = {expr if acc_dt == dt_out else self.cast(expr, dt_out)}")
+        elif kind in ("max", "min") and dt_in.kind == "c":      # as the loop version
+            helper = _helper(_EwCtx(self, {}, dt_in, [], []), f"c{kind}")
+            lines.append(f"{acc} = {xs[0]}")
+            for x in xs[1:]:
+                lines.append(f"{acc} = {helper}({acc}, {x})")
         elif kind in ("max", "min"):
             cmp = ">=" if kind == "max" else "<="     # ties: the later element (numpy: ±0)
             lines.append(f"{acc} = {xs[0]}")
@@ -1006,7 +1108,8 @@ def _op_dot_general(ctx):
     yf = [i for i in range(yr) if i not in yc and i not in yb]
     dx, dy = ctx.dims_in(0), ctx.dims_in(1)
     dt = o.aval.dtype
-    blas = dt.kind == "f" and xr > 0 and yr > 0 and o.aval.shape
+    blas = ((dt.kind == "f" or (dt.kind == "c" and x.aval.dtype == dt == y.aval.dtype))
+            and xr > 0 and yr > 0 and o.aval.shape)
     if not blas:
         _dot_loops(ctx, xc, yc, xb, yb, xf, yf, dx, dy)
         return
@@ -1016,7 +1119,9 @@ def _op_dot_general(ctx):
     N = ctx.prod([dy[i] for i in yf])
     X, Y, O = ctx.arr(0), ctx.arr(1), ctx.out(0)
     fb = ctx.fb
-    fb.mod.imports_runtime.add("matmul_into")
+    # complex: numba_complex's zgemm/cgemm of the same OpenBLAS (one thread)
+    gemm = "cmatmul_into" if dt.kind == "c" else "matmul_into"
+    fb.mod.imports_runtime.add(gemm)
 
     single = B == "1"          # no batch: 2-D operands, no reshape when they are 2-D already
 
@@ -1057,7 +1162,7 @@ def _op_dot_general(ctx):
     ctx.alloc(0)
     if single:
         ov = view(O, len(o.aval.shape), M, N, (len(xf), len(yf)))
-        ctx.emit(f"matmul_into({xa}, {ya}, {ov}, np.int64({flags}))")
+        ctx.emit(f"{gemm}({xa}, {ya}, {ov}, np.int64({flags}))")
         return
     xv, yv = fb.tmp("a"), fb.tmp("b")
     ctx.emit(f"{xv} = {xa}")
@@ -1066,13 +1171,15 @@ def _op_dot_general(ctx):
     ctx.emit(f"{ov} = {O}.reshape(({B}, {M}, {N}))")
     b = fb.tmp("bi")
     with ctx.block(f"for {b} in range({B}):"):
-        ctx.emit(f"matmul_into({xv}[{b}], {yv}[{b}], {ov}[{b}], np.int64({flags}))")
+        ctx.emit(f"{gemm}({xv}[{b}], {yv}[{b}], {ov}[{b}], np.int64({flags}))")
 
 
 def _dot_loops(ctx, xc, yc, xb, yb, xf, yf, dx, dy):
     o = ctx.outvar(0)
     dt = o.aval.dtype
-    acc_dt = np.float64 if dt.kind == "f" else (np.int64 if dt.kind in "iu" else np.bool_)
+    acc_dt = np.bool_ if dt == np.bool_ else _acc_dtype(dt)
+    if dt.kind == "u":
+        acc_dt = np.int64
     ctx.alloc(0)
     sizes_b = [dx[i] for i in xb]
     sizes_f = [dx[i] for i in xf] + [dy[i] for i in yf]
@@ -1122,6 +1229,8 @@ def _op_cumulative(kind):
                 comb = f"{prev} + {v}"
             elif kind == "prod":
                 comb = f"{prev} * {v}"
+            elif dt.kind == "c":       # numpy's maximum.accumulate: maximum(prev, v)
+                comb = f"{_helper(ctx, f'c{kind}')}({prev}, {v})"
             else:
                 cmp = ">=" if kind == "max" else "<="     # ties: the later element (numpy: ±0)
                 cond = f"({v} {cmp} {prev})" + (f" | ({v} != {v})" if dt.kind == "f" else "")
@@ -1171,6 +1280,7 @@ def _op_argext(kind):
         it = np.dtype(ctx.p["index_dtype"])
         ctx.alloc(0)
         cmp = ">" if kind == "max" else "<"
+        cmp_c = "gt" if kind == "max" else "lt"
         with ctx.loops(kept) as J:
             def full(k):
                 I = list(J)
@@ -1187,6 +1297,11 @@ def _op_argext(kind):
                     cond = f"({v} {cmp} {best})"
                     if x.aval.dtype.kind == "f":
                         cond = f"{cond} or ({v} != {v} and {best} == {best})"
+                    elif x.aval.dtype.kind == "c":
+                        # numpy: lexicographic; the first NaN (in either part) is the extreme
+                        isnan = _helper(ctx, "cisnan")
+                        cond = (f"(not {isnan}({best})) and ({_helper(ctx, f'c{cmp_c}')}"
+                                f"({v}, {best}) or {isnan}({v}))")
                     with ctx.block(f"if {cond}:"):
                         ctx.emit(f"{best} = {v}")
                         ctx.emit(f"{bi} = {kk}")
@@ -1527,9 +1642,7 @@ _ew("cos", _fast("cos", "cos"), cost=8, code_size=40)
 _ew("expm1", _fast("expm1", "expm1"), cost=8, code_size=14)
 _ew("log1p", _fast("log1p", "log1p"), cost=8, code_size=16)
 _ew("logistic", _ew_logistic, cost=8, code_size=12)
-# numba's float32 exp2 fails to lower: compute in float64
-_ew("exp2", lambda ctx, a: (f"np.exp2({a[0]})" if ctx.out_dtype == np.float64 else
-                            f"np.exp2(np.float64({a[0]}))"), cost=20)
+_ew("exp2", _ew_exp2, cost=20)
 for _n, _np_name in [("tan", "tan"), ("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"),
                      ("sinh", "sinh"), ("cosh", "cosh"), ("asinh", "arcsinh"),
                      ("acosh", "arccosh"), ("atanh", "arctanh"), ("cbrt", "cbrt")]:
@@ -1540,16 +1653,22 @@ _ew("abs", _unary_np("abs"))
 _ew("integer_pow", _ew_integer_pow)
 for _n, _op in [("add", "+"), ("sub", "-"), ("mul", "*")]:
     _ew(_n, _binop(_op))
-_ew("div", _binop("/"), cost=4)
+_ew("div", _ew_div, cost=4)
 _ew("pow", _binop("**"), cost=20)
 _ew("max", _ew_max, bool_native=True)
 _ew("min", _ew_min, bool_native=True)
 _ew("atan2", lambda ctx, a: f"np.arctan2({a[0]}, {a[1]})", cost=20)
 _ew("mod", _ew_mod, cost=20)
 _ew("floor_divide", _ew_floor_divide, cost=20)
-for _n, _op in [("eq", "=="), ("ne", "!="), ("lt", "<"), ("le", "<="), ("gt", ">"),
-                ("ge", ">="), ("and", "&"), ("or", "|"), ("xor", "^")]:
-    _ew(_n, _binop(_op), bool_native=True)
+for _n, _op, _h in [("eq", "==", None), ("ne", "!=", None), ("lt", "<", "clt"),
+                    ("le", "<=", "cle"), ("gt", ">", "cgt"), ("ge", ">=", "cge"),
+                    ("and", "&", None), ("or", "|", None), ("xor", "^", None)]:
+    _ew(_n, _ew_compare(_op, _h), bool_native=True)
+# complex parts and constructors (the results are cast to the output dtype by ew_expr)
+_ew("real", lambda ctx, a: f"{_par(a[0])}.real")
+_ew("imag", lambda ctx, a: f"{_par(a[0])}.imag")
+_ew("conj", lambda ctx, a: f"np.conj({a[0]})")
+_ew("complex", lambda ctx, a: f"complex({a[0]}, {a[1]})")
 _ew("select", _ew_select, bool_native=True)
 _ew("convert_element_type", _ew_convert, bool_native=True)
 _ew("stop_gradient", _IDENT, bool_native=True)

@@ -189,7 +189,8 @@ def select(typingctx, cond, a, b):
     """``a if cond else b`` as one LLVM ``select`` instruction (no branch).
 
     Both operands are always evaluated.  Operands are converted to their common type
-    (float64, float32, int64, bool, ...); an integer literal next to a float is weak, as
+    (float64, float32, complex128, int64, bool, ...; LLVM selects a complex number's
+    ``{re, im}`` struct whole); an integer literal next to a float is weak, as
     in numpy (``select(c, x_f32, 0)`` stays float32).  ``cond`` may be a bool or an
     integer (non-zero is true).
     """
@@ -203,7 +204,8 @@ def select(typingctx, cond, a, b):
         rt = ta
     else:
         rt = ta if ta == tb else typingctx.unify_types(ta, tb)
-    if rt is None or not isinstance(rt, (types.Boolean, types.Integer, types.Float)):
+    if rt is None or not isinstance(rt, (types.Boolean, types.Integer, types.Float,
+                                         types.Complex)):
         return None
     sig = rt(tc, ta, tb)
 

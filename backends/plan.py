@@ -346,7 +346,7 @@ _GENERATOR_PRIMS = {"iota", "eq", "ne", "lt", "le", "gt", "ge", "convert_element
 # the dtypes planned values may have (a target raises UnsupportedError for any other)
 SUPPORTED_DTYPES = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int16,
                                           np.int8, np.uint8, np.uint16, np.uint32, np.uint64,
-                                          np.bool_)}
+                                          np.bool_, np.complex64, np.complex128)}
 RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "nb", "njit", "prange", "select"}
 
 

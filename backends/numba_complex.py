@@ -1,0 +1,249 @@
+"""Complex-number helpers for the Numba kernels that jit generates.
+
+Numba computes with complex64/complex128 natively (arithmetic, ``np.exp``, ``np.log``,
+``np.sqrt``, the trigonometric and hyperbolic functions and their inverses, ``abs``), and
+generated kernels use that directly. What it does not give is numpy's exact semantics in
+a few places, and those helpers live here, imported by a kernel only when it computes
+with complex values (a real program's module never imports this one):
+
+* division: Numba raises ``ZeroDivisionError`` on a complex division by zero even under
+  ``error_model='numpy'``; :func:`cdiv` is numpy's Smith division (inf/nan at zero);
+* ordering: numpy orders complex numbers lexicographically (real part first) with its
+  own NaN rules (:func:`clt`, :func:`cle`, :func:`cgt`, :func:`cge`; :func:`cmax` and
+  :func:`cmin` are ``np.maximum``/``np.minimum``, the first NaN wins);
+* ``sign``: numpy 2's ``z/|z|`` with its infinite cases (Numba's gives nan+nanj at inf);
+* integer powers: numpy's binary exponentiation for ``|n| < 100`` (Numba's ``z ** n``
+  goes through ``exp(n log z)``: ``(1+1j)**7`` is off by 5e-15);
+* matrix products: :func:`cmatmul_into`, ``zgemm``/``cgemm`` of the OpenBLAS numpy itself
+  loads (the library ``blas_pool`` uses for real products: one BLAS in the process),
+  single-threaded; Numba's ``np.dot`` (scipy's BLAS) only where that library is missing.
+
+Every helper is compiled with ``fastmath=False`` (see NUMBA_NOTES.md: a helper without an
+explicit setting inherits the first caller's flags). The kernels' disk-cache key holds a
+hash of this file (``compile_cache._version_text``).
+
+>>> import numpy as np
+>>> from autodiff.backends.numba_complex import cdiv, cmax, cipow
+>>> complex(cdiv(1 + 1j, 0j))            # numpy's (1+1j)/0j; Numba's raises
+(inf+infj)
+>>> complex(cmax(1 + 2j, 1 + 3j)), complex(cipow(1 + 1j, 7))
+((1+3j), (8-8j))
+"""
+import ctypes
+
+import numpy as np
+from llvmlite import binding as llvm
+from numba import njit, types
+
+_OPTS = dict(fastmath=False, error_model="numpy", nogil=True, forceinline=True)
+_CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
+
+__all__ = ["cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax", "cmin", "cipow",
+           "cmatmul_into", "HAVE_ZGEMM"]
+
+
+# ---------------------------------------------------------------------------------------
+# scalar helpers (inlined into the kernels)
+# ---------------------------------------------------------------------------------------
+
+@njit(**_OPTS)
+def cisnan(z):
+    """Whether either part of ``z`` is NaN."""
+    return (z.real != z.real) | (z.imag != z.imag)
+
+
+# numpy's CLT/CLE/CGT/CGE (umath loops): a real-part decision needs both imaginary parts
+# to be numbers; a tie on the real part is decided by the imaginary parts
+@njit(**_OPTS)
+def clt(a, b):
+    return (((a.real < b.real) & (a.imag == a.imag) & (b.imag == b.imag))
+            | ((a.real == b.real) & (a.imag < b.imag)))
+
+
+@njit(**_OPTS)
+def cle(a, b):
+    return (((a.real < b.real) & (a.imag == a.imag) & (b.imag == b.imag))
+            | ((a.real == b.real) & (a.imag <= b.imag)))
+
+
+@njit(**_OPTS)
+def cgt(a, b):
+    return (((a.real > b.real) & (a.imag == a.imag) & (b.imag == b.imag))
+            | ((a.real == b.real) & (a.imag > b.imag)))
+
+
+@njit(**_OPTS)
+def cge(a, b):
+    return (((a.real > b.real) & (a.imag == a.imag) & (b.imag == b.imag))
+            | ((a.real == b.real) & (a.imag >= b.imag)))
+
+
+@njit(**_OPTS)
+def cmax(a, b):
+    """``np.maximum(a, b)``: ``a`` when it has a NaN or is lexicographically >= ``b``."""
+    if cisnan(a) | cge(a, b):
+        return a
+    return b
+
+
+@njit(**_OPTS)
+def cmin(a, b):
+    """``np.minimum(a, b)``."""
+    if cisnan(a) | cle(a, b):
+        return a
+    return b
+
+
+@njit(**_OPTS)
+def cdiv(a, b):
+    """``a / b`` as numpy divides complex numbers (Smith's method; no exception at 0)."""
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    abr, abi = abs(br), abs(bi)
+    if abr >= abi:
+        if abr == 0 and abi == 0:
+            # numpy: the parts divided by |b.real| (= 0): a complex inf or nan
+            return complex(ar / abr, ai / abr)
+        rat = bi / br
+        scl = 1.0 / (br + bi * rat)
+        return complex((ar + ai * rat) * scl, (ai - ar * rat) * scl)
+    rat = br / bi
+    scl = 1.0 / (bi + br * rat)
+    return complex((ar * rat + ai) * scl, (ai * rat - ar) * scl)
+
+
+@njit(**_OPTS)
+def csign(z):
+    """numpy 2's ``sign`` of a complex number: ``z/|z|``, 0 at 0, the unit direction of an
+    infinite ``z`` with one infinite part, nan+nanj otherwise."""
+    zr, zi = z.real, z.imag
+    r = abs(z)
+    if r != r:
+        return complex(np.nan, np.nan)
+    if r == np.inf:
+        if abs(zr) == np.inf:
+            if abs(zi) == np.inf:
+                return complex(np.nan, np.nan)
+            return complex(1.0 if zr > 0 else -1.0, 0.0)
+        return complex(0.0, 1.0 if zi > 0 else -1.0)
+    if r == 0:
+        return complex(0.0, 0.0)
+    return complex(zr / r, zi / r)
+
+
+@njit(**_OPTS)
+def cipow(z, n):
+    """``z ** n`` for an integer ``n`` as numpy computes it (``npy_cpow``): ``z``, ``z*z``,
+    ``z*(z*z)`` for n = 1, 2, 3, binary exponentiation for ``3 < |n| < 100``, then
+    ``1 / z**|n|`` for negative ``n``; ``exp(n log z)`` beyond."""
+    if n == 0:
+        return complex(1.0, 0.0)
+    if n == 1:
+        return complex(z)
+    if n == 2:
+        return complex(z) * z
+    if n == 3:
+        return z * (complex(z) * z)
+    if n >= 100 or n <= -100:
+        return complex(z) ** complex(n)
+    m = n if n > 0 else -n
+    acc = complex(1.0, 0.0)
+    p = complex(z)
+    mask = 1
+    while True:
+        if m & mask:
+            acc = acc * p
+        mask <<= 1
+        if m < mask:
+            break
+        p = p * p
+    if n < 0:
+        return cdiv(complex(1.0, 0.0), acc)
+    return acc
+
+
+# ---------------------------------------------------------------------------------------
+# complex GEMM through numpy's OpenBLAS
+# ---------------------------------------------------------------------------------------
+
+def _register_zgemm():
+    """Register numpy's OpenBLAS ``zgemm``/``cgemm`` (CBLAS) with LLVM under fixed names
+    (so disk-cached kernels link in every process); returns the integer width or None."""
+    from . import blas_pool
+    found = blas_pool._find_numpy_cblas()
+    if found is None:
+        return None
+    bits, desc, path = found[2], found[3], found[5]
+    dname = desc.split(":", 1)[1]
+    lib = ctypes.CDLL(path)
+    z, c = (getattr(lib, dname.replace("dgemm", p), None) for p in ("zgemm", "cgemm"))
+    if z is None or c is None:
+        return None
+    llvm.add_symbol("autodiff_cblas_zgemm", ctypes.cast(z, ctypes.c_void_p).value)
+    llvm.add_symbol("autodiff_cblas_cgemm", ctypes.cast(c, ctypes.c_void_p).value)
+    return bits
+
+
+try:
+    _ZBITS = _register_zgemm()
+except Exception:  # noqa: BLE001 - any trouble finding the library: Numba's np.dot
+    _ZBITS = None
+HAVE_ZGEMM = _ZBITS is not None
+
+_it = types.int64 if _ZBITS == 64 else types.int32
+_e = types.int32
+# cblas_?gemm(order, transa, transb, m, n, k, *alpha, *a, lda, *b, ldb, *beta, *c, ldc):
+# complex alpha and beta are passed by address
+_ZSIG = types.void(_e, _e, _e, _it, _it, _it, types.intp, types.intp, _it, types.intp, _it,
+                   types.intp, types.intp, _it)
+_zgemm = types.ExternalFunction("autodiff_cblas_zgemm", _ZSIG)
+_cgemm = types.ExternalFunction("autodiff_cblas_cgemm", _ZSIG)
+
+
+if HAVE_ZGEMM:
+    from .blas_pool import _threads_local
+
+    @njit(**_CACHED)
+    def cmatmul_into(a, b, out, flags):
+        """``out = op(a) @ op(b)`` for C-contiguous 2-D complex arrays of one dtype
+        (``flags`` as :func:`~autodiff.backends.blas_pool.matmul_into`'s), one thread."""
+        m, n = out.shape
+        ta = (flags & 1) != 0
+        tb = (flags & 2) != 0
+        k = a.shape[0] if ta else a.shape[1]
+        if m == 0 or n == 0:
+            return
+        if k == 0:
+            out.fill(0)
+            return
+        coef = np.zeros(2, out.dtype)          # alpha = 1, beta = 0
+        coef[0] = 1
+        t_a = np.int32(112 if ta else 111)     # CblasTrans / CblasNoTrans
+        t_b = np.int32(112 if tb else 111)
+        ap, bp, cp = np.intp(a.ctypes.data), np.intp(b.ctypes.data), np.intp(out.ctypes.data)
+        alpha = np.intp(coef.ctypes.data)
+        beta = alpha + np.intp(out.itemsize)
+        prev = _threads_local(np.int32(1))
+        if out.itemsize == 16:
+            _zgemm(np.int32(101), t_a, t_b, m, n, k, alpha, ap, a.shape[1], bp, b.shape[1],
+                   beta, cp, n)
+        else:
+            _cgemm(np.int32(101), t_a, t_b, m, n, k, alpha, ap, a.shape[1], bp, b.shape[1],
+                   beta, cp, n)
+        _threads_local(prev)
+else:
+    @njit(**_CACHED)
+    def cmatmul_into(a, b, out, flags):
+        """``out = op(a) @ op(b)`` for 2-D complex arrays (Numba's ``np.dot``)."""
+        t = flags & 3
+        if t == 0:
+            np.dot(a, b, out)
+        elif t == 1:
+            np.dot(a.T, b, out)
+        elif t == 2:
+            np.dot(a, b.T, out)
+        else:
+            np.dot(a.T, b.T, out)
+
+
+from .compile_cache import cache_helpers  # noqa: E402
+cache_helpers(globals(), ("cmatmul_into",))
