@@ -554,17 +554,26 @@ def _svd_square(r):
     from . import concatenate, swapaxes, flip, getitem, sum, multiply, sqrt, divide, matmul, where, sign, absolute
     n = shape_of(r)[-1]
     z = P.full(shape_of(r), 0, dtype_of(r))
-    h = concatenate([concatenate([z, r], axis=-1), concatenate([swapaxes(r, -1, -2), z], axis=-1)], axis=-2)
+    h = concatenate([concatenate([z, r], axis=-1), concatenate([_mH(r), z], axis=-1)], axis=-2)
     w, v = eigh(h)
     top = flip(getitem(v, (Ellipsis, slice(n, 2 * n))), axis=-1)        # the n largest, descending
     u, vv = getitem(top, (Ellipsis, slice(0, n), slice(None))), getitem(top, (Ellipsis, slice(n, 2 * n), slice(None)))
 
     def unit(x):
-        nrm = sqrt(sum(multiply(x, x), axis=-2, keepdims=True))
+        nrm = sqrt(sum(_abs2(x), axis=-2, keepdims=True))
         return divide(x, where(P.gt(nrm, P.full_like(nrm, 0)), nrm, P.full_like(nrm, 1)))
     # the halves are normalized separately: near σ = 0 the ±σ pair mixes, which rescales
     # u and v but leaves their directions; the sign of uᵀ r v then restores the pairing
     u, vv = unit(u), unit(vv)
+    if _is_complex(r):
+        # complex: uᴴ r v = σ·e^{iφ}; v·e^{-iφ} makes it σ ≥ 0
+        from . import conj
+        s = sum(multiply(conj(u), matmul(r, vv)), axis=-2)
+        m = absolute(s)
+        pos = P.gt(m, P.full_like(m, 0))
+        ph = where(pos, divide(s, where(pos, m, 1.0)), 1.0)
+        vv = multiply(vv, P.expand_dims(conj(ph), (len(shape_of(ph)) - 1,)))
+        return u, m, _mH(vv)
     s = sum(multiply(u, matmul(r, vv)), axis=-2)
     sg = where(P.lt(s, P.full_like(s, 0)), P.full_like(s, -1), P.full_like(s, 1))
     vv = multiply(vv, P.expand_dims(sg, (len(shape_of(sg)) - 1,)))
@@ -576,25 +585,28 @@ def _svd_thin_body(a):
     m, n = shape_of(a)[-2:]
     if m == n:
         return _svd_square(a)
-    if m < n:
-        u, s, vt = _svd_thin_body(swapaxes(a, -1, -2))
-        return swapaxes(vt, -1, -2), s, swapaxes(u, -1, -2)
+    if m < n:        # aᴴ = U S Vᴴ  =>  a = V S Uᴴ
+        u, s, vt = _svd_thin_body(_mH(a))
+        return _mH(vt), s, _mH(u)
     q, r = qr(a)                       # Householder: backward stable, so σ(r) = σ(a) accurately
     u, s, vt = _svd_square(r)
     return matmul(q, u), s, vt
 
 
 def _svd_thin_jvp(primals, tangents):
-    # the standard rule (distinct singular values): with dP = Uᵀ dA V,
-    #   dS = diag(dP),  dU = U (F∘(dP S + S dPᵀ)) + (I - UUᵀ) dA V S⁻¹,
-    #   dV = V (F∘(S dP + dPᵀ S)) + (I - VVᵀ) dAᵀ U S⁻¹,  F_ij = 1/(σ_j² - σ_i²), i ≠ j.
-    # At degenerate pairs (σ_i = σ_j) F_ij is taken as 0, and S⁻¹ as 0 at σ = 0: the
-    # singular values' derivative stays exact, the vectors' is the minimum-norm choice.
-    from . import matmul, swapaxes, multiply, add, subtract, divide, expand_dims, where, diagonal
+    # the standard rule (distinct singular values): with dP = Uᴴ dA V,
+    #   dS = Re diag(dP),  dU = U (F∘(dP S + S dPᴴ) + D) + (I - UUᴴ) dA V S⁻¹,
+    #   dV = V (F∘(S dP + dPᴴ S)) + (I - VVᴴ) dAᴴ U S⁻¹,  F_ij = 1/(σ_j² - σ_i²), i ≠ j,
+    # and for complex A, D = diag(i·Im(dP_kk)/σ_k): the phase a pair (u_k, v_k) shares is
+    # a gauge; this choice (JAX's) puts its change into U. At degenerate pairs (σ_i = σ_j)
+    # F_ij is taken as 0, and S⁻¹ as 0 at σ = 0: the singular values' derivative stays
+    # exact, the vectors' is the minimum-norm choice.
+    from . import matmul, multiply, add, subtract, divide, expand_dims, where, diagonal, real, imag
     (a,), (da,) = primals, tangents
     u, s, vt = _svd_thin(a)
-    v = swapaxes(vt, -1, -2)
-    ut = swapaxes(u, -1, -2)
+    v = _mH(vt)
+    ut = _mH(u)
+    cplx = _is_complex(a)
     m, n = shape_of(a)[-2:]
     k = builtins.min(m, n)
     dp = matmul(ut, matmul(da, v))
@@ -605,18 +617,22 @@ def _svd_thin_jvp(primals, tangents):
     eye = P.convert(_eye(k, np.int64, shape_of(s)[:-1]), np.bool_)
     bad = P.or_p.bind(eye, P.eq(diff, P.full_like(diff, 0)))
     F = where(bad, 0.0, divide(1.0, where(bad, 1.0, diff)))
-    dpt = swapaxes(dp, -1, -2)
+    dpt = _mH(dp)
     du = matmul(u, multiply(F, add(multiply(dp, sj), multiply(si, dpt))))
     dv = matmul(v, multiply(F, add(multiply(si, dp), multiply(dpt, sj))))
     pos = P.gt(sj, P.full_like(sj, 0))
     sinv = where(pos, divide(1.0, where(pos, sj, 1.0)), 0.0)
+    if cplx:
+        d = P.complex_(P.full_like(s, 0), imag(ds))
+        du = add(du, multiply(u, multiply(expand_dims(d, -2), sinv)))
+        ds = real(ds)
     if m > n:
         dav = matmul(da, v)
         du = add(du, multiply(subtract(dav, matmul(u, matmul(ut, dav))), sinv))
     if n > m:
-        dau = matmul(swapaxes(da, -1, -2), u)
+        dau = matmul(_mH(da), u)
         dv = add(dv, multiply(subtract(dau, matmul(v, matmul(vt, dau))), sinv))
-    return (u, s, vt), (du, ds, swapaxes(dv, -1, -2))
+    return (u, s, vt), (du, ds, _mH(dv))
 
 
 def _svd_thin(a):
@@ -659,8 +675,8 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         s = absolute(w)
         if not compute_uv:
             return s
-        vt = multiply(swapaxes(v, -1, -2), expand_dims(P.select(P.lt(w, P.full_like(w, 0)),
-                                                                 P.full_like(w, -1), P.full_like(w, 1)), -1))
+        vt = multiply(_mH(v), expand_dims(P.select(P.lt(w, P.full_like(w, 0)),
+                                                    P.full_like(w, -1), P.full_like(w, 1)), -1))
         return SVDResult(v, s, vt)
     u, s, vt = _svd_thin(a)
     if not compute_uv:
@@ -672,39 +688,48 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
             qf = qr(a, mode="complete")[0]
             u = concatenate([u, getitem(qf, (Ellipsis, slice(None), slice(n, m)))], axis=-1)
         else:
-            from . import swapaxes
-            qf = qr(swapaxes(a, -1, -2), mode="complete")[0]
-            vt = concatenate([vt, swapaxes(getitem(qf, (Ellipsis, slice(None), slice(m, n))), -1, -2)], axis=-2)
+            qf = qr(_mH(a), mode="complete")[0]
+            vt = concatenate([vt, _mH(getitem(qf, (Ellipsis, slice(None), slice(m, n))))], axis=-2)
     return SVDResult(*_canonical_signs(u, s, vt))
 
 
 def _canonical_signs(u, s, vt):
-    """Singular vectors are unique up to a sign per pair (u_i, v_i): fix it so that each
-    column of U has its largest-magnitude entry (the first of ties) positive. Concrete
-    (LAPACK) and traced results then agree; a constant flip, so derivatives pass through."""
+    """Singular vectors are unique up to a sign per pair (u_i, v_i), a phase for complex
+    ones: fix it so that each column of U has its largest-magnitude entry (the first of
+    ties) real and positive. Concrete (LAPACK) and traced results then agree. For real
+    input the flip is piecewise constant (no derivative); for complex input the phase
+    ``conj(u_jk)/|u_jk|`` is differentiated, so the derivative is that of this output."""
     from . import absolute, argmax, take_along_axis, expand_dims, where, multiply, squeeze, stop_gradient
+    from . import getitem, concatenate, conj, divide
+    cplx = _is_complex(u)
     k = shape_of(s)[-1]
-    m = shape_of(u)[-1]
-    idx = argmax(absolute(u), axis=-2)                                   # (..., m)
+
+    def factor(top):
+        if cplx:
+            mag = absolute(top)
+            pos = P.gt(mag, P.full_like(mag, 0)) if isinstance(mag, Tracer) else mag > 0
+            return where(pos, divide(conj(top), where(pos, mag, 1.0)), 1.0)
+        sg = stop_gradient(where(P.lt(top, P.full_like(top, 0)) if isinstance(top, Tracer) else top < 0, -1.0, 1.0))
+        return P.convert(sg, dtype_of(u)) if isinstance(sg, Tracer) else np.asarray(sg, dtype_of(u))
+
+    idx = stop_gradient(argmax(absolute(u), axis=-2))                    # (..., m)
     top = squeeze(take_along_axis(u, expand_dims(idx, -2), axis=-2), -2)
-    sg = stop_gradient(where(P.lt(top, P.full_like(top, 0)) if isinstance(top, Tracer) else top < 0, -1.0, 1.0))
-    sg = P.convert(sg, dtype_of(u)) if isinstance(sg, Tracer) else np.asarray(sg, dtype_of(u))
+    sg = factor(top)
     u = multiply(u, expand_dims(sg, -2))
-    from . import getitem
-    sk = getitem(sg, (Ellipsis, slice(0, k)))
+    # Vᴴ's row i pairs with U's column i: it takes the conjugate factor
+    sk = getitem(conj(sg) if cplx else sg, (Ellipsis, slice(0, k)))
     rows = shape_of(vt)[-2]
     if rows == k:
         vt = multiply(vt, expand_dims(sk, -1))
     else:        # full V: the first k rows pair with U's columns, the rest are canonical alone
-        from . import concatenate
         head = multiply(getitem(vt, (Ellipsis, slice(0, k), slice(None))), expand_dims(sk, -1))
         tail = getitem(vt, (Ellipsis, slice(k, rows), slice(None)))
-        ti = argmax(absolute(tail), axis=-1)
+        ti = stop_gradient(argmax(absolute(tail), axis=-1))
         tt = squeeze(take_along_axis(tail, expand_dims(ti, -1), axis=-1), -1)
-        ts = stop_gradient(where(P.lt(tt, P.full_like(tt, 0)) if isinstance(tt, Tracer) else tt < 0, -1.0, 1.0))
-        ts = P.convert(ts, dtype_of(u)) if isinstance(ts, Tracer) else np.asarray(ts, dtype_of(u))
+        ts = factor(tt)
+        # a row of Vᴴ is a conjugated column of V: making its entry real positive
+        # multiplies by conj(entry)/|entry|, the same factor as a column of U
         vt = concatenate([head, multiply(tail, expand_dims(ts, -1))], axis=-2)
-    del m
     return u, s, vt
 
 
