@@ -121,7 +121,7 @@ def evaluate(closed, args):
 
 
 def _is_py_number(x):
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
 def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None, weak=None):
@@ -282,6 +282,11 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
             raise DTypeError(f"jvp: the tangent of primal leaf {i} has dtype {td} but the primal "
                              f"is {pd}; tangents must have their primal's dtype (cast it: "
                              f"t.astype(np.{pd.name}))", source=user_source())
+        if td.kind == "c" and pd.kind != "c":
+            raise DTypeError(f"jvp: the tangent of primal leaf {i} is complex ({td}) but the "
+                             f"primal is real ({pd}); a real input has real tangents (make the "
+                             f"primal complex with x.astype(complex) to push complex ones)",
+                             source=user_source())
     f = _aux_fun(fun, has_aux)
     closed, out_tree = trace_fun(f, flat_p, in_tree, name="jvp", weak=weak)
     ts = [P.convert(t, P.dtype_of(p)) if is_inexact_dtype(P.dtype_of(p)) else None
@@ -619,6 +624,10 @@ def vjp(fun: Callable[..., Any], *primals: Any,
             if P.shape_of(c) != a.shape:
                 raise ShapeError(f"vjp_fn: cotangent shape {P.shape_of(c)} does not match the "
                                  f"output shape {a.shape}", source=user_source())
+            if P.dtype_of(c).kind == "c" and a.dtype.kind != "c":
+                raise DTypeError(f"vjp_fn: the cotangent is complex ({P.dtype_of(c)}) but the "
+                                 f"output is real ({a.dtype}); a real output has real "
+                                 f"cotangents", source=user_source())
             cts.append(P.convert(c, a.dtype) if is_inexact_dtype(a.dtype) else c)
         grads = lin.backward(cts)
         return _outputs(tree_unflatten(in_tree, grads))

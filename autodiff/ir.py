@@ -313,6 +313,8 @@ def var_namer():
                 s = "True" if val else "False"
             elif np.issubdtype(v.aval.dtype, np.floating):
                 s = repr(float(val))
+            elif v.aval.dtype.kind == "c":
+                s = repr(complex(val))
             else:
                 s = str(int(val))
             return f"{s}:{v.aval.str_short()}"

@@ -88,7 +88,7 @@ def _output(tree):
 
 
 def _is_python_scalar(x):
-    return isinstance(x, (bool, int, float)) and not isinstance(x, _np.generic)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, _np.generic)
 
 
 def _trace_user(fun, in_tree, in_avals, who, out_dtypes=None):

@@ -453,7 +453,7 @@ def _no_grad(prim, outs):
     if prim.name == "stop_gradient":
         return outs
     sg = primitives["stop_gradient"]
-    return [bind(sg, (o,), {}) if o.aval.dtype.kind == "f" else o for o in outs]
+    return [bind(sg, (o,), {}) if o.aval.dtype.kind in "fc" else o for o in outs]
 
 
 
@@ -475,7 +475,7 @@ def check_nans(prim, out, source=None):
     outs = out if prim.multiple_results else [out]
     for o in outs:
         o = np.asarray(o)
-        if o.dtype.kind == "f" and np.isnan(o).any():
+        if o.dtype.kind in "fc" and np.isnan(o).any():
             raise NaNError(f"debug_nans: primitive {prim.name!r} produced NaN",
                            source=source or user_source())
 

@@ -1150,24 +1150,38 @@ def test_c10_float16_computed_in_float32_and_cast_back():
     assert ad.vmap(anp.sum)(np.ones((2, 5000), np.float16)).tolist() == [5000, 5000]
 
 
-@pytest.mark.parametrize("name,call", [
-    ("grad", lambda z: ad.grad(lambda x: anp.sum(anp.abs(x)))(z)),
-    ("jvp", lambda z: ad.jvp(anp.sin, (z,), (z,))),
-    ("vjp", lambda z: ad.vjp(anp.sin, z)),
-    ("vmap", lambda z: ad.vmap(anp.sin)(z)),
-    ("jacobian", lambda z: ad.jacobian(anp.sin)(z)),
-    ("make_jaxpr", lambda z: ad.make_jaxpr(anp.sin)(z)),
-    ("jit", lambda z: ad.jit(anp.sin, backend="interpret")(z)),
-    ("Variable", lambda z: ad.Variable(z)),
+_Z = np.array([1.0 + 1.0j, 2.0 - 0.5j])
+
+
+@pytest.mark.parametrize("name,call,want", [
+    # |z| summed: JAX's gradient convention conj(d/dx + i d/dy) = conj(z)/|z|
+    ("grad", lambda z: ad.grad(lambda x: anp.sum(anp.abs(x)))(z), np.conj(_Z) / np.abs(_Z)),
+    ("jvp", lambda z: ad.jvp(anp.sin, (z,), (z,))[1], np.cos(_Z) * _Z),
+    ("vjp", lambda z: ad.vjp(anp.sin, z)[1](np.ones(2) + 0j)[0], np.cos(_Z)),
+    ("vmap", lambda z: ad.vmap(anp.sin)(z), np.sin(_Z)),
+    ("jacobian", lambda z: ad.jacobian(anp.sin, holomorphic=True)(z), np.diag(np.cos(_Z))),
+    ("jit", lambda z: ad.jit(anp.sin, backend="interpret")(z), np.sin(_Z)),
 ])
-def test_c10_complex_raises_unsupported(name, call):
-    with pytest.raises(errors.UnsupportedError, match="complex"):
-        call(np.array([1.0 + 1.0j, 2.0]))
+def test_c10_complex_follows_jax(name, call, want):
+    got = call(_Z)
+    assert np.asarray(got).dtype == np.complex128
+    np.testing.assert_allclose(got, want, rtol=1e-14)
 
 
-def test_c10_complex_from_real_inputs_raises_unsupported():
-    with pytest.raises(errors.UnsupportedError, match="complex"):
-        ad.grad(lambda x: anp.real(anp.sum(x * 1j)))(np.array([1.0, 2.0]))
+def test_c10_complex_promotion_and_output_contract():
+    x32 = np.ones(2, np.float32)
+    assert anp.multiply(x32, 1j).dtype == np.complex64                # Python complex is weak
+    assert ad.jit(lambda x: x * 1j, backend="interpret")(x32).dtype == np.complex64
+    assert anp.add(x32, np.ones(2, np.complex64)).dtype == np.complex64
+    assert anp.add(np.ones(2), np.ones(2, np.complex64)).dtype == np.complex128
+    # a real function of real inputs through complex intermediates: real gradient
+    g = ad.grad(lambda x: anp.real(anp.sum(anp.exp(x * 1j))))(np.array([0.5, 1.0]))
+    np.testing.assert_allclose(g, -np.sin([0.5, 1.0]), rtol=1e-14)
+    assert g.dtype == np.float64
+    with pytest.raises(errors.DTypeError, match="holomorphic=True"):
+        ad.grad(lambda z: anp.sum(z * z))(_Z)
+    with pytest.raises(errors.DTypeError, match="real inputs"):
+        ad.jacfwd(anp.sin)(_Z)
 
 
 # ==========================================================================================

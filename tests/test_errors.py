@@ -212,9 +212,10 @@ def test_strings_in_eager_anp_calls():
         ad.make_jaxpr(lambda x: anp.where(x > 0, x, "a"))(np.ones(2))
 
 
-def test_complex_numbers_are_unsupported():
-    with pytest.raises(UnsupportedError, match="complex"):
-        ad.grad(lambda x: x)(1j)
+def test_complex_output_of_grad_names_holomorphic():
+    with pytest.raises(DTypeError, match="holomorphic=True") as e:
+        ad.grad(lambda x: x * x)(1j)
+    assert e.value.source is not None and "test_errors.py" in str(e.value.source)
 
 
 def test_integer_grad_input_names_the_fix():

@@ -160,6 +160,14 @@ CASES = {
     "custom_lin": (lambda x: ad.jvp(cube, (anp.sin(x),), (x,))[1], [x3]),
     "remat": (ad.checkpoint(lambda x: anp.sin(x) * x), [x3]),
     "name": (lambda x: ad.checkpoint_name(anp.exp(x), "e") * x, [x3]),
+    # complex parts and the non-holomorphic complex rules (|z| and z/|z| as programs of
+    # the real parts), on real-valued functions of real inputs
+    "real": (lambda x: anp.real(anp.exp(1j * x) * x), [x3]),
+    "imag": (lambda x: anp.imag(anp.exp(1j * x) * (x + 2j)), [x3]),
+    "conj": (lambda x: anp.real(anp.conj(anp.exp(1j * x)) * (x + 2j) * 1j), [x3]),
+    "complex": (lambda x, y: anp.abs(P.complex_(x, y)) ** 3, [x3, y3]),
+    "sign": (lambda x: anp.real(anp.sign(P.complex_(x, x * x + 1.0)) * x)
+             + anp.sign(x) * x, [xs3]),
 }
 # the float32 round trip loses digits: that case compares to float32 accuracy
 RTOL = {"convert_element_type": 1e-6}

@@ -25,7 +25,7 @@ import math
 
 import numpy as np
 
-from ..core import (Literal, ShapedArray, Zero, at_source, eval_jaxpr, is_float_dtype, last_uses,
+from ..core import (Literal, ShapedArray, Zero, at_source, eval_jaxpr, is_inexact_dtype, last_uses,
                     register_internal_dir, trace_flat, trace_state)
 from ..errors import UnsupportedError
 from .. import primitives as P
@@ -52,7 +52,7 @@ NONDIFFERENTIABLE = {
     "is_finite": "boolean result", "reduce_and": "boolean result", "reduce_or": "boolean result",
     "argmax": "integer result", "argmin": "integer result", "argsort": "integer result",
     "iota": "integer result, no operands",
-    "sign": "piecewise constant", "floor": "piecewise constant", "ceil": "piecewise constant",
+    "floor": "piecewise constant", "ceil": "piecewise constant",
     "round": "piecewise constant", "floor_divide": "piecewise constant",
     "stop_gradient": "derivatives cut by definition",
 }
@@ -130,7 +130,7 @@ def rule_for(prim):
 # ============================================================================
 
 def _is_float(aval):
-    return is_float_dtype(aval.dtype)
+    return is_inexact_dtype(aval.dtype)
 
 
 def _has_series(s):
@@ -330,7 +330,7 @@ def deflinear(prim):
 
     def rule(ins, **params):
         K = len(ins[0]) - 1
-        floats = [is_float_dtype(P.dtype_of(s[0])) for s in ins]
+        floats = [is_inexact_dtype(P.dtype_of(s[0])) for s in ins]
         out0 = prim.bind(*[s[0] for s in ins], **params)
         outs = [out0]
         for k in range(1, K + 1):
@@ -364,7 +364,7 @@ def deflocally_linear(prim):
     def rule(ins, **params):
         K = len(ins[0]) - 1
         primals = [s[0] for s in ins]
-        floats = [i for i, s in enumerate(ins) if is_float_dtype(P.dtype_of(s[0]))]
+        floats = [i for i, s in enumerate(ins) if is_inexact_dtype(P.dtype_of(s[0]))]
         avals = [ShapedArray(P.shape_of(ins[i][0]), P.dtype_of(ins[i][0])) for i in floats]
         box = []
 
@@ -394,7 +394,7 @@ def deflocally_linear(prim):
 for _name in ("add", "sub", "neg", "reduce_sum", "broadcast_in_dim", "reshape", "transpose",
               "squeeze", "expand_dims", "concatenate", "pad", "slice", "rev", "cumsum",
               "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter_add",
-              "select", "fft"):
+              "select", "real", "imag", "conj", "complex", "fft"):
     deflinear(P.primitives[_name])
 for _name in NONDIFFERENTIABLE:
     defzero(P.primitives[_name])
@@ -405,7 +405,7 @@ for _name in ("sort", "cummax", "cummin", "reduce_max", "reduce_min"):
 def _convert_rule(ins, *, new_dtype):
     (x,) = ins
     z0 = P.convert_element_type_p.bind(x[0], new_dtype=new_dtype)
-    if not is_float_dtype(new_dtype):
+    if not is_inexact_dtype(new_dtype):
         return [z0] + [None] * (len(x) - 1)
     return [z0] + [None if c is None else P.convert_element_type_p.bind(c, new_dtype=new_dtype)
                    for c in x[1:]]
@@ -419,9 +419,35 @@ def _name_rule(ins, *, name):
     return [_remat.name_p.bind(x[0], name=name)] + list(x[1:])
 
 
+def _complex_composed(prim, fn, x):
+    """The series of a complex unary ``prim`` written as the program ``fn`` of real parts
+    (smooth away from z = 0): its primitives' rules give the coefficients."""
+    K = len(x) - 1
+    if K == 0 or not _has_series(x):
+        return [prim.bind(x[0])] + [None] * K
+    a = ShapedArray(tuple(P.shape_of(x[0])), P.dtype_of(x[0]))
+    g = trace_flat(lambda v: [fn(v)], [a], name=f"{prim.name}_complex")
+    outs, series = jet_eval(g.jaxpr, g.consts, [x[0]], [x[1:]], K)
+    return [prim.bind(x[0])] + list(series[0])
+
+
+def _complex_abs(v):
+    return P.sqrt(P.add(P.mul(P.real(v), P.real(v)), P.mul(P.imag(v), P.imag(v))))
+
+
+def _sign_rule(ins):
+    (x,) = ins
+    if P.dtype_of(x[0]).kind != "c":              # piecewise constant on reals
+        return [P.sign_p.bind(x[0])] + [None] * (len(x) - 1)
+    # sign(z) = z/|z| is smooth away from 0 on complex numbers
+    return _complex_composed(P.sign_p, lambda v: P.div(v, P.complex_(_complex_abs(v), 0.0)), x)
+
+
 def _abs_rule(ins):
-    (x,) = ins                                    # |x| = sign(x₀) x near x₀ (sign(0) = 0)
-    s = P.sign(x[0])
+    (x,) = ins
+    if P.dtype_of(x[0]).kind == "c":
+        return _complex_composed(P.abs_p, _complex_abs, x)
+    s = P.sign(x[0])                              # |x| = sign(x₀) x near x₀ (sign(0) = 0)
     return [P.abs_p.bind(x[0])] + [_mul(c, s) for c in x[1:]]
 
 
@@ -452,6 +478,7 @@ def _mod_rule(ins):
 
 
 jet_rules[P.abs_p] = _abs_rule
+jet_rules[P.sign_p] = _sign_rule
 jet_rules[P.mod_p] = _mod_rule
 
 
@@ -927,7 +954,7 @@ def _custom_jvp_rule(ins, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
         symbolic_zeros=symbolic_zeros)
     xs = ins[num_consts:]
     x0 = [s[0] for s in xs]
-    floats = [is_float_dtype(P.dtype_of(x)) for x in x0]
+    floats = [is_inexact_dtype(P.dtype_of(x)) for x in x0]
     avals = [ShapedArray(P.shape_of(x), P.dtype_of(x)) for x in x0]
 
     def tangent_map(*args):
@@ -1110,7 +1137,7 @@ def jet(fun, primals, series):
                                  f"{P.shape_of(terms[k][i])}, the input {shape}: every term "
                                  f"is shaped like its input", source=user_source())
         flat_s.append([P.mul(P.convert(terms[k][i], dt), 1.0 / math.factorial(k + 1))
-                       for k in range(K)] if is_float_dtype(dt) else None)
+                       for k in range(K)] if is_inexact_dtype(dt) else None)
     outs, out_tree, oterms = _jet_flat(fun, flat_p, in_tree, flat_s, K)
     return (_outputs(tree_unflatten(out_tree, outs)),
             _outputs(tree_unflatten(out_tree, oterms)))
@@ -1148,7 +1175,7 @@ def taylor(fun, order):
                 raise TypeError(f"taylor: v has structure {v_tree}, x {in_tree}")
             flat_v = [as_array(a) for a in flat_v]
         flat_s = [([P.convert(t, P.dtype_of(a))] + [None] * (K - 1) if K else [])
-                  if is_float_dtype(P.dtype_of(a)) else None for a, t in zip(flat_p, flat_v)]
+                  if is_inexact_dtype(P.dtype_of(a)) else None for a, t in zip(flat_p, flat_v)]
         outs, out_tree, oterms = _jet_flat(fun, flat_p, in_tree, flat_s, K)
         return [_outputs(tree_unflatten(out_tree, outs))] + [
             _outputs(tree_unflatten(out_tree, [t[k] for t in oterms])) for k in range(K)]

@@ -149,7 +149,7 @@ def _tree_out(out):
 # ----------------------------------------------------------------------------
 
 def is_python_scalar(x):
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
 def asarray(x, dtype=None):

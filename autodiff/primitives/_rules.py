@@ -43,12 +43,22 @@ def scalar(v, dtype):
 
 
 def _coerce_pair(x, y):
-    """Python scalars take the other operand's dtype (weak typing)."""
-    if isinstance(x, (int, float, bool)) and not isinstance(x, np.generic):
+    """Python scalars take the other operand's dtype (weak typing); a Python complex with a
+    real operand makes it complex (numpy: float32 -> complex64)."""
+    if isinstance(x, complex) and dtype_of(y).kind != "c":
+        y = _to_complex(y)
+    elif isinstance(y, complex) and dtype_of(x).kind != "c":
+        x = _to_complex(x)
+    if isinstance(x, (int, float, bool, complex)) and not isinstance(x, np.generic):
         x = scalar(x, dtype_of(y))
-    if isinstance(y, (int, float, bool)) and not isinstance(y, np.generic):
+    if isinstance(y, (int, float, bool, complex)) and not isinstance(y, np.generic):
         y = scalar(y, dtype_of(x))
     return x, y
+
+
+def _to_complex(x):
+    from .elementwise import convert
+    return convert(x, np.complex64 if dtype_of(x) == np.float32 else np.complex128)
 
 
 def instantiate(t, aval=None):
