@@ -110,7 +110,8 @@ def _fn_key(fn, depth, seen):
     from .custom_derivatives import custom_jvp, custom_vjp
     if isinstance(fn, types.FunctionType):
         code = fn.__code__
-        if _internal(code):
+        internal = _internal(code)
+        if internal and not fn.__closure__ and not fn.__defaults__:
             return ("fn", fn)           # autodiff's own functions: their globals do not change
         if id(fn) in seen:
             return ("recursive", code)
@@ -125,9 +126,12 @@ def _fn_key(fn, depth, seen):
                 cells.append(_EMPTY_CELL)
                 continue
             cells.append(_key(c, depth, seen))
-        g = fn.__globals__
-        names = sorted(_global_names(code))
-        glob = tuple(_key(g[n], depth, seen) if n in g else _MISSING for n in names)
+        glob = ()
+        if not internal:                # (autodiff's closures: by what they close over)
+            g = fn.__globals__
+            # (the names' set is cached per code object, so its order is the same each call)
+            glob = tuple((n, _key(g[n], depth, seen)) if n in g else _MISSING
+                         for n in _global_names(code))
         defaults = tuple(_key(d, depth, seen) for d in fn.__defaults__ or ())
         kwdefaults = tuple(sorted((k, _key(d, depth, seen))
                                   for k, d in (fn.__kwdefaults__ or {}).items()))

@@ -276,10 +276,12 @@ class custom_jvp:
             if not _result_has_tracer(out):
                 return out
         concrete = _concrete_tracers(flat)
-        closed, out_tree = trace_fun(f, flat, in_tree, concrete=concrete, name="custom_jvp")
+        key = _call_key(self, args, kwargs, nd)
+        closed, out_tree = _trace_cached("custom_jvp body", key, f, flat, in_tree, concrete,
+                                         "custom_jvp")
         call_jaxpr, consts = _split_consts(closed)
 
-        def jvp_flat(xs, ts):
+        def jvp_user_flat(xs, ts):
             p = tree_unflatten(in_tree, xs)
             t = tree_unflatten(in_tree, ts)
             p_full = full_args(p)
@@ -307,8 +309,35 @@ class custom_jvp:
                   if P.shape_of(t) != P.shape_of(o) else t for t, o in zip(tf, of)]
             return of, tf
 
+        def jvp_traced(xs, ts):
+            """The rule as a traced program (from the cache): ``(xs, ts) -> (outs, touts)``,
+            or None when it needs values."""
+            both = list(xs) + list(ts)
+            n = len(xs)
+
+            def trace():
+                closed, _ = trace_fun(
+                    lambda *a: sum(map(list, jvp_user_flat(list(a[:n]), list(a[n:]))), []),
+                    both, tree_flatten(tuple(both))[1], concrete=False, name="custom_jvp_rule")
+                return (closed,)
+            got = cached_trace("custom_jvp rule", key + (_avals_key(both), in_tree), trace)
+            if got is NEEDS_VALUES:
+                return None
+            run = _flat_rule_from_trace(got[0], len(got[0].jaxpr.outvars) // 2)
+            return lambda xs, ts: run(*xs, *ts)
+
+        def jvp_flat(xs, ts):
+            # called by the jvp transform: a cached trace of the rule when the key allows,
+            # else the user's rule on these inputs
+            run = jvp_traced(xs, ts) if key is not None else None
+            return run(xs, ts) if run is not None else jvp_user_flat(xs, ts)
+
         if _pretrace_wanted(fun, concrete):
-            jvp_flat = self._pretrace_rule(jvp_flat, flat, in_tree) or jvp_flat
+            # the rule traced now: abstractly once per key, or on the primals' values when it
+            # needs them (a Python loop in it then works under grad)
+            zeros = [np.zeros(P.shape_of(x), P.dtype_of(x)) for x in flat]
+            run = jvp_traced(flat, zeros) if key is not None else None
+            jvp_flat = run or self._pretrace_rule(jvp_user_flat, flat, in_tree) or jvp_flat
         outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, jvp=jvp_flat,
                                       num_consts=len(consts), symbolic_zeros=False)
         return tree_unflatten(out_tree, outs)

@@ -173,3 +173,225 @@ def test_user_functions_called_by_an_anp_call_keep_their_own_lines():
     first = f.__code__.co_firstlineno
     lines = dict(_lines_of(f, np.linspace(-1.0, 1.0, 4)))
     assert lines["sin"] == first + 2 and lines["cos"] == first + 3, lines
+
+
+# ----------------------------------------------------------------------------- custom-rule traces
+# autodiff.custom_cache: the bodies and rules of custom functions are traced once per key
+# (the function with its closure and globals by value, static arguments, avals, treedef)
+from autodiff import custom_cache  # noqa: E402
+
+
+def _kinds_hit(fn):
+    """Run ``fn()``; the cache's hits and misses that it caused."""
+    before = custom_cache.cache_info()
+    out = fn()
+    after = custom_cache.cache_info()
+    return out, after.hits - before.hits, after.misses - before.misses
+
+
+_GLOBAL_SCALE = 2.0
+
+
+class _Traces:
+    """Records Python runs of traced bodies (a class is keyed by identity, so reading it does
+    not make a function unkeyable, as a list in a closure or a global would)."""
+    seen = []
+
+
+@ad.custom_vjp
+def _scaled_sin(x):
+    _Traces.seen.append("scaled_sin")
+    return _GLOBAL_SCALE * anp.sin(x)
+
+
+_scaled_sin.defvjp(lambda x: (_scaled_sin(x), anp.cos(x)),
+                   lambda c, g: (_GLOBAL_SCALE * c * g,))
+
+
+def test_custom_vjp_body_is_traced_once_and_reused_across_grad_calls():
+    global _GLOBAL_SCALE
+    vg = ad.value_and_grad(lambda x: 3.0 * _scaled_sin(x))
+    _Traces.seen.clear()
+    for x in (0.3, 0.7, -1.1):                   # other values, same avals: hits
+        (v, g), hits, misses = _kinds_hit(lambda: vg(x))
+        np.testing.assert_allclose(v, 6.0 * np.sin(x), rtol=1e-15)
+        np.testing.assert_allclose(g, 6.0 * np.cos(x), rtol=1e-15)
+    assert hits >= 2 and misses == 0, (hits, misses)
+    assert len(_Traces.seen) <= 2                # the first call's traces (body, fwd) only
+    # a changed global the body reads: a new key, a new trace, the new numbers
+    _GLOBAL_SCALE = 5.0
+    try:
+        (v, g), hits, misses = _kinds_hit(lambda: vg(0.3))
+        np.testing.assert_allclose(v, 15.0 * np.sin(0.3), rtol=1e-15)
+        np.testing.assert_allclose(g, 15.0 * np.cos(0.3), rtol=1e-15)
+        assert misses >= 1
+    finally:
+        _GLOBAL_SCALE = 2.0
+    # back to the first value: keyed by value, the first trace serves again
+    (v, _), hits, misses = _kinds_hit(lambda: vg(0.3))
+    np.testing.assert_allclose(v, 6.0 * np.sin(0.3), rtol=1e-15)
+    assert misses == 0 and hits >= 2
+
+
+def _make_closure_vjp():
+    scale = 2.0
+
+    @ad.custom_vjp
+    def f(x):
+        _Traces.seen.append(scale)
+        return scale * anp.sin(x)
+
+    f.defvjp(lambda x: (f(x), anp.cos(x)), lambda c, g: (scale * c * g,))
+
+    def set_scale(s):
+        nonlocal scale
+        scale = s
+    return f, set_scale
+
+
+def test_a_changed_closure_cell_forces_a_retrace_with_the_new_value():
+    _Traces.seen = traces = []
+    f, set_scale = _make_closure_vjp()
+    vg = ad.value_and_grad(lambda x: f(x))
+    for s in (2.0, 2.0, -3.0, -3.0, 2.0):
+        set_scale(s)
+        v, g = vg(0.4)
+        np.testing.assert_allclose(v, s * np.sin(0.4), rtol=1e-15)
+        np.testing.assert_allclose(g, s * np.cos(0.4), rtol=1e-15)
+    # the body ran once for 2.0 and once for -3.0 (fwd calls f: the same cached trace);
+    # the repeats, and the return to 2.0, reuse them
+    assert traces == [2.0, -3.0], traces
+
+
+def test_unkeyable_closures_are_traced_every_call_and_stay_right():
+    # a list and a large array in the closure cannot be keyed by value: no cached trace
+    box = [2.0]
+    table = np.linspace(0.0, 1.0, 100)
+    traces = []
+
+    @ad.custom_vjp
+    def f(x):
+        traces.append(1)
+        return box[0] * x + table[-1]
+
+    f.defvjp(lambda x: (f(x), None), lambda _, g: (box[0] * g,))
+    vg = ad.value_and_grad(f)
+    assert vg(1.0) == (3.0, 2.0)
+    box[0], table[-1] = 4.0, 10.0                # changed in place
+    assert vg(1.0) == (14.0, 4.0)
+    n = len(traces)
+    vg(1.0)
+    assert len(traces) > n                       # traced again
+
+
+def test_a_small_closed_over_array_changed_in_place_gives_a_new_trace():
+    w = np.array([1.0, 2.0])
+
+    @ad.custom_jvp
+    def f(x):
+        return anp.sum(w * x)
+
+    f.defjvp(lambda p, t: (f(*p), anp.sum(w * t[0])))
+    g = ad.grad(f)
+    np.testing.assert_array_equal(g(np.ones(2)), [1.0, 2.0])
+    w[:] = [5.0, -1.0]                           # keyed by content: a miss, the new numbers
+    np.testing.assert_array_equal(g(np.ones(2)), [5.0, -1.0])
+    np.testing.assert_allclose(ad.jvp(f, (np.ones(2),), (np.ones(2),))[1], 4.0)
+
+
+def test_other_avals_get_their_own_traces():
+    _Traces.seen = traces = []
+
+    @ad.custom_vjp
+    def f(x):
+        _Traces.seen.append((anp.shape(x), str(anp.result_type(x))))
+        return anp.sum(anp.sin(x))
+
+    f.defvjp(lambda x: (f(x), anp.cos(x)), lambda c, g: (c * g,))
+    g = ad.grad(f)
+    cases = [np.float64(0.5), np.linspace(0, 1, 3), np.linspace(0, 1, 3).astype(np.float32),
+             np.ones((2, 2))]
+    for x in cases + cases:                      # the second round: hits only
+        got = g(x)
+        assert got.shape == np.shape(x) and got.dtype == x.dtype
+        np.testing.assert_allclose(got, np.cos(x), rtol=1e-6 if x.dtype == np.float32 else 1e-15)
+    # one body trace per avals (fwd's call of f reuses it); the second round traced nothing
+    assert traces == [((), "float64"), ((3,), "float64"), ((3,), "float32"),
+                      ((2, 2), "float64")], traces
+
+
+def test_value_dependent_body_is_traced_with_values_each_call():
+    @ad.custom_vjp
+    def halve_until_small(x):
+        while x > 1.0:                           # Python control flow on the value
+            x = x * 0.5
+        return x
+
+    halve_until_small.defvjp(lambda x: (halve_until_small(x), None), lambda _, g: (g,))
+    vg = ad.value_and_grad(lambda x: 2.0 * halve_until_small(x))
+    assert vg(3.0) == (1.5, 2.0)                 # 3 -> 1.5 -> 0.75
+    assert vg(9.0) == (2.0 * 0.5625, 2.0)        # other value, another number of steps
+    assert vg(0.5) == (1.0, 2.0)
+    with pytest.raises(ConcretizationError):
+        ad.jit(halve_until_small)(3.0)
+
+
+def test_custom_jvp_rule_traces_are_cached_and_right():
+    _Traces.seen = rule_calls = []
+
+    @ad.custom_jvp
+    def softplus(x):
+        return anp.log1p(anp.exp(x))
+
+    @softplus.defjvp
+    def _(p, t):
+        _Traces.seen.append(1)
+        (x,), (tx,) = p, t
+        return softplus(x), tx / (1.0 + anp.exp(-x))
+
+    g = ad.grad(lambda x: anp.sum(softplus(x)))
+    for x in (np.array([-1.0, 0.0, 2.0]), np.array([3.0, -4.0, 0.5])):
+        np.testing.assert_allclose(g(x), 1 / (1 + np.exp(-x)), rtol=1e-14)
+    n = len(rule_calls)
+    (_, hits, misses) = _kinds_hit(lambda: g(np.array([0.1, 0.2, 0.3])))
+    assert len(rule_calls) == n and hits >= 2 and misses == 0
+    # second order goes through the traced rule: softplus'' = s (1 - s), s the logistic
+    x = 0.7
+    s = 1 / (1 + np.exp(-x))
+    np.testing.assert_allclose(ad.grad(ad.grad(softplus))(x), s * (1 - s), rtol=1e-13)
+
+
+def test_fixed_point_adjoint_is_traced_once_per_key():
+    from autodiff.misc.fixed_points import fixed_point
+    solve = lambda a: fixed_point(lambda a: (lambda x: a * anp.cos(x)), a, 0.0,
+                                  lambda x, y: anp.abs(x - y), 1e-13)
+    g = ad.grad(solve)
+    g(0.5)                                       # a fresh lambda per call: keyed by code
+    for a in (0.3, 0.6):
+        got, hits, misses = _kinds_hit(lambda: g(a))
+        xs = float(solve(a))
+        np.testing.assert_allclose(got, np.cos(xs) / (1 + a * np.sin(xs)), rtol=1e-10)
+        assert misses == 0 and hits >= 2, (hits, misses)
+    # the tolerance is part of the key: a looser one is a new trace (and a coarser answer)
+    loose = lambda a: fixed_point(lambda a: (lambda x: a * anp.cos(x)), a, 0.0,
+                                  lambda x, y: anp.abs(x - y), 1e-3)
+    _, _, misses = _kinds_hit(lambda: ad.grad(loose)(0.5))
+    assert misses >= 1
+
+
+def test_function_keys():
+    from autodiff.custom_cache import function_key, value_key
+
+    def make(s):
+        return lambda x: s * x
+    assert function_key(make(2.0)) == function_key(make(2.0))
+    assert function_key(make(2.0)) != function_key(make(-2.0))
+    assert function_key(make(0.0)) != function_key(make(-0.0))
+    assert function_key(make(1)) != function_key(make(True)) != function_key(make(1.0))
+    assert function_key(make(np.ones(3))) == function_key(make(np.ones(3)))
+    assert function_key(make(np.ones(3))) != function_key(make(np.ones(3, np.float32)))
+    for unkeyable in ([1.0], {"a": 1.0}, np.ones(1000), object()):
+        assert function_key(make(unkeyable)) is None
+    assert function_key(np.sin) is not None and value_key((1, "a", None)) is not None
+    rec = lambda n: n if n < 1 else rec(n - 1)   # a function that names itself
+    assert function_key(rec) is not None
