@@ -56,7 +56,7 @@ from ..core import ClosedJaxpr, Jaxpr, Literal
 from ..errors import UnsupportedError
 from . import numba_cpu as _cpu
 from .numba_cpu import _EwCtx, _Fn, _OpCtx, _dt, _dtname, _is_float
-from .plan import LOWERINGS
+from .plan import LOWERINGS, SUPPORTED_DTYPES
 
 __all__ = ["lower", "entry", "CudaProgram", "HOST_CALLS", "KERNEL_OPAQUE", "available",
            "require_available"]
@@ -96,6 +96,10 @@ def require_available(source=None):
     ok, why = available()
     if not ok:
         raise UnsupportedError(why, source=source)
+
+
+# complex values stay on the interpreter on this backend
+CUDA_DTYPES = frozenset(d for d in SUPPORTED_DTYPES if d.kind != "c")
 
 
 def _rt():
@@ -701,7 +705,7 @@ class _CudaFn(_Fn):
     # ------------------------------------------------------------------ the host function
     def build(self):
         j = self.jaxpr
-        self.check_dtypes("cuda")
+        self.check_dtypes("cuda", CUDA_DTYPES)
         self.analyse()
         self.plan()
         rets, seen = [], set()

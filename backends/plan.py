@@ -415,17 +415,18 @@ class Planner:
         self.n_tmp = 0
         self.text = None
 
-    def check_dtypes(self, backend):
-        """Refuse a program with a value of a dtype the kernels do not take
-        (``UnsupportedDTypeError``: jit runs that signature on the interpreter)."""
+    def check_dtypes(self, backend, supported=SUPPORTED_DTYPES):
+        """Refuse a program with a value of a dtype the kernels do not take, not in
+        ``supported`` (``UnsupportedDTypeError``: jit runs that signature on the
+        interpreter)."""
         j = self.jaxpr
         for v in list(j.constvars) + list(j.invars):
-            if v.aval.dtype not in SUPPORTED_DTYPES:
+            if v.aval.dtype not in supported:
                 raise UnsupportedDTypeError(
                     f"jit ({backend} backend): dtype {v.aval.dtype} is not supported")
         for e in j.eqns:
             for v in e.outvars:
-                if v.aval.dtype not in SUPPORTED_DTYPES:
+                if v.aval.dtype not in supported:
                     raise UnsupportedDTypeError(
                         f"jit ({backend} backend): dtype {v.aval.dtype} (from "
                         f"{e.primitive.name}) is not supported", source=e.source)
