@@ -261,40 +261,62 @@ SIZE_PARAMS = {"shape", "new_sizes", "start_indices", "limit_indices", "slice_si
 
 
 def _jaxpr_key(jaxpr, shapes):
-    # computed once per jaxpr, on every un-jitted grad call (its transform cache keys on
-    # it): kept to dictionary lookups and small tuples
+    """The structural key behind :meth:`Jaxpr.key` (memoized there, once per jaxpr).
+
+    Computed on every un-jitted grad call (the transform cache keys on it), so it is one
+    pass of dictionary lookups building flat tuples: variables become their position in
+    the program, avals ``(shape or rank, dtype, weak)``, literals ``(dtype, weak, bytes)``
+    (bytes keep 0.0 and -0.0 apart), params their :func:`param_key`.
+    """
     names = {}
-
-    if shapes:
-        def av(a):
-            return (a.shape, a.dtype, a.weak_type)
-    else:
-        def av(a):
-            return (len(a.shape), a.dtype, a.weak_type)
-
-    for v in itertools.chain(jaxpr.constvars, jaxpr.invars):
-        names[v] = len(names)
-    parts = [tuple(av(v.aval) for v in jaxpr.constvars), tuple(av(v.aval) for v in jaxpr.invars)]
     lit = Literal
+    pk = param_key
+    sized = SIZE_PARAMS
+    for v in jaxpr.constvars:
+        names[v] = len(names)
+    for v in jaxpr.invars:
+        names[v] = len(names)
+    if shapes:
+        parts = [tuple([(v.aval.shape, v.aval.dtype, v.aval.weak_type) for v in jaxpr.constvars]),
+                 tuple([(v.aval.shape, v.aval.dtype, v.aval.weak_type) for v in jaxpr.invars])]
+    else:
+        parts = [tuple([(len(v.aval.shape), v.aval.dtype, v.aval.weak_type)
+                        for v in jaxpr.constvars]),
+                 tuple([(len(v.aval.shape), v.aval.dtype, v.aval.weak_type)
+                        for v in jaxpr.invars])]
+    append = parts.append
     for e in jaxpr.eqns:
-        ins = tuple(v._key() if v.__class__ is lit else names[v] for v in e.invars)
+        ins = []
+        for v in e.invars:
+            if v.__class__ is lit:
+                a, x = v.aval, v.val
+                ins.append((a.dtype, a.weak_type, x.tobytes() if isinstance(x, np.generic)
+                            else v._key()))
+            else:
+                ins.append(names[v])
         outs = e.outvars
-        for v in outs:
-            names[v] = len(names)
+        if len(outs) == 1:
+            o = outs[0]
+            names[o] = len(names)
+            a = o.aval
+            out = (a.shape if shapes else len(a.shape), a.dtype, a.weak_type)
+        else:
+            out = []
+            for o in outs:
+                names[o] = len(names)
+                a = o.aval
+                out.append((a.shape if shapes else len(a.shape), a.dtype, a.weak_type))
+            out = tuple(out)
         ps = e.params
         if not ps:
             params = ()
-        elif len(ps) == 1:
-            (k, p), = ps.items()
-            params = ((k, param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?"),)
+        elif shapes:
+            params = tuple([(k, pk(p, True)) for k, p in sorted(ps.items())])
         else:
-            params = tuple(sorted(
-                (k, param_key(p, shapes) if (shapes or k not in SIZE_PARAMS) else "?")
-                for k, p in ps.items()))
-        parts.append((e.primitive.name, ins,
-                      av(outs[0].aval) if len(outs) == 1 else tuple(av(v.aval) for v in outs),
-                      params))
-    parts.append(tuple(v._key() if v.__class__ is lit else names[v] for v in jaxpr.outvars))
+            params = tuple([(k, "?" if k in sized else pk(p, False))
+                            for k, p in sorted(ps.items())])
+        append((e.primitive.name, tuple(ins), out, params))
+    append(tuple([v._key() if v.__class__ is lit else names[v] for v in jaxpr.outvars]))
     return tuple(parts)
 
 
