@@ -168,6 +168,9 @@ CASES = {
     "complex": (lambda x, y: anp.abs(P.complex_(x, y)) ** 3, [x3, y3]),
     "sign": (lambda x: anp.real(anp.sign(P.complex_(x, x * x + 1.0)) * x)
              + anp.sign(x) * x, [xs3]),
+    # linear (fft_p); a product of spectra makes the series nonlinear (a circular convolution)
+    "fft": (lambda x: anp.fft.irfft(anp.fft.rfft(anp.sin(x)) * anp.fft.rfft(x), n=3)
+            + anp.real(anp.fft.ifft(anp.fft.fft(x * x))), [x3]),
 }
 # the float32 round trip loses digits: that case compares to float32 accuracy
 RTOL = {"convert_element_type": 1e-6}
