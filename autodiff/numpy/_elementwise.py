@@ -66,10 +66,16 @@ def log10(x):
     return P.mul(P.log(x), 1.0 / math.log(10.0))
 
 
-def _unary_same(np_fn, prim, float_only=False):
+def _unary_same(np_fn, prim, float_only=False, complex_ok=False):
     @npfunc(np_fn)
     def f(x, /, out=None, **kw):
         x = asarray(x)
+        if float_only and dtype_of(x).kind == "c" and complex_ok:
+            return prim.bind(x)
+        if float_only and dtype_of(x).kind == "c":
+            raise DTypeError(f"{np_fn.__name__} is not defined for complex input ({dtype_of(x)}); "
+                             f"numpy refuses it too: apply it to anp.real(x) and anp.imag(x)",
+                             source=user_source())
         if float_only and dtype_of(x).kind not in "f":
             return x if dtype_of(x).kind in "iub" else P.convert(x, float_type(dtype_of(x)))
         return prim.bind(x)
@@ -101,7 +107,7 @@ negative = _no_bool(negative, "use anp.logical_not (~) or convert with x.astype(
 sign = _no_bool(sign, "convert it first (x.astype(int))")
 floor = _unary_same(np.floor, P.floor_p, float_only=True)
 ceil = _unary_same(np.ceil, P.ceil_p, float_only=True)
-rint = _unary_same(np.rint, P.round_p, float_only=True)
+rint = _unary_same(np.rint, P.round_p, float_only=True, complex_ok=True)
 isfinite = _unary_same(np.isfinite, P.is_finite_p)
 
 
@@ -124,7 +130,7 @@ fix = trunc
 @npfunc(np.round)
 def round(a, decimals=0):
     a = asarray(a)
-    if dtype_of(a).kind != "f":
+    if dtype_of(a).kind not in "fc":          # complex: both parts rounded (numpy)
         return a
     if decimals == 0:
         return P.round_p.bind(a)
@@ -202,7 +208,7 @@ def sinc(x):
     px = P.mul(x, np.pi)
     # near 0 use the Maclaurin series sin(t)/t = sum (-t²)^k / (2k+1)!, so that every
     # derivative at (and near) 0 is right; sin(t)/t itself cancels catastrophically there
-    small = P.lt(absolute(px), P.full_like(px, 0.5))
+    small = P.lt(absolute(px), 0.5)          # |πx| is real for complex x too
     safe = where(small, P.full_like(px, 1.0), px)
     t2 = P.mul(px, px)
     series = P.full_like(px, 0.0)
@@ -272,13 +278,13 @@ def power(x1, x2):
     # numpy computes a float array to the scalar power 0.5 as sqrt (its fast path for scalar
     # exponents), so power(-inf, 0.5) is nan and power(-0., 0.5) is -0.0, where C's pow (and
     # numpy itself with an array exponent) gives inf and +0.0: follow numpy's scalar case
-    if (is_python_scalar(x2) or isinstance(x2, np.floating)) and not isinstance(x2, bool) \
-            and float(x2) == 0.5 and isinstance(x1, Tracer):
+    if (is_python_scalar(x2) or isinstance(x2, np.floating)) and \
+            not isinstance(x2, (bool, complex)) and float(x2) == 0.5 and isinstance(x1, Tracer):
         x = asarray(x1)
         return sqrt(P.convert(x, float_type(result_type(x, x2))))
     # integer exponents given as Python/numpy ints take the exact integer_pow path
-    if (is_python_scalar(x2) or isinstance(x2, np.integer)) and not isinstance(x2, bool) and \
-            float(x2) == builtins.int(x2) and abs(x2) <= 64:
+    if (is_python_scalar(x2) or isinstance(x2, np.integer)) and \
+            not isinstance(x2, (bool, complex)) and float(x2) == builtins.int(x2) and abs(x2) <= 64:
         x = asarray(x1)
         dt = result_type(x, x2)
         if builtins.int(x2) < 0 and dt.kind in "iu":
@@ -294,7 +300,8 @@ pow = power
 @npfunc(np.float_power)
 def float_power(x1, x2):
     a, b = elementwise_args(x1, x2)
-    return power(P.convert(a, np.float64), P.convert(b, np.float64))
+    dt = np.complex128 if dtype_of(a).kind == "c" or dtype_of(b).kind == "c" else np.float64
+    return power(P.convert(a, dt), P.convert(b, dt))
 
 
 @npfunc(np.fmod)
