@@ -566,9 +566,9 @@ def test_eigh_upper_reads_only_the_upper_triangle():
 def test_roots_of_traced_coefficients_raise_typed_errors_for_what_they_cannot_return():
     p = np.array([1.0, 0.0, 1.0])                       # x² + 1: roots ±i
     np.testing.assert_allclose(np.sort_complex(anp.roots(p)), [-1j, 1j])   # concrete: numpy's own
-    for f in (ad.jit(anp.roots), ad.grad(lambda q: anp.sum(anp.roots(q)))):
-        with pytest.raises(ad.errors.UnsupportedError, match="complex roots"):
-            f(p)
+    # under jit the dtype cannot depend on the values: real coefficients, real roots
+    with pytest.raises(ad.errors.UnsupportedError, match="complex roots"):
+        ad.jit(anp.roots)(p)
     with pytest.raises(ad.errors.UnsupportedError, match="leading coefficient"):
         ad.jit(anp.roots)(np.array([0.0, 1.0, -2.0]))
     # the implicit-function derivative at a simple root: dr/dp_k = -r^(n-k) / p'(r)

@@ -15,7 +15,7 @@ import builtins
 import numpy as np
 
 from .. import primitives as P
-from ..core import Tracer
+from ..core import Tracer, is_concrete
 from ..core import user_source
 from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of,
                     float_type, is_python_scalar)
@@ -230,9 +230,10 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
 
 @npfunc(np.correlate)
 def correlate(a, v, mode="valid"):
-    """1-d cross-correlation ``c[k] = Σ_n a[n+k]·v[n]`` (``numpy.correlate``)."""
+    """1-d cross-correlation ``c[k] = Σ_n a[n+k]·conj(v[n])`` (``numpy.correlate``: the
+    second argument is conjugated)."""
     anp = _anp()
-    a, v = asarray(a), asarray(v)
+    a, v = asarray(a), P.conj(asarray(v))
     swap = shape_of(v)[0] > shape_of(a)[0]
     out = anp.convolve(a, anp.flip(v), mode=mode)
     if swap and mode != "full":
@@ -250,8 +251,8 @@ def real(val):
     """``numpy.real``: the real part (real input itself).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
-    >>> ad.grad(lambda z: anp.real(z * z))(np.complex128(1 + 2j))   # JAX's convention
-    np.complex128(2-4j)
+    >>> ad.grad(lambda z: anp.real(z * z))(np.complex128(1 + 2j))   # JAX: 2z (jax.grad gives 2+4j)
+    np.complex128(2+4j)
     """
     return P.real(asarray(val))
 
@@ -725,14 +726,19 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 @npfunc(np.roots)
 def roots(p):
     """``numpy.roots``: the eigenvalues of the companion matrix, computed by LAPACK on the
-    host (through numpy) in every mode, ``jit`` included. Traced coefficients must give
-    real roots only (complex numbers are not in autodiff yet): a complex root raises
-    ``UnsupportedError``, and so does a leading zero coefficient (the number of roots
-    would depend on the values).
+    host (through numpy) in every mode, ``jit`` included.
+
+    numpy's result dtype depends on the values: real when every root is real, complex
+    otherwise (complex64 for float32 coefficients). Wherever the coefficients have values
+    (eager, and ``grad``/``jvp`` without ``jit``) the result is numpy's. Under ``jit`` and
+    ``vmap`` the dtype must be known from the dtype alone: complex coefficients give complex
+    roots; real ones give real roots, and a complex root raises ``UnsupportedError`` (pass
+    ``p.astype(complex)`` to get complex roots under ``jit``). A leading zero coefficient
+    raises too (the number of roots would depend on the values).
 
     The derivative is the implicit function's, from ``p(r) = 0``:
-    ``dr = -(dp)(r) / p'(r)`` (any order; infinite at a multiple root, where the roots
-    are not differentiable).
+    ``dr = -(dp)(r) / p'(r)`` (any order, complex roots included; infinite at a multiple
+    root, where the roots are not differentiable).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> p = np.array([1.0, -3.0, 2.0])                  # (x - 1)(x - 2)
@@ -740,6 +746,8 @@ def roots(p):
     array([1., 2.])
     >>> ad.jacobian(lambda p: anp.sort(anp.roots(p)))(p)[0]     # d1/dp = -(1, 1, 1)/p'(1)
     array([1., 1., 1.])
+    >>> np.round(ad.jit(anp.roots)(np.array([1.0, 0.0, 4.0], complex)), 12)   # x² + 4
+    array([0.+2.j, 0.-2.j])
     """
     anp = _anp()
     p = _f(p)
@@ -748,10 +756,17 @@ def roots(p):
     n = shape_of(p)[0] - 1
     if n < 1:
         return anp.zeros_like(p, shape=(0,))
-    return _roots_fn(user_source())(p)
+    dt = dtype_of(p)
+    out = dt
+    if dt.kind != "c" and (not isinstance(p, Tracer) or is_concrete(p)):
+        # the coefficients have values: numpy's dtype (complex if any root is)
+        v = np.asarray(p.concrete_value("roots") if isinstance(p, Tracer) else p)
+        if v[0] != 0 and np.iscomplexobj(np.roots(v)):
+            out = np.dtype(np.complex64 if dt == np.float32 else np.complex128)
+    return _roots_fn(user_source(), out)(p)
 
 
-def _roots_host(p, source):
+def _roots_host(p, source, out):
     from ..errors import UnsupportedError
     p = np.asarray(p)
     if p[0] == 0:
@@ -759,16 +774,18 @@ def _roots_host(p, source):
                                "number of roots depends on the values; drop the leading zeros "
                                "before tracing", source=source)
     r = np.roots(p)
-    if np.iscomplexobj(r):
+    if np.iscomplexobj(r) and out.kind != "c":
         if np.any(r.imag != 0):
-            raise UnsupportedError(f"roots: the polynomial has complex roots ({r[r.imag != 0][:2]}...); "
-                                   "autodiff has no complex numbers yet, so traced roots must all be "
-                                   "real", source=source)
+            raise UnsupportedError(
+                f"roots: the polynomial has complex roots ({r[r.imag != 0][:2]}...), but under "
+                "jit/vmap the real coefficients' roots were traced as real (their dtype cannot "
+                "depend on the values); pass complex coefficients, p.astype(complex), to get "
+                "complex roots", source=source)
         r = r.real
-    return r.astype(p.dtype)
+    return r.astype(out)
 
 
-def _roots_fn(source):
+def _roots_fn(source, out):
     from ..callback import pure_callback
     from ..custom_derivatives import custom_jvp
     from ..shapes import ShapeDtypeStruct
@@ -777,7 +794,7 @@ def _roots_fn(source):
     @custom_jvp
     def real_roots(p):
         n = shape_of(p)[0] - 1
-        return pure_callback(lambda v: _roots_host(v, source), ShapeDtypeStruct((n,), dtype_of(p)), p)
+        return pure_callback(lambda v: _roots_host(v, source, out), ShapeDtypeStruct((n,), out), p)
 
     @real_roots.defjvp
     def real_roots_jvp(primals, tangents):
@@ -803,8 +820,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation (``numpy.interp``), ``period`` included;
     differentiable in ``x``, ``xp`` and ``fp``."""
     anp = _anp()
-    # numpy computes in float64 whatever the input dtype
-    x, xp, fp = (anp.astype(asarray(v), np.float64) for v in (x, xp, fp))
+    # numpy computes in float64 (complex128 for complex fp) whatever the input dtype
+    x, xp = (anp.astype(asarray(v), np.float64) for v in (x, xp))
+    fp = asarray(fp)
+    fp = anp.astype(fp, np.complex128 if dtype_of(fp).kind == "c" else np.float64)
     if period is not None:
         if period == 0:
             raise ValueError("period must be a non-zero value")

@@ -57,13 +57,26 @@ def _count(a, where, axis, keepdims, dt):
 
 
 def _lowest(dt):
+    # numpy orders complex numbers lexicographically: -inf - inf·i is below every one
     dt = np.dtype(dt)
+    if dt.kind == "c":
+        return dt.type(complex(-np.inf, -np.inf))
     return -np.inf if dt.kind == "f" else (False if dt.kind == "b" else np.iinfo(dt).min)
 
 
 def _highest(dt):
     dt = np.dtype(dt)
+    if dt.kind == "c":
+        return dt.type(complex(np.inf, np.inf))
     return np.inf if dt.kind == "f" else (True if dt.kind == "b" else np.iinfo(dt).max)
+
+
+def _abs2(d):
+    """``|d|²``, real: ``d·d`` for real ``d``, ``Re(d)² + Im(d)²`` for complex ``d``."""
+    if dtype_of(d).kind != "c":
+        return P.mul(d, d)
+    re, im = P.real(d), P.imag(d)
+    return P.add(P.mul(re, re), P.mul(im, im))
 
 
 def _no_out(out, name):
@@ -205,13 +218,14 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     if where is not None and where is not True:
         m = mean(a, axis=axis, keepdims=True, where=where)
         d = _masked(subtract(a, m), where, 0)
-        s = sum(P.mul(d, d), axis=axis, keepdims=keepdims)
+        s = sum(_abs2(d), axis=axis, keepdims=keepdims)
         return divide(s, maximum(subtract(_count(a, where, axis, keepdims, dtype_of(s)), ddof), 0))
     m = mean(a, axis=axis, keepdims=True)
     d = subtract(a, m)
     axes = normalize_axes(axis, ndim(a))
     n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
-    s = sum(P.mul(d, d), axis=axis, keepdims=keepdims)
+    # the mean of |a - mean|², real for complex a (as numpy)
+    s = sum(_abs2(d), axis=axis, keepdims=keepdims)
     return P.div(s, dtype_of(s).type(builtins.max(n - ddof, 0)))
 
 

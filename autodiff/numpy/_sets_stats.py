@@ -300,10 +300,21 @@ def argpartition(a, kth, axis=-1, kind="introselect", order=None):
 
 @npfunc(np.sort_complex)
 def sort_complex(a):
-    """``numpy.sort_complex``: complex output, so traced values are not supported yet."""
-    from ..errors import UnsupportedError
-    raise UnsupportedError("sort_complex returns complex numbers, which are not supported yet",
-                           source=user_source())
+    """``numpy.sort_complex``: sorted along the last axis in numpy's complex order (real
+    part first, then imaginary part), as a complex array. Real input becomes complex128
+    (complex64 for int8/int16/uint8/uint16, as numpy), complex input keeps its dtype;
+    the derivative is the sort's (a permutation of the tangents).
+
+    >>> import numpy as np, autodiff.numpy as anp, autodiff as ad
+    >>> ad.jit(anp.sort_complex)(np.array([1 + 2j, 1 - 1j, -3.0]))
+    array([-3.+0.j,  1.-1.j,  1.+2.j])
+    """
+    anp = _anp()
+    a = asarray(a)
+    dt = dtype_of(a)
+    if dt.kind != "c":
+        a = P.convert(a, np.complex64 if dt.char in "bhBH" else np.complex128)
+    return anp.sort(a, axis=-1)
 
 
 @npfunc(np.choose)
@@ -866,12 +877,16 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
     anp = _anp()
     a = asarray(a)
     a = P.convert(a, np.dtype(dtype) if dtype is not None else float_type(dtype_of(a)))
+    rdt = np.empty(0, dtype_of(a)).real.dtype        # counts and the result are real
     ok = anp.logical_not(anp.isnan(a))
-    n = anp.sum(anp.astype(ok, dtype_of(a)), axis=axis, keepdims=True)
+    n = anp.sum(anp.astype(ok, rdt), axis=axis, keepdims=True)
     m = anp.divide(anp.sum(anp.where(ok, a, 0.0), axis=axis, keepdims=True), n)
     d = anp.where(ok, anp.subtract(a, m), 0.0)
-    s = anp.sum(anp.multiply(d, d), axis=axis, keepdims=keepdims)
-    nn = n if keepdims else anp.sum(anp.astype(ok, dtype_of(a)), axis=axis)
+    # |d|²: the variance of complex data is real (numpy's)
+    d2 = anp.add(anp.square(P.real(d)), anp.square(P.imag(d))) if dtype_of(d).kind == "c" \
+        else anp.multiply(d, d)
+    s = anp.sum(d2, axis=axis, keepdims=keepdims)
+    nn = n if keepdims else anp.sum(anp.astype(ok, rdt), axis=axis)
     dof = anp.subtract(nn, ddof)
     return anp.where(anp.greater(dof, 0), anp.divide(s, anp.where(anp.greater(dof, 0), dof, 1.0)), np.nan)
 
@@ -913,7 +928,8 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         avg = anp.mean(X, axis=1, keepdims=True)
         fact = float(n - ddof)
         xc = anp.subtract(X, avg)
-        c = anp.divide(anp.matmul(xc, anp.transpose(xc)), fact)
+        # numpy conjugates the second factor: c = xc·xcᴴ/fact (Hermitian for complex data)
+        c = anp.divide(anp.matmul(xc, P.conj(anp.transpose(xc))), fact)
     else:
         w_sum = anp.sum(w)
         avg = anp.divide(anp.sum(anp.multiply(X, w), axis=1, keepdims=True), w_sum)
@@ -924,7 +940,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
         else:
             fact = anp.subtract(w_sum, anp.divide(anp.multiply(ddof, anp.sum(anp.multiply(w, aw))), w_sum))
         xc = anp.subtract(X, avg)
-        c = anp.divide(anp.matmul(anp.multiply(xc, w), anp.transpose(xc)), fact)
+        c = anp.divide(anp.matmul(anp.multiply(xc, w), P.conj(anp.transpose(xc))), fact)
     return anp.squeeze(c) if shape_of(c) == (1, 1) else c
 
 
@@ -935,6 +951,10 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     c = cov(x, y, rowvar, dtype=dtype)
     if ndim(c) == 0:
         return anp.divide(c, c)
-    d = anp.sqrt(anp.diagonal(c))
+    # the diagonal of a complex covariance is real (numpy takes its real part); numpy
+    # clips the real and the imaginary parts to [-1, 1] separately
+    d = anp.sqrt(P.real(anp.diagonal(c)))
     c = anp.divide(anp.divide(c, anp.expand_dims(d, 1)), anp.expand_dims(d, 0))
+    if dtype_of(c).kind == "c":
+        return P.complex_(anp.clip(P.real(c), -1, 1), anp.clip(P.imag(c), -1, 1))
     return anp.clip(c, -1, 1)

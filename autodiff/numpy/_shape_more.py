@@ -602,9 +602,15 @@ def array_equiv(a1, a2):
 
 @npfunc(np.vecdot if hasattr(np, "vecdot") else None)
 def vecdot(x1, x2, /, *, axis=-1):
-    """``Σ x1·x2`` over ``axis`` with broadcasting (``numpy.vecdot``, real input)."""
+    """``Σ conj(x1)·x2`` over ``axis`` with broadcasting (``numpy.vecdot``: the first
+    argument is conjugated, so ``vecdot(z, z)`` is ``Σ |z|²``).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.vecdot(np.array([1j, 2.0]), np.array([1j, 1.0]))
+    np.complex128(3+0j)
+    """
     anp = _anp()
-    return anp.sum(anp.multiply(x1, x2), axis=axis)
+    return anp.sum(anp.multiply(P.conj(asarray(x1)), x2), axis=axis)
 
 
 @npfunc(np.matvec if hasattr(np, "matvec") else None)
@@ -616,9 +622,10 @@ def matvec(x1, x2, /):
 
 @npfunc(np.vecmat if hasattr(np, "vecmat") else None)
 def vecmat(x1, x2, /):
-    """Vector-matrix products over broadcast stacks (``numpy.vecmat``)."""
+    """Vector-matrix products ``conj(x1)·x2`` over broadcast stacks (``numpy.vecmat``
+    conjugates the vector; ``matvec`` conjugates nothing)."""
     anp = _anp()
-    return anp.squeeze(anp.matmul(anp.expand_dims(x1, -2), x2), -2)
+    return anp.squeeze(anp.matmul(anp.expand_dims(P.conj(asarray(x1)), -2), x2), -2)
 
 
 @npfunc(np.unstack if hasattr(np, "unstack") else None)
