@@ -27,7 +27,7 @@ def relu(x):
 def sigmoid(x):
     """Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``."""
     x = _asarray(x)
-    x = P.convert(x, np.float64 if P.dtype_of(x).kind != "f" else P.dtype_of(x))
+    x = P.convert(x, np.float64 if P.dtype_of(x).kind not in "fc" else P.dtype_of(x))
     return P.logistic_p.bind(x)
 
 
@@ -102,7 +102,7 @@ def softmax_cross_entropy(logits, labels):
 
 def _f(x):
     x = _asarray(x)
-    return P.convert(x, np.float64 if P.dtype_of(x).kind != "f" else P.dtype_of(x))
+    return P.convert(x, np.float64 if P.dtype_of(x).kind not in "fc" else P.dtype_of(x))
 
 
 @npfunc(None)
