@@ -74,3 +74,26 @@ def test_spin_chain_gradient_is_jax_convention(spin):
     np.testing.assert_allclose(g, 2 * np.conj(H @ psi - E * psi) / n2, rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(H, H.conj().T)             # Hermitian
     assert np.abs(H.imag).max() > 0.5                     # and complex (the DM term)
+
+
+@pytest.mark.slow
+def test_examples_compiled(nls, spin):
+    # the examples' point is jit: their jitted steps compile and give the interpreter's
+    # numbers (Numba compile of the NLS gradient's fori_loop: several seconds)
+    import autodiff as ad
+    from jit_util import assert_compiled
+    x, k = nls["grid"](64, 40.0)
+    a = np.exp(-x ** 2 / 2)
+    target = np.abs(np.asarray(nls["split_step"](1.1 * a, k, 0.05, 10))) ** 2
+    args = (a, target, k, 0.05, 10, 40.0 / 64)
+    loss_grad = ad.value_and_grad(nls["intensity_loss"])
+    value, g = assert_compiled(ad.jit(loss_grad, static_argnums=(4,)), *args)
+    ref_value, ref_g = loss_grad(*args)
+    np.testing.assert_allclose(value, ref_value, rtol=1e-12)
+    np.testing.assert_allclose(g, ref_g, rtol=1e-10, atol=1e-14)
+    H, bound = spin["hamiltonian"](4)
+    psi = np.linspace(1.0, 2.0, 16) * np.exp(1j * np.arange(16.0))
+    psi1, e = assert_compiled(ad.jit(spin["descent_step"]), psi, H, 1.0 / bound)
+    ref_psi1, ref_e = spin["descent_step"](psi, H, 1.0 / bound)
+    np.testing.assert_allclose(psi1, ref_psi1, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(e, ref_e, rtol=1e-13)
