@@ -490,10 +490,9 @@ def test_schur_under_numba_jit_vmap_float32_and_errors():
     t32, z32 = SL.schur(a[0].astype(np.float32))
     assert t32.dtype == z32.dtype == np.float32
     assert ad.jit(lambda m: SL.schur(m)[1], backend="interpret")(a[0].astype(np.float32)).dtype == np.float32
-    with pytest.raises(ad.errors.UnsupportedError, match="complex"):
-        SL.schur(a[0], output="complex")
-    with pytest.raises(ad.errors.UnsupportedError, match="complex"):
-        ad.jit(lambda m: SL.schur(m, output="complex")[0], backend="interpret")(a[0])
+    # issue 16: output='complex' is supported (tests/test_linalg_complex.py covers it)
+    tc = ad.jit(lambda m: SL.schur(m, output="complex")[0], backend="interpret")(a[0])
+    np.testing.assert_allclose(tc, scipy.linalg.schur(a[0], output="complex")[0], atol=1e-14)
     with pytest.raises(ValueError, match="square"):
         SL.schur(a[0, :3])
     # repeated eigenvalues: the Schur vectors are not differentiable (documented)

@@ -12,7 +12,8 @@ from ..numpy import swapaxes as _swapaxes
 
 
 def cholesky(a, lower=False):
-    """Cholesky factor with scipy's default ``lower=False`` (``a = UᵀU``).
+    """Cholesky factor with scipy's default ``lower=False`` (``a = UᴴU``; ``a = L Lᴴ`` with
+    ``lower=True``), real symmetric or complex Hermitian positive definite ``a``.
 
     >>> import numpy as np
     >>> from autodiff.scipy.linalg import cholesky
@@ -20,7 +21,7 @@ def cholesky(a, lower=False):
     array([[2.        , 1.        ],
            [0.        , 1.41421356]])
     """
-    return _la.cholesky(a) if lower else _swapaxes(_la.cholesky(a), -1, -2)
+    return _la.cholesky(a) if lower else _la._mH(_la.cholesky(a))
 
 
 def cho_factor(a, lower=False):
@@ -45,10 +46,10 @@ def cho_solve(c_and_lower, b):
     array([1. , 0.5])
     """
     c, lower = c_and_lower
-    if lower:        # a = L Lᵀ: L y = b, then Lᵀ x = y
+    if lower:        # a = L Lᴴ: L y = b, then Lᴴ x = y
         y = solve_triangular(c, b, lower=True)
-        return solve_triangular(c, y, lower=True, trans=1)
-    y = solve_triangular(c, b, lower=False, trans=1)    # a = Uᵀ U: Uᵀ y = b, then U x = y
+        return solve_triangular(c, y, lower=True, trans=2)
+    y = solve_triangular(c, b, lower=False, trans=2)    # a = Uᴴ U: Uᴴ y = b, then U x = y
     return solve_triangular(c, y, lower=False)
 
 
@@ -70,8 +71,25 @@ from ..core import Tracer as _Tracer
 
 
 def _f(a):
+    """``a`` as a float array (ints -> float64). Complex input is refused here (a clear
+    error instead of numpy's silent drop of the imaginary part): the functions that take
+    complex input call :func:`_fc`."""
     a = _asarray(a)
-    return _anp.astype(a, _np.float64) if _anp.asarray(a).dtype.kind != "f" else a
+    kind = _anp.asarray(a).dtype.kind
+    if kind == "c":
+        import sys
+        name = sys._getframe(1).f_code.co_name.lstrip("_")
+        raise UnsupportedError(
+            f"scipy.linalg.{name}: complex input is not supported by this function yet; "
+            "complex solve, inv, det, pinv, cholesky, cho_solve, solve_triangular, expm, "
+            "schur(output='complex') and rsf2csf are", source=user_source())
+    return _anp.astype(a, _np.float64) if kind != "f" else a
+
+
+def _fc(a):
+    """``a`` as an inexact array: float and complex kept, ints -> float64."""
+    a = _asarray(a)
+    return _anp.astype(a, _np.float64) if _anp.asarray(a).dtype.kind not in "fc" else a
 
 
 def _eye_like(a, n=None):
@@ -79,11 +97,15 @@ def _eye_like(a, n=None):
     return _anp.broadcast_to(_np.eye(n, dtype=_anp.asarray(a).dtype), _anp.shape(a)[:-2] + (n, n))
 
 
-def _sym_from(a, lower):
-    """The symmetric matrix whose ``lower`` (or upper) triangle is ``a``'s."""
-    t = _anp.tril(a) if lower else _anp.triu(a)
+def _sym_from(a, lower, hermitian=False):
+    """The symmetric (``hermitian``: Hermitian, with a real diagonal) matrix whose
+    ``lower`` (or upper) triangle is ``a``'s."""
     strict = _anp.tril(a, -1) if lower else _anp.triu(a, 1)
-    return _anp.add(t, _anp.swapaxes(strict, -1, -2))
+    d = _anp.diagonal(a, 0, -2, -1)
+    if hermitian and _anp.asarray(a).dtype.kind == "c":
+        d = _anp.astype(_anp.real(d), _anp.asarray(a).dtype)
+    diag = _anp.multiply(_anp.expand_dims(d, -1), _eye_like(a))
+    return _anp.add(_anp.add(strict, diag), _la._mH(strict) if hermitian else _anp.swapaxes(strict, -1, -2))
 
 
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
@@ -102,14 +124,16 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 
 @_npfunc(None)
 def _solve(a, b, lower, assume_a, transposed):
-    a, b = _promote(_f(a), _f(b))
+    a, b = _promote(_fc(a), _fc(b))
     if assume_a in ("diagonal",):
         d = _anp.diagonal(a, 0, -2, -1)
         return _anp.divide(b, d if _anp.ndim(b) == 1 else _anp.expand_dims(d, -1))
-    if assume_a in ("sym", "her", "symmetric", "hermitian"):
+    if assume_a in ("sym", "symmetric"):          # complex symmetric: a = aᵀ
         a = _sym_from(a, lower)
+    elif assume_a in ("her", "hermitian"):
+        a = _sym_from(a, lower, hermitian=True)
     elif assume_a in ("pos", "positive definite"):
-        return cho_solve((cholesky(_sym_from(a, lower), lower=True), True), b)
+        return cho_solve((cholesky(_sym_from(a, lower, hermitian=True), lower=True), True), b)
     elif assume_a not in ("gen", "general"):
         raise ValueError(f"solve: assume_a={assume_a!r} is not supported (gen, sym, her, pos, diagonal)")
     if transposed:
@@ -122,19 +146,19 @@ def _solve(a, b, lower, assume_a, transposed):
 @_npfunc(None)
 def inv(a, overwrite_a=False, check_finite=True):
     """Matrix inverse (``scipy.linalg.inv``)."""
-    return _anp.linalg.inv(_f(a))
+    return _anp.linalg.inv(_fc(a))
 
 
 @_npfunc(None)
 def det(a, overwrite_a=False, check_finite=True):
     """Determinant (``scipy.linalg.det``)."""
-    return _anp.linalg.det(_f(a))
+    return _anp.linalg.det(_fc(a))
 
 
 @_npfunc(None)
 def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
     """Pseudo-inverse, singular values below ``max(atol, rtol·σ_max)`` dropped."""
-    a = _f(a)
+    a = _fc(a)
     if atol is None and rtol is None:
         return _anp.linalg.pinv(a)
     m, n = _anp.shape(a)[-2:]
@@ -148,7 +172,7 @@ def _pinv_cut(a, cut):
     u, s, vt = _anp.linalg.svd(a, full_matrices=False)
     keep = _anp.greater(s, _anp.expand_dims(cut, -1) if _anp.ndim(cut) else cut)
     sinv = _anp.where(keep, _anp.divide(1.0, _anp.where(keep, s, 1.0)), 0.0)
-    return _anp.matmul(_anp.multiply(_anp.swapaxes(vt, -1, -2), _anp.expand_dims(sinv, -2)), _anp.swapaxes(u, -1, -2))
+    return _anp.matmul(_anp.multiply(_la._mH(vt), _anp.expand_dims(sinv, -2)), _la._mH(u))
 
 
 def _lu_packed(a):
@@ -361,8 +385,16 @@ def _expm_body(a):
 @_npfunc(None)
 def expm(A):
     """Matrix exponential by scaling and squaring with the [13/13] Padé approximant
-    (Higham 2005); its derivative is the Fréchet derivative (:func:`expm_frechet`)."""
-    A = _f(A)
+    (Higham 2005), real or complex ``A``; its derivative is the Fréchet derivative
+    (:func:`expm_frechet`).
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import expm
+    >>> np.round(expm(np.diag([1j * np.pi, 0.0])).real, 12)
+    array([[-1.,  0.],
+           [ 0.,  1.]])
+    """
+    A = _fc(A)
     if isinstance(A, _Tracer):
         return _expm_body(A)
     with _np.errstate(all="ignore"):
@@ -698,24 +730,33 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
 # real Schur decomposition: LAPACK on the host, its derivative from the invariance
 # ----------------------------------------------------------------------------
 
-def _schur_host(a, sort):
+def _schur_dtype(dt, output):
+    """The dtype of schur's results: the input's for output='real', else its complex one."""
+    dt = _np.dtype(dt)
+    if output == "real" or dt.kind == "c":
+        return dt
+    return _np.dtype(_np.complex64 if dt == _np.float32 else _np.complex128)
+
+
+def _schur_host(a, sort, output="real"):
     import scipy.linalg
     a = _np.asarray(a)
     if sort is None:
-        t, z = scipy.linalg.schur(a, output="real")
+        t, z = scipy.linalg.schur(a, output=output)
         sdim = 0
     else:
-        t, z, sdim = scipy.linalg.schur(a, output="real", sort=sort)
-    return t.astype(a.dtype, copy=False), z.astype(a.dtype, copy=False), _np.int64(sdim)
+        t, z, sdim = scipy.linalg.schur(a, output=output, sort=sort)
+    dt = _schur_dtype(a.dtype, output)
+    return t.astype(dt, copy=False), z.astype(dt, copy=False), _np.int64(sdim)
 
 
 _SCHUR_FNS = {}
 
 
-def _schur_fn(sort):
-    """The differentiable ``a -> (T, Z)`` for one ``sort`` (a custom_jvp around the host
-    call; one per ``sort`` so jit's caches see the same function each time)."""
-    key = sort if sort is None or isinstance(sort, str) else id(sort)
+def _schur_fn(sort, output="real"):
+    """The differentiable ``a -> (T, Z)`` for one ``sort`` and ``output`` (a custom_jvp
+    around the host call; one per ``sort`` so jit's caches see the same function each time)."""
+    key = (sort if sort is None or isinstance(sort, str) else id(sort), output)
     fn = _SCHUR_FNS.get(key)
     if fn is not None and fn[0] is sort:
         return fn[1]
@@ -724,7 +765,7 @@ def _schur_fn(sort):
     from ..shapes import ShapeDtypeStruct
 
     def host(a):
-        t, z, _ = _schur_host(a, sort)
+        t, z, _ = _schur_host(a, sort, output)
         return _np.stack([t, z])
 
     @custom_jvp
@@ -732,13 +773,16 @@ def _schur_fn(sort):
         # one stacked result rather than two: jit's object-mode call rejects a result
         # that the program leaves unused (numba's with-lifting: "Invalid type annotation
         # on non-outgoing variables"), and schur(a)[0] alone is the common use
-        both = pure_callback(host, ShapeDtypeStruct((2,) + tuple(_anp.shape(a)), _anp.asarray(a).dtype), a)
+        both = pure_callback(host, ShapeDtypeStruct((2,) + tuple(_anp.shape(a)),
+                                                    _schur_dtype(_anp.asarray(a).dtype, output)), a)
         return both[0], both[1]
 
     @tz.defjvp
     def tz_jvp(primals, tangents):
         (a,), (da,) = primals, tangents
         T, Z = tz(a)
+        if output == "complex":
+            return (T, Z), _schur_tangent_complex(T, Z, _anp.astype(da, _anp.asarray(T).dtype))
         return (T, Z), _schur_tangent(T, Z, da)
     _SCHUR_FNS[key] = (sort, tz)
     return tz
@@ -789,6 +833,38 @@ def _schur_tangent(T, Z, dA):
     return _anp.where(keep, dT, 0.0), dZ
 
 
+def _schur_tangent_complex(T, Z, dA):
+    """``(dT, dZ)`` of the complex Schur form ``A = Z T Zᴴ`` (T upper triangular, Z
+    unitary) in direction ``dA``.
+
+    With ``B = Zᴴ dA Z`` and the anti-Hermitian ``K = Zᴴ dZ``: ``dT = B - (K T - T K)``.
+    Write ``K = L - Lᴴ + D`` with L strictly lower and D imaginary diagonal. Below the
+    diagonal ``Lᴴ T``, ``T Lᴴ`` and D's terms vanish (T is upper triangular), so keeping dT
+    upper triangular is the C-linear system ``(L T - T L)_ij = B_ij`` (i > j) in L's
+    n(n-1)/2 entries, solved densely (singular where eigenvalues coincide). D is a gauge
+    (each Schur vector's phase, which LAPACK does not fix): it is taken as zero, so only
+    functions invariant under ``Z -> Z·diag(e^{iφ})``, ``T -> diag(e^{-iφ}) T diag(e^{iφ})``
+    (T's diagonal, ``|T_ij|``, ``Z T Zᴴ``, projectors) have the derivative of scipy's output."""
+    n = _anp.shape(T)[-1]
+    I, J = _np.tril_indices(n, -1)
+    m = len(I)
+    dt = _anp.asarray(T).dtype
+    B = _anp.matmul(_anp.matmul(_la._mH(Z), dA), Z)
+    if m == 0:
+        return B, _anp.zeros_like(Z)
+    E = _np.zeros((m, n, n), dt)
+    E[_np.arange(m), I, J] = 1.0
+
+    def comm(K):
+        return _anp.subtract(_anp.matmul(K, T), _anp.matmul(T, K))
+    S = _anp.transpose(comm(E)[:, I, J])
+    lk = _anp.linalg.solve(S, B[I, J])
+    L = _anp.reshape(_anp.matmul(lk, E.reshape(m, n * n)), (n, n))
+    K = _anp.subtract(L, _la._mH(L))
+    dT = _anp.subtract(B, comm(K))
+    return _anp.triu(dT), _anp.matmul(Z, K)
+
+
 def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_finite=True):
     """Real Schur decomposition ``a = Z T Zᵀ`` (``scipy.linalg.schur``): ``T`` quasi-upper
     triangular (1x1 blocks for real eigenvalues, 2x2 blocks in LAPACK's standard form for
@@ -798,8 +874,13 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
 
     Differentiable (forward and reverse, any order) where the eigenvalues of ``a`` are
     distinct; where they coincide the Schur vectors are not differentiable and the
-    derivative is non-finite (or ``LinAlgError`` eagerly). ``output='complex'`` needs
-    complex numbers, which autodiff does not have yet (``UnsupportedError``).
+    derivative is non-finite (or ``LinAlgError`` eagerly).
+
+    ``output='complex'`` (real or complex ``a``): ``a = Z T Zᴴ`` with T upper triangular
+    and Z unitary, complex. Each Schur vector's phase is a gauge (LAPACK's, not fixed by
+    any rule): the derivative takes ``Zᴴ dZ`` with a zero diagonal, which is the
+    derivative of scipy's output for every function invariant under that phase (T's
+    diagonal, ``|T|``, ``Z T Zᴴ``, ``Z_k Z_kᴴ``).
 
     >>> import numpy as np
     >>> from autodiff.scipy.linalg import schur
@@ -808,22 +889,87 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
     >>> bool(np.allclose(z @ t @ z.T, a)), bool(abs(t[1, 0]) < 1e-15)
     (True, True)
     """
-    if output not in ("real", "r"):
-        if output in ("complex", "c"):
-            raise UnsupportedError("schur: output='complex' needs complex numbers, which autodiff "
-                                   "does not have yet; use output='real'", source=user_source())
+    if output in ("r", "real"):
+        output = "real"
+    elif output in ("c", "complex"):
+        output = "complex"
+    else:
         raise ValueError("argument must be 'real', or 'complex'")
-    a = _f(a)
+    a = _fc(a)
+    if output == "real" and _anp.asarray(a).dtype.kind == "c":
+        output = "complex"             # scipy: a complex input always gets the complex form
     if _anp.ndim(a) != 2 or _anp.shape(a)[0] != _anp.shape(a)[1]:
         raise ValueError("expected square matrix")
     if not isinstance(a, _Tracer):
-        t, z, sdim = _schur_host(_np.asarray(a), sort)
+        t, z, sdim = _schur_host(_np.asarray(a), sort, output)
         return (t, z) if sort is None else (t, z, int(sdim))
-    t, z = _schur_fn(sort)(a)
+    t, z = _schur_fn(sort, output)(a)
     if sort is None:
         return t, z
     from ..callback import pure_callback
     from ..shapes import ShapeDtypeStruct
     # the count is an integer: no derivative (stop_gradient keeps jvp from asking for one)
-    sdim = pure_callback(lambda v: _schur_host(v, sort)[2], ShapeDtypeStruct((), _np.int64), _anp.stop_gradient(a))
+    sdim = pure_callback(lambda v: _schur_host(v, sort, output)[2], ShapeDtypeStruct((), _np.int64),
+                         _anp.stop_gradient(a))
     return t, z, sdim
+
+
+@_npfunc(None)
+def rsf2csf(T, Z, check_finite=True):
+    """Real Schur form ``(T, Z)`` to the complex one (``scipy.linalg.rsf2csf``): each 2x2
+    block of T (a complex pair) is triangularized by a complex Givens rotation G built
+    from the block's eigenvalue with positive imaginary part, ``T -> G T Gᴴ``,
+    ``Z -> Z Gᴴ``, exactly scipy's steps (the same rows and columns updated, blocks found by
+    scipy's test ``|T[m, m-1]| > ε(|T[m-1, m-1]| + |T[m, m]|)``, the subdiagonal zeroed).
+    A traced composition (no Python branch on values: a step that is not a block applies
+    the identity), so it is jittable and differentiable in T and Z, any order.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import schur, rsf2csf
+    >>> a = np.array([[0.0, -2.0], [1.0, 0.0]])
+    >>> t, z = rsf2csf(*schur(a))
+    >>> np.round(np.diag(t), 6)
+    array([0.+1.414214j, 0.-1.414214j])
+    """
+    T, Z = _fc(T), _fc(Z)
+    for name, X in (("Z", Z), ("T", T)):
+        if _anp.ndim(X) != 2 or _anp.shape(X)[0] != _anp.shape(X)[1]:
+            raise ValueError(f"Input '{name}' must be square.")
+    if _anp.shape(T)[0] != _anp.shape(Z)[0]:
+        raise ValueError(f"Input array shapes must match: Z: {_anp.shape(Z)} vs. T: {_anp.shape(T)}")
+    # scipy's _commonType(Z, T, complex64): complex64 only when both are single precision
+    single = all(_anp.asarray(X).dtype in (_np.float32, _np.complex64) for X in (T, Z))
+    dt = _np.dtype(_np.complex64 if single else _np.complex128)
+    T, Z = _anp.astype(T, dt), _anp.astype(Z, dt)
+    n = _anp.shape(T)[0]
+    eps = float(_np.finfo(float).eps)
+    rows = _np.arange(n)[:, None]
+    cols = _np.arange(n)[None, :]
+    for m in range(n - 1, 0, -1):
+        a, b = T[m - 1, m - 1], T[m - 1, m]
+        c, d = T[m, m - 1], T[m, m]
+        blk = _anp.greater(_anp.abs(c), eps * _anp.add(_anp.abs(a), _anp.abs(d)))
+        # mu = the block's eigenvalue with Im > 0 (LAPACK's first of the pair), minus T[m, m]:
+        # λ = (a+d)/2 ± q, q² = ((a-d)/2)² + bc, taking the sign of q with Im q ≥ 0
+        half = _anp.multiply(_anp.subtract(a, d), 0.5)
+        q = _anp.sqrt(_anp.add(_anp.multiply(half, half), _anp.multiply(b, c)))
+        q = _anp.where(_anp.less(_anp.imag(q), 0), _anp.negative(q), q)
+        mu = _anp.add(half, q)
+        r = _anp.sqrt(_anp.add(_anp.real(_anp.multiply(mu, _anp.conj(mu))),
+                               _anp.real(_anp.multiply(c, _anp.conj(c)))))
+        r = _anp.where(blk, r, 1.0)
+        cc = _anp.where(blk, _anp.divide(mu, r), 1.0)
+        ss = _anp.where(blk, _anp.divide(c, r), 0.0)
+        # G: the identity but for the block [[c̄, s], [-s, c]] at rows/columns m-1, m
+        e = [_np.zeros((n, n), dt) for _ in range(4)]
+        for k, (i0, j0) in enumerate(((m - 1, m - 1), (m - 1, m), (m, m - 1), (m, m))):
+            e[k][i0, j0] = 1.0
+        rest = _np.eye(n, dtype=dt) - e[0] - e[3]
+        G = _anp.add(_anp.add(rest, _anp.multiply(e[0], _anp.conj(cc))),
+                     _anp.add(_anp.multiply(_anp.subtract(e[1], e[2]), ss), _anp.multiply(e[3], cc)))
+        Gh = _la._mH(G)
+        T = _anp.where(cols >= m - 1, _anp.matmul(G, T), T)           # rows m-1, m; columns m-1:
+        T = _anp.where(rows <= m, _anp.matmul(T, Gh), T)              # columns m-1, m; rows :m+1
+        Z = _anp.matmul(Z, Gh)
+        T = _anp.where(_np.logical_and(rows == m, cols == m - 1), 0.0, T)
+    return T, Z
