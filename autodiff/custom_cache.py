@@ -34,7 +34,7 @@ call, as under ``jit``.
 >>> before = custom_cache.cache_info().hits
 >>> g = ad.grad(lambda x: 2.0 * f(x))
 >>> round(float(g(0.5)), 12), round(float(g(0.7)), 12)      # 2 cos x; the second call hits
-(1.755165123780, 1.529684374568)
+(1.755165123781, 1.529684374569)
 >>> custom_cache.cache_info().hits > before
 True
 """

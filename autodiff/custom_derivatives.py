@@ -33,15 +33,78 @@ def _has_tracer(flat):
     return any(isinstance(x, Tracer) for x in flat)
 
 
+# id(closed jaxpr) -> (closed, its split jaxpr): a cached body gives the same call_jaxpr
+# object every call, so its structural key (memoized on the jaxpr, part of the enclosing
+# program's key) and its interpreter plan are computed once. The entry holds the closed
+# jaxpr, so its id is not reused while the entry lives.
+_SPLIT = {}
+
+
 def _split_consts(closed):
     """A jaxpr whose constants are leading inputs, plus those constants."""
     j = closed.jaxpr
     return Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns), list(closed.consts)
 
 
+def _split_consts_cached(closed):
+    """``_split_consts`` of a closed jaxpr that the trace cache holds (memoized)."""
+    hit = _SPLIT.get(id(closed))
+    if hit is None or hit[0] is not closed:
+        if len(_SPLIT) >= 4096:
+            _SPLIT.clear()
+        hit = _SPLIT[id(closed)] = (closed, _split_consts(closed)[0])
+    return hit[1], list(closed.consts)
+
+
+def _effect_free(jaxpr):
+    """No equation (nor one of a sub-program) is effectful (``debug.print``, callbacks)."""
+    for e in jaxpr.eqns:
+        if getattr(e.primitive, "effectful", False):
+            return False
+        for v in e.params.values():
+            for x in (v if isinstance(v, tuple) else (v,)):
+                sub = x.jaxpr if isinstance(x, ClosedJaxpr) else x
+                if isinstance(sub, Jaxpr) and not _effect_free(sub):
+                    return False
+    return True
+
+
+def _args_key(args):
+    """The exact values of small numpy arguments, or None."""
+    key, n = [], 0
+    for a in args:
+        if not isinstance(a, (np.ndarray, np.generic)):
+            return None
+        n += a.size
+        if n > _MEMO_ELEMENTS:
+            return None
+        key.append((a.shape, a.dtype.str, a.tobytes()))
+    return tuple(key)
+
+
+# id(call_jaxpr) -> (call_jaxpr, effect free, last arguments' key, last outputs). Under
+# grad without jit a custom function's body runs twice on the same values: when the
+# concrete trace records its call, and again in the forward program that partial
+# evaluation made (which calls the same cached body). The second run is this memo.
+_LAST_CALL = {}
+_MEMO_ELEMENTS = 4096
+
+
 def _call_impl(*args, call_jaxpr, **_):
     from .backends.interpreter import run_jaxpr
-    return run_jaxpr(call_jaxpr, [], list(args))
+    hit = _LAST_CALL.get(id(call_jaxpr))
+    if hit is None or hit[0] is not call_jaxpr:
+        if len(_LAST_CALL) >= 1024:
+            _LAST_CALL.clear()
+        hit = (call_jaxpr, _effect_free(call_jaxpr), None, None)
+        _LAST_CALL[id(call_jaxpr)] = hit
+    key = _args_key(args) if hit[1] else None
+    if key is not None and key == hit[2]:
+        return [o.copy() for o in hit[3]]
+    outs = run_jaxpr(call_jaxpr, [], list(args))
+    if key is not None:
+        _LAST_CALL[id(call_jaxpr)] = (call_jaxpr, True, key, [o.copy() for o in outs])
+    return outs
 
 
 def _call_aval(*avals, call_jaxpr, **_):
@@ -157,8 +220,8 @@ def _trace_cached(kind, key, fun, flat, in_tree, concrete, name):
         got = cached_trace(kind, key + (_avals_key(flat), in_tree),
                            lambda: trace_fun(fun, flat, in_tree, concrete=False, name=name))
         if got is not NEEDS_VALUES:
-            return got
-    return trace_fun(fun, flat, in_tree, concrete=concrete, name=name)
+            return got[0], got[1], True
+    return trace_fun(fun, flat, in_tree, concrete=concrete, name=name) + (False,)
 
 
 # ----------------------------------------------------------------------------
@@ -277,9 +340,9 @@ class custom_jvp:
                 return out
         concrete = _concrete_tracers(flat)
         key = _call_key(self, args, kwargs, nd)
-        closed, out_tree = _trace_cached("custom_jvp body", key, f, flat, in_tree, concrete,
-                                         "custom_jvp")
-        call_jaxpr, consts = _split_consts(closed)
+        closed, out_tree, cached = _trace_cached("custom_jvp body", key, f, flat, in_tree,
+                                                 concrete, "custom_jvp")
+        call_jaxpr, consts = (_split_consts_cached if cached else _split_consts)(closed)
 
         def jvp_user_flat(xs, ts):
             p = tree_unflatten(in_tree, xs)
@@ -572,10 +635,10 @@ class custom_vjp:
                 return out
         concrete = _concrete_tracers(flat)
         key = _call_key(self, args, kwargs, nd)
-        closed, out_tree = _trace_cached("custom_vjp body", key,
-                                         lambda *d: fun(*full_args(d), **kwargs), flat, in_tree,
-                                         concrete, "custom_vjp")
-        call_jaxpr, consts = _split_consts(closed)
+        closed, out_tree, cached = _trace_cached("custom_vjp body", key,
+                                                 lambda *d: fun(*full_args(d), **kwargs), flat,
+                                                 in_tree, concrete, "custom_vjp")
+        call_jaxpr, consts = (_split_consts_cached if cached else _split_consts)(closed)
         # shapes and dtypes of the arguments for bwd_flat (not the tracers: a cached trace
         # holding this closure must not keep this call's trace alive)
         x_avals = [(P.shape_of(x), P.dtype_of(x)) for x in flat]
