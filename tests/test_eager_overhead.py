@@ -395,3 +395,50 @@ def test_function_keys():
     assert function_key(np.sin) is not None and value_key((1, "a", None)) is not None
     rec = lambda n: n if n < 1 else rec(n - 1)   # a function that names itself
     assert function_key(rec) is not None
+
+
+class _HostCalls:
+    n = 0
+
+    @staticmethod
+    def sine(x):
+        _HostCalls.n += 1
+        return np.sin(x)
+
+    @staticmethod
+    def note(x):
+        _HostCalls.n += 1
+
+
+@ad.custom_vjp
+def _host_sine(x):
+    return ad.pure_callback(_HostCalls.sine, ad.ShapeDtypeStruct((), np.float64), x)
+
+
+_host_sine.defvjp(lambda x: (_host_sine(x), anp.cos(x)), lambda c, g: (c * g,))
+
+
+def test_a_pure_body_runs_once_per_grad_call_an_effectful_one_every_time():
+    # under grad the concrete trace and the forward program both evaluate the body: a pure
+    # body's second evaluation (same values) is the first one's result
+    g = ad.value_and_grad(lambda x: 3.0 * _host_sine(x))
+    g(0.1)
+    for x, runs in [(0.2, 1), (-0.9, 1), (-0.9, 0), (0.4, 1)]:     # a repeat: memoized
+        n = _HostCalls.n
+        v, d = g(x)
+        assert _HostCalls.n - n == runs, (x, _HostCalls.n - n)
+        np.testing.assert_allclose((v, d), (3.0 * np.sin(x), 3.0 * np.cos(x)), rtol=1e-15)
+
+    @ad.custom_vjp
+    def noted(x):
+        ad.debug.callback(_HostCalls.note, x)
+        return anp.sin(x)
+
+    noted.defvjp(lambda x: (noted(x), anp.cos(x)), lambda c, g: (c * g,))
+    g = ad.grad(lambda x: noted(x))
+    g(0.1)
+    n = _HostCalls.n
+    np.testing.assert_allclose(g(0.1), np.cos(0.1), rtol=1e-15)
+    once = _HostCalls.n - n
+    g(0.1)
+    assert once >= 1 and _HostCalls.n - n == 2 * once      # never skipped on equal values
