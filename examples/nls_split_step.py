@@ -87,11 +87,11 @@ def check_gradient(loss_grad, a, args, eps=1e-6, seed=1):
     return directional, fd
 
 
-def descend(loss_grad, a, args, iterations, lr=1.0, log=print):
+def descend(loss_grad, a, args, iterations, lr=1.0):
     """Gradient descent with backtracking: halve the step until the loss decreases."""
     value, g = loss_grad(a, *args)
     losses = [float(value)]
-    for it in range(iterations):
+    for _ in range(iterations):
         while lr > 1e-8:
             trial = a - lr * np.asarray(g)
             value_t, g_t = loss_grad(trial, *args)
@@ -153,7 +153,7 @@ def main(points=256, length=40.0, T=2.0, steps=200, iterations=40,
         f"central differences {fd:.10f}")
     g0 = np.asarray(loss_grad(a0, *args)[1])
 
-    a, losses = descend(loss_grad, a0, args, iterations, log=log)
+    a, losses = descend(loss_grad, a0, args, iterations)
     log(f"gradient descent: loss {losses[0]:.4e} -> {losses[-1]:.4e} "
         f"in {len(losses) - 1} accepted steps")
     assert losses[-1] < 0.1 * losses[0]
