@@ -56,55 +56,9 @@ def _split_consts_cached(closed):
     return hit[1], list(closed.consts)
 
 
-def _effect_free(jaxpr):
-    """No equation (nor one of a sub-program) is effectful (``debug.print``, callbacks)."""
-    for e in jaxpr.eqns:
-        if getattr(e.primitive, "effectful", False):
-            return False
-        for v in e.params.values():
-            for x in (v if isinstance(v, tuple) else (v,)):
-                sub = x.jaxpr if isinstance(x, ClosedJaxpr) else x
-                if isinstance(sub, Jaxpr) and not _effect_free(sub):
-                    return False
-    return True
-
-
-def _args_key(args):
-    """The exact values of small numpy arguments, or None."""
-    key, n = [], 0
-    for a in args:
-        if not isinstance(a, (np.ndarray, np.generic)):
-            return None
-        n += a.size
-        if n > _MEMO_ELEMENTS:
-            return None
-        key.append((a.shape, a.dtype.str, a.tobytes()))
-    return tuple(key)
-
-
-# id(call_jaxpr) -> (call_jaxpr, effect free, last arguments' key, last outputs). Under
-# grad without jit a custom function's body runs twice on the same values: when the
-# concrete trace records its call, and again in the forward program that partial
-# evaluation made (which calls the same cached body). The second run is this memo.
-_LAST_CALL = {}
-_MEMO_ELEMENTS = 4096
-
-
 def _call_impl(*args, call_jaxpr, **_):
     from .backends.interpreter import run_jaxpr
-    hit = _LAST_CALL.get(id(call_jaxpr))
-    if hit is None or hit[0] is not call_jaxpr:
-        if len(_LAST_CALL) >= 1024:
-            _LAST_CALL.clear()
-        hit = (call_jaxpr, _effect_free(call_jaxpr), None, None)
-        _LAST_CALL[id(call_jaxpr)] = hit
-    key = _args_key(args) if hit[1] else None
-    if key is not None and key == hit[2]:
-        return [o.copy() for o in hit[3]]
-    outs = run_jaxpr(call_jaxpr, [], list(args))
-    if key is not None:
-        _LAST_CALL[id(call_jaxpr)] = (call_jaxpr, True, key, [o.copy() for o in outs])
-    return outs
+    return run_jaxpr(call_jaxpr, [], list(args))
 
 
 def _call_aval(*avals, call_jaxpr, **_):
