@@ -562,6 +562,7 @@ TESTED = set(UNARY_FLOAT) | set(BINARY) | set(COMPARE) | {
     "triangular_solve", "custom_jvp_call", "custom_vjp_call", "custom_lin",
     "cond", "while", "scan", "remat", "name",
     "pure_callback",   # its jit cases (compiled, vs numpy): tests/test_ported_gaps.py
+    "fft",             # its jit cases (compiled, vs numpy and JAX): tests/test_fft.py
     "debug_callback"}  # its jit cases (calls counted, values seen): tests/test_debug_callback.py
 
 
