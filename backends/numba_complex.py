@@ -137,6 +137,8 @@ def cipow(z, n):
     ``1 / z**|n|`` for negative ``n``; ``exp(n log z)`` beyond."""
     if n == 0:
         return complex(1.0, 0.0)
+    if z.real == 0 and z.imag == 0:       # numpy: 0 ** n is 0 for n > 0, else nan+nanj
+        return complex(0.0, 0.0) if n > 0 else complex(np.nan, np.nan)
     if n == 1:
         return complex(z)
     if n == 2:
