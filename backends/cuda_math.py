@@ -17,13 +17,26 @@ the interpreter's semantics (the oracle of the tests).
 ``mod_f`` and ``floor_divide_f`` are numpy's float remainder and floor division
 (``npy_divmod``), as device functions on a GPU.
 
+Complex operands use the ``c``-prefixed names (:data:`COMPLEX_NAMES`): on a GPU numba-cuda's
+``cmath`` (``exp``, ``log``, ``sqrt``, the trigonometric and hyperbolic functions and
+their inverses, ``isfinite``), ``expm1``/``log1p``/``exp2`` written from real functions
+(``expm1(x+iy) = expm1(x) cos y - 2 sin²(y/2) + i eˣ sin y`` keeps its accuracy near 0),
+and numpy's semantics where a plain expression would differ, one Python definition each
+for the device and the host (:data:`HOST`): ``cdiv`` (Smith's division; inf/nan at zero),
+the lexicographic comparisons ``clt``/``cle``/``cgt``/``cge`` with numpy's NaN rules,
+``cmax``/``cmin`` (``np.maximum``/``np.minimum``), ``csign`` (``z/|z|``), ``cipow``
+(binary exponentiation). They mirror backends/numba_complex.py, the CPU kernels' versions.
+
 >>> import os
 >>> from autodiff.backends import cuda_math     # doctest: +SKIP
 >>> float(cuda_math.exp(0.0))                   # doctest: +SKIP
 1.0
 """
+import cmath
 import math
+import types as _pytypes
 
+import numpy as np
 from numba import cuda
 from numba.cuda.core import config as _cuda_config
 
@@ -85,3 +98,159 @@ else:                                              # pragma: no cover - needs a 
                 fd += 1
             return fd
         return math.copysign(0.0, x / y)
+
+
+# ---------------------------------------------------------------------------------------
+# complex operands
+# ---------------------------------------------------------------------------------------
+
+COMPLEX_NAMES = ("cexp", "clog", "csqrt", "csin", "ccos", "ctan", "csinh", "ccosh", "ctanh",
+                 "casin", "cacos", "catan", "casinh", "cacosh", "catanh", "cexpm1", "clog1p",
+                 "cexp2", "cisfinite", "cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge",
+                 "cmax", "cmin", "cipow")
+_LN2 = 0.6931471805599453
+_NP_COMPLEX = dict(cexp=np.exp, clog=np.log, csqrt=np.sqrt, csin=np.sin, ccos=np.cos,
+                   ctan=np.tan, csinh=np.sinh, ccosh=np.cosh, ctanh=np.tanh, casin=np.arcsin,
+                   cacos=np.arccos, catan=np.arctan, casinh=np.arcsinh, cacosh=np.arccosh,
+                   catanh=np.arctanh, cexpm1=np.expm1, clog1p=np.log1p, cexp2=np.exp2,
+                   cisfinite=np.isfinite)
+
+
+def _cisnan(z):
+    return (z.real != z.real) or (z.imag != z.imag)
+
+
+def _clt(a, b):
+    return ((a.real < b.real and a.imag == a.imag and b.imag == b.imag)
+            or (a.real == b.real and a.imag < b.imag))
+
+
+def _cle(a, b):
+    return ((a.real < b.real and a.imag == a.imag and b.imag == b.imag)
+            or (a.real == b.real and a.imag <= b.imag))
+
+
+def _cgt(a, b):
+    return ((a.real > b.real and a.imag == a.imag and b.imag == b.imag)
+            or (a.real == b.real and a.imag > b.imag))
+
+
+def _cge(a, b):
+    return ((a.real > b.real and a.imag == a.imag and b.imag == b.imag)
+            or (a.real == b.real and a.imag >= b.imag))
+
+
+def _cdiv(a, b):
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    abr, abi = abs(br), abs(bi)
+    if abr >= abi:
+        if abr == 0 and abi == 0:
+            return complex(ar / abr, ai / abr)
+        rat = bi / br
+        scl = 1.0 / (br + bi * rat)
+        return complex((ar + ai * rat) * scl, (ai - ar * rat) * scl)
+    rat = br / bi
+    scl = 1.0 / (bi + br * rat)
+    return complex((ar * rat + ai) * scl, (ai * rat - ar) * scl)
+
+
+def _csign(z):
+    zr, zi = z.real, z.imag
+    r = abs(z)
+    if r != r:
+        return complex(math.nan, math.nan)
+    if r == math.inf:
+        if abs(zr) == math.inf:
+            if abs(zi) == math.inf:
+                return complex(math.nan, math.nan)
+            return complex(1.0 if zr > 0 else -1.0, 0.0)
+        return complex(0.0, 1.0 if zi > 0 else -1.0)
+    if r == 0:
+        return complex(0.0, 0.0)
+    return complex(zr / r, zi / r)
+
+
+def _cexpm1(z):
+    x, y = z.real, z.imag
+    s = math.sin(0.5 * y)
+    return complex(math.expm1(x) * math.cos(y) - 2.0 * s * s, math.exp(x) * math.sin(y))
+
+
+def _clog1p(z):
+    x, y = z.real, z.imag
+    return complex(0.5 * math.log1p(x * (2.0 + x) + y * y), math.atan2(y, 1.0 + x))
+
+
+def _cexp2(z):
+    return cmath.exp(complex(z.real * _LN2, z.imag * _LN2))
+
+
+def _make_complex():
+    """The helpers as device functions (the composite ones calling the others')."""
+    wrap = lambda f: cuda.jit(device=True, inline=True)(f)  # noqa: E731
+    isnan, ge, le, div = wrap(_cisnan), wrap(_cge), wrap(_cle), wrap(_cdiv)
+
+    def cmax(a, b):
+        if isnan(a) or ge(a, b):
+            return a
+        return b
+
+    def cmin(a, b):
+        if isnan(a) or le(a, b):
+            return a
+        return b
+
+    def cipow(z, n):
+        if n == 0:
+            return complex(1.0, 0.0)
+        if z.real == 0 and z.imag == 0:
+            return complex(0.0, 0.0) if n > 0 else complex(math.nan, math.nan)
+        w = complex(z.real, z.imag)
+        if n >= 100 or n <= -100:
+            return cmath.exp(n * cmath.log(w))
+        if n == 1:
+            return w
+        if n == 2:
+            return w * w
+        if n == 3:
+            return w * (w * w)
+        m = n if n > 0 else -n
+        acc = complex(1.0, 0.0)
+        mask = 1
+        while True:
+            if m & mask:
+                acc = acc * w
+            mask <<= 1
+            if m < mask:
+                break
+            w = w * w
+        if n < 0:
+            return div(complex(1.0, 0.0), acc)
+        return acc
+
+    return dict(cisnan=isnan, clt=wrap(_clt), cle=le, cgt=wrap(_cgt), cge=ge, cdiv=div,
+                csign=wrap(_csign), cmax=wrap(cmax), cmin=wrap(cmin), cipow=wrap(cipow))
+
+
+#: the host functions' namespace (``_hc``): numpy's functions of the same meaning
+HOST = _pytypes.SimpleNamespace(
+    **_NP_COMPLEX, cdiv=np.divide, csign=np.sign, cisnan=lambda z: bool(np.isnan(z)),
+    clt=np.less, cle=np.less_equal, cgt=np.greater, cge=np.greater_equal, cmax=np.maximum,
+    cmin=np.minimum, cipow=lambda z, n: np.power(z, n))
+
+if SIMULATOR:
+    # kernels run as Python on numpy scalars: numpy's functions, the helpers as device
+    # functions of the simulator
+    globals().update(_NP_COMPLEX)
+    globals().update(_make_complex())
+else:                                              # pragma: no cover - needs a GPU
+    cexp, clog, csqrt, csin, ccos, ctan = (cmath.exp, cmath.log, cmath.sqrt, cmath.sin,
+                                           cmath.cos, cmath.tan)
+    csinh, ccosh, ctanh = cmath.sinh, cmath.cosh, cmath.tanh
+    casin, cacos, catan = cmath.asin, cmath.acos, cmath.atan
+    casinh, cacosh, catanh = cmath.asinh, cmath.acosh, cmath.atanh
+    cisfinite = cmath.isfinite
+    cexpm1 = cuda.jit(device=True, inline=True)(_cexpm1)
+    clog1p = cuda.jit(device=True, inline=True)(_clog1p)
+    cexp2 = cuda.jit(device=True, inline=True)(_cexp2)
+    globals().update(_make_complex())

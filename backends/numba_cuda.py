@@ -56,7 +56,8 @@ from ..core import ClosedJaxpr, Jaxpr, Literal
 from ..errors import UnsupportedError
 from . import numba_cpu as _cpu
 from .numba_cpu import _EwCtx, _Fn, _OpCtx, _dt, _dtname, _is_float
-from .plan import LOWERINGS, SUPPORTED_DTYPES
+from ..errors import UnsupportedDTypeError
+from .plan import LOWERINGS
 
 __all__ = ["lower", "entry", "CudaProgram", "HOST_CALLS", "KERNEL_OPAQUE", "available",
            "require_available"]
@@ -96,10 +97,6 @@ def require_available(source=None):
     ok, why = available()
     if not ok:
         raise UnsupportedError(why, source=source)
-
-
-# complex values stay on the interpreter on this backend
-CUDA_DTYPES = frozenset(d for d in SUPPORTED_DTYPES if d.kind != "c")
 
 
 def _rt():
@@ -199,6 +196,81 @@ for _n, _op in [("add", "+"), ("sub", "-"), ("mul", "*"), ("eq", "=="), ("ne", "
     CUDA_EW[_n] = _binop(_op)
 
 
+# Complex operands (cuda_math's c-names: cmath on a GPU, numpy's semantics where a plain
+# expression differs). «C» is the complex namespace: cuda_math in kernels, its HOST in
+# host functions. A primitive missing here (pow, mod, ...) keeps a program with complex
+# values of it on the interpreter (UnsupportedDTypeError), as do the opaque primitives
+# outside COMPLEX_OPAQUE.
+def _c(name):
+    return lambda ctx, a: f"«C».{name}({', '.join(a)})"
+
+
+def _ce_integer_pow(ctx, a):
+    y = ctx.params["y"]
+    if 0 <= y <= 3:
+        return _cpu._ew_integer_pow(ctx, a)
+    return f"«C».cipow({a[0]}, {y})"
+
+
+def _ce_convert(ctx, a):
+    new = np.dtype(ctx.params["new_dtype"])
+    if new == np.bool_:
+        return f"({a[0]} != 0)"
+    if ctx.in_dtypes[0].kind == "c" and new.kind != "c":
+        return f"{_dt(new)}({a[0]}.real)"          # numpy discards the imaginary part
+    return f"{_dt(new)}({a[0]})"
+
+
+CUDA_EW_COMPLEX = {
+    "neg": CUDA_EW["neg"], "add": CUDA_EW["add"], "sub": CUDA_EW["sub"],
+    "mul": CUDA_EW["mul"], "eq": CUDA_EW["eq"], "ne": CUDA_EW["ne"],
+    "div": _c("cdiv"), "lt": _c("clt"), "le": _c("cle"), "gt": _c("cgt"), "ge": _c("cge"),
+    "max": _c("cmax"), "min": _c("cmin"), "sign": _c("csign"), "is_finite": _c("cisfinite"),
+    "abs": lambda ctx, a: f"abs({a[0]})",
+    "rsqrt": lambda ctx, a: f"«C».cdiv({ctx.lit(1, ctx.out_dtype)}, «C».csqrt({a[0]}))",
+    "logistic": lambda ctx, a: (f"«C».cdiv({ctx.lit(1, ctx.out_dtype)}, "
+                                f"{ctx.lit(1, ctx.out_dtype)} + «C».cexp(-{a[0]}))"),
+    "integer_pow": _ce_integer_pow, "convert_element_type": _ce_convert,
+    "select": CUDA_EW["select"], "stop_gradient": _IDENT, "name": _IDENT, "_copy": _IDENT,
+    "real": lambda ctx, a: f"{a[0]}.real", "imag": lambda ctx, a: f"{a[0]}.imag",
+    "conj": lambda ctx, a: f"{a[0]}.conjugate()",
+    "complex": lambda ctx, a: f"complex({a[0]}, {a[1]})",
+}
+for _n, _cn in [("exp", "cexp"), ("log", "clog"), ("sqrt", "csqrt"), ("sin", "csin"),
+                ("cos", "ccos"), ("tan", "ctan"), ("sinh", "csinh"), ("cosh", "ccosh"),
+                ("tanh", "ctanh"), ("asin", "casin"), ("acos", "cacos"), ("atan", "catan"),
+                ("asinh", "casinh"), ("acosh", "cacosh"), ("atanh", "catanh"),
+                ("expm1", "cexpm1"), ("log1p", "clog1p"), ("exp2", "cexp2")]:
+    CUDA_EW_COMPLEX[_n] = _c(_cn)
+for _n in ("real", "imag", "conj", "complex"):
+    CUDA_EW.setdefault(_n, CUDA_EW_COMPLEX[_n])
+
+#: opaque primitives whose device code (or host call) takes complex values as it is
+COMPLEX_OPAQUE = frozenset(("pad", "concatenate", "dynamic_slice", "dynamic_update_slice",
+                            "gather", "scatter", "cumsum", "cumprod", "cond", "while", "scan"))
+
+
+def _check_complex(jaxpr):
+    """Refuse (``UnsupportedDTypeError``: the interpreter runs it) a program in which a
+    complex value meets a primitive this backend has no complex code for."""
+    for e in jaxpr.eqns:
+        avals = [v.aval for v in list(e.invars) + list(e.outvars)]
+        if not any(a.dtype.kind == "c" for a in avals):
+            continue
+        name = e.primitive.name
+        low = LOWERINGS.get(name)
+        if low is not None and low.kind == "elementwise":
+            ok = name in CUDA_EW_COMPLEX
+        elif low is not None and low.kind in ("view", "reshape", "reduce"):
+            ok = True
+        else:
+            ok = name in COMPLEX_OPAQUE or name in HOST_CALLS
+        if not ok:
+            raise UnsupportedDTypeError(
+                f"jit (cuda backend): {name} of complex values is not supported",
+                source=e.source)
+
+
 # =====================================================================================
 # Reductions: initial values and the combine of two partial results
 # =====================================================================================
@@ -211,6 +283,8 @@ def _red_kind(e):
 
 
 def _acc_dtype(kind, dt_in):
+    if kind in ("sum", "prod") and dt_in.kind == "c":
+        return np.dtype(np.complex128)
     if kind in ("sum", "prod"):
         return np.dtype(np.float64) if dt_in.kind == "f" else (
             np.dtype(np.uint64) if dt_in.kind == "u" else np.dtype(np.int64))
@@ -230,6 +304,9 @@ def _init_value(kind, dt):
         return False
     if dt.kind == "f":
         return -np.inf if kind == "max" else np.inf
+    if dt.kind == "c":        # numpy's lexicographic order: any element replaces it
+        inf = -np.inf if kind == "max" else np.inf
+        return complex(inf, inf)
     if dt == np.bool_:
         return kind == "min"
     info = np.iinfo(dt)
@@ -246,6 +323,8 @@ def _combine(kind, a, b, dt):
         return f"{a} & {b}"
     if kind == "or":
         return f"{a} | {b}"
+    if dt.kind == "c":        # np.maximum(a, b): lexicographic, a NaN in a stays
+        return f"«C».c{kind}({a}, {b})"
     cmp = ">=" if kind == "max" else "<="           # ties: the later element, as the CPU
     cond = f"({b} {cmp} {a})" + (f" or ({b} != {b})" if dt.kind == "f" else "")
     return _sel(cond, b, a)
@@ -338,6 +417,7 @@ class _Module:
                 "import numpy as np",
                 "from numba import cuda",
                 "from autodiff.backends import cuda_math as _dm",
+                "from autodiff.backends.cuda_math import HOST as _hc",
                 "from autodiff.backends import cuda_runtime as _rt",
                 "from autodiff.backends.cuda_runtime import HM as _hm, slot_i64, slot_f64",
                 "",
@@ -346,20 +426,21 @@ class _Module:
         head += self.const_lines
         body = []
         for k in self.kernels:
-            body += ["", "", deco, k.replace("«M»", "_dm")]
+            body += ["", "", deco, k.replace("«M»", "_dm").replace("«C»", "_dm")]
         for f in self.functions:
-            body += ["", "", f.replace("«M»", "_hm").replace("«SZ0»", "_sz, _E")
+            body += ["", "", f.replace("«M»", "_hm").replace("«C»", "_hc")
+                     .replace("«SZ0»", "_sz, _E")
                      .replace("«SZ»", ", _sz, _E")]
         return "\n".join(head + body) + "\n"
 
 
-_GLOBALS = {"cuda", "np", "_dm", "_rt", "_hm", "_TPB", "range", "len", "abs", "min", "max",
+_GLOBALS = {"cuda", "np", "_dm", "_hc", "_rt", "_hm", "_TPB", "range", "len", "abs", "min", "max",
             "True", "False", "slot_i64", "slot_f64"}
 
 
 def _free_names(text, consts):
     """Names a kernel body reads that it does not define: its parameters, in order."""
-    tree = ast.parse("def _f():\n" + text.replace("«M»", "_dm"))
+    tree = ast.parse("def _f():\n" + text.replace("«M»", "_dm").replace("«C»", "_dm"))
     defined, order = set(), {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
@@ -401,7 +482,10 @@ class _CudaFn(_Fn):
         o = e.outvars[0]
         ctx = _EwCtx(self, e.params, o.aval.dtype, [u.aval.dtype for u in e.invars], idx)
         name = e.primitive.name
-        expr = CUDA_EW[name](ctx, args)
+        if ctx.out_dtype.kind == "c" or any(d.kind == "c" for d in ctx.in_dtypes):
+            expr = CUDA_EW_COMPLEX[name](ctx, args)     # _check_complex: it is there
+        else:
+            expr = CUDA_EW[name](ctx, args)
         dt = o.aval.dtype
         if not (dt == np.float64 or name == "convert_element_type"
                 or (dt == np.bool_ and LOWERINGS[name].bool_native)):
@@ -705,7 +789,8 @@ class _CudaFn(_Fn):
     # ------------------------------------------------------------------ the host function
     def build(self):
         j = self.jaxpr
-        self.check_dtypes("cuda", CUDA_DTYPES)
+        self.check_dtypes("cuda")
+        _check_complex(j)
         self.analyse()
         self.plan()
         rets, seen = [], set()
