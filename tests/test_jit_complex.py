@@ -324,3 +324,71 @@ def test_upstream_numba_complex_division_by_zero_raises():
     with np.errstate(all="ignore"):
         same_bits(np.complex128(cdiv(1 + 1j, 0j)), np.complex128(1 + 1j) / np.complex128(0j))
         same_bits(np.complex128(cdiv(0j, 0j)), np.complex128(0j) / np.complex128(0j))
+
+
+# ---------------------------------------------------------------------------------
+# the CUDA backend, in numba-cuda's simulator (a subprocess: the simulator must be chosen
+# before numba.cuda is imported; see tests/test_cuda_backend.py)
+# ---------------------------------------------------------------------------------
+
+_CUDA_CODE = r'''
+import numpy as np, warnings, autodiff as ad, autodiff.numpy as anp
+warnings.simplefilter("ignore")
+ad.config.update("jit_background_compile", False)
+rng = np.random.default_rng(0)
+def cz(*s, dt=np.complex128):
+    return (rng.uniform(-2, 2, s) + 1j * rng.uniform(-2, 2, s)).astype(dt)
+z, w, x = cz(8), cz(8), np.linspace(0.0, 1.0, 8)
+z[0], w[0], w[1] = 0j, 0j, complex(np.nan, 1.0)        # division by zero, a NaN to order
+cases = {
+    "arith": (lambda z, w: (anp.exp(z) * z / (w + 1j) - anp.sqrt(z), z / w, z ** 5, z ** -2),
+              (z, w)),
+    "transcendental": (lambda z: (anp.sin(z), anp.arctanh(z / 3), anp.log1p(z / 4),
+                                  anp.expm1(z), anp.tanh(z), anp.sign(z), anp.abs(z)), (z,)),
+    "order": (lambda z, w: (z < w, z >= w, anp.maximum(z, w), anp.minimum(z, w), z == w,
+                            anp.where(z.real > 0, z, w)), (z, w)),
+    "parts": (lambda z, x: (anp.real(z) + anp.imag(z), anp.conj(z), x.astype(np.complex64) * 1j,
+                            z.astype(np.float64)), (z, x)),
+    "reductions": (lambda a, b: (anp.sum(a * 2j), anp.sum(anp.exp(b), axis=1),
+                                 anp.max(b, axis=0), anp.cumsum(a[:8]) * 0.5),
+                   (cz(700), cz(2, 300))),
+    "complex64": (lambda a: (anp.sum(a * a, axis=1), anp.exp(a) / (a + 1)),
+                  (cz(3, 40, dt=np.complex64),)),
+    "dot": (lambda a: a @ a.T, (cz(3, 3),)),
+}
+for name, (f, args) in cases.items():
+    g = ad.jit(f, backend="cuda")
+    got = g(*args)
+    want = ad.jit(f, backend="interpret")(*args)
+    e = g._entry_for(*args)
+    got = got if isinstance(got, tuple) else (got,)
+    want = want if isinstance(want, tuple) else (want,)
+    ok = True
+    for a, b in zip(got, want):
+        a, b = np.asarray(a), np.asarray(b)
+        tol = 2e-5 if b.dtype in (np.complex64, np.float32) else 1e-12
+        ok = ok and a.dtype == b.dtype and a.shape == b.shape and np.allclose(
+            a, b, rtol=tol, atol=tol * max(1.0, float(np.max(np.abs(b[np.isfinite(b)]),
+                                                              initial=1.0))), equal_nan=True)
+    print("CASE", name, e.state, ok, str(getattr(e, "reason", "")).splitlines()[0][:80])
+'''
+
+
+def test_complex_programs_on_the_cuda_simulator():
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    r = subprocess.run([sys.executable, "-c", _CUDA_CODE], capture_output=True, text=True,
+                       env=env, cwd=root, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    rows = {ln.split()[1]: ln.split()[2:] for ln in r.stdout.splitlines()
+            if ln.startswith("CASE")}
+    assert len(rows) == 7, r.stdout
+    for name, (state, ok, *reason) in rows.items():
+        assert ok == "True", (name, r.stdout)
+        if name == "dot":      # no complex matrix product kernel: the interpreter runs it
+            assert state == "interpreted" and "dot_general" in " ".join(reason), r.stdout
+        else:
+            assert state == "compiled", (name, r.stdout)
