@@ -8,7 +8,8 @@ into a freshly allocated result, with the transformed (trailing) axes as a const
     B = np.empty((3, 5), np.complex128)
     _lit1(A, B, _lit0, True, 1.0, 1)         # rocket_fft.r2c, axes (1,), forward, scale 1
 
-The scale factor is the primitive's normalization (``1/N`` for IFFT and IRFFT); numpy's
+The scale factor is the primitive's normalization (``1/N`` for IFFT and IRFFT, from the
+kernel's sizes); numpy's
 ``norm`` modes are multiplications the planner fuses around it. One thread per transform
 (the kernels are serial by default; NUMBA_NOTES: thread start-up costs more than small
 transforms take).
@@ -25,8 +26,6 @@ installed Numba itself imports it when its first dispatcher is built, in any pro
 compiles anything; docs/fft.md measures what that costs.)
 """
 from importlib import metadata
-
-import numpy as np
 
 from . import numba_cpu as _cpu
 from .plan import _u
@@ -65,9 +64,12 @@ def _op_fft(ctx):
     rank = len(ctx.invar(0).aval.shape)
     axes = tuple(range(rank - len(lengths), rank))
     ax = mod.global_const(f"np.array({list(axes)!r}, dtype=np.int64)")
-    scale = 1.0 if forward else 1.0 / float(np.prod(lengths))
+    # the inverses divide by N, the product of the output's transformed sizes: read from the
+    # sizes the kernel has (constants when specialized, run-time slots in a shape-generic
+    # kernel, which then serves every transform length)
+    scale = "1.0" if forward else f"1.0 / ({ctx.prod(ctx.dims_out(0)[rank - len(lengths):])})"
     ctx.alloc(0)
-    ctx.emit(f"{fn}({ctx.arr(0)}, {ctx.out(0)}, {ax}, {forward}, {scale!r}, 1)")
+    ctx.emit(f"{fn}({ctx.arr(0)}, {ctx.out(0)}, {ax}, {forward}, {scale}, 1)")
 
 
 def _dim_fft(D, e):

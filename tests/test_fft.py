@@ -133,6 +133,13 @@ def test_errors():
     for run in (anp.fft.rfft, traced(anp.fft.rfft)):
         with pytest.raises(DTypeError, match="must be real"):
             run(Z_EVEN)                                         # numpy: TypeError too
+    for run, v in ((lambda v: anp.fft.rfftn(v, axes=()), X_EVEN),
+                   (traced(lambda v: anp.fft.irfftn(v, axes=())), Z_EVEN)):
+        with pytest.raises(ShapeError, match="at least one axis"):
+            run(v)                                              # numpy: IndexError
+    # fftn over no axes is the input itself, unconverted (numpy's)
+    got = traced(lambda v: anp.fft.fftn(v, axes=()))(X_EVEN.astype(np.float32))
+    assert got.dtype == np.float32 and np.array_equal(got, X_EVEN.astype(np.float32))
     with pytest.raises(ShapeError, match="trailing axes"):
         traced(lambda v: P.fft.fft(v, "IRFFT", (8,)))(Z_EVEN)  # needs 5 bins, got 8
     with pytest.raises(DTypeError, match="complex operand"):
@@ -311,6 +318,20 @@ def test_jit_compiled_gradient_and_vmap():
     np.testing.assert_allclose(g, JAX_PDE_GRAD, rtol=0, atol=1e-12)
     vm = ad.jit(ad.vmap(lambda v: anp.fft.rfft(v, n=10)))
     _close(assert_compiled(vm, X_ODD), np.fft.rfft(X_ODD, n=10))
+
+
+_generic = ad.jit(lambda z, x: (anp.fft.ifft(z) * 2.0, anp.fft.irfft(z), anp.fft.rfft(x, norm="ortho")))
+
+
+def test_jit_new_sizes_and_lengths():
+    # after a size change the kernel is shape-generic; the inverses' 1/N is read from its
+    # sizes, so new lengths (odd and even) are served without a source change
+    for b, n in ((3, 8), (5, 8), (3, 9), (4, 7)):
+        z, x = _c(b, n), RNG.standard_normal((b, n + 1))
+        got = assert_compiled(_generic, z, x)
+        for g, w in zip(got, (np.fft.ifft(z) * 2.0, np.fft.irfft(z), np.fft.rfft(x, norm="ortho"))):
+            _close(g, w)
+    assert "1.0 / (" in _generic.lower(z, x).source
 
 
 def test_lowering_imports_no_fft_library():

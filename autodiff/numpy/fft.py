@@ -205,9 +205,14 @@ def _n_axes(name, kind, np_fn, default_axes=None):
         x = _prepare(a, kind, name)
         shape = shape_of(x)
         s_, axes_ = _cook_nd(shape, s, axes, kind == "IRFFT")
+        if not axes_ and kind in ("RFFT", "IRFFT"):
+            raise ShapeError(f"{name}: axes must name at least one axis (the real transform "
+                             f"halves the last of them)", source=user_source())
         if not isinstance(x, Tracer):
             return np_fn(x, s=s, axes=axes, norm=norm, out=out)
         _no_out(out, name)
+        if not axes_:
+            return asarray(a)                   # numpy: no axes, the input as it is
         return _apply(x, kind, s_, axes_, norm_)
     f.__name__ = f.__qualname__ = name
     return npfunc()(f)
