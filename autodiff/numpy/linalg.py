@@ -791,7 +791,7 @@ def _qr_complex(a):
         ar, ai = real(alpha), imag(alpha)
         act = P.or_p.bind(P.gt(below, P.full_like(below, 0)), P.ne(ai, P.full_like(ai, 0)))
         nrm = sqrt(P.add(P.add(multiply(ar, ar), multiply(ai, ai)), below))
-        beta = multiply(where(P.ge(ar, P.full_like(ar, 0)), -1.0, 1.0), nrm)
+        beta = where(P.ge(ar, P.full_like(ar, 0)), P.neg(nrm), nrm)
         safe_beta = where(act, beta, 1.0)
         tau = where(act, divide(subtract(beta, alpha), safe_beta), 0.0)
         scale = divide(1.0, where(act, subtract(alpha, beta), 1.0))
