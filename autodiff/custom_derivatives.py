@@ -83,6 +83,12 @@ def _concrete_tracers(flat):
     return _has_tracer(flat) and all(is_concrete(x) for x in flat)
 
 
+def _all_abstract(flat):
+    """Every input is a tracer without a value (the rule would be traced abstractly)."""
+    from .core import is_concrete
+    return all(isinstance(x, Tracer) and not is_concrete(x) for x in flat)
+
+
 def _result_has_tracer(out):
     return _has_tracer(tree_flatten(out)[0])
 
@@ -344,9 +350,10 @@ class custom_jvp:
             return lambda xs, ts: run(*xs, *ts)
 
         def jvp_flat(xs, ts):
-            # called by the jvp transform: a cached trace of the rule when the key allows,
-            # else the user's rule on these inputs
-            run = jvp_traced(xs, ts) if key is not None else None
+            # called by the jvp transform: on abstract primals a cached trace of the rule
+            # when the key allows; on values (an eager jvp) the user's rule, which may then
+            # check them (a singular matrix raises LinAlgError eagerly)
+            run = jvp_traced(xs, ts) if key is not None and _all_abstract(xs) else None
             return run(xs, ts) if run is not None else jvp_user_flat(xs, ts)
 
         if _pretrace_wanted(fun, concrete):
@@ -660,9 +667,10 @@ class custom_vjp:
             return _flat_rule_from_trace(fwd_closed, n_out)
 
         def fwd_flat(xs):
-            # called by the jvp rule, when a transform needs fwd: a cached trace of it when
-            # the key allows, else the user's function on these inputs
-            run = fwd_traced(xs) if key is not None else None
+            # called by the jvp rule, when a transform needs fwd: on abstract inputs a cached
+            # trace of it when the key allows; on values (an eager jvp) the user's function,
+            # which may then check them (a singular matrix raises LinAlgError eagerly)
+            run = fwd_traced(xs) if key is not None and _all_abstract(xs) else None
             return run(*xs) if run is not None else fwd_user_flat(xs)
 
         if _pretrace_wanted(fun, concrete):
