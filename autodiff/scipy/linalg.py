@@ -8,7 +8,6 @@ array([-0.125,  0.75 ])
 """
 from ..numpy.linalg import solve_triangular  # noqa: F401  (scipy's signature and defaults)
 from ..numpy import linalg as _la
-from ..numpy import swapaxes as _swapaxes
 
 
 def cholesky(a, lower=False):
