@@ -355,6 +355,31 @@ def test_lowering_imports_no_fft_library():
     assert "after a numba compile: True" in out.stdout      # the entry point, upstream
 
 
+@pytest.mark.slow
+def test_fft_kernels_load_from_the_disk_cache(tmp_path):
+    # rocket-fft's routines are compiled into the kernel: a second process loads it from
+    # the disk cache (no compile) and computes the same values
+    code = textwrap.dedent("""
+        import numpy as np, autodiff as ad, autodiff.numpy as anp
+        from autodiff.backends import compile_cache
+        ad.config.update("jit_background_compile", False)
+        z = np.exp(1j * np.arange(16.0)); x = np.cos(np.arange(10.0))
+        f = ad.jit(lambda z, x: (anp.fft.ifft(z), anp.fft.irfft(z, n=9), anp.fft.rfft(x)))
+        out = f(z, x)
+        want = (np.fft.ifft(z), np.fft.irfft(z, n=9), np.fft.rfft(x))
+        assert all(np.allclose(a, b, rtol=0, atol=1e-13) for a, b in zip(out, want))
+        s = compile_cache.stats()
+        print("compiles", s["compiles"], "disk_loads", s["disk_loads"])
+    """)
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    runs = [subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           cwd=ROOT, env=env, timeout=300) for _ in range(2)]
+    for r in runs:
+        assert r.returncode == 0, r.stderr[-3000:]
+    assert "compiles 1 disk_loads 0" in runs[0].stdout
+    assert "compiles 0 disk_loads 1" in runs[1].stdout
+
+
 # ============================================================================
 # Against JAX (x64): vjp of fft/ifft with random cotangents, grads of real losses
 # ============================================================================
