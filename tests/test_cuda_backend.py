@@ -46,7 +46,7 @@ def _prims_in(jaxpr, acc):
 
 
 def _tol(dt, rtol, atol):
-    if np.dtype(dt) == np.float32:
+    if np.dtype(dt) in (np.float32, np.complex64):
         return dict(rtol=rtol or 2e-5, atol=atol or 2e-5)
     return dict(rtol=rtol or 1e-11, atol=atol or 1e-12)
 
@@ -66,7 +66,7 @@ def check(fn, arg_sets, name=None, rtol=None, atol=None):
             assert isinstance(g, ad.devices.CudaArray), type(g)
             g, w = np.asarray(g), np.asarray(w)
             assert g.shape == w.shape and g.dtype == w.dtype, (name, g.shape, w.shape, g.dtype)
-            if w.dtype.kind == "f":
+            if w.dtype.kind in "fc":
                 np.testing.assert_allclose(g, w, err_msg=str(name), **_tol(w.dtype, rtol, atol))
             else:
                 np.testing.assert_array_equal(g, w, err_msg=str(name))
@@ -265,6 +265,15 @@ def _cases():
     for n in ("and", "or", "xor"):
         fn, sets = _bitwise(n)
         c[n] = _case(fn, *sets, name=n)
+    # complex parts and constructor (more complex programs: tests/test_jit_complex.py)
+    zc = x34 + 1j * u((3, 4), seed=5)
+    parts = lambda z, w, x, y: (P.real(z), P.imag(z) * 2.0, P.conj(z), P.conj(w),  # noqa: E731
+                                P.complex_(x, y), P.complex_(x.astype(F32), y.astype(F32)))
+    for n in ("real", "imag", "conj", "complex"):
+        c[n] = _case(parts, (zc, zc[:2].astype(np.complex64), x34, u((3, 4), seed=6)), name=n)
+    # fft runs on the host between the kernels (numpy's rule)
+    c["fft"] = _case(lambda x: anp.fft.irfft(anp.fft.rfft(anp.sin(x)) * 0.5, n=4) + x, (x34,),
+                     name="fft")
     return c
 
 
@@ -294,7 +303,7 @@ def test_host_calls_are_the_listed_ones_and_each_is_tested():
     """Every opaque primitive the emitter does not write as device code falls back to one
     host call (numpy on a host copy); each has its registry case above."""
     from autodiff.backends import numba_cuda as nc
-    assert nc.HOST_CALLS == frozenset({"argsort", "debug_callback", "pure_callback",
+    assert nc.HOST_CALLS == frozenset({"argsort", "debug_callback", "fft", "pure_callback",
                                        "sort"}), sorted(nc.HOST_CALLS)
     for n in nc.HOST_CALLS - {"debug_callback"}:
         assert n in CASES
