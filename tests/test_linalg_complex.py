@@ -287,6 +287,17 @@ def test_grad_matches_jax(name):
     np.testing.assert_allclose(ad.grad(f)(x), JAX_GRADS[name], rtol=0, atol=1e-10)
 
 
+@pytest.mark.parametrize("name", ["tr_inv", "abs_det2", "eigvals2", "rayleigh", "chol", "logabsdet"])
+def test_second_order_jvp_of_grad_against_finite_differences(name):
+    # the rules are written with the library's own ops: their derivatives differentiate again
+    f, x = GRAD_FUNCS[name]
+    g = ad.grad(f)
+    for t in _real_dirs(x):
+        _, tan = ad.jvp(g, (x,), (t,))
+        fd = (g(x + EPS * t) - g(x - EPS * t)) / (2 * EPS)
+        np.testing.assert_allclose(tan, fd, atol=1e-6 * max(1.0, np.max(np.abs(fd))))
+
+
 def test_holomorphic_jacobians_match_jax():
     np.testing.assert_allclose(ad.jacfwd(anp.linalg.inv, holomorphic=True)(A)[0, 1],
                                JAX_GRADS["jacfwd_inv"], atol=1e-10)
