@@ -43,6 +43,8 @@ _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
 def _float(x):
     x = asarray(x)
+    from ._special_more import _real_only
+    _real_only(x)
     dt = float_type(dtype_of(x))
     return x if dtype_of(x) == dt else anp.astype(x, dt)
 
@@ -546,4 +548,10 @@ def log_softmax(x, axis=None):
 # error functions, Bessel I0/I1, zeta, spence, entropies, combinatorics
 from ._special_more import *  # noqa: E402,F401,F403
 from ._special_more import __all__ as _more_all  # noqa: E402
+# erf, erfc and ndtr of complex arguments (through the Faddeeva function, _special_more.wofz)
+from ._special_more import (_complex_aware, _erf_complex_cj, _erfc_complex_cj,  # noqa: E402
+                            _ndtr_complex_cj)
+erf = _complex_aware(erf, _erf_complex_cj)
+erfc = _complex_aware(erfc, _erfc_complex_cj)
+ndtr = _complex_aware(ndtr, _ndtr_complex_cj)
 __all__ = __all__ + _more_all
