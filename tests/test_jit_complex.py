@@ -16,7 +16,7 @@ import pytest
 import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.core import primitives
-from jit_util import assert_compiled
+from jit_util import assert_compiled, prims_in
 from op_records import RECORDS, Z, record_params
 
 C64, C128 = np.complex64, np.complex128
@@ -199,17 +199,22 @@ def test_complex_literals_in_a_shape_generic_kernel():
     assert "complex(slot_f64(_sz," in src        # literals are read at run time
 
 
+def _parts(z, x):
+    return (anp.sin(z).astype(np.float64), z.astype(np.float32), (z * 3).astype(np.int64),
+            z.astype(bool), x.astype(np.complex64), anp.real(z) + anp.imag(z),
+            anp.conj(z) * z, z.astype(np.complex64), ad.primitives.complex_(x, x[::-1]))
+
+
 def test_conversions_between_real_and_complex():
-    f = ad.jit(lambda z, x: (anp.sin(z).astype(np.float64), z.astype(np.float32),
-                             (z * 3).astype(np.int64), z.astype(bool),
-                             x.astype(np.complex64), anp.real(z) + anp.imag(z),
-                             anp.conj(z) * z, z.astype(np.complex64)))
     z = np.array([1.5 + 2j, -0.7 - 1j, 0j, 3j])
     x = np.array([0.25, -1.0, 2.0, 0.0])
+    found = prims_in(ad.make_jaxpr(_parts)(z, x).jaxpr, set())
+    assert {"real", "imag", "conj", "complex", "convert_element_type"} <= found
+    f = ad.jit(_parts)
     with np.errstate(all="ignore"), pytest.warns(np.exceptions.ComplexWarning):
         ref = (np.sin(z).astype(np.float64), z.astype(np.float32), (z * 3).astype(np.int64),
                z.astype(bool), x.astype(np.complex64), z.real + z.imag, np.conj(z) * z,
-               z.astype(np.complex64))
+               z.astype(np.complex64), x + 1j * x[::-1])
     got = assert_compiled(f, z, x)
     for g, r in zip(got, ref):
         close(g, r, dt=np.asarray(r).dtype)
