@@ -23,7 +23,7 @@ from . import primitives as P
 from .cache import ProgramCache
 from .core import (ClosedJaxpr, Jaxpr, Tracer, Var, eval_jaxpr, trace_flat, trace_state,
                    user_source)
-from .errors import ShapeError, TapeError
+from .errors import DTypeError, ShapeError, TapeError
 from .tape import Variable, _readonly, _wrap
 
 __all__ = ["backward", "grad", "recorded_jaxpr", "cache_info", "clear_cache", "jit_backward"]
@@ -292,6 +292,12 @@ def _backward_core(outputs, grads, retain_graph, wrt_vars, create_graph=False):
                                 f"with one element; this one has shape {a.shape}. Pass "
                                 f"grad=ones of that shape (or reduce the output first)",
                                 source=user_source(3))
+            if a.dtype.kind == "c":
+                # as grad: a complex output has no implicit seed (JAX's contract)
+                raise DTypeError(f"backward: the output is complex ({a.dtype}); gradients "
+                                 f"are defined for real outputs. Reduce it to a real number "
+                                 f"first (anp.abs(y) ** 2, y.real), or pass grad= the cotangent",
+                                 source=user_source(3))
             g = np.ones(a.shape, a.dtype)
         else:
             if isinstance(g, Variable):

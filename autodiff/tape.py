@@ -409,12 +409,12 @@ class Variable(Tracer):
                             "Variables wrap concrete arrays")
         arr = np.array(data, copy=True)
         get_aval(arr)                                   # DTypeError for strings, objects
-        float_ = arr.dtype.kind == "f"
+        float_ = arr.dtype.kind in "fc"                 # float or complex
         if requires_grad is None:
             requires_grad = float_
         elif requires_grad and not float_:
-            raise DTypeError(f"only float Variables can require gradients, got dtype "
-                             f"{arr.dtype}; pass requires_grad=False or cast to float",
+            raise DTypeError(f"only float (or complex) Variables can require gradients, got "
+                             f"dtype {arr.dtype}; pass requires_grad=False or cast to float",
                              source=user_source())
         arr.flags.writeable = False
         tape = current_tape()
@@ -443,8 +443,9 @@ class Variable(Tracer):
     # -- flags ----------------------------------------------------------------
     @property
     def requires_grad(self):
-        """True when gradients flow to this Variable (a float leaf or a recorded result)."""
-        return self.ivar in self._trace.graph and self.aval.dtype.kind == "f"
+        """True when gradients flow to this Variable (a float or complex leaf or a recorded
+        result)."""
+        return self.ivar in self._trace.graph and self.aval.dtype.kind in "fc"
 
     @requires_grad.setter
     def requires_grad(self, flag):
@@ -459,8 +460,8 @@ class Variable(Tracer):
             raise TapeError("requires_grad can only be changed on leaf Variables; use "
                             "y.detach() to cut a computed Variable from the graph",
                             source=user_source())
-        if flag and self.aval.dtype.kind != "f":
-            raise DTypeError(f"only float Variables can require gradients, got dtype "
+        if flag and self.aval.dtype.kind not in "fc":
+            raise DTypeError(f"only float (or complex) Variables can require gradients, got dtype "
                              f"{self.aval.dtype}", source=user_source())
         self._rebind(self._value(), flag)
         return self
