@@ -464,6 +464,7 @@ bitwise_invert = invert  # noqa: E402
 from ._docs import fill as _fill_docs  # noqa: E402
 _fill_docs(globals())
 _fill_docs(linalg, "numpy.linalg")
+_fill_docs(fft, "numpy.fft")
 
 ndim = ndim_
 
