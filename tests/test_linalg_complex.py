@@ -196,6 +196,9 @@ CASES = {
     "eigvals": (anp.linalg.eigvals, (A,)),
     "expm": (asl.expm, (0.5 * A,)),
     "inv_scipy": (asl.inv, (A,)),
+    "eigh_scipy_generalized": (lambda a, b: asl.eigh(a, b, eigvals_only=True), (H, hpd(A))),
+    "eigh_scipy_upper": (lambda a: asl.eigh(a, lower=False, eigvals_only=True), (H,)),
+    "qr_scipy": (lambda a: tuple(asl.qr(a)), (A,)),
     "det_scipy": (asl.det, (A,)),
 }
 
@@ -206,7 +209,10 @@ def _complex_eig(a):
     return w.astype(complex), v.astype(complex)
 
 
-REFS = {"eig_real": lambda a: _complex_eig(a), "eigvals": lambda a: np.linalg.eigvals(a).astype(complex)}
+REFS = {"eig_real": lambda a: _complex_eig(a), "eigvals": lambda a: np.linalg.eigvals(a).astype(complex),
+        "eigh_scipy_generalized": lambda a, b: scipy.linalg.eigh(a, b, eigvals_only=True),
+        "eigh_scipy_upper": lambda a: scipy.linalg.eigh(a, lower=False, eigvals_only=True),
+        "qr_scipy": lambda a: scipy.linalg.qr(a)}
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

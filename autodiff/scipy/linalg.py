@@ -80,8 +80,8 @@ def _f(a):
         name = sys._getframe(1).f_code.co_name.lstrip("_")
         raise UnsupportedError(
             f"scipy.linalg.{name}: complex input is not supported by this function yet; "
-            "complex solve, inv, det, pinv, cholesky, cho_solve, solve_triangular, expm, "
-            "schur(output='complex') and rsf2csf are", source=user_source())
+            "complex solve, inv, det, pinv, cholesky, cho_solve, solve_triangular, eigh, svd, "
+            "svdvals, qr, expm, schur(output='complex') and rsf2csf are", source=user_source())
     return _anp.astype(a, _np.float64) if kind != "f" else a
 
 
@@ -279,7 +279,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     scipy); Householder reflections with LAPACK's signs."""
     if pivoting:
         raise UnsupportedError("qr: pivoting=True is not supported", source=user_source())
-    a = _f(a)
+    a = _fc(a)
     if mode == "r":
         return (_anp.linalg.qr(a, mode="r"),)
     q, r = _anp.linalg.qr(a, mode="complete" if mode == "full" else "reduced")
@@ -288,34 +288,38 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
 
 def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
     """``scipy.linalg.svd`` (accurate composition when traced; see ``numpy.linalg.svd``)."""
-    return _anp.linalg.svd(_f(a), full_matrices=full_matrices, compute_uv=compute_uv)
+    return _anp.linalg.svd(_fc(a), full_matrices=full_matrices, compute_uv=compute_uv)
 
 
 @_npfunc(None)
 def svdvals(a, overwrite_a=False, check_finite=True):
     """Singular values, descending."""
-    return _anp.linalg.svd(_f(a), compute_uv=False)
+    return _anp.linalg.svd(_fc(a), compute_uv=False)
 
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
          check_finite=True, subset_by_index=None, subset_by_value=None, driver=None):
-    """``scipy.linalg.eigh`` for real symmetric ``a`` (reading its ``lower`` or upper
-    triangle), optionally generalized with positive-definite ``b`` (``type`` 1: a v = λ b v),
+    """``scipy.linalg.eigh`` for real symmetric or complex Hermitian ``a`` (reading its
+    ``lower`` or upper triangle), optionally generalized with positive-definite ``b``
+    (``type`` 1: a v = λ b v),
     with ``eigvals_only`` and ``subset_by_index``; ``subset_by_value`` needs concrete values."""
     return _eigh(a, b, lower, eigvals_only, type, subset_by_index, subset_by_value)
 
 
 @_npfunc(None)
 def _eigh(a, b, lower, eigvals_only, type, subset_by_index, subset_by_value):
-    a = _f(a)
-    A = _sym_from(a, lower)
+    a = _fc(a)
+    if b is not None:
+        a, b = _promote(a, _fc(b))
+    A = _sym_from(a, lower, hermitian=True)
     if b is not None:
         if type != 1:
             raise UnsupportedError("eigh: only type=1 generalized problems", source=user_source())
-        Lb = _anp.linalg.cholesky(_sym_from(_f(b), lower))
-        C = solve_triangular(Lb, _anp.swapaxes(solve_triangular(Lb, A, lower=True), -1, -2), lower=True)
+        # b = L Lᴴ: a v = λ b v is C y = λ y with C = L⁻¹ a L⁻ᴴ = L⁻¹ (L⁻¹ a)ᴴ, v = L⁻ᴴ y
+        Lb = _anp.linalg.cholesky(_sym_from(b, lower, hermitian=True))
+        C = solve_triangular(Lb, _la._mH(solve_triangular(Lb, A, lower=True)), lower=True)
         w, y = _anp.linalg.eigh(C)
-        v = solve_triangular(Lb, y, lower=True, trans=1)
+        v = solve_triangular(Lb, y, lower=True, trans=2)
     else:
         w, v = _anp.linalg.eigh(A)
     if subset_by_index is not None:
