@@ -30,7 +30,7 @@ REASONS = {
     "jax.numpy.fft": {},
     "jax.numpy.linalg": {},
     "jax.scipy.special": {"wofz": _COMPLEX + " (the Faddeeva function of a complex argument)"},
-    "jax.scipy.linalg": {"rsf2csf": _COMPLEX + " (real Schur form to complex Schur form)"},
+    "jax.scipy.linalg": {},
     "jax.nn": {
         "scaled_dot_general": "block-scaled quantized matmul: quantizes its operands to float8/float4 "
                               "(mxfp8, nvfp4), dtypes numpy lacks; scaled_matmul is here",
