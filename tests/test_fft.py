@@ -355,6 +355,16 @@ def test_lowering_imports_no_fft_library():
     assert "after a numba compile: True" in out.stdout      # the entry point, upstream
 
 
+def test_missing_rocket_fft_is_a_clear_error(monkeypatch):
+    from autodiff.backends import numba_cpu, numba_fft
+    from autodiff.errors import UnsupportedError
+    from autodiff.transforms.passes import run_pipeline
+    monkeypatch.setattr(numba_fft, "ROCKET_FFT_VERSION", None)
+    closed = ad.make_jaxpr(lambda v: anp.fft.rfft(v) * 2.0)(X_EVEN)
+    with pytest.raises(UnsupportedError, match="pip install rocket-fft"):
+        numba_cpu.lower(run_pipeline(closed))
+
+
 @pytest.mark.slow
 def test_fft_kernels_load_from_the_disk_cache(tmp_path):
     # rocket-fft's routines are compiled into the kernel: a second process loads it from
