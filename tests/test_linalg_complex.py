@@ -356,7 +356,9 @@ def _prims(a, b, h):
     # every linalg primitive with a Numba lowering (eig: LAPACK on the host inside the kernel)
     return (anp.linalg.solve(a, b), anp.linalg.inv(a), tuple(anp.linalg.slogdet(a)),
             anp.linalg.cholesky(h), tuple(anp.linalg.eigh(h)),
-            anp.linalg.solve_triangular(a, b, lower=True, trans="C"), tuple(anp.linalg.eig(a)))
+            anp.linalg.solve_triangular(a, b, lower=True, trans="C"), tuple(anp.linalg.eig(a)),
+            # a non-Hermitian input: both read the lower triangle (and the diagonal's real part)
+            anp.linalg.eigvalsh(a), anp.linalg.cholesky(h + anp.triu(a, 1)))
 
 
 JIT_PRIMS = ad.jit(_prims)
@@ -377,6 +379,8 @@ def test_jit_compiles_and_matches_the_interpreter(dtype):
     np.testing.assert_allclose(got[2][0], np.linalg.slogdet(a)[0], rtol=tol, atol=tol)
     np.testing.assert_allclose(got[5], scipy.linalg.solve_triangular(a, b, lower=True, trans="C"),
                                rtol=tol, atol=tol * 10)
+    np.testing.assert_allclose(got[7], np.linalg.eigvalsh(a), rtol=tol, atol=tol * 10)
+    np.testing.assert_allclose(got[8], np.linalg.cholesky(h + np.triu(a, 1)), rtol=tol, atol=tol * 10)
 
 
 JIT_GRAD = ad.jit(ad.grad(lambda a: GRAD_FUNCS["abs_det2"][0](a) + GRAD_FUNCS["tr_inv"][0](a)
