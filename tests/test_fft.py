@@ -494,6 +494,10 @@ def test_cuda_backend_host_fallback():
         np.testing.assert_allclose(np.asarray(f(x)), np.sin(x) + x, atol=1e-12)
         h = ad.jit(lambda v: anp.fft.rfft(anp.cos(v), n=9), backend="cuda")
         np.testing.assert_allclose(np.asarray(h(x)), np.fft.rfft(np.cos(x), n=9), atol=1e-12)
+        # reverse mode: the transposes (conj, weights, fft) between device kernels
+        g = ad.jit(ad.grad(lambda v: anp.sum(anp.fft.irfft(anp.fft.rfft(v), n=8) ** 2)),
+                   backend="cuda")
+        np.testing.assert_allclose(np.asarray(g(x)), 2.0 * x, atol=1e-12)
         print("ok")
     """)
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
