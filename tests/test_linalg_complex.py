@@ -383,6 +383,18 @@ def test_jit_compiles_and_matches_the_interpreter(dtype):
     np.testing.assert_allclose(got[8], np.linalg.cholesky(h + np.triu(a, 1)), rtol=tol, atol=tol * 10)
 
 
+@pytest.mark.slow          # ~20 s of Numba compiles: the compositions' kernels are long
+def test_jit_compositions_compile_and_match_numpy():
+    cases = [(lambda a: tuple(anp.linalg.qr(a)), lambda a: tuple(np.linalg.qr(a))),
+             (lambda a: anp.linalg.svd(a, compute_uv=False), lambda a: np.linalg.svd(a, compute_uv=False)),
+             (anp.linalg.pinv, np.linalg.pinv), (asl.expm, scipy.linalg.expm),
+             (lambda a: asl.schur(a, output="complex")[0], lambda a: scipy.linalg.schur(a, output="complex")[0])]
+    for f, ref in cases:
+        got = assert_compiled(ad.jit(f), A)
+        for g, w in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(ref(A))):
+            np.testing.assert_allclose(g, w, atol=1e-12)
+
+
 JIT_GRAD = ad.jit(ad.grad(lambda a: GRAD_FUNCS["abs_det2"][0](a) + GRAD_FUNCS["tr_inv"][0](a)
                           + GRAD_FUNCS["eigvals2"][0](a)))
 
