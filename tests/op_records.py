@@ -378,6 +378,12 @@ for _n, _lo, _hi in [("add", -2, 2), ("sub", -2, 2), ("mul", -2, 2), ("div", 0.5
     sample(_n, [Z(2, 3, lo=_lo, hi=_hi), Z(2, 3, lo=_lo, hi=_hi)])
     sample(_n, [Z(lo=_lo, hi=_hi), Z(3, lo=_lo, hi=_hi)])
 sample("eq", [Z(values=[1 + 1j, 2j, 3]), Z(values=[1 + 1j, 2, 3])])
+# max/min and the order comparisons: numpy's lexicographic order (ties in the real part
+# decided by the imaginary part)
+for _n in ["max", "min", "lt", "le", "gt", "ge"]:
+    sample(_n, [Z(2, 3), Z(2, 3)])
+    sample(_n, [Z(values=[1 + 2j, 1 - 1j, 3, 2j]), Z(values=[1 + 1j, 1 + 0j, -3j, 2j])],
+           fd=False)
 sample("select", [B(2, 3), Z(2, 3), Z(2, 3)])
 sample("select", [B(3), Z(), Z(3)])
 sample("convert_element_type", [Z(2, 3)], new_dtype=np.dtype(np.complex64))
@@ -512,7 +518,9 @@ _custom_samples()
 
 def _eqn_sample(prim_name, fun, *example):
     def find(dt):
-        args = [np.asarray(a, dt) if np.asarray(a).dtype.kind == "f" else a for a in example]
+        args = [np.asarray(a, dt) if np.asarray(a).dtype.kind == "f" else
+                np.asarray(a, complex_dtype(dt)) if np.asarray(a).dtype.kind == "c" else a
+                for a in example]
         closed = ad.make_jaxpr(fun)(*args)
         env = dict(zip(closed.jaxpr.constvars, closed.consts))
         env.update(zip(closed.jaxpr.invars, args))
@@ -525,8 +533,10 @@ def _eqn_sample(prim_name, fun, *example):
         raise AssertionError(f"{prim_name} not recorded")
 
     ins, _ = find(np.float64)
-    # float operands random (dtype from the test), the rest (indices, counters) as recorded
-    makers = [A(*np.shape(v)) if np.asarray(v).dtype.kind == "f"
+    # float and complex operands random (dtype from the test), the rest (indices,
+    # counters) as recorded
+    makers = [A(*np.shape(v)) if np.asarray(v).dtype.kind == "f" else
+              Z(*np.shape(v)) if np.asarray(v).dtype.kind == "c"
               else A(values=np.asarray(v), dtype=np.asarray(v).dtype) for v in ins]
     RECORDS.setdefault(prim_name, []).append(
         Record(prim_name, makers, DTypeParams(lambda dt: find(dt)[1])))
@@ -560,6 +570,19 @@ def _other_samples():
         _eqn_sample("pure_callback", lambda a, b, m=method: ad.pure_callback(
             lambda u, v: np.sin(u) * v, ad.ShapeDtypeStruct(a.shape, a.dtype), a, b,
             vmap_method=m), x, y)
+    # complex values through the control flow: operands, carries and scanned slices
+    zx, zy = np.array([0.3 + 1j, -1.2 - 0.5j]), np.array([1.5 - 0.2j, 0.5 + 0.7j])
+    for pred in (1.0, -1.0):
+        _eqn_sample("cond", lambda p, a, b: lax.cond(p > 0, lambda a, b: a * b,
+                                                     lambda a, b: anp.sin(a) + anp.conj(b),
+                                                     a, b), pred, zx, zy)
+    _eqn_sample("scan", lambda c, xs: lax.scan(lambda c, v: (c * anp.exp(v), anp.real(c * v)),
+                                               c, xs),
+                zx, np.array([[0.5 + 0.1j, 1.0j], [0.2, -1.0 + 0.3j], [0.1j, 0.2]]))
+    _eqn_sample("while", lambda a: lax.while_loop(lambda c: c[0] < 3,
+                                                  lambda c: (c[0] + 1, anp.sin(c[1]) * (1 - 0.5j)),
+                                                  (0, a))[1], zx)
+    _eqn_sample("remat", ad.checkpoint(lambda a, b: anp.sin(a * b) * anp.conj(a)), zx, zy)
     # no results
     _eqn_sample("debug_callback",
                 lambda a: (ad.debug.callback(DEBUG_SEEN.append, a), a * 2.0)[1], x)
