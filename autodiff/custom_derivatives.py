@@ -83,10 +83,11 @@ def _concrete_tracers(flat):
     return _has_tracer(flat) and all(is_concrete(x) for x in flat)
 
 
-def _all_abstract(flat):
-    """Every input is a tracer without a value (the rule would be traced abstractly)."""
+def _abstract(flat):
+    """Some input is a tracer without a value (the rule would be traced abstractly; the
+    others may be constants of the program)."""
     from .core import is_concrete
-    return all(isinstance(x, Tracer) and not is_concrete(x) for x in flat)
+    return any(isinstance(x, Tracer) and not is_concrete(x) for x in flat)
 
 
 def _result_has_tracer(out):
@@ -353,7 +354,7 @@ class custom_jvp:
             # called by the jvp transform: on abstract primals a cached trace of the rule
             # when the key allows; on values (an eager jvp) the user's rule, which may then
             # check them (a singular matrix raises LinAlgError eagerly)
-            run = jvp_traced(xs, ts) if key is not None and _all_abstract(xs) else None
+            run = jvp_traced(xs, ts) if key is not None and _abstract(xs) else None
             return run(xs, ts) if run is not None else jvp_user_flat(xs, ts)
 
         if _pretrace_wanted(fun, concrete):
@@ -670,7 +671,7 @@ class custom_vjp:
             # called by the jvp rule, when a transform needs fwd: on abstract inputs a cached
             # trace of it when the key allows; on values (an eager jvp) the user's function,
             # which may then check them (a singular matrix raises LinAlgError eagerly)
-            run = fwd_traced(xs) if key is not None and _all_abstract(xs) else None
+            run = fwd_traced(xs) if key is not None and _abstract(xs) else None
             return run(*xs) if run is not None else fwd_user_flat(xs)
 
         if _pretrace_wanted(fun, concrete):
