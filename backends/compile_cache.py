@@ -211,6 +211,8 @@ def _version_text():
         _openmp_defaults()           # before Numba's threading layer loads (see there)
         from .numba_upstream import lazy_blas_check
         lazy_blas_check()            # before Numba's first compile (see numba_upstream)
+        from .numba_upstream import defer_fft_extension
+        defer_fft_extension()        # before Numba's first dispatcher (see numba_upstream)
         import numba
         from .. import __version__
         try:

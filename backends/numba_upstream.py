@@ -15,15 +15,72 @@ scipy at all. :func:`lazy_blas_check` answers the question from the package inde
 (is scipy installed?), which gives Numba the same answer without the import; Numba's
 linear-algebra code paths still call the real ``ensure_blas`` when they compile, so they
 import scipy exactly when they use it.
+
+**Numba runs every installed extension's entry point at its first dispatcher.**
+``numba.core.entrypoints.init_all`` (called when the first ``Dispatcher`` or CPU context of
+a process is built) loads each ``numba_extensions`` entry point. rocket-fft, autodiff's FFT
+kernel library, registers one, and importing it imports ``scipy.fft`` and builds its
+overloads: 0.1-0.2 s added to the first compile of every process, fft or not.
+:func:`defer_fft_extension` runs the other extensions' entry points as Numba would and
+leaves rocket-fft's to the kernels that call it (their generated source imports
+``rocket_fft``, which registers everything on import; its entry point function is empty).
 """
 import importlib.util
 import sys
 import threading
 
-__all__ = ["lazy_blas_check"]
+__all__ = ["lazy_blas_check", "defer_fft_extension"]
 
 _lock = threading.Lock()
 _done = False
+_ext_done = False
+
+#: extension packages whose Numba entry point waits for the kernels that use them
+DEFERRED_EXTENSIONS = ("rocket_fft",)
+
+
+def defer_fft_extension():
+    """Initialize Numba's extensions now, except rocket-fft's (imported by fft kernels).
+
+    Idempotent; a no-op once Numba has initialized its extensions itself, or when Numba's
+    layout differs from the one this was written for. A failing extension warns, as in
+    Numba.
+
+    >>> from autodiff.backends.numba_upstream import defer_fft_extension
+    >>> defer_fft_extension()
+    >>> import numba.core.entrypoints as ep
+    >>> ep._already_initialized
+    True
+    """
+    global _ext_done
+    if _ext_done:
+        return
+    with _lock:
+        if _ext_done:
+            return
+        _ext_done = True
+        try:
+            import numba.core.entrypoints as ep
+            from importlib import metadata
+        except ImportError:            # pragma: no cover - another Numba layout
+            return
+        if getattr(ep, "_already_initialized", True):
+            return
+        ep._already_initialized = True
+        import warnings
+        try:
+            eps = metadata.entry_points().select(group="numba_extensions", name="init")
+        except Exception:  # noqa: BLE001 - a broken metadata index: let Numba's loader try
+            ep._already_initialized = False
+            return
+        for entry in eps:
+            if entry.module.split(".")[0] in DEFERRED_EXTENSIONS:
+                continue
+            try:
+                entry.load()()
+            except Exception as e:  # noqa: BLE001 - Numba's own policy: warn and go on
+                warnings.warn(f"Numba extension module '{entry.module}' failed to load due "
+                              f"to '{type(e).__name__}({e})'.", stacklevel=2)
 
 
 def lazy_blas_check():
