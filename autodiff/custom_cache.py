@@ -174,40 +174,45 @@ def value_key(v):
         return None
 
 
-def cached_trace(kind, key, trace):
-    """The cached result of ``trace()`` under ``(kind, key)``; ``key=None`` traces uncached.
+def cached_trace(kind, key, trace, values_ok=True):
+    """The cached result of ``trace()`` under ``(kind,) + key``.
 
     ``trace()`` traces abstractly and returns ``(closed_jaxpr, *extra)``. When it raises
-    ``ConcretizationError`` the function needs values: :data:`NEEDS_VALUES` is returned
-    (and remembered). A trace whose constants hold tracers (it closed over a traced
-    value the key could not see) is returned but not cached.
+    ``ConcretizationError`` the function needs values: that is remembered, and with
+    ``values_ok`` (the caller can trace it with values instead) :data:`NEEDS_VALUES` is
+    returned; without, the error propagates. With ``values_ok`` any other error of the
+    abstract trace also returns :data:`NEEDS_VALUES` (the trace with values then shows the
+    function's own behaviour on values, its errors included). A trace whose constants hold
+    tracers (it closed over a traced value the key could not see) is returned, not cached.
     """
+    from .ir import ClosedJaxpr
     from .tracing import Tracer
-    if key is None:
-        try:
-            return trace()
-        except ConcretizationError:
-            return NEEDS_VALUES
     full = (kind,) + key
     try:
         hit = _CACHE.get(full)
+        hashable = True
     except TypeError:                   # a treedef with unhashable aux data
-        try:
-            return trace()
-        except ConcretizationError:
-            return NEEDS_VALUES
+        hit, hashable = None, False
     if hit is not None:
         return hit
     try:
         result = trace()
     except ConcretizationError:
-        _CACHE.put(full, NEEDS_VALUES)
+        if hashable:
+            _CACHE.put(full, NEEDS_VALUES)
+        if values_ok:
+            return NEEDS_VALUES
+        raise
+    except Exception:
+        if not values_ok:
+            raise
+        if hashable:
+            _CACHE.put(full, NEEDS_VALUES)
         return NEEDS_VALUES
     closed = result[0]
-    if any(isinstance(c, Tracer) for c in closed.consts):
+    if not hashable or any(isinstance(c, Tracer) for c in closed.consts):
         return result
     # the entry owns its constants: an array the function closed over may change in place
-    from .ir import ClosedJaxpr
     closed = ClosedJaxpr(closed.jaxpr, [c.copy() if isinstance(c, np.ndarray) else c
                                         for c in closed.consts])
     result = (closed,) + tuple(result[1:])

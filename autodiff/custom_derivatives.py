@@ -179,7 +179,8 @@ def _trace_cached(kind, key, fun, flat, in_tree, concrete, name):
     from .api import trace_fun
     if key is not None:
         got = cached_trace(kind, key + (_avals_key(flat), in_tree),
-                           lambda: trace_fun(fun, flat, in_tree, concrete=False, name=name))
+                           lambda: trace_fun(fun, flat, in_tree, concrete=False, name=name),
+                           values_ok=concrete)
         if got is not NEEDS_VALUES:
             return got[0], got[1], True
     return trace_fun(fun, flat, in_tree, concrete=concrete, name=name) + (False,)
@@ -333,9 +334,10 @@ class custom_jvp:
                   if P.shape_of(t) != P.shape_of(o) else t for t, o in zip(tf, of)]
             return of, tf
 
-        def jvp_traced(xs, ts):
+        def jvp_traced(xs, ts, values_ok):
             """The rule as a traced program (from the cache): ``(xs, ts) -> (outs, touts)``,
-            or None when it needs values."""
+            or None when it needs values (``values_ok``: the caller traces it with values
+            then; else the abstract trace's error propagates)."""
             both = list(xs) + list(ts)
             n = len(xs)
 
@@ -344,7 +346,8 @@ class custom_jvp:
                     lambda *a: sum(map(list, jvp_user_flat(list(a[:n]), list(a[n:]))), []),
                     both, tree_flatten(tuple(both))[1], concrete=False, name="custom_jvp_rule")
                 return (closed,)
-            got = cached_trace("custom_jvp rule", key + (_avals_key(both), in_tree), trace)
+            got = cached_trace("custom_jvp rule", key + (_avals_key(both), in_tree), trace,
+                               values_ok)
             if got is NEEDS_VALUES:
                 return None
             run = _flat_rule_from_trace(got[0], len(got[0].jaxpr.outvars) // 2)
@@ -354,14 +357,14 @@ class custom_jvp:
             # called by the jvp transform: on abstract primals a cached trace of the rule
             # when the key allows; on values (an eager jvp) the user's rule, which may then
             # check them (a singular matrix raises LinAlgError eagerly)
-            run = jvp_traced(xs, ts) if key is not None and _abstract(xs) else None
+            run = jvp_traced(xs, ts, False) if key is not None and _abstract(xs) else None
             return run(xs, ts) if run is not None else jvp_user_flat(xs, ts)
 
         if _pretrace_wanted(fun, concrete):
             # the rule traced now: abstractly once per key, or on the primals' values when it
             # needs them (a Python loop in it then works under grad)
             zeros = [np.zeros(P.shape_of(x), P.dtype_of(x)) for x in flat]
-            run = jvp_traced(flat, zeros) if key is not None else None
+            run = jvp_traced(flat, zeros, True) if key is not None else None
             jvp_flat = run or self._pretrace_rule(jvp_user_flat, flat, in_tree) or jvp_flat
         outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, jvp=jvp_flat,
                                       num_consts=len(consts), symbolic_zeros=False)
@@ -654,14 +657,17 @@ class custom_vjp:
 
         n_out = len(call_jaxpr.outvars)
 
-        def fwd_traced(xs):
-            """``fwd`` as a traced program (from the cache), or None when it needs values."""
+        def fwd_traced(xs, values_ok):
+            """``fwd`` as a traced program (from the cache), or None when it needs values
+            (``values_ok``: the caller traces it with values then; else the abstract
+            trace's error propagates)."""
             def trace():
                 closed, _ = trace_fun(lambda *d: sum(map(list, fwd_user_flat(list(d))), []),
                                       xs, tree_flatten(tuple(xs))[1], concrete=False,
                                       name="custom_vjp_fwd")
                 return closed, box["res_tree"]
-            got = cached_trace("custom_vjp fwd", key + (_avals_key(xs), in_tree), trace)
+            got = cached_trace("custom_vjp fwd", key + (_avals_key(xs), in_tree), trace,
+                               values_ok)
             if got is NEEDS_VALUES:
                 return None
             fwd_closed, box["res_tree"] = got
@@ -671,13 +677,13 @@ class custom_vjp:
             # called by the jvp rule, when a transform needs fwd: on abstract inputs a cached
             # trace of it when the key allows; on values (an eager jvp) the user's function,
             # which may then check them (a singular matrix raises LinAlgError eagerly)
-            run = fwd_traced(xs) if key is not None and _abstract(xs) else None
+            run = fwd_traced(xs, False) if key is not None and _abstract(xs) else None
             return run(*xs) if run is not None else fwd_user_flat(xs)
 
         if _pretrace_wanted(fun, concrete):
             # fwd traced now, on the inputs' values when it needs them (a Python loop in it
             # then works under grad), else abstractly, once per key
-            run = fwd_traced(flat) if key is not None else None
+            run = fwd_traced(flat, True) if key is not None else None
             if run is None:
                 with _PRETRACING:
                     fwd_closed, _ = trace_fun(

@@ -336,6 +336,23 @@ def test_value_dependent_body_is_traced_with_values_each_call():
         ad.jit(halve_until_small)(3.0)
 
 
+def test_a_body_that_fails_only_on_abstract_values_is_traced_with_values():
+    from autodiff.core import is_concrete
+
+    @ad.custom_vjp
+    def checked(x):
+        if not is_concrete(x):                   # library code that wants values, say
+            raise ValueError("checked needs a value")
+        return anp.sin(x)
+
+    checked.defvjp(lambda x: (checked(x), anp.cos(x)), lambda c, g: (c * g,))
+    for x in (0.2, 0.9):
+        v, g = ad.value_and_grad(checked)(x)
+        np.testing.assert_allclose((v, g), (np.sin(x), np.cos(x)), rtol=1e-15)
+    with pytest.raises(ValueError, match="needs a value"):
+        ad.jit(checked)(0.2)
+
+
 def test_custom_jvp_rule_traces_are_cached_and_right():
     _Traces.seen = rule_calls = []
 
