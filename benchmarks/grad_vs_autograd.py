@@ -19,7 +19,9 @@ same Python code:
 
 Each gradient call retraces (no jit, as autograd always does); a trace with the
 structure of an earlier one reuses that one's transformed programs (jvp, partial
-evaluation, transpose), run as straight-line code. Reported: the best of several batches
+evaluation, transpose), run as straight-line code. A custom function's body and rules
+(the fixed point's custom_vjp, its adjoint solve) are traced once per key and reused
+(``autodiff.custom_cache``); every call still runs its loops on the new values. Reported: the best of several batches
 of ``--calls`` calls, in process CPU time (robust to other jobs on the machine), per
 call and per user-level operation. Goal: ratio (autodiff / autograd) <= 1 on every row.
 """
