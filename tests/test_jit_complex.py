@@ -66,6 +66,7 @@ _RECS = _complex_records()
 _CHUNK = 20
 
 
+@pytest.mark.slow        # five compiles of ~20 records each (~15 s of CPU)
 @pytest.mark.parametrize("k", range(0, len(_RECS), _CHUNK))
 def test_complex64_records_compiled_match_interpreter(k):
     recs = _RECS[k:k + _CHUNK]
