@@ -1,4 +1,5 @@
-"""``numpy.linalg`` for concrete and traced values, differentiable.
+"""``numpy.linalg`` for concrete and traced values, differentiable; complex input follows
+JAX's conventions (docs/complex.md): Hermitian ``cholesky``/``eigh``, complex ``eig``.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> A = np.array([[2.0, 0.0], [0.0, 4.0]])
