@@ -34,7 +34,11 @@ it for a GPU. A program is one Python module:
 
 Math is CUDA's libdevice through numba-cuda (``backends/cuda_math.py``; numpy under the
 simulator). Expressions name it ``«M».exp(x)``; kernels resolve ``«M»`` to ``_dm``
-(``cuda_math``), host statements to ``_hm`` (numpy).
+(``cuda_math``), host statements to ``_hm`` (numpy). Complex values use
+``«C».cexp(z)`` and friends (:data:`CUDA_EW_COMPLEX`: ``cmath`` and numpy's division,
+order, ``sign`` and integer powers as device functions; ``_hc``, numpy, on the host); a
+program in which a complex value meets a primitive without complex code here
+(``dot_general``, ``pow``, ``scatter_add``, linear algebra) runs on the interpreter.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp     # doctest: +SKIP
 >>> from autodiff.backends.numba_cuda import lower                # doctest: +SKIP
@@ -247,7 +251,8 @@ for _n in ("real", "imag", "conj", "complex"):
 
 #: opaque primitives whose device code (or host call) takes complex values as it is
 COMPLEX_OPAQUE = frozenset(("pad", "concatenate", "dynamic_slice", "dynamic_update_slice",
-                            "gather", "scatter", "cumsum", "cumprod", "cond", "while", "scan"))
+                            "gather", "scatter", "cumsum", "cumprod", "cummax", "cummin",
+                            "argmax", "argmin", "cond", "while", "scan"))
 
 
 def _check_complex(jaxpr):
@@ -1222,6 +1227,9 @@ def _op_argext(kind):
         def body(I):
             # the first extreme wins; the first NaN wins over everything (numpy)
             cond = f"(_v {cmp} _best)" + (" or (_v != _v and _best == _best)" if nan else "")
+            if x.aval.dtype.kind == "c":     # lexicographic; a NaN in either part
+                cond = (f"(not «C».cisnan(_best)) and («C».c{'gt' if kind == 'max' else 'lt'}"
+                        f"(_v, _best) or «C».cisnan(_v))")
             return ["_bi = 0", f"if {d[axis]} > 0:",
                     f"    _best = {X}[{_lane(I, axis, '0')}]",
                     f"    for _k in range(1, {d[axis]}):",

@@ -339,6 +339,7 @@ def test_upstream_numba_complex_division_by_zero_raises():
 
 _CUDA_CODE = r'''
 import numpy as np, warnings, autodiff as ad, autodiff.numpy as anp
+from autodiff import primitives as P
 warnings.simplefilter("ignore")
 ad.config.update("jit_background_compile", False)
 rng = np.random.default_rng(0)
@@ -360,6 +361,12 @@ cases = {
                    (cz(700), cz(2, 300))),
     "complex64": (lambda a: (anp.sum(a * a, axis=1), anp.exp(a) / (a + 1)),
                   (cz(3, 40, dt=np.complex64),)),
+    "running": (lambda t: (P.cummax_p.bind(t, axis=1, reverse=False),
+                           P.cummin_p.bind(t, axis=0, reverse=True),
+                           P.argmax_p.bind(t, axis=1, index_dtype=np.dtype(np.int64)),
+                           P.argmin_p.bind(t, axis=0, index_dtype=np.dtype(np.int32))),
+                (np.array([[1 + 2j, 1 - 1j, -1 + 3j, 1 + 0.5j],
+                           [0.5j, complex(np.nan, 1), 2 - 1j, 2 + 1j]]),)),
     "dot": (lambda a: a @ a.T, (cz(3, 3),)),
 }
 for name, (f, args) in cases.items():
@@ -391,7 +398,7 @@ def test_complex_programs_on_the_cuda_simulator():
     assert r.returncode == 0, r.stderr[-3000:]
     rows = {ln.split()[1]: ln.split()[2:] for ln in r.stdout.splitlines()
             if ln.startswith("CASE")}
-    assert len(rows) == 7, r.stdout
+    assert len(rows) == 8, r.stdout
     for name, (state, ok, *reason) in rows.items():
         assert ok == "True", (name, r.stdout)
         if name == "dot":      # no complex matrix product kernel: the interpreter runs it
