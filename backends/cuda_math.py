@@ -24,8 +24,8 @@ their inverses, ``isfinite``), ``expm1``/``log1p``/``exp2`` written from real fu
 and numpy's semantics where a plain expression would differ, one Python definition each
 for the device and the host (:data:`HOST`): ``cdiv`` (Smith's division; inf/nan at zero),
 the lexicographic comparisons ``clt``/``cle``/``cgt``/``cge`` with numpy's NaN rules,
-``cmax``/``cmin`` (``np.maximum``/``np.minimum``), ``csign`` (``z/|z|``), ``cipow``
-(binary exponentiation). They mirror backends/numba_complex.py, the CPU kernels' versions.
+``cmax``/``cmin`` (``np.maximum``/``np.minimum``), ``csign`` (``z/|z|``), ``cipow`` and
+``cpow`` (numpy's powers: binary exponentiation for integral exponents, ``0 ** b``). They mirror backends/numba_complex.py, the CPU kernels' versions.
 
 >>> import os
 >>> from autodiff.backends import cuda_math     # doctest: +SKIP
@@ -107,7 +107,7 @@ else:                                              # pragma: no cover - needs a 
 COMPLEX_NAMES = ("cexp", "clog", "csqrt", "csin", "ccos", "ctan", "csinh", "ccosh", "ctanh",
                  "casin", "cacos", "catan", "casinh", "cacosh", "catanh", "cexpm1", "clog1p",
                  "cexp2", "cisfinite", "cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge",
-                 "cmax", "cmin", "cipow")
+                 "cmax", "cmin", "cipow", "cpow")
 _LN2 = 0.6931471805599453
 _NP_COMPLEX = dict(cexp=np.exp, clog=np.log, csqrt=np.sqrt, csin=np.sin, ccos=np.cos,
                    ctan=np.tan, csinh=np.sinh, ccosh=np.cosh, ctanh=np.tanh, casin=np.arcsin,
@@ -228,15 +228,28 @@ def _make_complex():
             return div(complex(1.0, 0.0), acc)
         return acc
 
+    ipow = wrap(cipow)
+
+    def cpow(a, b):
+        br, bi = b.real, b.imag
+        if br == 0 and bi == 0:
+            return complex(1.0, 0.0)
+        if a.real == 0 and a.imag == 0:
+            return complex(0.0, 0.0) if br > 0 else complex(math.nan, math.nan)
+        if bi == 0 and -100 < br < 100 and br == math.floor(br):
+            return ipow(a, int(br))
+        return cmath.exp(complex(b.real, b.imag) * cmath.log(complex(a.real, a.imag)))
+
     return dict(cisnan=isnan, clt=wrap(_clt), cle=le, cgt=wrap(_cgt), cge=ge, cdiv=div,
-                csign=wrap(_csign), cmax=wrap(cmax), cmin=wrap(cmin), cipow=wrap(cipow))
+                csign=wrap(_csign), cmax=wrap(cmax), cmin=wrap(cmin), cipow=ipow,
+                cpow=wrap(cpow))
 
 
 #: the host functions' namespace (``_hc``): numpy's functions of the same meaning
 HOST = _pytypes.SimpleNamespace(
     **_NP_COMPLEX, cdiv=np.divide, csign=np.sign, cisnan=lambda z: bool(np.isnan(z)),
     clt=np.less, cle=np.less_equal, cgt=np.greater, cge=np.greater_equal, cmax=np.maximum,
-    cmin=np.minimum, cipow=lambda z, n: np.power(z, n))
+    cmin=np.minimum, cipow=lambda z, n: np.power(z, n), cpow=np.power)
 
 if SIMULATOR:
     # kernels run as Python on numpy scalars: numpy's functions, the helpers as device

@@ -12,8 +12,9 @@ with complex values (a real program's module never imports this one):
   own NaN rules (:func:`clt`, :func:`cle`, :func:`cgt`, :func:`cge`; :func:`cmax` and
   :func:`cmin` are ``np.maximum``/``np.minimum``, the first NaN wins);
 * ``sign``: numpy 2's ``z/|z|`` with its infinite cases (Numba's gives nan+nanj at inf);
-* integer powers: numpy's binary exponentiation for ``|n| < 100`` (Numba's ``z ** n``
-  goes through ``exp(n log z)``: ``(1+1j)**7`` is off by 5e-15);
+* powers: numpy's binary exponentiation for integer exponents ``|n| < 100`` (Numba's
+  ``z ** n`` goes through ``exp(n log z)``: ``(1+1j)**7`` is off by 5e-15) and numpy's
+  ``0 ** b`` (Numba gives nan+nanj for ``0 ** (1+1j)``, numpy 0);
 * matrix products: :func:`cmatmul_into`, ``zgemm``/``cgemm`` of the OpenBLAS numpy itself
   loads (the library ``blas_pool`` uses for real products: one BLAS in the process),
   single-threaded; Numba's ``np.dot`` (scipy's BLAS) only where that library is missing.
@@ -39,7 +40,7 @@ _OPTS = dict(fastmath=False, error_model="numpy", nogil=True, forceinline=True)
 _CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 
 __all__ = ["cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax", "cmin", "cipow",
-           "cmatmul_into", "HAVE_ZGEMM"]
+           "cpow", "cmatmul_into", "HAVE_ZGEMM"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -161,6 +162,21 @@ def cipow(z, n):
     if n < 0:
         return cdiv(complex(1.0, 0.0), acc)
     return acc
+
+
+@njit(**_OPTS)
+def cpow(a, b):
+    """``a ** b`` as numpy's ``npy_cpow``: 1 for ``b == 0``; for ``a == 0``, 0 when
+    ``b.real > 0`` else nan+nanj; :func:`cipow` for an integral real ``b`` with
+    ``|b| < 100``; Numba's ``exp(b log a)`` otherwise."""
+    br, bi = b.real, b.imag
+    if br == 0 and bi == 0:
+        return complex(1.0, 0.0)
+    if a.real == 0 and a.imag == 0:
+        return complex(0.0, 0.0) if br > 0 else complex(np.nan, np.nan)
+    if bi == 0 and -100 < br < 100 and br == np.floor(br):
+        return cipow(a, np.int64(br))
+    return complex(a) ** complex(b)
 
 
 # ---------------------------------------------------------------------------------------

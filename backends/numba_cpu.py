@@ -87,7 +87,7 @@ def _is_complex(dt):
 # lexicographic order with numpy's NaN rules, sign, integer powers, complex GEMM. A real
 # program's module never imports it (the names below go to their own import line).
 COMPLEX_HELPERS = frozenset(("cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax",
-                             "cmin", "cipow", "cmatmul_into"))
+                             "cmin", "cipow", "cpow", "cmatmul_into"))
 
 
 def _helper(ctx, name):
@@ -245,6 +245,12 @@ def _ew_compare(op, helper):
 
 def _ew_div(ctx, a):
     return _div(ctx, a[0], a[1])
+
+
+def _ew_pow(ctx, a):
+    if _is_complex(ctx.out_dtype):    # numpy's npy_cpow (integral exponents, 0 ** b)
+        return f"{_helper(ctx, 'cpow')}({a[0]}, {a[1]})"
+    return f"{a[0]} ** {a[1]}"
 
 
 def _ew_exp2(ctx, a):
@@ -1654,7 +1660,7 @@ _ew("integer_pow", _ew_integer_pow)
 for _n, _op in [("add", "+"), ("sub", "-"), ("mul", "*")]:
     _ew(_n, _binop(_op))
 _ew("div", _ew_div, cost=4)
-_ew("pow", _binop("**"), cost=20)
+_ew("pow", _ew_pow, cost=20)
 _ew("max", _ew_max, bool_native=True)
 _ew("min", _ew_min, bool_native=True)
 _ew("atan2", lambda ctx, a: f"np.arctan2({a[0]}, {a[1]})", cost=20)

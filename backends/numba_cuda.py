@@ -38,7 +38,7 @@ simulator). Expressions name it ``«M».exp(x)``; kernels resolve ``«M»`` to `
 ``«C».cexp(z)`` and friends (:data:`CUDA_EW_COMPLEX`: ``cmath`` and numpy's division,
 order, ``sign`` and integer powers as device functions; ``_hc``, numpy, on the host); a
 program in which a complex value meets a primitive without complex code here
-(``dot_general``, ``pow``, ``scatter_add``, linear algebra) runs on the interpreter.
+(``dot_general``, ``scatter_add``, linear algebra) runs on the interpreter.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp     # doctest: +SKIP
 >>> from autodiff.backends.numba_cuda import lower                # doctest: +SKIP
@@ -202,7 +202,7 @@ for _n, _op in [("add", "+"), ("sub", "-"), ("mul", "*"), ("eq", "=="), ("ne", "
 
 # Complex operands (cuda_math's c-names: cmath on a GPU, numpy's semantics where a plain
 # expression differs). «C» is the complex namespace: cuda_math in kernels, its HOST in
-# host functions. A primitive missing here (pow, mod, ...) keeps a program with complex
+# host functions. A primitive missing here (mod, atan2, ...) keeps a program with complex
 # values of it on the interpreter (UnsupportedDTypeError), as do the opaque primitives
 # outside COMPLEX_OPAQUE.
 def _c(name):
@@ -230,6 +230,7 @@ CUDA_EW_COMPLEX = {
     "mul": CUDA_EW["mul"], "eq": CUDA_EW["eq"], "ne": CUDA_EW["ne"],
     "div": _c("cdiv"), "lt": _c("clt"), "le": _c("cle"), "gt": _c("cgt"), "ge": _c("cge"),
     "max": _c("cmax"), "min": _c("cmin"), "sign": _c("csign"), "is_finite": _c("cisfinite"),
+    "pow": _c("cpow"),
     "abs": lambda ctx, a: f"abs({a[0]})",
     "rsqrt": lambda ctx, a: f"«C».cdiv({ctx.lit(1, ctx.out_dtype)}, «C».csqrt({a[0]}))",
     "logistic": lambda ctx, a: (f"«C».cdiv({ctx.lit(1, ctx.out_dtype)}, "

@@ -156,14 +156,24 @@ def test_special_values_match_numpy():
         same_bits(g, r, what=name)
 
 
-def test_integer_power_is_exact_multiplication():
-    # (1+1j)**7 = 8 - 8j exactly by repeated squaring (Numba's z**n: exp(n log z), 5e-15 off)
-    f = ad.jit(lambda z: (z ** 7, z ** 4, z ** -2))
+_powers = ad.jit(lambda z, a, b: (z ** 7, z ** 4, z ** -2, a ** b))
+
+
+def test_powers_follow_numpy():
+    # (1+1j)**7 = 8 - 8j exactly by repeated squaring (Numba's z**n: exp(n log z), 5e-15
+    # off); a complex exponent: numpy's 0 ** b (0 for Re b > 0, else nan) and its integral
+    # exponents (Numba: nan+nanj for 0 ** (1+1j))
     z = np.array([1 + 1j, 2 - 1j])
-    got = assert_compiled(f, z)
+    a = np.array([0j, 0j, 0j, 0j, 1 + 1j, 2 - 1j, 1 + 1j])
+    b = np.array([2 + 0j, -1 + 0j, 1 + 1j, 0j, 3 + 0j, -2 + 0j, 0.5 - 0.25j])
+    got = assert_compiled(_powers, z, a, b)
     assert complex(got[0][0]) == 8 - 8j
     for g, n in zip(got, (7, 4, -2)):
         np.testing.assert_allclose(g, z ** n, rtol=1e-15)
+    with np.errstate(all="ignore"):
+        want = a ** b
+    same_bits(got[3][:6], want[:6])
+    np.testing.assert_allclose(got[3][6], want[6], rtol=1e-15)
 
 
 # ---------------------------------------------------------------------------------
@@ -348,8 +358,8 @@ def cz(*s, dt=np.complex128):
 z, w, x = cz(8), cz(8), np.linspace(0.0, 1.0, 8)
 z[0], w[0], w[1] = 0j, 0j, complex(np.nan, 1.0)        # division by zero, a NaN to order
 cases = {
-    "arith": (lambda z, w: (anp.exp(z) * z / (w + 1j) - anp.sqrt(z), z / w, z ** 5, z ** -2),
-              (z, w)),
+    "arith": (lambda z, w: (anp.exp(z) * z / (w + 1j) - anp.sqrt(z), z / w, z ** 5, z ** -2,
+                            z ** w), (z, w)),
     "transcendental": (lambda z: (anp.sin(z), anp.arctanh(z / 3), anp.log1p(z / 4),
                                   anp.expm1(z), anp.tanh(z), anp.sign(z), anp.abs(z)), (z,)),
     "order": (lambda z, w: (z < w, z >= w, anp.maximum(z, w), anp.minimum(z, w), z == w,
