@@ -162,6 +162,23 @@ def test_complex64_results_have_numpy_dtypes():
         np.testing.assert_allclose(got, f(z), rtol=1e-6)
 
 
+def test_nan_reductions_skip_complex_nans():
+    # a nan in either part makes a complex number nan (numpy's isnan)
+    z = np.array([[1 + 1j, 2.0, complex(np.nan, 1.0), 3j, -0.5 + 2j],
+                  [0.3 - 1j, complex(1.0, np.nan), 1.5 + 0.5j, -2j, 0.7 + 0.1j]])
+    for f in (np.nansum, np.nanmean, np.nanprod, np.nanmax, np.nanmin, np.nanargmax,
+              np.nancumsum, np.nanvar, np.nanstd, np.nanmedian):
+        want = f(z, axis=1)
+        _compare(ad.jit(lambda a: getattr(anp, f.__name__)(a, axis=1), backend="interpret")(z),
+                 want, f.__name__)
+    zf = z[:, [0, 1, 3, 4]][:, [0, 2, 3]]           # distinct real parts: differentiable
+    zf = np.concatenate([zf, np.array([[np.nan + 0j], [np.nan * 1j]])], axis=1)
+    for name in ("nansum", "nanmean", "nanvar", "nanmedian", "nanmax"):
+        ad.check_grads(lambda a: getattr(anp, name)(a, axis=1), (zf,), order=1)
+    with pytest.raises(DTypeError, match="real numbers"):       # numpy's rule, traced
+        ad.jit(lambda a: anp.percentile(a, 50), backend="interpret")(z)
+
+
 def test_sort_complex_dtypes_follow_numpy():
     for dt in (np.float32, np.float64, np.int8, np.int64, np.complex64):
         a = np.array([3, 1, 2], dt)

@@ -238,7 +238,7 @@ def append(arr, values, axis=None):
 
 def _nan_to(a, v):
     a = asarray(a)
-    if dtype_of(a).kind != "f":
+    if dtype_of(a).kind not in "fc":      # complex: nan in either part (numpy's isnan)
         return a
     return where(isnan(a), v, a)
 
@@ -265,7 +265,7 @@ def _nanreduce(red, fill):
         _no_out(out, "nanmax/nanmin")
         a = asarray(a)
         kw = dict(axis=axis, keepdims=keepdims, initial=initial, where=where)
-        if dtype_of(a).kind != "f":
+        if dtype_of(a).kind not in "fc":
             return red(a, **kw)
         out = red(_nan_to(a, fill), **kw)
         if initial is not None:      # numpy: an initial value stands in for all-nan slices

@@ -632,11 +632,25 @@ def _virtual_index(n, q, method):
     return anp.subtract(anp.add(anp.multiply(n, q), a + q * (1 - a - b)), 1)
 
 
+def _real_dtype(dt):
+    return np.empty(0, dt).real.dtype
+
+
+def _real_quantile_input(a, name):
+    # numpy's quantile family refuses complex input (its median and nanmedian take it)
+    if dtype_of(a).kind == "c":
+        from ..errors import DTypeError
+        raise DTypeError(f"{name}: a must be an array of real numbers (numpy's rule), got "
+                         f"{dtype_of(a)}; median and nanmedian take complex arrays",
+                         source=user_source())
+
+
 def _quantile_sorted(s, n, q, method):
     """Quantile q of sorted rows ``s`` (..., m) whose first ``n`` entries are valid."""
     anp = _anp()
     m = shape_of(s)[-1]
-    nf = anp.astype(n, dtype_of(s)) if isinstance(n, Tracer) else float(n)
+    # positions are real (the median of complex rows: nanmedian takes complex, as numpy)
+    nf = anp.astype(n, _real_dtype(dtype_of(s))) if isinstance(n, Tracer) else float(n)
     last = anp.subtract(n, 1)
 
     def at(i):
@@ -731,13 +745,14 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
              *, weights=None, interpolation=None):
     """``numpy.quantile`` with all of numpy's ``method`` s; differentiable in ``a``
     (and in ``q`` for the continuous methods). ``weights=`` (numpy's, with
-    ``method='inverted_cdf'``) works on traced values too.
+    ``method='inverted_cdf'``) works on traced values too. Real input only, as numpy.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> w = np.array([1.0, 1.0, 6.0, 2.0])
     >>> ad.jit(lambda a: anp.quantile(a, 0.5, method="inverted_cdf", weights=w))(np.array([4.0, 1.0, 3.0, 2.0]))
     np.float64(3.0)
     """
+    _real_quantile_input(a, "quantile")
     if weights is not None:
         return _weighted_quantile(a, q, axis, keepdims, interpolation or method, weights, nan=False)
     return _quantile_impl(a, q, axis, keepdims, interpolation or method, nan=False)
@@ -812,6 +827,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
 def nanquantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", keepdims=False,
                 *, weights=None, interpolation=None):
     """``numpy.nanquantile``: quantiles of the non-nan entries (nan where there are none)."""
+    _real_quantile_input(a, "nanquantile")
     if weights is not None:
         return _weighted_quantile(a, q, axis, keepdims, interpolation or method, weights, nan=True)
     return _quantile_impl(a, q, axis, keepdims, interpolation or method, nan=True)
@@ -836,7 +852,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 def _nan_fill(a, v):
     anp = _anp()
     a = asarray(a)
-    if dtype_of(a).kind != "f":
+    if dtype_of(a).kind not in "fc":      # complex: nan in either part (numpy's isnan)
         return a
     return anp.where(anp.isnan(a), v, a)
 
