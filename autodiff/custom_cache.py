@@ -213,7 +213,8 @@ def cached_trace(kind, key, trace, values_ok=True):
     if not hashable or any(isinstance(c, Tracer) for c in closed.consts):
         return result
     # the entry owns its constants: an array the function closed over may change in place
-    closed = ClosedJaxpr(closed.jaxpr, [c.copy() if isinstance(c, np.ndarray) else c
+    # (a plain ndarray: np.array drops a subclass such as the tracing-time table views)
+    closed = ClosedJaxpr(closed.jaxpr, [np.array(c) if isinstance(c, np.ndarray) else c
                                         for c in closed.consts])
     result = (closed,) + tuple(result[1:])
     _CACHE.put(full, result)
