@@ -15,6 +15,10 @@ with complex values (a real program's module never imports this one):
 * powers: numpy's binary exponentiation for integer exponents ``|n| < 100`` (Numba's
   ``z ** n`` goes through ``exp(n log z)``: ``(1+1j)**7`` is off by 5e-15) and numpy's
   ``0 ** b`` (Numba gives nan+nanj for ``0 ** (1+1j)``, numpy 0);
+* functions: numpy's ``tanh`` (Numba's is NaN for ``|Re z| > 710``), ``expm1`` (Numba's
+  loses digits near 0), ``arccosh`` (its branch cut's side for a ``-0`` imaginary part),
+  and ``exp``/``sinh``/``cosh``/``sin``/``cos`` of numbers with a zero part (Numba's
+  overflow gives NaN parts: ``exp(800+0j)`` is inf+nanj);
 * matrix products: :func:`cmatmul_into`, ``zgemm``/``cgemm`` of the OpenBLAS numpy itself
   loads (the library ``blas_pool`` uses for real products: one BLAS in the process),
   single-threaded; Numba's ``np.dot`` (scipy's BLAS) only where that library is missing.
@@ -40,7 +44,8 @@ _OPTS = dict(fastmath=False, error_model="numpy", nogil=True, forceinline=True)
 _CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 
 __all__ = ["cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax", "cmin", "cipow",
-           "cpow", "cmatmul_into", "HAVE_ZGEMM"]
+           "cpow", "cexp", "cexpm1", "csinh", "ccosh", "csin", "ccos", "ctanh", "cacosh",
+           "cmatmul_into", "HAVE_ZGEMM"]
 
 
 # ---------------------------------------------------------------------------------------
@@ -177,6 +182,95 @@ def cpow(a, b):
     if bi == 0 and -100 < br < 100 and br == np.floor(br):
         return cipow(a, np.int64(br))
     return complex(a) ** complex(b)
+
+
+# numpy's complex functions (npy_math's, from FreeBSD msun) where Numba's cmath-based ones
+# differ beyond rounding: tanh's NaN for |Re z| > ~710 (Numba divides inf by inf), expm1's
+# cancellation near 0 (Numba computes exp(z) - 1), acosh's side of the branch cut for a
+# negative zero imaginary part, and the NaN parts of an overflowing exp/sinh/cosh/sin/cos
+# of a number with a zero part (inf * sin(0)). tests/test_jit_complex.py shows each.
+
+@njit(**_OPTS)
+def cexp(z):
+    """numpy's exp: ``(exp(x), y)`` for a zero imaginary part, Numba's otherwise."""
+    if z.imag == 0:
+        return complex(np.exp(z.real), z.imag)
+    return np.exp(z)
+
+
+@njit(**_OPTS)
+def cexpm1(z):
+    """numpy's expm1: ``expm1(x) cos y - 2 sin²(y/2) + i exp(x) sin y``."""
+    a = np.sin(z.imag / 2)
+    return complex(np.expm1(z.real) * np.cos(z.imag) - 2 * a * a,
+                   np.exp(z.real) * np.sin(z.imag))
+
+
+@njit(**_OPTS)
+def csinh(z):
+    """numpy's sinh: ``(sinh x, y)`` for a zero imaginary part, Numba's otherwise."""
+    if z.imag == 0:
+        return complex(np.sinh(z.real), z.imag)
+    return np.sinh(z)
+
+
+@njit(**_OPTS)
+def ccosh(z):
+    """numpy's cosh: ``(cosh x, x y)`` for a zero imaginary part, Numba's otherwise."""
+    if z.imag == 0:
+        return complex(np.cosh(z.real), z.real * z.imag)
+    return np.cosh(z)
+
+
+@njit(**_OPTS)
+def csin(z):
+    """numpy's sin: ``-i sinh(i z)``."""
+    w = csinh(complex(-z.imag, z.real))
+    return complex(w.imag, -w.real)
+
+
+@njit(**_OPTS)
+def ccos(z):
+    """numpy's cos: ``cosh(i z)``."""
+    return ccosh(complex(-z.imag, z.real))
+
+
+@njit(**_OPTS)
+def ctanh(z):
+    """numpy's tanh (Kahan's algorithm, as msun's ctanh): ±1 + tiny imaginary part for
+    ``|x| >= 22``, no overflow."""
+    x, y = z.real, z.imag
+    if x != x:
+        return complex(x, y if y == 0 else x * y)
+    if abs(x) == np.inf:
+        return complex(np.copysign(1.0, x),
+                       np.copysign(0.0, y if abs(y) == np.inf else np.sin(y) * np.cos(y)))
+    if abs(y) == np.inf or y != y:
+        return complex(y - y, y - y)
+    if abs(x) >= 22:
+        e = np.exp(-abs(x))
+        return complex(np.copysign(1.0, x), 4 * np.sin(y) * np.cos(y) * e * e)
+    t = np.tan(y)
+    beta = 1.0 + t * t
+    sh = np.sinh(x)
+    rho = np.sqrt(1 + sh * sh)
+    den = 1 + beta * sh * sh
+    return complex((beta * rho * sh) / den, t / den)
+
+
+@njit(**_OPTS)
+def cacosh(z):
+    """numpy's arccosh: from ``w = arccos(z)`` (whose branch cuts Numba gets right),
+    ``(|Im w|, ±Re w)`` with the sign of ``Im z``."""
+    w = np.arccos(z)
+    rx, ry = w.real, w.imag
+    if rx != rx and ry != ry:
+        return complex(ry, rx)
+    if rx != rx:
+        return complex(abs(ry), rx)
+    if ry != ry:
+        return complex(ry, ry)
+    return complex(abs(ry), np.copysign(rx, z.imag))
 
 
 # ---------------------------------------------------------------------------------------

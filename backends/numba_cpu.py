@@ -87,7 +87,8 @@ def _is_complex(dt):
 # lexicographic order with numpy's NaN rules, sign, integer powers, complex GEMM. A real
 # program's module never imports it (the names below go to their own import line).
 COMPLEX_HELPERS = frozenset(("cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax",
-                             "cmin", "cipow", "cpow", "cmatmul_into"))
+                             "cmin", "cipow", "cpow", "cexp", "cexpm1", "csinh", "ccosh",
+                             "csin", "ccos", "ctanh", "cacosh", "cmatmul_into"))
 
 
 def _helper(ctx, name):
@@ -161,7 +162,8 @@ def _ew_logistic(ctx, a):
     if ("logistic", dt) in FAST_MATH:
         return _math(ctx, "logistic", None, a[0])
     one = ctx.lit(1, ctx.out_dtype)
-    return _div(ctx, one, f"({one} + np.exp(-{a[0]}))")
+    exp = _helper(ctx, "cexp") if _is_complex(ctx.out_dtype) else "np.exp"
+    return _div(ctx, one, f"({one} + {exp}(-{a[0]}))")
 
 
 def _ew_rsqrt(ctx, a):
@@ -241,6 +243,22 @@ def _ew_compare(op, helper):
             return f"{_helper(ctx, helper)}({a[0]}, {a[1]})"
         return f"{a[0]} {op} {a[1]}"
     return rule
+
+
+# numba_complex's version of a function where Numba's complex one differs from numpy's
+# beyond rounding (tanh's overflow, expm1 near 0, acosh's branch cut, inf * sin(0) parts)
+_NUMPY_COMPLEX = {"sinh": "csinh", "cosh": "ccosh", "acosh": "cacosh"}
+
+
+def _numpy_complex(helper, rule):
+    if helper is None:
+        return rule
+
+    def expr(ctx, a):
+        if _is_complex(ctx.out_dtype):
+            return f"{_helper(ctx, helper)}({a[0]})"
+        return rule(ctx, a)
+    return expr
 
 
 def _ew_div(ctx, a):
@@ -1640,19 +1658,19 @@ _ew("ceil", _unary_np("ceil"))
 _ew("round", _unary_np("rint"))
 _ew("is_finite", _ew_is_finite, bool_native=True)
 _ew("not", _ew_not, bool_native=True)
-_ew("exp", _fast("exp", "exp"), cost=8, code_size=12)
+_ew("exp", _numpy_complex("cexp", _fast("exp", "exp")), cost=8, code_size=12)
 _ew("log", _fast("log", "log"), cost=8, code_size=14)
-_ew("tanh", _fast("tanh", "tanh"), cost=8, code_size=16)
-_ew("sin", _fast("sin", "sin"), cost=8, code_size=40)
-_ew("cos", _fast("cos", "cos"), cost=8, code_size=40)
-_ew("expm1", _fast("expm1", "expm1"), cost=8, code_size=14)
+_ew("tanh", _numpy_complex("ctanh", _fast("tanh", "tanh")), cost=8, code_size=16)
+_ew("sin", _numpy_complex("csin", _fast("sin", "sin")), cost=8, code_size=40)
+_ew("cos", _numpy_complex("ccos", _fast("cos", "cos")), cost=8, code_size=40)
+_ew("expm1", _numpy_complex("cexpm1", _fast("expm1", "expm1")), cost=8, code_size=14)
 _ew("log1p", _fast("log1p", "log1p"), cost=8, code_size=16)
 _ew("logistic", _ew_logistic, cost=8, code_size=12)
 _ew("exp2", _ew_exp2, cost=20)
 for _n, _np_name in [("tan", "tan"), ("asin", "arcsin"), ("acos", "arccos"), ("atan", "arctan"),
                      ("sinh", "sinh"), ("cosh", "cosh"), ("asinh", "arcsinh"),
                      ("acosh", "arccosh"), ("atanh", "arctanh"), ("cbrt", "cbrt")]:
-    _ew(_n, _unary_np(_np_name), cost=20)
+    _ew(_n, _numpy_complex(_NUMPY_COMPLEX.get(_n), _unary_np(_np_name)), cost=20)
 _ew("sqrt", _unary_np("sqrt"), cost=4)
 _ew("rsqrt", _ew_rsqrt, cost=4)
 _ew("abs", _unary_np("abs"))

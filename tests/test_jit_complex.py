@@ -415,3 +415,46 @@ def test_complex_programs_on_the_cuda_simulator():
             assert state == "interpreted" and "dot_general" in " ".join(reason), r.stdout
         else:
             assert state == "compiled", (name, r.stdout)
+
+
+# finite numbers where Numba's complex functions are not numpy's (numba_complex's versions
+# are): large |Re z| for tanh, tiny z for expm1, the -0 side of acosh's branch cut, and the
+# overflow of exp/sinh/cosh/sin/cos of a number with a zero part
+_EDGES = np.array([800 + 1j, -800 - 2j, 30 + 0.5j, 1e-10 + 1e-10j, -1e-9 + 0j,
+                   complex(-2, -0.0), -30 + 0j, 800 + 0j, complex(-800, -0.0), 800j, -800j,
+                   0.5 - 0.25j])
+_edge_fns = ad.jit(lambda z: (anp.tanh(z), anp.expm1(z), anp.arccosh(z), anp.exp(z),
+                              anp.sinh(z), anp.cosh(z), anp.sin(z), anp.cos(z)))
+
+
+def test_complex_functions_match_numpy_where_numba_differs():
+    with np.errstate(all="ignore"):
+        got = assert_compiled(_edge_fns, _EDGES)
+        want = [f(_EDGES) for f in (np.tanh, np.expm1, np.arccosh, np.exp, np.sinh, np.cosh,
+                                    np.sin, np.cos)]
+    for name, g, w in zip(["tanh", "expm1", "arccosh", "exp", "sinh", "cosh", "sin", "cos"],
+                          got, want):
+        g = np.asarray(g)
+        for part in (np.real, np.imag):
+            gp, wp = part(g), part(w)
+            assert np.array_equal(np.isnan(gp), np.isnan(wp)), (name, g, w)
+            assert np.array_equal(np.signbit(gp[gp == 0]), np.signbit(wp[wp == 0])), (name, g, w)
+            fin = np.isfinite(wp)
+            np.testing.assert_allclose(gp[fin], wp[fin], rtol=1e-14, atol=0, err_msg=name)
+            np.testing.assert_array_equal(gp[~fin], wp[~fin], err_msg=name)
+
+
+def test_upstream_numba_complex_functions_differ_from_numpy():
+    # Numba's cmath-based complex functions (numba/cpython/cmathimpl.py) that numba_complex
+    # replaces with numpy's algorithms: if these start agreeing with numpy, Numba changed
+    from numba import njit
+
+    @njit(error_model="numpy")
+    def fns(z, w, v):
+        return np.tanh(z), np.expm1(w), np.arccosh(v), np.exp(z.real + 0j)
+    with np.errstate(all="ignore"):
+        t, e, a, x = fns(800 + 1j, 1e-10 + 1e-10j, complex(-2, -0.0))
+        assert np.isnan(t.real) and np.tanh(800 + 1j) == 1 + 0j
+        assert abs(e.real - 1e-10) > 1e-18 and abs(np.expm1(1e-10 + 1e-10j).real - 1e-10) < 1e-24
+        assert a.real < 0 < np.arccosh(np.complex128(complex(-2, -0.0))).real
+        assert np.isnan(x.imag) and np.exp(np.complex128(800 + 0j)).imag == 0
