@@ -18,8 +18,10 @@ the interpreter's semantics (the oracle of the tests).
 (``npy_divmod``), as device functions on a GPU.
 
 Complex operands use the ``c``-prefixed names (:data:`COMPLEX_NAMES`): on a GPU numba-cuda's
-``cmath`` (``exp``, ``log``, ``sqrt``, the trigonometric and hyperbolic functions and
-their inverses, ``isfinite``), ``expm1``/``log1p``/``exp2`` written from real functions
+``cmath`` (``log``, ``sqrt``, ``tan``, the inverse functions, ``isfinite``), numpy's
+algorithms where that ``cmath`` differs beyond rounding (``tanh``, ``acosh``, and ``exp``,
+``sinh``, ``cosh``, ``sin``, ``cos`` of numbers with a zero part: as backends/numba_complex.py
+on the CPU), ``expm1``/``log1p``/``exp2`` written from real functions as numpy does
 (``expm1(x+iy) = expm1(x) cos y - 2 sin²(y/2) + i eˣ sin y`` keeps its accuracy near 0),
 and numpy's semantics where a plain expression would differ, one Python definition each
 for the device and the host (:data:`HOST`): ``cdiv`` (Smith's division; inf/nan at zero),
@@ -176,13 +178,67 @@ def _cexpm1(z):
     return complex(math.expm1(x) * math.cos(y) - 2.0 * s * s, math.exp(x) * math.sin(y))
 
 
-def _clog1p(z):
+def _clog1p(z):            # numpy's: log|1 + z| + i arg(1 + z)
     x, y = z.real, z.imag
-    return complex(0.5 * math.log1p(x * (2.0 + x) + y * y), math.atan2(y, 1.0 + x))
+    return complex(math.log(math.hypot(x + 1.0, y)), math.atan2(y, x + 1.0))
 
 
 def _cexp2(z):
     return cmath.exp(complex(z.real * _LN2, z.imag * _LN2))
+
+
+# numpy's algorithms where numba-cuda's cmath (numba's cmathimpl) differs beyond rounding,
+# as backends/numba_complex.py on the CPU: tanh (NaN for |Re z| > 710 there), exp/sinh/cosh
+# of a number with a zero imaginary part (inf * sin(0) = NaN), sin/cos through them, acosh
+# on the -0 side of its branch cut
+def _cexp(z):
+    if z.imag == 0:
+        return complex(math.exp(z.real), z.imag)
+    return cmath.exp(z)
+
+
+def _csinh(z):
+    if z.imag == 0:
+        return complex(math.sinh(z.real), z.imag)
+    return cmath.sinh(z)
+
+
+def _ccosh(z):
+    if z.imag == 0:
+        return complex(math.cosh(z.real), z.real * z.imag)
+    return cmath.cosh(z)
+
+
+def _ctanh(z):
+    x, y = z.real, z.imag
+    if x != x:
+        return complex(x, y if y == 0 else x * y)
+    if abs(x) == math.inf:
+        return complex(math.copysign(1.0, x),
+                       math.copysign(0.0, y if abs(y) == math.inf else math.sin(y) * math.cos(y)))
+    if abs(y) == math.inf or y != y:
+        return complex(y - y, y - y)
+    if abs(x) >= 22:
+        e = math.exp(-abs(x))
+        return complex(math.copysign(1.0, x), 4 * math.sin(y) * math.cos(y) * e * e)
+    t = math.tan(y)
+    beta = 1.0 + t * t
+    sh = math.sinh(x)
+    rho = math.sqrt(1 + sh * sh)
+    den = 1 + beta * sh * sh
+    return complex((beta * rho * sh) / den, t / den)
+
+
+def _cacosh(z):
+    w = cmath.acos(z)
+    rx, ry = w.real, w.imag
+    if rx != rx and ry != ry:
+        return complex(ry, rx)
+    if rx != rx:
+        return complex(abs(ry), rx)
+    if ry != ry:
+        return complex(ry, ry)
+    return complex(abs(ry), math.copysign(rx, z.imag))
 
 
 def _make_complex():
@@ -257,11 +313,21 @@ if SIMULATOR:
     globals().update(_NP_COMPLEX)
     globals().update(_make_complex())
 else:                                              # pragma: no cover - needs a GPU
-    cexp, clog, csqrt, csin, ccos, ctan = (cmath.exp, cmath.log, cmath.sqrt, cmath.sin,
-                                           cmath.cos, cmath.tan)
-    csinh, ccosh, ctanh = cmath.sinh, cmath.cosh, cmath.tanh
+    _dev = lambda f: cuda.jit(device=True, inline=True)(f)  # noqa: E731
+    clog, csqrt, ctan = cmath.log, cmath.sqrt, cmath.tan
+    cexp, csinh, ccosh, ctanh, cacosh = (_dev(_cexp), _dev(_csinh), _dev(_ccosh),
+                                         _dev(_ctanh), _dev(_cacosh))
+
+    @cuda.jit(device=True, inline=True)
+    def csin(z):                       # numpy's: -i sinh(i z)
+        w = csinh(complex(-z.imag, z.real))
+        return complex(w.imag, -w.real)
+
+    @cuda.jit(device=True, inline=True)
+    def ccos(z):                       # numpy's: cosh(i z)
+        return ccosh(complex(-z.imag, z.real))
     casin, cacos, catan = cmath.asin, cmath.acos, cmath.atan
-    casinh, cacosh, catanh = cmath.asinh, cmath.acosh, cmath.atanh
+    casinh, catanh = cmath.asinh, cmath.atanh
     cisfinite = cmath.isfinite
     cexpm1 = cuda.jit(device=True, inline=True)(_cexpm1)
     clog1p = cuda.jit(device=True, inline=True)(_clog1p)
