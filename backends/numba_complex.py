@@ -357,5 +357,7 @@ else:
             np.dot(a.T, b.T, out)
 
 
+# every helper keeps its compiled code under ad.config.cache_dir (as numba_math's): a new
+# kernel in a new process does not compile them again
 from .compile_cache import cache_helpers  # noqa: E402
-cache_helpers(globals(), ("cmatmul_into",))
+cache_helpers(globals())
