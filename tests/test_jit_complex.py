@@ -470,3 +470,12 @@ def test_upstream_numba_complex_functions_differ_from_numpy():
         assert abs(e.real - 1e-10) > 1e-18 and abs(np.expm1(1e-10 + 1e-10j).real - 1e-10) < 1e-24
         assert a.real < 0 < np.arccosh(np.complex128(complex(-2, -0.0))).real
         assert np.isnan(x.imag) and np.exp(np.complex128(800 + 0j)).imag == 0
+
+    @njit(error_model="numpy")
+    def sign_pow(z, a, b, w):
+        return np.sign(z), a ** b, w ** 7
+    with np.errstate(all="ignore"):
+        sg, zp, p7 = sign_pow(complex(np.inf, 1), 0j, 1 + 1j, 1 + 1j)
+        assert np.isnan(sg.real) and np.sign(np.complex128(complex(np.inf, 1))) == 1
+        assert np.isnan(zp.real) and np.complex128(0j) ** np.complex128(1 + 1j) == 0
+        assert p7 != 8 - 8j and np.complex128(1 + 1j) ** 7 == 8 - 8j
