@@ -15,6 +15,10 @@ with complex values (a real program's module never imports this one):
 * powers: numpy's binary exponentiation for integer exponents ``|n| < 100`` (Numba's
   ``z ** n`` goes through ``exp(n log z)``: ``(1+1j)**7`` is off by 5e-15) and numpy's
   ``0 ** b`` (Numba gives nan+nanj for ``0 ** (1+1j)``, numpy 0);
+* ``exp`` built from numba_math's vectorizable real ``exp``/``cos``/``sin`` (:func:`cexp_f64`,
+  :func:`cexp_f32`: 4x Numba's), within the same inlining budget as the real ones, and
+  ``abs`` without libm's scalar ``hypot`` (:func:`cabs_f64`, :func:`cabs_f32`), so that
+  loops over complex values vectorize;
 * functions: numpy's ``tanh`` (Numba's is NaN for ``|Re z| > 710``), ``expm1`` (Numba's
   loses digits near 0), ``arccosh`` (its branch cut's side for a ``-0`` imaginary part),
   and ``exp``/``sinh``/``cosh``/``sin``/``cos`` of numbers with a zero part (Numba's
@@ -40,11 +44,13 @@ import numpy as np
 from llvmlite import binding as llvm
 from numba import njit, types
 
+from .numba_math import cos_f32, cos_f64, exp_f32, exp_f64, select, sin_f32, sin_f64
+
 _OPTS = dict(fastmath=False, error_model="numpy", nogil=True, forceinline=True)
 _CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 
 __all__ = ["cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax", "cmin", "cipow",
-           "cpow", "cexp", "cexpm1", "csinh", "ccosh", "csin", "ccos", "ctanh", "cacosh",
+           "cpow", "cexp", "cexp_f64", "cexp_f32", "cabs_f64", "cabs_f32", "cexpm1", "csinh", "ccosh", "csin", "ccos", "ctanh", "cacosh",
            "cmatmul_into", "HAVE_ZGEMM"]
 
 
@@ -196,6 +202,51 @@ def cexp(z):
     if z.imag == 0:
         return complex(np.exp(z.real), z.imag)
     return np.exp(z)
+
+
+@njit(**_OPTS)
+def cexp_f64(z):
+    """exp of a complex128 from numba_math's vectorizable real exp, cos and sin
+    (``e^x cos y + i e^x sin y``, the imaginary part ``y`` itself when it is 0): ~2 ulp,
+    4x Numba's scalar-libm complex exp (measured: 0.42 vs 1.68 ms for 1e5 elements)."""
+    x, y = z.real, z.imag
+    e = exp_f64(x)
+    return complex(e * cos_f64(y), select(y == 0, y, e * sin_f64(y)))
+
+
+@njit(**_OPTS)
+def cexp_f32(z):
+    """:func:`cexp_f64` for a complex64, in float32 arithmetic."""
+    x, y = z.real, z.imag
+    e = exp_f32(x)
+    return complex(e * cos_f32(y), select(y == 0, y, e * sin_f32(y)))
+
+
+@njit(**_OPTS)
+def cabs_f64(z):
+    """|z| of a complex128 without a libm call (Numba's is a scalar ``hypot``, which keeps
+    the loop around it from vectorizing): ``hi sqrt(1 + (lo/hi)²)`` with ``hi``/``lo`` the
+    larger/smaller part, inf if a part is infinite (NaN or not, as hypot), ~2 ulp."""
+    ax, ay = abs(z.real), abs(z.imag)
+    big = ax > ay
+    hi, lo = select(big, ax, ay), select(big, ay, ax)
+    q = lo / select(hi == 0, 1.0, hi)
+    r = hi * np.sqrt(1.0 + q * q)
+    return select((ax == np.inf) | (ay == np.inf), np.inf, r)
+
+
+_ONE32, _INF32 = np.float32(1.0), np.float32(np.inf)
+
+
+@njit(**_OPTS)
+def cabs_f32(z):
+    """:func:`cabs_f64` for a complex64, in float32 arithmetic."""
+    ax, ay = abs(z.real), abs(z.imag)
+    big = ax > ay
+    hi, lo = select(big, ax, ay), select(big, ay, ax)
+    q = lo / select(hi == 0, _ONE32, hi)
+    r = hi * np.sqrt(_ONE32 + q * q)
+    return select((ax == _INF32) | (ay == _INF32), _INF32, r)
 
 
 @njit(**_OPTS)

@@ -86,9 +86,10 @@ def _is_complex(dt):
 # follow numpy where Numba differs: division (Numba raises on a zero divisor), the
 # lexicographic order with numpy's NaN rules, sign, integer powers, complex GEMM. A real
 # program's module never imports it (the names below go to their own import line).
-COMPLEX_HELPERS = frozenset(("cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax",
-                             "cmin", "cipow", "cpow", "cexp", "cexpm1", "csinh", "ccosh",
-                             "csin", "ccos", "ctanh", "cacosh", "cmatmul_into"))
+COMPLEX_HELPERS = frozenset((
+    "cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax", "cmin", "cipow", "cpow",
+    "cexp", "cexp_f64", "cexp_f32", "cabs_f64", "cabs_f32", "cexpm1", "csinh", "ccosh", "csin",
+    "ccos", "ctanh", "cacosh", "cmatmul_into"))
 
 
 def _helper(ctx, name):
@@ -250,15 +251,34 @@ def _ew_compare(op, helper):
 _NUMPY_COMPLEX = {"sinh": "csinh", "cosh": "ccosh", "acosh": "cacosh"}
 
 
-def _numpy_complex(helper, rule):
+def _numpy_complex(helper, rule, fast=False):
+    """``rule`` for real operands, ``helper`` for complex ones; ``fast``: the vectorizable
+    ``<helper>_f64``/``_f32`` (numba_math's real functions inside) while the module's
+    FAST_MATH_BUDGET lasts."""
     if helper is None:
         return rule
 
     def expr(ctx, a):
-        if _is_complex(ctx.out_dtype):
-            return f"{_helper(ctx, helper)}({a[0]})"
-        return rule(ctx, a)
+        if not _is_complex(ctx.out_dtype):
+            return rule(ctx, a)
+        mod = ctx.fb.mod
+        if fast and mod.fast_math_used + COMPLEX_FAST_SIZE <= FAST_MATH_BUDGET:
+            mod.fast_math_used += COMPLEX_FAST_SIZE
+            return f"{_helper(ctx, helper + _COMPLEX_SUFFIX[_dtname(ctx.out_dtype)])}({a[0]})"
+        return f"{_helper(ctx, helper)}({a[0]})"
     return expr
+
+
+# numba_complex's vectorizable complex exp: numba_math's exp, cos and sin inlined
+COMPLEX_FAST_SIZE = 92
+_COMPLEX_SUFFIX = {"complex128": "_f64", "complex64": "_f32"}
+
+
+def _ew_abs(ctx, a):
+    dt = ctx.in_dtypes[0]
+    if _is_complex(dt):           # vectorizable (Numba's complex abs calls libm's hypot)
+        return f"{_helper(ctx, 'cabs' + _COMPLEX_SUFFIX[_dtname(dt)])}({a[0]})"
+    return f"np.abs({a[0]})"
 
 
 def _ew_div(ctx, a):
@@ -965,6 +985,8 @@ class _Fn(Planner):
         low = LOWERINGS[e.primitive.name]
         if low.code_size and (e.primitive.name, _dtname(e.outvars[0].aval.dtype)) in FAST_MATH:
             return low.code_size
+        if e.primitive.name == "exp" and e.outvars[0].aval.dtype.kind == "c":
+            return COMPLEX_FAST_SIZE
         return 2 if low.cost > 1 else 1
 
     @staticmethod
@@ -1658,7 +1680,7 @@ _ew("ceil", _unary_np("ceil"))
 _ew("round", _unary_np("rint"))
 _ew("is_finite", _ew_is_finite, bool_native=True)
 _ew("not", _ew_not, bool_native=True)
-_ew("exp", _numpy_complex("cexp", _fast("exp", "exp")), cost=8, code_size=12)
+_ew("exp", _numpy_complex("cexp", _fast("exp", "exp"), fast=True), cost=8, code_size=12)
 _ew("log", _fast("log", "log"), cost=8, code_size=14)
 _ew("tanh", _numpy_complex("ctanh", _fast("tanh", "tanh")), cost=8, code_size=16)
 _ew("sin", _numpy_complex("csin", _fast("sin", "sin")), cost=8, code_size=40)
@@ -1673,7 +1695,7 @@ for _n, _np_name in [("tan", "tan"), ("asin", "arcsin"), ("acos", "arccos"), ("a
     _ew(_n, _numpy_complex(_NUMPY_COMPLEX.get(_n), _unary_np(_np_name)), cost=20)
 _ew("sqrt", _unary_np("sqrt"), cost=4)
 _ew("rsqrt", _ew_rsqrt, cost=4)
-_ew("abs", _unary_np("abs"))
+_ew("abs", _ew_abs)
 _ew("integer_pow", _ew_integer_pow)
 for _n, _op in [("add", "+"), ("sub", "-"), ("mul", "*")]:
     _ew(_n, _binop(_op))
