@@ -204,6 +204,9 @@ def cexp(z):
     return np.exp(z)
 
 
+_ONE32, _ZERO32, _INF32 = np.float32(1.0), np.float32(0.0), np.float32(np.inf)
+
+
 @njit(**_OPTS)
 def cexp_f64(z):
     """exp of a complex128 from numba_math's vectorizable real exp, cos and sin
@@ -211,7 +214,11 @@ def cexp_f64(z):
     4x Numba's scalar-libm complex exp (measured: 0.42 vs 1.68 ms for 1e5 elements)."""
     x, y = z.real, z.imag
     e = exp_f64(x)
-    return complex(e * cos_f64(y), select(y == 0, y, e * sin_f64(y)))
+    yfin = abs(y) < np.inf                  # numpy's cases for an infinite or NaN y:
+    re = select(yfin, e * cos_f64(y),       # (inf, nan) at x = inf, 0 at x = -inf
+                select(x == np.inf, x, select(x == -np.inf, 0.0, np.nan)))
+    im = select(y == 0, y, select(yfin, e * sin_f64(y), select(x == -np.inf, 0.0, y - y)))
+    return complex(re, im)
 
 
 @njit(**_OPTS)
@@ -219,7 +226,11 @@ def cexp_f32(z):
     """:func:`cexp_f64` for a complex64, in float32 arithmetic."""
     x, y = z.real, z.imag
     e = exp_f32(x)
-    return complex(e * cos_f32(y), select(y == 0, y, e * sin_f32(y)))
+    yfin = abs(y) < _INF32
+    re = select(yfin, e * cos_f32(y), select(x == _INF32, x, select(x == -_INF32, _ZERO32,
+                                                                     y - y)))
+    im = select(y == 0, y, select(yfin, e * sin_f32(y), select(x == -_INF32, _ZERO32, y - y)))
+    return complex(re, im)
 
 
 @njit(**_OPTS)
@@ -235,7 +246,6 @@ def cabs_f64(z):
     return select((ax == np.inf) | (ay == np.inf), np.inf, r)
 
 
-_ONE32, _INF32 = np.float32(1.0), np.float32(np.inf)
 
 
 @njit(**_OPTS)

@@ -479,3 +479,29 @@ def test_upstream_numba_complex_functions_differ_from_numpy():
         assert np.isnan(sg.real) and np.sign(np.complex128(complex(np.inf, 1))) == 1
         assert np.isnan(zp.real) and np.complex128(0j) ** np.complex128(1 + 1j) == 0
         assert p7 != 8 - 8j and np.complex128(1 + 1j) ** 7 == 8 - 8j
+
+
+_exp_abs = ad.jit(lambda z, w: (anp.exp(z), anp.abs(z), anp.exp(w), anp.abs(w)))
+
+
+def test_vectorized_exp_and_abs_match_numpy():
+    # exp from numba_math's real exp/cos/sin, abs without libm's hypot (numba_complex)
+    rng = np.random.default_rng(11)
+    z = (rng.uniform(-700, 700, 64) + 1j * rng.uniform(-1e5, 1e5, 64))
+    z[:6] = [800 + 0j, -800 + 0j, 3 + 0j, complex(1e300, 1e300), complex(1e-300, -1e-310), 0j]
+    z[6:9] = [complex(np.inf, np.nan), complex(np.nan, 2), complex(-np.inf, 1)]
+    w = z[9:].astype(C64) / 1e3
+    with np.errstate(all="ignore"):
+        got = assert_compiled(_exp_abs, z, w)
+        want = (np.exp(z), np.abs(z), np.exp(w), np.abs(w))
+    assert "cexp_f64(" in _exp_abs.lower(z, w).source and "cabs_f32(" in _exp_abs.lower(z, w).source
+    for g, r, t in zip(got, want, (2e-15, 1e-15, 1e-6, 1e-6)):
+        g = np.asarray(g)
+        assert g.dtype == r.dtype
+        for part in (np.real, np.imag):
+            gp, rp = part(g), part(r)
+            np.testing.assert_array_equal(np.isnan(gp), np.isnan(rp))
+            fin = np.isfinite(rp)
+            np.testing.assert_array_equal(gp[~fin], rp[~fin])
+            scale = np.abs(r[fin]) if r.dtype.kind == "c" else np.abs(rp[fin])
+            assert np.all(np.abs(gp[fin] - rp[fin]) <= t * scale + 1e-300), part
