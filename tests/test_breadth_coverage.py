@@ -57,6 +57,7 @@ def _public(ns, names=None):
 NAMESPACES = {
     "numpy": _public(anp),
     "numpy.linalg": _public(anp.linalg),
+    "numpy.fft": _public(anp.fft, anp.fft.__all__),
     "scipy.special": _public(S, S.__all__),
     "scipy.linalg": _public(SL),
     "nn": _public(ad.nn),
@@ -71,8 +72,9 @@ NAMESPACES = {
 ALIASES = {
     "numpy": [r"\banp_?", r"\bm"],
     "numpy.linalg": [r"\banp_?\.linalg", r"\bm\.linalg"],
+    "numpy.fft": [r"\banp\.fft"],
     "scipy.special": [r"\bS", r"\bad\.scipy\.special", r"\bspecial"],
-    "scipy.linalg": [r"\bSL", r"\bad\.scipy\.linalg"],
+    "scipy.linalg": [r"\bSL", r"\bad\.scipy\.linalg", r"\basl"],
     "nn": [r"\bad\.nn", r"\bnn"],
     "nn.initializers": [r"\bad\.nn\.initializers", r"\binitializers", r"\bI"],     # I = ad.nn.initializers
     "scipy.stats": [r"\bST", r"\bad\.scipy\.stats"],

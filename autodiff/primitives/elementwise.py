@@ -546,8 +546,15 @@ conj_p.abstract_eval = lambda x: (ShapedArray(x.shape, x.dtype) if x.dtype.kind 
                                   _complex_only_aval("conj")(x))
 defvectorized(conj_p)
 complex_p = Primitive("complex")        # complex(x, y) = x + iy, x and y real, one dtype
-complex_p.impl = lambda x, y: (np.asarray(x) + 1j * np.asarray(y)).astype(
-    _real_to_complex(np.result_type(x, y)))
+def _complex_impl(x, y):
+    # the parts are set, not computed: x + 1j*y would make inf parts NaN (1j*inf = nan+inf j)
+    x, y = np.asarray(x), np.asarray(y)
+    z = np.empty(np.broadcast_shapes(x.shape, y.shape), _real_to_complex(np.result_type(x, y)))
+    z.real, z.imag = x, y
+    return z
+
+
+complex_p.impl = _complex_impl
 
 
 def _complex_aval(x, y):
