@@ -326,75 +326,26 @@ def _split_aux_tree(out_tree, has_aux):
 # ----------------------------------------------------------------------------
 
 class _StraightLine:
-    """A closed jaxpr as one generated Python function: ``v3 = f0(v1, v2)`` per equation.
+    """A closed jaxpr as one generated Python function (``backends.interpreter.straight_line``).
 
     The programs of the un-jitted grad path are run on every call; as straight-line code
-    they skip the interpreter's per-equation bookkeeping (environment dictionary, operand
-    lists). Same semantics as the reference interpreter: each primitive's ``impl``,
-    buffers released at their last use; under ``debug_nans`` the interpreter runs instead.
+    they skip the interpreter's per-equation bookkeeping. Same semantics as the reference
+    interpreter; under ``debug_nans`` the interpreter runs instead.
     """
 
     __slots__ = ("closed", "fn")
 
     def __init__(self, closed):
-        from .core import DropVar, Literal, Var
-        j = closed.jaxpr
-        names, glb = {}, {}
-
-        def name(v):
-            if isinstance(v, Literal):
-                k = f"l{len(glb)}"
-                glb[k] = v.val
-                return k
-            return names[v]
-
-        for k, (v, c) in enumerate(zip(j.constvars, closed.consts)):
-            names[v] = f"c{k}"
-            glb[f"c{k}"] = c
-        args = []
-        for k, v in enumerate(j.invars):
-            names[v] = f"a{k}"
-            args.append(f"a{k}")
-        last = {}
-        for i, e in enumerate(j.eqns):
-            for v in e.invars:
-                if isinstance(v, Var):
-                    last[v] = i
-        keep = set(v for v in j.outvars if isinstance(v, Var)) | set(j.constvars)
-        body = []
-        for i, e in enumerate(j.eqns):
-            fn = f"f{i}"
-            glb[fn] = e.primitive.impl
-            ins = [name(v) for v in e.invars]
-            if e.params:
-                glb[f"p{i}"] = e.params
-                ins.append(f"**p{i}")
-            outs = []
-            for v in e.outvars:
-                if isinstance(v, DropVar):
-                    outs.append("_")
-                else:
-                    names[v] = f"v{len(names)}"
-                    outs.append(names[v])
-            lhs = ", ".join(outs) + ("," if e.primitive.multiple_results and len(outs) == 1
-                                     else "")
-            body.append(f"    {lhs} = {fn}({', '.join(ins)})")
-            dead = [names[v] for v in dict.fromkeys(e.invars)
-                    if isinstance(v, Var) and last.get(v) == i and v not in keep]
-            if dead:
-                body.append(f"    del {', '.join(dead)}")
-        outs = ", ".join(name(v) for v in j.outvars)
-        src = "\n".join([f"def run({', '.join(args)}):"] + body + [f"    return [{outs}]"])
-        exec(compile(src, "<autodiff straight-line program>", "exec"), glb)
+        from .backends.interpreter import straight_line
         self.closed = closed
-        self.fn = glb["run"]
+        self.fn = straight_line(closed.jaxpr)
 
     def __call__(self, args):
         from .config import config
         if config.debug_nans:
             return run_closed(self.closed, args)
         with np.errstate(all="ignore"):     # as the interpreter: discarded branches stay quiet
-            return self.fn(*args)
+            return self.fn(self.closed.consts, args)
 
 
 def _run_program(prog, slot, closed, args):

@@ -16,7 +16,7 @@ from ..cache import ProgramCache
 from ..config import config
 from ..core import Literal, Var, check_nans, last_uses
 
-__all__ = ["run_jaxpr", "run_closed"]
+__all__ = ["run_jaxpr", "run_closed", "straight_line", "hot_runner"]
 
 # id(jaxpr) -> (jaxpr, its plan). Keyed by identity, not structure: a plan names the
 # jaxpr's own Var objects. The entry holds the jaxpr, so its id cannot be reused by
@@ -55,11 +55,7 @@ def _run_jaxpr(jaxpr, consts, args):
         env[v] = c
     for v, a in zip(jaxpr.invars, args):
         env[v] = a
-    key = id(jaxpr)
-    entry = _plans.get(key)
-    if entry is None or entry[0] is not jaxpr:
-        entry = (jaxpr, _plan(jaxpr))
-        _plans.put(key, entry)
+    entry = _entry(jaxpr)
     debug = config.debug_nans
     for e, impl, params, ops, outs, multiple, fr in entry[1]:
         out = impl(*[x if lit else env[x] for lit, x in ops], **params)
@@ -77,3 +73,108 @@ def _run_jaxpr(jaxpr, consts, args):
 
 def run_closed(closed, args):
     return run_jaxpr(closed.jaxpr, closed.consts, args)
+
+
+def _entry(jaxpr):
+    """The cached ``[jaxpr, plan, straight-line function or None, uses]`` of ``jaxpr``."""
+    key = id(jaxpr)
+    entry = _plans.get(key)
+    if entry is None or entry[0] is not jaxpr:
+        entry = [jaxpr, _plan(jaxpr), None, 0]
+        _plans.put(key, entry)
+    return entry
+
+
+def straight_line(jaxpr):
+    """``jaxpr`` as one generated Python function ``fn(consts, args) -> outputs``.
+
+    One line per equation (``v3 = f0(v1, v2, **p0)``, each primitive's ``impl``), buffers
+    deleted at their last use: the interpreter's semantics without its per-equation
+    bookkeeping (environment dictionary, operand lists). No NaN checks and no
+    floating-point error state: callers run it inside ``np.errstate(all="ignore")`` and use
+    the interpreter under ``debug_nans``.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> cj = ad.make_jaxpr(lambda x: anp.exp(x) + 1.0)(np.zeros(2))
+    >>> straight_line(cj.jaxpr)(cj.consts, [np.zeros(2)])
+    [array([2., 2.])]
+    """
+    from ..core import DropVar
+    names, glb = {}, {}
+
+    def name(v):
+        if isinstance(v, Literal):
+            k = f"l{len(glb)}"
+            glb[k] = v.val
+            return k
+        return names[v]
+
+    consts = [f"c{k}" for k in range(len(jaxpr.constvars))]
+    for v, c in zip(jaxpr.constvars, consts):
+        names[v] = c
+    args = [f"a{k}" for k in range(len(jaxpr.invars))]
+    for v, a in zip(jaxpr.invars, args):
+        names[v] = a
+    last = {}
+    for i, e in enumerate(jaxpr.eqns):
+        for v in e.invars:
+            if isinstance(v, Var):
+                last[v] = i
+    keep = set(v for v in jaxpr.outvars if isinstance(v, Var)) | set(jaxpr.constvars)
+    body = []
+    if consts:
+        body.append(f"    {', '.join(consts)}, = consts")
+    if args:
+        body.append(f"    {', '.join(args)}, = args")
+    for i, e in enumerate(jaxpr.eqns):
+        fn = f"f{i}"
+        glb[fn] = e.primitive.impl
+        ins = [name(v) for v in e.invars]
+        if e.params:
+            glb[f"p{i}"] = e.params
+            ins.append(f"**p{i}")
+        outs = []
+        for v in e.outvars:
+            if isinstance(v, DropVar):
+                outs.append("_")
+            else:
+                names[v] = f"v{len(names)}"
+                outs.append(names[v])
+        lhs = ", ".join(outs) + ("," if e.primitive.multiple_results and len(outs) == 1 else "")
+        body.append(f"    {lhs} = {fn}({', '.join(ins)})")
+        dead = [names[v] for v in dict.fromkeys(e.invars)
+                if isinstance(v, Var) and last.get(v) == i and v not in keep]
+        if dead:
+            body.append(f"    del {', '.join(dead)}")
+    outs = ", ".join(name(v) for v in jaxpr.outvars)
+    src = "\n".join(["def run(consts, args):"] + body + [f"    return [{outs}]"])
+    exec(compile(src, "<autodiff straight-line program>", "exec"), glb)
+    return glb["run"]
+
+
+def _interpret(jaxpr):
+    return lambda consts, args: _run_jaxpr(jaxpr, consts, args)
+
+
+def hot_runner(jaxpr):
+    """``fn(consts, args) -> outputs`` for a jaxpr run many times (a loop body on values):
+    the interpreter for its first use, generated straight-line code (:func:`straight_line`,
+    cached with the jaxpr's plan) from its second on; the interpreter under ``debug_nans``.
+    Callers silence floating-point warnings around their loop, as :func:`run_jaxpr` does
+    around each run, and ask again after a few iterations (the second use compiles).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> cj = ad.make_jaxpr(lambda x: x * 2.0)(np.ones(2))
+    >>> [hot_runner(cj.jaxpr)(cj.consts, [np.ones(2)]) for _ in range(3)][-1]
+    [array([2., 2.])]
+    """
+    if config.debug_nans:
+        return _interpret(jaxpr)
+    entry = _entry(jaxpr)
+    fn = entry[2]
+    if fn is None:
+        entry[3] += 1
+        if entry[3] < 2:
+            return _interpret(jaxpr)
+        fn = entry[2] = straight_line(jaxpr)
+    return fn

@@ -25,7 +25,7 @@ True
 import numpy as np
 
 from .. import primitives as P
-from ..backends.interpreter import run_jaxpr      # the reference evaluator runs the bodies
+from ..backends.interpreter import hot_runner, run_jaxpr   # the reference evaluator runs bodies
 from ..core import (ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, UndefinedPrimal, Var,
                     Zero, hoist_consts, trace_flat, user_source)
 from ..errors import DTypeError, ShapeError, UnsupportedError
@@ -355,11 +355,17 @@ def _while_impl(*args, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, max_s
     carry = list(args[cond_nconsts + body_nconsts:])
     cj, bj = cond_jaxpr, body_jaxpr
     steps = 0
-    while max_steps is None or steps < max_steps:
-        if not run_jaxpr(cj.jaxpr, cj.consts, cc + carry)[0]:
-            break
-        carry = run_jaxpr(bj.jaxpr, bj.consts, bc + carry)
-        steps += 1
+    # the bodies as straight-line code once they repeat (interpreter.hot_runner); one
+    # floating-point error state for the whole loop, as the interpreter's per run
+    run_c, run_b = hot_runner(cj.jaxpr), hot_runner(bj.jaxpr)
+    with np.errstate(all="ignore"):
+        while max_steps is None or steps < max_steps:
+            if not run_c(cj.consts, cc + carry)[0]:
+                break
+            carry = run_b(bj.consts, bc + carry)
+            steps += 1
+            if steps == 2:
+                run_c, run_b = hot_runner(cj.jaxpr), hot_runner(bj.jaxpr)
     return [np.asarray(c, a.dtype) for c, a in zip(carry, bj.out_avals)]
 
 
@@ -542,11 +548,15 @@ def _scan_impl(*args, jaxpr, num_consts, num_carry, length, reverse):
     y_avals = jaxpr.out_avals[num_carry:]
     ys = [np.empty((length,) + a.shape, a.dtype) for a in y_avals]
     j, jc = jaxpr.jaxpr, jaxpr.consts
-    for i in (range(length - 1, -1, -1) if reverse else range(length)):
-        outs = run_jaxpr(j, jc, consts + carry + [x[i] for x in xs])
-        carry = outs[:num_carry]
-        for y, o in zip(ys, outs[num_carry:]):
-            y[i] = o
+    run = hot_runner(j)                 # straight-line code once the body repeats
+    with np.errstate(all="ignore"):
+        for n, i in enumerate(range(length - 1, -1, -1) if reverse else range(length)):
+            outs = run(jc, consts + carry + [x[i] for x in xs])
+            carry = outs[:num_carry]
+            for y, o in zip(ys, outs[num_carry:]):
+                y[i] = o
+            if n == 1:
+                run = hot_runner(j)
     carry = [np.asarray(c, a.dtype) for c, a in zip(carry, jaxpr.out_avals[:num_carry])]
     return carry + ys
 
