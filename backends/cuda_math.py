@@ -18,8 +18,9 @@ the interpreter's semantics (the oracle of the tests).
 (``npy_divmod``), as device functions on a GPU.
 
 Complex operands use the ``c``-prefixed names (:data:`COMPLEX_NAMES`): on a GPU numba-cuda's
-``cmath`` (``log``, ``sqrt``, ``tan``, the inverse functions, ``isfinite``), numpy's
-algorithms where that ``cmath`` differs beyond rounding (``tanh``, ``acosh``, and ``exp``,
+``cmath`` (``sqrt``, ``tan``, the inverse functions, ``isfinite``), numpy's
+algorithms where that ``cmath`` differs beyond rounding (``tanh``, ``acosh``, ``log`` near
+the unit circle, and ``exp``,
 ``sinh``, ``cosh``, ``sin``, ``cos`` of numbers with a zero part: as backends/numba_complex.py
 on the CPU), ``expm1``/``log1p``/``exp2`` written from real functions as numpy does
 (``expm1(x+iy) = expm1(x) cos y - 2 sin²(y/2) + i eˣ sin y`` keeps its accuracy near 0),
@@ -229,6 +230,15 @@ def _ctanh(z):
     return complex((beta * rho * sh) / den, t / den)
 
 
+def _clog(z):             # numpy's npy_clog: log1p near the unit circle
+    ax, ay = abs(z.real), abs(z.imag)
+    h = math.hypot(ax, ay)
+    if 0.71 <= h <= 1.73:
+        am, an = max(ax, ay), min(ax, ay)
+        return complex(math.log1p((am - 1) * (am + 1) + an * an) / 2, math.atan2(z.imag, z.real))
+    return cmath.log(z)
+
+
 def _cacosh(z):
     w = cmath.acos(z)
     rx, ry = w.real, w.imag
@@ -314,7 +324,8 @@ if SIMULATOR:
     globals().update(_make_complex())
 else:                                              # pragma: no cover - needs a GPU
     _dev = lambda f: cuda.jit(device=True, inline=True)(f)  # noqa: E731
-    clog, csqrt, ctan = cmath.log, cmath.sqrt, cmath.tan
+    csqrt, ctan = cmath.sqrt, cmath.tan
+    clog = _dev(_clog)
     cexp, csinh, ccosh, ctanh, cacosh = (_dev(_cexp), _dev(_csinh), _dev(_ccosh),
                                          _dev(_ctanh), _dev(_cacosh))
 

@@ -88,7 +88,7 @@ def _is_complex(dt):
 # program's module never imports it (the names below go to their own import line).
 COMPLEX_HELPERS = frozenset((
     "cdiv", "csign", "cisnan", "clt", "cle", "cgt", "cge", "cmax", "cmin", "cipow", "cpow",
-    "cexp", "cexp_f64", "cexp_f32", "cabs_f64", "cabs_f32", "cexpm1", "csinh", "ccosh", "csin",
+    "cexp", "cexp_f64", "cexp_f32", "cabs_f64", "cabs_f32", "clog", "cexpm1", "csinh", "ccosh", "csin",
     "ccos", "ctanh", "cacosh", "cmatmul_into"))
 
 
@@ -1681,7 +1681,7 @@ _ew("round", _unary_np("rint"))
 _ew("is_finite", _ew_is_finite, bool_native=True)
 _ew("not", _ew_not, bool_native=True)
 _ew("exp", _numpy_complex("cexp", _fast("exp", "exp"), fast=True), cost=8, code_size=12)
-_ew("log", _fast("log", "log"), cost=8, code_size=14)
+_ew("log", _numpy_complex("clog", _fast("log", "log")), cost=8, code_size=14)
 _ew("tanh", _numpy_complex("ctanh", _fast("tanh", "tanh")), cost=8, code_size=16)
 _ew("sin", _numpy_complex("csin", _fast("sin", "sin")), cost=8, code_size=40)
 _ew("cos", _numpy_complex("ccos", _fast("cos", "cos")), cost=8, code_size=40)

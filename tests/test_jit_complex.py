@@ -381,10 +381,11 @@ cases = {
 }
 # the GPU's device-function bodies (plain Python here) against numpy, finite values
 from autodiff.backends import cuda_math as cm
-pts = [800 + 1j, -30 + 0.5j, 1e-10 + 1e-10j, complex(-2, -0.0), 0.5 - 0.25j, 3 + 0j, -2 + 1j]
+pts = [800 + 1j, -30 + 0.5j, 1e-10 + 1e-10j, complex(-2, -0.0), 0.5 - 0.25j, 3 + 0j, -2 + 1j,
+       1 + 1e-9j]
 for fn, ref in [(cm._ctanh, np.tanh), (cm._cexp, np.exp), (cm._csinh, np.sinh),
                 (cm._ccosh, np.cosh), (cm._cacosh, np.arccosh), (cm._cexpm1, np.expm1),
-                (cm._clog1p, np.log1p), (cm._cexp2, np.exp2)]:
+                (cm._clog1p, np.log1p), (cm._cexp2, np.exp2), (cm._clog, np.log)]:
     sel = [p for p in pts if abs(p.real) < 700 or fn is cm._ctanh]
     got = np.array([fn(p) for p in sel])
     want = ref(np.array(sel))
@@ -420,7 +421,7 @@ def test_complex_programs_on_the_cuda_simulator():
     assert r.returncode == 0, r.stderr[-3000:]
     rows = {ln.split()[1]: ln.split()[2:] for ln in r.stdout.splitlines()
             if ln.startswith("CASE")}
-    assert len(rows) == 16, r.stdout
+    assert len(rows) == 17, r.stdout
     for name, (state, ok, *reason) in rows.items():
         assert ok == "True", (name, r.stdout)
         if name == "dot":      # no complex matrix product kernel: the interpreter runs it
@@ -434,18 +435,19 @@ def test_complex_programs_on_the_cuda_simulator():
 # overflow of exp/sinh/cosh/sin/cos of a number with a zero part
 _EDGES = np.array([800 + 1j, -800 - 2j, 30 + 0.5j, 1e-10 + 1e-10j, -1e-9 + 0j,
                    complex(-2, -0.0), -30 + 0j, 800 + 0j, complex(-800, -0.0), 800j, -800j,
-                   0.5 - 0.25j])
+                   0.5 - 0.25j, 1 + 1e-9j, complex(-1e-7, 1)])
 _edge_fns = ad.jit(lambda z: (anp.tanh(z), anp.expm1(z), anp.arccosh(z), anp.exp(z),
-                              anp.sinh(z), anp.cosh(z), anp.sin(z), anp.cos(z)))
+                              anp.sinh(z), anp.cosh(z), anp.sin(z), anp.cos(z),
+                              anp.log(z[12:])))
 
 
 def test_complex_functions_match_numpy_where_numba_differs():
     with np.errstate(all="ignore"):
         got = assert_compiled(_edge_fns, _EDGES)
         want = [f(_EDGES) for f in (np.tanh, np.expm1, np.arccosh, np.exp, np.sinh, np.cosh,
-                                    np.sin, np.cos)]
-    for name, g, w in zip(["tanh", "expm1", "arccosh", "exp", "sinh", "cosh", "sin", "cos"],
-                          got, want):
+                                    np.sin, np.cos)] + [np.log(_EDGES[12:])]
+    for name, g, w in zip(["tanh", "expm1", "arccosh", "exp", "sinh", "cosh", "sin", "cos",
+                           "log near |z| = 1"], got, want):
         g = np.asarray(g)
         for part in (np.real, np.imag):
             gp, wp = part(g), part(w)
