@@ -305,32 +305,49 @@ class JaxprTrace:
 
     def value_of(self, var):
         """The concrete value of variable ``var``, computed on demand from the recorded equations."""
-        if isinstance(var, Literal):
+        if var.__class__ is Literal:
             return var.val
         values = self.values
+        val = values.get(var, _MISSING)
+        if val is not _MISSING and val.__class__ is not _LazyOuter:
+            return val
+        # a depth-first walk to the values already known: each equation's operands are
+        # looked up once per visit (control flow on values forces one or two new equations
+        # per loop step, so this runs once per step of a Python loop under grad)
+        producer = self.producer
         stack = [var]
         while stack:
             v = stack[-1]
-            if v in values:
-                val = values[v]
-                if isinstance(val, _LazyOuter):
+            val = values.get(v, _MISSING)
+            if val is not _MISSING:
+                if val.__class__ is _LazyOuter:
                     values[v] = val.get()
                 stack.pop()
                 continue
-            e = self.producer[v]
-            missing = [u for u in e.invars if isinstance(u, Var) and u not in values]
-            if missing:
+            e = producer[v]
+            ins, missing = [], None
+            for u in e.invars:
+                if u.__class__ is Literal:
+                    ins.append(u.val)
+                    continue
+                x = values.get(u, _MISSING)
+                if x is _MISSING:
+                    if missing is None:
+                        missing = []
+                    missing.append(u)
+                    continue
+                if x.__class__ is _LazyOuter:
+                    x = values[u] = x.get()
+                ins.append(x)
+            if missing is not None:
                 stack.extend(missing)
                 continue
-            for u in e.invars:
-                if isinstance(u, Var) and isinstance(values[u], _LazyOuter):
-                    values[u] = values[u].get()
-            ins = [u.val if isinstance(u, Literal) else values[u] for u in e.invars]
             outs = e.primitive.impl(*ins, **e.params)
-            if not e.primitive.multiple_results:
-                outs = [outs]
-            for o, ov in zip(outs, e.outvars):
-                values[ov] = o
+            if e.primitive.multiple_results:
+                for o, ov in zip(outs, e.outvars):
+                    values[ov] = o
+            else:
+                values[e.outvars[0]] = outs
             stack.pop()
         return values[var]
 
@@ -347,6 +364,9 @@ class JaxprTrace:
         outvars = [self.lift(x) for x in out_tracers_or_vals]
         jaxpr = Jaxpr(self.constvars, self.invars, outvars, self.eqns)
         return jaxpr, list(self.const_values)
+
+
+_MISSING = object()
 
 
 class _LazyOuter:
