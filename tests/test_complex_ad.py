@@ -283,3 +283,23 @@ def test_vmap_and_second_order():
     fd = _fd_jvp(lambda z: _fd_grad(lambda w: np.sum(w.real ** 2 * w.imag + np.abs(w) ** 4),
                                     z, eps=1e-5), Z, v, eps=1e-4)
     np.testing.assert_allclose(hv, fd, rtol=1e-5, atol=1e-6)
+
+
+def test_reciprocal_follows_numpy_special_values_and_has_the_right_derivative():
+    # numpy's complex reciprocal is Smith's 1/z, whose special values differ from 1/z:
+    # reciprocal(0j) is nan+nanj (1/0j is inf+nanj), reciprocal(inf) is 0-0j
+    z = np.array([0j, 1 + 1j, 2j, np.inf + 0j, -3 + 0.5j, 0.2 - 4j, 1e300 + 1e300j, -0.0 + 0j,
+                  -np.inf - 0j, 3 - 0j])
+    with np.errstate(all="ignore"):
+        want = np.reciprocal(z)
+        for f in (anp.reciprocal, ad.jit(anp.reciprocal, backend="interpret")):
+            got = f(z)
+            for g, w in ((got.real, want.real), (got.imag, want.imag)):
+                np.testing.assert_array_equal(g, w)
+                fin = ~np.isnan(w)
+                np.testing.assert_array_equal(np.signbit(g[fin]), np.signbit(w[fin]))
+    # d(1/z) = -t/z², in both branches of the division
+    t = np.ones(3) + 0.5j
+    np.testing.assert_allclose(ad.jvp(anp.reciprocal, (Z,), (t,))[1], -t / Z ** 2, rtol=1e-14)
+    np.testing.assert_allclose(ad.grad(lambda z: anp.sum(anp.abs(anp.reciprocal(z)) ** 2))(Z),
+                               -2 * np.conj(Z) / np.abs(Z) ** 4, rtol=1e-13)

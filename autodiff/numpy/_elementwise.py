@@ -166,7 +166,28 @@ def square(x):
 @npfunc(np.reciprocal)
 def reciprocal(x):
     x = asarray(x)
+    if dtype_of(x).kind == "c":
+        return _complex_reciprocal(x)
     return P.div(P.full_like(x, 1), x)
+
+
+def _complex_reciprocal(z):
+    # numpy's complex reciprocal is Smith's division of 1 by z (not 1/z, whose special values
+    # differ: reciprocal(0j) is nan+nanj, 1/0j is inf+nanj); each branch is 1/z exactly, and
+    # each divides by a part that is non-zero where it is selected (safe operands elsewhere,
+    # so the branch not taken gives no NaN to the derivative)
+    re, im = P.real(z), P.imag(z)
+    small_im = P.le(P.abs_p.bind(im), P.abs_p.bind(re))
+    one = P.full_like(re, 1)
+    a = P.select(small_im, re, one)                  # branch 1 divides by re
+    r1 = P.div(P.select(small_im, im, P.full_like(re, 0)), a)
+    d1 = P.add(a, P.mul(P.select(small_im, im, P.full_like(re, 0)), r1))
+    b = P.select(small_im, one, im)                  # branch 2 divides by im
+    r2 = P.div(P.select(small_im, P.full_like(re, 0), re), b)
+    d2 = P.add(P.mul(P.select(small_im, P.full_like(re, 0), re), r2), b)
+    out_re = P.select(small_im, P.div(one, d1), P.div(r2, d2))
+    out_im = P.select(small_im, P.neg(P.div(r1, d1)), P.neg(P.div(one, d2)))
+    return P.complex_(out_re, out_im)
 
 
 @npfunc(np.logical_not)
