@@ -99,10 +99,12 @@ def _find_numpy_cblas():
             except AttributeError:
                 continue
             local = getattr(lib, "openblas_set_num_threads_local", None)
+            gemv = tuple(getattr(lib, nm.replace("gemm", "gemv"), None) for nm in (dn, sn))
             return (ctypes.cast(d, ctypes.c_void_p).value, ctypes.cast(s, ctypes.c_void_p).value,
                     bits, f"{os.path.basename(path)}:{dn}",
                     ctypes.cast(local, ctypes.c_void_p).value if local is not None else None,
-                    path)
+                    path, tuple(ctypes.cast(g, ctypes.c_void_p).value if g is not None else None
+                                for g in gemv))
     return None
 
 
@@ -120,7 +122,9 @@ def _register_symbols():
     found = _find_numpy_cblas()
     if found is None:
         return None, None
-    d_addr, s_addr, bits, desc, local_addr, path = found
+    d_addr, s_addr, bits, desc, local_addr, path, (dv_addr, sv_addr) = found
+    if dv_addr is None or sv_addr is None:
+        return None, None           # an unexpected OpenBLAS build: Numba's np.dot instead
     if local_addr is None:
         # an OpenBLAS without per-thread settings: a callback that does nothing, so that
         # the symbol exists for (possibly disk-cached) code calling it
@@ -129,6 +133,8 @@ def _register_symbols():
         local_addr = ctypes.cast(cb, ctypes.c_void_p).value
     llvm.add_symbol("autodiff_cblas_dgemm", d_addr)
     llvm.add_symbol("autodiff_cblas_sgemm", s_addr)
+    llvm.add_symbol("autodiff_cblas_dgemv", dv_addr)
+    llvm.add_symbol("autodiff_cblas_sgemv", sv_addr)
     llvm.add_symbol("autodiff_openblas_threads_local", local_addr)
     llvm.add_symbol("autodiff_blas_pool", _ADDR)
     global HAVE_LAPACKE
@@ -167,6 +173,16 @@ def _gemm_sig(fl):
 
 _dgemm = types.ExternalFunction("autodiff_cblas_dgemm", _gemm_sig(types.float64))
 _sgemm = types.ExternalFunction("autodiff_cblas_sgemm", _gemm_sig(types.float32))
+
+
+
+def _gemv_sig(fl):
+    return types.void(_e, _e, _it, _it, fl, types.intp, _it, types.intp, _it, fl, types.intp,
+                      _it)
+
+
+_dgemv = types.ExternalFunction("autodiff_cblas_dgemv", _gemv_sig(types.float64))
+_sgemv = types.ExternalFunction("autodiff_cblas_sgemv", _gemv_sig(types.float32))
 _threads_local = types.ExternalFunction("autodiff_openblas_threads_local", types.int32(types.int32))
 # LAPACKE_?syevd(layout, jobz, uplo, n, a, lda, w) -> info
 _dsyevd = types.ExternalFunction("autodiff_lapacke_dsyevd", _it(
@@ -250,6 +266,38 @@ def _gemm(item, ta, tb, m, n, k, a, lda, b, ldb, c, ldc):
     else:
         _sgemm(np.int32(101), t_a, t_b, m, n, k, np.float32(1.0), a, lda, b, ldb,
                np.float32(0.0), c, ldc)
+
+
+@njit(**_CACHED)
+def _gemv(item, trans, rows, cols, a, lda, x, incx, y, incy):
+    """One row-major CBLAS gemv ``y = op(A) x`` on raw addresses (A stored rows x cols)."""
+    t = np.int32(112 if trans else 111)
+    if item == 8:
+        _dgemv(np.int32(101), t, rows, cols, 1.0, a, lda, x, incx, 0.0, y, incy)
+    else:
+        _sgemv(np.int32(101), t, rows, cols, np.float32(1.0), a, lda, x, incx,
+               np.float32(0.0), y, incy)
+
+
+@njit(**_CACHED)
+def _matvec(item, ta, tb, m, n, k, a, lda, b, ldb, c):
+    """``C = op(A) op(B)`` when C is one column (n == 1) or one row (m == 1), as gemv:
+    OpenBLAS's gemm with a dimension of 1 runs 4-8x slower than its gemv (1024 x 1024
+    matrix-vector: 0.41-0.79 ms against 0.10 ms, one thread)."""
+    if n == 1:
+        # y (m) = op(A) x, x = op(B)'s column: B is (k, 1) (stride ldb) or B^T's (1, k)
+        incx = 1 if tb else ldb
+        if ta:                                   # A stored (k, m)
+            _gemv(item, True, k, m, a, lda, b, incx, c, 1)
+        else:                                    # A stored (m, k)
+            _gemv(item, False, m, k, a, lda, b, incx, c, 1)
+    else:
+        # C^T (n) = op(B)^T x, x = op(A)'s row: A is (1, k) (stride 1) or A^T's (k, 1)
+        incx = lda if ta else 1
+        if tb:                                   # B stored (n, k): op(B)^T = B
+            _gemv(item, False, n, k, b, ldb, a, incx, c, 1)
+        else:                                    # B stored (k, n): op(B)^T = B^T
+            _gemv(item, True, k, n, b, ldb, a, incx, c, 1)
 
 
 @njit(**_CACHED)
@@ -344,6 +392,12 @@ def _gemm_any(a, b, out, flags):
     item = out.itemsize
     ap, bp, cp = np.intp(a.ctypes.data), np.intp(b.ctypes.data), np.intp(out.ctypes.data)
     lda, ldb = a.shape[1], b.shape[1]
+    if m == 1 or n == 1:
+        # a matrix-vector product: memory-bound, one thread (as numpy's own matmul runs it)
+        prev = _threads_local(np.int32(1))
+        _matvec(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp)
+        _threads_local(prev)
+        return
     s = _state_addr()
     want = _aload(s, _THREADS)
     flops = 2 * m * n * k

@@ -60,8 +60,9 @@ mm_strided = ad.jit(lambda a, b: a[:, ::2] @ b[::2, :])
 bmm = ad.jit(lambda a, b: anp.einsum("bij,bjk->bik", a, b))
 
 
-SHAPES = [(1, 7, 300), (300, 7, 1), (5, 0, 6), (2, 3, 4), (200, 30, 300), (130, 9, 129),
-          (500, 20, 40)]
+# (m, k, n); m == 1 or n == 1 runs as BLAS gemv (vector-matrix, matrix-vector, a dot)
+SHAPES = [(1, 7, 300), (300, 7, 1), (1, 300, 1), (1, 1, 5), (64, 1, 1), (5, 0, 6), (2, 3, 4),
+          (200, 30, 300), (130, 9, 129), (500, 20, 40)]
 
 
 @pytest.mark.parametrize("threads", THREADS, indirect=True)
@@ -81,6 +82,24 @@ def test_products_match_numpy_for_every_thread_count(threads, dtype):
         assert blas_pool.stats()["pooled"] > before      # the pool really split them
     else:
         assert blas_pool.stats()["pooled"] == before
+
+
+mv = ad.jit(lambda a, v, u: (a @ v, u @ a, a.T @ u, anp.dot(v, a.T @ u)))
+
+
+def test_matrix_vector_products_match_numpy():
+    # 1-D operands and transposed reads: the gemv path of matmul_into
+    rng = np.random.default_rng(5)
+    for dtype in (np.float64, np.float32):
+        a = rng.normal(size=(37, 23)).astype(dtype)
+        v, u = rng.normal(size=23).astype(dtype), rng.normal(size=37).astype(dtype)
+        got = mv(a, v, u)
+        _close(got[0], a, v, a @ v)
+        _close(got[1], u, a, u @ a)
+        _close(got[2], a.T, u, a.T @ u)
+        tol = 1e-12 if dtype == np.float64 else 1e-4
+        assert np.asarray(got[3]).dtype == dtype
+        np.testing.assert_allclose(got[3], np.dot(v, a.T @ u), rtol=tol)
 
 
 @pytest.mark.parametrize("threads", [1, 3], indirect=True)
