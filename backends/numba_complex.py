@@ -363,11 +363,12 @@ def _register_zgemm():
     bits, desc, path = found[2], found[3], found[5]
     dname = desc.split(":", 1)[1]
     lib = ctypes.CDLL(path)
-    z, c = (getattr(lib, dname.replace("dgemm", p), None) for p in ("zgemm", "cgemm"))
-    if z is None or c is None:
+    routines = {p: getattr(lib, dname.replace("dgemm", p), None)
+                for p in ("zgemm", "cgemm", "zgemv", "cgemv")}
+    if any(f is None for f in routines.values()):
         return None
-    llvm.add_symbol("autodiff_cblas_zgemm", ctypes.cast(z, ctypes.c_void_p).value)
-    llvm.add_symbol("autodiff_cblas_cgemm", ctypes.cast(c, ctypes.c_void_p).value)
+    for p, f in routines.items():
+        llvm.add_symbol(f"autodiff_cblas_{p}", ctypes.cast(f, ctypes.c_void_p).value)
     return bits
 
 
@@ -385,15 +386,29 @@ _ZSIG = types.void(_e, _e, _e, _it, _it, _it, types.intp, types.intp, _it, types
                    types.intp, types.intp, _it)
 _zgemm = types.ExternalFunction("autodiff_cblas_zgemm", _ZSIG)
 _cgemm = types.ExternalFunction("autodiff_cblas_cgemm", _ZSIG)
+# cblas_?gemv(order, trans, m, n, *alpha, *a, lda, *x, incx, *beta, *y, incy)
+_ZVSIG = types.void(_e, _e, _it, _it, types.intp, types.intp, _it, types.intp, _it,
+                    types.intp, types.intp, _it)
+_zgemv = types.ExternalFunction("autodiff_cblas_zgemv", _ZVSIG)
+_cgemv = types.ExternalFunction("autodiff_cblas_cgemv", _ZVSIG)
 
 
 if HAVE_ZGEMM:
     from .blas_pool import _threads_local
 
     @njit(**_CACHED)
+    def _zgemv_any(item, trans, rows, cols, alpha, a, lda, x, incx, beta, y):
+        t = np.int32(112 if trans else 111)
+        if item == 16:
+            _zgemv(np.int32(101), t, rows, cols, alpha, a, lda, x, incx, beta, y, 1)
+        else:
+            _cgemv(np.int32(101), t, rows, cols, alpha, a, lda, x, incx, beta, y, 1)
+
+    @njit(**_CACHED)
     def cmatmul_into(a, b, out, flags):
         """``out = op(a) @ op(b)`` for C-contiguous 2-D complex arrays of one dtype
-        (``flags`` as :func:`~autodiff.backends.blas_pool.matmul_into`'s), one thread."""
+        (``flags`` as :func:`~autodiff.backends.blas_pool.matmul_into`'s), one thread; a
+        product with one row or one column as gemv (see ``blas_pool._matvec``)."""
         m, n = out.shape
         ta = (flags & 1) != 0
         tb = (flags & 2) != 0
@@ -411,6 +426,23 @@ if HAVE_ZGEMM:
         alpha = np.intp(coef.ctypes.data)
         beta = alpha + np.intp(out.itemsize)
         prev = _threads_local(np.int32(1))
+        lda, ldb, item = a.shape[1], b.shape[1], out.itemsize
+        if n == 1:              # y (m) = op(A) x, x = op(B)'s column
+            incx = 1 if tb else ldb
+            if ta:
+                _zgemv_any(item, True, k, m, alpha, ap, lda, bp, incx, beta, cp)
+            else:
+                _zgemv_any(item, False, m, k, alpha, ap, lda, bp, incx, beta, cp)
+            _threads_local(prev)
+            return
+        if m == 1:              # C^T (n) = op(B)^T x, x = op(A)'s row
+            incx = lda if ta else 1
+            if tb:
+                _zgemv_any(item, False, n, k, alpha, bp, ldb, ap, incx, beta, cp)
+            else:
+                _zgemv_any(item, True, k, n, alpha, bp, ldb, ap, incx, beta, cp)
+            _threads_local(prev)
+            return
         if out.itemsize == 16:
             _zgemm(np.int32(101), t_a, t_b, m, n, k, alpha, ap, a.shape[1], bp, b.shape[1],
                    beta, cp, n)

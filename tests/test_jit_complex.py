@@ -507,3 +507,19 @@ def test_vectorized_exp_and_abs_match_numpy():
             np.testing.assert_array_equal(gp[~fin], rp[~fin])
             scale = np.abs(r[fin]) if r.dtype.kind == "c" else np.abs(rp[fin])
             assert np.all(np.abs(gp[fin] - rp[fin]) <= t * scale + 1e-300), part
+
+
+_cmv = ad.jit(lambda a, v, u: (a @ v, u @ a, a.T @ u, anp.dot(v, a.T @ u), a.conj().T @ u))
+
+
+@pytest.mark.parametrize("dt", [C128, C64])
+def test_complex_matrix_vector_products_match_numpy(dt):
+    # one row or one column: zgemv/cgemv (every operand layout), and a dot product
+    rng = np.random.default_rng(11)
+    a = (rng.normal(size=(9, 5)) + 1j * rng.normal(size=(9, 5))).astype(dt)
+    v = (rng.normal(size=5) + 1j * rng.normal(size=5)).astype(dt)
+    u = (rng.normal(size=9) + 1j * rng.normal(size=9)).astype(dt)
+    got = assert_compiled(_cmv, a, v, u)
+    want = (a @ v, u @ a, a.T @ u, np.dot(v, a.T @ u), a.conj().T @ u)
+    for g, w in zip(got, want):
+        close(g, w, dt=dt)
