@@ -6,8 +6,8 @@ import numpy as np
 from .errors import DTypeError
 from .source_info import user_source
 
-__all__ = ["ShapedArray", "is_float_dtype", "is_inexact_dtype", "python_scalar_dtype",
-           "value_aval"]
+__all__ = ["ShapedArray", "complex_dtype", "is_float_dtype", "is_inexact_dtype",
+           "python_scalar_dtype", "real_dtype", "value_aval"]
 
 # ----------------------------------------------------------------------------
 # Abstract values
@@ -100,6 +100,24 @@ def is_inexact_dtype(dtype):
     """Whether ``dtype`` is floating-point or complex."""
     # the dtype's kind, not np.issubdtype (a microsecond per call on every grad)
     return (dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)).kind in "fc"
+
+
+def real_dtype(dtype):
+    """The dtype of the parts of a complex ``dtype`` (complex64 -> float32, complex128 ->
+    float64); other dtypes unchanged."""
+    dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    if dtype.kind != "c":
+        return dtype
+    return np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+
+
+def complex_dtype(dtype):
+    """The complex dtype with parts of ``dtype`` (float32 -> complex64, other reals ->
+    complex128, numpy's); complex dtypes unchanged."""
+    dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+    if dtype.kind == "c":
+        return dtype
+    return np.dtype(np.complex64 if dtype == np.float32 else np.complex128)
 
 
 _VALID_KINDS = set("biufc")

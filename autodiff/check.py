@@ -17,6 +17,7 @@ complex arrays.
 """
 import numpy as np
 
+from .avals import real_dtype
 from .api import jvp, vjp, as_array
 from .tree_util import tree_flatten, tree_unflatten, tree_map
 
@@ -26,13 +27,8 @@ _EPS = {np.dtype(np.float64): 1e-4, np.dtype(np.float32): 2e-2, np.dtype(np.floa
 _TOL = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 2e-2, np.dtype(np.float16): 1e-1}
 
 
-def _real_dtype(dtype):
-    # a complex dtype's parts: complex64 -> float32, complex128 -> float64
-    return np.empty(0, dtype).real.dtype
-
-
 def _dtype(leaves):
-    dts = [_real_dtype(np.asarray(l).dtype) for l in leaves if np.asarray(l).dtype.kind in "fc"]
+    dts = [real_dtype(np.asarray(l).dtype) for l in leaves if np.asarray(l).dtype.kind in "fc"]
     if not dts:
         return np.dtype(np.float64)
     return min(dts, key=lambda d: d.itemsize)

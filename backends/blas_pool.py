@@ -280,24 +280,23 @@ def _gemv(item, trans, rows, cols, a, lda, x, incx, y, incy):
 
 
 @njit(**_CACHED)
-def _matvec(item, ta, tb, m, n, k, a, lda, b, ldb, c):
-    """``C = op(A) op(B)`` when C is one column (n == 1) or one row (m == 1), as gemv:
-    OpenBLAS's gemm with a dimension of 1 runs 4-8x slower than its gemv (1024 x 1024
-    matrix-vector: 0.41-0.79 ms against 0.10 ms, one thread)."""
+def matvec_layout(ta, tb, m, n, k, a, lda, b, ldb):
+    """``C = op(A) op(B)`` with one column (n == 1) or one row (m == 1) of C, as the gemv
+    ``y = op(M) x``: ``(trans, rows, cols, M, ldm, x, incx)`` on raw addresses (M stored
+    rows x cols). OpenBLAS's gemm with a dimension of 1 runs 4-8x slower than its gemv
+    (1024 x 1024 matrix-vector: 0.41-0.79 ms against 0.10 ms, one thread); the complex
+    products (numba_complex) use this layout too."""
     if n == 1:
         # y (m) = op(A) x, x = op(B)'s column: B is (k, 1) (stride ldb) or B^T's (1, k)
         incx = 1 if tb else ldb
         if ta:                                   # A stored (k, m)
-            _gemv(item, True, k, m, a, lda, b, incx, c, 1)
-        else:                                    # A stored (m, k)
-            _gemv(item, False, m, k, a, lda, b, incx, c, 1)
-    else:
-        # C^T (n) = op(B)^T x, x = op(A)'s row: A is (1, k) (stride 1) or A^T's (k, 1)
-        incx = lda if ta else 1
-        if tb:                                   # B stored (n, k): op(B)^T = B
-            _gemv(item, False, n, k, b, ldb, a, incx, c, 1)
-        else:                                    # B stored (k, n): op(B)^T = B^T
-            _gemv(item, True, k, n, b, ldb, a, incx, c, 1)
+            return True, k, m, a, lda, b, incx
+        return False, m, k, a, lda, b, incx      # A stored (m, k)
+    # C^T (n) = op(B)^T x, x = op(A)'s row: A is (1, k) (stride 1) or A^T's (k, 1)
+    incx = lda if ta else 1
+    if tb:                                       # B stored (n, k): op(B)^T = B
+        return False, n, k, b, ldb, a, incx
+    return True, k, n, b, ldb, a, incx           # B stored (k, n): op(B)^T = B^T
 
 
 @njit(**_CACHED)
@@ -394,8 +393,9 @@ def _gemm_any(a, b, out, flags):
     lda, ldb = a.shape[1], b.shape[1]
     if m == 1 or n == 1:
         # a matrix-vector product: memory-bound, one thread (as numpy's own matmul runs it)
+        trans, rows, cols, mp, ldm, xp, incx = matvec_layout(ta, tb, m, n, k, ap, lda, bp, ldb)
         prev = _threads_local(np.int32(1))
-        _matvec(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp)
+        _gemv(item, trans, rows, cols, mp, ldm, xp, incx, cp, 1)
         _threads_local(prev)
         return
     s = _state_addr()

@@ -394,7 +394,7 @@ _cgemv = types.ExternalFunction("autodiff_cblas_cgemv", _ZVSIG)
 
 
 if HAVE_ZGEMM:
-    from .blas_pool import _threads_local
+    from .blas_pool import _threads_local, matvec_layout
 
     @njit(**_CACHED)
     def _zgemv_any(item, trans, rows, cols, alpha, a, lda, x, incx, beta, y):
@@ -408,7 +408,7 @@ if HAVE_ZGEMM:
     def cmatmul_into(a, b, out, flags):
         """``out = op(a) @ op(b)`` for C-contiguous 2-D complex arrays of one dtype
         (``flags`` as :func:`~autodiff.backends.blas_pool.matmul_into`'s), one thread; a
-        product with one row or one column as gemv (see ``blas_pool._matvec``)."""
+        product with one row or one column as gemv (``blas_pool.matvec_layout``)."""
         m, n = out.shape
         ta = (flags & 1) != 0
         tb = (flags & 2) != 0
@@ -426,21 +426,10 @@ if HAVE_ZGEMM:
         alpha = np.intp(coef.ctypes.data)
         beta = alpha + np.intp(out.itemsize)
         prev = _threads_local(np.int32(1))
-        lda, ldb, item = a.shape[1], b.shape[1], out.itemsize
-        if n == 1:              # y (m) = op(A) x, x = op(B)'s column
-            incx = 1 if tb else ldb
-            if ta:
-                _zgemv_any(item, True, k, m, alpha, ap, lda, bp, incx, beta, cp)
-            else:
-                _zgemv_any(item, False, m, k, alpha, ap, lda, bp, incx, beta, cp)
-            _threads_local(prev)
-            return
-        if m == 1:              # C^T (n) = op(B)^T x, x = op(A)'s row
-            incx = lda if ta else 1
-            if tb:
-                _zgemv_any(item, False, n, k, alpha, bp, ldb, ap, incx, beta, cp)
-            else:
-                _zgemv_any(item, True, k, n, alpha, bp, ldb, ap, incx, beta, cp)
+        if m == 1 or n == 1:    # a matrix-vector product: gemv (blas_pool.matvec_layout)
+            trans, rows, cols, mp, ldm, xp, incx = matvec_layout(
+                ta, tb, m, n, k, ap, a.shape[1], bp, b.shape[1])
+            _zgemv_any(out.itemsize, trans, rows, cols, alpha, mp, ldm, xp, incx, beta, cp)
             _threads_local(prev)
             return
         if out.itemsize == 16:
@@ -451,18 +440,8 @@ if HAVE_ZGEMM:
                    beta, cp, n)
         _threads_local(prev)
 else:
-    @njit(**_CACHED)
-    def cmatmul_into(a, b, out, flags):
-        """``out = op(a) @ op(b)`` for 2-D complex arrays (Numba's ``np.dot``)."""
-        t = flags & 3
-        if t == 0:
-            np.dot(a, b, out)
-        elif t == 1:
-            np.dot(a.T, b, out)
-        elif t == 2:
-            np.dot(a, b.T, out)
-        else:
-            np.dot(a.T, b.T, out)
+    # without numpy's OpenBLAS: Numba's np.dot, which takes complex operands too
+    from .blas_pool import _gemm_numba as cmatmul_into  # noqa: F401
 
 
 # every helper keeps its compiled code under ad.config.cache_dir (as numba_math's): a new

@@ -15,7 +15,7 @@ import builtins
 import numpy as np
 
 from .. import primitives as P
-from ..core import Tracer, is_concrete
+from ..core import Tracer, complex_dtype, is_concrete, real_dtype
 from ..core import user_source
 from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of,
                     float_type, is_python_scalar)
@@ -286,14 +286,10 @@ def real_if_close(a, tol=100):
     if dtype_of(a).kind != "c":
         return a
     if tol > 1:
-        tol = tol * np.finfo(_complex_part_dtype(dtype_of(a))).eps
+        tol = tol * np.finfo(real_dtype(dtype_of(a))).eps
     im = P.imag(a)
     v = im.concrete_value("real_if_close(traced complex)") if isinstance(im, Tracer) else im
     return P.real(a) if bool(np.all(np.abs(v) < tol)) else a
-
-
-def _complex_part_dtype(dt):
-    return np.dtype(np.float32) if np.dtype(dt) == np.complex64 else np.dtype(np.float64)
 
 
 @npfunc(np.iscomplex)
@@ -762,7 +758,7 @@ def roots(p):
         # the coefficients have values: numpy's dtype (complex if any root is)
         v = np.asarray(p.concrete_value("roots") if isinstance(p, Tracer) else p)
         if v[0] != 0 and np.iscomplexobj(np.roots(v)):
-            out = np.dtype(np.complex64 if dt == np.float32 else np.complex128)
+            out = complex_dtype(dt)
     return _roots_fn(user_source(), out)(p)
 
 

@@ -16,7 +16,7 @@ import builtins
 import numpy as np
 
 from .. import primitives as P
-from ..core import Tracer, is_concrete
+from ..core import Tracer, is_concrete, real_dtype
 from ..core import user_source
 from ..errors import ConcretizationError
 from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of,
@@ -632,10 +632,6 @@ def _virtual_index(n, q, method):
     return anp.subtract(anp.add(anp.multiply(n, q), a + q * (1 - a - b)), 1)
 
 
-def _real_dtype(dt):
-    return np.empty(0, dt).real.dtype
-
-
 def _real_quantile_input(a, name):
     # numpy's quantile family refuses complex input (its median and nanmedian take it)
     if dtype_of(a).kind == "c":
@@ -650,7 +646,7 @@ def _quantile_sorted(s, n, q, method):
     anp = _anp()
     m = shape_of(s)[-1]
     # positions are real (the median of complex rows: nanmedian takes complex, as numpy)
-    nf = anp.astype(n, _real_dtype(dtype_of(s))) if isinstance(n, Tracer) else float(n)
+    nf = anp.astype(n, real_dtype(dtype_of(s))) if isinstance(n, Tracer) else float(n)
     last = anp.subtract(n, 1)
 
     def at(i):

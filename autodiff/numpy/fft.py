@@ -21,7 +21,7 @@ import math
 import numpy as np
 
 from .. import primitives as P
-from ..core import Tracer, user_source
+from ..core import Tracer, complex_dtype, user_source
 from ..errors import DTypeError, ShapeError
 from ._base import npfunc, asarray, dtype_of, shape_of
 
@@ -60,13 +60,6 @@ def _length(n, what="FFT data points"):
     if n < 1:
         raise ShapeError(f"Invalid number of {what} ({n}) specified.", source=user_source())
     return n
-
-
-def _complex_dtype(dt):
-    dt = np.dtype(dt)
-    if dt.kind == "c":
-        return dt
-    return np.dtype(np.complex64 if dt == np.float32 else np.complex128)
 
 
 def _real_dtype(dt, name):
@@ -174,7 +167,7 @@ def _prepare(a, kind, name):
     if kind == "RFFT":
         want = _real_dtype(dt, name)
     else:
-        want = _complex_dtype(dt)
+        want = complex_dtype(dt)
     if len(shape_of(x)) == 0:
         raise ShapeError(f"{name}: the input must have at least one axis, got a 0-d array",
                          source=user_source())

@@ -1,7 +1,7 @@
 """Rule helpers shared by every primitive family."""
 import numpy as np
 
-from ..core import ShapedArray, Tracer, UndefinedPrimal, Zero, get_aval
+from ..core import ShapedArray, Tracer, UndefinedPrimal, Zero, complex_dtype, get_aval
 from ..errors import DTypeError, ShapeError
 
 __all__ = ["aval_of", "defbilinear", "defjvp", "defjvp_zero", "defleading", "deflinear",
@@ -45,20 +45,23 @@ def scalar(v, dtype):
 def _coerce_pair(x, y):
     """Python scalars take the other operand's dtype (weak typing); a Python complex with a
     real operand makes it complex (numpy: float32 -> complex64)."""
-    if isinstance(x, complex) and dtype_of(y).kind != "c":
-        y = _to_complex(y)
-    elif isinstance(y, complex) and dtype_of(x).kind != "c":
-        x = _to_complex(x)
-    if isinstance(x, (int, float, bool, complex)) and not isinstance(x, np.generic):
+    if isinstance(x, _PY_NUMBERS) and not isinstance(x, np.generic):
+        if x.__class__ is complex and dtype_of(y).kind != "c":
+            y = _to_complex(y)
         x = scalar(x, dtype_of(y))
-    if isinstance(y, (int, float, bool, complex)) and not isinstance(y, np.generic):
+    if isinstance(y, _PY_NUMBERS) and not isinstance(y, np.generic):
+        if y.__class__ is complex and dtype_of(x).kind != "c":
+            x = _to_complex(x)
         y = scalar(y, dtype_of(x))
     return x, y
 
 
+_PY_NUMBERS = (int, float, bool, complex)
+
+
 def _to_complex(x):
     from .elementwise import convert
-    return convert(x, np.complex64 if dtype_of(x) == np.float32 else np.complex128)
+    return convert(x, complex_dtype(dtype_of(x)))
 
 
 def instantiate(t, aval=None):

@@ -1,7 +1,8 @@
 """Elementwise primitives: unary and binary math, comparisons, select, dtype conversion."""
 import numpy as np
 
-from ..core import Primitive, ShapedArray, UndefinedPrimal, Zero, is_inexact_dtype
+from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero, complex_dtype,
+                    is_inexact_dtype, real_dtype)
 from ..errors import DTypeError, ShapeError
 from ._rules import (defbilinear, defjvp, defjvp_zero, deflinear, deftranspose, defvectorized,
                      dtype_of, full, instantiate, is_zero, ones_like, shape_of, zeros_like, _b,
@@ -43,21 +44,6 @@ def _real_unary_aval(name):
     return rule
 
 
-def _complex_to_real(dtype):
-    """The real dtype of a complex dtype's parts (complex64 -> float32); reals unchanged."""
-    dtype = np.dtype(dtype)
-    return np.dtype(np.float32 if dtype == np.complex64 else np.float64) if dtype.kind == "c" \
-        else dtype
-
-
-def _real_to_complex(dtype):
-    """The complex dtype with parts of ``dtype`` (float32 -> complex64, else complex128)."""
-    dtype = np.dtype(dtype)
-    if dtype.kind == "c":
-        return dtype
-    return np.dtype(np.complex64 if dtype == np.float32 else np.complex128)
-
-
 neg_p = _unary("neg", np.negative, float_only=False)
 deflinear(neg_p, lambda ct, x: [neg(ct)])
 
@@ -74,8 +60,8 @@ def _sign_jvp(primals, tangents):
     r = abs_p.bind(x)
     zero = eq(r, 0)
     safe = select(zero, ones_like(r), r)
-    d = div(sub(t, mul(ans, complex_(real(mul(conj(ans), t)), zeros_like(r)))),
-            complex_(safe, zeros_like(r)))
+    cd = dtype_of(x)
+    d = div(sub(t, mul(ans, convert(real(mul(conj(ans), t)), cd))), convert(safe, cd))
     return ans, select(zero, zeros_like(d), d)
 
 
@@ -166,7 +152,7 @@ defjvp(rsqrt_p, lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)))   # -x^(-3/2)/
 cbrt_p = _unary("cbrt", np.cbrt, real_only=True)
 defjvp(cbrt_p, lambda g, ans, x: div(g, mul(mul(ans, ans), 3)))     # 1/(3 x^(2/3))
 abs_p = _unary("abs", np.abs, float_only=False)
-abs_p.abstract_eval = lambda x, **_: ShapedArray(x.shape, _complex_to_real(x.dtype))
+abs_p.abstract_eval = lambda x, **_: ShapedArray(x.shape, real_dtype(x.dtype))
 
 
 def _abs_jvp_rule(g, ans, x):
@@ -528,7 +514,7 @@ def _complex_only_aval(name):
         if x.dtype.kind != "c":
             raise DTypeError(f"{name} needs a complex operand, got {x.dtype} (the library "
                              f"op P.{name} passes real input through)")
-        return ShapedArray(x.shape, _complex_to_real(x.dtype))
+        return ShapedArray(x.shape, real_dtype(x.dtype))
     return rule
 
 
@@ -549,7 +535,7 @@ complex_p = Primitive("complex")        # complex(x, y) = x + iy, x and y real, 
 def _complex_impl(x, y):
     # the parts are set, not computed: x + 1j*y would make inf parts NaN (1j*inf = nan+inf j)
     x, y = np.asarray(x), np.asarray(y)
-    z = np.empty(np.broadcast_shapes(x.shape, y.shape), _real_to_complex(np.result_type(x, y)))
+    z = np.empty(np.broadcast_shapes(x.shape, y.shape), complex_dtype(np.result_type(x, y)))
     z.real, z.imag = x, y
     return z
 
@@ -561,7 +547,7 @@ def _complex_aval(x, y):
     if x.dtype.kind != "f" or y.dtype.kind != "f" or x.dtype != y.dtype:
         raise DTypeError(f"complex needs two real float operands of one dtype, got {x.dtype} "
                          f"and {y.dtype}")
-    return ShapedArray(_binary_shape("complex", x, y), _real_to_complex(x.dtype))
+    return ShapedArray(_binary_shape("complex", x, y), complex_dtype(x.dtype))
 
 
 complex_p.abstract_eval = _complex_aval
@@ -570,7 +556,7 @@ defvectorized(complex_p)
 # transposes for the pairing <u, v> = Re(Σ u·v) (no conjugation): real(t) pairs with ct as
 # Re(ct·t) = Re((ct + 0i)·t); imag(t) as Re(-i·ct·t); conj(t) as Re(conj(ct)·t); and
 # x + iy as Re(ct)·x - Im(ct)·y
-deflinear(real_p, lambda ct, x: [complex_(ct, zeros_like(ct))])
+deflinear(real_p, lambda ct, x: [convert(ct, x.aval.dtype)])
 deflinear(imag_p, lambda ct, x: [complex_(zeros_like(ct), neg(ct))])
 deflinear(conj_p, lambda ct, x: [conj_p.bind(ct)])
 deflinear(complex_p, lambda ct, x, y: [

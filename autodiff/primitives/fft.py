@@ -40,10 +40,10 @@ import math
 
 import numpy as np
 
-from ..core import Primitive, ShapedArray
+from ..core import Primitive, ShapedArray, complex_dtype, real_dtype
 from ..errors import DTypeError, ShapeError
 from ._rules import defleading, deflinear, dtype_of, shape_of
-from .elementwise import conj, mul, _complex_to_real, _real_to_complex
+from .elementwise import conj, mul
 from .shape import broadcast_in_dim
 
 __all__ = ["FFT_TYPES", "fft_p"]     # (the op ``fft`` is reached as P.fft.fft)
@@ -66,8 +66,8 @@ def _fft_impl(x, *, fft_type, fft_lengths):
     if fft_type == "IFFT":
         return np.fft.ifftn(x, axes=axes).astype(x.dtype, copy=False)
     if fft_type == "RFFT":
-        return np.fft.rfftn(x, axes=axes).astype(_real_to_complex(x.dtype), copy=False)
-    return np.fft.irfftn(x, s=fft_lengths, axes=axes).astype(_complex_to_real(x.dtype), copy=False)
+        return np.fft.rfftn(x, axes=axes).astype(complex_dtype(x.dtype), copy=False)
+    return np.fft.irfftn(x, s=fft_lengths, axes=axes).astype(real_dtype(x.dtype), copy=False)
 
 
 def _fft_aval(x, *, fft_type, fft_lengths):
@@ -92,9 +92,9 @@ def _fft_aval(x, *, fft_type, fft_lengths):
                          f"{expected}, got shape {x.shape}")
     lead = x.shape[:x.ndim - k]
     if fft_type == "RFFT":
-        return ShapedArray(lead + lengths[:-1] + (lengths[-1] // 2 + 1,), _real_to_complex(x.dtype))
+        return ShapedArray(lead + lengths[:-1] + (lengths[-1] // 2 + 1,), complex_dtype(x.dtype))
     if fft_type == "IRFFT":
-        return ShapedArray(lead + lengths, _complex_to_real(x.dtype))
+        return ShapedArray(lead + lengths, real_dtype(x.dtype))
     return ShapedArray(x.shape, x.dtype)
 
 

@@ -8,7 +8,7 @@ the real ones), and the Hermitian conjugations sit in the jvps: ``A = L Lᴴ``,
 """
 import numpy as np
 
-from ..core import Primitive, ShapedArray, UndefinedPrimal, is_inexact_dtype
+from ..core import Primitive, ShapedArray, UndefinedPrimal, is_inexact_dtype, real_dtype
 from ..errors import DTypeError, ShapeError
 from ._rules import (deftranspose, dtype_of, full, is_zero, moveaxis, ones_like, scalar, shape_of,
                      zeros_like, _ndim, _zero_like)
@@ -32,14 +32,6 @@ def _sq_aval(name):
         if not is_inexact_dtype(a.dtype):
             raise DTypeError(f"{name}: expected a float or complex matrix, got {a.dtype}")
     return check
-
-
-def _real_dtype(dtype):
-    """The dtype of the real parts of ``dtype`` (complex64 -> float32; reals unchanged)."""
-    dtype = np.dtype(dtype)
-    if dtype.kind != "c":
-        return dtype
-    return np.dtype(np.float32) if dtype == np.complex64 else np.dtype(np.float64)
 
 
 def _is_complex(x):
@@ -292,7 +284,7 @@ def _slogdet_impl(a):
 def _slogdet_aval(a):
     _sq_aval("slogdet")(a)
     # complex: the sign is a complex number of modulus 1, log|det| is real
-    return [ShapedArray(a.shape[:-2], a.dtype), ShapedArray(a.shape[:-2], _real_dtype(a.dtype))]
+    return [ShapedArray(a.shape[:-2], a.dtype), ShapedArray(a.shape[:-2], real_dtype(a.dtype))]
 
 
 def _slogdet_jvp(primals, tangents):
@@ -328,7 +320,7 @@ def _eigh_impl(a):
 def _eigh_aval(a):
     _sq_aval("eigh")(a)
     # Hermitian input: real eigenvalues, eigenvectors of the input's dtype
-    return [ShapedArray(a.shape[:-1], _real_dtype(a.dtype)), ShapedArray(a.shape, a.dtype)]
+    return [ShapedArray(a.shape[:-1], real_dtype(a.dtype)), ShapedArray(a.shape, a.dtype)]
 
 
 def _eigh_jvp(primals, tangents):
