@@ -13,7 +13,8 @@ from collections import namedtuple
 import numpy as np
 
 from .. import primitives as P
-from ..core import Tracer, complex_dtype
+from ..core import Tracer
+from ..core import complex_dtype as _complex_dtype
 from ..errors import ShapeError
 from ..core import user_source
 from ..custom_derivatives import custom_jvp as _custom_jvp
@@ -851,14 +852,14 @@ def _eig_host(a):
     # numpy's geev (dgeev for real input, zgeev for complex), cast to the complex dtype a
     # traced program declares (numpy returns real arrays when every eigenvalue is real)
     w, v = np.linalg.eig(a)
-    dt = complex_dtype(a.dtype)
+    dt = _complex_dtype(a.dtype)
     return w.astype(dt), v.astype(dt)
 
 
 def _eig_primal(a):
     from ..callback import pure_callback
     from ..shapes import ShapeDtypeStruct
-    sh, dt = shape_of(a), complex_dtype(dtype_of(a))
+    sh, dt = shape_of(a), _complex_dtype(dtype_of(a))
     return pure_callback(_eig_host, (ShapeDtypeStruct(sh[:-1], dt), ShapeDtypeStruct(sh, dt)), a,
                          vmap_method="expand_dims")
 

@@ -65,7 +65,8 @@ from .. import numpy as _anp  # noqa: E402
 from .. import lax as _lax  # noqa: E402
 from ..numpy._base import npfunc as _npfunc, asarray as _asarray, promote as _promote  # noqa: E402
 from ..errors import UnsupportedError
-from ..core import complex_dtype, user_source
+from ..core import user_source
+from ..core import complex_dtype as _complex_dtype
 from ..core import Tracer as _Tracer
 
 
@@ -736,7 +737,7 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
 def _schur_dtype(dt, output):
     """The dtype of schur's results: the input's for output='real', else its complex one."""
     dt = _np.dtype(dt)
-    return dt if output == "real" else complex_dtype(dt)
+    return dt if output == "real" else _complex_dtype(dt)
 
 
 def _schur_host(a, sort, output="real"):
