@@ -375,7 +375,7 @@ class _LinearizedProgram:
     """
 
     __slots__ = ("source", "known", "unknown", "n_res", "n_t", "_lin", "_transposed",
-                 "grad_enabled", "compiled", "shared")
+                 "grad_enabled", "compiled", "shared", "bwd_on_values")
 
     def __init__(self, closed, nonzeros, n_out):
         from .core import Jaxpr, trace_state
@@ -391,6 +391,7 @@ class _LinearizedProgram:
         self._transposed = None
         self.compiled = {}
         self.shared = False              # True once in _LIN_CACHE (later calls reuse it)
+        self.bwd_on_values = False       # its transpose cannot be traced: run on values
 
     def transposed(self):
         if self._transposed is None:
@@ -430,8 +431,11 @@ _PLAIN_PARAM_ITEM_TYPES = _SCALAR_PARAM_TYPES | {tuple}     # one level down, as
 def _params_cacheable(jaxpr):
     """False when a param is keyed by identity rather than content: a Python callable (its
     id, not its behaviour, is in the key) or a large constant of a sub-jaxpr. Such traces
-    would miss the cache on every call and fill it with entries nobody reuses."""
+    would miss the cache on every call and fill it with entries nobody reuses. A custom
+    function's rules shared by every call with the same key (``custom_cache.SharedRule``)
+    are the exception: their identity is stable, so such programs are reused."""
     from .core import Jaxpr
+    from .custom_cache import SharedRule
     # checked on every un-jitted grad call: most params are ints and tuples of them
     scalar, plain_item = _SCALAR_PARAM_TYPES, _PLAIN_PARAM_ITEM_TYPES
     for e in jaxpr.eqns:
@@ -448,6 +452,8 @@ def _params_cacheable(jaxpr):
                 if isinstance(x, Jaxpr):
                     if not _params_cacheable(x):
                         return False
+                elif x.__class__ is SharedRule:
+                    continue            # a custom rule every call with its key shares
                 elif (callable(x) and not isinstance(x, type)) or isinstance(x, dict):
                     return False
     return True
@@ -508,11 +514,24 @@ class _Linearized:
         """Cotangents of every flat input (zeros for non-differentiated ones)."""
         prog = self.program
         args = list(self.residuals) + list(cts_flat)
-        if prog.shared or prog._transposed is not None or \
-                not all(is_concrete(a) for a in args):
-            cts = _run_program(prog, "transposed", prog.transposed(), args)
-        else:
+        on_values = all(is_concrete(a) for a in args)
+        if on_values and (not prog.shared or prog.bwd_on_values) and prog._transposed is None:
             cts = self._backward_on_values(cts_flat)
+        else:
+            try:
+                transposed = prog.transposed()
+            except Exception:
+                # a shared program whose custom bwd cannot be traced abstractly (Python
+                # control flow on its residuals or cotangents, plain numpy): it runs on the
+                # values, now and on every later call with this structure
+                if not on_values:
+                    raise
+                prog.bwd_on_values = True
+                transposed = None
+            if transposed is None:
+                cts = self._backward_on_values(cts_flat)
+            else:
+                cts = _run_program(prog, "transposed", transposed, args)
         it = iter(cts)
         out = []
         for nz, a in zip(self.nonzeros, self.in_avals):

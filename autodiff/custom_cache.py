@@ -25,6 +25,13 @@ when traced abstractly; that is remembered and it is traced with values each cal
 Python side effects in a cached function (``print``) run when it is traced, not on every
 call, as under ``jit``.
 
+The flat rule callables a call binds (``fwd``/``bwd`` of a ``custom_vjp``, the rule of a
+``custom_jvp``) are cached too, as :class:`SharedRule` objects, when the body and rules
+came from cached abstract traces: every call with the same key binds the same objects, so
+``grad``'s linearized and transposed programs of the enclosing function are reused as for
+any other function. A ``bwd`` that cannot be traced abstractly (Python control flow on its
+cotangents) then runs on each call's values, as before.
+
 >>> import autodiff as ad, autodiff.numpy as anp
 >>> from autodiff import custom_cache
 >>> @ad.custom_vjp
@@ -46,7 +53,8 @@ import numpy as np
 from .cache import ProgramCache
 from .errors import ConcretizationError
 
-__all__ = ["function_key", "value_key", "cached_trace", "cache_info", "NEEDS_VALUES"]
+__all__ = ["function_key", "value_key", "cached_trace", "shared_rules", "SharedRule",
+           "cache_info", "NEEDS_VALUES"]
 
 # (kind, function key, static key, avals, treedef, grad state) -> (ClosedJaxpr, out_tree, extra)
 # or NEEDS_VALUES
@@ -219,6 +227,50 @@ def cached_trace(kind, key, trace, values_ok=True):
     result = (closed,) + tuple(result[1:])
     _CACHE.put(full, result)
     return result
+
+
+class SharedRule:
+    """A rule callable (a custom function's ``fwd``/``bwd``/``jvp`` in flat form) that every
+    call with the same key shares: what it computes depends only on that key, so a program
+    holding it may be cached and reused by later calls (``api._params_cacheable`` accepts it;
+    its identity, stable across calls, is its part of the program's key).
+
+    >>> from autodiff.custom_cache import SharedRule
+    >>> r = SharedRule(lambda xs: [2 * x for x in xs])
+    >>> r([1.0, 2.0])
+    [2.0, 4.0]
+    """
+
+    __slots__ = ("fn", "__weakref__")
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, *args):
+        return self.fn(*args)
+
+    def __repr__(self):
+        return f"SharedRule({getattr(self.fn, '__qualname__', self.fn)!r})"
+
+
+def shared_rules(kind, key, make):
+    """The rules cached under ``(kind,) + key``; ``make()`` builds them (a tuple of
+    callables, wrapped here in :class:`SharedRule`) the first time.
+
+    Only for rules whose behaviour is decided by ``key`` (a cached, abstract trace of the
+    body and rules, see :func:`cached_trace`): every call with that key then binds the same
+    rule objects, and the programs it appears in (``grad``'s linearized and transposed
+    programs) are cached like any other.
+    """
+    full = ("shared rules", kind) + key
+    try:
+        hit = _CACHE.get(full)
+    except TypeError:                   # a treedef with unhashable aux data
+        return make()
+    if hit is None:
+        hit = tuple(SharedRule(r) for r in make())
+        _CACHE.put(full, hit)
+    return hit
 
 
 def cache_info():

@@ -24,7 +24,7 @@ import numpy as np
 from . import primitives as P
 from .core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, UndefinedPrimal, Zero,
                    eval_jaxpr, get_aval, trace_flat)
-from .custom_cache import NEEDS_VALUES, cached_trace, function_key, value_key
+from .custom_cache import NEEDS_VALUES, cached_trace, function_key, shared_rules, value_key
 from .errors import UnsupportedError
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -286,10 +286,11 @@ class custom_jvp:
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
         fun, rule = self.fun, self.jvp_rule
+        n_args = len(args)      # (the rule may be shared by later calls: no arguments held)
 
         def full_args(d):
             it = iter(d)
-            return [static[i] if i in static else next(it) for i in range(len(args))]
+            return [static[i] if i in static else next(it) for i in range(n_args)]
 
         def f(*d):
             return fun(*full_args(d), **kwargs)
@@ -313,12 +314,12 @@ class custom_jvp:
             t_dyn = list(t)
             t_full = []
             it = iter(t_dyn)
-            for i in range(len(args)):
+            for i in range(n_args):
                 t_full.append(None if i in static else next(it))
             if nd:
                 out, tout = rule(*[static[i] for i in sorted(nd)],
-                                 tuple(p_full[i] for i in range(len(args)) if i not in nd),
-                                 tuple(t_full[i] for i in range(len(args)) if i not in nd),
+                                 tuple(p_full[i] for i in range(n_args) if i not in nd),
+                                 tuple(t_full[i] for i in range(n_args) if i not in nd),
                                  **kwargs)
             else:
                 # keyword arguments are not differentiated: the rule gets them as keywords
@@ -360,12 +361,20 @@ class custom_jvp:
             run = jvp_traced(xs, ts, False) if key is not None and _abstract(xs) else None
             return run(xs, ts) if run is not None else jvp_user_flat(xs, ts)
 
-        if _pretrace_wanted(fun, concrete):
+        pretrace = _pretrace_wanted(fun, concrete)
+        by_key = cached          # the rule's behaviour is decided by the key (abstract traces)
+        if pretrace:
             # the rule traced now: abstractly once per key, or on the primals' values when it
             # needs them (a Python loop in it then works under grad)
             zeros = [np.zeros(P.shape_of(x), P.dtype_of(x)) for x in flat]
             run = jvp_traced(flat, zeros, True) if key is not None else None
+            by_key = by_key and run is not None
             jvp_flat = run or self._pretrace_rule(jvp_user_flat, flat, in_tree) or jvp_flat
+        if by_key:
+            # every call with this key binds the same rule object, so grad's linearized
+            # program of the enclosing function is cached and reused (autodiff.api)
+            jvp_flat, = shared_rules("custom_jvp", key + (_avals_key(flat), in_tree, pretrace),
+                                     lambda: (jvp_flat,))
         outs = custom_jvp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, jvp=jvp_flat,
                                       num_consts=len(consts), symbolic_zeros=False)
         return tree_unflatten(out_tree, outs)
@@ -587,10 +596,12 @@ class custom_vjp:
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
         fun, fwd_user, bwd_user = self.fun, self.fwd, self.bwd
+        # (the rules below may be shared by later calls: they hold counts, not the arguments)
+        n_args, n_dyn = len(args), len(dyn)
 
         def full_args(d):
             it = iter(d)
-            return [static[i] if i in static else next(it) for i in range(len(args))]
+            return [static[i] if i in static else next(it) for i in range(n_args)]
 
         if not _has_tracer(flat):
             # no transform is looking: run the body on the values (Python control flow,
@@ -631,9 +642,9 @@ class custom_vjp:
                 raise TypeError(f"custom_vjp bwd of {fun.__name__} must return a tuple with one "
                                 f"cotangent per argument, got {type(g).__name__}")
             g = tuple(g)
-            if len(g) != len(dyn):
+            if len(g) != n_dyn:
                 raise TypeError(f"custom_vjp bwd of {fun.__name__} returned {len(g)} cotangents "
-                                f"for {len(dyn)} arguments")
+                                f"for {n_dyn} arguments")
             gf, _ = tree_flatten(g, is_leaf=lambda x: x is None)
             out = []
             for i, (c, (x_shape, x_dtype)) in enumerate(zip(gf, x_avals)):
@@ -680,11 +691,14 @@ class custom_vjp:
             run = fwd_traced(xs, False) if key is not None and _abstract(xs) else None
             return run(*xs) if run is not None else fwd_user_flat(xs)
 
-        if _pretrace_wanted(fun, concrete):
+        pretrace = _pretrace_wanted(fun, concrete)
+        by_key = cached          # the rules' behaviour is decided by the key (abstract traces)
+        if pretrace:
             # fwd traced now, on the inputs' values when it needs them (a Python loop in it
             # then works under grad), else abstractly, once per key
             run = fwd_traced(flat, True) if key is not None else None
             if run is None:
+                by_key = False
                 with _PRETRACING:
                     fwd_closed, _ = trace_fun(
                         lambda *d: sum(map(list, fwd_user_flat(list(d))), []),
@@ -694,6 +708,12 @@ class custom_vjp:
                     run = _flat_rule_from_trace(fwd_closed, n_out)
             if run is not None:
                 fwd_flat = (lambda run: lambda xs: run(*xs))(run)
+        if by_key:
+            # every call with this key binds the same rule objects, so grad's linearized
+            # program of the enclosing function is cached and reused (autodiff.api)
+            fwd_flat, bwd_flat = shared_rules(
+                "custom_vjp", key + (_avals_key(flat), in_tree, pretrace),
+                lambda: (fwd_flat, bwd_flat))
         outs = custom_vjp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, fwd=fwd_flat,
                                       bwd=bwd_flat, num_consts=len(consts),
                                       out_avals=tuple(v.aval for v in call_jaxpr.outvars))

@@ -317,22 +317,33 @@ def _while_on_values(cond_fun, body_fun, leaves, tree, avals, max_steps):
     Returns ``(done, leaves, max_steps left)``.
     """
     steps = 0
+    expected = [(a.shape, a.dtype) for a in avals]
+    Tracer, bool_ = _Tracer, _np.dtype(_np.bool_)
     while max_steps is None or steps < max_steps:
         pred = cond_fun(_tree_unflatten(tree, leaves))
-        pa = _P.aval_of(_as_array(pred))
-        if pa.shape != () or pa.dtype != _np.bool_:
+        if isinstance(pred, Tracer):        # (the usual case: checked without a new aval)
+            pa = pred.aval
+            concrete = pred._trace.concrete and pred._trace.closed is False
+        else:
+            pa, concrete = _P.aval_of(_as_array(pred)), True
+        if pa.shape != () or pa.dtype != bool_:
             raise _DTypeError(f"ad.lax.while_loop: cond_fun must return a boolean scalar, got "
                               f"{pa.str_short()}", source=_user_source())
-        if not _is_concrete(pred):
+        if not concrete:
             break
         if not bool(pred):
             return True, leaves, None
         out, out_tree = _tree_flatten(body_fun(_tree_unflatten(tree, leaves)))
-        out = [_P.convert(_as_array(o), a.dtype) if _is_python_scalar(o) else _as_array(o)
+        out = [_P.convert(_as_array(o), a.dtype) if _is_python_scalar(o)
+               else o if isinstance(o, Tracer) else _as_array(o)
                for o, a in zip(out, avals)]
-        _check_same("the loop value (init_val)", avals, "the output of body_fun",
-                    [_plain(_P.aval_of(o)) for o in out], tree, out_tree, "while_loop",
-                    "body_fun must return a value of the same types as init_val.")
+        # every step's output is checked; the full check (and its message) on a mismatch
+        if out_tree != tree or len(out) != len(expected) or any(
+                (o.aval.shape, o.aval.dtype) != sd if isinstance(o, Tracer)
+                else (_P.shape_of(o), _P.dtype_of(o)) != sd for o, sd in zip(out, expected)):
+            _check_same("the loop value (init_val)", avals, "the output of body_fun",
+                        [_plain(_P.aval_of(o)) for o in out], tree, out_tree, "while_loop",
+                        "body_fun must return a value of the same types as init_val.")
         leaves = out
         steps += 1
     if max_steps is not None and steps >= max_steps:

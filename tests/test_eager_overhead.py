@@ -396,6 +396,66 @@ def test_fixed_point_adjoint_is_traced_once_per_key():
     assert misses >= 1
 
 
+def _lin_info():
+    from autodiff.api import _LIN_CACHE
+    return _LIN_CACHE.info()
+
+
+def test_grad_through_custom_rules_reuses_the_linearized_program():
+    # the rules every call with one key binds are the same objects (custom_cache.SharedRule),
+    # so the enclosing function's jvp, partial evaluation and transpose are built once
+    @ad.custom_vjp
+    def twice_sin(x):
+        return 2.0 * anp.sin(x)
+
+    twice_sin.defvjp(lambda x: (twice_sin(x), anp.cos(x)), lambda c, g: (2.0 * c * g,))
+
+    @ad.custom_jvp
+    def softplus(x):
+        return anp.log1p(anp.exp(x))
+
+    softplus.defjvp(lambda p, t: (softplus(p[0]), t[0] / (1.0 + anp.exp(-p[0]))))
+    g = ad.grad(lambda x: anp.exp(twice_sin(x)) + softplus(3.0 * x))
+    g(0.1)
+    before = _lin_info()
+    for x in (0.2, -0.4, 1.3):
+        want = np.exp(2 * np.sin(x)) * 2 * np.cos(x) + 3.0 / (1 + np.exp(-3.0 * x))
+        np.testing.assert_allclose(g(x), want, rtol=1e-14)
+    after = _lin_info()
+    assert after.hits - before.hits == 3 and after.size == before.size, (before, after)
+
+
+def test_a_shared_program_still_runs_a_value_branching_bwd_on_each_calls_values():
+    # soft_clip's bwd branches on the cotangent: the shared program cannot trace it, so it
+    # runs on the values of every call, and each call takes its own branch
+    # d/ds [s * soft_clip(2 s)] = 2 s + 2 * (the cotangent s, clipped by bwd)
+    g = ad.grad(lambda s: s * soft_clip(2.0 * s))
+    g(1.0)
+    before = _lin_info()
+    for s in (0.5, 3.0, 20.0, 0.75, 3.0):
+        assert float(g(s)) == 2.0 * s + 2.0 * _expected(s), s
+    assert _lin_info().hits - before.hits == 5
+
+
+def test_fixed_point_grad_reuses_its_programs_and_follows_the_values():
+    from autodiff.misc.fixed_points import fixed_point
+    solve = lambda a: fixed_point(lambda a: (lambda x: a * anp.cos(x)), a, 0.0,
+                                  lambda x, y: anp.abs(x - y), 1e-13)
+    g = ad.grad(solve)
+    g(0.5)
+    before = _lin_info()
+    for a in (0.3, 0.6, 0.9):
+        xs = float(solve(a))
+        np.testing.assert_allclose(g(a), np.cos(xs) / (1 + a * np.sin(xs)), rtol=1e-10)
+    after = _lin_info()
+    assert after.hits - before.hits == 3 and after.size == before.size, (before, after)
+    # second order through the reused programs: d²x*/da², against central differences
+    h = 1e-5
+    a = 0.5
+    fd = (float(g(a + h)) - float(g(a - h))) / (2 * h)
+    np.testing.assert_allclose(ad.grad(g)(a), fd, rtol=1e-6)
+
+
 def test_function_keys():
     from autodiff.custom_cache import function_key, value_key
 
