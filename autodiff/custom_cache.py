@@ -74,14 +74,30 @@ _MISSING = ("missing",)
 _EMPTY_CELL = ("empty cell",)
 
 
-def _internal(code):
-    from .source_info import is_internal_file
-    return is_internal_file(code.co_filename)
+# code object -> (is it autodiff's own, the global names it reads): read once per code
+_CODE_INFO = {}
 
 
-def _global_names(code):
-    from .tracing import _code_global_names
-    return _code_global_names(code)
+def _code_info(code):
+    info = _CODE_INFO.get(code)
+    if info is None:
+        from .source_info import is_internal_file
+        from .tracing import _code_global_names
+        if len(_CODE_INFO) >= 4096:
+            _CODE_INFO.clear()
+        info = _CODE_INFO[code] = (is_internal_file(code.co_filename),
+                                   tuple(_code_global_names(code)))
+    return info
+
+
+_CUSTOM_TYPES = []          # (custom_jvp, custom_vjp), imported on first use (a cycle)
+
+
+def _custom_types():
+    if not _CUSTOM_TYPES:
+        from .custom_derivatives import custom_jvp, custom_vjp
+        _CUSTOM_TYPES.extend((custom_jvp, custom_vjp))
+    return _CUSTOM_TYPES
 
 
 def _key(v, depth, seen):
@@ -115,10 +131,9 @@ def _key(v, depth, seen):
 
 
 def _fn_key(fn, depth, seen):
-    from .custom_derivatives import custom_jvp, custom_vjp
-    if isinstance(fn, types.FunctionType):
+    if fn.__class__ is types.FunctionType:
         code = fn.__code__
-        internal = _internal(code)
+        internal, global_names = _code_info(code)
         if internal and not fn.__closure__ and not fn.__defaults__:
             return ("fn", fn)           # autodiff's own functions: their globals do not change
         if id(fn) in seen:
@@ -138,12 +153,13 @@ def _fn_key(fn, depth, seen):
         if not internal:                # (autodiff's closures: by what they close over)
             g = fn.__globals__
             # (the names' set is cached per code object, so its order is the same each call)
-            glob = tuple((n, _key(g[n], depth, seen)) if n in g else _MISSING
-                         for n in _global_names(code))
+            glob = tuple([(n, _key(g[n], depth, seen)) if n in g else _MISSING
+                          for n in global_names])
         defaults = tuple(_key(d, depth, seen) for d in fn.__defaults__ or ())
         kwdefaults = tuple(sorted((k, _key(d, depth, seen))
                                   for k, d in (fn.__kwdefaults__ or {}).items()))
         return ("fn", code, fn.__module__, tuple(cells), glob, defaults, kwdefaults)
+    custom_jvp, custom_vjp = _custom_types()
     if isinstance(fn, (custom_vjp, custom_jvp)):
         rules = (fn.fwd, fn.bwd) if isinstance(fn, custom_vjp) else (fn.jvp_rule,)
         return ("custom", fn, _fn_key(fn.fun, depth, seen),

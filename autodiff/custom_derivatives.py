@@ -23,7 +23,7 @@ import numpy as np
 
 from . import primitives as P
 from .core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, UndefinedPrimal, Zero,
-                   eval_jaxpr, get_aval, trace_flat)
+                   eval_jaxpr, get_aval, trace_flat, trace_state)
 from .custom_cache import NEEDS_VALUES, cached_trace, function_key, shared_rules, value_key
 from .errors import UnsupportedError
 from .tree_util import tree_flatten, tree_unflatten
@@ -149,7 +149,6 @@ def _call_key(custom, args, kwargs, nd):
     """What a call's traces depend on besides its inputs' avals: the custom function with
     its rules, the static arguments and the keyword arguments (by value), the no_grad
     state. ``None`` when one of them cannot be keyed by value (see ``custom_cache``)."""
-    from .core import trace_state
     fk = function_key(custom)
     if fk is None:
         return None

@@ -85,6 +85,36 @@ def _entry(jaxpr):
     return entry
 
 
+# Arithmetic and comparisons of real floats written as Python operators in straight-line
+# code: on numpy scalars (the values of scalar programs, loop bodies on values) a ufunc
+# call costs 0.2-0.7 us of dispatch where the scalar's own operator costs 0.02-0.04 us, for
+# the same IEEE result and result type (numpy's scalar math; on arrays the operator is the
+# ufunc). Only float32/float64 operands (integer scalars warn on overflow where arrays
+# wrap; complex and float16 scalar math are left to the ufuncs).
+_OPERATORS = {"add": "{} + {}", "sub": "{} - {}", "mul": "{} * {}", "div": "{} / {}",
+              "neg": "-{}", "abs": "abs({})", "gt": "{} > {}", "lt": "{} < {}",
+              "ge": "{} >= {}", "le": "{} <= {}", "eq": "{} == {}", "ne": "{} != {}"}
+_OPERATOR_DTYPES = (np.dtype(np.float64), np.dtype(np.float32))
+
+
+def _operator_form(e):
+    """The Python-operator template of equation ``e``, or None (see ``_OPERATORS``)."""
+    form = _OPERATORS.get(e.primitive.name)
+    if form is None or e.params or len(e.outvars) != 1:
+        return None
+    if not any(isinstance(v, Var) for v in e.invars):     # (Python scalars stay ufuncs)
+        return None
+    for v in e.invars:
+        if v.aval.dtype not in _OPERATOR_DTYPES:
+            return None
+        if isinstance(v, Literal) and not isinstance(v.val, (np.generic, np.ndarray)):
+            return None
+    from ..core import DropVar
+    if isinstance(e.outvars[0], DropVar) or isinstance(e.outvars[0], Literal):
+        return None
+    return form
+
+
 def straight_line(jaxpr):
     """``jaxpr`` as one generated Python function ``fn(consts, args) -> outputs``.
 
@@ -127,21 +157,27 @@ def straight_line(jaxpr):
     if args:
         body.append(f"    {', '.join(args)}, = args")
     for i, e in enumerate(jaxpr.eqns):
-        fn = f"f{i}"
-        glb[fn] = e.primitive.impl
         ins = [name(v) for v in e.invars]
-        if e.params:
-            glb[f"p{i}"] = e.params
-            ins.append(f"**p{i}")
-        outs = []
-        for v in e.outvars:
-            if isinstance(v, DropVar):
-                outs.append("_")
-            else:
-                names[v] = f"v{len(names)}"
-                outs.append(names[v])
-        lhs = ", ".join(outs) + ("," if e.primitive.multiple_results and len(outs) == 1 else "")
-        body.append(f"    {lhs} = {fn}({', '.join(ins)})")
+        op = _operator_form(e)
+        if op is not None:
+            names[e.outvars[0]] = out = f"v{len(names)}"
+            body.append(f"    {out} = {op.format(*ins)}")
+        else:
+            fn = f"f{i}"
+            glb[fn] = e.primitive.impl
+            if e.params:
+                glb[f"p{i}"] = e.params
+                ins.append(f"**p{i}")
+            outs = []
+            for v in e.outvars:
+                if isinstance(v, DropVar):
+                    outs.append("_")
+                else:
+                    names[v] = f"v{len(names)}"
+                    outs.append(names[v])
+            lhs = ", ".join(outs) + ("," if e.primitive.multiple_results and len(outs) == 1
+                                     else "")
+            body.append(f"    {lhs} = {fn}({', '.join(ins)})")
         dead = [names[v] for v in dict.fromkeys(e.invars)
                 if isinstance(v, Var) and last.get(v) == i and v not in keep]
         if dead:
