@@ -308,13 +308,14 @@ def _jaxpr_key(jaxpr, shapes):
                 out.append((a.shape if shapes else len(a.shape), a.dtype, a.weak_type))
             out = tuple(out)
         ps = e.params
+        # (in the params' own order, not sorted: one primitive's binds pass them in one
+        # order, and a key that tells two orders apart only costs a cache miss)
         if not ps:
             params = ()
         elif shapes:
-            params = tuple([(k, pk(p, True)) for k, p in sorted(ps.items())])
+            params = tuple([(k, pk(p, True)) for k, p in ps.items()])
         else:
-            params = tuple([(k, "?" if k in sized else pk(p, False))
-                            for k, p in sorted(ps.items())])
+            params = tuple([(k, "?" if k in sized else pk(p, False)) for k, p in ps.items()])
         append((e.primitive.name, tuple(ins), out, params))
     append(tuple([v._key() if v.__class__ is lit else names[v] for v in jaxpr.outvars]))
     return tuple(parts)

@@ -316,6 +316,18 @@ def _while_on_values(cond_fun, body_fun, leaves, tree, avals, max_steps):
 
     Returns ``(done, leaves, max_steps left)``.
     """
+    trace = _current_trace()
+    if trace is not None and getattr(trace, "concrete", False) and hasattr(trace, "eager"):
+        # every step's predicate needs that step's values: computed as they are recorded
+        trace.eager += 1
+        try:
+            return _while_steps(cond_fun, body_fun, leaves, tree, avals, max_steps)
+        finally:
+            trace.eager -= 1
+    return _while_steps(cond_fun, body_fun, leaves, tree, avals, max_steps)
+
+
+def _while_steps(cond_fun, body_fun, leaves, tree, avals, max_steps):
     steps = 0
     expected = [(a.shape, a.dtype) for a in avals]
     Tracer, bool_ = _Tracer, _np.dtype(_np.bool_)

@@ -3,6 +3,7 @@
 (:func:`trace_flat`) and evaluating one (:func:`eval_jaxpr`)."""
 import functools
 import itertools
+import math
 import types
 
 import numpy as np
@@ -244,6 +245,40 @@ class JaxprTrace:
         self.values = {}           # Var -> concrete value (concrete mode, lazily filled)
         self.producer = {}         # Var -> Eqn (concrete mode)
         self.closed = False
+        self.eager = 0             # > 0: small values are computed as they are recorded
+
+    def value_now(self, e):
+        """Compute ``e``'s outputs now when its inputs' values are at hand and it is cheap
+        (small outputs, no sub-programs): inside a loop on values (``lax.while_loop`` under
+        ``grad``), whose predicate needs every step's values, so the lazy walk of
+        :meth:`value_of` finds them at once. Otherwise (or if the operation raises) the
+        values stay lazy: the error, if any, comes when the value is needed."""
+        prim = e.primitive
+        if prim.call_like:
+            return
+        for o in e.outvars:
+            shape = o.aval.shape
+            if shape and math.prod(shape) > _EAGER_MAX_SIZE:
+                return
+        values = self.values
+        ins = []
+        for u in e.invars:
+            if u.__class__ is Literal:
+                ins.append(u.val)
+                continue
+            x = values.get(u, _MISSING)
+            if x is _MISSING or x.__class__ is _LazyOuter:
+                return
+            ins.append(x)
+        try:
+            outs = prim.impl(*ins, **e.params)
+        except Exception:
+            return
+        if prim.multiple_results:
+            for o, ov in zip(outs, e.outvars):
+                values[ov] = o
+        else:
+            values[e.outvars[0]] = outs
 
     def new_arg(self, aval, value=None):
         """A new input variable of ``aval`` (holding ``value`` when the trace is concrete), as a
@@ -288,6 +323,8 @@ class JaxprTrace:
         if self.concrete:
             for v in outvars:
                 self.producer[v] = e
+            if self.eager:
+                self.value_now(e)
         return [Tracer(self, v) for v in outvars]
 
     # -- concrete values -----------------------------------------------------
@@ -367,6 +404,7 @@ class JaxprTrace:
 
 
 _MISSING = object()
+_EAGER_MAX_SIZE = 256          # JaxprTrace.value_now: outputs up to this many elements
 
 
 class _LazyOuter:
@@ -454,6 +492,8 @@ def bind(prim, args, params):
             trace.eqns.append(e)
             if trace.concrete:
                 trace.producer[v] = e
+                if trace.eager:
+                    trace.value_now(e)
             out = Tracer(trace, v)
             if state.grad_enabled:
                 return out

@@ -472,3 +472,48 @@ def test_function_keys():
     assert function_key(np.sin) is not None and value_key((1, "a", None)) is not None
     rec = lambda n: n if n < 1 else rec(n - 1)   # a function that names itself
     assert function_key(rec) is not None
+
+
+# ----------------------------------------------------------------------------- loops on values
+def test_a_loop_on_values_computes_small_step_values_as_they_are_recorded():
+    # inside lax.while_loop under grad the predicate needs every step's values, so small
+    # ones are computed when recorded (JaxprTrace.value_now); outside loops they stay lazy
+    from autodiff.tracing import new_trace
+    from autodiff.core import Primitive
+
+    def _raise(x):
+        raise FloatingPointError("boom")
+    boom = Primitive("test_boom")
+    boom.impl = _raise
+    boom.abstract_eval = lambda a: a
+    big = np.arange(1000.0)
+    with new_trace(concrete=True) as tr:
+        x = tr.new_arg(ad.core.get_aval(np.float64(0.5)), np.float64(0.5))
+        lazy = anp.sin(x)
+        tr.eager += 1
+        try:
+            now = anp.cos(x) * 2.0
+            b = tr.new_arg(ad.core.get_aval(big), big)
+            large = b * 3.0                      # over the size bound: stays lazy
+            failing = boom.bind(x * 2.0)          # raises: stays lazy
+        finally:
+            tr.eager -= 1
+        assert lazy.ivar not in tr.values
+        assert tr.values[now.ivar] == 2.0 * np.cos(0.5)
+        assert large.ivar not in tr.values and failing.ivar not in tr.values
+        np.testing.assert_array_equal(tr.value_of(large.ivar), big * 3.0)
+        with pytest.raises(FloatingPointError, match="boom"):
+            tr.value_of(failing.ivar)            # the error comes when the value is needed
+
+
+def test_while_loop_on_values_under_grad_matches_the_closed_form():
+    # x <- a cos x to a fixed point, reverse mode through the steps taken
+    def f(a):
+        x, _ = ad.lax.while_loop(lambda c: anp.abs(c[0] - c[1]) > 1e-13,
+                                 lambda c: (a * anp.cos(c[0]), c[0]), (a * 1.0, 0.0),
+                                 max_steps=200)
+        return x
+    for a in (0.3, 0.5, 0.8):
+        xs = float(f(a))
+        np.testing.assert_allclose(ad.grad(f)(a), np.cos(xs) / (1 + a * np.sin(xs)),
+                                   rtol=1e-9)
