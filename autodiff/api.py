@@ -26,7 +26,7 @@ from .core import (ClosedJaxpr, Tracer, Zero, eval_jaxpr, get_aval, is_concrete,
                    is_inexact_dtype, trace_flat, user_source)
 from .errors import DTypeError, ShapeError
 from .traceback_util import filter_traceback
-from .tree_util import tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import LEAF, tree_flatten, tree_map, tree_structure, tree_unflatten
 from .transforms.jvp import jvp_eval
 from .transforms.partial_eval import dce_closed
 from .transforms.reverse import linearize_jaxpr, vjp_jaxpr
@@ -699,32 +699,18 @@ def check_complex(who, holomorphic, in_dtypes=(), out_dtypes=(), real_in=False,
             source=user_source())
 
 
-def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *,
-                   argnum: Optional[_Argnums] = None, allow_int: bool = False,
-                   holomorphic: bool = False) -> Callable[_P, tuple[Any, Any]]:
-    """``(fun(*args), gradient)`` in one pass; ``has_aux`` gives ``((value, aux), grad)``.
-    ``argnum`` is autograd's name for ``argnums``. ``allow_int=True`` accepts integer and
-    bool inputs among ``argnums`` and gives them a zero gradient of dtype
-    ``ad.dtypes.float0`` (JAX's convention, see :mod:`autodiff.dtypes`); without it they
-    raise ``DTypeError`` naming the argument.
-
-    Complex numbers (docs/complex.md): for a real-valued function of complex inputs the
-    gradient is JAX's, the cotangent of 1.0, i.e. ``conj(df/dx + i df/dy)``;
-    ``holomorphic=True`` gives ``f'(z)`` for a holomorphic function (complex inputs and
-    output); a complex output without it raises ``DTypeError``.
-
-    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
-    >>> ad.value_and_grad(lambda x: anp.sum(x ** 2))(np.array([1.0, 2.0]))
-    (np.float64(5.0), array([2., 4.]))
-    >>> ad.value_and_grad(lambda z: z ** 2, holomorphic=True)(np.complex128(1 + 1j))
-    (np.complex128(2j), np.complex128(2+2j))
-    """
-    argnums = _argnum_alias(argnums, argnum)
+def _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic):
+    """``core(args, kwargs, want_value) -> (value, aux, gradient)`` behind ``grad`` and
+    ``value_and_grad`` (``grad`` asks for no value: its output conversion is skipped)."""
     single = isinstance(argnums, int)
+    nums_1 = (argnums,) if single else None
 
-    @functools.wraps(fun)
-    def wrapped(*args, **kwargs):
-        nums = _argnums_split(args, argnums)
+    def core(args, kwargs, want_value):
+        n = len(args)
+        if single and -n <= argnums < n:
+            nums = (argnums % n,) if argnums < 0 else nums_1
+        else:
+            nums = _argnums_split(args, argnums)
         dyn = tuple(args[i] for i in nums)
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
@@ -762,13 +748,15 @@ def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool 
             raise TypeError("grad requires a function returning a single scalar; "
                             f"it returned {lin.out_tree}. Use jacrev or vjp for other outputs.")
         a = lin.out_avals[0]
-        if a.size != 1:
+        if a.shape and a.size != 1:
             raise ShapeError(f"grad requires a scalar output, got shape {a.shape}. Sum it, or "
                              f"use ad.jacrev / ad.vjp.", source=user_source())
-        if not is_inexact_dtype(a.dtype):
+        kind = a.dtype.kind
+        if kind not in "fc":
             raise DTypeError(f"grad requires a float-valued function, it returned {a.dtype}",
                              source=user_source())
-        check_complex("grad", holomorphic, out_dtypes=[a.dtype], real_out=True)
+        if holomorphic or kind == "c":
+            check_complex("grad", holomorphic, out_dtypes=[a.dtype], real_out=True)
         grads = lin.backward([np.ones(a.shape, a.dtype)])      # the seed: d out / d out
         if ints:
             from .dtypes import float0_zeros
@@ -776,12 +764,47 @@ def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool 
             grads = [float0_zeros(P.shape_of(x)) if k in ints else next(it)
                      for k, x in enumerate(all_flat)]
             in_tree = full_tree
-        g = tree_unflatten(in_tree, grads)
-        g = g[0] if single else g
-        value = lin.primal_out()
+        if single and len(grads) == 1 and in_tree.node_type is tuple and \
+                in_tree.children[0] is LEAF:
+            g = to_output(grads[0])              # (the common case: one array argument)
+        else:
+            g = tree_unflatten(in_tree, grads)
+            g = _outputs(g[0] if single else g)
+        if not want_value:
+            return None, (_outputs(lin.aux()) if has_aux else None), g
+        return (_outputs(lin.primal_out()), _outputs(lin.aux()) if has_aux else None, g)
+    return core
+
+
+def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *,
+                   argnum: Optional[_Argnums] = None, allow_int: bool = False,
+                   holomorphic: bool = False) -> Callable[_P, tuple[Any, Any]]:
+    """``(fun(*args), gradient)`` in one pass; ``has_aux`` gives ``((value, aux), grad)``.
+    ``argnum`` is autograd's name for ``argnums``. ``allow_int=True`` accepts integer and
+    bool inputs among ``argnums`` and gives them a zero gradient of dtype
+    ``ad.dtypes.float0`` (JAX's convention, see :mod:`autodiff.dtypes`); without it they
+    raise ``DTypeError`` naming the argument.
+
+    Complex numbers (docs/complex.md): for a real-valued function of complex inputs the
+    gradient is JAX's, the cotangent of 1.0, i.e. ``conj(df/dx + i df/dy)``;
+    ``holomorphic=True`` gives ``f'(z)`` for a holomorphic function (complex inputs and
+    output); a complex output without it raises ``DTypeError``.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.value_and_grad(lambda x: anp.sum(x ** 2))(np.array([1.0, 2.0]))
+    (np.float64(5.0), array([2., 4.]))
+    >>> ad.value_and_grad(lambda z: z ** 2, holomorphic=True)(np.complex128(1 + 1j))
+    (np.complex128(2j), np.complex128(2+2j))
+    """
+    argnums = _argnum_alias(argnums, argnum)
+    core = _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic)
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        value, aux, g = core(args, kwargs, True)
         if has_aux:
-            return (_outputs(value), _outputs(lin.aux())), _outputs(g)
-        return _outputs(value), _outputs(g)
+            return (value, aux), g
+        return value, g
     return Transformed(wrapped, value_and_grad, fun, dict(argnums=argnums, has_aux=has_aux,
                                                           allow_int=allow_int,
                                                           holomorphic=holomorphic))
@@ -805,13 +828,13 @@ def grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *
     np.complex128(6-8j)
     """
     argnums = _argnum_alias(argnums, argnum)
-    vg = value_and_grad(fun, argnums, has_aux, allow_int=allow_int, holomorphic=holomorphic)
+    core = _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        (value_aux, g) = vg(*args, **kwargs)
+        _, aux, g = core(args, kwargs, False)
         if has_aux:
-            return g, value_aux[1]
+            return g, aux
         return g
     return Transformed(wrapped, grad, fun, dict(argnums=argnums, has_aux=has_aux,
                                                 allow_int=allow_int, holomorphic=holomorphic))
