@@ -74,20 +74,21 @@ _MISSING = ("missing",)
 _EMPTY_CELL = ("empty cell",)
 
 
-# code object -> (is it autodiff's own, the global names it reads): read once per code
+# id(code object) -> (the code object, is it autodiff's own, the global names it reads):
+# read once per code (keyed by id, as source_info's cache: hashing a code object is costly)
 _CODE_INFO = {}
 
 
 def _code_info(code):
-    info = _CODE_INFO.get(code)
-    if info is None:
+    info = _CODE_INFO.get(id(code))
+    if info is None or info[0] is not code:
         from .source_info import is_internal_file
         from .tracing import _code_global_names
         if len(_CODE_INFO) >= 4096:
             _CODE_INFO.clear()
-        info = _CODE_INFO[code] = (is_internal_file(code.co_filename),
-                                   tuple(_code_global_names(code)))
-    return info
+        info = _CODE_INFO[id(code)] = (code, is_internal_file(code.co_filename),
+                                       tuple(_code_global_names(code)))
+    return info[1], info[2]
 
 
 _CUSTOM_TYPES = []          # (custom_jvp, custom_vjp), imported on first use (a cycle)

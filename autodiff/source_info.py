@@ -72,7 +72,10 @@ def is_internal_file(filename):
     return r
 
 
-# code object -> is it autodiff's (or numpy's) own code
+# id(code object) -> (the code object, is it autodiff's (or numpy's) own code). Keyed by
+# id: a code object hashes its whole content (name, bytecode, the constants tuple, hashed
+# anew each time), 3-4 us for a large function, on every traced operation; the entry holds
+# the code object, so its id is not reused while the entry lives
 _internal_code_cache = ProgramCache("source", "source_cache_size")
 _internal_code_get = _internal_code_cache.table.get
 
@@ -94,11 +97,13 @@ def user_source(depth=1):
     get = _internal_code_get
     while f is not None:
         code = f.f_code
-        internal = get(code)
-        if internal is None:
+        entry = get(id(code))
+        if entry is not None and entry[0] is code:
+            internal = entry[1]
+        else:
             internal = is_internal_file(code.co_filename)
             _internal_code_cache.misses += 1
-            _internal_code_cache.put(code, internal)
+            _internal_code_cache.put(id(code), (code, internal))
         if not internal:
             return SourceInfo(code.co_filename, f.f_lineno, code.co_name)
         f = f.f_back

@@ -622,21 +622,24 @@ def _table_view(a):
     return v
 
 
-# code object -> the global names it (or a nested function) reads; see _internal_file_cache
+# id(code object) -> (the code object, the global names it or a nested function reads);
+# keyed by id as source_info's code cache (a code object's hash is costly), the entry
+# holding the code object so the id is not reused while it lives
 _code_names_cache = ProgramCache("source", "source_cache_size")
 _code_names_get = _code_names_cache.table.get
 
 
 def _code_global_names(code):
-    names = _code_names_get(code)
-    if names is None:
-        found = set(code.co_names)
-        for c in code.co_consts:
-            if isinstance(c, types.CodeType):
-                found |= _code_global_names(c)
-        names = frozenset(found)
-        _code_names_cache.misses += 1
-        _code_names_cache.put(code, names)
+    entry = _code_names_get(id(code))
+    if entry is not None and entry[0] is code:
+        return entry[1]
+    found = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            found |= _code_global_names(c)
+    names = frozenset(found)
+    _code_names_cache.misses += 1
+    _code_names_cache.put(id(code), (code, names))
     return names
 
 

@@ -221,8 +221,8 @@ def _advanced(x, entries):
         n = ysh[ax]
         if isinstance(a, Tracer):
             a = P.convert(a, np.int64)
-            a = P.select(P.lt(a, P.full(shape_of(a), 0, np.int64)),
-                         P.add(a, P.full(shape_of(a), n, np.int64)), a)
+            # (rank-0 operands broadcast in the binary primitives: no constant arrays)
+            a = P.select(P.lt(a, P.scalar(0, np.int64)), P.add(a, P.scalar(n, np.int64)), a)
             a = P.broadcast_in_dim(a, tuple(bshape) + (1,),
                                    tuple(range(len(bshape) - len(shape_of(a)), len(bshape))))
         else:
