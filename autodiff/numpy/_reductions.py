@@ -325,27 +325,37 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
 @npfunc(None)
 def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     a = asarray(a)
-    a = P.convert(a, float_type(dtype_of(a)))
-    axes = normalize_axes(axis, ndim(a))
-    if builtins.any(shape_of(a)[i] == 0 for i in axes):
+    dt = float_type(dtype_of(a))
+    a = P.convert(a, dt)
+    shape = shape_of(a)
+    axes = normalize_axes(axis, len(shape))
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    if builtins.any(shape[i] == 0 for i in axes):
         # log of an empty sum is log 0 = -inf (scipy, JAX); max has nothing to shift by
-        m = _anp.zeros_like(sum(a, axis=axes, keepdims=True))
-    else:
-        m = max(a, axis=axes, keepdims=True)
+        m = _anp.zeros_like(sum(a, axis=axes))
+    elif np.dtype(dt).kind == "c":
+        m = max(a, axis=axes)
         m = stop_gradient(where(isfinite(m), m, _anp.zeros_like(m)))
-    e_ = exp(subtract(a, m))
+    else:
+        # the shift, clamped to the finite range: an all -inf slice gives -inf, a +inf
+        # element +inf, a nan nan (as with a shift of 0 for non-finite maxima), in two
+        # equations on the reduced shape with scalar bounds
+        fi = np.finfo(dt)
+        m = max(a, axis=axes)
+        m = stop_gradient(P.min_(P.max_(m, P.scalar(fi.min, dt)), P.scalar(fi.max, dt)))
+    e_ = exp(subtract(a, P.broadcast_in_dim(m, shape, kept)))
     if b is not None:
         e_ = multiply(e_, b)
-    s = sum(e_, axis=axes, keepdims=True)
+    s = sum(e_, axis=axes)
     if return_sign:
         sgn = sign(s)
         out = add(log(absolute(s)), m)
     else:
         out = add(log(s), m)
-    if not keepdims:
-        out = P.squeeze(out, axes)
+    if keepdims:
+        out = P.expand_dims(out, axes)
         if return_sign:
-            sgn = P.squeeze(sgn, axes)
+            sgn = P.expand_dims(sgn, axes)
     return (out, sgn) if return_sign else out
 
 
