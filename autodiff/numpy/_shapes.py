@@ -256,17 +256,18 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), shape_of(a))
-    shifts = np.atleast_1d(shift)
-    axes = np.atleast_1d(axis)
-    shifts, axes = np.broadcast_arrays(shifts, axes)
-    for s, ax in zip(shifts, axes):
+    if isinstance(shift, (builtins.int, np.integer)) and isinstance(axis, (builtins.int, np.integer)):
+        pairs = ((shift, axis),)        # (the usual call: no broadcast of shift and axis)
+    else:
+        pairs = zip(*np.broadcast_arrays(np.atleast_1d(shift), np.atleast_1d(axis)))
+    for s, ax in pairs:
         ax = normalize_axis(ax, ndim(a))
         n = shape_of(a)[ax]
         if n == 0:
             continue
         s = builtins.int(s) % n
         if s:
-            a = concatenate([P.slice_in_dim(a, n - s, n, ax), P.slice_in_dim(a, 0, n - s, ax)], axis=ax)
+            a = P.concatenate([P.slice_in_dim(a, n - s, n, ax), P.slice_in_dim(a, 0, n - s, ax)], ax)
     return a
 
 
