@@ -517,3 +517,40 @@ def test_while_loop_on_values_under_grad_matches_the_closed_form():
         xs = float(f(a))
         np.testing.assert_allclose(ad.grad(f)(a), np.cos(xs) / (1 + a * np.sin(xs)),
                                    rtol=1e-9)
+
+
+# ----------------------------------------------------------------------------- indexing
+def test_traced_index_arrays_skip_the_negative_wrap_only_when_their_values_allow():
+    # under grad the trace knows the index arrays' values: non-negative ones get no wrap
+    # equations; a call with negative indices records the wrap (a structure of its own)
+    x = np.arange(12.0).reshape(3, 4)
+    w = np.random.default_rng(0).normal(size=(2, 2))
+    pos = (np.array([[0, 1], [2, 2]]), np.array([[3, 0], [1, 2]]))
+    neg = (np.array([[-1, 1], [-3, 2]]), np.array([[-4, 0], [1, -1]]))
+
+    def f(x, shift):
+        i = anp.floor(x[0, 0] * 0.0 + shift[0]).astype(int)     # traced index arrays
+        return anp.sum(x[i, shift[1]] * w)
+
+    def expected(i, j):
+        out = np.zeros_like(x)
+        np.add.at(out, (i, j), w)
+        return out
+
+    for i, j in (pos, neg, pos):
+        np.testing.assert_array_equal(ad.grad(f)(x, (i, j)), expected(i, j))
+        np.testing.assert_array_equal(ad.jit(ad.grad(f))(x, (i, j)), expected(i, j))
+    names = lambda i, j: [e.primitive.name for e in
+                          ad.make_jaxpr(lambda x: f(x, (i, j)))(x).jaxpr.eqns]
+    # make_jaxpr traces abstractly: the wrap is always there
+    assert "select" in names(*pos)
+    from autodiff.tracing import new_trace
+    with new_trace(concrete=True) as tr:
+        xt = tr.new_arg(ad.core.get_aval(x), x)
+        n0 = len(tr.eqns)
+        f(xt, pos)
+        skipped = [e.primitive.name for e in tr.eqns[n0:]]
+        n1 = len(tr.eqns)
+        f(xt, neg)
+        wrapped = [e.primitive.name for e in tr.eqns[n1:]]
+    assert "select" not in skipped and "select" in wrapped, (skipped, wrapped)
