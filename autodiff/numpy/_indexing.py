@@ -188,19 +188,6 @@ def _basic(x, entries):
     return out
 
 
-def _known_nonnegative(a):
-    """Whether traced index array ``a`` has a value (a trace with values: ``grad``, ``jvp``
-    without ``jit``) and no negative entry: then numpy's wrap of negative indices is left
-    out of the program. Like Python control flow on values, the choice is part of the
-    traced program's structure, so a later call with negative indices records the wrap
-    (under ``jit`` and ``vmap`` it is always recorded)."""
-    from ..core import is_concrete
-    if not is_concrete(a):
-        return False
-    v = a.concrete_value("an index array")
-    return v.size == 0 or v.min() >= 0
-
-
 def _advanced(x, entries):
     shape = shape_of(x)
     # 1. basic slicing on the non-advanced axes (keeping every axis)
@@ -234,10 +221,8 @@ def _advanced(x, entries):
         n = ysh[ax]
         if isinstance(a, Tracer):
             a = P.convert(a, np.int64)
-            if not _known_nonnegative(a):
-                # (rank-0 operands broadcast in the binary primitives: no constant arrays)
-                a = P.select(P.lt(a, P.scalar(0, np.int64)), P.add(a, P.scalar(n, np.int64)),
-                             a)
+            # (rank-0 operands broadcast in the binary primitives: no constant arrays)
+            a = P.select(P.lt(a, P.scalar(0, np.int64)), P.add(a, P.scalar(n, np.int64)), a)
             a = P.broadcast_in_dim(a, tuple(bshape) + (1,),
                                    tuple(range(len(bshape) - len(shape_of(a)), len(bshape))))
         else:
