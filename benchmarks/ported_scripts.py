@@ -32,7 +32,6 @@ jobs on the machine), per call; ratio = autodiff / autograd, goal <= 1 on every 
 that fails under autodiff is timed under autograd alone and marked ``FAILED``.
 """
 import argparse
-import time
 import traceback
 
 import numpy as np
@@ -225,15 +224,8 @@ def wing_args():
 # driver
 # ----------------------------------------------------------------------------
 
-def per_call(g, args, calls, batches=5):
-    g(*args)                                   # warm-up (and the first-call trace cache)
-    best = float("inf")
-    for _ in range(batches):
-        t0 = time.process_time()
-        for _ in range(calls):
-            g(*args)
-        best = min(best, (time.process_time() - t0) / calls)
-    return best
+# the timing of grad_vs_autograd.py (best of batches, process CPU time), shared
+from grad_vs_autograd import per_call  # noqa: E402
 
 
 def _close(a, b):
