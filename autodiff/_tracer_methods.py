@@ -68,6 +68,20 @@ def _reflected(fn_name, prim_name=None):
     return op
 
 
+# numpy arithmetic ufunc -> its primitive, for ``__array_ufunc__``'s fast path (filled on
+# first use, a cycle otherwise); key None holds ``autodiff.numpy._base.fast_pair``
+_FAST_UFUNCS = {}
+
+
+def _fast_ufuncs():
+    import numpy as np
+    from . import primitives as P
+    from .numpy._base import fast_pair
+    _FAST_UFUNCS.update({np.add: P.add_p, np.subtract: P.sub_p, np.multiply: P.mul_p,
+                         np.true_divide: P.div_p, None: fast_pair})
+    return _FAST_UFUNCS
+
+
 def _resolve(fn_name, prim_name):
     from . import primitives as P
     from .numpy._base import fast_pair
@@ -275,6 +289,15 @@ class ArrayMethods:
     argsort = _method("argsort")
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if len(inputs) == 2 and not kwargs and method == "__call__":
+            # ``array - tracer`` (numpy calls this first): the operators' fast path when
+            # the operands need no promotion or broadcasting
+            fast = _FAST_UFUNCS or _fast_ufuncs()
+            prim = fast.get(ufunc)
+            if prim is not None:
+                pair = fast[None](*inputs)
+                if pair is not None:
+                    return prim.bind(*pair)
         from .core import user_source
         if method != "__call__" or kwargs.get("out") is not None:
             raise UnsupportedError(

@@ -517,3 +517,24 @@ def test_while_loop_on_values_under_grad_matches_the_closed_form():
         xs = float(f(a))
         np.testing.assert_allclose(ad.grad(f)(a), np.cos(xs) / (1 + a * np.sin(xs)),
                                    rtol=1e-9)
+
+
+def test_a_numpy_array_with_a_tracer_of_its_shape_and_dtype_is_one_equation():
+    # `c - x`, `x * c`, `np.add(c, x)`: the operators' fast path (no promotion pass),
+    # from either side, numpy's __array_ufunc__ dispatch included; other shapes and dtypes
+    # still promote and broadcast
+    c = np.array([1.0, 2.0, 3.0])
+    x = np.array([0.5, -1.0, 2.0])
+    for f, want in [(lambda x: c - x, c - x), (lambda x: x * c, x * c),
+                    (lambda x: np.add(c, x), c + x), (lambda x: c / x, c / x),
+                    (lambda x: x - c, x - c)]:
+        cj = ad.make_jaxpr(f)(x)
+        assert len(cj.jaxpr.eqns) == 1, cj
+        np.testing.assert_array_equal(f(x), want)
+        np.testing.assert_array_equal(ad.jit(f)(x), want)
+    g = ad.grad(lambda x: anp.sum((c - x) * (x / c)))(x)
+    np.testing.assert_allclose(g, (c - 2 * x) / c, rtol=1e-15)
+    # a float32 array with a float64 tracer, and a broadcast, take the promoting path
+    c32 = c.astype(np.float32)
+    assert ad.make_jaxpr(lambda x: c32 - x)(x).out_avals[0].dtype == np.float64
+    np.testing.assert_array_equal(ad.jit(lambda x: c[:, None] - x)(x), c[:, None] - x)

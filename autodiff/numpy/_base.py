@@ -333,8 +333,9 @@ FAST_TRACED_TYPES = {Tracer}
 
 def fast_pair(x1, x2):
     """Operands of a binary elementwise op that need no promotion or broadcasting: a
-    float tracer with a tracer of the same shape and dtype, or with a Python number
-    (weak, it takes the tracer's dtype). None otherwise. Most traced arithmetic is this."""
+    float tracer with a tracer or a plain numpy array of the same shape and dtype, or with
+    a Python number (weak, it takes the tracer's dtype). None otherwise. Most traced
+    arithmetic is this."""
     t1, t2 = type(x1), type(x2)
     traced = FAST_TRACED_TYPES
     if t1 in traced:
@@ -346,10 +347,17 @@ def fast_pair(x1, x2):
                     return x1, x2
             elif t2 is float or t2 is int:
                 return x1, a.dtype.type(x2)
-    elif t2 in traced and (t1 is float or t1 is int):
+            elif t2 is np.ndarray and t1 is Tracer and x2.dtype == a.dtype and \
+                    x2.shape == a.shape:
+                return x1, x2                 # a constant array (bind lifts it)
+    elif t2 in traced:
         b = x2.aval
         if b.dtype.kind == "f":
-            return b.dtype.type(x1), x2
+            if t1 is float or t1 is int:
+                return b.dtype.type(x1), x2
+            if t1 is np.ndarray and t2 is Tracer and x1.dtype == b.dtype and \
+                    x1.shape == b.shape:
+                return x1, x2
     return None
 
 
