@@ -127,8 +127,13 @@ class ProgramCache:
         """Store ``value`` under ``key`` (an existing key keeps its place in the LRU order),
         then evict least recently used entries down to the capacity."""
         with self.lock:
+            cap = self.capacity
+            if key not in self.table:
+                # room first: readers without the lock (len, a hot path's table.get) never
+                # see more entries than the capacity
+                self._evict(cap - 1)
             self.table[key] = value
-            self._evict(self.capacity)
+            self._evict(cap)
 
     def pop(self, key, default=None):
         """Remove ``key``'s entry and return it (``default`` when there is none)."""
