@@ -68,17 +68,18 @@ def _reflected(fn_name, prim_name=None):
     return op
 
 
-# numpy arithmetic ufunc -> its primitive, for ``__array_ufunc__``'s fast path (filled on
-# first use, a cycle otherwise); key None holds ``autodiff.numpy._base.fast_pair``
-_FAST_UFUNCS = {}
+# (numpy arithmetic ufunc -> its primitive, autodiff.numpy._base.fast_pair) for
+# ``__array_ufunc__``'s fast path; built on first use (importing them here is a cycle)
+_FAST_UFUNCS = None
 
 
 def _fast_ufuncs():
+    global _FAST_UFUNCS
     import numpy as np
     from . import primitives as P
     from .numpy._base import fast_pair
-    _FAST_UFUNCS.update({np.add: P.add_p, np.subtract: P.sub_p, np.multiply: P.mul_p,
-                         np.true_divide: P.div_p, None: fast_pair})
+    _FAST_UFUNCS = ({np.add: P.add_p, np.subtract: P.sub_p, np.multiply: P.mul_p,
+                     np.true_divide: P.div_p}, fast_pair)
     return _FAST_UFUNCS
 
 
@@ -292,10 +293,10 @@ class ArrayMethods:
         if len(inputs) == 2 and not kwargs and method == "__call__":
             # ``array - tracer`` (numpy calls this first): the operators' fast path when
             # the operands need no promotion or broadcasting
-            fast = _FAST_UFUNCS or _fast_ufuncs()
-            prim = fast.get(ufunc)
+            prims, fast_pair = _FAST_UFUNCS or _fast_ufuncs()
+            prim = prims.get(ufunc)
             if prim is not None:
-                pair = fast[None](*inputs)
+                pair = fast_pair(*inputs)
                 if pair is not None:
                     return prim.bind(*pair)
         from .core import user_source

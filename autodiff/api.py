@@ -703,14 +703,9 @@ def _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic):
     """``core(args, kwargs, want_value) -> (value, aux, gradient)`` behind ``grad`` and
     ``value_and_grad`` (``grad`` asks for no value: its output conversion is skipped)."""
     single = isinstance(argnums, int)
-    nums_1 = (argnums,) if single else None
 
     def core(args, kwargs, want_value):
-        n = len(args)
-        if single and -n <= argnums < n:
-            nums = (argnums % n,) if argnums < 0 else nums_1
-        else:
-            nums = _argnums_split(args, argnums)
+        nums = _argnums_split(args, argnums)
         dyn = tuple(args[i] for i in nums)
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]

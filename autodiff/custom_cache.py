@@ -52,6 +52,8 @@ import numpy as np
 
 from .cache import ProgramCache
 from .errors import ConcretizationError
+from .source_info import is_internal_code
+from .tracing import _code_global_names
 
 __all__ = ["function_key", "value_key", "cached_trace", "shared_rules", "SharedRule",
            "cache_info", "NEEDS_VALUES"]
@@ -72,23 +74,6 @@ class _Unkeyable(Exception):
 
 _MISSING = ("missing",)
 _EMPTY_CELL = ("empty cell",)
-
-
-# id(code object) -> (the code object, is it autodiff's own, the global names it reads):
-# read once per code (keyed by id, as source_info's cache: hashing a code object is costly)
-_CODE_INFO = {}
-
-
-def _code_info(code):
-    info = _CODE_INFO.get(id(code))
-    if info is None or info[0] is not code:
-        from .source_info import is_internal_file
-        from .tracing import _code_global_names
-        if len(_CODE_INFO) >= 4096:
-            _CODE_INFO.clear()
-        info = _CODE_INFO[id(code)] = (code, is_internal_file(code.co_filename),
-                                       tuple(_code_global_names(code)))
-    return info[1], info[2]
 
 
 _CUSTOM_TYPES = []          # (custom_jvp, custom_vjp), imported on first use (a cycle)
@@ -134,7 +119,7 @@ def _key(v, depth, seen):
 def _fn_key(fn, depth, seen):
     if fn.__class__ is types.FunctionType:
         code = fn.__code__
-        internal, global_names = _code_info(code)
+        internal = is_internal_code(code)
         if internal and not fn.__closure__ and not fn.__defaults__:
             return ("fn", fn)           # autodiff's own functions: their globals do not change
         if id(fn) in seen:
@@ -155,7 +140,7 @@ def _fn_key(fn, depth, seen):
             g = fn.__globals__
             # (the names' set is cached per code object, so its order is the same each call)
             glob = tuple([(n, _key(g[n], depth, seen)) if n in g else _MISSING
-                          for n in global_names])
+                          for n in _code_global_names(code)])
         defaults = tuple(_key(d, depth, seen) for d in fn.__defaults__ or ())
         kwdefaults = tuple(sorted((k, _key(d, depth, seen))
                                   for k, d in (fn.__kwdefaults__ or {}).items()))

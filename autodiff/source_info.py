@@ -80,6 +80,17 @@ _internal_code_cache = ProgramCache("source", "source_cache_size")
 _internal_code_get = _internal_code_cache.table.get
 
 
+def is_internal_code(code):
+    """Whether code object ``code`` is autodiff's (or numpy's) own (cached by identity)."""
+    entry = _internal_code_get(id(code))
+    if entry is not None and entry[0] is code:
+        return entry[1]
+    internal = is_internal_file(code.co_filename)
+    _internal_code_cache.misses += 1
+    _internal_code_cache.put(id(code), (code, internal))
+    return internal
+
+
 def at_source(source, fn, *args, **kw):
     """Call ``fn`` so the equations it emits carry ``source``, the user's line they stem from
     (transforms re-emitting an equation keep the line of the equation they transform)."""
@@ -97,13 +108,9 @@ def user_source(depth=1):
     get = _internal_code_get
     while f is not None:
         code = f.f_code
-        entry = get(id(code))
-        if entry is not None and entry[0] is code:
-            internal = entry[1]
-        else:
-            internal = is_internal_file(code.co_filename)
-            _internal_code_cache.misses += 1
-            _internal_code_cache.put(id(code), (code, internal))
+        entry = get(id(code))           # (the hit inlined: this runs per traced operation)
+        internal = entry[1] if entry is not None and entry[0] is code else \
+            is_internal_code(code)
         if not internal:
             return SourceInfo(code.co_filename, f.f_lineno, code.co_name)
         f = f.f_back

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..cache import ProgramCache
 from ..config import config
-from ..core import Literal, Var, check_nans, last_uses
+from ..core import DropVar, Literal, Var, check_nans, last_uses
 
 __all__ = ["run_jaxpr", "run_closed", "straight_line", "hot_runner"]
 
@@ -109,8 +109,7 @@ def _operator_form(e):
             return None
         if isinstance(v, Literal) and not isinstance(v.val, (np.generic, np.ndarray)):
             return None
-    from ..core import DropVar
-    if isinstance(e.outvars[0], DropVar) or isinstance(e.outvars[0], Literal):
+    if isinstance(e.outvars[0], DropVar):
         return None
     return form
 
@@ -129,7 +128,6 @@ def straight_line(jaxpr):
     >>> straight_line(cj.jaxpr)(cj.consts, [np.zeros(2)])
     [array([2., 2.])]
     """
-    from ..core import DropVar
     names, glb = {}, {}
 
     def name(v):

@@ -336,22 +336,20 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     elif np.dtype(dt).kind == "c":
         m = max(a, axis=axes)
         m = stop_gradient(where(isfinite(m), m, _anp.zeros_like(m)))
-    elif b is None and not return_sign and axes:
-        # the common case in primitives (operands already of one dtype and shape: no
-        # promotion pass per operation). The shift is clamped to the finite range: an all
-        # -inf slice gives -inf, a +inf element +inf, a nan nan (as with a shift of 0 for
-        # non-finite maxima), in two equations on the reduced shape with scalar bounds
-        fi = np.finfo(dt)
-        m = P.reduce_max_p.bind(a, axes=axes)
-        m = stop_gradient(P.min_(P.max_(m, P.scalar(fi.min, dt)), P.scalar(fi.max, dt)))
-        s = P.reduce_sum(P.exp(P.sub(a, P.broadcast_in_dim(m, shape, kept))), axes)
-        out = P.add(P.log(s), m)
-        return P.expand_dims(out, axes) if keepdims else out
     else:
+        # the shift, clamped to the finite range: an all -inf slice gives -inf, a +inf
+        # element +inf, a nan nan (as with a shift of 0 for non-finite maxima), in two
+        # equations on the reduced shape with scalar bounds
         fi = np.finfo(dt)
-        m = max(a, axis=axes)
+        m = P.reduce_max_p.bind(a, axes=axes) if axes else a
         m = stop_gradient(P.min_(P.max_(m, P.scalar(fi.min, dt)), P.scalar(fi.max, dt)))
-    e_ = exp(subtract(a, P.broadcast_in_dim(m, shape, kept)))
+    shifted = P.sub(a, P.broadcast_in_dim(m, shape, kept))
+    if b is None and not return_sign:
+        # the common case in primitives: the operands are of one dtype and shape already,
+        # so no promotion pass per operation
+        out = P.add(P.log(P.reduce_sum(P.exp(shifted), axes)), m)
+        return P.expand_dims(out, axes) if keepdims else out
+    e_ = exp(shifted)
     if b is not None:
         e_ = multiply(e_, b)
     s = sum(e_, axis=axes)
