@@ -11,7 +11,7 @@ CPU) writes that plan in its target's language. The planner's decisions:
     fusion        elementwise equations over one iteration domain join one loop nest
                   (:class:`Cluster`, bounded by ``LOOP_BUDGET``); a reduction is an
                   accumulator of the nest computing its operand
-    views         broadcast/transpose/slice/rev/size-1 reshapes are index maps read inside
+    views         broadcast/transpose/slice/rev/roll/size-1 reshapes are index maps read inside
                   the consumer's loop; a view that only permutes a loop's value is stored
                   by that loop in the view's layout (:meth:`Planner.store_through`), in the
                   view's loop order (:meth:`Planner.loop_order`)
@@ -839,6 +839,16 @@ class Planner:
 
             def m(I, dims=dims, sizes=sizes):
                 return [f"({sizes[d]} - 1 - {_par(I[d])})" if d in dims else I[d]
+                        for d in range(len(I))]
+        elif name == "roll":
+            ax = p["axis"]
+            n = self.dims(u)[ax]
+            s = self.size_param(p["shift"])
+
+            def m(I, ax=ax, n=n, s=s):
+                # out[i] = x[(i - shift) mod n], without a modulo: one compare and a select
+                i = _par(I[ax])
+                return [f"({i} + ({n} - {s}) if {i} < {s} else {i} - {s})" if d == ax else I[d]
                         for d in range(len(I))]
         else:  # slice
             starts = [self.size_param(s) for s in p["start_indices"]]

@@ -171,6 +171,9 @@ def _cases():
                           P.slice_op(x, (1, 0), (3, 4), (1, 2)), P.transpose(y, (2, 0, 1)))
     for n in ("transpose", "rev", "slice"):
         c[n] = _case(views, (x34, u((2, 3, 2), F32)), name=n)
+    c["roll"] = _case(lambda x, y: (P.roll(x, 1, 0) + P.roll(x, 3, 1) - 2.0 * x,
+                                    P.roll(P.rev(y, (1,)), 1, 2), P.roll(x.T, 2, 0) * 2.0),
+                      (u((5, 6)), u((2, 3, 4), F32)), name="roll")
     resh = lambda x: (P.reshape(x, (12,)), anp.sin(P.reshape(x, (12,))) * 2.0,  # noqa: E731
                       P.reshape(x.T, (4, 3)), P.squeeze(x[:1], (0,)),
                       P.expand_dims(x, (0, 2)) + 1.0, P.reshape(x[:1, :1], ()))

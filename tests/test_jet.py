@@ -133,6 +133,7 @@ CASES = {
     "concatenate": (lambda x, y: anp.concatenate([x, anp.sin(y)]), [x3, y3]),
     "pad": (lambda x: ad.lax.pad(x, 0.5, [(1, 2, 1)]), [x3]),
     "slice": (lambda x: x[1:3] * x[0:2], [x3]), "rev": (lambda x: x[::-1] * x, [x3]),
+    "roll": (lambda x: anp.roll(x, 1) * x, [x3]),
     "cumsum": (lambda x: anp.cumsum(anp.sin(x)), [x3]),
     "cumprod": (lambda x: anp.cumprod(anp.concatenate([x, x * x, x + 0.5])), [xs3]),
     "cummax": (lambda x: ad.lax.cummax(x, 0), [xs3]),

@@ -261,6 +261,43 @@ def test_transpose_rev_slice():
         check(name, fn, [a, b, tuple(map(noncontig, a))])
 
 
+def test_roll():
+    # a roll is an index map read in place (out[i] = x[i - shift], wrapped): a stencil of
+    # rolls fuses into its consumer's loop; the shift is a run-time size where the kernel
+    # serves several shapes, so the second and third argument sets reuse the kernel
+    def fn(x, y):
+        lap = (anp.roll(x, 1, 0) + anp.roll(x, -1, 0) + anp.roll(x, 1, 1) + anp.roll(x, -1, 1)
+               - 4.0 * x)
+        return (lap, P.roll(x, 2, 1), anp.roll(P.rev(y, (1,)), 1, 2) * 2.0,
+                anp.roll(x[1:, ::2], -1, 1) + 0.0, anp.roll(x.T, 3, 0), anp.roll(y, 1, 0))
+    a = (uniform((5, 6), F64), uniform((2, 3, 4), F32))
+    b = (uniform((7, 9), F64), uniform((3, 4, 5), F32))
+    jf = check("roll", fn, [a, b, tuple(map(noncontig, a))])
+    x = np.arange(30.0).reshape(5, 6)
+    np.testing.assert_array_equal(jf(x, a[1])[1], np.roll(x, 2, 1))      # against numpy
+    np.testing.assert_array_equal(jf(x, a[1])[4], np.roll(x.T, 3, 0))
+
+
+def test_roll_grad_fuses():
+    # the Jacobi sweep of a fluid solver and its gradient: rolls and their transposes (the
+    # opposite rolls) are views, so no equation of the compiled program is a copy of one
+    def sweep(p, div):
+        for _ in range(3):
+            p = (div + anp.roll(p, 1, 0) + anp.roll(p, -1, 0) + anp.roll(p, 1, 1)
+                 + anp.roll(p, -1, 1)) / 4.0
+        return anp.sum(p * p)
+    p0, d = uniform((8, 8), F64), uniform((8, 8), F64)
+    g = ad.jit(ad.grad(sweep))
+    want = ad.grad(sweep)(p0, d)
+    np.testing.assert_allclose(assert_compiled(g, p0, d), want, rtol=1e-12, atol=1e-12)
+    eps = 1e-6
+    e = np.zeros_like(p0)
+    e[2, 3] = eps
+    fd = (sweep(p0 + e, d) - sweep(p0 - e, d)) / (2 * eps)
+    np.testing.assert_allclose(want[2, 3], fd, rtol=1e-7)
+    assert "concatenate" not in prims_in(ad.make_jaxpr(ad.grad(sweep))(p0, d).jaxpr, set())
+
+
 def test_composed_views():
     # index maps compose: rev of a slice, slice of a transpose of a rev, broadcast of those
     def fn(x):
@@ -554,7 +591,7 @@ def test_control_flow():
 
 TESTED = set(UNARY_FLOAT) | set(BINARY) | set(COMPARE) | {
     "is_finite", "not", "integer_pow", "and", "or", "xor", "select", "convert_element_type",
-    "iota", "broadcast_in_dim", "transpose", "rev", "slice", "reshape", "squeeze",
+    "iota", "broadcast_in_dim", "transpose", "rev", "roll", "slice", "reshape", "squeeze",
     "expand_dims", "concatenate", "pad", "reduce_sum", "reduce_max", "reduce_min",
     "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin", "dot_general", "cumsum",
     "cumprod", "cummax", "cummin", "sort", "argsort", "gather", "scatter", "scatter_add",

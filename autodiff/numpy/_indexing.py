@@ -220,9 +220,9 @@ def _advanced(x, entries):
     for a, ax in zip(adv_idx, adv_axes):
         n = ysh[ax]
         if isinstance(a, Tracer):
+            # gather's own index rule wraps negatives and clamps into range (the same rule
+            # in every backend: numba_runtime.clip_index), so numpy's -1 needs no equations
             a = P.convert(a, np.int64)
-            # (rank-0 operands broadcast in the binary primitives: no constant arrays)
-            a = P.select(P.lt(a, P.scalar(0, np.int64)), P.add(a, P.scalar(n, np.int64)), a)
             a = P.broadcast_in_dim(a, tuple(bshape) + (1,),
                                    tuple(range(len(bshape) - len(shape_of(a)), len(bshape))))
         else:
@@ -307,9 +307,7 @@ def take_along_axis(arr, indices, axis):
     idx = asarray(indices)
     n = shape_of(arr)[ax]
     if isinstance(idx, Tracer):
-        idx = P.convert(idx, np.int64)
-        idx = P.select(P.lt(idx, P.full(shape_of(idx), 0, np.int64)),
-                       P.add(idx, P.full(shape_of(idx), n, np.int64)), idx)
+        idx = P.convert(idx, np.int64)      # gather wraps negatives itself (clip_index)
     else:
         idx = np.where(idx < 0, idx + n, idx).astype(np.int64)
     sh = np.broadcast_shapes(tuple(s if i != ax else 1 for i, s in enumerate(shape_of(arr))),

@@ -265,9 +265,7 @@ def roll(a, shift, axis=None):
         n = shape_of(a)[ax]
         if n == 0:
             continue
-        s = builtins.int(s) % n
-        if s:
-            a = P.concatenate([P.slice_in_dim(a, n - s, n, ax), P.slice_in_dim(a, 0, n - s, ax)], ax)
+        a = P.roll(a, builtins.int(s) % n, ax)
     return a
 
 

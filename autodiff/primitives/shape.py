@@ -10,7 +10,7 @@ from .elementwise import select, sub
 
 __all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "concatenate", "concatenate_p", "expand_dims",
            "expand_dims_p", "iota", "iota_p", "pad", "pad_p", "reshape", "reshape_p", "rev",
-           "rev_p", "slice_in_dim", "slice_op", "slice_p", "squeeze", "squeeze_p", "transpose",
+           "rev_p", "roll", "roll_p", "slice_in_dim", "slice_op", "slice_p", "squeeze", "squeeze_p", "transpose",
            "transpose_p"]
 
 # ============================================================================
@@ -356,6 +356,57 @@ def rev(x, dimensions):
     return rev_p.bind(x, dimensions=dimensions)
 
 
+
+
+# roll(x, shift, axis): numpy's roll by a static shift, normalized to 0 < shift < n.
+# One equation where two slices and a concatenate were three (autodiff.numpy.roll); the
+# backends read it in place as an index map (backends/plan.py: out[i] = x[i - shift],
+# wrapped), so a stencil of rolls fuses into one loop nest.
+roll_p = Primitive("roll")
+
+
+def _roll_impl(x, *, shift, axis):
+    x = np.asarray(x)
+    n = x.shape[axis]
+    s = shift % n if n else 0
+    if not s:
+        return x.copy()
+    out = np.empty_like(x)
+    lead = (slice(None),) * axis
+    out[lead + (slice(s, None),)] = x[lead + (slice(None, n - s),)]
+    out[lead + (slice(None, s),)] = x[lead + (slice(n - s, None),)]
+    return out
+
+
+def _roll_aval(x, *, shift, axis):
+    if not 0 <= axis < len(x.shape):
+        raise ShapeError(f"roll: axis {axis} is out of range for shape {x.shape}")
+    if not isinstance(shift, int):
+        raise DTypeError(f"roll: the shift must be a static int, got {shift!r}")
+    return ShapedArray(x.shape, x.dtype)
+
+
+roll_p.impl = _roll_impl
+roll_p.abstract_eval = _roll_aval
+deflinear(roll_p, lambda ct, x, *, shift, axis: [roll(ct, -shift, axis)])
+defleading(roll_p, shifted("axis"))
+
+
+def roll(x, shift, axis):
+    """``x`` rolled by the static ``shift`` along ``axis`` (``numpy.roll``; no equation when
+    the shift is a multiple of the axis length).
+
+    >>> import numpy as np
+    >>> roll(np.arange(5.0), 2, 0)
+    array([3., 4., 0., 1., 2.])
+    """
+    shape = shape_of(x)
+    axis = int(axis)
+    n = shape[axis]
+    s = int(shift) % n if n else 0
+    if not s:
+        return x
+    return roll_p.bind(x, shift=s, axis=axis)
 
 
 iota_p = Primitive("iota")
