@@ -47,7 +47,7 @@ from ..config import config
 from ..core import SIZE_PARAMS, ClosedJaxpr, DropVar, Jaxpr, Literal, Var, pp_param
 from .plan import (LOWERINGS, Lowering, Planner, _dim_bid,  # noqa: F401
                    _dim_concat, _dim_dot, _dim_eigh, _dim_expand, _dim_first_to_out,
-                   _dim_gather, _dim_reduce, _dim_same, _dim_scatter, _dim_slogdet, _dim_solve,
+                   _dim_gather, _dim_index_gather, _dim_reduce, _dim_same, _dim_scatter, _dim_slogdet, _dim_solve,
                    _dim_squeeze, _dim_transpose, _ew, _lowering, _no_dims, _par)
 
 __all__ = ["lower", "Program", "Lowering", "LOWERINGS", "LOWERED_PRIMITIVES", "KNOWN_GAPS"]
@@ -1385,6 +1385,29 @@ def _op_gather(ctx):
             ctx.emit(f"{ctx.out(0)}.fill(0)")
 
 
+def _op_index_gather(ctx):
+    # gather's loops with the k indices read from k operands of the result's lead shape
+    k = len(ctx.e.invars) - 1
+    xd = ctx.dims_in(0)
+    lead = ctx.dims_in(1)
+    trail = xd[k:]
+    ctx.alloc(0)
+    ctx.fb.mod.imports_runtime.add("clip_index")
+    nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
+    with ctx.block(f"if {nonempty}:"):
+        with ctx.loops(lead) as L:
+            t = []
+            for a in range(k):
+                g = ctx.fb.tmp("g")
+                ctx.emit(f"{g} = clip_index({ctx.rd(1 + a, list(L))}, {xd[a]})")
+                t.append(g)
+            with ctx.loops(trail) as R:
+                ctx.wr(0, list(L) + list(R), ctx.rd(0, t + list(R)))
+    if ctx.outs[0][0] == "array":
+        with ctx.block("else:"):
+            ctx.emit(f"{ctx.out(0)}.fill(0)")
+
+
 def _op_scatter(add):
     def rule(ctx):
         x, idx, upd = ctx.invar(0), ctx.invar(1), ctx.invar(2)
@@ -1746,6 +1769,7 @@ _lowering("argsort", "opaque", emit=_op_sort(True), dims=_dim_same)
 _lowering("argmax", "opaque", emit=_op_argext("max"), dims=_dim_reduce)
 _lowering("argmin", "opaque", emit=_op_argext("min"), dims=_dim_reduce)
 _lowering("gather", "opaque", emit=_op_gather, dims=_dim_gather)
+_lowering("index_gather", "opaque", emit=_op_index_gather, dims=_dim_index_gather)
 _lowering("scatter", "opaque", emit=_op_scatter(False), dims=_dim_scatter)
 _lowering("scatter_add", "opaque", emit=_op_scatter(True), dims=_dim_scatter)
 _lowering("dynamic_slice", "opaque", emit=_op_dynamic_slice, dims=_no_dims)

@@ -252,8 +252,8 @@ for _n in ("real", "imag", "conj", "complex"):
 
 #: opaque primitives whose device code (or host call) takes complex values as it is
 COMPLEX_OPAQUE = frozenset(("pad", "concatenate", "dynamic_slice", "dynamic_update_slice",
-                            "gather", "scatter", "cumsum", "cumprod", "cummax", "cummin",
-                            "argmax", "argmin", "cond", "while", "scan"))
+                            "gather", "index_gather", "scatter", "cumsum", "cumprod", "cummax",
+                            "cummin", "argmax", "argmin", "cond", "while", "scan"))
 
 
 def _check_complex(jaxpr):
@@ -1138,6 +1138,28 @@ def _op_gather(ctx):
         ctx.emit(f"{O} = _rt.zeros({ctx.shape_out(0)}, {_dt(ctx.outvar(0).aval.dtype)})")
 
 
+def _op_index_gather(ctx):
+    # gather's kernel with the k indices read from k operands of the result's lead shape
+    if not _all_arrays(ctx):
+        return _op_host(ctx)
+    k = len(ctx.ins) - 1
+    xd = ctx.dims_in(0)
+    lead, trail = ctx.dims_in(1), xd[k:]
+    X, O = ctx.arr(0), ctx.out(0)
+    _alloc_out(ctx)
+
+    def body(I):
+        L, R = I[:len(lead)], I[len(lead):]
+        t = [f"_g{a}" for a in range(k)]
+        rd = [f"{ctx.arr(1 + a)}[{', '.join(L)}]" for a in range(k)]
+        return _clip_lines(t, rd, xd[:k]) + [f"{O}[{', '.join(I)}] = {X}[{', '.join(t + R)}]"]
+    nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
+    with ctx.block(f"if {nonempty}:"):
+        _map_kernel(ctx, lead + trail, body)
+    with ctx.block("else:"):
+        ctx.emit(f"{O} = _rt.zeros({ctx.shape_out(0)}, {_dt(ctx.outvar(0).aval.dtype)})")
+
+
 def _op_scatter(add):
     def rule(ctx):
         if not _all_arrays(ctx) or (add and ctx.outvar(0).aval.dtype not in _ATOMIC_DTYPES):
@@ -1246,6 +1268,7 @@ CUDA_OPAQUE = {
     "dot_general": _op_dot_general,
     "pad": _op_pad, "concatenate": _op_concatenate, "dynamic_slice": _op_dynamic_slice,
     "dynamic_update_slice": _op_dynamic_update_slice, "gather": _op_gather,
+    "index_gather": _op_index_gather,
     "scatter": _op_scatter(False), "scatter_add": _op_scatter(True),
     "cumsum": _op_cumulative("sum"), "cumprod": _op_cumulative("prod"),
     "cummax": _op_cumulative("max"), "cummin": _op_cumulative("min"),

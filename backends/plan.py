@@ -270,6 +270,17 @@ def _dim_gather(D, e):
         _u(D, x, i, o, lead + i - k)
 
 
+def _dim_index_gather(D, e):
+    x, *idx = e.invars
+    o = e.outvars[0]
+    k, lead = len(idx), len(idx[0].aval.shape)
+    for i in idx:
+        for d in range(lead):
+            _u(D, i, d, o, d)
+    for d in range(k, len(x.aval.shape)):
+        _u(D, x, d, o, lead + d - k)
+
+
 def _dim_scatter(D, e):
     x, idx, upd = e.invars
     o = e.outvars[0]

@@ -258,6 +258,8 @@ sample("dynamic_update_slice", [A(4, 5), A(2, 2), C(1), C(2)])
 sample("dynamic_update_slice", [A(4), A(2), C(7, np.int32)])
 sample("gather", [A(4, 3), C([[0], [3], [0]])])
 sample("gather", [A(4, 3), C([[[0, 1], [3, 2]]])])
+sample("index_gather", [A(4, 3), C([0, 3, -1])])
+sample("index_gather", [A(4, 3, 2), C([[0, -1], [3, 2]]), C([[1, 0], [2, -3]], np.int32)])
 sample("scatter_add", [A(4, 3), C([[0], [3], [0]]), A(3, 3)])
 sample("scatter", [A(4, 3), C([[2], [0]]), A(2, 3)])
 sample("scatter", [A(4, 3), C([[1, 2], [3, 0]]), A(2)])
@@ -330,6 +332,8 @@ sample("dynamic_update_slice", [A(5, 4), A(2, 3), I(lo=-2, hi=6), I(lo=0, hi=3)]
 sample("gather", [A(5, 4), I(3, 1, lo=-5, hi=5)])                 # negative indices
 sample("gather", [A(5, 4, 2), I(2, 3, 2, lo=0, hi=4)])
 sample("gather", [A(5), I(1, lo=0, hi=5)])
+sample("index_gather", [A(5, 4), I(3, 2, lo=-5, hi=5), I(3, 2, lo=-4, hi=4)])   # negative
+sample("index_gather", [A(5), I(lo=0, hi=5)])                                   # rank-0
 for _n in ["scatter_add", "scatter"]:
     sample(_n, [A(5, 4), I(3, 1, lo=0, hi=5), A(3, 4)])
     sample(_n, [A(5, 4), I(2, 2, lo=0, hi=4), A(2)])
@@ -427,6 +431,7 @@ sample("roll", [Z(2, 3)], shift=1, axis=1)
 sample("dynamic_slice", [Z(4, 5), C(1), C(3)], slice_sizes=(2, 2))
 sample("dynamic_update_slice", [Z(4, 5), Z(2, 2), C(1), C(2)])
 sample("gather", [Z(4, 3), C([[0], [3], [0]])])
+sample("index_gather", [Z(4, 3), C([0, 3, -1]), C([2, 0, 1])])
 sample("scatter_add", [Z(4, 3), C([[0], [3], [0]]), Z(3, 3)])
 sample("scatter", [Z(4, 3), C([[2], [0], [2]]), Z(3, 3)])
 sample("dot_general", [Z(2, 3), Z(3, 4)], dimension_numbers=(((1,), (0,)), ((), ())))

@@ -224,6 +224,9 @@ def _cases():
                                    P.scatter_p.bind(x, i1, u1), P.gather(x, i1) * 2.0)
     for n in ("gather", "scatter", "scatter_add"):
         c[n] = _case(gs, (u((4, 3)), idx, u((4,)), np.array([[2], [0]]), u((2, 3))), name=n)
+    c["index_gather"] = _case(lambda x, i, j: (P.index_gather(x, [i, j]), x[i] * 2.0),
+                              (u((4, 3)), np.array([0, 3, -1, 7, -9]),
+                               np.array([2, -1, 0, 1, 5], np.int32)), name="index_gather")
     ds = lambda x, i, j, up: (P.dynamic_slice(x, (i, j), (2, 2)),  # noqa: E731
                               P.dynamic_update_slice(x, up, (i, j)))
     for n in ("dynamic_slice", "dynamic_update_slice"):

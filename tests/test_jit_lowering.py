@@ -457,6 +457,25 @@ def test_gather_scatter():
                          (x.astype(F32), idx, upd.astype(F32), i1, u1.astype(F32))])
 
 
+def test_index_gather():
+    # numpy's x[i, j] on index arrays: one operand per indexed axis, negatives wrapped and
+    # the rest clamped as gather does; rank-0 indices, trailing axes, an empty index
+    def fn(x, i, j, s):
+        return (x[i, j], P.index_gather(x, [i]) * 2.0, x[s, j[0]], P.index_gather(x, [i, j]),
+                x[i[:, None], j[None, :2]])
+    x = uniform((4, 3), F64)
+    i = np.array([0, 3, -1, 2, -4])
+    j = np.array([2, 0, 1, -1, -3], np.int32)
+    sets = [(x, i, j, np.int64(-2)), (noncontig(x), i, j, np.int64(1)),
+            (x.astype(F32), i[::-1].copy(), j, np.int64(3))]
+    jf = check("index_gather", fn, sets)
+    np.testing.assert_array_equal(jf(*sets[0])[0], x[i, j])
+    np.testing.assert_array_equal(jf(*sets[0])[4], x[i[:, None], j[None, :2]])
+    y = uniform((5, 4, 3), F64)
+    check("index_gather", lambda y, i, j: (y[i, j], y[:, i[:3], j[:3]] + 1.0),
+          [(y, i % 4, j), (y[:, :2], i % 2, j)])
+
+
 def test_dynamic_slice_update():
     def fn(x, i, j, u):
         return (P.dynamic_slice(x, (i, j), (2, 2)), P.dynamic_update_slice(x, u, (i, j)),
@@ -594,7 +613,7 @@ TESTED = set(UNARY_FLOAT) | set(BINARY) | set(COMPARE) | {
     "iota", "broadcast_in_dim", "transpose", "rev", "roll", "slice", "reshape", "squeeze",
     "expand_dims", "concatenate", "pad", "reduce_sum", "reduce_max", "reduce_min",
     "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin", "dot_general", "cumsum",
-    "cumprod", "cummax", "cummin", "sort", "argsort", "gather", "scatter", "scatter_add",
+    "cumprod", "cummax", "cummin", "sort", "argsort", "gather", "index_gather", "scatter", "scatter_add",
     "dynamic_slice", "dynamic_update_slice", "cholesky", "solve", "slogdet", "eigh",
     "triangular_solve", "custom_jvp_call", "custom_vjp_call", "custom_lin",
     "cond", "while", "scan", "remat", "name",

@@ -95,7 +95,8 @@ EXEMPT = {
     "convert_element_type": "tested below (casts of special values)",
     **{n: "structural: moves values" for n in (
         "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "concatenate",
-        "pad", "slice", "rev", "dynamic_slice", "dynamic_update_slice", "gather", "scatter",
+        "pad", "slice", "rev", "roll", "dynamic_slice", "dynamic_update_slice", "gather",
+        "index_gather", "scatter",
         "scatter_add", "iota")},
     **{n: "linear algebra: tests/test_linalg*.py" for n in (
         "dot_general", "cholesky", "triangular_solve", "solve", "slogdet", "eigh")},

@@ -393,8 +393,8 @@ def deflocally_linear(prim):
 
 for _name in ("add", "sub", "neg", "reduce_sum", "broadcast_in_dim", "reshape", "transpose",
               "squeeze", "expand_dims", "concatenate", "pad", "slice", "rev", "roll", "cumsum",
-              "dynamic_slice", "dynamic_update_slice", "gather", "scatter", "scatter_add",
-              "select", "real", "imag", "conj", "complex", "fft"):
+              "dynamic_slice", "dynamic_update_slice", "gather", "index_gather", "scatter",
+              "scatter_add", "select", "real", "imag", "conj", "complex", "fft"):
     deflinear(P.primitives[_name])
 for _name in NONDIFFERENTIABLE:
     defzero(P.primitives[_name])

@@ -2,7 +2,7 @@
 
 Basic indexing (ints, slices, ``None``, ``...``) becomes ``slice``/``rev``/
 ``squeeze``/``expand_dims``; a traced integer becomes a ``dynamic_slice``;
-integer and boolean arrays become one ``gather`` over the indexed axes, placed
+integer and boolean arrays become one ``index_gather`` over the indexed axes, placed
 where numpy places them (in place when the advanced indices are adjacent,
 first otherwise). Boolean masks need concrete values (their result shape
 depends on them).
@@ -214,33 +214,30 @@ def _advanced(x, entries):
         axis += 1
     y = _basic(x, basic)
     ysh = shape_of(y)
-    # 2. broadcast the index arrays together; wrap negatives
-    bshape = np.broadcast_shapes(*[shape_of(a) for a in adv_idx])
+    # 2. the index arrays, broadcast together: one index_gather operand per indexed axis
+    # (its index rule wraps negatives and clamps, as gather's in every backend:
+    # numba_runtime.clip_index, so numpy's -1 needs no equations)
+    bshape = tuple(np.broadcast_shapes(*[shape_of(a) for a in adv_idx]))
     cols = []
     for a, ax in zip(adv_idx, adv_axes):
         n = ysh[ax]
         if isinstance(a, Tracer):
-            # gather's own index rule wraps negatives and clamps into range (the same rule
-            # in every backend: numba_runtime.clip_index), so numpy's -1 needs no equations
-            a = P.convert(a, np.int64)
-            a = P.broadcast_in_dim(a, tuple(bshape) + (1,),
-                                   tuple(range(len(bshape) - len(shape_of(a)), len(bshape))))
+            if a.aval.dtype.kind == "u" or a.aval.dtype.itemsize < 8:
+                a = P.convert(a, np.int64)
+            sa = a.aval.shape
+            if sa != bshape:
+                a = P.broadcast_in_dim(a, bshape, tuple(range(len(bshape) - len(sa), len(bshape))))
         else:
             a = np.asarray(a, dtype=np.int64)
             if a.size and (a.max() >= n or a.min() < -n):
                 bad = a.max() if a.max() >= n else a.min()
                 raise IndexError(f"index {bad} is out of bounds for axis {ax} with size {n}")
-            a = np.broadcast_to(np.where(a < 0, a + n, a), bshape)[..., None]
+            a = np.broadcast_to(np.where(a < 0, a + n, a), bshape)
         cols.append(a)
-    if all(not isinstance(c, Tracer) for c in cols):
-        idx = np.concatenate(cols, axis=-1) if cols else np.zeros(tuple(bshape) + (0,), np.int64)
-    else:
-        idx = P.concatenate([c if isinstance(c, Tracer) else P.broadcast_in_dim(c, shape_of(c), tuple(range(len(shape_of(c)))))
-                             for c in cols], len(bshape))
     # 3. advanced axes first, gather
     rest = [a for a in range(len(ysh)) if a not in adv_axes]
     y = P.transpose(y, adv_axes + rest)
-    out = P.gather(y, idx)
+    out = P.index_gather(y, cols)
     # 4. numpy's placement: adjacent advanced indices stay in place
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
     nb = len(bshape)

@@ -8,7 +8,7 @@ from .elementwise import add, convert, eq, max_, min_, select
 from .shape import broadcast_in_dim, concatenate, expand_dims, iota, reshape
 
 __all__ = ["dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p",
-           "gather", "gather_p", "scatter_add_p", "scatter_along_axis_add", "scatter_p",
+           "gather", "gather_p", "index_gather", "index_gather_p", "scatter_add_p", "scatter_along_axis_add", "scatter_p",
            "take_along_axis"]
 
 # dynamic_slice(x, *starts): starts are int scalars, clamped so the slice stays in bounds
@@ -185,6 +185,87 @@ gather_p.batch = _gather_batch
 def gather(x, idx):
     """``x[idx[..., 0], ..., idx[..., k-1]]`` over the leading axes (indices clamped)."""
     return gather_p.bind(x, idx)
+
+
+# ----------------------------------------------------------------------------
+# index_gather(x, i_0, ..., i_{k-1}): numpy's x[i_0, ..., i_{k-1}] for k integer arrays of
+# one shape S, over the leading axes: out[s, ...] = x[i_0[s], ..., i_{k-1}[s], ...], with
+# gather's index rule (clip to [-n, n-1], wrap negatives). ``gather`` with the indices
+# stacked on a last axis computes the same; this form needs no stacking equations, so
+# ``f[i, j]`` on traced index arrays is one equation (autodiff.numpy's indexing).
+# ----------------------------------------------------------------------------
+
+index_gather_p = Primitive("index_gather")
+
+
+def _index_gather_impl(x, *idx):
+    x = np.asarray(x)
+    cols = []
+    for i, n in zip(idx, x.shape):
+        i = np.asarray(i)
+        cols.append(np.clip(i, -n, n - 1) % n if n > 0 else i)
+    return x[tuple(cols)]
+
+
+def _index_gather_aval(x, *idx):
+    if not idx or len(idx) > x.ndim:
+        raise ShapeError(f"index_gather: {len(idx)} index arrays for an operand of shape "
+                         f"{x.shape}")
+    shape = idx[0].shape
+    for i in idx:
+        if i.dtype.kind not in "iu":
+            raise DTypeError(f"index_gather: indices must be integers, got {i.dtype}")
+        if i.shape != shape:
+            raise ShapeError(f"index_gather: index shapes {[j.shape for j in idx]} differ")
+    return ShapedArray(shape + x.shape[len(idx):], x.dtype)
+
+
+def _stacked(idx):
+    """The index arrays as one ``int64[..., k]`` (gather's and scatter's index form)."""
+    shape = shape_of(idx[0])
+    cols = [broadcast_in_dim(convert(i, np.int64), shape + (1,), tuple(range(len(shape))))
+            for i in idx]
+    return cols[0] if len(cols) == 1 else concatenate(cols, len(shape))
+
+
+def _index_gather_transpose(ct, x, *idx):
+    return [scatter_add_p.bind(full(x.aval.shape, 0, x.aval.dtype), _stacked(idx), ct)] \
+        + [None] * len(idx)
+
+
+def _index_gather_batch(args, dims):
+    x, *idx = args
+    dx, *di = dims
+    k = len(idx)
+    if all(d is None for d in di):
+        # the same indices for every batch element: the batch axis goes just past the
+        # indexed axes, and lands right after the index shape in the result
+        return index_gather_p.bind(moveaxis(x, dx, k), *idx), len(shape_of(idx[0]))
+    size = next(shape_of(i)[d] for i, d in zip(idx, di) if d is not None)
+    idx = [moveaxis(i, d, size=size) for i, d in zip(idx, di)]
+    if dx is None:
+        # one operand, a batch of index arrays: the indices' leading axis is the result's
+        return index_gather_p.bind(x, *idx), 0
+    x = moveaxis(x, dx, size=size)
+    b = iota(dtype_of(idx[0]), shape_of(idx[0]), 0)
+    return index_gather_p.bind(x, b, *idx), 0
+
+
+index_gather_p.impl = _index_gather_impl
+index_gather_p.abstract_eval = _index_gather_aval
+deflinear(index_gather_p, _index_gather_transpose, argnums=(0,))
+index_gather_p.batch = _index_gather_batch
+
+
+def index_gather(x, idx):
+    """``x[idx[0], ..., idx[k-1]]`` for a sequence of integer arrays of one shape, over the
+    leading axes of ``x`` (gather's index rule: negatives wrap, the rest clamps).
+
+    >>> import numpy as np
+    >>> index_gather(np.arange(12.0).reshape(3, 4), [np.array([0, -1]), np.array([1, 9])])
+    array([ 1., 11.])
+    """
+    return index_gather_p.bind(x, *idx)
 
 
 def _scatter_aval(x, idx, upd):
