@@ -228,6 +228,9 @@ for _n in ["reduce_sum", "reduce_max", "reduce_min", "reduce_prod"]:
     sample(_n, [A(2, 3, 4, lo=0.5, hi=2)], axes=(0, 2))
     sample(_n, [A(3, lo=0.5, hi=2)], axes=(0,))
 sample("reduce_prod", [A(values=[[1.5, 0.0, 2.0], [0.0, 0.0, 3.0]])], axes=(1,))
+sample("logsumexp", [A(2, 3, 4)], axes=(1,))
+sample("logsumexp", [A(2, 3, 4, lo=-30, hi=30)], axes=(0, 2))
+sample("logsumexp", [A(3)], axes=(0,))
 for _n in ["reduce_and", "reduce_or"]:
     sample(_n, [B(2, 3)], axes=(1,))
 for _n in ["argmax", "argmin"]:

@@ -123,6 +123,7 @@ CASES = {
     "select": (lambda x, y: anp.where(x > 0.0, anp.sin(y), y * y), [xs3, y3]),
     "convert_element_type": (lambda x: anp.exp(x).astype(np.float32).astype(np.float64), [x3]),
     "reduce_sum": (lambda x: anp.sum(anp.sin(x)), [x3]), "reduce_max": (anp.max, [xs3]),
+    "logsumexp": (lambda x: anp.logsumexp(anp.sin(x) * x), [x3]),
     "reduce_min": (anp.min, [xs3]),
     "reduce_prod": (lambda x: anp.prod(anp.stack([x, x * x, x + 1.0, x, x])), [xs3]),
     "broadcast_in_dim": (lambda x: anp.broadcast_to(x, (2, 3)) * x, [x3]),

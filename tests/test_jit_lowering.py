@@ -619,6 +619,7 @@ TESTED = set(UNARY_FLOAT) | set(BINARY) | set(COMPARE) | {
     "cond", "while", "scan", "remat", "name",
     "pure_callback",   # its jit cases (compiled, vs numpy): tests/test_ported_gaps.py
     "fft",             # its jit cases (compiled, vs numpy and JAX): tests/test_fft.py
+    "logsumexp",       # inlined; its jit cases (vs scipy): tests/test_scipy.py
     "real", "imag", "conj", "complex",   # compiled cases: tests/test_jit_complex.py
     "debug_callback"}  # its jit cases (calls counted, values seen): tests/test_debug_callback.py
 

@@ -113,6 +113,35 @@ def test_logsumexp_softmax_use_scipy_defaults():
     np.testing.assert_allclose(ad.jit(S.softmax)(a), sp.softmax(a), rtol=1e-12, atol=1e-300)
 
 
+def test_logsumexp_primitive():
+    # anp.logsumexp's common case is one primitive (logsumexp_p): eager, under grad, under
+    # jit (inlined into its definition) and vmap, against scipy, with special values
+    # (an all -inf row gives -inf, a +inf element +inf, a nan nan)
+    inf, nan = np.inf, np.nan
+    a = np.array([[0.5, -1.0, 2.0, 700.0], [-inf, -inf, -inf, -inf], [1.0, inf, 0.0, -2.0],
+                  [nan, 0.0, 1.0, 2.0], [-800.0, -801.0, -inf, -799.5]])
+    f = lambda x: S.logsumexp(x, axis=1)  # noqa: E731
+    assert "logsumexp" in str(ad.make_jaxpr(f)(a))
+    with np.errstate(all="ignore"):
+        want = sp.logsumexp(a, axis=1)
+    for got in (f(a), ad.jit(f)(a), ad.vmap(lambda r: S.logsumexp(r))(a)):
+        np.testing.assert_allclose(got, want, rtol=1e-14)
+    for dt in (np.float32, np.float64):
+        x = np.random.default_rng(1).normal(size=(3, 4)).astype(dt) * 10
+        for axis, keep in ((0, False), ((0, 1), True), (-1, True)):
+            g = lambda v: S.logsumexp(v, axis=axis, keepdims=keep)  # noqa: E731
+            assert g(x).dtype == ad.jit(g)(x).dtype == dt
+            np.testing.assert_allclose(ad.jit(g)(x), sp.logsumexp(x, axis=axis, keepdims=keep),
+                                       rtol=2e-6 if dt == np.float32 else 1e-14)
+    # the derivative is the softmax, the second its Jacobian diag(s) - s s^T
+    x = np.array([0.3, -1.2, 2.0, 0.0])
+    s_ = sp.softmax(x)
+    np.testing.assert_allclose(ad.grad(S.logsumexp)(x), s_, rtol=1e-14)
+    np.testing.assert_allclose(ad.jit(ad.hessian(S.logsumexp))(x),
+                               np.diag(s_) - np.outer(s_, s_), rtol=1e-12, atol=1e-15)
+    ad.check_grads(lambda v: S.logsumexp(v * v, axis=0), (x.reshape(2, 2),), order=2)
+
+
 def test_float32_stays_float32():
     x = np.linspace(-4, 4, 101).astype(np.float32)
     for name in ["erf", "erfc", "ndtr", "log_ndtr"]:

@@ -981,6 +981,10 @@ jet_rules[_cd.custom_lin_p] = _call_rule(_custom_lin_body)
 # a checkpointed body is inlined: Taylor mode is forward-only, there is nothing to save
 jet_rules[_remat.remat_p] = _call_rule(lambda ins, p: (p["jaxpr"], []))
 jet_rules[_remat.name_p] = _name_rule
+# logsumexp is a composite (autodiff/primitives/reductions.py): jet of its definition
+_lse_rule = _call_rule(lambda ins, p: P.reductions._lse_body(
+    ShapedArray(P.shape_of(ins[0][0]), P.dtype_of(ins[0][0])), p["axes"]))
+jet_rules[P.logsumexp_p] = lambda ins, **params: _lse_rule(ins, **params)[0]   # one result
 
 
 def _dense(aval, s):

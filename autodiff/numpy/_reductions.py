@@ -330,7 +330,12 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape))
     kept = tuple(i for i in range(len(shape)) if i not in axes)
-    if builtins.any(shape[i] == 0 for i in axes):
+    empty = builtins.any(shape[i] == 0 for i in axes)
+    if b is None and not return_sign and axes and not empty and np.dtype(dt).kind == "f":
+        # the common case: one primitive (its definition is the clamped shift below)
+        out = P.logsumexp_p.bind(a, axes=axes)
+        return P.expand_dims(out, axes) if keepdims else out
+    if empty:
         # log of an empty sum is log 0 = -inf (scipy, JAX); max has nothing to shift by
         m = _anp.zeros_like(sum(a, axis=axes))
     elif np.dtype(dt).kind == "c":
@@ -338,18 +343,9 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         m = stop_gradient(where(isfinite(m), m, _anp.zeros_like(m)))
     else:
         # the shift, clamped to the finite range: an all -inf slice gives -inf, a +inf
-        # element +inf, a nan nan (as with a shift of 0 for non-finite maxima), in two
-        # equations on the reduced shape with scalar bounds
-        fi = np.finfo(dt)
-        m = P.reduce_max_p.bind(a, axes=axes) if axes else a
-        m = stop_gradient(P.min_(P.max_(m, P.scalar(fi.min, dt)), P.scalar(fi.max, dt)))
-    shifted = P.sub(a, P.broadcast_in_dim(m, shape, kept))
-    if b is None and not return_sign:
-        # the common case in primitives: the operands are of one dtype and shape already,
-        # so no promotion pass per operation
-        out = P.add(P.log(P.reduce_sum(P.exp(shifted), axes)), m)
-        return P.expand_dims(out, axes) if keepdims else out
-    e_ = exp(shifted)
+        # element +inf, a nan nan (as with a shift of 0 for non-finite maxima)
+        m = P.logsumexp_shift(a, axes)
+    e_ = exp(P.sub(a, P.broadcast_in_dim(m, shape, kept)))
     if b is not None:
         e_ = multiply(e_, b)
     s = sum(e_, axis=axes)

@@ -2,13 +2,15 @@
 import numpy as np
 
 from ..core import Primitive, ShapedArray
-from ..errors import ShapeError
-from ._rules import defjvp, defjvp_zero, defleading, deflinear, dtype_of, full, shape_of, shifted
-from .elementwise import convert, div, eq, mul
+from ..errors import DTypeError, ShapeError
+from ._rules import (_zero_like, defjvp, defjvp_zero, defleading, deflinear, dtype_of, full,
+                     instantiate, is_zero, scalar, shape_of, shifted)
+from .elementwise import (add, convert, div, eq, exp, log, max_, min_, mul, stop_gradient_p,
+                          sub)
 from .shape import broadcast_in_dim, concatenate, reshape, slice_in_dim, transpose
 
-__all__ = ["argmax_p", "argmin_p", "reduce_and_p", "reduce_max_p", "reduce_min_p", "reduce_or_p",
-           "reduce_prod_p", "reduce_sum", "reduce_sum_p"]
+__all__ = ["argmax_p", "argmin_p", "logsumexp_p", "logsumexp_shift", "reduce_and_p", "reduce_max_p", "reduce_min_p",
+           "reduce_or_p", "reduce_prod_p", "reduce_sum", "reduce_sum_p"]
 
 # ============================================================================
 # Reductions
@@ -113,6 +115,88 @@ argmin_p.abstract_eval = _arg_aval
 defjvp_zero(argmin_p)
 defleading(argmin_p, shifted("axis"))
 
+
+
+# ----------------------------------------------------------------------------
+# logsumexp over ``axes`` of a real float array: log(sum(exp(x - m))) + m, m the maximum
+# clamped to the finite range (an all -inf slice gives -inf, a +inf element +inf, a nan
+# nan). One equation where its definition is ten: autodiff.numpy.logsumexp's common case
+# (no ``b``, no ``return_sign``, real input), the inner step of HMMs, mixtures and
+# log-space dynamic programs under grad without jit. It is a composite: ``jit`` inlines
+# its definition (``inline``, run by transforms/passes.inline_calls before a backend
+# plans), so no backend has a record for it, and jet expands it the same way.
+# ----------------------------------------------------------------------------
+
+logsumexp_p = Primitive("logsumexp")
+
+
+def _lse_impl(x, *, axes):
+    x = np.asarray(x)
+    fi = np.finfo(x.dtype)
+    m = np.minimum(np.maximum(np.max(x, axis=axes), x.dtype.type(fi.min)), x.dtype.type(fi.max))
+    return np.log(np.sum(np.exp(x - np.expand_dims(m, axes)), axis=axes, dtype=x.dtype)) + m
+
+
+def _lse_aval(x, *, axes):
+    if x.dtype.kind != "f":
+        raise DTypeError(f"logsumexp: needs a real float operand, got {x.dtype}")
+    if not axes:
+        raise ShapeError("logsumexp: needs at least one axis")
+    return _reduce_aval(x, axes=axes)
+
+
+def logsumexp_shift(x, axes):
+    """The shift of a real logsumexp: the maximum over ``axes``, clamped to the finite range
+    (two equations on the reduced shape, scalar bounds), without a derivative."""
+    dt = dtype_of(x)
+    fi = np.finfo(dt)
+    m = reduce_max_p.bind(x, axes=axes) if axes else x
+    return stop_gradient_p.bind(min_(max_(m, scalar(fi.min, dt)), scalar(fi.max, dt)))
+
+
+def _lse_definition(x, axes):
+    """The primitives logsumexp stands for (what ``jit`` and ``jet`` expand it to)."""
+    shape = shape_of(x)
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    m = logsumexp_shift(x, axes)
+    e = exp(sub(x, broadcast_in_dim(m, shape, kept)))
+    return add(log(reduce_sum_p.bind(e, axes=axes)), m)
+
+
+def _lse_jvp(primals, tangents, *, axes):
+    (x,), (t,) = primals, tangents
+    ans = logsumexp_p.bind(x, axes=axes)
+    if is_zero(t):
+        return ans, _zero_like(ans)
+    # d lse = sum(softmax(x) * dx): the weights exp(x - lse) come from the result itself
+    shape = shape_of(x)
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    w = exp(sub(x, broadcast_in_dim(ans, shape, kept)))
+    return ans, reduce_sum_p.bind(mul(instantiate(t), w), axes=axes)
+
+
+_LSE_BODIES = {}
+
+
+def _lse_body(aval, axes):
+    """The definition as ``(Jaxpr, consts)`` for one operand aval (cached)."""
+    key = (aval.shape, aval.dtype, axes)
+    got = _LSE_BODIES.get(key)
+    if got is None:
+        from ..tracing import trace_flat
+        closed = trace_flat(lambda v: [_lse_definition(v, axes)],
+                            [ShapedArray(aval.shape, aval.dtype)], name="logsumexp")
+        if len(_LSE_BODIES) > 256:
+            _LSE_BODIES.clear()
+        got = _LSE_BODIES[key] = (closed.jaxpr, list(closed.consts))
+    return got
+
+
+logsumexp_p.impl = _lse_impl
+logsumexp_p.abstract_eval = _lse_aval
+logsumexp_p.jvp = _lse_jvp
+logsumexp_p.inline = lambda e: _lse_body(e.invars[0].aval, e.params["axes"])
+defleading(logsumexp_p, shifted("axes"))
 
 
 def reduce_sum(x, axes):
