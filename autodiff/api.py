@@ -337,8 +337,11 @@ class _StraightLine:
 
     def __init__(self, closed):
         from .backends.interpreter import straight_line
+        from .transforms.simplify import cse
         self.closed = closed
-        self.fn = straight_line(closed.jaxpr)
+        # written once, run on every call: equal equations (the primal's and a jvp rule's
+        # copy of one broadcast, a product rule's ct*x and x*ct) are computed once
+        self.fn = straight_line(cse(closed).jaxpr)
 
     def __call__(self, args):
         from .config import config

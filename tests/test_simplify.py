@@ -42,6 +42,21 @@ def test_cse_respects_params_and_literals():
     check_same(cj, new, [X])
 
 
+def test_cse_merges_commuted_add_and_mul_only():
+    # x*y and y*x are the same bits, as are x+y and y+x; max and min keep the first of two
+    # signed zeros (np.maximum(0.0, -0.0) is 0.0, np.maximum(-0.0, 0.0) is -0.0), so
+    # their commuted forms stay apart
+    f = lambda x, y: (x * y + y * x, (x + y) - (y + x), anp.maximum(x, y) - anp.maximum(y, x))  # noqa: E731
+    cj = ad.make_jaxpr(f)(X, -X)
+    new = cse(cj)
+    assert prims(new).count("mul") == 1 and prims(new).count("add") == 2
+    assert prims(new).count("max") == 2
+    check_same(cj, new, [X, -X])
+    z, nz = np.zeros(3), -np.zeros(3)
+    got = ad.jit(f)(z, nz)
+    np.testing.assert_array_equal(np.signbit(got[2]), np.signbit(np.maximum(z, nz) - np.maximum(nz, z)))
+
+
 def test_dce_drops_unused_and_is_pure():
     cj = ad.make_jaxpr(lambda x: anp.cos(x))(X)
     x = cj.jaxpr.invars[0]

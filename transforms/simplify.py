@@ -245,6 +245,9 @@ def _atom_key(v):
     return v._key() if isinstance(v, Literal) else v
 
 
+_COMMUTATIVE = frozenset({"add", "mul", "eq", "ne", "and", "or", "xor"})
+
+
 def _eqn_key(e):
     """A hashable key of what ``e`` computes, or None when it must not be merged."""
     prim = e.primitive
@@ -256,8 +259,13 @@ def _eqn_key(e):
         return None      # recomputed on purpose (see the module docstring)
     try:
         params = tuple(sorted((k, param_key(p, True)) for k, p in e.params.items()))
-        key = (prim.name, tuple(_atom_key(v) for v in e.invars), params,
-               tuple(o.aval for o in e.outvars))
+        ins = tuple(_atom_key(v) for v in e.invars)
+        if prim.name in _COMMUTATIVE:
+            # x*y and y*x are the same bits (IEEE add and multiply commute; max/min do
+            # not: np.maximum(0.0, -0.0) keeps the first zero): a product rule's transpose
+            # writes both orders (d(x*x) = ct*x + x*ct)
+            ins = tuple(sorted(ins, key=hash))
+        key = (prim.name, ins, params, tuple(o.aval for o in e.outvars))
         hash(key)
     except TypeError:
         return None
