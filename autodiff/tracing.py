@@ -14,6 +14,7 @@ from .errors import ConcretizationError, DTypeError, ShapeError, TracerLeakError
 from .source_info import is_internal_file, trace_state, user_source
 from .avals import _VALID_KINDS, _bad_dtype, value_aval
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from . import tree_util as _tree_util
 
 __all__ = ["primitives", "Primitive", "get_aval", "Tracer", "Array", "JaxprTrace", "current_trace",
            "new_trace", "bind", "check_nans", "trace_flat", "hoist_consts", "full_lower_input",
@@ -184,6 +185,10 @@ class Tracer(ArrayMethods):
         raise TypeError("traced values are immutable: `x[idx] = v` cannot be recorded. "
                         "Use the functional update `x = x.at[idx].set(v)` instead."
                         + (f"\n  (at {src})" if src else ""))
+
+
+# a tracer is a leaf of every pytree: the flat-tuple fast path of tree_util takes it
+_tree_util.FAST_LEAF_TYPES.add(Tracer)
 
 
 class _ArrayMeta(type):

@@ -41,7 +41,7 @@ class PyTreeDef:
         return (self.node_type, k, self.children)
 
     def __eq__(self, other):
-        return isinstance(other, PyTreeDef) and self._key() == other._key()
+        return self is other or (isinstance(other, PyTreeDef) and self._key() == other._key())
 
     def __hash__(self):
         if self._hash is None:
@@ -199,8 +199,32 @@ def _sort_key(k):
     return (type(k).__name__, k) if not isinstance(k, (int, float, str)) else (0 if not isinstance(k, str) else 1, k)
 
 
+# A tuple of plain leaves (a loop's carry, a function's arguments) is the common pytree of
+# the hot paths (every step of a while_loop on values flattens and rebuilds one): its
+# treedef is shared per length, and flattening or rebuilding it walks nothing.
+# Tracers join the leaf types when autodiff.tracing is imported.
+FAST_LEAF_TYPES = {float, int, complex, np.ndarray, np.float64, np.float32, np.int64,
+                   np.int32, np.complex128, np.bool_}
+_FLAT_TUPLES = {}
+
+
+def _flat_tuple_def(n):
+    td = _FLAT_TUPLES.get(n)
+    if td is None:
+        td = _FLAT_TUPLES[n] = PyTreeDef(tuple, None, (LEAF,) * n)
+    return td
+
+
 def tree_flatten(tree, is_leaf=None):
     """Return ``(leaves, treedef)``."""
+    if tree.__class__ is tuple and is_leaf is None and len(tree) < 64:
+        fast, reg = FAST_LEAF_TYPES, _registry
+        for x in tree:
+            t = x.__class__
+            if t not in fast or t in reg:
+                break
+        else:
+            return list(tree), _flat_tuple_def(len(tree))
     leaves = []
     treedef = _flatten(tree, leaves, is_leaf)
     return leaves, treedef
@@ -220,6 +244,14 @@ def _flatten(x, leaves, is_leaf):
 
 def tree_unflatten(treedef, leaves):
     """Rebuild a pytree of ``treedef``'s structure from ``leaves``."""
+    if treedef.__class__ is PyTreeDef and _FLAT_TUPLES.get(len(treedef.children)) is treedef:
+        out = tuple(leaves)
+        n = len(treedef.children)
+        if len(out) < n:
+            raise ValueError("tree_unflatten: too few leaves")
+        if len(out) > n:
+            raise ValueError(f"tree_unflatten: {len(out) - n} leaves too many for {treedef}")
+        return out
     it = iter(leaves)
     out = _unflatten(treedef, it)
     rest = list(it)

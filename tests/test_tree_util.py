@@ -148,3 +148,24 @@ def test_transforms_accept_every_kind_of_node():
     out, t = ad.jvp(lambda t: {"s": Point(t["p"].y * 2, t["p"].x)}, (params,),
                     (tu.tree_map(np.ones_like, params),))
     assert isinstance(out["s"], Point) and t["s"].x == 2.0
+
+
+def test_flat_tuple_fast_path_is_the_general_structure():
+    # a tuple of plain leaves (a loop carry) takes a shared treedef; it equals, hashes and
+    # rebuilds as the structure the general walk builds, and leaf-count errors stay
+    x = (1.0, np.ones(2), np.float32(3.0), 4)
+    leaves, td = tu.tree_flatten(x)
+    general = tu.tree_flatten((x, None))[1].children[0]        # built node by node
+    assert td == general and hash(td) == hash(general) and repr(td) == "(*, *, *, *)"
+    assert leaves[1] is x[1] and tu.tree_unflatten(td, leaves) == x
+    with pytest.raises(ValueError, match="too few"):
+        tu.tree_unflatten(td, leaves[:3])
+    with pytest.raises(ValueError, match="too many"):
+        tu.tree_unflatten(td, leaves + [5.0])
+    # a tracer is a leaf there too; a namedtuple or a nested tuple is not a flat tuple
+    seen = []
+    ad.grad(lambda v: seen.append(tu.tree_flatten((v, v * 2.0))[1]) or v)(1.0)
+    assert seen[0] == td.__class__(tuple, None, (tu.LEAF, tu.LEAF))
+    P = collections.namedtuple("P", "a b")
+    leaves, td = tu.tree_flatten(P(1.0, 2.0))
+    assert td.node_type is P and tu.tree_unflatten(td, leaves) == P(1.0, 2.0)

@@ -222,8 +222,8 @@ def _advanced(x, entries):
     for a, ax in zip(adv_idx, adv_axes):
         n = ysh[ax]
         if isinstance(a, Tracer):
-            if a.aval.dtype.kind == "u" or a.aval.dtype.itemsize < 8:
-                a = P.convert(a, np.int64)
+            if a.aval.dtype.kind == "u":
+                a = P.convert(a, np.int64)        # (the clamp's bounds are negative)
             sa = a.aval.shape
             if sa != bshape:
                 a = P.broadcast_in_dim(a, bshape, tuple(range(len(bshape) - len(sa), len(bshape))))

@@ -202,7 +202,7 @@ def _index_gather_impl(x, *idx):
     x = np.asarray(x)
     cols = []
     for i, n in zip(idx, x.shape):
-        i = np.asarray(i)
+        i = np.asarray(i, dtype=np.int64)     # (int8 indices into 200 rows: bounds fit)
         cols.append(np.clip(i, -n, n - 1) % n if n > 0 else i)
     return x[tuple(cols)]
 
