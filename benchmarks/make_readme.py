@@ -30,10 +30,10 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 | benchmark | autodiff | peer | ratio | goal |
 |---|---|---|---|---|
 | tracing, 10,000 equations | 4.4–8.6 µs/eqn | — | — | ≤ 10 µs/eqn |
-| grad, no jit, 102-op chains (scalar / 16 / 1000 elements) | 4.4 / 5.6 / 9.7 µs/op | autograd 10.4 / 9.7 / 13.1 µs/op | 0.42× / 0.57× / 0.74× | ≤ 1× |
-| grad, no jit, tiny MLP step (13 ops) | 287 µs | autograd 322 µs | 0.89× | ≤ 1× |
-| grad, no jit, fixed point / while_loop fixed point | 193 / 589 µs | autograd 228 / 594 µs | 0.85× / 0.99× | ≤ 1× |
-| grad, no jit, ported scripts: HMM EM / GMM / fluid / wing | 22.6 / 3.0 / 32.0 / 36.4 ms | autograd 21.1 / 3.1 / 17.4 / 17.6 ms | 1.07× / 0.98× / 1.84× / 2.07× | ≤ 1× (fluid, wing not yet) |
+| grad, no jit, 102-op chains (scalar / 16 / 1000 elements) | 5.7 / 8.9 / 13.3 µs/op | autograd 15.4 / 14.5 / 18.5 µs/op | 0.37× / 0.61× / 0.72× | ≤ 1× |
+| grad, no jit, tiny MLP step (13 ops) | 324 µs | autograd 433 µs | 0.75× (0.75–1.09× over 5 runs) | ≤ 1× |
+| grad, no jit, fixed point / while_loop fixed point | 304 / 933 µs | autograd 398 / 1010 µs | 0.77× / 0.92× | ≤ 1× |
+| grad, no jit, ported scripts: HMM EM / GMM / fluid / wing | 18.1 / 2.6 / 20.0 / 12.9 ms | autograd 30.7 / 3.3 / 23.8 / 15.8 ms | 0.59× / 0.79× / 0.84× / 0.82× | ≤ 1× |
 | scan 10 vs 100,000 steps | same IR (11 top-level eqns), same compiled kernel | — | — | equal |
 | checkpoint sqrt_n at n = 64 | 1/16 of `none`'s residual bytes, 1.28× time | — | — | ≤ 1/4 bytes, ≤ 1.5× time |
 | jet, 8th derivative at a scalar | eager 1.3–1.4 ms, jit 0.8 µs; 280 eqns | nested grad 3.1 s / 25,310 eqns; JAX jet 1.5–2.6 ms, 3.8 µs | ~2,000× / 1.1–1.8×, 4.6× | ≥ 10× nested grad, > JAX jet |
