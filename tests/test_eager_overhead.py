@@ -538,3 +538,53 @@ def test_a_numpy_array_with_a_tracer_of_its_shape_and_dtype_is_one_equation():
     c32 = c.astype(np.float32)
     assert ad.make_jaxpr(lambda x: c32 - x)(x).out_avals[0].dtype == np.float64
     np.testing.assert_array_equal(ad.jit(lambda x: c[:, None] - x)(x), c[:, None] - x)
+
+
+# ----------------------------------------------------------------------------
+# the idioms of ported scripts are one equation each (issue 21, stop 29)
+# ----------------------------------------------------------------------------
+
+def _prims(f, *args):
+    return [e.primitive.name for e in ad.make_jaxpr(f)(*args).jaxpr.eqns]
+
+
+def test_ported_idioms_trace_one_equation_each():
+    f = np.arange(20.0).reshape(4, 5)
+    i, j = np.array([[0, 3], [-1, 2]]), np.array([[4, -5], [1, 0]])
+    assert _prims(lambda f, i, j: f[i, j], f, i, j) == ["index_gather"]
+    assert _prims(lambda f: anp.roll(f, -1, axis=1), f) == ["roll"]
+    assert _prims(lambda f: anp.logsumexp(f, axis=0), f) == ["logsumexp"]
+    # and they compute numpy's values, negative indices and shifts included
+    np.testing.assert_array_equal(ad.jit(lambda f, i, j: f[i, j])(f, i, j), f[i, j])
+    np.testing.assert_array_equal(ad.jit(lambda f: anp.roll(f, -7, axis=1))(f), np.roll(f, -7, 1))
+
+
+def test_semi_lagrangian_advection_gradient():
+    # a fluid script's advection: bilinear interpolation at integer indices computed from
+    # the traced positions (m.floor(...).astype(int), f[i0, j0]) and a roll stencil; the
+    # gradient with respect to the velocity against central differences
+    n = 6
+    ii, jj = np.meshgrid(np.arange(n), np.arange(n), indexing="ij")
+    rng = np.random.default_rng(3)
+    f0 = rng.normal(size=(n, n))
+
+    def loss(v):
+        x = anp.clip(ii - v[0], 0.0, n - 1.001)
+        y = anp.clip(jj - v[1], 0.0, n - 1.001)
+        i0, j0 = anp.floor(x).astype(int), anp.floor(y).astype(int)
+        s, t = x - i0, y - j0
+        g = ((1 - s) * ((1 - t) * f0[i0, j0] + t * f0[i0, j0 + 1])
+             + s * ((1 - t) * f0[i0 + 1, j0] + t * f0[i0 + 1, j0 + 1]))
+        g = (g + anp.roll(g, 1, 0) + anp.roll(g, -1, 1)) / 3.0
+        return anp.sum(g * g)
+
+    v = 0.3 + 0.2 * rng.random((2, n, n))       # away from integer departure points
+    got = ad.grad(loss)(v)
+    eps = 1e-6
+    for k in [(0, 1, 2), (1, 4, 0), (0, 5, 5), (1, 2, 3)]:
+        e = np.zeros_like(v)
+        e[k] = eps
+        fd = (loss(v + e) - loss(v - e)) / (2 * eps)
+        np.testing.assert_allclose(got[k], fd, rtol=1e-6, atol=1e-9)
+    # the second call reuses the first one's programs and agrees with it
+    np.testing.assert_allclose(ad.grad(loss)(v), got, rtol=0, atol=0)
