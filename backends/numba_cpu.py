@@ -1355,57 +1355,47 @@ def _op_argext(kind):
     return rule
 
 
-def _gather_indices(ctx, idx_i, lead_idx, k, xdims):
-    """Clamped integer index expressions for the k indexed axes (clip_index rule)."""
+def _gather_indices(ctx, reads, xdims):
+    """Clamped integer index expressions (clip_index rule) of the index reads ``reads``."""
     ctx.fb.mod.imports_runtime.add("clip_index")
     out = []
-    for a in range(k):
+    for a, rd in enumerate(reads):
         t = ctx.fb.tmp("g")
-        ctx.emit(f"{t} = clip_index({ctx.rd(idx_i, lead_idx + [str(a)])}, {xdims[a]})")
+        ctx.emit(f"{t} = clip_index({rd}, {xdims[a]})")
         out.append(t)
     return out
 
 
-def _op_gather(ctx):
-    x, idx = ctx.invar(0), ctx.invar(1)
-    k = idx.aval.shape[-1]
+def _stacked_reads(ctx, k):
+    """Index reads of a gather/scatter whose k indices are stacked on operand 1's last axis."""
+    return lambda L: [ctx.rd(1, L + [str(a)]) for a in range(k)]
+
+
+def _emit_gather(ctx, k, lead, reads):
+    """A gather over the k leading axes of operand 0; ``reads(L)`` gives the k index
+    expressions at lead position ``L``."""
     xd = ctx.dims_in(0)
-    idd = ctx.dims_in(1)
-    lead = idd[:-1]
-    trail = xd[k:]
     ctx.alloc(0)
     nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
     with ctx.block(f"if {nonempty}:"):
         with ctx.loops(lead) as L:
-            t = _gather_indices(ctx, 1, list(L), k, xd)
-            with ctx.loops(trail) as R:
+            t = _gather_indices(ctx, reads(list(L)), xd)
+            with ctx.loops(xd[k:]) as R:
                 ctx.wr(0, list(L) + list(R), ctx.rd(0, t + list(R)))
     if ctx.outs[0][0] == "array":
         with ctx.block("else:"):
             ctx.emit(f"{ctx.out(0)}.fill(0)")
+
+
+def _op_gather(ctx):
+    k = ctx.invar(1).aval.shape[-1]
+    _emit_gather(ctx, k, ctx.dims_in(1)[:-1], _stacked_reads(ctx, k))
 
 
 def _op_index_gather(ctx):
-    # gather's loops with the k indices read from k operands of the result's lead shape
+    # the k indices read from operands 1..k, of the result's lead shape
     k = len(ctx.e.invars) - 1
-    xd = ctx.dims_in(0)
-    lead = ctx.dims_in(1)
-    trail = xd[k:]
-    ctx.alloc(0)
-    ctx.fb.mod.imports_runtime.add("clip_index")
-    nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
-    with ctx.block(f"if {nonempty}:"):
-        with ctx.loops(lead) as L:
-            t = []
-            for a in range(k):
-                g = ctx.fb.tmp("g")
-                ctx.emit(f"{g} = clip_index({ctx.rd(1 + a, list(L))}, {xd[a]})")
-                t.append(g)
-            with ctx.loops(trail) as R:
-                ctx.wr(0, list(L) + list(R), ctx.rd(0, t + list(R)))
-    if ctx.outs[0][0] == "array":
-        with ctx.block("else:"):
-            ctx.emit(f"{ctx.out(0)}.fill(0)")
+    _emit_gather(ctx, k, ctx.dims_in(1), lambda L: [ctx.rd(1 + a, L) for a in range(k)])
 
 
 def _op_scatter(add):
@@ -1421,7 +1411,7 @@ def _op_scatter(add):
         nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
         with ctx.block(f"if {nonempty}:"):
             with ctx.loops(lead) as L:
-                t = _gather_indices(ctx, 1, list(L), k, xd)
+                t = _gather_indices(ctx, _stacked_reads(ctx, k)(list(L)), xd)
                 with ctx.loops(trail) as R:
                     tgt = f"{O}[{', '.join(t + list(R))}]"
                     u = ctx.rd(2, list(L) + list(R))

@@ -1120,44 +1120,42 @@ def _gather_parts(ctx):
     return k, xd, idd[:-1], xd[k:], " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
 
 
-def _op_gather(ctx):
-    if not _all_arrays(ctx):
-        return _op_host(ctx)
-    k, xd, lead, trail, nonempty = _gather_parts(ctx)
-    X, IX, O = ctx.arr(0), ctx.arr(1), ctx.out(0)
-    _alloc_out(ctx)
-
-    def body(I):
-        L, R = I[:len(lead)], I[len(lead):]
-        t = [f"_g{a}" for a in range(k)]
-        rd = [f"{IX}[{', '.join(L + [str(a)])}]" for a in range(k)]
-        return _clip_lines(t, rd, xd[:k]) + [f"{O}[{', '.join(I)}] = {X}[{', '.join(t + R)}]"]
-    with ctx.block(f"if {nonempty}:"):
-        _map_kernel(ctx, lead + trail, body)
-    with ctx.block("else:"):
-        ctx.emit(f"{O} = _rt.zeros({ctx.shape_out(0)}, {_dt(ctx.outvar(0).aval.dtype)})")
-
-
-def _op_index_gather(ctx):
-    # gather's kernel with the k indices read from k operands of the result's lead shape
-    if not _all_arrays(ctx):
-        return _op_host(ctx)
-    k = len(ctx.ins) - 1
+def _emit_gather(ctx, k, lead, reads):
+    """A thread per output element of a gather over the k leading axes of operand 0;
+    ``reads(L)`` gives the k index expressions at lead position ``L``."""
     xd = ctx.dims_in(0)
-    lead, trail = ctx.dims_in(1), xd[k:]
     X, O = ctx.arr(0), ctx.out(0)
     _alloc_out(ctx)
 
     def body(I):
         L, R = I[:len(lead)], I[len(lead):]
         t = [f"_g{a}" for a in range(k)]
-        rd = [f"{ctx.arr(1 + a)}[{', '.join(L)}]" for a in range(k)]
-        return _clip_lines(t, rd, xd[:k]) + [f"{O}[{', '.join(I)}] = {X}[{', '.join(t + R)}]"]
+        return _clip_lines(t, reads(L), xd[:k]) + [
+            f"{O}[{', '.join(I)}] = {X}[{', '.join(t + R)}]"]
     nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
     with ctx.block(f"if {nonempty}:"):
-        _map_kernel(ctx, lead + trail, body)
+        _map_kernel(ctx, lead + xd[k:], body)
     with ctx.block("else:"):
         ctx.emit(f"{O} = _rt.zeros({ctx.shape_out(0)}, {_dt(ctx.outvar(0).aval.dtype)})")
+
+
+def _op_gather(ctx):
+    # the indices stacked on the last axis of operand 1
+    if not _all_arrays(ctx):
+        return _op_host(ctx)
+    k, _, lead, _, _ = _gather_parts(ctx)
+    IX = ctx.arr(1)
+    _emit_gather(ctx, k, lead,
+                 lambda L: [f"{IX}[{', '.join(L + [str(a)])}]" for a in range(k)])
+
+
+def _op_index_gather(ctx):
+    # the k indices read from operands 1..k, of the result's lead shape
+    if not _all_arrays(ctx):
+        return _op_host(ctx)
+    k = len(ctx.ins) - 1
+    _emit_gather(ctx, k, ctx.dims_in(1),
+                 lambda L: [f"{ctx.arr(1 + a)}[{', '.join(L)}]" for a in range(k)])
 
 
 def _op_scatter(add):
