@@ -217,7 +217,7 @@ def _flat_tuple_def(n):
 
 def tree_flatten(tree, is_leaf=None):
     """Return ``(leaves, treedef)``."""
-    if tree.__class__ is tuple and is_leaf is None and len(tree) < 64:
+    if tree.__class__ is tuple and is_leaf is None:
         fast, reg = FAST_LEAF_TYPES, _registry
         for x in tree:
             t = x.__class__

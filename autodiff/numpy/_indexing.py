@@ -241,14 +241,7 @@ def _advanced(x, entries):
     # 4. numpy's placement: adjacent advanced indices stay in place
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
     nb = len(bshape)
-    # output position of the first advanced index = number of output dims before it
-    before = 0
-    for e in entries[:positions[0]]:
-        if e is None or isinstance(e, slice):
-            before += 1
-    none_pos = []
-    pos = 0
-    # compute output layout with None entries
+    # the output layout, None entries included
     layout = []      # sequence of "b" (broadcast block), "r" (rest dim), "n" (new axis)
     for k, e in enumerate(entries):
         if e is None:
@@ -269,7 +262,7 @@ def _advanced(x, entries):
             perm.append(nb + rest_i)
             rest_i += 1
     out = P.transpose(out, perm)
-    pos = 0
+    none_pos, pos = [], 0
     for l in layout:
         if l == "n":
             none_pos.append(pos)
@@ -280,7 +273,6 @@ def _advanced(x, entries):
             pos += 1
     if none_pos:
         out = P.expand_dims(out, none_pos)
-    del before
     return out
 
 

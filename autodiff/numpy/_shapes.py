@@ -261,11 +261,7 @@ def roll(a, shift, axis=None):
     else:
         pairs = zip(*np.broadcast_arrays(np.atleast_1d(shift), np.atleast_1d(axis)))
     for s, ax in pairs:
-        ax = normalize_axis(ax, ndim(a))
-        n = shape_of(a)[ax]
-        if n == 0:
-            continue
-        a = P.roll(a, builtins.int(s) % n, ax)
+        a = P.roll(a, builtins.int(s), normalize_axis(ax, ndim(a)))   # (normalizes the shift)
     return a
 
 

@@ -8,8 +8,8 @@ from .elementwise import add, convert, eq, max_, min_, select
 from .shape import broadcast_in_dim, concatenate, expand_dims, iota, reshape
 
 __all__ = ["dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p",
-           "gather", "gather_p", "index_gather", "index_gather_p", "scatter_add_p", "scatter_along_axis_add", "scatter_p",
-           "take_along_axis"]
+           "gather", "gather_p", "index_gather", "index_gather_p", "scatter_add_p",
+           "scatter_along_axis_add", "scatter_p", "take_along_axis"]
 
 # dynamic_slice(x, *starts): starts are int scalars, clamped so the slice stays in bounds
 dynamic_slice_p = Primitive("dynamic_slice")

@@ -1,6 +1,7 @@
 """Reductions: sums, products, extrema, logical reductions and arg-reductions."""
 import numpy as np
 
+from ..cache import ProgramCache
 from ..core import Primitive, ShapedArray
 from ..errors import DTypeError, ShapeError
 from ._rules import (_zero_like, defjvp, defjvp_zero, defleading, deflinear, dtype_of, full,
@@ -9,8 +10,9 @@ from .elementwise import (add, convert, div, eq, exp, log, max_, min_, mul, stop
                           sub)
 from .shape import broadcast_in_dim, concatenate, reshape, slice_in_dim, transpose
 
-__all__ = ["argmax_p", "argmin_p", "logsumexp_p", "logsumexp_shift", "reduce_and_p", "reduce_max_p", "reduce_min_p",
-           "reduce_or_p", "reduce_prod_p", "reduce_sum", "reduce_sum_p"]
+__all__ = ["argmax_p", "argmin_p", "logsumexp_p", "logsumexp_shift", "reduce_and_p",
+           "reduce_max_p", "reduce_min_p", "reduce_or_p", "reduce_prod_p", "reduce_sum",
+           "reduce_sum_p"]
 
 # ============================================================================
 # Reductions
@@ -175,7 +177,8 @@ def _lse_jvp(primals, tangents, *, axes):
     return ans, reduce_sum_p.bind(mul(instantiate(t), w), axes=axes)
 
 
-_LSE_BODIES = {}
+# (shape, dtype, axes) -> the traced definition, in the bounded LRU of custom rules' traces
+_LSE_BODIES = ProgramCache("composite bodies", "custom_rule_cache_size")
 
 
 def _lse_body(aval, axes):
@@ -186,9 +189,8 @@ def _lse_body(aval, axes):
         from ..tracing import trace_flat
         closed = trace_flat(lambda v: [_lse_definition(v, axes)],
                             [ShapedArray(aval.shape, aval.dtype)], name="logsumexp")
-        if len(_LSE_BODIES) > 256:
-            _LSE_BODIES.clear()
-        got = _LSE_BODIES[key] = (closed.jaxpr, list(closed.consts))
+        got = (closed.jaxpr, list(closed.consts))
+        _LSE_BODIES.put(key, got)
     return got
 
 

@@ -10,8 +10,8 @@ from .elementwise import select, sub
 
 __all__ = ["broadcast_in_dim", "broadcast_in_dim_p", "concatenate", "concatenate_p", "expand_dims",
            "expand_dims_p", "iota", "iota_p", "pad", "pad_p", "reshape", "reshape_p", "rev",
-           "rev_p", "roll", "roll_p", "slice_in_dim", "slice_op", "slice_p", "squeeze", "squeeze_p", "transpose",
-           "transpose_p"]
+           "rev_p", "roll", "roll_p", "slice_in_dim", "slice_op", "slice_p", "squeeze", "squeeze_p",
+           "transpose", "transpose_p"]
 
 # ============================================================================
 # Shape operations
