@@ -241,11 +241,11 @@ class ArrayMethods:
 
     @_documented
     def item(self):
-        return self.concrete_value("item()").item()
+        return self._constant_value("item()").item()
 
     @_documented
     def tolist(self):
-        return self.concrete_value("tolist()").tolist()
+        return self._constant_value("tolist()").tolist()
 
     @_documented
     def copy(self):

@@ -25,7 +25,7 @@ from .cache import ProgramCache
 from .core import (ClosedJaxpr, Tracer, Zero, eval_jaxpr, get_aval, is_concrete,
                    is_inexact_dtype, trace_flat, user_source)
 from .errors import DTypeError, ShapeError
-from .traceback_util import filter_traceback
+from .traceback_util import filter_traceback, surface_cause
 from .tree_util import LEAF, tree_flatten, tree_map, tree_structure, tree_unflatten
 from .transforms.jvp import jvp_eval
 from .transforms.partial_eval import dce_closed
@@ -67,8 +67,11 @@ class Transformed:
         try:
             return self._call(*args, **kwargs)
         except Exception as e:
-            filter_traceback(e)
-            raise
+            shown = surface_cause(e)
+            if shown is e:
+                filter_traceback(e)
+                raise
+            raise filter_traceback(shown.with_traceback(e.__traceback__)) from None
 
     def __get__(self, obj, objtype=None):
         # bound like a function when it is a class attribute
@@ -124,8 +127,12 @@ def _is_py_number(x):
     return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
-def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None, weak=None):
+def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None, weak=None,
+              differentiated=False):
     """Trace ``fun(*unflatten(in_tree, args))`` -> (ClosedJaxpr, out_tree).
+
+    ``differentiated``: the arguments are what a derivative is taken with respect to (see
+    ``tracing.trace_flat``: converting a value computed from them to a constant raises).
 
     ``weak``: one flag per argument, true where it was a Python number (its aval stays
     weakly typed, so it promotes like the number: see ``_base.result_type``)."""
@@ -144,7 +151,8 @@ def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None,
         box.append(out_tree)
         return [as_array(l) for l in leaves]
 
-    closed = trace_flat(flat_fun, avals, list(flat_args) if concrete else None, name=name)
+    closed = trace_flat(flat_fun, avals, list(flat_args) if concrete else None, name=name,
+                        differentiated=differentiated)
     return closed, box[0]
 
 
@@ -247,8 +255,11 @@ def _boundary(fun):
         try:
             return fun(*args, **kwargs)
         except Exception as e:
-            filter_traceback(e)
-            raise
+            shown = surface_cause(e)
+            if shown is e:
+                filter_traceback(e)
+                raise
+            raise filter_traceback(shown.with_traceback(e.__traceback__)) from None
     return entry
 
 
@@ -288,7 +299,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                              f"primal complex with x.astype(complex) to push complex ones)",
                              source=user_source())
     f = _aux_fun(fun, has_aux)
-    closed, out_tree = trace_fun(f, flat_p, in_tree, name="jvp", weak=weak)
+    closed, out_tree = trace_fun(f, flat_p, in_tree, name="jvp", weak=weak, differentiated=True)
     ts = [P.convert(t, P.dtype_of(p)) if is_inexact_dtype(P.dtype_of(p)) else None
           for p, t in zip(flat_p, flat_t)]
     outs, touts = jvp_eval(closed.jaxpr, closed.consts, flat_p, ts)
@@ -489,7 +500,8 @@ class _Linearized:
 
     def __init__(self, fun, flat_args, in_tree, has_aux, diff_mask=None):
         f = _aux_fun(fun, has_aux)
-        closed, out_tree = trace_fun(f, flat_args, in_tree, name="linearize")
+        closed, out_tree = trace_fun(f, flat_args, in_tree, name="linearize",
+                                     differentiated=True)
         self.out_tree, self.aux_tree, self.n_out = _split_aux_tree(out_tree, has_aux)
         avals = closed.in_avals
         if diff_mask is None:

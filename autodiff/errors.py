@@ -24,6 +24,30 @@ class ConcretizationError(AutodiffError, TypeError):
     """
 
 
+class DerivativeLossError(ConcretizationError):
+    """A value that carries a derivative was converted to a constant: ``float(x)``,
+    ``math.exp(x)``, ``np.float64(x)``, ``np.asarray(x)``, numpy's item assignment
+    ``g[i] = x`` under ``grad`` / ``jvp`` / the Jacobians / ``jet`` without ``jit``, or
+    ``float(v)`` of a tape ``Variable`` that requires grad. The derivative through the
+    constant would silently be zero, so this raises instead; the message names the line.
+
+    The fix keeps the value traced (the ``autodiff.numpy`` function: ``anp.exp`` for
+    ``math.exp``; ``x.at[i].set(v)`` or ``anp.stack`` for item assignment), or says the
+    constant is meant (``ad.stop_gradient(x)``, ``x.primal``, a Variable's ``.item()`` /
+    ``.detach()``). Values without a derivative (integers, non-differentiated arguments,
+    ``bool()`` for control flow, ``int()`` for indexing) keep converting.
+
+    >>> import autodiff as ad
+    >>> try:
+    ...     ad.grad(lambda x: float(x) * x)(2.0)
+    ... except ad.errors.DerivativeLossError as e:
+    ...     print("refused")
+    refused
+    >>> ad.grad(lambda x: float(ad.stop_gradient(x)) * x)(2.0)
+    np.float64(2.0)
+    """
+
+
 class ShapeError(AutodiffError, ValueError):
     """Operand shapes are incompatible."""
 
@@ -69,7 +93,7 @@ class ConfigError(AutodiffError, ValueError):
 
 
 __all__ = [
-    "AutodiffError", "ConcretizationError", "ShapeError", "DTypeError",
+    "AutodiffError", "ConcretizationError", "DerivativeLossError", "ShapeError", "DTypeError",
     "UnsupportedError", "UnsupportedDTypeError", "TracerLeakError", "NaNError", "TapeError", "PyTreeError",
     "ConfigError",
 ]

@@ -137,7 +137,8 @@ def jacfwd(fun: Callable[_P, Any], argnums: _Argnums = 0,
         # trace once (concretely when the inputs are concrete, so Python control flow on
         # values works), drop dead code, then push the whole input basis through one jvp
         closed, out_tree = trace_fun(_aux_fun(f, has_aux), flat,
-                                     PyTreeDef(tuple, None, (in_tree,)), name="jacfwd")
+                                     PyTreeDef(tuple, None, (in_tree,)), name="jacfwd",
+                                     differentiated=True)
         closed = dce_closed(closed)
         out_tree, aux_tree, n_out = _split_aux_tree(out_tree, has_aux)
         if holomorphic:

@@ -186,6 +186,13 @@ class Tape(JaxprTrace):
             self.graph.add(v)
         return v
 
+    def carries_derivative(self, var):
+        """A recorded value or a leaf that requires grad, while gradients are recorded:
+        ``float(v)`` of it would drop the gradient (``v.item()`` and ``v.detach()`` read the
+        value on purpose)."""
+        return (trace_state.grad_enabled and var in self.graph
+                and var.aval.dtype.kind in "fc")
+
     def const_var(self, value):
         v = Var(get_aval(value).strip_weak())
         self.values[v] = value
@@ -394,7 +401,7 @@ class Variable(Tracer):
     >>> y.backward()
     >>> x.grad                                   # (1 + x) e^x
     array([1.        , 5.43656366])
-    >>> y.is_leaf, x.is_leaf, float(y) == np.e
+    >>> y.is_leaf, x.is_leaf, y.item() == np.e
     (False, True, True)
     """
 
@@ -484,6 +491,16 @@ class Variable(Tracer):
     def numpy(self):
         """The value as a (read-only) numpy array; computes it if needed."""
         return _readonly(self._value())
+
+    def item(self):
+        """The value of a one-element Variable as a Python number (as torch's ``.item()``: an
+        explicit read of the value, for logging; ``float(v)`` of a Variable that requires grad
+        raises instead, since the number would silently drop the gradient)."""
+        return self._value().item()
+
+    def tolist(self):
+        """The value as nested Python lists (an explicit read, as :meth:`item`)."""
+        return self._value().tolist()
 
     @property
     def data(self):

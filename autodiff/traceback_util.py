@@ -37,6 +37,19 @@ def _internal(filename):
     return is_internal_file(filename)
 
 
+def surface_cause(e):
+    """The error to show for ``e``: numpy's item assignment (``g[i] = x``) and ``np.array([x])``
+    turn the error a traced ``x`` raises in ``__float__`` into ``ValueError: setting an array
+    element with a sequence`` raised from it (numpy treats a failed number conversion of an
+    object with ``__getitem__`` as a sequence); the typed error names the line and the fix,
+    so it is the one raised."""
+    from .errors import ConcretizationError
+    cause = e.__cause__
+    if type(e) is ValueError and isinstance(cause, ConcretizationError):
+        return cause
+    return e
+
+
 def filter_traceback(e):
     """Drop autodiff's and numpy's frames from ``e.__traceback__`` in place (unless
     filtering is off) and return ``e``; the caller re-raises it with a bare ``raise``, which

@@ -10,7 +10,8 @@ import numpy as np
 
 from ._tracer_methods import ArrayMethods
 from .cache import ProgramCache
-from .errors import ConcretizationError, DTypeError, ShapeError, TracerLeakError
+from .errors import (ConcretizationError, DerivativeLossError, DTypeError, ShapeError,
+                     TracerLeakError)
 from .source_info import is_internal_file, trace_state, user_source
 from .avals import _VALID_KINDS, _bad_dtype, value_aval
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
@@ -54,6 +55,7 @@ class Primitive:
         self.is_linear = False       # set by primitives.deftranspose, never by hand
         self.linear_argnums = None   # with is_linear: the operands it is linear in (None: all)
         self.call_like = False       # carries sub-jaxprs in params
+        self.zero_derivative = False  # derivative zero everywhere (floor, sign, stop_gradient)
         primitives[name] = self
 
     def __repr__(self):
@@ -136,6 +138,28 @@ class Tracer(ArrayMethods):
         else ``ConcretizationError`` naming ``what`` needed it."""
         return self._trace.force(self, what)
 
+    def _constant_value(self, what):
+        """The value behind this tracer for a conversion that makes it a constant (``float()``,
+        ``math.exp``, numpy's item assignment): refused with :class:`DerivativeLossError` when
+        the value carries a derivative, which the constant would silently drop."""
+        t = self._trace
+        t._check_alive(self)
+        if t.concrete and t.carries_derivative(self.ivar):
+            raise DerivativeLossError(_derivative_loss_message(self, what), source=user_source())
+        return t.force(self, what)
+
+    @property
+    def primal(self):
+        """The value behind this tracer as a numpy constant: no derivative flows through it
+        (a deliberate constant, as ``ad.stop_gradient``; under ``jit`` values are abstract
+        and this raises ``ConcretizationError``).
+
+        >>> import autodiff as ad
+        >>> ad.grad(lambda x: x.primal * x)(3.0)
+        np.float64(3.0)
+        """
+        return self._trace.force(self, ".primal")
+
     def __bool__(self):
         if self.aval.shape not in ((), (1,)) and self.aval.size != 1:
             raise ValueError("The truth value of an array with more than one element is "
@@ -146,15 +170,18 @@ class Tracer(ArrayMethods):
         return int(self.concrete_value("int()"))
 
     def __float__(self):
-        return float(self.concrete_value("float()"))
+        return float(self._constant_value(
+            "float() (math.* functions and numpy's item assignment call it)"))
 
     def __index__(self):
         if self.aval.dtype.kind not in "iub":
-            raise TypeError("only integer traced values can be used as an index")
+            raise TypeError(f"only integer traced values can be used as an index; this one is "
+                            f"{self.aval.str_short()} (cast with x.astype(int), or use an int)"
+                            + _at(user_source()))
         return int(self.concrete_value(_NUMPY_INDEX_HINT))
 
     def __complex__(self):
-        return complex(self.concrete_value("complex()"))
+        return complex(self._constant_value("complex()"))
 
     def __hash__(self):
         raise TypeError("traced values are unhashable; mark the argument static "
@@ -168,12 +195,17 @@ class Tracer(ArrayMethods):
     def __array__(self, dtype=None, copy=None):
         t = self._trace
         t._check_alive(self)                 # a leaked tracer says so, whatever its use
-        if t.concrete and self.aval.dtype.kind in "iub":
-            # An integer or boolean value has no derivative, so handing numpy its concrete
-            # value loses nothing: ``np_table[idx]`` under grad/jvp/vjp (numpy calls
-            # ``__array__`` on an index array) computes the entries as a constant.
+        if t.concrete and (self.aval.dtype.kind in "iub" or not t.carries_derivative(self.ivar)):
+            # A value without a derivative (an integer or boolean, a non-differentiated
+            # input, a stop_gradient) loses nothing as a numpy constant: ``np_table[idx]``
+            # under grad/jvp/vjp (numpy calls ``__array__`` on an index array) computes the
+            # entries as a constant.
             v = np.asarray(t.force(self, "a numpy array"))
             return v if dtype is None else v.astype(dtype, copy=False)
+        if t.concrete:
+            raise DerivativeLossError(_derivative_loss_message(
+                self, "numpy's conversion to an array (np.asarray, np.float64, np.array)"),
+                                      source=user_source())
         raise ConcretizationError(
             "a traced value was passed to a function that converts it to a numpy array "
             "(np.asarray / a numpy function without autodiff support). Use the "
@@ -222,6 +254,20 @@ class Array(metaclass=_ArrayMeta):
                         "arrays with autodiff.numpy (anp.asarray, anp.zeros, ...)")
 
 
+def _at(src):
+    return f"\n  (at {src})" if src else ""
+
+
+def _derivative_loss_message(tracer, what):
+    return (
+        f"{what} made a constant of a traced value that carries a derivative "
+        f"({tracer.aval.str_short()}): the derivative through it would be silently dropped. "
+        f"Keep the value traced: use the autodiff.numpy function (anp.exp for math.exp, "
+        f"anp.asarray for np.asarray / np.float64), and build arrays functionally "
+        f"(g = g.at[i].set(v), or anp.stack([...]), instead of numpy's item assignment "
+        f"g[i] = v). If a constant is meant, say so: ad.stop_gradient(x) or x.primal.")
+
+
 _NUMPY_INDEX_HINT = (
     "(numpy's own indexing a[i] of a numpy array by a traced index lands here: numpy "
     "accepts only a Python int or a real array as an index, never a traced value. Arrays "
@@ -251,6 +297,9 @@ class JaxprTrace:
         self.producer = {}         # Var -> Eqn (concrete mode)
         self.closed = False
         self.eager = 0             # > 0: small values are computed as they are recorded
+        self.wrt = _NO_VARS        # invars being differentiated (grad, jvp, jacobians, jet)
+        self.outer = None          # Var -> the outer tracer it stands for (lazily a dict)
+        self._free = None          # Vars known to carry no derivative (carries_derivative)
 
     def value_now(self, e):
         """Compute ``e``'s outputs now when its inputs' values are at hand and it is cheap
@@ -292,7 +341,48 @@ class JaxprTrace:
         self.invars.append(v)
         if self.concrete:
             self.values[v] = value
+            if value.__class__ is _LazyOuter:
+                self._note_outer(v, value.tracer)
         return Tracer(self, v)
+
+    def _note_outer(self, v, tracer):
+        if self.outer is None:
+            self.outer = {}
+        self.outer[v] = tracer
+
+    def carries_derivative(self, var):
+        """Whether ``var``'s value depends on an input being differentiated (``wrt``, or an
+        outer tracer that carries a derivative of its own trace) through operations whose
+        derivative is not zero everywhere: converting it to a constant would drop that
+        derivative. Integer and boolean values carry none. Abstract traces answer False (their
+        values cannot be converted at all, and say so). Walks the producers once per question;
+        what a walk finds derivative-free is remembered."""
+        if not self.concrete:
+            return False
+        free = self._free
+        if free is None:
+            free = self._free = set()
+        wrt, producer, outer = self.wrt, self.producer, self.outer or {}
+        seen, stack = set(), [var]
+        while stack:
+            v = stack.pop()
+            if v.__class__ is Literal or v in seen or v in free:
+                continue
+            seen.add(v)
+            if v.aval.dtype.kind not in "fc":
+                continue
+            if v in wrt:
+                return True
+            e = producer.get(v)
+            if e is not None:
+                if not e.primitive.zero_derivative:
+                    stack.extend(e.invars)
+                continue
+            t = outer.get(v)
+            if t is not None and not t._trace.closed and t._trace.carries_derivative(t.ivar):
+                return True
+        free |= seen
+        return False
 
     def lift(self, x):
         """A Var of this trace standing for ``x`` (an outer tracer or a constant)."""
@@ -316,7 +406,11 @@ class JaxprTrace:
             self.constvars.append(v)
             self.const_values.append(x)
             if self.concrete:
-                self.values[v] = _LazyOuter(x) if isinstance(x, Tracer) else x
+                if isinstance(x, Tracer):
+                    self.values[v] = _LazyOuter(x)
+                    self._note_outer(v, x)
+                else:
+                    self.values[v] = x
         return v
 
     def add_eqn(self, prim, invars, out_avals, params, source):
@@ -409,6 +503,7 @@ class JaxprTrace:
 
 
 _MISSING = object()
+_NO_VARS = frozenset()
 _EAGER_MAX_SIZE = 256          # JaxprTrace.value_now: outputs up to this many elements
 
 
@@ -709,28 +804,33 @@ def _restore_tables(undo):
             holder[name] = orig
 
 
-def trace_flat(fun, in_avals, concrete_values=None, name="trace"):
+def trace_flat(fun, in_avals, concrete_values=None, name="trace", differentiated=False):
     """Trace ``fun(*flat_args) -> list of outputs`` into a ClosedJaxpr.
 
     With ``concrete_values`` (one per input; arrays or outer tracers) the trace is
-    concrete. Returns ``(closed_jaxpr, outs)``: outs as produced (for aux handling).
+    concrete. ``differentiated``: the inputs are what a derivative is taken with respect to
+    (grad, jvp, the Jacobians, jet), so converting a value computed from them to a constant
+    (``float(x)``) raises :class:`DerivativeLossError`; otherwise (checkpoint, custom rules)
+    only values from outer differentiated tracers carry a derivative. Returns ``(closed_jaxpr, outs)``: outs as produced (for aux handling).
     Numpy arrays the traced user function closes over are indexable by traced values
     while it runs (see ``_TableView``).
     """
     concrete = concrete_values is not None
     undo = _swap_in_table_views(fun)
     try:
-        return _trace_flat(fun, in_avals, concrete_values, concrete, name)
+        return _trace_flat(fun, in_avals, concrete_values, concrete, name, differentiated)
     finally:
         if undo:
             _restore_tables(undo)
 
 
-def _trace_flat(fun, in_avals, concrete_values, concrete, name):
+def _trace_flat(fun, in_avals, concrete_values, concrete, name, differentiated=False):
     with new_trace(concrete, name) as trace:
         if concrete:
             args = [trace.new_arg(a, _LazyOuter(v) if isinstance(v, Tracer) else v)
                     for a, v in zip(in_avals, concrete_values)]
+            if differentiated:
+                trace.wrt = frozenset(a.ivar for a in args if a.aval.dtype.kind in "fc")
         else:
             args = [trace.new_arg(a) for a in in_avals]
         # a transform sees the no_grad regions inside ``fun``, not one around the call

@@ -33,7 +33,7 @@ def test_seed_scenario():
     x = ad.Variable(np.array([2.0, 3.0]))
     w = ad.Variable(np.array([1.0, 2.0]))
     z = (x * w).sum()
-    assert float(z) == 8.0
+    assert z.item() == 8.0
     z.backward()
     np.testing.assert_array_equal(x.grad, [1.0, 2.0])
     np.testing.assert_array_equal(w.grad, [2.0, 3.0])
@@ -54,7 +54,7 @@ def test_gradients_match_functional_grad_and_finite_differences(rng):
     w0, b0 = rng.standard_normal((3, 2)), rng.standard_normal(2)
     w, b = ad.Variable(w0), ad.Variable(b0)
     loss = _model(x, w, b)
-    np.testing.assert_allclose(float(loss), _model(x, w0, b0), rtol=1e-12)
+    np.testing.assert_allclose(loss.item(), _model(x, w0, b0), rtol=1e-12)
     loss.backward()
     gw, gb = ad.grad(_model, argnums=(1, 2))(x, w0, b0)
     np.testing.assert_allclose(w.grad, gw, rtol=1e-10, atol=1e-12)
@@ -83,7 +83,7 @@ def test_tape_matches_functional_grad(name, rng):
     a0, b0 = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
     a, b = ad.Variable(a0), ad.Variable(b0)
     out = f(a, b)
-    np.testing.assert_allclose(float(out), f(a0, b0), rtol=1e-12)
+    np.testing.assert_allclose(out.item(), f(a0, b0), rtol=1e-12)
     out.backward()
     ga, gb = ad.grad(f, argnums=(0, 1))(a0, b0)
     np.testing.assert_allclose(a.grad, ga, rtol=1e-10, atol=1e-12)
@@ -257,13 +257,13 @@ def test_recorded_graph_keeps_the_values_it_saw():
     w.data = np.array([10.0])                    # replace the leaf's value after recording
     y.backward()
     np.testing.assert_allclose(w.grad, [6.0])    # derivative at the recorded value
-    np.testing.assert_allclose(float(y), 9.0)
+    np.testing.assert_allclose(y.item(), 9.0)
     a = np.array([1.0, 2.0])
     x = ad.Variable(np.array([1.0, 1.0]))
     z = (x * a).sum()
     a[:] = 100.0                                 # mutating an input array later is harmless
     z.backward()
-    np.testing.assert_allclose(float(z), 3.0)
+    np.testing.assert_allclose(z.item(), 3.0)
     np.testing.assert_allclose(x.grad, [1.0, 2.0])
 
 
@@ -297,7 +297,7 @@ def test_variable_is_array_like():
     assert x.shape == (2, 3) and x.ndim == 2 and x.dtype == np.float64 and len(x) == 2
     out = _array_code(x)
     assert isinstance(out, ad.Variable)
-    np.testing.assert_allclose(float(out), _array_code(x0), rtol=1e-12)
+    np.testing.assert_allclose(out.item(), _array_code(x0), rtol=1e-12)
     out.backward()
     np.testing.assert_allclose(x.grad, ad.grad(_array_code)(x0), rtol=1e-12)
     assert "requires_grad=True" in repr(x)
@@ -321,7 +321,7 @@ def test_variables_in_functional_transforms_are_recorded():
     w = ad.Variable(np.array(2.0))
     gx = ad.grad(lambda u: u * u * w)(3.0)               # 2·u·w = 12, recorded
     gx.backward()
-    np.testing.assert_allclose(float(gx), 12.0)
+    np.testing.assert_allclose(gx.item(), 12.0)
     np.testing.assert_allclose(w.grad, 6.0)              # d(2uw)/dw at u=3
 
 
@@ -430,7 +430,7 @@ def test_function_with_saved_tensors_static_args_and_attributes():
 def test_function_with_two_outputs():
     x = ad.Variable(np.array([1.0, 2.0]))
     s, q = SplitSum.apply(x)
-    np.testing.assert_allclose([float(s), float(q)], [3.0, 5.0])
+    np.testing.assert_allclose([s.item(), q.item()], [3.0, 5.0])
     (s + q).backward()
     np.testing.assert_allclose(x.grad, [11.0, 11.0])
 
@@ -486,7 +486,7 @@ def test_graph_cache_hits_for_same_shapes_and_misses_for_new_ones(rng):
     assert T.cache_info().hits == 4
     gW = ad.grad(lambda w: anp.mean(anp.tanh(x @ w + b.numpy()) ** 2))(W.numpy())
     np.testing.assert_allclose(W.grad, gW, rtol=1e-12)
-    assert np.isfinite(float(loss))
+    assert np.isfinite(loss.item())
 
 
 def test_jit_backward_uses_compiled_program(rng):

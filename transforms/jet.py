@@ -1094,7 +1094,7 @@ def _check_series(name, primals, series):
 def _jet_flat(fun, flat_p, in_tree, flat_s, K):
     """jet on flat inputs with normalized coefficients -> (outs, out_tree, derivative terms)."""
     from ..api import trace_fun
-    closed, out_tree = trace_fun(fun, flat_p, in_tree, name="jet")
+    closed, out_tree = trace_fun(fun, flat_p, in_tree, name="jet", differentiated=True)
     outs, oser = jet_eval(closed.jaxpr, closed.consts, flat_p, flat_s, K)
     terms = [[P.full(P.shape_of(o), 0, P.dtype_of(o)) if c is None
               else _scale(c, math.factorial(k + 1)) for k, c in enumerate(s)]

@@ -144,6 +144,7 @@ def defjvp_zero(prim):
         return ans, _zero_like(ans)
     prim.jvp = jvp
     prim.differentiable = False
+    prim.zero_derivative = True
 
 
 def deftranspose(prim, rule, argnums=None):
