@@ -1,9 +1,16 @@
 """autograd's ``autograd.builtins``: ``tuple``, ``list``, ``dict``, ``isinstance``, ``type``.
 
 autograd needs its own containers so that a container of traced values is itself
-traced. Here every transform takes and returns pytrees, so Python's own ``tuple``,
-``list`` and ``dict`` already work: these names *are* the builtins, kept so that
-``from autograd.builtins import tuple as ag_tuple`` ports by changing the import.
+traced. Here every transform takes and returns pytrees, so Python's own containers
+already work: ``list`` and ``dict`` *are* the builtins, kept so that
+``from autograd.builtins import list`` ports by changing the import. ``tuple`` is a
+subclass of Python's, registered as a pytree node (its children are its items), for one
+reason: autograd's ``odeint(func, y0, t, tuple((params,)))`` passes scipy's ``args``
+tuple positionally, where JAX's ``odeint(func, y0, t, *args)`` would take it as one
+argument; the type tells the two apart (``autodiff.scipy.integrate.odeint``). As in
+autograd, every tuple is an instance of it (``isinstance((1, 2), tuple)`` holds with this
+``tuple`` imported) and ``type`` reports Python's ``tuple`` for it; its treedef is its
+own, as a namedtuple's is.
 ``isinstance`` and ``type`` see through tracers the way autograd's do: a traced array
 is an ``numpy.ndarray``.
 
@@ -21,17 +28,39 @@ import builtins as _py
 import numpy as np
 
 from .core import Tracer
+from .tree_util import SequenceKey, register_pytree_with_keys
 
 __all__ = ["tuple", "list", "dict", "isinstance", "type"]
 
-tuple = _py.tuple
 list = _py.list
 dict = _py.dict
 
 
+class _TupleMeta(_py.type):
+    # autograd's TupleMeta: any tuple is an instance, so a module that imports this
+    # ``tuple`` over the builtin keeps its ``isinstance(x, tuple)`` checks
+    def __instancecheck__(cls, instance):
+        return _py.isinstance(instance, _py.tuple)
+
+
+class tuple(_py.tuple, metaclass=_TupleMeta):
+    """autograd's ``tuple``: Python's, marked (a subclass) so that ``odeint`` can read it
+    as scipy's positional ``args``; a pytree node like a plain tuple."""
+    __slots__ = ()
+
+
+register_pytree_with_keys(
+    tuple, lambda x: (_py.tuple((SequenceKey(i), c) for i, c in enumerate(x)), None),
+    lambda _, children: tuple(children), lambda x: (_py.list(x), None))
+
+
 def type(obj):
-    """``builtins.type``, except a traced value reports ``numpy.ndarray``."""
-    return np.ndarray if _py.isinstance(obj, Tracer) else _py.type(obj)
+    """``builtins.type``, except a traced value reports ``numpy.ndarray`` and autograd's
+    ``tuple`` reports Python's (as in autograd, where it builds a plain tuple)."""
+    if _py.isinstance(obj, Tracer):
+        return np.ndarray
+    t = _py.type(obj)
+    return _py.tuple if t is tuple else t
 
 
 def isinstance(obj, classinfo):

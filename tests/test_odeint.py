@@ -188,3 +188,89 @@ def test_second_derivatives_reverse_over_reverse_and_forward_over_reverse():
     loss = lambda k: odeint(lambda y, t, k: -k * y, 1.5, np.array([0.0, 1.0]), k, **TOL)[-1]
     np.testing.assert_allclose(ad.grad(ad.grad(loss))(0.7), 1.5 * np.exp(-0.7), rtol=1e-8)
     np.testing.assert_allclose(ad.hessian(loss)(0.7), 1.5 * np.exp(-0.7), rtol=1e-8)
+
+
+# ----------------------------------------------------------------------------
+# issue 33: autograd's examples/ode_net.py, ported by changing the imports: scipy's `args`
+# tuple passed positionally as `autodiff.builtins.tuple((params,))`
+
+from autodiff.builtins import dict as ag_dict, list as ag_list, tuple as ag_tuple  # noqa: E402
+
+_RS = np.random.RandomState(0)
+D, H = 2, 4
+NET = [(0.5 * _RS.randn(D, H), 0.5 * _RS.randn(H)), (0.5 * _RS.randn(H, D), 0.5 * _RS.randn(D))]
+NET_T = np.linspace(0.0, 1.0, 5)
+NET_Y0 = np.array([1.0, -0.5])
+NET_TARGET = np.cos(NET_T)[:, None] * np.array([1.0, 0.5])
+
+
+def nn_predict(inputs, t, params):
+    for W, b in params:
+        outputs = anp.dot(inputs, W) + b
+        inputs = anp.tanh(outputs)
+    return outputs
+
+
+def nn_predict_dict(inputs, t, params):
+    return nn_predict(inputs, t, [params["l0"], params["l1"]])
+
+
+_NET_SPELLINGS = {
+    "builtins_tuple": lambda p: odeint(nn_predict, NET_Y0, NET_T, ag_tuple((p,)), **TOL),
+    "builtins_tuple_of_builtins_list": lambda p: odeint(
+        nn_predict, NET_Y0, NET_T, ag_tuple((ag_list(ag_tuple(wb) for wb in p),)), **TOL),
+    "builtins_tuple_of_builtins_dict": lambda p: odeint(
+        nn_predict_dict, NET_Y0, NET_T, ag_tuple((ag_dict(l0=p[0], l1=p[1]),)), **TOL),
+    "args_keyword_builtins_tuple": lambda p: odeint(
+        nn_predict, NET_Y0, NET_T, args=ag_tuple((p,)), **TOL),
+}
+
+
+def _net_loss(solve):
+    return lambda params: anp.sum((solve(params) - NET_TARGET) ** 2)
+
+
+_PLAIN_NET_LOSS = _net_loss(lambda p: odeint(nn_predict, NET_Y0, NET_T, args=(p,), **TOL))
+
+
+@pytest.mark.parametrize("spelling", sorted(_NET_SPELLINGS))
+def test_neural_ode_gradient_with_autograd_builtins_args(spelling):
+    loss = _net_loss(_NET_SPELLINGS[spelling])
+    np.testing.assert_allclose(loss(NET), _PLAIN_NET_LOSS(NET), rtol=1e-12)
+    grads = ad.grad(loss)(NET)
+    ref = ad.grad(_PLAIN_NET_LOSS)(NET)
+    assert len(grads) == 2
+    for (gW, gb), (rW, rb), (W, b) in zip(grads, ref, NET):
+        assert gW.shape == W.shape and gb.shape == b.shape
+        np.testing.assert_allclose(gW, rW, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(gb, rb, rtol=1e-9, atol=1e-12)
+    eps = 1e-5
+    for layer, which, idx in [(0, 0, (1, 2)), (0, 1, (3,)), (1, 0, (2, 1)), (1, 1, (0,))]:
+        def shifted(h):
+            p = [[np.array(W), np.array(b)] for W, b in NET]
+            p[layer][which][idx] += h
+            return float(loss([ag_tuple(wb) for wb in p]))
+        fd = (shifted(eps) - shifted(-eps)) / (2 * eps)
+        np.testing.assert_allclose(grads[layer][which][idx], fd, rtol=1e-6, atol=1e-8)
+
+
+def test_plain_tuple_positional_argument_stays_one_argument():
+    # JAX's convention: a plain tuple among *args is one argument to func
+    f = lambda y, t, ab: -ab[0] * y + ab[1]
+    t = np.array([0.0, 1.0])
+    np.testing.assert_allclose(odeint(f, 1.0, t, (2.0, 0.5), **TOL)[1],
+                               0.25 + 0.75 * np.exp(-2.0), rtol=1e-9)
+    g = ad.grad(lambda ab: odeint(f, 1.0, t, ab, **TOL)[1])((2.0, 0.5))
+    assert type(g) is tuple and len(g) == 2
+
+
+def test_builtins_tuple_is_a_pytree_and_any_tuple_is_an_instance():
+    t = ag_tuple((np.ones(2), [3.0]))
+    assert isinstance((1, 2), ag_tuple) and isinstance(t, tuple)   # autograd's TupleMeta
+    assert ag_tuple((1, 2)) == (1, 2) and hash(ag_tuple((1, 2))) == hash((1, 2))
+    leaves, tree = ad.tree_util.tree_flatten(t)
+    assert len(leaves) == 2
+    back = ad.tree_util.tree_unflatten(tree, leaves)
+    assert type(back) is ag_tuple and isinstance(back, tuple)
+    g = ad.grad(lambda p: anp.sum(p[0] * p[1][0]))(t)
+    np.testing.assert_allclose(g[0], [3.0, 3.0])

@@ -39,6 +39,7 @@ array([1.       , 0.6065307, 0.3678794])
 import numpy as np
 
 from .. import numpy as anp
+from ..builtins import tuple as _autograd_tuple
 from ..api import evaluate, trace_fun, vjp, vmap
 from ..core import ClosedJaxpr, Tracer
 from ..custom_derivatives import custom_vjp
@@ -253,7 +254,10 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
       hmax: the largest step allowed.
       args: (keyword only) autograd's and scipy's spelling, ``odeint(func, y0, t,
         args=(a, b))``, the same as ``odeint(func, y0, t, a, b)``. Other scipy options
-        (``full_output``, ``tcrit``, ...) raise ``TypeError``.
+        (``full_output``, ``tcrit``, ...) raise ``TypeError``. autograd's positional
+        spelling, a single extra argument built with ``autodiff.builtins.tuple``
+        (``odeint(func, y0, t, tuple((params,)))``), is read the same way; a plain tuple
+        there is one argument to ``func``, as in JAX.
 
     Returns: the solution with a leading axis of ``len(t)`` on every leaf of ``y0``.
     Reverse-mode derivatives (with respect to ``y0``, ``t``, ``args`` and values
@@ -264,6 +268,8 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
             raise TypeError("odeint: pass extra arguments positionally or as args=(...), not both")
         extra = kwargs.pop("args")
         args = tuple(extra) if isinstance(extra, (tuple, list)) else (extra,)
+    elif len(args) == 1 and type(args[0]) is _autograd_tuple:
+        args = tuple(args[0])       # autograd's odeint(func, y0, t, tuple((a, b))): scipy's args
     if kwargs:
         raise TypeError(f"odeint: unsupported option(s) {sorted(kwargs)}; supported: rtol, atol, "
                         f"mxstep, hmax, args")
