@@ -722,7 +722,7 @@ class _HelperCache:
 
     def __init__(self, py_func):
         self._py_func = py_func
-        self._by_dir = {}            # (pycache dir, writable) -> KernelCache
+        self._by_dir = {}            # (pycache dir, writable) -> KernelCache, None if refused
         self._enabled = True
         self._stamp = None
 
@@ -733,14 +733,23 @@ class _HelperCache:
         if checked is None:
             return None
         target = (os.path.join(checked[0], "__pycache__"), checked[1])
-        c = self._by_dir.get(target)
-        if c is None:
-            if self._stamp is None:
-                with open(self._py_func.__code__.co_filename, "rb") as f:
-                    self._stamp = hashlib.sha256(f.read()).digest()
-            c = self._by_dir[target] = _kernel_numba_cache()(self._py_func, target[0],
-                                                             self._stamp, target[1])
+        if target in self._by_dir:
+            return self._by_dir[target]      # None: a planted file was refused there
+        if self._stamp is None:
+            with open(self._py_func.__code__.co_filename, "rb") as f:
+                self._stamp = hashlib.sha256(f.read()).digest()
+        c = self._by_dir[target] = _kernel_numba_cache()(self._py_func, target[0],
+                                                         self._stamp, target[1])
         return c
+
+    def _refused(self, c, err):
+        """A file of this helper's cache failed the trust check when opened (planted by
+        someone else): warn once for the path and stop using this helper's files in that
+        directory, reading and writing (the helper is compiled in memory by the caller)."""
+        for target, known in list(self._by_dir.items()):
+            if known is c:
+                self._by_dir[target] = None
+        _refuse(err.path, err.reason)
 
     @property
     def cache_path(self):
@@ -749,12 +758,22 @@ class _HelperCache:
 
     def load_overload(self, sig, target_context):
         c = self._current()
-        return None if c is None else c.load_overload(sig, target_context)
+        if c is None:
+            return None
+        try:
+            return c.load_overload(sig, target_context)
+        except UnsafeCacheError as err:      # an untrusted .nbi or .nbc: never unpickled
+            self._refused(c, err)
+            return None                      # Numba compiles the helper in memory
 
     def save_overload(self, sig, cres):
         c = self._current()
-        if c is not None:
-            c.save_overload(sig, cres)
+        if c is None:
+            return
+        try:
+            c.save_overload(sig, cres)       # reads the index first: checked like a load
+        except UnsafeCacheError as err:
+            self._refused(c, err)
 
     def enable(self):
         self._enabled = True
@@ -764,7 +783,8 @@ class _HelperCache:
 
     def flush(self):
         for c in self._by_dir.values():
-            c.flush()
+            if c is not None:
+                c.flush()
 
 
 def cache_helpers(namespace, names=None):

@@ -358,6 +358,80 @@ def test_symlinked_source_is_refused(cache_copy, tmp_path):
 
 
 # ---------------------------------------------------------------------------------
+# the library's own helpers (numba_runtime, blas_pool) cache their code in the same
+# directory: a planted file there is refused the same way, and jit still works (issue 33)
+# ---------------------------------------------------------------------------------
+
+_HELPER_CHILD = textwrap.dedent("""
+    import json, sys, warnings
+    import numpy as np
+    import autodiff as ad
+    import autodiff.numpy as anp
+    ad.config.update("jit_background_compile", False)      # compile (and warn) in this call
+    scale = float(sys.argv[1])                # a new kernel each run: its helpers get compiled
+    x = np.array([3.0, -1.0, 2.5, 0.5])
+    with warnings.catch_warnings(record=True) as record:
+        warnings.simplefilter("always")
+        y = ad.jit(lambda v: anp.sort(v) * scale)(x)
+    from autodiff.backends import blas_pool, numba_runtime
+    print("RESULT", json.dumps({
+        "y": np.asarray(y).tolist(), "want": (np.sort(x) * scale).tolist(),
+        "unsafe": [str(w.message) for w in record if w.category.__name__ == "UnsafeCacheWarning"],
+        "hits": {"sort_lane": sum(numba_runtime.sort_lane.stats.cache_hits.values()),
+                 "_worker_entry": blas_pool._worker_entry.cache_hits}}))
+""")
+
+
+def run_helper_child(tmp_path, cache, scale):
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(cache), HOME=str(tmp_path / "home"))
+    p = subprocess.run([sys.executable, "-c", _HELPER_CHILD, repr(scale)], env=env,
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-3000:]
+    import json
+    return json.loads([l for l in p.stdout.splitlines() if l.startswith("RESULT ")][0][7:])
+
+
+@pytest.fixture(scope="module")
+def helper_cache(tmp_path_factory):
+    """A cache warmed by one process: the helpers' Numba files are on disk."""
+    tmp = tmp_path_factory.mktemp("helpers")
+    out = run_helper_child(tmp, tmp / "cache", 2.0)
+    assert out["y"] == out["want"] and out["unsafe"] == []
+    return tmp / "cache"
+
+
+@posix_only
+@pytest.mark.parametrize("helper, kind", [("numba_runtime.sort_lane", "nbi"),   # njit helper
+                                          ("blas_pool._worker_entry", "nbc")])  # cfunc, every jit
+def test_planted_helper_cache_file_is_refused_and_jit_still_works(helper_cache, tmp_path,
+                                                                  helper, kind):
+    cache = tmp_path / "cache"
+    shutil.copytree(helper_cache, cache, symlinks=True)
+    pycache = cache / "kernels" / "__pycache__"
+    mine = sorted(n for n in os.listdir(pycache) if n.startswith(helper + "-"))
+    planted = str(pycache / [n for n in mine if n.endswith("." + kind)][0])
+    marker = tmp_path / "unpickled"
+    with open(planted, "wb") as fh:                   # a live payload (see _Payload)
+        fh.write(pickle.dumps(_Payload(str(marker))))
+    _make_foreign(planted, "owner" if IS_ROOT else "mode")
+    before = os.lstat(planted)
+    out = run_helper_child(tmp_path, cache, 3.0)      # a fresh process: helpers load from disk
+    assert out["y"] == out["want"] == [-3.0, 1.5, 7.5, 9.0]
+    assert len(out["unsafe"]) == 1, out["unsafe"]
+    assert planted in out["unsafe"][0]
+    assert ("owned by uid 4242" if IS_ROOT else "writable by others") in out["unsafe"][0]
+    assert not marker.exists(), "the planted helper cache file was unpickled"
+    short = helper.split(".")[1]
+    other = {"sort_lane": "_worker_entry", "_worker_entry": "sort_lane"}[short]
+    assert out["hits"][short] == 0, "the planted helper was not compiled in memory"
+    assert out["hits"][other] == 1, "the other helper's trusted files were not loaded"
+    after = os.lstat(planted)                         # nothing written over the planted file
+    assert (after.st_ino, after.st_size, after.st_mtime_ns) == \
+        (before.st_ino, before.st_size, before.st_mtime_ns)
+    assert sorted(n for n in os.listdir(pycache) if n.startswith(helper + "-")) == mine
+
+
+# ---------------------------------------------------------------------------------
 # a source that does not hash to its name is deleted and recompiled, never executed
 # ---------------------------------------------------------------------------------
 
