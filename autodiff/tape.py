@@ -39,7 +39,7 @@ from .config import config
 from .core import (Eqn, JaxprTrace, Literal, ShapedArray, Tracer, Var,
                    check_nans, get_aval, trace_state,
                    user_source)
-from .errors import DTypeError, ShapeError, TapeError
+from .errors import DerivativeLossError, DTypeError, ShapeError, TapeError
 
 __all__ = ["Variable", "Function", "FunctionCtx", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "backward", "grad", "current_tape", "recorded_jaxpr", "cache_info", "clear_cache",
@@ -557,10 +557,11 @@ class Variable(Tracer):
 
     def __array__(self, dtype=None, copy=None):
         if self.requires_grad and trace_state.grad_enabled:
-            raise TypeError("a Variable that requires grad was converted to a numpy array "
-                            "(np.asarray or a numpy function without autodiff support), which "
-                            "would silently drop its gradient. Use v.numpy() or v.detach() "
-                            "for the value, or the autodiff.numpy function.")
+            raise DerivativeLossError(
+                "a Variable that requires grad was converted to a numpy array (np.asarray, "
+                "np.float64 or a numpy function without autodiff support), which would "
+                "silently drop its gradient. Use v.numpy(), v.item() or v.detach() for the "
+                "value, or the autodiff.numpy function.", source=user_source())
         x = self._value()
         return x.astype(dtype) if dtype is not None else x
 

@@ -55,7 +55,9 @@ class Primitive:
         self.is_linear = False       # set by primitives.deftranspose, never by hand
         self.linear_argnums = None   # with is_linear: the operands it is linear in (None: all)
         self.call_like = False       # carries sub-jaxprs in params
-        self.zero_derivative = False  # derivative zero everywhere (floor, sign, stop_gradient)
+        # derivative zero everywhere (floor, stop_gradient), or a predicate of the equation
+        # (sign: on real operands)
+        self.zero_derivative = False
         primitives[name] = self
 
     def __repr__(self):
@@ -375,7 +377,8 @@ class JaxprTrace:
                 return True
             e = producer.get(v)
             if e is not None:
-                if not e.primitive.zero_derivative:
+                zero = e.primitive.zero_derivative
+                if not (zero is True or (zero and zero(e))):
                     stack.extend(e.invars)
                 continue
             t = outer.get(v)

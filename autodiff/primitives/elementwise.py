@@ -66,6 +66,9 @@ def _sign_jvp(primals, tangents):
 
 
 sign_p.jvp = _sign_jvp
+# piecewise constant on real operands (a complex sign has a derivative): the converted
+# value of a real sign drops nothing (``tracing.JaxprTrace.carries_derivative``)
+sign_p.zero_derivative = lambda eqn: eqn.invars[0].aval.dtype.kind != "c"
 floor_p = _unary("floor", np.floor, real_only=True)
 defjvp_zero(floor_p)
 ceil_p = _unary("ceil", np.ceil, real_only=True)
