@@ -1250,6 +1250,11 @@ def _dot_loops(ctx, xc, yc, xb, yb, xf, yf, dx, dy):
             xv, yv = ctx.rd(0, xi), ctx.rd(1, yi)
             if acc_dt == np.bool_:
                 ctx.emit(f"{acc} = {acc} | ({xv} & {yv})")
+            elif (dt.kind == "f" and dt != acc_dt
+                  and ctx.invar(0).aval.dtype == dt == ctx.invar(1).aval.dtype):
+                # numpy's (BLAS's) float32 dot rounds each product to float32 (1e30 * 1e30
+                # is inf, not 1e60) and sums the products in the wider accumulator
+                ctx.emit(f"{acc} += {ctx.cast(f'{xv} * {yv}', acc_dt)}")
             else:
                 ctx.emit(f"{acc} += {ctx.cast(xv, acc_dt)} * {ctx.cast(yv, acc_dt)}")
         ctx.wr(0, oi, ctx.cast(acc, dt))

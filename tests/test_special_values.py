@@ -329,3 +329,184 @@ def test_complex_special_values_match_numpy(mode):
                 _check(np.where(nf, 0.0, gp), np.where(nf, 0.0, wp), ulps, f"{mode} {n}")
             else:
                 _check(gp, wp, ulps, f"{mode} {n}")
+
+
+# ---- issue 33: softmax / log_softmax rows with ±inf, and 0-d / float32 dot --------------
+
+SOFTMAX_SPECIAL_ROWS = [[inf, 1.0, 2.0], [1.0, inf, -inf], [-inf, 1.0, -inf], [-inf, -inf, -inf],
+                        [inf, inf, 1.0], [inf, -inf, -inf], [nan, 1.0, inf], [-inf, -inf, 0.5],
+                        [inf, nan, -inf], [-inf, inf, inf]]
+SOFTMAX_FINITE_ROWS = [[1.0, 2.0, 3.0], [-1e3, 0.0, 1e3], [0.5, 0.5, -0.25], [700.0, -700.0, 3.0]]
+
+
+def _softmax_fns():
+    import autodiff.scipy.special as asp
+    return {"nn.log_softmax": (ad.nn.log_softmax, True), "nn.softmax": (ad.nn.softmax, False),
+            "scipy.log_softmax": (lambda x: asp.log_softmax(x, axis=-1), True),
+            "scipy.softmax": (lambda x: asp.softmax(x, axis=-1), False)}
+
+
+def _softmax_ref(x, log):
+    # numpy's arithmetic on scipy's logsumexp: x - lse(x) (inf - inf = nan at a +inf entry,
+    # finite - inf = -inf elsewhere), and exp of that for softmax
+    from scipy.special import logsumexp
+    with np.errstate(all="ignore"):
+        ls = x - logsumexp(x, axis=-1, keepdims=True).astype(x.dtype)
+        return ls if log else np.exp(ls)
+
+
+def _run_mode(f, x, mode):
+    with np.errstate(all="ignore"):
+        if mode == "eager":
+            return f(x)
+        if mode == "jit":
+            return ad.jit(f)(x)
+        return ad.vmap(f)(x)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("name", ["nn.log_softmax", "nn.softmax", "scipy.log_softmax",
+                                  "scipy.softmax"])
+def test_softmax_rows_with_infinities_follow_numpys_arithmetic(name, mode, dtype):
+    f, log = _softmax_fns()[name]
+    x = np.array(SOFTMAX_SPECIAL_ROWS, dtype)
+    got = np.asarray(_run_mode(f, x, mode))
+    assert got.dtype == x.dtype
+    np.testing.assert_array_equal(got, _softmax_ref(x, log), err_msg=f"{name} {mode}")
+    if log:
+        with np.errstate(all="ignore"):
+            want = np.nan_to_num(_softmax_ref(x, log))
+        np.testing.assert_array_equal(np.asarray(_run_mode(lambda v: ad.numpy.nan_to_num(f(v)),
+                                                           x, mode)), want)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("name", ["nn.log_softmax", "nn.softmax"])
+def test_softmax_finite_rows_keep_the_max_shift_formula(name, mode, dtype):
+    # finite rows are computed as before the fix: (x - max) - log(sum(exp(x - max)))
+    f, log = _softmax_fns()[name]
+    x = np.array(SOFTMAX_FINITE_ROWS, dtype)
+    s = x - x.max(axis=-1, keepdims=True)
+    e = np.exp(s)
+    want = s - np.log(e.sum(axis=-1, keepdims=True)) if log else e / e.sum(axis=-1, keepdims=True)
+    got = _run_mode(f, x, mode)
+    _check(got, want, EXACT if mode == "eager" else ULP4, f"{name} {mode}")
+
+
+@pytest.mark.parametrize("name", ["nn.log_softmax", "nn.softmax"])
+def test_softmax_gradient_on_rows_with_infinities_is_finite_or_nan(name):
+    f, _ = _softmax_fns()[name]
+    w = np.array([0.0, 1.0, 0.0])
+    for row in SOFTMAX_SPECIAL_ROWS + SOFTMAX_FINITE_ROWS:
+        x = np.array(row)
+        loss = lambda v: ad.numpy.sum(f(v) * w)  # noqa: E731
+        with np.errstate(all="ignore"):
+            g, gj = ad.grad(loss)(x), ad.jit(ad.grad(loss))(x)
+        assert not np.isinf(g).any(), (row, g)
+        np.testing.assert_array_equal(np.isnan(g), np.isnan(gj), err_msg=str(row))
+        np.testing.assert_allclose(np.nan_to_num(g), np.nan_to_num(gj), rtol=1e-12, atol=1e-15)
+
+
+DOT_SPECIALS = [inf, -inf, nan, 0.0, -0.0, 2.0]
+
+
+def _dot_zero_d_cases(dtype):
+    """(a, b) operand pairs of a 0-d dot: scalars, 0-d arrays, 0-d with a vector."""
+    t = np.dtype(dtype).type
+    out = []
+    for a in DOT_SPECIALS:
+        for b in DOT_SPECIALS:
+            out += [(t(a), t(b)), (np.array(a, dtype), np.array(b, dtype)),
+                    (np.array(a, dtype), np.array([b], dtype)),
+                    (np.array([a], dtype), np.array(b, dtype))]
+            if a != 0:
+                # numpy's dot of a 0-d ZERO with a longer vector is 0 whatever the vector
+                # holds (BLAS axpy skips alpha == 0; numpy/numpy#14788): not numpy's
+                # arithmetic, not followed; a nonzero 0-d operand is multiplied elementwise
+                out += [(np.array(a, dtype), np.array([b, 1.0, -3.0], dtype)),
+                        (np.array([b, 1.0, -3.0], dtype), np.array(a, dtype))]
+    return out
+
+
+def _assert_same(got, want, what):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got, want)
+    # (equal zeros of either sign: numpy's axpy path of a 0-d dot gives 0 + 2 * -0.0 = +0.0)
+    np.testing.assert_array_equal(got, want, err_msg=str(what))
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=["f64", "f32"])
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap", "grad"])
+def test_zero_d_dot_with_special_values_matches_numpy(mode, dtype):
+    dot_j = ad.jit(ad.numpy.dot)
+    for a, b in _dot_zero_d_cases(dtype):
+        with np.errstate(all="ignore"):
+            want = np.dot(a, b)
+            if mode == "eager":
+                got = ad.numpy.dot(a, b)
+            elif mode == "jit":
+                got = dot_j(a, b)
+            elif mode == "vmap":
+                got = ad.vmap(ad.numpy.dot)(np.stack([a] * 2), np.stack([b] * 2))[1]
+            elif np.ndim(a) == 0 and np.ndim(b) == 0:
+                # d dot(a, b)/da = b, d/db = a: numpy's values and dtype
+                got = [ad.grad(ad.numpy.dot, 0)(a, b), ad.jit(ad.grad(ad.numpy.dot, 1))(a, b)]
+                want = [np.asarray(b), np.asarray(a)]
+            else:
+                continue
+        _assert_same(got, want, (mode, a, b))
+
+
+# a float32 dot rounds each product to float32 (numpy/BLAS): 1e30 * 1e30 is inf, so these
+# are nan / inf, not the float64 products' 0.0 or 4e38 -> inf by accident
+F32_DOT_OVERFLOW = [([1e30, -1e30], [1e30, 1e30]), ([1e20, 1.0, -1e20], [1e20, 1.0, 1e20]),
+                    ([2e19], [2e19]), ([inf], [0.0]), ([nan], [1.0]), ([3e-23], [3e-23]),
+                    ([-inf, 1.0], [1.0, 2.0]), ([inf, 1.0], [1.0, -inf])]
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "vmap"])
+@pytest.mark.parametrize("fn", ["dot", "vdot", "inner"])
+def test_float32_vector_dot_rounds_products_like_numpy(fn, mode):
+    from tests.jit_util import assert_compiled
+    f = getattr(ad.numpy, fn)
+    for a, b in F32_DOT_OVERFLOW:
+        a, b = np.array(a, np.float32), np.array(b, np.float32)
+        with np.errstate(all="ignore"):
+            want = getattr(np, fn)(a, b)
+            if mode == "eager":
+                got = f(a, b)
+            elif mode == "jit":
+                got = assert_compiled(ad.jit(f), a, b)
+            else:
+                if len(a) > 1 and np.isfinite(a).all():
+                    continue     # a batched product is a gemm: its summation order is BLAS's
+                got = ad.vmap(f)(a[None], b[None])[0]
+        _assert_same(got, want, (fn, mode, a, b))
+
+
+@pytest.mark.parametrize("mode", ["eager", "jit", "jit-arg", "vmap", "grad"])
+@pytest.mark.parametrize("fn", ["dot", "inner", "kron"])
+def test_products_take_python_numbers_as_numpy_arrays(fn, mode):
+    # np.dot(np.float32(3e38), 2.0) is float64 6e38: numpy's dot converts a Python number
+    # with asarray (strong float64), unlike np.multiply's weak scalar (float32 inf)
+    f, npf = getattr(ad.numpy, fn), getattr(np, fn)
+    for x in (np.float32(3e38), np.array([3e38, inf, 0.0], np.float32), np.int8(100)):
+        for s in (2.0, 3):
+            with np.errstate(all="ignore"):
+                want = npf(x, s)
+                if mode == "eager":
+                    got = f(x, s)
+                elif mode == "jit":
+                    got = ad.jit(lambda v: f(v, s))(x)
+                elif mode == "jit-arg":
+                    got = ad.jit(f)(x, s)     # a weakly typed Python number argument
+                elif mode == "vmap":
+                    got = ad.vmap(lambda v: f(v, s))(np.stack([x] * 2))[0]
+                elif np.asarray(x).dtype.kind == "f":
+                    # the primal value of grad's forward pass
+                    got, _ = ad.vjp(lambda v: f(v, s), x)
+                else:
+                    continue
+            _assert_same(got, want, (fn, mode, x, s))

@@ -61,9 +61,20 @@ def _check_contract(n, m, a, b):
                          f"{shape_of(a)} and {shape_of(b)}", source=user_source())
 
 
+def _promote_strong(a, b):
+    """``promote`` for the products numpy computes on ``asarray``'d operands (dot, inner,
+    tensordot, kron): a Python number is a float64/int64 array there, not a weak scalar
+    (``np.dot(np.float32(3e38), 2.0)`` is float64 6e38; a weak 2.0 made it float32 inf
+    whenever an operand was traced, while the eager call gave numpy's). A weakly typed
+    tracer (a Python number passed to jit) is strong here too."""
+    a, b = asarray(a), asarray(b)
+    dt = np.result_type(dtype_of(a), dtype_of(b))
+    return [x if dtype_of(x) == dt else asarray(x, dt) for x in (a, b)]
+
+
 @npfunc(np.dot)
 def dot(a, b):
-    a, b = promote(a, b)
+    a, b = _promote_strong(a, b)
     na, nb = ndim(a), ndim(b)
     if na == 0 or nb == 0:
         return multiply(a, b)
@@ -82,7 +93,7 @@ def vdot(a, b):
 
 @npfunc(np.inner)
 def inner(a, b):
-    a, b = promote(a, b)
+    a, b = _promote_strong(a, b)
     if ndim(a) == 0 or ndim(b) == 0:
         return multiply(a, b)
     _check_contract(shape_of(a)[-1], shape_of(b)[-1], a, b)
@@ -97,7 +108,7 @@ def outer(a, b):
 
 @npfunc(np.tensordot)
 def tensordot(a, b, axes=2):
-    a, b = promote(a, b)
+    a, b = _promote_strong(a, b)
     na, nb = ndim(a), ndim(b)
     if isinstance(axes, (builtins.int, np.integer)):
         ax_a = tuple(range(na - axes, na))
@@ -115,7 +126,7 @@ def tensordot(a, b, axes=2):
 
 @npfunc(np.kron)
 def kron(a, b):
-    a, b = promote(a, b)
+    a, b = _promote_strong(a, b)
     a, b = asarray(a), asarray(b)
     nd = builtins.max(ndim(a), ndim(b))
     a = reshape(a, (1,) * (nd - ndim(a)) + shape_of(a))

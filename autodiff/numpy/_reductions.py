@@ -367,12 +367,26 @@ def stop_gradient(x):
     return x
 
 
+def _softmax_shift(x, axis):
+    """The shift of softmax/log_softmax (kept dims, no derivative): logsumexp's, the
+    maximum clamped to the finite range. An unclamped +inf maximum would make every entry
+    of its slice nan (inf - inf); clamped, the slice's sum is inf and the result is numpy's
+    ``x - logsumexp(x)`` (nan at the +inf entries, -inf at the others). Finite maxima are
+    unchanged, so are finite slices' results."""
+    shape = shape_of(x)
+    axes = normalize_axes(axis, len(shape))
+    if (np.dtype(dtype_of(x)).kind != "f" or not axes
+            or builtins.any(shape[i] == 0 for i in axes)):
+        return stop_gradient(max(x, axis=axis, keepdims=True))
+    return P.expand_dims(P.logsumexp_shift(x, axes), axes)
+
+
 @npfunc(None)
 def softmax(x, axis=-1):
     """``exp(x) / sum(exp(x))`` along ``axis``, stably."""
     x = asarray(x)
     x = P.convert(x, float_type(dtype_of(x)))
-    m = stop_gradient(max(x, axis=axis, keepdims=True))
+    m = _softmax_shift(x, axis)
     e_ = exp(subtract(x, m))
     return divide(e_, sum(e_, axis=axis, keepdims=True))
 
@@ -382,7 +396,7 @@ def log_softmax(x, axis=-1):
     """``x - logsumexp(x)`` along ``axis``, stably."""
     x = asarray(x)
     x = P.convert(x, float_type(dtype_of(x)))
-    m = stop_gradient(max(x, axis=axis, keepdims=True))
+    m = _softmax_shift(x, axis)
     s = subtract(x, m)
     return subtract(s, log(sum(exp(s), axis=axis, keepdims=True)))
 
