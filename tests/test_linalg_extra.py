@@ -90,3 +90,147 @@ def test_eig_is_numpy_eagerly_and_complex_when_traced():
     s = np.array([[2.0, 1.0], [1.0, 3.0]])
     np.testing.assert_allclose(np.sort(ad.jit(anp.linalg.eigvals)(s).real), np.linalg.eigvalsh(s),
                                rtol=1e-13)
+
+
+# ---------------------------------------------------------------------------------------
+# eigh / eigvalsh with UPLO (issue 33): numpy reads one triangle of a (possibly
+# non-symmetric) input, so the derivative is the one finite differences of numpy's own
+# eigh(a, UPLO) give: zero on the triangle it ignores, both a_ij and a_ji's share on the
+# one it reads. Eigenvectors are compared with numpy's signs (the traced 'U' path runs
+# LAPACK's 'U' code, as numpy does), or through gauge-invariant functions.
+
+def _fd_grad(f, x, eps=1e-6):
+    """Central differences of the real scalar ``f`` w.r.t. every real entry of real ``x``."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        d = np.zeros_like(x)
+        d[i] = eps
+        g[i] = (f(x + d) - f(x - d)) / (2 * eps)
+    return g
+
+
+def _fd_dir(f, x, t, eps=1e-6):
+    return (np.asarray(f(x + eps * t)) - np.asarray(f(x - eps * t))) / (2 * eps)
+
+
+def _gapped(shape, seed, complex_=False, gap=0.3):
+    """A random non-symmetric matrix (stack) whose Hermitian parts from either triangle
+    have eigenvalue gaps >= gap, so that finite differences of eigenvectors are accurate."""
+    rs = np.random.RandomState(seed)
+    while True:
+        a = rs.randn(*shape) + (1j * rs.randn(*shape) if complex_ else 0)
+        if all(np.diff(np.linalg.eigvalsh(a, u), axis=-1).min() >= gap for u in "LU"):
+            return a
+
+
+def _ignored(g, uplo):
+    return np.tril(g, -1) if uplo == "U" else np.triu(g, 1)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("shape", [(6, 6), (2, 3, 4, 4)])
+def test_eigvalsh_uplo_gradient_is_numpys_finite_differences(uplo, shape):
+    a = _gapped(shape, 0)
+    c = np.random.RandomState(1).randn(*shape[:-1])
+    f = lambda x: anp.sum(anp.linalg.eigvalsh(x, uplo) * c)
+    g = ad.grad(f)(a)
+    want = _fd_grad(lambda x: np.sum(np.linalg.eigvalsh(x, uplo) * c), a)
+    np.testing.assert_allclose(g, want, atol=1e-7)
+    assert np.all(_ignored(g, uplo) == 0)                       # exactly, not just small
+    t = np.random.RandomState(2).randn(*shape)
+    _, dw = ad.jvp(lambda x: anp.linalg.eigvalsh(x, uplo), (a,), (t,))
+    np.testing.assert_allclose(dw, _fd_dir(lambda x: np.linalg.eigvalsh(x, uplo), a, t), atol=1e-7)
+    np.testing.assert_allclose(ad.jit(ad.grad(f))(a), g, atol=1e-12)
+    np.testing.assert_allclose(ad.jit(ad.grad(f), backend="interpret")(a), g, atol=1e-12)
+    if len(shape) > 2:                                         # vmap over the stack
+        per = ad.vmap(ad.vmap(ad.grad(lambda x, k: anp.sum(anp.linalg.eigvalsh(x, uplo) * k))))(a, c)
+        np.testing.assert_allclose(per, g, atol=1e-12)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+@pytest.mark.parametrize("shape", [(6, 6), (2, 4, 4)])
+def test_eigh_uplo_eigenvector_derivatives_are_numpys(uplo, shape):
+    # the regression of issue 33: traced eigh(a, 'U') ran LAPACK's 'L' path on aᵀ, whose
+    # eigenvectors differ from numpy's eigh(a, 'U') in sign, so dv disagreed with finite
+    # differences of numpy's v by O(1) (2.6 here before the fix)
+    a = _gapped(shape, 3)
+    rs = np.random.RandomState(4)
+    t, u = rs.randn(*shape), rs.randn(*shape)
+    (w, v), (dw, dv) = ad.jvp(lambda x: tuple(anp.linalg.eigh(x, uplo)), (a,), (t,))
+    wn, vn = np.linalg.eigh(a, uplo)
+    np.testing.assert_array_equal(v, vn)                        # numpy's signs, traced
+    np.testing.assert_allclose(dv, _fd_dir(lambda x: np.linalg.eigh(x, uplo)[1], a, t), atol=1e-7)
+    np.testing.assert_allclose(dw, _fd_dir(lambda x: np.linalg.eigh(x, uplo)[0], a, t), atol=1e-7)
+    # reverse mode against the same finite differences (autograd's check_grads 'rev')
+    _, pull = ad.vjp(lambda x: anp.linalg.eigh(x, uplo)[1], a)
+    ct, = pull(u)
+    fd = np.sum(u * _fd_dir(lambda x: np.linalg.eigh(x, uplo)[1], a, t))
+    np.testing.assert_allclose(np.sum(ct * t), fd, rtol=1e-6, atol=1e-7)
+    assert np.all(_ignored(ct, uplo) == 0)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_uplo_gauge_invariant_gradient_matches_numpy_and_jit(uplo):
+    a = _gapped((2, 5, 5), 5)
+    rs = np.random.RandomState(6)
+    c, C = rs.randn(2, 5), rs.randn(2, 5, 5)
+
+    def f(x, m=anp):
+        w, v = m.linalg.eigh(x, uplo)
+        return m.sum(w * c) + m.sum(v ** 2 * C)                 # sign-invariant in v
+    g = ad.grad(f)(a)
+    np.testing.assert_allclose(g, _fd_grad(lambda x: f(x, np), a), atol=1e-7)
+    assert np.all(_ignored(g, uplo) == 0)
+    np.testing.assert_allclose(ad.jit(ad.grad(f))(a), g, atol=1e-11)
+    np.testing.assert_allclose(ad.jit(ad.grad(f), backend="interpret")(a), g, atol=1e-11)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_uplo_complex_derivatives_wrt_real_and_imaginary_parts(uplo):
+    a = _gapped((5, 5), 7, complex_=True)
+    rs = np.random.RandomState(8)
+    c, C = rs.randn(5), rs.randn(5, 5)
+
+    def f(x, m=anp):
+        w, v = m.linalg.eigh(x, uplo)
+        return m.sum(w * c) + m.sum(m.abs(v) ** 2 * C)          # phase-invariant in v
+    g = ad.grad(f)(a)                   # conj(df/dx + i df/dy) = df/dx - i df/dy
+    gx = _fd_grad(lambda x: f(x + 1j * a.imag, np), a.real)
+    gy = _fd_grad(lambda y: f(a.real + 1j * y, np), a.imag)
+    np.testing.assert_allclose(g.real, gx, atol=1e-7)
+    np.testing.assert_allclose(-g.imag, gy, atol=1e-7)
+    assert np.all(_ignored(g, uplo) == 0)
+    np.testing.assert_allclose(np.diagonal(g).imag, 0, atol=0)  # Im diag is never read
+    ge = ad.grad(lambda x: anp.sum(anp.linalg.eigvalsh(x, uplo) * c))(a)
+    fe = lambda x: np.sum(np.linalg.eigvalsh(x, uplo) * c)
+    np.testing.assert_allclose(ge.real, _fd_grad(lambda x: fe(x + 1j * a.imag), a.real), atol=1e-7)
+    np.testing.assert_allclose(-ge.imag, _fd_grad(lambda y: fe(a.real + 1j * y), a.imag), atol=1e-7)
+    np.testing.assert_allclose(ad.jit(ad.grad(f), backend="interpret")(a), g, atol=1e-11)
+    # traced eigenvectors are numpy's, phases included
+    _, v = ad.jvp(lambda x: tuple(anp.linalg.eigh(x, uplo)), (a,), (np.zeros_like(a),))[0]
+    np.testing.assert_array_equal(v, np.linalg.eigh(a, uplo)[1])
+
+
+def test_autograd_eigh_upper_tests_pass_in_both_modes():
+    # autograd's test_linalg.py (test_eigvalh_upper, ..._broadcasting) on non-symmetric
+    # input, with forward mode too, which compares with finite differences of the function
+    from autodiff.builtins import tuple as ag_tuple
+    from autodiff.test_util import check_grads
+    D = 6
+    mat = _gapped((D, D), 9)
+    for uplo in ("L", "U"):
+        check_grads(lambda x: anp.linalg.eigvalsh(x, uplo), modes=["fwd", "rev"], order=2)(mat)
+        check_grads(lambda x: ag_tuple(anp.linalg.eigh(x, uplo)), modes=["fwd", "rev"], order=2)(mat)
+    m = np.random.RandomState(10).randn(2, 3, D, D) + 10 * np.eye(D)
+    hmat = np.einsum("...ij,...kj->...ik", m, m)
+    check_grads(lambda x: ag_tuple(anp.linalg.eigh(x, "U")), modes=["fwd", "rev"], order=2)(hmat)
+
+
+def test_eigh_uplo_spelling():
+    a = _gapped((3, 3), 11)
+    np.testing.assert_allclose(ad.jit(lambda x: anp.linalg.eigvalsh(x, "u"))(a),
+                               np.linalg.eigvalsh(a, "U"), rtol=1e-13)
+    np.testing.assert_allclose(ad.grad(lambda x: anp.linalg.eigvalsh(x, "u")[0])(a),
+                               ad.grad(lambda x: anp.linalg.eigvalsh(x, "U")[0])(a), rtol=1e-13)
+    with pytest.raises(ValueError, match="UPLO"):
+        ad.jit(lambda x: anp.linalg.eigh(x, "X"))(a)

@@ -125,10 +125,16 @@ def cholesky(a, upper=False):
 def eigh(a, UPLO="L"):
     a = _float(a)
     _square(a, "eigh")
-    if UPLO == "U":
-        # the upper triangle of a Hermitian a is the lower triangle of aᴴ (aᵀ when real)
-        a = P.mH(a)
-    w, v = P.eigh_p.bind(a)
+    uplo = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if uplo not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    if uplo == "U":
+        # the upper triangle of a Hermitian a is the lower triangle of aᴴ (aᵀ when real);
+        # upper=True runs LAPACK's 'U' path on it, so the eigenvectors carry numpy's
+        # eigh(a, 'U') signs and their derivatives match numpy's (issue 33)
+        w, v = P.eigh_p.bind(P.mH(a), upper=True)
+    else:
+        w, v = P.eigh_p.bind(a)
     return EighResult(w, v)
 
 

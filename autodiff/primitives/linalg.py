@@ -309,27 +309,39 @@ slogdet_p.abstract_eval = _slogdet_aval
 slogdet_p.jvp = _slogdet_jvp
 _batch_linalg(slogdet_p)
 
-eigh_p = Primitive("eigh", multiple_results=True)   # reads the lower triangle (numpy's UPLO='L')
+eigh_p = Primitive("eigh", multiple_results=True)
+# eigh_p(a, upper=False) is the eigendecomposition of the Hermitian matrix held in the lower
+# triangle of ``a`` (numpy's UPLO='L'). ``upper=True`` reads the same matrix, but through
+# LAPACK's UPLO='U' path run on aᴴ: exactly ``numpy.linalg.eigh(aᴴ, 'U')``, whose eigenvectors
+# carry that path's signs (phases). ``linalg.eigh(x, 'U')`` binds it on xᴴ so that traced
+# results, and so derivatives, describe the very eigenvectors numpy returns (issue 33: with
+# the 'L' path on xᴴ they differed in sign, and a derivative of v disagreed with finite
+# differences of numpy's v). The matrix, the values and the derivative rule are the same for
+# both: a backend that ignores ``upper`` still returns a valid decomposition.
 
 
-def _eigh_impl(a):
-    w, v = np.linalg.eigh(np.asarray(a), UPLO="L")
+def _eigh_impl(a, upper=False):
+    a = np.asarray(a)
+    if upper:
+        w, v = np.linalg.eigh(np.conj(np.swapaxes(a, -1, -2)), UPLO="U")
+    else:
+        w, v = np.linalg.eigh(a, UPLO="L")
     return [w, v]
 
 
-def _eigh_aval(a):
+def _eigh_aval(a, upper=False):
     _sq_aval("eigh")(a)
     # Hermitian input: real eigenvalues, eigenvectors of the input's dtype
     return [ShapedArray(a.shape[:-1], real_dtype(a.dtype)), ShapedArray(a.shape, a.dtype)]
 
 
-def _eigh_jvp(primals, tangents):
+def _eigh_jvp(primals, tangents, upper=False):
     # with S = Vᴴ dA V (Hermitian): dw = Re diag(S), dV = V (F ∘ S),
     # F_ij = 1/(w_j - w_i) off the diagonal, 0 on it. For complex V this tangent is the one
     # with Im diag(Vᴴ dV) = 0: each eigenvector's phase is a gauge (LAPACK fixes none), so
     # only functions invariant under V -> V·diag(e^{iφ}) have a defined derivative.
     (a,), (t,) = primals, tangents
-    w, v = eigh_p.bind(a)
+    w, v = eigh_p.bind(a, upper=True) if upper else eigh_p.bind(a)
     if is_zero(t):
         return [w, v], [_zero_like(w), _zero_like(v)]
     t = herm_lower(t)
