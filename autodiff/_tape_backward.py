@@ -387,7 +387,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> import numpy as np, autodiff as ad
     >>> x = ad.Variable(np.array(3.0))
     >>> (g,) = ad.tape.grad(x ** 3, [x], create_graph=True)     # 3x²
-    >>> float(g)
+    >>> g.item()
     27.0
     >>> ad.tape.grad(g, [x])                                      # 6x
     (array(18.),)

@@ -187,11 +187,16 @@ class Tape(JaxprTrace):
         return v
 
     def carries_derivative(self, var):
-        """A recorded value or a leaf that requires grad, while gradients are recorded:
-        ``float(v)`` of it would drop the gradient (``v.item()`` and ``v.detach()`` read the
-        value on purpose)."""
-        return (trace_state.grad_enabled and var in self.graph
-                and var.aval.dtype.kind in "fc")
+        """A leaf that requires grad, or a recorded value whose graph no ``backward()`` has
+        consumed yet, while gradients are recorded: ``float(v)`` of it would drop the gradient
+        (``v.item()`` and ``v.detach()`` read the value on purpose). After
+        ``loss.backward()`` (without ``retain_graph``) no backward pass goes through
+        ``loss`` again, so ``float(loss)`` (the usual log line) drops nothing."""
+        if not (trace_state.grad_enabled and var in self.graph
+                and var.aval.dtype.kind in "fc"):
+            return False
+        e = self.producer.get(var)
+        return e is None or e not in self.freed
 
     def const_var(self, value):
         v = Var(get_aval(value).strip_weak())

@@ -747,7 +747,7 @@ def test_tape_logistic_regression_matches_functional():
         gw, gb = ad.grad(loss, argnums=(0, 1))(wf, bf)
         wf, bf = wf - 0.5 * gw, bf - 0.5 * gb
     np.testing.assert_allclose(w.numpy(), wf, rtol=1e-12)
-    assert float(loss(w, b)) < 0.5 * float(loss(w0, b0))
+    assert loss(w, b).item() < 0.5 * float(loss(w0, b0))
 
 
 def test_jit_reversed_then_sliced_view():
