@@ -223,8 +223,16 @@ def test_tape_variable_that_requires_grad_refuses_float():
     assert float(ad.Variable(3.0, requires_grad=False)) == 3.0
     # the right way records: d(x^2 * x)/dx = 3 x^2
     z = y * x
+    z.backward(retain_graph=True)
+    with pytest.raises(DerivativeLossError):      # the graph is kept: z may be used again
+        float(z)
     z.backward()
-    np.testing.assert_allclose(x.grad, 12.0)
+    np.testing.assert_allclose(x.grad, 24.0)
+    # after a backward() that consumed the graph no derivative can pass through z: the
+    # usual `loss.backward(); losses.append(float(loss))` reads the number
+    assert float(z) == 8.0
+    with pytest.raises(DerivativeLossError):      # the leaf still requires grad
+        float(x)
 
 
 # ------------------------------------------------------------------ the property, over the registry
