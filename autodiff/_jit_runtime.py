@@ -11,6 +11,8 @@ import atexit
 import collections
 import contextlib
 import logging
+import os
+import pickle
 import threading
 import weakref
 from typing import TYPE_CHECKING, Any
@@ -273,12 +275,18 @@ class _Compiler:
     """One daemon thread that compiles kernels in the order they were asked for.
 
     A job is one kernel source; functions (and signatures) waiting for the same source
-    share it. Numba serializes compiles under its own lock anyway, so one thread is all
-    the parallelism there is; its type inference and lowering are Python and share the
-    GIL with the caller, its LLVM passes (ctypes calls) release it. A process that exits
-    abandons the queue: the thread is a daemon, and the disk cache is written atomically
-    (source by ``os.link``/``os.replace``, Numba's index and data by ``os.replace``), so
-    an interrupted compile leaves nothing half-written to be loaded later.
+    share it. With ``config.jit_compile_process`` (the default) and a usable disk cache the
+    thread hands each kernel to a worker process (:mod:`autodiff._compile_worker`), which
+    compiles it into the disk cache, then loads it from there (milliseconds). So Numba's
+    type inference and lowering never share this process's GIL with the interpreter tier,
+    and an exiting process does not wait for them: it closes the worker's pipe and ends
+    (the worker finishes the kernel in flight for the next run, or gives up). Without the
+    worker (disk cache off, unsafe or read-only; the option off; the worker failing) the
+    thread compiles in this process, as one thread (Numba serializes compiles under its own
+    lock anyway); an exiting process then gives that compile ``EXIT_WAIT_S`` to finish,
+    since LLVM cannot be interrupted. Either way the disk cache is written atomically (source
+    by ``os.link``/``os.replace``, Numba's index and data by ``os.replace``), so an
+    interrupted compile leaves nothing half-written to be loaded later.
     """
 
     def __init__(self):
@@ -289,6 +297,9 @@ class _Compiler:
         self.idle = threading.Condition(self.lock)
         self.thread = None
         self.closing = False
+        self.worker = None               # the worker process (subprocess.Popen), once started
+        self.worker_failed = False       # it could not start or died: compile in this process
+        self.local = False               # True while this process itself runs LLVM
 
     def submit(self, key, prog, callback):
         with self.lock:
@@ -317,7 +328,16 @@ class _Compiler:
                 prog, _ = self.jobs[key]
             kernel, err = None, None
             try:
-                kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
+                self._in_worker(prog)
+                with self.lock:
+                    if self.closing:
+                        return           # exiting: loading it now could keep the exit waiting
+                    self.local = True
+                try:
+                    kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params,
+                                                      prog.pieces)
+                finally:
+                    self.local = False
             except Exception as e:  # noqa: BLE001 - reported through the waiting entries
                 err = e
             with self.lock:
@@ -327,6 +347,62 @@ class _Compiler:
                     cb(kernel, err)
                 except Exception as e:  # noqa: BLE001 - never kill the compiler thread
                     _log.warning(f"jit: installing a compiled kernel failed: {e!r}")
+
+    # -- the worker process ------------------------------------------------------------
+    def _in_worker(self, prog):
+        """Compile ``prog`` into the disk cache in the worker process, when there is one to
+        use; afterwards ``get_kernel`` loads it. A failure here only means this process
+        compiles the kernel itself (and reports the error, if it recurs)."""
+        from .backends import compile_cache
+        if (self.worker_failed or not config.jit_compile_process or not config.disk_cache
+                or compile_cache.memory_lookup(prog.source) is not None
+                or not compile_cache.disk_cache_writable()):
+            return
+        worker = self._worker()
+        if worker is None:
+            return
+        from ._compile_worker import read_message, write_message
+        try:
+            write_message(worker.stdin, (prog.source, prog.entry, prog.params, prog.pieces,
+                                         str(config.cache_dir)))
+            reply = read_message(worker.stdout)
+        except (OSError, ValueError, pickle.UnpicklingError, EOFError):
+            reply = None
+        if reply is None:                # the worker died (or we are closing its pipe)
+            if not self.closing:
+                self.worker_failed = True
+                _log.warning("jit: the compile worker process ended unexpectedly; kernels "
+                             "compile in this process from now on")
+            return
+        if reply[0] != "ok":
+            _log.debug(f"jit: the compile worker could not compile a kernel ({reply[1]}); "
+                       f"compiling it in this process")
+
+    def _worker(self):
+        w = self.worker
+        if w is not None and w.poll() is None:
+            return w
+        import json
+        import subprocess
+        import sys
+        env = dict(os.environ, AUTODIFF_WORKER_SYS_PATH=json.dumps(sys.path))
+        boot = ("import json, os, sys; sys.path[:] = json.loads(os.environ["
+                "'AUTODIFF_WORKER_SYS_PATH']); from autodiff._compile_worker import main; main()")
+        try:
+            self.worker = subprocess.Popen(
+                [sys.executable, "-c", boot], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL, env=env, start_new_session=True, close_fds=True)
+        except OSError as e:
+            self.worker_failed = True
+            _log.warning(f"jit: cannot start the compile worker process ({e}); kernels "
+                         f"compile in this process")
+            return None
+        return self.worker
+
+    def worker_pid(self):
+        """The worker process's id, or None when none was started."""
+        w = self.worker
+        return None if w is None else w.pid
 
     def pending(self):
         with self.lock:
@@ -345,14 +421,22 @@ class _Compiler:
             return True
 
     def close(self, wait=0.0):
-        """Drop the queued compiles; with ``wait``, give the one in flight that many
-        seconds to finish (it cannot be interrupted)."""
+        """Drop the queued compiles and close the worker's pipe (it finishes the kernel in
+        flight on its own and exits). A compile running in this process itself (no worker)
+        gets ``wait`` seconds to finish: it cannot be interrupted."""
         with self.lock:
             self.closing = True
             self.order.clear()
             self.wake.notify_all()
             thread = self.thread
-        if wait and thread is not None and thread.is_alive() and \
+            local = self.local
+        w = self.worker
+        if w is not None:
+            try:
+                w.stdin.close()
+            except OSError:
+                pass
+        if wait and local and thread is not None and thread.is_alive() and \
                 thread is not threading.current_thread():
             thread.join(wait)
 
@@ -375,11 +459,11 @@ if hasattr(__import__("os"), "register_at_fork"):
     __import__("os").register_at_fork(after_in_child=_fresh_after_fork)
 
 
-# Seconds an exiting process gives the compile in flight (queued ones are dropped).
-# Killing it is not safe: the compiler thread runs LLVM without the GIL, and the
-# interpreter's shutdown disposes LLVM objects that compile still uses (seen: an
-# ``llvm::cast`` assertion aborting the process at exit). One kernel compiles in well
-# under this; only a compile still running after it is abandoned.
+# Seconds an exiting process gives a compile in flight in this process itself (queued ones
+# are dropped; the worker process's compile is never waited for). Killing it is not safe:
+# the compiler thread runs LLVM without the GIL, and the interpreter's shutdown disposes
+# LLVM objects that compile still uses (seen: an ``llvm::cast`` assertion aborting the
+# process at exit). Loading a kernel the worker compiled takes milliseconds.
 EXIT_WAIT_S = 10.0
 
 

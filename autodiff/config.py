@@ -70,6 +70,7 @@ class Config:
         "jit_parallel_threshold": 1_000_000,  # work units (elements x op cost) before prange is used
         "default_backend": "cpu",
         "jit_background_compile": True,  # a cache miss runs the interpreter while Numba compiles
+        "jit_compile_process": True,   # ... in a worker process (needs the disk cache); else a thread
         "jit_dynamic_shapes": None,    # None: specialize, then generalize a dimension once it changes
         "traceback_filtering": "on",   # "off": errors keep autodiff's internal frames
         "jit_blas_threads": "auto",    # threads per matrix product in kernels: "auto" or int >= 1
@@ -87,6 +88,10 @@ class Config:
         env_nans = os.environ.get("AUTODIFF_DEBUG_NANS")
         if env_nans:
             self._values["debug_nans"] = env_nans not in ("0", "false", "False")
+        env_proc = os.environ.get("AUTODIFF_JIT_COMPILE_PROCESS")
+        if env_proc:
+            self._values["jit_compile_process"] = env_proc.strip().lower() not in (
+                "0", "false", "off", "no")
         env_blas = os.environ.get("AUTODIFF_JIT_BLAS_THREADS")
         if env_blas:
             self._values["jit_blas_threads"] = _blas_threads(

@@ -29,7 +29,8 @@ function traces ``f`` abstractly and inlines that jaxpr into the enclosing trace
 (0, 1, 1, 1024)
 
 A cache miss returns at once, computed by the interpreter, while the kernel compiles
-in a background thread (``cache_info().pending``); ``ad.wait_for_compiles()`` waits for it.
+in the background (a worker process; ``cache_info().pending``); ``ad.wait_for_compiles()``
+waits for it.
 """
 import collections
 import functools
@@ -669,7 +670,7 @@ def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (
     docs/cuda.md; ``UnsupportedError`` names what is missing where it cannot run).
 
     The first call for a signature never waits for Numba: it runs the traced program on
-    the numpy interpreter while the kernel compiles in a background thread, and later
+    the numpy interpreter while the kernel compiles in a background worker process, and later
     calls switch to the kernel once it is ready (``ad.config.update(
     "jit_background_compile", False)`` or ``f.lower(*args).compile()`` block instead).
     Kernels are specialized to the sizes of their first call (constant loop bounds,

@@ -76,7 +76,7 @@ from ..errors import AutodiffError
 
 __all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory", "cache_key",
            "kernel_path", "Kernel", "cache_dir_problem", "cache_dir_is_safe", "verified_source",
-           "UnsafeCacheWarning", "UnsafeCacheError"]
+           "UnsafeCacheWarning", "UnsafeCacheError", "disk_cache_writable"]
 
 _lock = threading.RLock()                # held for a whole compile: one at a time
 # kernel key -> Kernel, this process's compiled kernels (autodiff.cache, listed as "kernels")
@@ -907,6 +907,15 @@ def _checked_kernel_dir():
     if found is not None:
         return _refuse(*found)
     return kdir, _writable(kdir)
+
+
+def disk_cache_writable():
+    """Whether kernels compiled now would be written to a trusted disk cache (the checks of
+    :func:`get_kernel`; an unsafe directory warns as there). The background compiler's
+    worker process is used only then: its kernels reach this process through the disk."""
+    with _lock:
+        checked = _checked_kernel_dir()
+    return checked is not None and checked[1]
 
 
 def _checked_module_path(key, source, prefix):

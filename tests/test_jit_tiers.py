@@ -264,41 +264,81 @@ def test_a_failed_background_compile_keeps_the_interpreter(background_compile, m
 
 
 CHILD = textwrap.dedent("""
-    import sys, numpy as np
+    import sys, time, numpy as np
     import autodiff as ad, autodiff.numpy as anp
     ad.config.update("jit_background_compile", sys.argv[1] == "background")
     def net(x):
-        for i in range(12):
+        for i in range(int(sys.argv[2])):
             x = anp.tanh(anp.sin(x) * (1.0 + i / 7) + anp.exp(-x * x))
         return anp.sum(x)
     g = ad.jit(ad.grad(net))
     r = g(np.linspace(-1, 1, 64))
-    if sys.argv[1] == "background" and len(sys.argv) > 2:
-        import time
-        time.sleep(float(sys.argv[2]))          # the compile has started: it is in flight
+    if sys.argv[1] == "background":
+        time.sleep(float(sys.argv[3]))          # the compile has started: it is in flight
     from autodiff.backends import compile_cache
+    from autodiff._jit_runtime import _compiler
     print("RESULT", repr(float(r.sum())), g.cache_info().pending,
-          compile_cache.stats()["disk_loads"], flush=True)
+          compile_cache.stats()["disk_loads"], _compiler.worker_pid(), repr(time.time()),
+          flush=True)
 """)
 
 
+def _alive(pid):
+    """Whether process ``pid`` runs (a zombie, exited but not yet reaped, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the worker's state in /proc")
 def test_exit_with_a_pending_compile_is_prompt_and_leaves_a_sound_cache(tmp_path):
+    # the script ends at once; the worker process finishes the kernel in flight into the
+    # disk cache on its own, and the next run loads it (issue 31: exit never waits)
+    import time
     env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    env.pop("AUTODIFF_JIT_COMPILE_PROCESS", None)
 
     def run(mode, *extra):
         out = subprocess.run([sys.executable, "-c", CHILD, mode, *extra], env=env,
                              capture_output=True, text=True, timeout=300)
+        ended = time.time()
         assert out.returncode == 0, out.stderr
         line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT")][0].split()
-        return float(line[1]), int(line[2]), int(line[3])
+        return (float(line[1]), int(line[2]), int(line[3]),
+                None if line[4] == "None" else int(line[4]), ended - float(line[5]))
 
-    value, pending, _ = run("background")       # exits right after the interpreted call
-    assert pending == 1
+    def index_files():
+        return sorted(p.name for p in tmp_path.rglob("k_*.nbi"))
+
+    value, pending, _, pid, exit_s = run("background", "40", "0.5")
+    assert pending == 1 and pid is not None
+    if _alive(pid) and not index_files():
+        # the compile was still running when the script ended: the script did not wait for
+        # it (a 40-layer gradient takes seconds to compile; the exit takes a fraction of one)
+        assert exit_s < 5.0, exit_s
+    deadline = time.time() + 240
+    while _alive(pid) and time.time() < deadline:
+        time.sleep(0.2)
+    assert not _alive(pid), "the worker outlived its grace period"
+    assert index_files(), "the worker did not finish the kernel in flight"
     leftovers = [p for p in tmp_path.rglob("*") if ".tmp" in p.name]
     assert not leftovers, leftovers
-    again, pending, _ = run("blocking")         # whatever the first left, it loads or compiles
-    assert pending == 0
+    again, pending, disk_loads, _, _ = run("blocking", "40")
+    assert pending == 0 and disk_loads >= 1      # the next run loads what the worker compiled
     assert again == pytest.approx(value, rel=1e-12)
+
+
+def test_without_the_worker_an_exit_leaves_a_sound_cache(tmp_path):
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path), AUTODIFF_JIT_COMPILE_PROCESS="0")
+    out = subprocess.run([sys.executable, "-c", CHILD, "background", "12", "0.3"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT")][0].split()
+    assert line[4] == "None"                     # no worker process was started
+    leftovers = [p for p in tmp_path.rglob("*") if ".tmp" in p.name]
+    assert not leftovers, leftovers
 
 
 def test_exit_lets_the_compile_in_flight_finish(monkeypatch):
@@ -318,6 +358,7 @@ def test_exit_lets_the_compile_in_flight_finish(monkeypatch):
         time.sleep(0.4)
         return "kernel"
     monkeypatch.setattr(compile_cache, "get_kernel", slow_compile)
+    monkeypatch.setitem(ad.config._values, "jit_compile_process", False)   # this process compiles
     comp = J._Compiler()
 
     class Prog:
