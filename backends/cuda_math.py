@@ -40,8 +40,44 @@ import math
 import types as _pytypes
 
 import numpy as np
-from numba import cuda
-from numba.cuda.core import config as _cuda_config
+
+
+def _import_numba_cuda():
+    """``numba.cuda``, imported so that it also loads on numpy >= 2.5.
+
+    numba-cuda 0.30.4 (its last release) registers ``overload(np.row_stack)`` in
+    ``numba_cuda/numba/cuda/np/arrayobj.py`` unconditionally, and numpy 2.5 removed
+    ``numpy.row_stack``: the module's import raises ``AttributeError``. Importing
+    ``numba.cuda`` does not import it; the CUDA target does, lazily, when it compiles its
+    first kernel (``typingctx.refresh()`` -> ``load_additional_registries``), so every
+    ``backend="cuda"`` call failed there. The fix was declined upstream (NVIDIA/numba-cuda#907,
+    PR #916) in favour of numba-cuda-mlir. So where numpy lacks ``row_stack``, this gives
+    numpy a stand-in only while it imports ``arrayobj`` eagerly (the overload then names a
+    function nobody else can reach), and removes it again: user code keeps numpy's own
+    namespace, and the later lazy registry load finds the module already imported. The
+    one place the backend imports ``numba.cuda`` (``cuda_runtime``, ``numba_cuda.available``
+    and every generated program import it from here)."""
+    if hasattr(np, "row_stack"):
+        from numba import cuda
+        return cuda
+
+    def row_stack(tup, *, dtype=None, casting="same_kind"):   # pragma: no cover - never run
+        return np.vstack(tup, dtype=dtype, casting=casting)
+
+    np.row_stack = row_stack
+    try:
+        from numba import cuda
+        try:
+            from numba.cuda.np import arrayobj  # noqa: F401 - runs overload(np.row_stack) now
+        except ModuleNotFoundError:      # a numba.cuda without that module needs no stand-in
+            pass
+    finally:
+        del np.row_stack
+    return cuda
+
+
+cuda = _import_numba_cuda()
+from numba.cuda.core import config as _cuda_config  # noqa: E402
 
 SIMULATOR = bool(_cuda_config.ENABLE_CUDASIM)
 

@@ -19,9 +19,8 @@ import os
 import types as _pytypes
 
 import numpy as np
-from numba import cuda
 
-from .cuda_math import SIMULATOR
+from .cuda_math import SIMULATOR, cuda      # numba.cuda, through the numpy >= 2.5 guard there
 
 TPB = 32 if SIMULATOR else 256
 MAX_BLOCKS = 2 if SIMULATOR else 1024

@@ -78,11 +78,12 @@ def available():
         return False, ("backend='cuda' needs numba-cuda, which is not installed "
                        "(pip install 'autodiff[cuda]')")
     try:
-        from numba import cuda
-        from numba.cuda.core import config as cconf
+        # numba.cuda through cuda_math: its import works around numba-cuda 0.30.4 on
+        # numpy >= 2.5 (overload(np.row_stack)), before any kernel is compiled
+        from .cuda_math import SIMULATOR, cuda
     except Exception as e:  # noqa: BLE001
         return False, f"backend='cuda': importing numba.cuda failed ({type(e).__name__}: {e})"
-    if cconf.ENABLE_CUDASIM:
+    if SIMULATOR:
         return True, "the CUDA simulator (NUMBA_ENABLE_CUDASIM=1)"
     try:
         ok = cuda.is_available()
@@ -440,8 +441,12 @@ class _Module:
         return "\n".join(head + body) + "\n"
 
 
+# names a kernel reads that are not its parameters: the module's imports and the builtins the
+# expressions use. ``complex`` (the ``complex`` primitive, complex literals) must be here: a
+# builtin class left out became a kernel *argument*, which the simulator accepts and the real
+# compiler refuses ("Cannot determine Numba type of <class 'type'>": issue 32)
 _GLOBALS = {"cuda", "np", "_dm", "_hc", "_rt", "_hm", "_TPB", "range", "len", "abs", "min", "max",
-            "True", "False", "slot_i64", "slot_f64"}
+            "complex", "True", "False", "slot_i64", "slot_f64"}
 
 
 def _free_names(text, consts):

@@ -3,6 +3,7 @@
     python benchmarks/gpu_check.py              # on the GPU: correctness, then the table
     python benchmarks/gpu_check.py --simulate   # end to end in numba-cuda's simulator, tiny sizes
     python benchmarks/gpu_check.py --ptx        # no GPU: every kernel through the real compiler
+    python benchmarks/gpu_check.py --ptx --without-row-stack   # ... as on numpy >= 2.5
 
 ``--ptx`` closes the simulator's blind spot (it runs kernels as Python, so it never sees
 numba-cuda's type checks): it runs the ``--simulate`` flow, records each kernel launched
@@ -40,6 +41,9 @@ def parse():
     p.add_argument("--skip-correctness", action="store_true")
     p.add_argument("--ptx", action="store_true",
                    help="simulate, recording the kernels, then compile each to PTX (no GPU)")
+    p.add_argument("--without-row-stack", action="store_true",
+                   help="remove numpy.row_stack first, as numpy >= 2.5 has none (numba-cuda "
+                        "0.30.4 overloads it: backends/cuda_math.py works around that)")
     p.add_argument("--compile-recorded", metavar="FILE", help=argparse.SUPPRESS)
     a = p.parse_args()
     a.simulate = a.simulate or a.ptx
@@ -54,6 +58,11 @@ elif ARGS.simulate:
 sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
+
+if ARGS.without_row_stack and hasattr(np, "row_stack"):   # before numba is imported
+    del np.row_stack
+    if "row_stack" in np.__all__:
+        np.__all__.remove("row_stack")
 
 import autodiff as ad  # noqa: E402
 import autodiff.numpy as anp  # noqa: E402
@@ -281,6 +290,8 @@ def compile_recorded(path, cc=(9, 0)):
     import types as pytypes
     from numba import cuda, types as t
     from autodiff.backends import cuda_runtime as rt
+    has = "present" if hasattr(np, "row_stack") else "absent"
+    print(f"compiling with numpy {np.__version__}, numpy.row_stack {has}")
     with open(path, "rb") as f:
         recs = pickle.load(f)
     mods, failed = {}, []
@@ -322,7 +333,8 @@ def ptx():
         pickle.dump(list(seen), f)
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--compile-recorded",
-                        f.name], env=env)
+                        f.name] + (["--without-row-stack"] if ARGS.without_row_stack else []),
+                       env=env)
     os.unlink(f.name)
     return ok and r.returncode == 0
 

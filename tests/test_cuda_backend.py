@@ -305,6 +305,27 @@ def test_registry_primitive_agrees_with_interpreter(name):
           **case["kw"])
 
 
+def test_kernel_parameters_are_never_builtins():
+    """What a kernel reads and does not define is a parameter, except the module's globals.
+    A builtin taken for a parameter (``complex`` of the ``complex`` primitive was) is passed
+    as a Python class: the simulator runs it, the real compiler refuses the launch ("Cannot
+    determine Numba type of <class 'type'>": issue 32). Every registry case's kernels."""
+    import ast
+    import builtins
+    bad = {}
+    for name, case in sorted(CASES.items()):
+        try:
+            src = ad.jit(case["fn"], backend="cuda").lower(*case["sets"][0]).source
+        except ad.errors.UnsupportedError:
+            continue                          # a program the interpreter runs: no kernels
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("_k"):
+                got = [a.arg for a in node.args.args if hasattr(builtins, a.arg)]
+                if got:
+                    bad[name] = got
+    assert not bad, bad
+
+
 def test_host_calls_are_the_listed_ones_and_each_is_tested():
     """Every opaque primitive the emitter does not write as device code falls back to one
     host call (numpy on a host copy); each has its registry case above."""
@@ -556,6 +577,53 @@ def _test_cpu_install_never_imports_numba_cuda():
     assert "DEVICES [CpuDevice(id=0)]" in r.stdout
 
 
+# numpy 2.5 removed numpy.row_stack (this machine's numpy still has it: take it away, from
+# __all__ too, as numpy 2.5 has neither); numba-cuda 0.30.4 overloads it when its CUDA target
+# first loads (backends/cuda_math.py:_import_numba_cuda works around that)
+_NO_ROW_STACK = """
+        import numpy
+        del numpy.row_stack
+        if "row_stack" in numpy.__all__:
+            numpy.__all__.remove("row_stack")
+        assert not hasattr(numpy, "row_stack")
+"""                                         # indented as the code that follows it
+
+
+def _test_cuda_backend_runs_where_numpy_has_no_row_stack():
+    # the simulator: jit and jit(grad) of a program end to end
+    r = _run(_NO_ROW_STACK + """
+        import numpy as np, autodiff as ad, autodiff.numpy as anp
+        ad.config.update("jit_background_compile", False)
+        f = lambda x: anp.sum(anp.tanh(x) * anp.sin(x) + anp.exp(-x * x))
+        x = np.linspace(-2.0, 2.0, 50)
+        v = float(np.asarray(ad.jit(f, backend="cuda")(x)))
+        g = np.asarray(ad.jit(ad.grad(f), backend="cuda")(x))
+        want_g = (np.cos(x) * np.tanh(x) + np.sin(x) / np.cosh(x) ** 2
+                  - 2 * x * np.exp(-x * x))
+        np.testing.assert_allclose(v, np.sum(np.tanh(x) * np.sin(x) + np.exp(-x * x)),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(g, want_g, rtol=1e-10, atol=1e-12)
+        print("ROW_STACK", hasattr(numpy, "row_stack"))
+        """, sim=True)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "ROW_STACK False" in r.stdout, r.stdout
+    # the real CUDA target (no GPU needed): the registries it loads lazily at its first
+    # compile, which is where numba-cuda's overload(np.row_stack) raised AttributeError
+    r = _run(_NO_ROW_STACK + """
+        import autodiff as ad, autodiff.numpy as anp
+        try:
+            ad.jit(lambda x: anp.sum(x), backend="cuda")     # imports numba.cuda
+        except ad.errors.UnsupportedError:
+            pass                                            # no GPU here: expected
+        from numba.cuda.descriptor import cuda_target
+        cuda_target.typing_context.refresh()
+        cuda_target.target_context.refresh()
+        print("ROW_STACK", hasattr(numpy, "row_stack"))
+        """, sim=False)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert "ROW_STACK False" in r.stdout, r.stdout
+
+
 def _test_cuda_backend_in_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
     r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
@@ -571,3 +639,5 @@ if not IN_SIMULATOR:
         del globals()[_name]
     test_cpu_install_never_imports_numba_cuda = _test_cpu_install_never_imports_numba_cuda
     test_cuda_backend_in_simulator = _test_cuda_backend_in_simulator
+    test_cuda_backend_runs_where_numpy_has_no_row_stack = (
+        _test_cuda_backend_runs_where_numpy_has_no_row_stack)
