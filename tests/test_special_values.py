@@ -510,3 +510,16 @@ def test_products_take_python_numbers_as_numpy_arrays(fn, mode):
                 else:
                     continue
             _assert_same(got, want, (fn, mode, x, s))
+
+
+def test_hypot_of_nan_and_zero_is_nan_in_every_mode():
+    # found by the fuzzer's long run (issue 33): the traced hypot ordered NaN below 0, took
+    # hi = 0 for "both zero" and returned 0 where numpy gives NaN
+    x = np.array([0.0, 0.0, 3.0, np.nan, np.inf, 0.0, -0.0])
+    y = np.array([0.0, np.nan, np.nan, 0.0, np.nan, -0.0, np.nan])
+    for a, b in ((x, y), (y, x)):
+        want = np.hypot(a, b)
+        for run in (ad.jit(ad.numpy.hypot), ad.vmap(ad.numpy.hypot),
+                    ad.jit(ad.numpy.hypot, backend="interpret")):
+            np.testing.assert_array_equal(run(a, b), want)
+    np.testing.assert_allclose(ad.grad(lambda t: ad.numpy.hypot(t, 4.0))(3.0), 0.6)

@@ -361,7 +361,8 @@ def hypot(x1, x2):
     aa, bb = absolute(a), absolute(b)
     first = P.ge(aa, bb)                 # false when either is NaN: lo is then aa
     hi, lo = where(first, aa, bb), where(first, bb, aa)
-    zero = P.eq(hi, P.full_like(hi, 0))
+    # both zero (hi = 0 alone also happens when aa is NaN, ordered below bb = 0: NaN then)
+    zero = logical_and(P.eq(hi, P.full_like(hi, 0)), P.eq(lo, P.full_like(lo, 0)))
     inf = logical_or(isinf(aa), isinf(bb))
     safe = where(logical_or(zero, inf), _anp.ones_like(hi), hi)
     t = P.div(lo, safe)
