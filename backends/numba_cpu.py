@@ -1572,7 +1572,11 @@ def _op_slogdet(ctx):
 
 
 def _op_eigh(ctx):
+    # upper=True: LAPACK's 'U' path on the operand's conjugate transpose, as eigh_p's impl
+    # (numpy's eigh(x, 'U') signs); the flag is a literal of the kernel's source, so of its
+    # cache key: the 'L' and 'U' kernels of one shape are two kernels
     a = ctx.invar(0)
+    upper = bool(ctx.p.get("upper", False))
     helper = "eigh_into_c" if a.aval.dtype.kind == "c" else "eigh_into"
     ctx.fb.mod.imports_runtime.add(helper)
     nb = len(a.aval.shape) - 2
@@ -1588,7 +1592,7 @@ def _op_eigh(ctx):
     b = ctx.fb.tmp("bi")
     with ctx.block(f"for {b} in range({B}):"):
         ctx.emit(f"{helper}({A}[{b}], {ctx.out(0)}.reshape(({B}, {d[-1]}))[{b}], "
-                 f"{ctx.out(1)}.reshape(({B}, {d[-2]}, {d[-1]}))[{b}])")
+                 f"{ctx.out(1)}.reshape(({B}, {d[-2]}, {d[-1]}))[{b}], {upper})")
 
 
 # ---------------------------------------------------------------------- control flow

@@ -25,9 +25,9 @@ import os
 
 import numpy as np
 from numba import njit, types
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
-from .blas_pool import HAVE_LAPACKE, syevd_inplace
+from .blas_pool import HAVE_LAPACKE, _dsyevd, _threads_local
 
 _OPTS = dict(fastmath=False, error_model="numpy", nogil=True)
 
@@ -263,48 +263,120 @@ def slogdet_2d(A):
     return sign, logdet
 
 
-def _eigh_numba(A, W, V):
+@njit(**_OPTS)
+def _eigh_load(A, F, upper):
+    """Lay out for LAPACK the Hermitian matrix ``X`` that ``eigh_p`` decomposes: ``F`` (C
+    order, float64/complex128: numpy runs float32/complex64 in double precision too) gets
+    ``X`` column-major, ``F[j, i] = X[i, j]``, where ``X = A`` for ``upper=False``
+    (LAPACK's 'L' path reads its lower triangle) and ``X = Aᴴ`` for ``upper=True`` (the
+    'U' path reads its upper triangle): numpy's ``eigh(A, 'L')`` / ``eigh(Aᴴ, 'U')``,
+    signs (phases) of the eigenvectors included. Either way the entries read are ``A``'s
+    lower triangle; returns whether they are finite (the imaginary part of the diagonal is
+    never read)."""
     n = A.shape[0]
-    if n == 0:
-        return
-    w, v = np.linalg.eigh(A)
+    ok = True
     for i in range(n):
-        W[i] = w[i]
-    _copy2(V, v)
+        for j in range(n):
+            F[j, i] = np.conj(A[j, i]) if upper else A[i, j]
+        ok = ok and np.isfinite(A[i, i].real)
+        for j in range(i):
+            ok = ok and np.isfinite(A[i, j])
+    return ok
 
 
-def _eigh_lapacke(A, W, V):
-    n = A.shape[0]
-    if n == 0:
-        return
-    T = np.empty((n, n), A.dtype)      # C-contiguous work copy (A may be a strided view)
-    _copy2(T, A)
-    w = np.empty(n, A.dtype)
-    if syevd_inplace(T, w) != 0:       # no convergence: NaN, like the other solvers
+@njit(**_OPTS)
+def _eigh_store(F, w, info, W, V):
+    """Ascending eigenvalues ``w`` into ``W``, the eigenvectors (columns of the column-major
+    ``F``) into ``V``, rounded to their dtypes; all NaN if ``info`` is not 0 (no
+    convergence, or non-finite input), like the other solvers."""
+    n = W.shape[0]
+    if info != 0:
         _fill2(V, np.nan)
         for i in range(n):
             W[i] = np.nan
         return
     for i in range(n):
         W[i] = w[i]
-    _copy2(V, T)
+        for j in range(n):
+            V[i, j] = F[j, i]
 
 
-# One BLAS library in the process: with numpy's OpenBLAS found, eigh calls its LAPACKE
+def _ez_evd(F, w, upper):
+    """LAPACK ?syevd/?heevd ('V', 'U' if ``upper`` else 'L') on the column-major ``F`` in
+    place through Numba's binding (scipy's LAPACK); typed by the overload below."""
+    raise NotImplementedError
+
+
+@overload(_ez_evd, jit_options=_OPTS)
+def _ez_evd_typed(F, w, upper):
+    from numba.np.linalg import _LAPACK, ensure_lapack
+    ensure_lapack()                    # no scipy: the ImportError Numba's np.linalg.eigh gives
+    evd = _LAPACK().numba_ez_xxxevd(F.dtype)
+    kind = ord("z" if isinstance(F.dtype, types.Complex) else "d")
+
+    def impl(F, w, upper):
+        n = F.shape[0]
+        return evd(kind, 86, 85 if upper else 76, n, F.ctypes, n, w.ctypes)   # 'V', 'U'/'L'
+    return impl
+
+
+def _eigh_numba(A, W, V, upper):
+    n = A.shape[0]
+    if n == 0:
+        return
+    F = _eigh_wide(A, n)
+    w = np.empty(n, np.float64)
+    info = _ez_evd(F, w, upper) if _eigh_load(A, F, upper) else -1
+    _eigh_store(F, w, info, W, V)
+
+
+def _eigh_wide(A, n):
+    """An empty n x n complex128 array for a complex ``A``, else float64 (typed by the
+    overload below)."""
+    raise NotImplementedError
+
+
+@overload(_eigh_wide, jit_options=_OPTS)
+def _eigh_wide_typed(A, n):
+    dt = np.complex128 if isinstance(A.dtype, types.Complex) else np.float64
+    return lambda A, n: np.empty((n, n), dt)
+
+
+def _eigh_lapacke(A, W, V, upper):
+    n = A.shape[0]
+    if n == 0:
+        return
+    F = np.empty((n, n), np.float64)
+    w = np.empty(n, np.float64)
+    info = -1
+    if _eigh_load(A, F, upper):
+        # LAPACKE_dsyevd(column-major, 'V', 'U'/'L', ...): numpy's own LAPACK, one thread
+        prev = _threads_local(np.int32(1))
+        info = _dsyevd(np.int32(102), np.uint8(86), np.uint8(85 if upper else 76), n,
+                       np.intp(F.ctypes.data), n, np.intp(w.ctypes.data))
+        _threads_local(prev)
+    _eigh_store(F, w, info, W, V)
+
+
+# One BLAS library in the process: with numpy's OpenBLAS found, real eigh calls its LAPACKE
 # (single-threaded, like every GEMM in a kernel; what numpy.linalg.eigh itself calls);
-# Numba's np.linalg.eigh would load scipy's second OpenBLAS, whose own thread pool spins
-# next to ours (see blas_pool), and its LAPACK binding costs seconds of compile time.
+# Numba's LAPACK binding would load scipy's second OpenBLAS, whose own thread pool spins
+# next to ours (see blas_pool), and costs seconds of compile time.
 eigh_into = njit(fastmath=False, error_model="numpy", nogil=True)(
     _eigh_lapacke if HAVE_LAPACKE else _eigh_numba)
-# Hermitian (complex) input: Numba's np.linalg.eigh (LAPACK heevd through scipy's
-# bindings; numpy's OpenBLAS exposes no complex LAPACKE symbol we register), real
-# eigenvalues and complex eigenvectors; disk-cached like eigh_into
+# Hermitian (complex) input: LAPACK heevd through Numba's binding of scipy's LAPACK
+# (numpy's OpenBLAS exposes no complex LAPACKE symbol we register), real eigenvalues and
+# complex eigenvectors; disk-cached like eigh_into
 eigh_into_c = njit(fastmath=False, error_model="numpy", nogil=True)(_eigh_numba)
-eigh_into.__doc__ = """Eigen-decomposition of a symmetric matrix reading its lower triangle (LAPACK syevd).
+eigh_into.__doc__ = """``eigh_into(A, W, V, upper)``: ``eigh_p(A, upper=upper)`` of one matrix.
 
-Eigenvalues ascending into ``W``, eigenvectors in the columns of ``V``; all NaN if LAPACK
-does not converge. Cached on disk (under ``ad.config.cache_dir``, see ``_DISK_CACHED``):
-compiled once per machine rather than once per kernel.
+The Hermitian matrix held in ``A``'s lower triangle, decomposed by LAPACK's 'L' path
+(``upper=False``: numpy's ``eigh(A, 'L')``) or by its 'U' path on ``Aᴴ`` (``upper=True``:
+numpy's ``eigh(Aᴴ, 'U')``, whose eigenvectors carry other signs), in double precision as
+numpy does (syevd/heevd). Eigenvalues ascending into ``W``, eigenvectors in the columns of
+``V``; all NaN if the entries read are not finite or LAPACK does not converge. Cached on
+disk (under ``ad.config.cache_dir``, see ``_DISK_CACHED``): compiled once per machine
+rather than once per kernel.
 """
 
 
