@@ -197,7 +197,12 @@ def linalg(eqn, args):
     elif name == "solve":
         outs = [cp.linalg.solve(xs[0], xs[1])]
     elif name == "eigh":
-        outs = list(cp.linalg.eigh(xs[0], UPLO="L"))
+        # eigh_p's ``upper``: the matrix of the lower triangle through the 'U' path on aᴴ,
+        # as numpy's eigh(a, 'U') (autodiff/primitives/linalg.py)
+        if p.get("upper"):
+            outs = list(cp.linalg.eigh(cp.conj(cp.swapaxes(xs[0], -1, -2)), UPLO="U"))
+        else:
+            outs = list(cp.linalg.eigh(xs[0], UPLO="L"))
     else:                                              # slogdet
         outs = list(cp.linalg.slogdet(xs[0]))
     return tuple(_cp_out(cp, o, v.aval.dtype) for v, o in zip(eqn.outvars, outs))
