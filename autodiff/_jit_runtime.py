@@ -356,7 +356,8 @@ class _Compiler:
         from .backends import compile_cache
         if (self.worker_failed or not config.jit_compile_process or not config.disk_cache
                 or compile_cache.memory_lookup(prog.source) is not None
-                or not compile_cache.disk_cache_writable()):
+                or not compile_cache.disk_cache_writable()
+                or compile_cache.cached_on_disk(prog.source)):
             return
         worker = self._worker()
         if worker is None:
