@@ -352,12 +352,14 @@ class _Compiler:
     def _in_worker(self, prog):
         """Compile ``prog`` into the disk cache in the worker process, when there is one to
         use; afterwards ``get_kernel`` loads it. A failure here only means this process
-        compiles the kernel itself (and reports the error, if it recurs)."""
+        compiles the kernel itself (and reports the error, if it recurs). The worker also
+        answers for a kernel the disk cache holds already (it loads it and replies): this
+        process does not import Numba, nor compute the versioned key, before its kernel is
+        ready to load, so the interpreter tier keeps the GIL meanwhile."""
         from .backends import compile_cache
         if (self.worker_failed or not config.jit_compile_process or not config.disk_cache
                 or compile_cache.memory_lookup(prog.source) is not None
-                or not compile_cache.disk_cache_writable()
-                or compile_cache.cached_on_disk(prog.source)):
+                or not compile_cache.disk_cache_writable()):
             return
         worker = self._worker()
         if worker is None:
@@ -518,6 +520,8 @@ def wait_for_compiles(timeout=None):
     >>> ad.wait_for_compiles()
     True
     """
+    for f in list(_instances):
+        f._start_deferred()             # signatures still counting calls (tiering) start now
     return _compiler.wait(timeout)
 
 

@@ -71,6 +71,7 @@ class Config:
         "default_backend": "cpu",
         "jit_background_compile": True,  # a cache miss runs the interpreter while Numba compiles
         "jit_compile_process": True,   # ... in a worker process (needs the disk cache); else a thread
+        "jit_compile_after": 2,        # ... starting at a signature's n-th call (1: its first)
         "jit_dynamic_shapes": None,    # None: specialize, then generalize a dimension once it changes
         "traceback_filtering": "on",   # "off": errors keep autodiff's internal frames
         "jit_blas_threads": "auto",    # threads per matrix product in kernels: "auto" or int >= 1

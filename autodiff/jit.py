@@ -125,6 +125,8 @@ class JitFunction(Generic[P, R]):
         self._dynamic_shapes = dynamic_shapes
         # signature structure (sizes -> ranks) -> [first shapes, {(leaf, axis) turned dynamic}]
         self._shapes = {}
+        # key -> start(): signatures whose compile waits for their n-th call (tiering)
+        self._deferred = {}
         _instances.add(self)
 
     def __repr__(self):
@@ -176,6 +178,7 @@ class JitFunction(Generic[P, R]):
         """Block until none of this function's entries waits for a background compile.
 
         Returns whether none is pending (False after ``timeout`` seconds)."""
+        self._start_deferred()
         ok = _rt._compiler.wait(timeout)
         return ok and self.cache_info().pending == 0
 
@@ -437,13 +440,17 @@ class JitFunction(Generic[P, R]):
                 from .backends import compile_cache
                 before = compile_cache.stats()
                 try:
-                    prog = _lower_program(closed, self._dynamic_for(key))
-                    kernel = compile_cache.memory_lookup(prog.source)
-                    if kernel is None and config.jit_background_compile:
-                        entry = self._pending_entry(key, closed, out_tree, keys, prog)
+                    dynamic = self._dynamic_for(key)
+                    if config.jit_background_compile and config.jit_compile_after > 1:
+                        entry = self._deferred_entry(key, closed, out_tree, keys, dynamic)
                     else:
-                        entry = _compiled_entry(closed, out_tree, keys, prog=prog,
-                                                kernel=kernel)
+                        prog = _lower_program(closed, dynamic)
+                        kernel = compile_cache.memory_lookup(prog.source)
+                        if kernel is None and config.jit_background_compile:
+                            entry = self._pending_entry(key, closed, out_tree, keys, prog)
+                        else:
+                            entry = _compiled_entry(closed, out_tree, keys, prog=prog,
+                                                    kernel=kernel)
                 except UnsupportedDTypeError as err:
                     entry = self._dtype_fallback(closed, out_tree, err)
                 if explain and entry is not None and entry.state == "pending":
@@ -486,6 +493,67 @@ class JitFunction(Generic[P, R]):
                          f"interpreter (cast the inputs to a supported dtype for a compiled "
                          f"kernel)")
         return entry
+
+    def _deferred_entry(self, key, closed, out_tree, keys, dynamic):
+        """An interpreted entry that counts its calls (tiering): at the
+        ``config.jit_compile_after``-th the kernel is lowered and its background compile
+        starts, so a signature called once never lowers or compiles anything, and a loop
+        starts its compile on its second step. ``wait_for_compiles()`` / ``wait_compiled()``
+        start it at once."""
+        entry = _interpreted_entry(closed, out_tree, state="pending")
+        interpret = entry.call
+        left = [config.jit_compile_after]
+
+        def start():
+            with self._lock:
+                if left[0] is None:
+                    return
+                left[0] = None
+                self._deferred.pop(key, None)
+                if self._table.get(key) is not call:
+                    return                       # evicted or replaced meanwhile
+            from .backends import compile_cache
+            try:
+                prog = _lower_program(closed, dynamic)
+            except UnsupportedDTypeError as err:
+                now = self._dtype_fallback(closed, out_tree, err)
+            else:
+                kernel = compile_cache.memory_lookup(prog.source)
+                if kernel is not None:
+                    now = _compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
+                else:
+                    now = self._pending_entry(key, closed, out_tree, keys, prog)
+            now.call.entry = now
+            with self._lock:
+                if self._table.get(key) is not call:
+                    return
+                self._cache.put(key, now.call)   # in place: the next call runs it
+            submit, now.submit = now.submit, None
+            if submit is not None:
+                submit()
+
+        def call(*leaves):
+            out = interpret(*leaves)
+            n = left[0]
+            if n is not None:
+                left[0] = n - 1
+                if n <= 1:
+                    start()
+            return out
+        entry.call = call
+        with self._lock:
+            if len(self._deferred) > self._cache.capacity:     # drop evicted ones' starts
+                for k in [k for k in self._deferred if k not in self._table]:
+                    del self._deferred[k]
+            self._deferred[key] = start
+        return entry
+
+    def _start_deferred(self):
+        """Start the background compile of every entry still counting its calls."""
+        with self._lock:
+            starts = list(self._deferred.values())
+        for start in starts:
+            start()
 
     def _pending_entry(self, key, closed, out_tree, keys, prog):
         """An interpreted entry now; the compiled one replaces it when the kernel is ready."""

@@ -76,8 +76,7 @@ from ..errors import AutodiffError
 
 __all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory", "cache_key",
            "kernel_path", "Kernel", "cache_dir_problem", "cache_dir_is_safe", "verified_source",
-           "UnsafeCacheWarning", "UnsafeCacheError", "disk_cache_writable",
-           "cached_on_disk"]
+           "UnsafeCacheWarning", "UnsafeCacheError", "disk_cache_writable"]
 
 _lock = threading.RLock()                # held for a whole compile: one at a time
 # kernel key -> Kernel, this process's compiled kernels (autodiff.cache, listed as "kernels")
@@ -908,14 +907,6 @@ def _checked_kernel_dir():
     if found is not None:
         return _refuse(*found)
     return kdir, _writable(kdir)
-
-
-def cached_on_disk(source):
-    """Whether the disk cache holds machine code for ``source`` already (a load, not a
-    compile: the background compiler then loads it in this process, no worker needed)."""
-    if not config.disk_cache:
-        return False
-    return _has_numba_cache(kernel_path(source))
 
 
 def disk_cache_writable():

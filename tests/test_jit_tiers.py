@@ -235,6 +235,61 @@ def test_background_and_blocking_tiers_agree(background_compile):
     np.testing.assert_array_equal(blocking, second)
 
 
+def test_tiering_a_signature_called_once_never_lowers_or_compiles(background_compile,
+                                                                  monkeypatch):
+    # jit_compile_after = 2 (the default): the first call of a signature runs on the
+    # interpreter and starts nothing; the second lowers the program and starts its compile
+    from autodiff import _jit_runtime as R
+    lowered = []
+    real = R._lower_program
+    monkeypatch.setattr(sys.modules["autodiff.jit"], "_lower_program",
+                        lambda *a, **k: lowered.append(1) or real(*a, **k))
+    k = 5.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
+    f = ad.jit(lambda x: anp.sum(anp.tanh(x) * k))
+    x = np.linspace(-1.0, 1.0, 7)
+    want = np.sum(np.tanh(x) * k)
+    assert f(x) == pytest.approx(want, rel=1e-14)
+    assert lowered == [] and R._compiler.pending() == 0
+    assert f.cache_info().pending == 1               # waiting for its second call
+    assert f(x) == pytest.approx(want, rel=1e-14)    # the second call starts the compile
+    assert lowered == [1]
+    assert f.wait_compiled(120)
+    assert f.cache_info().compiled == 1
+    assert f(x) == pytest.approx(want, rel=1e-14)
+    # another signature, once: wait_for_compiles() starts what still counts its calls
+    f(np.ones(3))
+    assert f.cache_info().pending == 1
+    assert ad.wait_for_compiles(120)
+    assert f.cache_info().compiled == 2 and f.cache_info().pending == 0
+
+
+def test_tiering_compile_after_one_starts_at_the_first_call(background_compile, monkeypatch):
+    from autodiff import _jit_runtime as R
+    submitted = []
+    monkeypatch.setattr(R._compiler, "submit", lambda key, prog, cb: submitted.append(key))
+    ad.config.update("jit_compile_after", 1)
+    try:
+        k = 6.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
+        f = ad.jit(lambda x: x * k)
+        np.testing.assert_allclose(f(np.ones(2)), [k, k])
+        assert len(submitted) == 1
+    finally:
+        ad.config.update("jit_compile_after", 2)
+
+
+def test_a_script_calling_once_starts_no_worker(tmp_path):
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    env.pop("AUTODIFF_JIT_COMPILE_PROCESS", None)
+    script = CHILD.replace("r = g(np.linspace(-1, 1, 64))\nr = g(", "r = g(")
+    assert script != CHILD
+    out = subprocess.run([sys.executable, "-c", script, "background", "12", "0.0"], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT")][0].split()
+    assert line[2] == "1" and line[4] == "None"      # pending (never started), no worker
+    assert not list(tmp_path.rglob("k_*.py"))        # nothing was lowered or written
+
+
 def test_lower_compile_blocks_and_installs(background_compile):
     k = 2.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
     f = ad.jit(lambda x: anp.sum(x * k))
@@ -273,6 +328,7 @@ CHILD = textwrap.dedent("""
         return anp.sum(x)
     g = ad.jit(ad.grad(net))
     r = g(np.linspace(-1, 1, 64))
+    r = g(np.linspace(-1, 1, 64))               # a second call: its compile starts (tiering)
     if sys.argv[1] == "background":
         time.sleep(float(sys.argv[3]))          # the compile has started: it is in flight
     from autodiff.backends import compile_cache
