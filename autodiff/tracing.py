@@ -185,6 +185,13 @@ class Tracer(ArrayMethods):
     def __complex__(self):
         return complex(self._constant_value("complex()"))
 
+    def __format__(self, spec):
+        # a string drops no derivative: f"{loss:.3f}" inside grad prints the value (under
+        # jit values are abstract and this names the fix)
+        if not spec:
+            return str(self)
+        return format(self.concrete_value(f"format spec {spec!r}"), spec)
+
     def __hash__(self):
         raise TypeError("traced values are unhashable; mark the argument static "
                         "(static_argnums) if it must be a dict key")

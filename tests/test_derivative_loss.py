@@ -375,3 +375,18 @@ def test_registry_conversion_raises_or_is_exact(name):
             if isinstance(err.value, ValueError):
                 assert isinstance(err.value.__cause__, ConcretizationError)
     assert checked, name
+
+
+def test_formatting_a_differentiated_value_is_allowed():
+    # a string carries no derivative: printing the loss inside grad works, and the
+    # derivative is unchanged (autograd and JAX refuse a format spec on a traced value)
+    seen = []
+
+    def f(x):
+        y = x * 2.0
+        seen.append(f"{y:.3f}|{y:>6.1f}")
+        return y * y
+    assert ad.grad(f)(1.5) == 12.0
+    assert seen == ["3.000|   3.0"]
+    with pytest.raises(ConcretizationError):
+        ad.jit(lambda x: f"{x:.2f}" and x)(1.0)
