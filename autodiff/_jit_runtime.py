@@ -195,6 +195,11 @@ def _compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel
         prog = _lower_program(closed, dynamic)
     if kernel is None:
         kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
+    if "matmul_into" in prog.source:
+        # the GEMM pool's threads start with the first kernel that multiplies matrices (a
+        # program without products never compiles or starts them: backends/blas_pool.py)
+        from .backends import blas_pool
+        blas_pool.ensure_started()
     ns = {"_ep": kernel.entry_point, "_asc": np.ascontiguousarray, "_unflatten": tree_unflatten,
           "_tree": out_tree, "_sz": prog.sizes}
     args = []

@@ -605,9 +605,26 @@ def set_threads(value, mode=MODE_POOL, min_flops=None):
     n = min(resolve_threads(value), MAX_THREADS)
     _STATE[_MODE] = mode
     _STATE[_MINFLOPS] = FLOPS_PER_THREAD if min_flops is None else max(int(min_flops), 1)
-    if mode == MODE_POOL and n > 1:
+    if mode == MODE_POOL and n > 1 and _active:
         _start_workers(n - 1)
     _STATE[_THREADS] = n
+
+
+_active = False     # ensure_started() ran: a kernel that multiplies matrices exists
+
+
+def ensure_started():
+    """Start the pool's workers for the ``jit_blas_threads`` setting, compiling (or loading)
+    their entry point: called when the first kernel that multiplies matrices is installed
+    (``_jit_runtime._compiled_entry``). Until then no worker exists, and a product runs on
+    the caller's thread alone (``_gemm_any`` uses at most the workers there are), so a
+    process whose programs hold no product never compiles or starts the pool."""
+    global _active
+    if _active:
+        return
+    _active = True
+    if HAVE_CBLAS and _STATE[_MODE] == MODE_POOL and _STATE[_THREADS] > 1:
+        _start_workers(int(_STATE[_THREADS]) - 1)
 
 
 def stats():

@@ -801,15 +801,48 @@ def cache_helpers(namespace, names=None):
 
 def cached_cfunc(sig, **options):
     """``numba.cfunc(sig, **options)`` whose compiled code is cached under
-    ``ad.config.cache_dir`` (:class:`_HelperCache`), in place of ``cache=True``."""
+    ``ad.config.cache_dir`` (:class:`_HelperCache`), in place of ``cache=True``; compiled
+    (or loaded) at the first use of its ``address``, not at import: a process whose
+    programs never need it never pays for it."""
     def wrap(pyfunc):
-        from numba.core import sigutils
-        from numba.core.ccallback import CFunc
-        res = CFunc(pyfunc, sigutils.normalize_signature(sig), locals={}, options=options)
-        res._cache = _HelperCache(pyfunc)
-        res.compile()
-        return res
+        return _LazyCFunc(pyfunc, sig, options)
     return wrap
+
+
+class _LazyCFunc:
+    """A cached ``numba.cfunc``, compiled when its ``address`` is first read."""
+
+    def __init__(self, pyfunc, sig, options):
+        self._args = (pyfunc, sig, options)
+        self._cfunc = None
+        self._lock = threading.Lock()
+
+    def _compiled(self):
+        with self._lock:
+            if self._cfunc is None:
+                from numba.core import sigutils
+                from numba.core.ccallback import CFunc
+                pyfunc, sig, options = self._args
+                res = CFunc(pyfunc, sigutils.normalize_signature(sig), locals={},
+                            options=options)
+                res._cache = _HelperCache(pyfunc)
+                res.compile()
+                self._cfunc = res
+            return self._cfunc
+
+    @property
+    def address(self):
+        return self._compiled().address
+
+    @property
+    def compiled(self):
+        """Whether the cfunc has been compiled (or loaded) in this process."""
+        return self._cfunc is not None
+
+    @property
+    def cache_hits(self):
+        """Loads from the disk cache (0 while not compiled)."""
+        return 0 if self._cfunc is None else self._cfunc.cache_hits
 
 
 def _attach_numba_cache(mod, cache_path, stamp, writable):

@@ -282,3 +282,31 @@ def test_regrouped_contractions_match_numpy(xs, ys, axes):
     f = _tensordot.setdefault(key, ad.jit(lambda a, b: anp.tensordot(a, b, axes=axes)))
     out = assert_compiled(f, x, y)
     np.testing.assert_allclose(out, np.tensordot(x, y, axes=axes), rtol=1e-12, atol=1e-12)
+
+
+_LAZY_POOL = textwrap.dedent("""
+    import numpy as np, autodiff as ad, autodiff.numpy as anp
+    from autodiff.backends import blas_pool
+    ad.config.update("jit_background_compile", False)
+    ad.config.update("jit_blas_threads", 2)
+    y = ad.jit(lambda x: anp.sin(x) * 2.0)(np.ones(5))
+    assert np.allclose(y, np.sin(1.0) * 2.0)
+    print("NOPRODUCT", blas_pool._worker_entry.compiled, blas_pool.stats()["workers"])
+    a = np.arange(12.0).reshape(3, 4)
+    z = ad.jit(lambda a: a @ a.T)(a)
+    assert np.allclose(z, a @ a.T)
+    print("PRODUCT", blas_pool._worker_entry.compiled, blas_pool.stats()["workers"])
+""")
+
+
+def test_the_pool_starts_with_the_first_kernel_that_multiplies_matrices(tmp_path):
+    # a program without a product never compiles the pool's entry point nor starts its
+    # threads (the first run on a machine does not pay for them: issue 31)
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", _LAZY_POOL], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-3000:]
+    lines = dict(ln.split(" ", 1) for ln in out.stdout.splitlines())
+    assert lines["NOPRODUCT"] == "False 0"
+    compiled, workers = lines["PRODUCT"].split()
+    assert compiled == "True" and int(workers) >= 1

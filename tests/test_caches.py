@@ -380,12 +380,13 @@ def test_helpers_compile_into_cache_dir_only(tmp_path):
         import numpy as np, autodiff as ad, autodiff.numpy as anp
         from autodiff.backends import blas_pool, numba_math
         ad.config.update("jit_background_compile", False)
-        f = ad.jit(lambda x: anp.sum(anp.exp(x) * SCALE))
+        f = ad.jit(lambda x: anp.sum(anp.exp(x) @ np.ones((3, 2))) * SCALE)
         r = float(f(np.array([0.5, -1.0, 2.0])))
         print(json.dumps([r, sum(numba_math.exp_f64.stats.cache_hits.values()),
                           blas_pool._worker_entry.cache_hits]))
     """
-    want = lambda s: float(np.sum(np.exp([0.5, -1.0, 2.0]) * s))   # noqa: E731
+    # (a product: the GEMM pool's worker entry compiles with the first kernel that has one)
+    want = lambda s: float(2 * np.sum(np.exp([0.5, -1.0, 2.0])) * s)   # noqa: E731
     r, exp_hits, pool_hits = _child(code.replace("SCALE", "2.0"), env)
     assert r == pytest.approx(want(2.0), rel=1e-12) and (exp_hits, pool_hits) == (0, 0)
     written = _files_under(tmp_path / "cache")
