@@ -4,14 +4,19 @@
 ``compile_cache.get_kernel`` into the disk cache and answers, and the jitting process then
 loads the machine code from there (a disk load: no type inference, no LLVM passes). So
 Numba's front end never shares the GIL with the interpreter tier, and an exiting process
-never waits for it: it closes the pipe and ends; the worker finishes the kernel in flight
-(the disk cache's writes are atomic renames, so nothing half-written is ever read), giving
-up after ``GRACE_S`` seconds, and exits. The next run of the script loads that kernel.
+never waits for it: it just ends; the worker finishes the kernel in flight (the disk
+cache's writes are atomic renames, so nothing half-written is ever read), giving up after
+``GRACE_S`` seconds, and exits. The next run of the script loads that kernel.
 
-Protocol: length-prefixed pickles on stdin/stdout. A job is ``(source, entry, params,
-pieces, cache_dir)``; the answer ``("ok", None)`` or ``("error", "Type: message")``. The
-worker reads only what its parent writes (a pipe of the same user), so unpickling it
-trusts nothing the parent would not run itself.
+Protocol: length-prefixed pickles on raw pipes (file descriptors 0 and 1 of the worker; no
+buffered file objects, whose locks a thread blocked at interpreter exit would hold). A job
+is ``(source, entry, params, pieces, cache_dir)``; the answer ``("ok", None)`` or
+``("error", "Type: message")``. The worker reads only what its parent writes (a pipe of
+the same user), so unpickling it trusts nothing the parent would not run itself.
+
+The parent starts this file with ``runpy`` (not as ``autodiff._compile_worker``), so the
+first job is read before the ``autodiff`` package and Numba are imported: the parent's
+write of a job never waits for the worker's imports.
 """
 import os
 import pickle
@@ -23,22 +28,33 @@ import threading
 GRACE_S = 60.0          # seconds a kernel in flight may still take once the parent is gone
 
 
-def read_message(stream):
-    """One length-prefixed pickle from ``stream``, or None at end of file."""
-    head = stream.read(8)
-    if len(head) < 8:
+def read_message(fd):
+    """One length-prefixed pickle from file descriptor ``fd``, or None at end of file."""
+    head = _read_exactly(fd, 8)
+    if head is None:
         return None
     (n,) = struct.unpack("<Q", head)
-    body = stream.read(n)
-    if len(body) < n:
-        return None
-    return pickle.loads(body)
+    body = _read_exactly(fd, n)
+    return None if body is None else pickle.loads(body)
 
 
-def write_message(stream, obj):
+def write_message(fd, obj):
+    """Write ``obj`` to file descriptor ``fd`` as a length-prefixed pickle."""
     body = pickle.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.write(struct.pack("<Q", len(body)) + body)
-    stream.flush()
+    data = memoryview(struct.pack("<Q", len(body)) + body)
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def _read_exactly(fd, n):
+    parts, left = [], n
+    while left:
+        b = os.read(fd, min(left, 1 << 20))
+        if not b:
+            return None
+        parts.append(b)
+        left -= len(b)
+    return b"".join(parts)
 
 
 def _watch_parent(ppid, busy):
@@ -58,16 +74,15 @@ def _watch_parent(ppid, busy):
 
 def main():
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the user's Ctrl-C is for the parent
-    inp, out = sys.stdin.buffer, sys.stdout.buffer
-    sys.stdout = sys.stderr                          # stray prints must not break the protocol
+    inp, out = 0, os.dup(1)
+    os.dup2(2, 1)                                    # stray prints must not break the protocol
     busy = threading.Event()
     threading.Thread(target=_watch_parent, args=(os.getppid(), busy), daemon=True).start()
+    job = read_message(inp)                          # before the heavy imports below
+    busy.set()
     from autodiff.config import config
     from autodiff.backends import compile_cache
-    while True:
-        job = read_message(inp)
-        if job is None:
-            return
+    while job is not None:
         source, entry, params, pieces, cache_dir = job
         busy.set()
         try:
@@ -81,8 +96,9 @@ def main():
             busy.clear()
         try:
             write_message(out, reply)
-        except (BrokenPipeError, OSError):
+        except OSError:                              # the parent is gone
             return
+        job = read_message(inp)
 
 
 if __name__ == "__main__":

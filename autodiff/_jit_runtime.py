@@ -371,9 +371,9 @@ class _Compiler:
             return
         from ._compile_worker import read_message, write_message
         try:
-            write_message(worker.stdin, (prog.source, prog.entry, prog.params, prog.pieces,
-                                         str(config.cache_dir)))
-            reply = read_message(worker.stdout)
+            write_message(worker.stdin.fileno(), (prog.source, prog.entry, prog.params,
+                                                  prog.pieces, str(config.cache_dir)))
+            reply = read_message(worker.stdout.fileno())
         except (OSError, ValueError, pickle.UnpicklingError, EOFError):
             reply = None
         if reply is None:                # the worker died (or we are closing its pipe)
@@ -393,13 +393,17 @@ class _Compiler:
         import json
         import subprocess
         import sys
+        from . import _compile_worker
         env = dict(os.environ, AUTODIFF_WORKER_SYS_PATH=json.dumps(sys.path))
-        boot = ("import json, os, sys; sys.path[:] = json.loads(os.environ["
-                "'AUTODIFF_WORKER_SYS_PATH']); from autodiff._compile_worker import main; main()")
+        # run as a file (runpy), not imported from the package: the worker reads its first
+        # job before importing autodiff and Numba, so writing it never waits on them
+        boot = ("import json, os, sys, runpy; sys.path[:] = json.loads(os.environ["
+                "'AUTODIFF_WORKER_SYS_PATH']); runpy.run_path(sys.argv[1], run_name='__main__')")
         try:
             self.worker = subprocess.Popen(
-                [sys.executable, "-c", boot], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL, env=env, start_new_session=True, close_fds=True)
+                [sys.executable, "-c", boot, _compile_worker.__file__], bufsize=0,
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                env=env, start_new_session=True, close_fds=True)
         except OSError as e:
             self.worker_failed = True
             _log.warning(f"jit: cannot start the compile worker process ({e}); kernels "
@@ -429,21 +433,17 @@ class _Compiler:
             return True
 
     def close(self, wait=0.0):
-        """Drop the queued compiles and close the worker's pipe (it finishes the kernel in
-        flight on its own and exits). A compile running in this process itself (no worker)
-        gets ``wait`` seconds to finish: it cannot be interrupted."""
+        """Drop the queued compiles. The worker's pipes are left alone (the compiler thread
+        may be blocked on them; they close when this process ends, and the worker then
+        finishes the kernel in flight on its own and exits). A compile running in this
+        process itself (no worker) gets ``wait`` seconds to finish: it cannot be
+        interrupted."""
         with self.lock:
             self.closing = True
             self.order.clear()
             self.wake.notify_all()
             thread = self.thread
             local = self.local
-        w = self.worker
-        if w is not None:
-            try:
-                w.stdin.close()
-            except OSError:
-                pass
         if wait and local and thread is not None and thread.is_alive() and \
                 thread is not threading.current_thread():
             thread.join(wait)
