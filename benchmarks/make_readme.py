@@ -14,6 +14,9 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 |---|---|
 | `python benchmarks/jit_bench.py` | jit: dispatch, fused elementwise + grad, MLP, Hessian, RK4 scan, compile time, new batch size, cold start (vs numpy, JAX) |
 | `python benchmarks/cold_start.py` | jit's first call in fresh processes: background vs blocking compile vs JAX |
+| `python benchmarks/compile_scaling.py` | jit compile time of a Python-unrolled loop at K = 8..512 steps, fresh processes (vs JAX) |
+| `python benchmarks/exit_wait.py` | a short jitted script's whole process: compile worker process vs in-process thread |
+| `python benchmarks/real_scripts.py` | five small real-style scripts, whole process: un-jitted vs jitted vs JAX |
 | `python benchmarks/vecmath.py` | our vectorizable exp/log/tanh/sin/cos vs numpy and libm loops |
 | `python benchmarks/trace.py` | tracing cost per equation (10,000-equation function) |
 | `python benchmarks/grad_vs_autograd.py` | grad without jit per operation (chains on 1, 16, 1000 elements; a tiny MLP step; fixed points), vs autograd |
@@ -44,7 +47,7 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 def main():
     parts = [HEADER]
     for name in ("RESULTS_jit.md", "RESULTS_jacobian.md", "RESULTS_checkpoint.md",
-                 "RESULTS_odeint.md", "RESULTS_other.md", "RESULTS_jet.md"):
+                 "RESULTS_odeint.md", "RESULTS_other.md", "RESULTS_jet.md", "RESULTS_compile.md"):
         p = HERE / name
         if p.exists():
             text = p.read_text().strip()
