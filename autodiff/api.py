@@ -25,7 +25,7 @@ from .cache import ProgramCache
 from .core import (ClosedJaxpr, Tracer, Zero, eval_jaxpr, get_aval, is_concrete,
                    is_inexact_dtype, trace_flat, user_source)
 from .errors import DTypeError, ShapeError
-from .traceback_util import filter_traceback, surface_cause
+from .traceback_util import shown_error
 from .tree_util import LEAF, tree_flatten, tree_map, tree_structure, tree_unflatten
 from .transforms.jvp import jvp_eval
 from .transforms.partial_eval import dce_closed
@@ -67,11 +67,10 @@ class Transformed:
         try:
             return self._call(*args, **kwargs)
         except Exception as e:
-            shown = surface_cause(e)
-            if shown is e:
-                filter_traceback(e)
+            shown = shown_error(e)
+            if shown is None:
                 raise
-            raise filter_traceback(shown.with_traceback(e.__traceback__)) from None
+            raise shown from None
 
     def __get__(self, obj, objtype=None):
         # bound like a function when it is a class attribute
@@ -255,11 +254,10 @@ def _boundary(fun):
         try:
             return fun(*args, **kwargs)
         except Exception as e:
-            shown = surface_cause(e)
-            if shown is e:
-                filter_traceback(e)
+            shown = shown_error(e)
+            if shown is None:
                 raise
-            raise filter_traceback(shown.with_traceback(e.__traceback__)) from None
+            raise shown from None
     return entry
 
 

@@ -46,7 +46,7 @@ from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
 from .errors import DTypeError, UnsupportedDTypeError
 from .tree_util import LEAF, tree_flatten, tree_unflatten
-from .traceback_util import filter_traceback as _filter_traceback
+from .traceback_util import shown_error as _shown_error
 
 __all__ = ["jit", "JitFunction", "Lowered", "CacheInfo", "wait_for_compiles", "disable_jit"]
 
@@ -155,8 +155,10 @@ class JitFunction(Generic[P, R]):
         try:
             return self._call_slow((obj,) + args, kwargs, self_static=True)
         except Exception as e:
-            _filter_traceback(e)
-            raise
+            shown = _shown_error(e)
+            if shown is None:
+                raise
+            raise shown from None
 
     # -------------------------------------------------------------- public helpers
     def cache_info(self) -> CacheInfo:
@@ -274,8 +276,10 @@ class JitFunction(Generic[P, R]):
                         raise
             return self._call_slow(args, kwargs)
         except Exception as e:
-            _filter_traceback(e)
-            raise
+            shown = _shown_error(e)
+            if shown is None:
+                raise
+            raise shown from None
 
     # The cache's lock discipline: lookups (``get``) take no lock; every change (insert,
     # evict, clear, the install of a compiled kernel) holds ``self._lock``; the LRU touch
@@ -444,13 +448,7 @@ class JitFunction(Generic[P, R]):
                     if config.jit_background_compile and config.jit_compile_after > 1:
                         entry = self._deferred_entry(key, closed, out_tree, keys, dynamic)
                     else:
-                        prog = _lower_program(closed, dynamic)
-                        kernel = compile_cache.memory_lookup(prog.source)
-                        if kernel is None and config.jit_background_compile:
-                            entry = self._pending_entry(key, closed, out_tree, keys, prog)
-                        else:
-                            entry = _compiled_entry(closed, out_tree, keys, prog=prog,
-                                                    kernel=kernel)
+                        entry = self._lowered_entry(key, closed, out_tree, keys, dynamic)
                 except UnsupportedDTypeError as err:
                     entry = self._dtype_fallback(closed, out_tree, err)
                 if explain and entry is not None and entry.state == "pending":
@@ -494,6 +492,16 @@ class JitFunction(Generic[P, R]):
                          f"kernel)")
         return entry
 
+    def _lowered_entry(self, key, closed, out_tree, keys, dynamic):
+        """The entry of a signature lowered now: compiled at once when its kernel is in
+        memory already (or the compile blocks), else pending on the background compiler."""
+        from .backends import compile_cache
+        prog = _lower_program(closed, dynamic)
+        kernel = compile_cache.memory_lookup(prog.source)
+        if kernel is None and config.jit_background_compile:
+            return self._pending_entry(key, closed, out_tree, keys, prog)
+        return _compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
+
     def _deferred_entry(self, key, closed, out_tree, keys, dynamic):
         """An interpreted entry that counts its calls (tiering): at the
         ``config.jit_compile_after``-th the kernel is lowered and its background compile
@@ -512,17 +520,10 @@ class JitFunction(Generic[P, R]):
                 self._deferred.pop(key, None)
                 if self._table.get(key) is not call:
                     return                       # evicted or replaced meanwhile
-            from .backends import compile_cache
             try:
-                prog = _lower_program(closed, dynamic)
+                now = self._lowered_entry(key, closed, out_tree, keys, dynamic)
             except UnsupportedDTypeError as err:
                 now = self._dtype_fallback(closed, out_tree, err)
-            else:
-                kernel = compile_cache.memory_lookup(prog.source)
-                if kernel is not None:
-                    now = _compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
-                else:
-                    now = self._pending_entry(key, closed, out_tree, keys, prog)
             now.call.entry = now
             with self._lock:
                 if self._table.get(key) is not call:

@@ -50,6 +50,18 @@ def surface_cause(e):
     return e
 
 
+def shown_error(e):
+    """What a public boundary raises for ``e`` caught there: None to re-raise ``e`` itself
+    (its traceback filtered in place), else the typed error numpy wrapped
+    (:func:`surface_cause`), with ``e``'s filtered traceback. Use as
+    ``shown = shown_error(e); if shown is None: raise; raise shown from None``."""
+    shown = surface_cause(e)
+    if shown is e:
+        filter_traceback(e)
+        return None
+    return filter_traceback(shown.with_traceback(e.__traceback__))
+
+
 def filter_traceback(e):
     """Drop autodiff's and numpy's frames from ``e.__traceback__`` in place (unless
     filtering is off) and return ``e``; the caller re-raises it with a bare ``raise``, which

@@ -204,17 +204,14 @@ class Tracer(ArrayMethods):
     def __array__(self, dtype=None, copy=None):
         t = self._trace
         t._check_alive(self)                 # a leaked tracer says so, whatever its use
-        if t.concrete and (self.aval.dtype.kind in "iub" or not t.carries_derivative(self.ivar)):
+        if t.concrete:
             # A value without a derivative (an integer or boolean, a non-differentiated
             # input, a stop_gradient) loses nothing as a numpy constant: ``np_table[idx]``
             # under grad/jvp/vjp (numpy calls ``__array__`` on an index array) computes the
-            # entries as a constant.
-            v = np.asarray(t.force(self, "a numpy array"))
+            # entries as a constant. One with a derivative raises DerivativeLossError.
+            v = np.asarray(self._constant_value(
+                "numpy's conversion to an array (np.asarray, np.float64, np.array)"))
             return v if dtype is None else v.astype(dtype, copy=False)
-        if t.concrete:
-            raise DerivativeLossError(_derivative_loss_message(
-                self, "numpy's conversion to an array (np.asarray, np.float64, np.array)"),
-                                      source=user_source())
         raise ConcretizationError(
             "a traced value was passed to a function that converts it to a numpy array "
             "(np.asarray / a numpy function without autodiff support). Use the "

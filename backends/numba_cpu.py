@@ -648,12 +648,10 @@ def _split_long_function(fsrc, budget=None):
         chunks.append(cur)
     if len(chunks) < 2:
         return [fsrc]
-    later_loads = [set() for _ in chunks] + [info[-1][1]]
+    # read_after[k]: the names chunk k and every later statement (the return too) read
+    read_after = [None] * len(chunks) + [info[-1][1]]
     for k in range(len(chunks) - 1, -1, -1):
-        here = set()
-        for i in chunks[k]:
-            here |= info[i][1]
-        later_loads[k] = here | (later_loads[k + 1] if k + 1 < len(chunks) else info[-1][1])
+        read_after[k] = set().union(read_after[k + 1], *(info[i][1] for i in chunks[k]))
     out, calls, defined = [], [], set(params)
     for k, idx in enumerate(chunks):
         stored, loaded = set(), set()
@@ -661,8 +659,7 @@ def _split_long_function(fsrc, budget=None):
             stored |= info[i][0]
             loaded |= info[i][1]
         ins = sorted((loaded & local) & defined, key=lambda n: (n not in params, n))
-        after = later_loads[k + 1] if k + 1 < len(chunks) else info[-1][1]
-        outs = sorted(stored & after)
+        outs = sorted(stored & read_after[k + 1])
         body = []
         for i in idx:
             body.extend(lines[spans[i][0]:spans[i][1]])
@@ -672,10 +669,8 @@ def _split_long_function(fsrc, budget=None):
         call = f"{cname}({', '.join(ins)})"
         calls.append(f"    {', '.join(outs)}, = {call}" if outs else f"    {call}")
         defined |= stored
-    head = lines[:fn.body[0].lineno - 1]
-    head = [ln for ln in head if not ln.strip().startswith("#")] or head[:1]
     ret_text = lines[spans[-1][0]:spans[-1][1]]
-    out.append("\n".join(head + [f"    # the body in {len(chunks)} functions of at most about "
+    out.append("\n".join(lines[:fn.lineno] + [f"    # the body in {len(chunks)} functions of at most about "
                                   f"{budget} lines (compile time linear in length)"]
                          + calls + ret_text))
     return out
