@@ -1,6 +1,9 @@
 """Checkpointing: the memory reverse mode keeps, against the depth of a network, per strategy.
 
-    python examples/checkpoint_memory.py [--max-depth 64] [--figure checkpoint_memory.png]
+    python examples/checkpoint_memory.py [--max-depth 64] [--figure PATH]
+
+(The figure goes to ``examples/out/checkpoint_memory.png``, ignored by git, unless ``--figure``
+names another path.)
 
 A chain of ``depth`` tanh layers of width 64. For each depth and each strategy of
 ``ad.checkpoint_sequential`` (``"none"``: keep everything; ``"sqrt_n"``: segments of
@@ -10,12 +13,16 @@ checks that every strategy gives the same gradient, and plots bytes against dept
 linear for ``"none"``, about √depth for ``"sqrt_n"``.
 """
 import argparse
+import pathlib
 
 import numpy as np
 
 import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.checkpoint import saved_residuals
+
+# figures go here unless --figure says otherwise (ignored by git, made on demand)
+OUT = pathlib.Path(__file__).resolve().parent / "out"
 
 STRATEGIES = {"none": "none", "sqrt_n": "sqrt_n", "every(4)": ad.every(4)}
 
@@ -45,11 +52,12 @@ def plot(depths, table, path):
     ax.set_title("reverse-mode memory by checkpoint strategy")
     ax.legend()
     fig.tight_layout()
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 
 
-def main(depths=(4, 9, 16, 25, 36, 49, 64), width=64, figure="checkpoint_memory.png",
+def main(depths=(4, 9, 16, 25, 36, 49, 64), width=64, figure=str(OUT / "checkpoint_memory.png"),
          log=print):
     x = np.linspace(-1.0, 1.0, width)
     table = {name: [] for name in STRATEGIES}
@@ -77,7 +85,7 @@ def main(depths=(4, 9, 16, 25, 36, 49, 64), width=64, figure="checkpoint_memory.
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--max-depth", type=int, default=64)
-    ap.add_argument("--figure", default="checkpoint_memory.png")
+    ap.add_argument("--figure", default=str(OUT / "checkpoint_memory.png"))
     args = ap.parse_args()
     ds = tuple(k * k for k in range(2, int(np.sqrt(args.max_depth)) + 1))
     main(ds, figure=args.figure)

@@ -1,6 +1,9 @@
 """Classify scikit-learn's bundled handwritten digits with an MLP trained by a jitted step.
 
-    python examples/digits_mlp.py [--steps 300] [--figure digits_mlp.png]
+    python examples/digits_mlp.py [--steps 300] [--figure PATH]
+
+(The figure goes to ``examples/out/digits_mlp.png``, ignored by git, unless ``--figure``
+names another path.)
 
 The data (8x8 images, 1797 samples) ship with scikit-learn, so nothing is downloaded.
 An MLP 64-64-10 (tanh, softmax cross-entropy) is trained full-batch with Adam; the
@@ -10,11 +13,15 @@ accuracy at the end; the figure shows the loss curve and test digits with their
 predicted labels. Needs the ``examples`` extra (scikit-learn, matplotlib).
 """
 import argparse
+import pathlib
 
 import numpy as np
 
 import autodiff as ad
 import autodiff.numpy as anp
+
+# figures go here unless --figure says otherwise (ignored by git, made on demand)
+OUT = pathlib.Path(__file__).resolve().parent / "out"
 
 
 def load(seed=0, test_fraction=0.25):
@@ -64,11 +71,12 @@ def plot(losses, images, labels, predicted, path):
         a.set_title(f"predicted {predicted[k]}", color="C2" if ok else "C3", fontsize=9)
         a.axis("off")
     fig.tight_layout()
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 
 
-def main(steps=300, lr=0.01, seed=0, figure="digits_mlp.png", log=print, use_jit=True):
+def main(steps=300, lr=0.01, seed=0, figure=str(OUT / "digits_mlp.png"), log=print, use_jit=True):
     x, y, xt, yt, images = load(seed)
     onehot = np.eye(10)[y]
     params = init(seed)
@@ -110,7 +118,7 @@ def main(steps=300, lr=0.01, seed=0, figure="digits_mlp.png", log=print, use_jit
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--figure", default="digits_mlp.png")
+    ap.add_argument("--figure", default=str(OUT / "digits_mlp.png"))
     args = ap.parse_args()
     acc = main(args.steps, figure=args.figure)
     if acc < 0.93:

@@ -1,6 +1,9 @@
 """DP-SGD: differentially private training with per-example gradients from ``vmap(grad)``.
 
-    python examples/dp_sgd.py [--steps 300] [--figure dp_sgd.png]
+    python examples/dp_sgd.py [--steps 300] [--figure PATH]
+
+(The figure goes to ``examples/out/dp_sgd.png``, ignored by git, unless ``--figure``
+names another path.)
 
 Each step of DP-SGD (Abadi et al., 2016) needs the gradient of every example on its own:
 ``ad.vmap(ad.grad(example_loss), in_axes=(None, 0, 0))`` gives them as one batched
@@ -14,11 +17,15 @@ budget epsilon follows from sigma, the sampling rate and the number of steps by 
 accountant, which is not part of this example.) Needs matplotlib for the figure.
 """
 import argparse
+import pathlib
 
 import numpy as np
 
 import autodiff as ad
 import autodiff.numpy as anp
+
+# figures go here unless --figure says otherwise (ignored by git, made on demand)
+OUT = pathlib.Path(__file__).resolve().parent / "out"
 
 
 def make_data(n, d, seed=0):
@@ -81,11 +88,13 @@ def plot(curves, path):
     ax.set_title("DP-SGD: clipped per-example gradients + Gaussian noise")
     ax.legend(fontsize=8)
     fig.tight_layout()
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 
 
-def main(steps=300, n=2000, d=20, sigmas=(0.0, 1.0, 4.0), figure="dp_sgd.png", log=print,
+def main(steps=300, n=2000, d=20, sigmas=(0.0, 1.0, 4.0), figure=str(OUT / "dp_sgd.png"),
+         log=print,
          use_jit=True):
     x, y = make_data(n, d)
     w0 = np.random.default_rng(1).standard_normal(d) * 0.1
@@ -115,6 +124,6 @@ def main(steps=300, n=2000, d=20, sigmas=(0.0, 1.0, 4.0), figure="dp_sgd.png", l
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=300)
-    ap.add_argument("--figure", default="dp_sgd.png")
+    ap.add_argument("--figure", default=str(OUT / "dp_sgd.png"))
     args = ap.parse_args()
     main(args.steps, figure=args.figure)

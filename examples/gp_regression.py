@@ -1,7 +1,10 @@
 """Gaussian-process regression: fit kernel hyperparameters by maximising the marginal
 likelihood with exact gradients, then predict.
 
-    python examples/gp_regression.py [--points 30] [--seed 0] [--figure gp_regression.png]
+    python examples/gp_regression.py [--points 30] [--seed 0] [--figure PATH]
+
+(The figure goes to ``examples/out/gp_regression.png``, ignored by git, unless ``--figure``
+names another path.)
 
 The negative log marginal likelihood of y ~ N(0, K(θ) + σ_n² I),
 
@@ -15,12 +18,16 @@ and checks the posterior mean recovers the underlying function. The figure (matp
 ``pip install -e ".[examples]"``) shows the data, the posterior mean and its ±2σ band.
 """
 import argparse
+import pathlib
 
 import numpy as np
 from scipy.optimize import minimize
 
 import autodiff as ad
 import autodiff.numpy as anp
+
+# figures go here unless --figure says otherwise (ignored by git, made on demand)
+OUT = pathlib.Path(__file__).resolve().parent / "out"
 
 
 def rbf_kernel(X1, X2, log_ell, log_sf):
@@ -64,6 +71,7 @@ def plot(X, y, Xs, mu, var, f, path):
     ax.set_title("GP regression, hyperparameters by ad.grad + L-BFGS")
     ax.legend(fontsize=8)
     fig.tight_layout()
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 
@@ -122,6 +130,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--points", type=int, default=30)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--figure", default="gp_regression.png")
+    ap.add_argument("--figure", default=str(OUT / "gp_regression.png"))
     args = ap.parse_args()
     main(args.points, args.seed, args.figure)

@@ -1,7 +1,10 @@
 """Hamiltonian molecular dynamics: a Lennard-Jones cluster, forces from ``ad.grad``, a
 velocity-Verlet integrator compiled with ``ad.jit``.
 
-    python examples/hamiltonian_md.py [--particles 36] [--steps 4000] [--figure hamiltonian_md.png]
+    python examples/hamiltonian_md.py [--particles 36] [--steps 4000] [--figure PATH]
+
+(The figure goes to ``examples/out/hamiltonian_md.png``, ignored by git, unless ``--figure``
+names another path.)
 
 H(q, p) = |p|²/2 + U(q), with U the Lennard-Jones energy 4 Σ_{i<j} (r⁻¹² - r⁻⁶) (reduced
 units, unit masses). The force is ``-ad.grad(U)``: no hand-written derivative. Velocity
@@ -11,11 +14,15 @@ force against central differences, the conservation of energy and momentum, and 
 the energies and the particle paths. Needs matplotlib for the figure.
 """
 import argparse
+import pathlib
 
 import numpy as np
 
 import autodiff as ad
 import autodiff.numpy as anp
+
+# figures go here unless --figure says otherwise (ignored by git, made on demand)
+OUT = pathlib.Path(__file__).resolve().parent / "out"
 
 
 def lj_energy(q):
@@ -75,11 +82,13 @@ def plot(dt, path, kinetic, potential, path_file):
     b.set_aspect("equal")
     b.set_title(f"{path.shape[1]} Lennard-Jones particles")
     fig.tight_layout()
+    pathlib.Path(path_file).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path_file)
     plt.close(fig)
 
 
-def main(n_side=6, steps=4000, dt=0.004, figure="hamiltonian_md.png", log=print, use_jit=True):
+def main(n_side=6, steps=4000, dt=0.004, figure=str(OUT / "hamiltonian_md.png"),
+         log=print, use_jit=True):
     q0, p0 = initial_state(n_side)
 
     # the force is -dU/dq: check one component against central differences
@@ -112,6 +121,6 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--particles", type=int, default=36, help="a square number")
     ap.add_argument("--steps", type=int, default=4000)
-    ap.add_argument("--figure", default="hamiltonian_md.png")
+    ap.add_argument("--figure", default=str(OUT / "hamiltonian_md.png"))
     args = ap.parse_args()
     main(int(round(np.sqrt(args.particles))), args.steps, figure=args.figure)

@@ -1,6 +1,9 @@
 """MAML: meta-learn an initialization that fits a new sine wave from 10 points in one step.
 
-    python examples/maml_sines.py [--iterations 4000] [--figure maml_sines.png]
+    python examples/maml_sines.py [--iterations 4000] [--figure PATH]
+
+(The figure goes to ``examples/out/maml_sines.png``, ignored by git, unless ``--figure``
+names another path.)
 
 Each task is a sine wave ``A sin(x + φ)`` (A in [0.1, 5], φ in [0, π]). The model is an MLP
 1-40-40-1. Adapting to a task is ``inner_steps`` gradient steps on its 10 support points;
@@ -13,11 +16,15 @@ meta-learned initialization itself. The figure shows a new task before and after
 adaptation. Needs matplotlib for the figure (``pip install -e ".[examples]"``).
 """
 import argparse
+import pathlib
 
 import numpy as np
 
 import autodiff as ad
 import autodiff.numpy as anp
+
+# figures go here unless --figure says otherwise (ignored by git, made on demand)
+OUT = pathlib.Path(__file__).resolve().parent / "out"
 
 ALPHA = 0.02          # inner learning rate
 K = 10                # support and query points per task
@@ -79,12 +86,13 @@ def plot(params, rng, path):
     ax.set_title("MAML on sine waves")
     ax.legend(fontsize=8)
     fig.tight_layout()
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 
 
-def main(iterations=4000, meta_batch=25, lr=3e-3, seed=0, figure="maml_sines.png", log=print,
-         use_jit=True):
+def main(iterations=4000, meta_batch=25, lr=3e-3, seed=0, figure=str(OUT / "maml_sines.png"),
+         log=print, use_jit=True):
     rng = np.random.default_rng(seed)
     params = init(seed)
 
@@ -133,6 +141,6 @@ def main(iterations=4000, meta_batch=25, lr=3e-3, seed=0, figure="maml_sines.png
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--iterations", type=int, default=4000)
-    ap.add_argument("--figure", default="maml_sines.png")
+    ap.add_argument("--figure", default=str(OUT / "maml_sines.png"))
     args = ap.parse_args()
     main(args.iterations, figure=args.figure)

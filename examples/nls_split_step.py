@@ -2,7 +2,10 @@
 respect to the initial pulse.
 
     python examples/nls_split_step.py [--points 256] [--steps 200] [--iterations 40]
-                                      [--figure nls_split_step.png] [--no-jit]
+                                      [--figure PATH] [--no-jit]
+
+(The figure goes to ``examples/out/nls_split_step.png``, ignored by git, unless ``--figure``
+names another path.)
 
 The focusing NLS on a periodic grid x ∈ [-L/2, L/2),
 
@@ -30,11 +33,15 @@ conj(∂/∂Re + i ∂/∂Im)), and runs gradient descent with a backtracking st
 the loss. The figure shows the initial and final intensities, the target and the gradient.
 """
 import argparse
+import pathlib
 
 import numpy as np
 
 import autodiff as ad
 import autodiff.numpy as anp
+
+# figures go here unless --figure says otherwise (ignored by git, made on demand)
+OUT = pathlib.Path(__file__).resolve().parent / "out"
 
 
 def grid(points=256, length=40.0):
@@ -124,12 +131,13 @@ def plot(x, a0, a, target, final0, final, g0, path):
     q.set_xlabel("x")
     q.set_title("∂loss/∂a(x) at the initial guess (ad.grad)")
     fig.tight_layout()
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 
 
 def main(points=256, length=40.0, T=2.0, steps=200, iterations=40,
-         figure="nls_split_step.png", log=print, use_jit=True):
+         figure=str(OUT / "nls_split_step.png"), log=print, use_jit=True):
     x, k = grid(points, length)
     dx, dt = length / points, T / steps
     solve = ad.jit(split_step, static_argnums=(3,)) if use_jit else split_step
@@ -170,7 +178,7 @@ if __name__ == "__main__":
     ap.add_argument("--points", type=int, default=256)
     ap.add_argument("--steps", type=int, default=200, help="time steps to T = 2")
     ap.add_argument("--iterations", type=int, default=40, help="gradient-descent steps")
-    ap.add_argument("--figure", default="nls_split_step.png")
+    ap.add_argument("--figure", default=str(OUT / "nls_split_step.png"))
     ap.add_argument("--no-jit", action="store_true", help="run on the numpy interpreter")
     args = ap.parse_args()
     main(args.points, steps=args.steps, iterations=args.iterations, figure=args.figure,

@@ -1,6 +1,9 @@
 """Ground state of a quantum spin chain by gradient descent on a complex wavefunction.
 
-    python examples/spin_chain_ground_state.py [--sites 8] [--steps 250] [--figure spin_chain.png]
+    python examples/spin_chain_ground_state.py [--sites 8] [--steps 250] [--figure PATH]
+
+(The figure goes to ``examples/out/spin_chain_ground_state.png``, ignored by git, unless
+``--figure`` names another path.)
 
 The model is the periodic Heisenberg chain with a Dzyaloshinskii-Moriya (DM) term and a
 uniform field along z,
@@ -27,12 +30,16 @@ runs the descent (one ``ad.jit``-compiled step), and compares the energy with nu
 ``eigvalsh`` (exact diagonalization) to 1e-8; the figure shows the energy error per step.
 """
 import argparse
+import pathlib
 from functools import reduce
 
 import numpy as np
 
 import autodiff as ad
 import autodiff.numpy as anp
+
+# figures go here unless --figure says otherwise (ignored by git, made on demand)
+OUT = pathlib.Path(__file__).resolve().parent / "out"
 
 PAULI = {"I": np.eye(2, dtype=complex),
          "X": np.array([[0, 1], [1, 0]], dtype=complex),
@@ -113,11 +120,13 @@ def plot(errors, n, path):
     ax.set_title(f"Heisenberg + DM ring, {n} sites: descent on complex ψ", fontsize=10)
     ax.legend(fontsize=8)
     fig.tight_layout()
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 
 
-def main(sites=8, steps=250, figure="spin_chain.png", log=print, use_jit=True):
+def main(sites=8, steps=250, figure=str(OUT / "spin_chain_ground_state.png"),
+         log=print, use_jit=True):
     energies, psi, H = ground_state(sites, steps, use_jit=use_jit)
     e_exact = np.linalg.eigvalsh(H)
     errors = energies - e_exact[0]
@@ -142,7 +151,7 @@ if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sites", type=int, default=8)
     ap.add_argument("--steps", type=int, default=250)
-    ap.add_argument("--figure", default="spin_chain.png")
+    ap.add_argument("--figure", default=str(OUT / "spin_chain_ground_state.png"))
     ap.add_argument("--no-jit", action="store_true", help="run the steps on the interpreter")
     args = ap.parse_args()
     main(args.sites, args.steps, figure=args.figure, use_jit=not args.no_jit)

@@ -1,6 +1,9 @@
 """The derivatives of tanh up to order 6, three ways, checked against each other and plotted.
 
-    python examples/tanh_derivatives.py [--order 6] [--figure tanh_derivatives.png]
+    python examples/tanh_derivatives.py [--order 6] [--figure PATH]
+
+(The figure goes to ``examples/out/tanh_derivatives.png``, ignored by git, unless ``--figure``
+names another path.)
 
 1. nested ``ad.grad`` (reverse over reverse over ...), mapped over a grid with ``ad.vmap``;
 2. ``ad.taylor(tanh, order)``: all orders in one Taylor-mode pass;
@@ -10,12 +13,16 @@
 Needs matplotlib for the figure (``pip install -e ".[examples]"``).
 """
 import argparse
+import pathlib
 
 import numpy as np
 from numpy.polynomial import polynomial as npoly
 
 import autodiff as ad
 import autodiff.numpy as anp
+
+# figures go here unless --figure says otherwise (ignored by git, made on demand)
+OUT = pathlib.Path(__file__).resolve().parent / "out"
 
 
 def closed_form(x, order):
@@ -54,11 +61,12 @@ def plot(x, ds, path):
     ax.set_ylim(-6, 6)
     ax.legend(ncol=2, fontsize=8)
     fig.tight_layout()
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path)
     plt.close(fig)
 
 
-def main(order=6, points=200, figure="tanh_derivatives.png", log=print):
+def main(order=6, points=200, figure=str(OUT / "tanh_derivatives.png"), log=print):
     x = np.linspace(-4.0, 4.0, points)
     want = closed_form(x, order)
     nested = nested_grads(x, order)
@@ -77,6 +85,6 @@ def main(order=6, points=200, figure="tanh_derivatives.png", log=print):
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--order", type=int, default=6)
-    ap.add_argument("--figure", default="tanh_derivatives.png")
+    ap.add_argument("--figure", default=str(OUT / "tanh_derivatives.png"))
     args = ap.parse_args()
     main(args.order, figure=args.figure)
