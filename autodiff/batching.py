@@ -9,6 +9,7 @@ arguments, and evaluates the batched program.
 array([ 1., 13., 41.])
 """
 import functools
+import inspect
 from typing import Any, Callable, Optional
 
 import numpy as np
@@ -19,7 +20,8 @@ from .core import get_aval, trace_flat, user_source
 from .errors import ConcretizationError, ShapeError
 from .transforms.partial_eval import dce_closed
 from .transforms.vmap import batch_eval, matchaxis
-from .tree_util import broadcast_prefix, tree_flatten, tree_structure, tree_unflatten
+from .tree_util import (broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path,
+                        tree_structure, tree_unflatten)
 
 __all__ = ["vmap"]
 
@@ -86,6 +88,53 @@ def _leaf_owner(args):
     return owner
 
 
+def _argument_names(fun, args):
+    """A name for each flat leaf of ``args``, as JAX's vmap errors give them: the parameter's
+    name when ``fun``'s signature can be read (``args[i]`` otherwise, ``xs[k]`` for
+    ``*xs``), followed by the key path inside the argument (``params['w']``)."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        params = []
+    positional = [q.name for q in params
+                  if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    star = next((q.name for q in params if q.kind is q.VAR_POSITIONAL), None)
+
+    def name(i):
+        if i < len(positional):
+            return positional[i]
+        if star is not None:
+            return f"{star}[{i - len(positional)}]"
+        return f"args[{i}]"
+    return [name(path[0].idx) + keystr(path[1:]) for path, _ in tree_flatten_with_path(args)[0]]
+
+
+def _inconsistent_sizes(fun, args, flat, dims, axis_size):
+    """The message of vmap's size mismatch, grouped by size as JAX's: which axis of which
+    argument, of which type, has each size (computed only when the sizes disagree)."""
+    names = _argument_names(fun, args)
+    by_size = {}
+    for name, x, d in zip(names, flat, dims):
+        if d is None:
+            continue
+        a = get_aval(as_array(x))
+        d = int(d) % len(a.shape)
+        kind = f"{a.dtype.name}[{','.join(map(str, a.shape))}]"
+        by_size.setdefault(a.shape[d], []).append(f"axis {d} of argument {name} of type {kind}")
+    lines = []
+    for size, where in sorted(by_size.items(), key=lambda kv: -len(kv[1])):
+        if len(where) == 1:
+            lines.append(f"one axis had size {size}: {where[0]}")
+        else:
+            shown = ", ".join(where[:3]) + (f" and {len(where) - 3} more" if len(where) > 3 else "")
+            lines.append(f"{len(where)} axes had size {size}: {shown}")
+    if axis_size is not None:
+        lines.append(f"axis_size={axis_size} was passed")
+    return ("vmap got inconsistent sizes for array axes to be mapped:\n  * "
+            + ";\n  * ".join(lines) + "\nEvery mapped axis needs the same size: map the "
+            "arguments that differ with in_axes=None, or split the batch to match")
+
+
 def _trace_unmapped(x):
     """Unmapped arrays are traced (so ``table[i]`` with a mapped ``i`` records a gather);
     scalars, other objects and outer tracers reach the function unchanged (so Python
@@ -146,19 +195,16 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
             flat[i] = x
             mapped.append(x)
             mdims.append(d)
-            sizes.append((owner[i], d, shape[d]))
-        distinct = {s for _, _, s in sizes}
+            sizes.append(shape[d])
+        distinct = set(sizes)
         if axis_size is not None:
             distinct.add(int(axis_size))
         if not distinct:
             raise ValueError("vmap: no argument is mapped (every in_axes is None); pass "
                              "axis_size to say how many copies to make")
         if len(distinct) > 1:
-            parts = [f"argument {a} has size {s} along axis {d}" for a, d, s in sizes]
-            if axis_size is not None:
-                parts.append(f"axis_size={axis_size}")
-            raise ShapeError("vmap got inconsistent sizes for the mapped axes: "
-                             + "; ".join(parts), source=user_source())
+            raise ShapeError(_inconsistent_sizes(fun, args, flat, dims, axis_size),
+                             source=user_source())
         size = distinct.pop()
         avals = []
         for x, d in zip(mapped, mdims):

@@ -465,11 +465,47 @@ def test_batched_custom_lin_transposes_with_the_users_bwd(rng):
 # ---------------------------------------------------------------------------
 
 def test_mismatched_axis_sizes_name_the_sizes():
-    with pytest.raises(ShapeError, match=r"argument 0 has size 3.*argument 1 has size 4") as e:
+    with pytest.raises(ShapeError, match=r"(?s)size 3: axis 0 of argument a .*size 4: axis 0 of "
+                                         r"argument b ") as e:
         ad.vmap(lambda a, b: a + b)(np.ones((3, 2)), np.ones((4, 2)))
     assert "test_vmap.py" in str(e.value)            # the user's line
     with pytest.raises(ShapeError, match="axis_size=5"):
         ad.vmap(lambda a: a, axis_size=5)(np.ones(3))
+
+
+def _weights_and_data(params, x, *extra):
+    return params["w"] @ x
+
+
+def test_mismatched_axis_sizes_name_the_arguments_like_jax():
+    # JAX: "vmap got inconsistent sizes for array axes to be mapped:\n  * one axis had size
+    # 3: axis 0 of argument x of type float32[3]; ..."; here with the parameter's name, the
+    # path inside a pytree argument, the dtype and shape, and the axis that was mapped
+    params = {"w": np.ones((3, 2, 2)), "b": np.ones(3)}
+    with pytest.raises(ShapeError) as e:
+        ad.vmap(_weights_and_data, in_axes=(0, 1, 0))(params, np.ones((2, 5), np.float32),
+                                                      np.ones(5))
+    lines = str(e.value).splitlines()
+    assert lines[:3] == [
+        "vmap got inconsistent sizes for array axes to be mapped:",
+        "  * 2 axes had size 3: axis 0 of argument params['b'] of type float64[3], "
+        "axis 0 of argument params['w'] of type float64[3,2,2];",
+        "  * 2 axes had size 5: axis 1 of argument x of type float32[2,5], "
+        "axis 0 of argument extra[0] of type float64[5]"]
+    assert "in_axes=None" in lines[3]
+
+
+def test_mismatched_axis_sizes_without_a_signature():
+    # a callable whose signature cannot be read: arguments by position, args[i]
+    class Opaque:
+        __signature__ = "not a signature"            # inspect.signature raises TypeError
+
+        def __call__(self, *a):
+            return a[0]
+    with pytest.raises(ShapeError, match=r"size 2: axis 0 of argument args\[0\] of type "
+                                         r"float64\[2\];\n  \* one axis had size 3: axis 0 of "
+                                         r"argument args\[1\] of type int64\[3\]"):
+        ad.vmap(Opaque())(np.ones(2), np.arange(3))
 
 
 def test_out_axes_none_on_a_batched_output():
