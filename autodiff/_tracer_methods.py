@@ -20,7 +20,8 @@ array([4., 8.])
 >>> ad.grad(lambda x: np.sum(np.sin(x)))(np.zeros(2))                   # numpy's own sin
 array([1., 1.])
 """
-from .errors import UnsupportedError
+from .errors import AutodiffError, UnsupportedError
+from .traceback_util import boundaries, filter_traceback
 
 __all__ = ["ArrayMethods"]
 
@@ -41,21 +42,31 @@ def _binary(fn_name, prim_name=None):
     ``prim_name`` directly when :func:`fast_pair` says no promotion is needed."""
     fn = prim = fast_pair = None
 
+    # each op is a public boundary (autodiff.traceback_util), written in: try is free
     if prim_name is None:
         def op(self, other):
             nonlocal fn
-            if fn is None:
-                fn = getattr(_numpy(), fn_name)
-            return fn(self, other)
+            try:
+                if fn is None:
+                    fn = getattr(_numpy(), fn_name)
+                return fn(self, other)
+            except AutodiffError as e:
+                filter_traceback(e)
+                raise
     else:
         def op(self, other):
             nonlocal fn, prim, fast_pair
-            if fn is None:
-                fn, prim, fast_pair = _resolve(fn_name, prim_name)
-            pair = fast_pair(self, other)
-            if pair is not None:
-                return prim.bind(*pair)
-            return fn(self, other)
+            try:
+                if fn is None:
+                    fn, prim, fast_pair = _resolve(fn_name, prim_name)
+                pair = fast_pair(self, other)
+                if pair is not None:
+                    return prim.bind(*pair)
+                return fn(self, other)
+            except AutodiffError as e:
+                filter_traceback(e)
+                raise
+    op._autodiff_boundary = True
     return op
 
 
@@ -64,7 +75,12 @@ def _reflected(fn_name, prim_name=None):
     forward = _binary(fn_name, prim_name)
 
     def op(self, other):
-        return forward(other, self)
+        try:
+            return forward(other, self)
+        except AutodiffError as e:
+            filter_traceback(e)
+            raise
+    op._autodiff_boundary = True
     return op
 
 
@@ -108,7 +124,12 @@ def _method(name, fn_name=None):
     fn_name = fn_name or name
 
     def method(self, *args, **kwargs):
-        return getattr(_numpy(), fn_name)(self, *args, **kwargs)
+        try:
+            return getattr(_numpy(), fn_name)(self, *args, **kwargs)
+        except AutodiffError as e:
+            filter_traceback(e)
+            raise
+    method._autodiff_boundary = True
     method.__name__ = method.__qualname__ = name
     method.__doc__ = _like(name)
     return method
@@ -129,6 +150,7 @@ _UFUNC_NAMES = {"absolute": "absolute", "true_divide": "divide", "power": "power
                 "remainder": "mod", "conjugate": "conj"}
 
 
+@boundaries     # a leaked tracer's error leaves these without autodiff's frames
 class ArrayMethods:
     """Operators and ndarray methods of a traced value (a base of ``core.Tracer``)."""
 

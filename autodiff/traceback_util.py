@@ -9,6 +9,14 @@ line inside the traced function, and a note says how to see everything:
 ``ad.config.update("traceback_filtering", "off")`` or the environment variable
 ``AUTODIFF_TRACEBACK_FILTERING=off`` keeps every frame.
 
+A traced value that leaked out of its transform and is used afterwards raises
+``TracerLeakError`` outside every transform, so no transform's boundary sees it leave: the
+tracer's operators and methods (:func:`boundaries`), ``autodiff.numpy``'s functions and
+``Primitive.bind`` are boundaries of their own for autodiff's typed errors. Where the
+operation is the hot path of tracing (``x * y``), the boundary is written in the function
+(``except AutodiffError as e: filter_traceback(e); raise``), which costs nothing until an
+error passes.
+
 >>> import traceback, numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> def f(x):
 ...     if x > 0:                      # a Python branch on a traced value under jit
@@ -21,11 +29,13 @@ line inside the traced function, and a note says how to see everything:
 >>> frames[-1].line
 'if x > 0:                      # a Python branch on a traced value under jit'
 """
+import functools
 import types
 
 from .config import config
+from .errors import AutodiffError
 
-__all__ = ["filter_traceback"]
+__all__ = ["filter_traceback", "boundaries"]
 
 _NOTE = ("autodiff removed {n} of its internal frames from this traceback; "
          "set AUTODIFF_TRACEBACK_FILTERING=off (or ad.config.update(\"traceback_filtering\", "
@@ -33,7 +43,7 @@ _NOTE = ("autodiff removed {n} of its internal frames from this traceback; "
 
 
 def _internal(filename):
-    from .core import is_internal_file
+    from .source_info import is_internal_file
     return is_internal_file(filename)
 
 
@@ -93,3 +103,52 @@ def filter_traceback(e):
     except AttributeError:          # exceptions with __slots__ (rare): the note says it once
         pass
     return e
+
+
+def _boundary(fun):
+    """``fun`` with autodiff's typed errors leaving it without autodiff's frames."""
+    @functools.wraps(fun)
+    def entry(*args, **kwargs):
+        try:
+            return fun(*args, **kwargs)
+        except AutodiffError as e:
+            filter_traceback(e)
+            raise                      # a bare raise adds no frame of this function
+    entry._autodiff_boundary = True
+    return entry
+
+
+def boundaries(cls):
+    """Class decorator: every method and property defined in ``cls``'s body becomes a public
+    boundary for autodiff's typed errors (the tracer's ``__getitem__``, ``reshape``,
+    ``__float__`` ... which a leaked tracer reaches outside every transform). Functions that
+    are boundaries already (``_autodiff_boundary``), private helpers, object protocol
+    methods and the metadata properties (``shape``, ``dtype``: read all the time, they raise
+    nothing) are kept as they are.
+
+    >>> import traceback, numpy as np, autodiff as ad
+    >>> leaked = []
+    >>> _ = ad.grad(lambda x: leaked.append(x) or x.sum())(np.ones(2))
+    >>> try:
+    ...     leaked[0].reshape(2, 1)
+    ... except ad.errors.TracerLeakError as e:
+    ...     frames = traceback.extract_tb(e.__traceback__)
+    >>> [f.name for f in frames]
+    ['<module>']
+    """
+    for name, attr in list(vars(cls).items()):
+        private = name.startswith("_") and not name.endswith("__")
+        if private or name in _KEPT or getattr(attr, "_autodiff_boundary", False):
+            continue
+        if isinstance(attr, property) and attr.fget is not None:
+            setattr(cls, name, property(_boundary(attr.fget), attr.fset, attr.fdel, attr.__doc__))
+        elif isinstance(attr, types.FunctionType):
+            setattr(cls, name, _boundary(attr))
+    return cls
+
+
+# construction, representation, pickling and metadata: no user-facing error passes them
+_KEPT = frozenset({"__init__", "__new__", "__repr__", "__reduce__", "__reduce_ex__",
+                   "__init_subclass__", "__class_getitem__", "__getstate__", "__setstate__",
+                   "__copy__", "__deepcopy__", "__hash__", "shape", "dtype", "ndim", "size",
+                   "itemsize", "nbytes"})

@@ -10,9 +10,10 @@ import numpy as np
 
 from ._tracer_methods import ArrayMethods
 from .cache import ProgramCache
-from .errors import (ConcretizationError, DerivativeLossError, DTypeError, ShapeError,
-                     TracerLeakError)
+from .errors import (AutodiffError, ConcretizationError, DerivativeLossError, DTypeError,
+                     ShapeError, TracerLeakError)
 from .source_info import is_internal_file, trace_state, user_source
+from .traceback_util import boundaries, filter_traceback
 from .avals import _VALID_KINDS, _bad_dtype, value_aval
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
 from . import tree_util as _tree_util
@@ -71,7 +72,11 @@ class Primitive:
     def bind(self, *args, **params):
         """Apply the primitive: evaluated at once on concrete values, recorded as an equation on
         tracers."""
-        return bind(self, args, params)
+        try:                 # a public boundary (autodiff.traceback_util); try is free
+            return bind(self, args, params)
+        except AutodiffError as e:
+            filter_traceback(e)
+            raise
 
 
 def _primitive_named(name):
@@ -100,6 +105,7 @@ def get_aval(x):
 
 
 
+@boundaries     # a leaked tracer's error leaves these without autodiff's frames
 class Tracer(ArrayMethods):
     """A traced array value. Behaves like an array; records operations as equations.
 

@@ -11,9 +11,10 @@ import numpy as np
 
 from .. import primitives as P
 from ..core import Tracer, get_aval, is_inexact_dtype, python_scalar_dtype
-from ..errors import DTypeError, ShapeError
+from ..errors import AutodiffError, DTypeError, ShapeError
 from ..core import user_source
 from ..source_info import trace_state
+from ..traceback_util import filter_traceback
 
 _WRAP_HOOKS = []   # classes with __autodiff_array__ / __autodiff_wrap__ (the tape's Variable)
 
@@ -123,6 +124,9 @@ def npfunc(np_fn=None):
             state.source = user_source(2)
             try:
                 return f(*args, **kwargs)
+            except AutodiffError as e:     # a public boundary (autodiff.traceback_util)
+                filter_traceback(e)
+                raise
             finally:
                 state.source = None
         wrapper.__wrapped_numpy__ = np_fn

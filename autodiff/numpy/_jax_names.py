@@ -26,6 +26,8 @@ import functools
 import numpy as np
 
 from ..core import Array, Tracer
+from ..errors import AutodiffError
+from ..traceback_util import filter_traceback
 
 __all__ = ["seterr", "geterr", "errstate", "seterrcall", "geterrcall", "isscalar", "Array",
            "dot", "matmul", "vdot", "inner", "outer", "tensordot", "einsum"]
@@ -48,7 +50,11 @@ def _with_precision(f):
         if precision is not None:
             from .._lax_more import check_precision
             check_precision(precision)
-        out = f(*args, **kwargs)
+        try:                               # a public boundary (autodiff.traceback_util)
+            out = f(*args, **kwargs)
+        except AutodiffError as e:
+            filter_traceback(e)
+            raise
         if preferred_element_type is not None:
             from . import astype
             out = astype(out, preferred_element_type)
