@@ -28,6 +28,8 @@ from numba import njit, types
 from numba.extending import intrinsic, overload
 
 from .blas_pool import HAVE_LAPACKE, _dsyevd, _threads_local
+from . import lapack
+from .lapack import getrf_t, getrs_t, potrf_lower, trsm_c
 
 _OPTS = dict(fastmath=False, error_model="numpy", nogil=True)
 
@@ -126,6 +128,22 @@ def _copy2(dst, src):
 
 @njit(**_OPTS)
 def trisolve(T, B, X, flags):
+    """Solve ``op(tri(T)) X = B`` (left) or ``X op(tri(T)) = B`` (right): BLAS trsm from
+    ``lapack.TRSM_MIN_N`` on (numpy's OpenBLAS), substitution below it.
+
+    ``flags`` bits: 1 = use the lower triangle of ``T`` (else the upper), 2 = ``op``
+    transposes, 4 = the diagonal is taken as ones, 8 = right side. A zero on a diagonal
+    that is read gives inf/NaN entries either way.
+    """
+    if T.shape[0] >= lapack.TRSM_MIN_N:
+        _copy2(X, B)
+        trsm_c(T, X, flags)
+    else:
+        _trisolve_loop(T, B, X, flags)
+
+
+@njit(**_OPTS)
+def _trisolve_loop(T, B, X, flags):
     """Solve ``op(tri(T)) X = B`` (left) or ``X op(tri(T)) = B`` (right) by substitution.
 
     ``flags`` bits: 1 = use the lower triangle of ``T`` (else the upper), 2 = ``op``
@@ -159,9 +177,20 @@ def trisolve(T, B, X, flags):
 @njit(**_OPTS)
 def cholesky_into(A, L):
     """``L = cholesky(A)`` reading A's lower triangle (``A = L Lᴴ`` for a complex A); all
-    NaN if A is not positive definite.
+    NaN if A is not positive definite (LAPACK potrf's info > 0, or a pivot that is not > 0
+    in the loop). LAPACK from ``lapack.CHOLESKY_MIN_N`` on, the loop below it; NaN input
+    gives NaN entries either way (potrf, as numpy, leaves the entries it did not reach)."""
+    if A.shape[0] >= lapack.CHOLESKY_MIN_N:
+        _copy2(L, A)
+        if potrf_lower(L) != 0:
+            _fill2(L, np.nan)
+    else:
+        _cholesky_loop(A, L)
 
-    Row-oriented Cholesky-Banachiewicz: ``L[i,j] = (A[i,j] - sum_k<j L[i,k] conj(L[j,k])) /
+
+@njit(**_OPTS)
+def _cholesky_loop(A, L):
+    """Row-oriented Cholesky-Banachiewicz: ``L[i,j] = (A[i,j] - sum_k<j L[i,k] conj(L[j,k])) /
     L[j,j]``; as LAPACK's potrf, only the real part of A's diagonal is read (``np.conj`` and
     ``.real`` are no-ops on a real A).
     """
@@ -224,8 +253,19 @@ def _lu_inplace(LU, X):
 
 @njit(**_OPTS)
 def solve_into(A, B, X):
-    """``X = solve(A, B)`` by LU with partial pivoting; all NaN if A is singular."""
+    """``X = solve(A, B)`` by LU with partial pivoting; all NaN if A is singular (a pivot
+    exactly zero). LAPACK getrf + getrs/trsm from ``lapack.SOLVE_MIN_N`` on, a loop below."""
     n = A.shape[0]
+    if n >= lapack.SOLVE_MIN_N:
+        LU = np.empty((n, n), A.dtype)
+        _copy2(LU, A)
+        ipiv = np.empty(n, lapack.INT)
+        if getrf_t(LU, ipiv) != 0:
+            _fill2(X, np.nan)
+            return
+        _copy2(X, B)
+        getrs_t(LU, ipiv, X)
+        return
     LU = np.empty((n, n), A.dtype)
     _copy2(LU, A)
     _copy2(X, B)
@@ -248,11 +288,20 @@ def slogdet_2d(A):
     n = A.shape[0]
     LU = np.empty((n, n), A.dtype)
     _copy2(LU, A)
-    none = np.empty((n, 0), A.dtype)
-    perm = _lu_inplace(LU, none)
     one = np.ones(1, A.dtype)[0]
-    if perm == 0.0:
-        return one * 0.0, -np.inf
+    if n >= lapack.SLOGDET_MIN_N:       # LAPACK getrf of Aᵀ (det Aᵀ = det A)
+        ipiv = np.empty(n, lapack.INT)
+        if getrf_t(LU, ipiv) != 0:
+            return one * 0.0, -np.inf
+        perm = 1.0
+        for i in range(n):
+            if ipiv[i] != i + 1:
+                perm = -perm
+    else:
+        none = np.empty((n, 0), A.dtype)
+        perm = _lu_inplace(LU, none)
+        if perm == 0.0:
+            return one * 0.0, -np.inf
     sign = one * perm
     logdet = 0.0
     for i in range(n):
@@ -403,7 +452,8 @@ _CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 from .blas_pool import BLAS, _file_digest, matmul_into  # noqa: E402,F401 - kernels import it here
 
 # the kernel cache key names the BLAS; the pool's code is part of it (kernels inline it)
-BLAS = f"{BLAS};blas_pool={_file_digest()}"
+BLAS = f"{BLAS};blas_pool={_file_digest()};lapack={lapack._file_digest()}"
+LAPACK = lapack.LAPACK
 
 
 @njit(**_CACHED)

@@ -1,0 +1,312 @@
+"""LAPACK inside jitted kernels: the routines of the OpenBLAS that numpy itself loads.
+
+numpy's wheels ship one OpenBLAS (``numpy.libs/libscipy_openblas64_*.so``) exporting the
+Fortran LAPACK and BLAS entry points under ``scipy_<x><routine>_64_`` (ILP64: 64-bit
+integers). Their addresses are looked up once with ctypes at import and registered with
+LLVM under fixed names (``autodiff_lapack_dpotrf`` ...), as blas_pool does for CBLAS, so a
+kernel loaded from the disk cache in another process links against this process's
+library: the registration happens at every import, before any cached kernel is loaded.
+scipy is never imported; without numpy's OpenBLAS (another BLAS vendor) ``HAVE_LAPACK``
+is False and the solvers of :mod:`.numba_runtime` keep their hand-written loops.
+
+Kernels hold matrices in C order; LAPACK reads column-major. A C-order ``A`` is the
+column-major ``Aᵀ``, so no routine here copies a matrix transposed: ``cholesky`` runs
+potrf's 'U' path (the upper triangle of ``Aᵀ`` is ``A``'s lower triangle, and the factor
+``U`` read back in C order is ``L = Uᵀ``); ``solve`` factors ``Aᵀ = P L U`` and solves
+``Xᵀ Aᵀ = Bᵀ`` with two right-side triangular solves (one ``getrs('T')`` for a single
+right-hand side); ``slogdet`` uses ``det Aᵀ = det A``. Each routine returns LAPACK's
+``info``; the callers turn a nonzero one into the NaN results their docstrings define.
+
+Calls run single-threaded inside OpenBLAS below ``THREADS_MIN_N`` and with the thread
+count of ``ad.config.jit_blas_threads`` (blas_pool's state, read at run time) above.
+
+>>> import numpy as np
+>>> from autodiff.backends import lapack
+>>> a = np.array([[4.0, 2.0], [2.0, 3.0]])
+>>> if lapack.HAVE_LAPACK:
+...     L = a.copy(); info = lapack.potrf_lower(L)
+... else:
+...     L, info = np.linalg.cholesky(a), 0
+>>> info, np.allclose(L @ L.T, a), L[0, 1]
+(0, True, 0.0)
+"""
+import ctypes
+import hashlib
+import os
+
+import numpy as np
+from llvmlite import binding as llvm
+from numba import njit, types
+from numba.extending import overload
+
+from . import blas_pool
+from .blas_pool import _numpy_openblas_paths
+
+_OPTS = dict(fastmath=False, error_model="numpy", nogil=True)
+
+# routine -> number of hidden Fortran string lengths (trailing size_t arguments)
+ROUTINES = {"potrf": 1, "getrf": 0, "getrs": 1, "trsm": 4}
+_LETTER = {types.float64: "d", types.float32: "s", types.complex128: "z", types.complex64: "c"}
+
+# Sizes from which LAPACK beats the hand loops (measured, benchmarks/RESULTS_linalg.md), and
+# from which a call may use more than one OpenBLAS thread.
+CHOLESKY_MIN_N = 16
+SOLVE_MIN_N = 20
+SLOGDET_MIN_N = 20
+TRSM_MIN_N = 10
+THREADS_MIN_N = 256
+
+
+def _find():
+    """(routine -> letter -> address, integer bits, description) of numpy's OpenBLAS, or None."""
+    for path in _numpy_openblas_paths():
+        try:
+            lib = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for pre, suf, bits in (("scipy_", "_64_", 64), ("", "_64_", 64), ("scipy_", "_", 32),
+                               ("", "_", 32)):
+            found = {}
+            for r in ROUTINES:
+                for x in "dszc":
+                    fn = getattr(lib, f"{pre}{x}{r}{suf}", None)
+                    if fn is not None:
+                        found.setdefault(r, {})[x] = ctypes.cast(fn, ctypes.c_void_p).value
+            if all(len(found.get(r, ())) == 4 for r in ROUTINES):
+                return found, bits, f"{os.path.basename(path)}:{pre}<x><routine>{suf}"
+    return None
+
+
+def _register():
+    if not blas_pool.HAVE_CBLAS:      # the thread setting lives there; one library or none
+        return None
+    found = _find()
+    if found is None:
+        return None
+    addrs, bits, desc = found
+    if bits != blas_pool._BITS:
+        return None
+    for r, by in addrs.items():
+        for x, addr in by.items():
+            llvm.add_symbol(f"autodiff_lapack_{x}{r}", addr)
+    return bits, desc
+
+
+try:
+    _found = _register()
+except Exception:  # noqa: BLE001 - any trouble finding the library: the hand loops
+    _found = None
+HAVE_LAPACK = _found is not None
+INT = np.int64 if (_found and _found[0] == 64) else np.int32   # LAPACK's integer
+LAPACK = f"LAPACK {_found[1]}" if HAVE_LAPACK else "no LAPACK (hand-written loops)"
+
+
+def _file_digest():
+    """A hash of this file: kernels inline its helpers, so it belongs in their cache key."""
+    with open(__file__, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()[:16]
+
+
+_EXT = {r: {x: types.ExternalFunction(f"autodiff_lapack_{x}{r}",
+                                      types.void(*([types.intp] * (_n_ptr + nlen))))
+            for x in "dszc"}
+        for r, nlen, _n_ptr in (("potrf", 1, 5), ("getrf", 0, 6), ("getrs", 1, 9),
+                                ("trsm", 4, 11))}
+
+
+def _ext(routine, dtype):
+    return _EXT[routine][_LETTER[dtype]]
+
+
+# Every scalar goes to Fortran by address: the scalars of one call sit in one small
+# integer array ``p`` (a character as its code: the low byte, little-endian), read back
+# after the call so that Numba keeps it alive across it.
+
+def _call_potrf(a, p):
+    raise NotImplementedError
+
+
+@overload(_call_potrf, jit_options=_OPTS)
+def _call_potrf_typed(a, p):
+    f = _ext("potrf", a.dtype)
+
+    def impl(a, p):               # p: uplo, n, lda, info
+        b, s = np.intp(p.ctypes.data), p.itemsize
+        f(b, b + s, np.intp(a.ctypes.data), b + 2 * s, b + 3 * s, np.intp(1))
+        return p[3]
+    return impl
+
+
+def _call_getrf(a, ipiv, p):
+    raise NotImplementedError
+
+
+@overload(_call_getrf, jit_options=_OPTS)
+def _call_getrf_typed(a, ipiv, p):
+    f = _ext("getrf", a.dtype)
+
+    def impl(a, ipiv, p):         # p: m, n, lda, info
+        b, s = np.intp(p.ctypes.data), p.itemsize
+        f(b, b + s, np.intp(a.ctypes.data), b + 2 * s, np.intp(ipiv.ctypes.data), b + 3 * s)
+        return p[3]
+    return impl
+
+
+def _call_getrs(lu, ipiv, x, p):
+    raise NotImplementedError
+
+
+@overload(_call_getrs, jit_options=_OPTS)
+def _call_getrs_typed(lu, ipiv, x, p):
+    f = _ext("getrs", lu.dtype)
+
+    def impl(lu, ipiv, x, p):     # p: trans, n, nrhs, lda, ldb, info
+        b, s = np.intp(p.ctypes.data), p.itemsize
+        f(b, b + s, b + 2 * s, np.intp(lu.ctypes.data), b + 3 * s, np.intp(ipiv.ctypes.data),
+          np.intp(x.ctypes.data), b + 4 * s, b + 5 * s, np.intp(1))
+        return p[5]
+    return impl
+
+
+def _call_trsm(t, x, alpha, p):
+    raise NotImplementedError
+
+
+@overload(_call_trsm, jit_options=_OPTS)
+def _call_trsm_typed(t, x, alpha, p):
+    f = _ext("trsm", t.dtype)
+
+    def impl(t, x, alpha, p):     # p: side, uplo, transa, diag, m, n, lda, ldb
+        b, s = np.intp(p.ctypes.data), p.itemsize
+        one = np.intp(1)
+        f(b, b + s, b + 2 * s, b + 3 * s, b + 4 * s, b + 5 * s, np.intp(alpha.ctypes.data),
+          np.intp(t.ctypes.data), b + 6 * s, np.intp(x.ctypes.data), b + 7 * s,
+          one, one, one, one)
+        return p[0] + alpha.size * 0
+    return impl
+
+
+@njit(**_OPTS)
+def _threads(n):
+    """OpenBLAS threads for a call on an n x n matrix: one below THREADS_MIN_N, else the
+    pool's configured count (``ad.config.jit_blas_threads``, read at run time)."""
+    if n < THREADS_MIN_N:
+        return np.int32(1)
+    return np.int32(max(1, blas_pool._aload(blas_pool._state_addr(), blas_pool._THREADS)))
+
+
+_U, _L, _N, _T, _R, _D = 85, 76, 78, 84, 82, 78      # 'U' 'L' 'N' 'T' 'R', diag 'N'
+
+
+@njit(**_OPTS)
+def potrf_lower(L):
+    """Cholesky in place: on entry ``L`` (C order, n x n) holds A, whose lower triangle is
+    read; on exit ``L`` with ``A = L Lᴴ`` and zeros above the diagonal. Returns info (> 0:
+    not positive definite, and ``L`` is then partly overwritten)."""
+    n = L.shape[0]
+    p = np.empty(4, INT)
+    p[0], p[1], p[2], p[3] = _U, n, max(n, 1), 0
+    prev = blas_pool._threads_local(_threads(n))
+    info = _call_potrf(L, p)
+    blas_pool._threads_local(prev)
+    for i in range(n):
+        for j in range(i + 1, n):
+            L[i, j] = 0
+    return info
+
+
+@njit(**_OPTS)
+def getrf_t(LU, ipiv):
+    """LU with partial pivoting of ``Aᵀ = P L U``, in place: on entry ``LU`` (C order)
+    holds A. ``ipiv`` (n, of ``INT``) gets LAPACK's 1-based row interchanges. Returns
+    info (> 0: an exactly zero pivot, A singular)."""
+    n = LU.shape[0]
+    p = np.empty(4, INT)
+    p[0], p[1], p[2], p[3] = n, n, max(n, 1), 0
+    prev = blas_pool._threads_local(_threads(n))
+    info = _call_getrf(LU, ipiv, p)
+    blas_pool._threads_local(prev)
+    return info
+
+
+@njit(**_OPTS)
+def getrs_t(LU, ipiv, X):
+    """``X <- A⁻¹ X`` from ``getrf_t``'s factors of ``Aᵀ``, in place. ``X`` is C order
+    (n, k): one right-hand side (k == 1) is one ``getrs('T')``; several are solved as
+    ``Xᵀ Aᵀ = Bᵀ`` (``Xᵀ`` is X's column-major view) by two right-side trsm and the row
+    interchanges applied to X's rows in reverse, so no transposed copy is made."""
+    n, k = X.shape
+    if n == 0 or k == 0:
+        return
+    prev = blas_pool._threads_local(_threads(n))
+    if k == 1:
+        p = np.empty(6, INT)
+        p[0], p[1], p[2], p[3], p[4], p[5] = _T, n, 1, n, n, 0
+        _call_getrs(LU, ipiv, X, p)
+    else:
+        alpha = np.ones(1, X.dtype)
+        p = np.empty(8, INT)
+        # Xᵀ P L U = Bᵀ: Xᵀ P = Bᵀ U⁻¹ L⁻¹
+        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] = _R, _U, _N, _D, k, n, n, k
+        _call_trsm(LU, X, alpha, p)
+        p[1], p[3] = _L, _U                                   # unit lower triangle
+        _call_trsm(LU, X, alpha, p)
+        for i in range(n - 1, -1, -1):                        # Xᵀ = (Xᵀ P) Pᵀ
+            j = ipiv[i] - 1
+            if j != i:
+                for c in range(k):
+                    t = X[i, c]
+                    X[i, c] = X[j, c]
+                    X[j, c] = t
+    blas_pool._threads_local(prev)
+
+
+@njit(**_OPTS)
+def trsm_c(T, X, flags):
+    """``X <- op(tri(T))⁻¹ X`` (left) or ``X op(tri(T))⁻¹`` (right), in place, by BLAS trsm
+    on the column-major views (``Tᵀ``, ``Xᵀ``); ``flags`` as :func:`numba_runtime.trisolve`:
+    1 lower, 2 transpose, 4 unit diagonal, 8 right side."""
+    n = T.shape[0]
+    r, c = X.shape
+    if n == 0 or r == 0 or c == 0:
+        return
+    lower = (flags & 1) != 0
+    trans = (flags & 2) != 0
+    unit = (flags & 4) != 0
+    right = (flags & 8) != 0
+    # op(tri(T)) X = B  <=>  Xᵀ op(tri(T))ᵀ = Bᵀ: a right-side solve on the column-major
+    # views, whose triangle is tri(T)ᵀ (T's lower triangle is Tᵀ's upper one); a right-side
+    # problem becomes a left-side one the same way
+    p = np.empty(8, INT)
+    p[0] = 76 if right else _R                               # 'L' / 'R'
+    p[1] = _U if lower else _L
+    p[2] = _T if trans else _N
+    p[3] = 85 if unit else _D                                # 'U' / 'N'
+    p[4], p[5] = c, r                                        # rows, columns of Xᵀ
+    p[6], p[7] = n, c
+    alpha = np.ones(1, X.dtype)
+    prev = blas_pool._threads_local(_threads(n))
+    _call_trsm(T, X, alpha, p)
+    blas_pool._threads_local(prev)
+
+
+if not HAVE_LAPACK:
+    # unreachable stand-ins (every *_MIN_N is out of reach), so that no kernel references
+    # a symbol this process did not register
+    CHOLESKY_MIN_N = SOLVE_MIN_N = SLOGDET_MIN_N = TRSM_MIN_N = 2 ** 62
+
+    @njit(**_OPTS)
+    def potrf_lower(L):         # noqa: F811
+        return -1
+
+    @njit(**_OPTS)
+    def getrf_t(LU, ipiv):      # noqa: F811
+        return -1
+
+    @njit(**_OPTS)
+    def getrs_t(LU, ipiv, X):   # noqa: F811
+        return
+
+    @njit(**_OPTS)
+    def trsm_c(T, X, flags):    # noqa: F811
+        return
