@@ -104,7 +104,18 @@ def _cholesky_impl(a):
     try:
         return np.linalg.cholesky(a)
     except np.linalg.LinAlgError:
-        return np.full_like(a, np.nan)
+        return _per_matrix(_cholesky_impl, a.shape, a.dtype, a)
+
+
+def _per_matrix(impl, shape, dtype, *ops):
+    """``impl`` on each matrix of the stacks ``ops``, after numpy refused the whole stack:
+    NaN only for the matrices that fail, as the jitted kernels (and JAX) give."""
+    if len(shape) == 2:
+        return np.full(shape, np.nan, dtype)
+    out = np.empty(shape, dtype)
+    for i in np.ndindex(shape[:-2]):
+        out[i] = impl(*(x[i] for x in ops))
+    return out
 
 
 cholesky_p.impl = _cholesky_impl
@@ -235,7 +246,9 @@ def _solve_impl(a, b):
     try:
         return np.linalg.solve(a, b)
     except np.linalg.LinAlgError:
-        return np.full(np.broadcast_shapes(a.shape[:-2], b.shape[:-2]) + b.shape[-2:], np.nan, dtype=b.dtype)
+        batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a, b = np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:])
+        return _per_matrix(_solve_impl, batch + b.shape[-2:], b.dtype, a, b)
 
 
 def _solve_aval(a, b):

@@ -1,0 +1,230 @@
+"""Factorizations inside ``jit``: LAPACK (numpy's OpenBLAS) above the crossover sizes of
+``backends/lapack.py``, hand loops below, both against numpy and the un-jitted
+interpreter, on random, ill-conditioned (cond 1e10), batched and singular inputs, with
+derivatives through ``jit`` against central differences.
+
+Sizes: ``SMALL`` is below every crossover (the loops), ``LARGE`` above every one (LAPACK).
+"""
+import numpy as np
+import pytest
+
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff.backends import blas_pool, lapack, numba_runtime as rt
+from autodiff.primitives.linalg import triangular_solve
+
+SMALL, LARGE = 6, 40
+TOL = {np.float64: 1e-11, np.float32: 2e-4}
+
+
+def test_crossovers_put_the_sizes_on_both_paths():
+    assert SMALL < min(lapack.CHOLESKY_MIN_N, lapack.SOLVE_MIN_N, lapack.SLOGDET_MIN_N,
+                       lapack.TRSM_MIN_N)
+    assert LARGE >= max(lapack.CHOLESKY_MIN_N, lapack.SOLVE_MIN_N, lapack.SLOGDET_MIN_N,
+                        lapack.TRSM_MIN_N)
+    # numpy's wheels ship OpenBLAS with LAPACK: where its CBLAS is found, so is its LAPACK
+    assert lapack.HAVE_LAPACK == blas_pool.HAVE_CBLAS
+    if lapack.HAVE_LAPACK:
+        assert "LAPACK" in rt.LAPACK and "lapack=" in rt.BLAS
+
+
+def interp(f):
+    """The un-jitted program: the same trace run by the numpy interpreter (each primitive's
+    numpy ``impl``)."""
+    return ad.jit(f, backend="interpret")
+
+
+def _rng(seed=0):
+    return np.random.default_rng(seed)
+
+
+def spd(n, batch=(), dtype=np.float64, cond=None, seed=0):
+    r = _rng(seed)
+    if cond is None:
+        m = r.standard_normal(batch + (n, n))
+        a = m @ np.swapaxes(m, -1, -2) / n + np.eye(n)
+    else:           # Q diag(1 .. 1/cond) Qᵀ
+        q, _ = np.linalg.qr(r.standard_normal(batch + (n, n)))
+        a = (q * np.logspace(0, -np.log10(cond), n)) @ np.swapaxes(q, -1, -2)
+        a = (a + np.swapaxes(a, -1, -2)) / 2
+    return a.astype(dtype)
+
+
+def general(n, batch=(), dtype=np.float64, cond=None, seed=1):
+    r = _rng(seed)
+    if cond is None:
+        return (r.standard_normal(batch + (n, n)) + 2 * np.eye(n)).astype(dtype)
+    u, _ = np.linalg.qr(r.standard_normal(batch + (n, n)))
+    v, _ = np.linalg.qr(r.standard_normal(batch + (n, n)))
+    return ((u * np.logspace(0, -np.log10(cond), n)) @ v).astype(dtype)
+
+
+def close(got, want, dtype, scale=1.0):
+    got, want = np.asarray(got), np.asarray(want)
+    assert got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=TOL[dtype] * scale,
+                               atol=TOL[dtype] * scale * max(1.0, np.abs(want).max()))
+
+
+# ------------------------------------------------------------------ against numpy
+
+@pytest.mark.parametrize("n", [SMALL, LARGE])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("batch", [(), (3,)])
+def test_cholesky(n, dtype, batch):
+    a = spd(n, batch, dtype)
+    got = ad.jit(anp.linalg.cholesky)(a)
+    close(got, np.linalg.cholesky(a), dtype)
+    close(got, interp(anp.linalg.cholesky)(a), dtype)
+    assert np.all(np.triu(got, 1) == 0)
+
+
+@pytest.mark.parametrize("n", [SMALL, LARGE])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("k", [None, 1, 5])
+def test_solve(n, dtype, k):
+    a = general(n, (2,), dtype)
+    b = _rng(3).standard_normal((2, n) + ((k,) if k else ())).astype(dtype)
+    if k is None:          # numpy 2: a stack of vectors is (..., n, 1)
+        a, b = a[0], b[0]
+    got = ad.jit(anp.linalg.solve)(a, b)
+    close(got, np.linalg.solve(a, b), dtype, scale=10)
+    close(got, interp(anp.linalg.solve)(a, b), dtype, scale=10)
+
+
+@pytest.mark.parametrize("n", [SMALL, LARGE])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_slogdet_det_inv(n, dtype):
+    a = general(n, (3,), dtype)
+    s, l = ad.jit(anp.linalg.slogdet)(a)
+    sn, ln = np.linalg.slogdet(a)
+    np.testing.assert_array_equal(s, sn)
+    close(l, ln.astype(l.dtype), dtype)
+    close(ad.jit(anp.linalg.inv)(a), np.linalg.inv(a), dtype, scale=10)
+    d = ad.jit(anp.linalg.det)(a[0])
+    np.testing.assert_allclose(d, np.linalg.det(a[0]), rtol=TOL[dtype] * 10)
+
+
+def test_complex_above_the_crossover():
+    r = _rng(5)
+    m = r.standard_normal((LARGE, LARGE)) + 1j * r.standard_normal((LARGE, LARGE))
+    a = m @ m.conj().T / LARGE + np.eye(LARGE)
+    b = r.standard_normal((LARGE, 3)) + 1j * r.standard_normal((LARGE, 3))
+    close(ad.jit(anp.linalg.cholesky)(a), np.linalg.cholesky(a), np.float64)
+    close(ad.jit(anp.linalg.solve)(m, b), np.linalg.solve(m, b), np.float64, scale=10)
+    s, l = ad.jit(anp.linalg.slogdet)(m)
+    sn, ln = np.linalg.slogdet(m)
+    np.testing.assert_allclose([s, l], [sn, ln], rtol=1e-12)
+    x = ad.jit(lambda t, y: anp.linalg.solve_triangular(t, y, lower=True, trans="T"))(
+        np.linalg.cholesky(a), b)
+    np.testing.assert_allclose(np.linalg.cholesky(a).T @ x, b, atol=1e-12)
+
+
+@pytest.mark.parametrize("n", [SMALL, LARGE])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("flags", range(16))
+def test_triangular_solve_every_option(n, dtype, flags):
+    lower, trans, unit, right = (bool(flags & f) for f in (1, 2, 4, 8))
+    r = _rng(flags)
+    # a well-conditioned triangle: unit-diagonal random triangles grow like 2^n
+    t = (r.standard_normal((n, n)) / n + 2 * np.eye(n)).astype(dtype)
+    b = r.standard_normal((4, n) if right else (n, 4)).astype(dtype)
+    opts = dict(left_side=not right, lower=lower, transpose_a=trans, unit_diagonal=unit)
+    got = ad.jit(lambda t, b: triangular_solve(t, b, **opts))(t, b)
+    close(got, interp(lambda t, b: triangular_solve(t, b, **opts))(t, b), dtype)
+    tri = np.tril(t) if lower else np.triu(t)
+    if unit:
+        np.fill_diagonal(tri, 1)
+    op = tri.T if trans else tri
+    close(got @ op if right else op @ got, b, dtype, scale=10)
+
+
+# ------------------------------------------------------------------ ill-conditioned
+
+@pytest.mark.parametrize("n", [SMALL, LARGE])
+def test_ill_conditioned(n):
+    cond = 1e10
+    a = spd(n, cond=cond)
+    L = ad.jit(anp.linalg.cholesky)(a)
+    # backward stable: the residual is ~eps·|A|, whatever the condition number
+    assert np.abs(L @ L.T - a).max() < 1e-13
+    g = general(n, cond=cond)
+    b = _rng(7).standard_normal((n, 2))
+    x = ad.jit(anp.linalg.solve)(g, b)
+    assert np.abs(g @ x - b).max() < 1e-12 * np.abs(x).max()
+    xn = np.linalg.solve(g, b)
+    assert np.abs(x - xn).max() <= 1e-5 * np.abs(xn).max()      # cond·eps ≈ 2e-6
+    s, l = ad.jit(anp.linalg.slogdet)(g)
+    sn, ln = np.linalg.slogdet(g)
+    assert s == sn and abs(l - ln) < 1e-8 * abs(ln)
+
+
+# ------------------------------------------------------------------ failures: NaN
+
+@pytest.mark.parametrize("n", [SMALL, LARGE])
+def test_not_positive_definite_and_singular_as_the_interpreter(n):
+    a = spd(n, (3,))
+    a[1] = -a[1]                           # not positive definite: only that one is NaN
+    got, want = ad.jit(anp.linalg.cholesky)(a), interp(anp.linalg.cholesky)(a)
+    assert np.isnan(got[1]).all() and np.isfinite(got[[0, 2]]).all()
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+    g = general(n, (2,))
+    g[0, :, 3] = 0.0                       # an exactly zero column: singular
+    b = np.ones((2, n, 2))
+    got, want = ad.jit(anp.linalg.solve)(g, b), interp(anp.linalg.solve)(g, b)
+    assert np.isnan(got[0]).all() and np.isfinite(got[1]).all()
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    s, l = ad.jit(anp.linalg.slogdet)(g)
+    sw, lw = interp(anp.linalg.slogdet)(g)
+    assert s[0] == sw[0] == 0 and l[0] == lw[0] == -np.inf
+    np.testing.assert_allclose(l[1], lw[1], rtol=1e-12)
+
+
+def test_nan_input_above_the_crossover_as_numpy():
+    # one library: potrf leaves what it did not reach, as numpy.linalg.cholesky does
+    a = spd(LARGE)
+    a[30, 29] = a[29, 30] = np.nan
+    got = ad.jit(anp.linalg.cholesky)(a)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(interp(anp.linalg.cholesky)(a)))
+    assert np.isnan(got[30:, 29:].diagonal()).all() and np.isfinite(got[:29]).all()
+
+
+# ------------------------------------------------------------------ derivatives
+
+def _directional(f, a, v, h=1e-5):
+    return (f(a + h * v) - f(a - h * v)) / (2 * h)
+
+
+@pytest.mark.parametrize("n", [SMALL, LARGE])
+def test_derivatives_through_jit(n):
+    r = _rng(11)
+    a, g = spd(n), general(n)
+    w = r.standard_normal((n, n))
+    b = r.standard_normal((n, 3))
+    va = r.standard_normal((n, n))
+    va = (va + va.T) / 2                   # symmetric directions for the Cholesky input
+    vg = r.standard_normal((n, n))
+    tri = np.linalg.cholesky(a)
+    vt = np.tril(r.standard_normal((n, n)))
+    cases = [
+        (lambda x: anp.sum(anp.linalg.cholesky(x) * w), a, va),
+        (lambda x: anp.sum(anp.linalg.solve(x, b) * b), g, vg),
+        (lambda x: anp.linalg.slogdet(x)[1], g, vg),
+        (lambda x: anp.sum(anp.linalg.inv(x) * w), g, vg),
+        (lambda x: anp.sum(anp.linalg.solve_triangular(x, b, lower=True) ** 2), tri, vt),
+    ]
+    for f, x, v in cases:
+        grad = ad.jit(ad.grad(f))(x)
+        want = _directional(lambda y: float(f(y)), x, v)
+        np.testing.assert_allclose(np.sum(grad * v), want, rtol=1e-6, atol=1e-8)
+
+
+def test_helpers_directly_right_hand_sides():
+    # getrs_t's several right-hand sides (two right-side trsm + row interchanges) and its
+    # single one (getrs 'T') against numpy, without a kernel around them
+    a = general(LARGE, seed=4)
+    for k in (1, 2, 7):
+        b = _rng(k).standard_normal((LARGE, k))
+        x = np.empty_like(b)
+        rt.solve_into(a, b, x)
+        np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
