@@ -175,7 +175,9 @@ def straight_line(jaxpr):
                     outs.append(names[v])
             lhs = ", ".join(outs) + ("," if e.primitive.multiple_results and len(outs) == 1
                                      else "")
-            body.append(f"    {lhs} = {fn}({', '.join(ins)})")
+            # an equation with no results (a debug_callback) is a bare call
+            body.append(f"    {lhs} = {fn}({', '.join(ins)})" if outs
+                        else f"    {fn}({', '.join(ins)})")
         dead = [names[v] for v in dict.fromkeys(e.invars)
                 if isinstance(v, Var) and last.get(v) == i and v not in keep]
         if dead:
