@@ -3,8 +3,11 @@
 Each has autograd's signature ``opt(grad, x0, callback=None, num_iters=..., step_size=...,
 ...)``: ``grad(x, i)`` returns the gradient at the current parameters and iteration
 ``i``; ``callback(x, i, g)`` is called every iteration before the update, with ``x``
-and ``g`` in the structure of ``x0``. ``x0`` may be any pytree: the optimizer runs on
-its flattened vector (:func:`autodiff.misc.flatten.flatten`) and returns the same
+and ``g`` in the structure of ``x0``. ``progress=True`` shows a tqdm bar of
+``num_iters`` steps (the ``progress`` extra), ``progress=bar`` advances a tqdm bar of
+yours, and a callable is called as ``progress(i, x)`` every iteration
+(:func:`autodiff.progress.reporter`). ``x0`` may be any pytree: the optimizer runs on its
+flattened vector (:func:`autodiff.misc.flatten.flatten`) and returns the same
 structure. These loops run eagerly in Python, as autograd's do; for a jittable,
 functional optimizer use :mod:`autodiff.example_libraries.optimizers` or
 :mod:`autodiff.optim`.
@@ -25,28 +28,41 @@ Update rules (``g`` the gradient at iteration ``i``, counted from 0):
 (array([3., 3.]), -1.0)
 """
 import functools
+import inspect
 
 import numpy as np
 
+from ..progress import reporter
 from .flatten import flatten
 
 __all__ = ["unflatten_optimizer", "sgd", "rmsprop", "adam", "adagrad"]
 
 
 def unflatten_optimizer(optimize):
-    """Lift ``optimize(grad, x, callback, ...)`` on flat vectors to any pytree ``x``."""
+    """Lift ``optimize(grad, x, callback, ...)`` on flat vectors to any pytree ``x``, and
+    give it the ``progress=`` option (see the module docstring)."""
+    signature = inspect.signature(optimize)
+
     @functools.wraps(optimize)
-    def _optimize(grad, x0, callback=None, *args, **kwargs):
+    def _optimize(grad, x0, callback=None, *args, progress=None, **kwargs):
         flat_x0, unflatten = flatten(x0)
+        num_iters = signature.bind(None, None, None, *args, **kwargs)
+        num_iters.apply_defaults()
+        report = reporter(progress, total=num_iters.arguments["num_iters"],
+                          desc=optimize.__name__)
 
         def flat_grad(x, i):
             return np.asarray(flatten(grad(unflatten(x), i))[0], dtype=flat_x0.dtype)
-        if callback is None:
+        if callback is None and progress in (None, False):
             flat_callback = None
         else:
             def flat_callback(x, i, g):
-                return callback(unflatten(x), i, unflatten(g))
-        return unflatten(optimize(flat_grad, np.asarray(flat_x0), flat_callback, *args, **kwargs))
+                if callback is not None:
+                    callback(unflatten(x), i, unflatten(g))
+                report.update(i, unflatten(x))
+        with report:
+            return unflatten(optimize(flat_grad, np.asarray(flat_x0), flat_callback,
+                                      *args, **kwargs))
     return _optimize
 
 
