@@ -12,6 +12,7 @@ namedtuples, and classes registered with :func:`register_pytree_node` or
 {'a': [30, None], 'b': (10, 20)}
 """
 import dataclasses
+import typing as _typing
 
 import numpy as np
 from collections import namedtuple as _namedtuple  # noqa: F401  (documented support)
@@ -72,6 +73,32 @@ class PyTreeDef:
         """The pytree of this structure with ``leaves`` in place of its leaves
         (``tree_unflatten(self, leaves)``)."""
         return tree_unflatten(self, leaves)
+
+    def flatten_up_to(self, tree):
+        """The subtrees of ``tree`` at this structure's leaves (``flatten_up_to(self, tree)``).
+
+        >>> tree_structure({"a": 0, "b": 0}).flatten_up_to({"a": (1, 2), "b": [3]})
+        [(1, 2), [3]]
+        """
+        return flatten_up_to(self, tree)
+
+    def node_data(self):
+        """``(node_type, aux)`` of the root node, ``None`` for a leaf (JAX's ``node_data``).
+
+        >>> tree_structure({"b": 1, "a": 2}).node_data()
+        (<class 'dict'>, ('a', 'b'))
+        """
+        return None if self.node_type is None else (self.node_type, self.aux)
+
+    def compose(self, inner):
+        """This structure with every leaf replaced by the structure ``inner``.
+
+        >>> tree_structure([0, 0]).compose(tree_structure((0, 0))).num_leaves
+        4
+        """
+        if self.node_type is None:
+            return inner
+        return PyTreeDef(self.node_type, self.aux, tuple(c.compose(inner) for c in self.children))
 
 
 _UNSET = object()
@@ -346,12 +373,16 @@ def _broadcast_prefix(prefix, x, out, is_leaf):
         _broadcast_prefix(p, c, out, is_leaf)
 
 
-def tree_all(tree):
-    """Whether every leaf of ``tree`` is truthy."""
-    return all(tree_leaves(tree))
+def tree_all(tree, *, is_leaf=None):
+    """Whether every leaf of ``tree`` is truthy.
+
+    >>> tree_all({"a": True, "b": (1, 0)})
+    False
+    """
+    return all(tree_leaves(tree, is_leaf))
 
 
-def tree_reduce(fn, tree, initializer=None):
+def tree_reduce(fn, tree, initializer=None, is_leaf=None):
     """``functools.reduce(fn, leaves)`` over the leaves of ``tree``, starting from ``initializer``
     when given.
 
@@ -360,7 +391,7 @@ def tree_reduce(fn, tree, initializer=None):
     6
     """
     import functools
-    leaves = tree_leaves(tree)
+    leaves = tree_leaves(tree, is_leaf)
     return functools.reduce(fn, leaves) if initializer is None else functools.reduce(fn, leaves, initializer)
 
 
@@ -552,7 +583,216 @@ def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
                                           for i in range(n)])
 
 
+# ----------------------------------------------------------------------------
+# one level at a time, the registry, and treedef helpers (JAX's remaining names)
+# ----------------------------------------------------------------------------
+
+KeyEntry = _typing.TypeVar("KeyEntry", bound=_typing.Hashable)
+"""One key of a key path: a :class:`SequenceKey`, :class:`DictKey`, :class:`GetAttrKey`,
+:class:`FlattenedIndexKey` or a registered node's own key (JAX's type alias)."""
+KeyPath = _typing.Tuple[KeyEntry, ...]
+"""A key path: the keys from the root to a leaf (JAX's type alias)."""
+
+
+def is_tree_node(typ):
+    """Whether instances of the type ``typ`` are pytree nodes (containers) rather than leaves.
+
+    >>> is_tree_node(list), is_tree_node(type(None)), is_tree_node(float)
+    (True, True, False)
+    """
+    return (typ in (tuple, list, dict, type(None)) or typ in _registry
+            or (isinstance(typ, type) and issubclass(typ, tuple) and hasattr(typ, "_fields")))
+
+
+def all_leaves(iterable, is_leaf=None):
+    """Whether every element of ``iterable`` is a leaf (``None`` is a node, as in JAX).
+
+    >>> all_leaves([1, 2.0]), all_leaves([1, (2,)]), all_leaves([None])
+    (True, False, False)
+    """
+    return all(tree_structure(x, is_leaf).node_type is None for x in iterable)
+
+
+def _one_level(tree, who):
+    node = _flatten_node(tree)
+    if node is None:
+        raise ValueError(f"{who}: can't tree-flatten type: {type(tree)} (a leaf has no level "
+                         f"to flatten; test with is_tree_node(type(x)) first)")
+    return node
+
+
+def flatten_one_level(tree):
+    """``(children, aux)`` of the root node of ``tree``: only its first level.
+
+    >>> flatten_one_level({"b": 1, "a": (2, 3)})
+    (((2, 3), 1), ('a', 'b'))
+    >>> flatten_one_level([1, (2,)])
+    ([1, (2,)], None)
+    """
+    t, aux, children = _one_level(tree, "flatten_one_level")
+    if t is dict:
+        return tuple(children), aux
+    if t is not tuple and t is not list and t is not type(None) and t not in _registry:
+        return list(children), t          # a namedtuple: JAX gives its type as aux
+    return children, aux
+
+
+def flatten_one_level_with_keys(tree):
+    """``(((key, child), ...), aux)`` of the root node of ``tree``.
+
+    >>> flatten_one_level_with_keys({"b": 1, "a": 2})
+    (((DictKey(key='a'), 2), (DictKey(key='b'), 1)), ('a', 'b'))
+    """
+    node = _one_level(tree, "flatten_one_level_with_keys")
+    _, aux = flatten_one_level(tree)
+    return tuple(zip(_child_keys(tree, node), node[2])), aux
+
+
+def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
+    """``full_tree``'s structure with each leaf taken from ``prefix_tree``'s leaf above it.
+
+    >>> tree_broadcast((1, {"a": 2}), ((0, 0), {"a": [5, 6]}))
+    ((1, 1), {'a': [2, 2]})
+    """
+    leaves, treedef = tree_flatten(prefix_tree, is_leaf)
+    subtrees = flatten_up_to(treedef, full_tree)
+    return tree_unflatten(treedef, [tree_map(lambda _, v=v: v, sub, is_leaf=is_leaf)
+                                    for v, sub in zip(leaves, subtrees)])
+
+
+_NO_IDENTITY = object()
+
+
+def tree_reduce_associative(operation, tree, *, identity=_NO_IDENTITY, is_leaf=None):
+    """Reduce the leaves with an associative ``operation`` as a balanced tree of calls
+    (depth log n, JAX's order: the first half against the second).
+
+    >>> tree_reduce_associative(lambda a, b: f"({a}{b})", ["a", "b", "c", "d", "e"])
+    '((ab)(c(de)))'
+    >>> tree_reduce_associative(max, [], identity=0)
+    0
+    """
+    leaves = tree_leaves(tree, is_leaf)
+    if not leaves:
+        if identity is _NO_IDENTITY:
+            raise TypeError("tree_reduce_associative: the tree has no leaves; pass identity= "
+                            "(the operation's neutral element) to reduce an empty tree")
+        return identity
+
+    def reduce(xs):
+        if len(xs) == 1:
+            return xs[0]
+        mid = len(xs) // 2
+        return operation(reduce(xs[:mid]), reduce(xs[mid:]))
+    return reduce(leaves)
+
+
+def treedef_children(treedef):
+    """The structures of the root's children.
+
+    >>> treedef_children(tree_structure({"a": (1, 2), "b": [3]}))
+    [(*, *), [*]]
+    """
+    return list(treedef.children)
+
+
+def treedef_is_leaf(treedef):
+    """Whether ``treedef`` is one node (a leaf, or an empty container such as ``None``).
+
+    >>> treedef_is_leaf(tree_structure(1.0)), treedef_is_leaf(tree_structure([1]))
+    (True, False)
+    """
+    return treedef.num_nodes == 1
+
+
+def treedef_tuple(treedefs):
+    """The structure of a tuple whose items have the structures ``treedefs``.
+
+    >>> treedef_tuple([tree_structure([1]), tree_structure(1)]).num_leaves
+    2
+    """
+    return PyTreeDef(tuple, None, tuple(treedefs))
+
+
+def register_static(cls):
+    """Register ``cls`` as a pytree node with no children: its instances are static
+    structure (hashable aux data), never leaves, so transforms do not trace them.
+
+    >>> @register_static
+    ... class Mode:
+    ...     def __init__(self, name): self.name = name
+    ...     def __hash__(self): return hash(self.name)
+    ...     def __eq__(self, other): return isinstance(other, Mode) and self.name == other.name
+    >>> tree_leaves([Mode("train"), 2.0])
+    [2.0]
+    """
+    register_pytree_node(cls, lambda x: ((), x), lambda aux, _: aux)
+    return cls
+
+
+def register_pytree_with_keys_class(cls):
+    """Class decorator: ``cls`` defines ``tree_flatten_with_keys(self) -> (((key, child),
+    ...), aux)`` and the classmethod ``tree_unflatten(aux, children)`` (and optionally
+    ``tree_flatten``), as in JAX; key paths then use its keys.
+
+    >>> @register_pytree_with_keys_class
+    ... class Pair:
+    ...     def __init__(self, a, b): self.a, self.b = a, b
+    ...     def tree_flatten_with_keys(self):
+    ...         return ((GetAttrKey("a"), self.a), (GetAttrKey("b"), self.b)), None
+    ...     @classmethod
+    ...     def tree_unflatten(cls, aux, children): return cls(*children)
+    >>> [keystr(p) for p, _ in tree_leaves_with_path(Pair(1, [2]))]
+    ['.a', '.b[0]']
+    """
+    flat = getattr(cls, "tree_flatten", None)
+    register_pytree_with_keys(cls, lambda x: x.tree_flatten_with_keys(), cls.tree_unflatten,
+                              (lambda x: x.tree_flatten()) if flat is not None else None)
+    return cls
+
+
+class PyTreeRegistry:
+    """The registry of pytree node types, as an object (JAX's ``default_registry``): its
+    methods are the module's functions.
+
+    >>> default_registry.flatten({"a": 1, "b": [2]})[0]
+    [1, 2]
+    >>> default_registry.is_node(dict)
+    True
+    """
+
+    def flatten(self, tree, leaf_predicate=None):
+        return tree_flatten(tree, leaf_predicate)
+
+    def flatten_one_level(self, tree):
+        return flatten_one_level(tree)
+
+    def flatten_one_level_with_keys(self, tree):
+        return flatten_one_level_with_keys(tree)
+
+    def flatten_with_path(self, tree, leaf_predicate=None):
+        return tree_flatten_with_path(tree, leaf_predicate)
+
+    def is_node(self, typ):
+        return is_tree_node(typ)
+
+    def register_node(self, node_type, flatten_fn, unflatten_fn, flatten_with_keys_fn=None):
+        if flatten_with_keys_fn is None:
+            return register_pytree_node(node_type, flatten_fn, unflatten_fn)
+        return register_pytree_with_keys(node_type, flatten_with_keys_fn, unflatten_fn, flatten_fn)
+
+    def register_dataclass_node(self, cls, data_fields, meta_fields):
+        return register_dataclass(cls, data_fields, meta_fields)
+
+
+default_registry = PyTreeRegistry()
+
+
 __all__ = [
+    "KeyEntry", "KeyPath", "is_tree_node", "all_leaves", "flatten_one_level",
+    "flatten_one_level_with_keys", "tree_broadcast", "tree_reduce_associative",
+    "treedef_children", "treedef_is_leaf", "treedef_tuple", "register_static",
+    "register_pytree_with_keys_class", "PyTreeRegistry", "default_registry",
     "PyTreeDef", "register_pytree_node", "register_dataclass", "tree_flatten",
     "tree_unflatten", "tree_leaves", "tree_structure", "tree_map", "flatten_up_to",
     "broadcast_prefix", "tree_all", "tree_reduce", "register_pytree_node_class", "Partial",
