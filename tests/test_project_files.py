@@ -17,7 +17,7 @@ def test_version_lives_in_one_place():
     assert PYPROJECT["tool"]["setuptools"]["dynamic"]["version"] == {
         "attr": "autodiff.__version__"}
     assert re.fullmatch(r"\d+\.\d+\.\d+([ab]|rc|\.dev)?\d*", autodiff.__version__)
-    assert importlib.metadata.version("autodiff") == autodiff.__version__
+    assert importlib.metadata.version(PYPROJECT["project"]["name"]) == autodiff.__version__
     changelog = (ROOT / "CHANGELOG.md").read_text()
     assert f"## {autodiff.__version__}" in changelog
 
@@ -47,3 +47,36 @@ def test_runtime_requirements_stay_light():
     for extra in ("distributed", "docs", "render"):
         for dep in extras[extra]:
             assert dep in extras["test"], f"{dep} of [{extra}] is missing from [test]"
+
+
+def test_distribution_name_is_ours_and_the_docs_install_it():
+    """``autodiff`` on PyPI is an unrelated project: the distribution has its own name, the
+    installed metadata carries it (``pip show``), and every ``pip install`` of a published
+    package in the README, CONTRIBUTING and the docs names it."""
+    name = PYPROJECT["project"]["name"]
+    assert name == "autodiff-numba"
+    assert (importlib.metadata.distribution(name).read_text("top_level.txt") or "").split() \
+        == ["autodiff"]                       # what it installs: the one import root
+    pages = [ROOT / "README.md", ROOT / "CONTRIBUTING.md"] + sorted(
+        p for p in (ROOT / "docs").glob("*.md") if p.name not in ("distributed.md", "progress.md"))
+    installs = []
+    for page in pages:
+        for cmd in re.findall(r"pip install ([^`\n]*)", page.read_text()):
+            installs.append((page.name, cmd))
+            assert not re.match(r"""["']?autodiff(\[|["'\s]|$)""", cmd), \
+                f"{page.name} tells users to pip install {cmd!r}: the distribution is {name}"
+    assert ("index.md", f"{name}                 # or, from a checkout: pip install -e .") \
+        in installs
+    readme = (ROOT / "README.md").read_text()
+    assert f"pip install {name}`" in readme and "python3 -m venv .venv && . .venv/bin/activate" \
+        in readme
+
+
+def test_readme_commands_are_the_ones_ci_runs():
+    readme = (ROOT / "README.md").read_text()
+    ci = (ROOT / ".ci" / "run").read_text()
+    example = 'python3 -m pip install -e ".[examples]" && python3 examples/quickstart.py'
+    tests = 'python3 -m pip install -e ".[test]" && python3 -m pytest -q -n auto --dist loadfile tests'
+    assert example in readme and tests in readme
+    assert (ROOT / "examples" / "quickstart.py").is_file()
+    assert 'pip install -e ".[test]"' in ci and "pytest -q -n auto --dist loadfile tests" in ci
