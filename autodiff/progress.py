@@ -55,7 +55,8 @@ def tqdm_class(tqdm_type="auto"):
     except ImportError as e:
         raise ImportError(
             "autodiff.progress draws its bars with tqdm, which is not installed: install the "
-            "`progress` extra (pip install \"tqdm>=4.60\")") from e
+            "`progress` extra (pip install \"autodiff-numba[progress]\", or pip install "
+            "\"tqdm>=4.60\")") from e
     return tqdm
 
 
