@@ -51,6 +51,11 @@ from .compile_cache import cache_helpers, cached_cfunc
 # not with Numba's cache=True (which writes beside the package or in ~/.cache/numba)
 _CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 
+# Adaptation to the cores a process actually gets (see _gemm_any): large products run
+# split or on the calling thread, whichever has lately taken less wall time per FLOP;
+# every PROBE_EVERY-th product tries the split and the one after it the calling thread, so
+# both measurements stay current (odd, so the probes rotate over a program's products).
+PROBE_EVERY = 7
 # Below this many FLOPs per thread a panel costs more in wake-up and in B/A re-packing
 # than it saves (measured on the 2-core EPYC: see RESULTS_jit.md). 2*M*N*K FLOPs.
 FLOPS_PER_THREAD = 8_000_000
@@ -62,14 +67,17 @@ PANEL_MIN = 64     # rows or columns of C per panel, at least
 # ---------------------------------------------------------------------------------------
 (_THREADS, _MINFLOPS, _WORKERS, _BUSY, _COUNTER, _DONE, _GEN, _SHUTDOWN, _NPANELS,
  _SPLIT, _PSIZE, _ITEM, _TA, _TB, _M, _N, _K, _A, _LDA, _B, _LDB, _C, _LDC, _ACTIVE,
- _POOLED, _WPANELS, _BUSYFALLBACK, _MODE) = range(28)
+ _POOLED, _WPANELS, _BUSYFALLBACK, _MODE, _SPLITRATE, _SERIALRATE, _PROBE, _ADAPTSERIAL) = range(32)
 _MTX, _CW, _CD = 32, 40, 48        # word offsets: pthread_mutex_t (40 B), 2 x pthread_cond_t (48 B)
+_CLKMONO, _ADAPT = 55, 56      # the platform's CLOCK_MONOTONIC id; adaptation on/off
 _WORDS = 64
 MODE_POOL, MODE_OPENBLAS = 0, 1    # MODE_OPENBLAS: OpenBLAS's own threads (for benchmarks)
 
 _STATE = np.zeros(_WORDS, np.int64)
 _STATE[_THREADS] = 1
 _STATE[_MINFLOPS] = FLOPS_PER_THREAD
+_STATE[_ADAPT] = 1
+_STATE[_CLKMONO] = getattr(time, "CLOCK_MONOTONIC", 1)
 _ADDR = _STATE.ctypes.data
 
 
@@ -150,7 +158,7 @@ def _register_symbols():
             HAVE_LAPACKE = True
             break
     for name in ("pthread_mutex_lock", "pthread_mutex_unlock", "pthread_cond_wait",
-                 "pthread_cond_signal", "pthread_cond_broadcast"):
+                 "pthread_cond_signal", "pthread_cond_broadcast", "clock_gettime"):
         llvm.add_symbol(f"autodiff_{name}", ctypes.cast(getattr(_LIBC, name), ctypes.c_void_p).value)
     return bits, desc
 
@@ -194,6 +202,8 @@ _unlock = types.ExternalFunction("autodiff_pthread_mutex_unlock", types.int32(ty
 _wait = types.ExternalFunction("autodiff_pthread_cond_wait", types.int32(types.intp, types.intp))
 _signal = types.ExternalFunction("autodiff_pthread_cond_signal", types.int32(types.intp))
 _broadcast = types.ExternalFunction("autodiff_pthread_cond_broadcast", types.int32(types.intp))
+_clock_gettime = types.ExternalFunction("autodiff_clock_gettime",
+                                        types.int32(types.int32, types.intp))
 
 
 # ---------------------------------------------------------------------------------------
@@ -321,6 +331,14 @@ def _panel(s, i):
 
 
 @njit(**_CACHED)
+def _clock_ns(s, which):
+    """Nanoseconds of the clock whose id is in state word ``which``."""
+    ts = np.zeros(2, np.int64)                   # struct timespec {tv_sec; tv_nsec}
+    _clock_gettime(np.int32(_aload(s, which)), ts.ctypes.data)
+    return ts[0] * 1_000_000_000 + ts[1]
+
+
+@njit(**_CACHED)
 def _steal(s, gen, last_signals):
     """Take and compute free panels of job ``gen`` until none is left.
 
@@ -378,6 +396,15 @@ def _worker_entry(arg):
 
 
 @njit(**_CACHED)
+def _record_rate(s, word, wall_ns, flops):
+    """Fold one product's wall time per MFLOP into the running mean in ``word`` (weight
+    1/4; the first measurement is taken as it is)."""
+    rate = max(wall_ns * 1_000_000 // max(flops, 1), 1)
+    old = _aload(s, word)
+    _astore(s, word, rate if old == 0 else (3 * old + rate) // 4)
+
+
+@njit(**_CACHED)
 def _gemm_any(a, b, out, flags):
     m, n = out.shape
     ta = (flags & 1) != 0
@@ -428,6 +455,24 @@ def _gemm_any(a, b, out, flags):
         _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
         _threads_local(prev)
         return
+    # Measured availability: what a core is worth right now is whatever the scheduler gives.
+    # The state keeps running means of the wall time per MFLOP of split products and of
+    # products run on the calling thread; a product takes the faster way, and the probes
+    # (one product in PROBE_EVERY each way) keep both means current. On a quiet machine the
+    # split wins (~1.5-1.9x on big products); with every core shared it does not, and the
+    # calling thread alone saves the wake-up and the per-panel re-packing of an operand.
+    if _aload(s, _ADAPT) != 0:
+        turn = _aadd(s, _PROBE, 1) % PROBE_EVERY
+        r_split, r_serial = _aload(s, _SPLITRATE), _aload(s, _SERIALRATE)
+        if turn != 0 and (r_serial == 0 or turn == 1 or
+                          (r_split != 0 and r_split >= r_serial)):
+            if turn != 1 and r_serial != 0:
+                _aadd(s, _ADAPTSERIAL, 1)
+            t0 = _clock_ns(s, _CLKMONO)
+            _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
+            _threads_local(prev)
+            _record_rate(s, _SERIALRATE, _clock_ns(s, _CLKMONO) - t0, flops)
+            return
     if _acas(s, _BUSY, 0, 1) != 0:         # another thread's product holds the pool
         _aadd(s, _BUSYFALLBACK, 1)
         _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
@@ -450,6 +495,7 @@ def _gemm_any(a, b, out, flags):
     _astore(s, _NPANELS, npan)
     _astore(s, _ACTIVE, use - 1)
     _astore(s, _DONE, 0)
+    wall0 = _clock_ns(s, _CLKMONO)
     _lock(s + _MTX * 8)
     gen = (_aload(s, _GEN) + 1) & 0x7FFFFFFF
     _astore(s, _COUNTER, gen << 32)
@@ -462,6 +508,7 @@ def _gemm_any(a, b, out, flags):
         while _aload(s, _DONE) < npan:
             _wait(s + _CD * 8, s + _MTX * 8)
         _unlock(s + _MTX * 8)
+    _record_rate(s, _SPLITRATE, _clock_ns(s, _CLKMONO) - wall0, flops)
     _aadd(s, _POOLED, 1)
     _astore(s, _BUSY, 0)
     _threads_local(prev)
@@ -544,10 +591,25 @@ def openblas_core():
     return None
 
 
+def _cgroup_cpus():
+    """The CPUs a cgroup v2 quota allows this process (``quota / period`` of ``cpu.max``,
+    rounded up), or None without a quota."""
+    try:
+        with open("/sys/fs/cgroup/cpu.max") as f:
+            quota, period = f.read().split()[:2]
+        if quota == "max":
+            return None
+        return max(1, -(-int(quota) // int(period)))
+    except (OSError, ValueError):
+        return None
+
+
 def resolve_threads(value):
     """The thread count a ``jit_blas_threads`` setting means on this machine.
 
-    ``"auto"``: the CPUs this process may run on (``os.sched_getaffinity``), at most 8.
+    ``"auto"``: the CPUs this process may run on (``os.sched_getaffinity``), within a
+    container's CPU quota (cgroup v2 ``cpu.max``), at most 8. How many of them are free
+    from moment to moment is measured per product (see :func:`stats`'s ``speedup``).
 
     >>> resolve_threads(3)
     3
@@ -559,6 +621,9 @@ def resolve_threads(value):
             n = len(os.sched_getaffinity(0))
         except (AttributeError, OSError):
             n = os.cpu_count() or 1
+        quota = _cgroup_cpus()
+        if quota is not None:
+            n = min(n, quota)
         return max(1, min(n, 8))
     return int(value)
 
@@ -588,13 +653,15 @@ def _start_workers(n):
             time.sleep(0.0002)
 
 
-def set_threads(value, mode=MODE_POOL, min_flops=None):
+def set_threads(value, mode=MODE_POOL, min_flops=None, adaptive=True):
     """Use ``value`` threads (``"auto"`` or an int >= 1) for GEMMs inside kernels.
 
     What ``ad.config.update("jit_blas_threads", value)`` calls. Takes effect at the next
     product, with no recompile. ``mode=MODE_OPENBLAS`` hands the count to OpenBLAS's own
     threads instead of the pool (benchmarks compare the two); ``min_flops`` replaces
     :data:`FLOPS_PER_THREAD` (tests split tiny products with ``min_flops=1``).
+    ``adaptive=False`` splits every large product whatever the measured speedup (tests and
+    benchmarks that need the split path).
 
     >>> import autodiff as ad
     >>> ad.config.update("jit_blas_threads", 2)
@@ -605,6 +672,9 @@ def set_threads(value, mode=MODE_POOL, min_flops=None):
     n = min(resolve_threads(value), MAX_THREADS)
     _STATE[_MODE] = mode
     _STATE[_MINFLOPS] = FLOPS_PER_THREAD if min_flops is None else max(int(min_flops), 1)
+    _STATE[_ADAPT] = 1 if adaptive else 0
+    if not adaptive or n != _STATE[_THREADS]:
+        _STATE[_SPLITRATE] = _STATE[_SERIALRATE] = 0     # measure afresh
     if mode == MODE_POOL and n > 1 and _active:
         _start_workers(n - 1)
     _STATE[_THREADS] = n
@@ -630,14 +700,20 @@ def ensure_started():
 def stats():
     """Counts since start: ``pooled`` products (split over threads), ``worker_panels``
     (panels the workers computed; the caller did the rest), ``serial_busy`` (products run
-    single-threaded because another thread held the pool), the live ``workers`` and the
-    ``threads`` setting in force.
+    single-threaded because another thread held the pool), ``serial_adapted`` (products
+    run on the calling thread because that was lately faster than a split),
+    ``split_ns_per_mflop`` and ``serial_ns_per_mflop`` (the running means that choice
+    compares; 0: not measured yet), the live ``workers`` and the ``threads`` setting.
 
     >>> sorted(stats())
-    ['pooled', 'serial_busy', 'threads', 'worker_panels', 'workers']
+    ['pooled', 'serial_adapted', 'serial_busy', 'serial_ns_per_mflop', 'split_ns_per_mflop',
+     'threads', 'worker_panels', 'workers']
     """
     return {"pooled": int(_STATE[_POOLED]), "worker_panels": int(_STATE[_WPANELS]),
-            "serial_busy": int(_STATE[_BUSYFALLBACK]), "workers": int(_STATE[_WORKERS]),
+            "serial_busy": int(_STATE[_BUSYFALLBACK]),
+            "serial_adapted": int(_STATE[_ADAPTSERIAL]),
+            "split_ns_per_mflop": int(_STATE[_SPLITRATE]),
+            "serial_ns_per_mflop": int(_STATE[_SERIALRATE]), "workers": int(_STATE[_WORKERS]),
             "threads": int(_STATE[_THREADS])}
 
 
@@ -648,9 +724,10 @@ def _after_fork_in_child():
     # start the child's own workers.
     global _started, _start_lock
     _start_lock = threading.Lock()
-    keep = _STATE[[_THREADS, _MINFLOPS, _MODE, _GEN]].copy()
+    words = [_THREADS, _MINFLOPS, _MODE, _GEN, _ADAPT, _CLKMONO]
+    keep = _STATE[words].copy()
     _STATE[:] = 0
-    _STATE[[_THREADS, _MINFLOPS, _MODE, _GEN]] = keep
+    _STATE[words] = keep
     had, _started = _started, 0
     if had and _STATE[_MODE] == MODE_POOL and _STATE[_THREADS] > 1:
         _start_workers(had)

@@ -307,10 +307,12 @@ def bench_mlp(args):
     from autodiff.backends import blas_pool
     print("tanh MLPs, softmax cross-entropy: quiet machine, then one core busy; " + _policy())
     work = []
-    for sizes, batch in MLP_NETS:
+    nets = [MLP_NETS[int(i)] for i in args.mlp_nets.split(",")] if args.mlp_nets else MLP_NETS
+    kinds = args.mlp_kinds.split(",") if args.mlp_kinds else ("loss", "value_and_grad")
+    for sizes, batch in nets:
         params, x, y = mlp_data(batch, sizes)
         big = sizes[1] >= 2048 and batch >= 2048
-        for kind in ("loss", "value_and_grad"):
+        for kind in kinds:
             f = deep_loss if kind == "loss" else ad.value_and_grad(deep_loss)
             jf = ad.jit(f)
             out = jf(params, x, y)
@@ -555,6 +557,9 @@ def main():
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--only", default="", help="comma-separated subset of " + ",".join(BENCHES))
     ap.add_argument("--markdown", default=None, help="also write the table to this file")
+    ap.add_argument("--mlp-nets", default="", help="comma-separated indices into MLP_NETS "
+                    "(0: 784-512-10 batch 256); default all")
+    ap.add_argument("--mlp-kinds", default="", help="loss,value_and_grad (default both)")
     args = ap.parse_args()
     import numba
     print(f"autodiff {ad.__version__}, numpy {np.__version__}, numba {numba.__version__}, "

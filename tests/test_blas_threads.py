@@ -42,7 +42,7 @@ def _close(got, a, b, want):
 def threads(request):
     """Run with ``jit_blas_threads = request.param``, splitting every product."""
     ad.config.update("jit_blas_threads", request.param)
-    blas_pool.set_threads(request.param, min_flops=1)
+    blas_pool.set_threads(request.param, min_flops=1, adaptive=False)
     try:
         yield request.param
     finally:
@@ -137,7 +137,7 @@ def test_changing_the_thread_count_recompiles_nothing():
     before = compile_cache.stats()["compiles"]
     for t in (1, 2, 3, "auto"):
         ad.config.update("jit_blas_threads", t)
-        blas_pool.set_threads(t, min_flops=1)
+        blas_pool.set_threads(t, min_flops=1, adaptive=False)
         _close(f(a, b) / 2.0, a, b, a @ b)
     ad.config.update("jit_blas_threads", "auto")
     assert compile_cache.stats()["compiles"] == before
@@ -169,7 +169,7 @@ mlp_grad = ad.jit(ad.grad(lambda w, x: anp.sum(anp.tanh(x @ w) ** 2)))
 @pytest.mark.timeout(120)
 def test_no_deadlock_when_called_from_several_threads():
     ad.config.update("jit_blas_threads", 2)
-    blas_pool.set_threads(2, min_flops=1)
+    blas_pool.set_threads(2, min_flops=1, adaptive=False)
     try:
         rng = np.random.default_rng(4)
         ws = [rng.normal(size=(30, 140)) * 0.1 for _ in range(4)]
@@ -198,7 +198,7 @@ import autodiff as ad
 from autodiff.backends import blas_pool
 ad.config.update("jit_background_compile", False)
 ad.config.update("jit_blas_threads", 2)
-blas_pool.set_threads(2, min_flops=1)
+blas_pool.set_threads(2, min_flops=1, adaptive=False)
 f = ad.jit(lambda a, b: a @ b)
 rng = np.random.default_rng(0)
 a, b = rng.normal(size=(100, 20)), rng.normal(size=(20, 300))
@@ -310,3 +310,150 @@ def test_the_pool_starts_with_the_first_kernel_that_multiplies_matrices(tmp_path
     assert lines["NOPRODUCT"] == "False 0"
     compiled, workers = lines["PRODUCT"].split()
     assert compiled == "True" and int(workers) >= 1
+
+
+# ------------------------------------------------------------------------------------------
+# adapting to the cores the process gets (issue 34)
+# ------------------------------------------------------------------------------------------
+
+def _products(n, a, b):
+    out = np.empty((a.shape[0], b.shape[1]))
+    for _ in range(n):
+        blas_pool.matmul_into(a, b, out, np.int64(0))
+    return out
+
+
+def test_a_product_takes_the_way_that_was_lately_faster():
+    # the running means decide: split products measured slower than the calling thread ->
+    # the calling thread, except the one probe split in PROBE_EVERY; and the other way round
+    blas_pool.ensure_started()
+    blas_pool.set_threads(2, min_flops=1)
+    rng = np.random.default_rng(7)
+    a, b = rng.normal(size=(40, 30)), rng.normal(size=(30, 300))
+    st = blas_pool._STATE
+    try:
+        n = 3 * blas_pool.PROBE_EVERY
+        st[blas_pool._SPLITRATE], st[blas_pool._SERIALRATE] = 10**12, 1    # split: slow
+        s0 = blas_pool.stats()
+        _close(_products(n, a, b), a, b, a @ b)
+        s1 = blas_pool.stats()
+        assert s1["pooled"] - s0["pooled"] == 3                            # the probes
+        assert s1["serial_adapted"] - s0["serial_adapted"] == n - 6        # not the probes
+        st[blas_pool._SPLITRATE], st[blas_pool._SERIALRATE] = 1, 10**12    # split: fast
+        _close(_products(n, a, b), a, b, a @ b)
+        s2 = blas_pool.stats()
+        assert s2["pooled"] - s1["pooled"] == n - 3                        # all but serial probes
+        assert s2["serial_adapted"] == s1["serial_adapted"]
+        assert s2["split_ns_per_mflop"] > 0 and s2["serial_ns_per_mflop"] > 0
+    finally:
+        ad.config.update("jit_blas_threads", "auto")
+
+
+def _mlp(params, x, y):
+    (w1, b1), (w2, b2) = params
+    h = anp.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    m = anp.max(logits, axis=1, keepdims=True)
+    lse = anp.log(anp.sum(anp.exp(logits - m), axis=1, keepdims=True)) + m
+    return -anp.mean(anp.sum((logits - lse) * y, axis=1))
+
+
+def _mlp_numpy(params, x, y):
+    """The same loss and its gradient by hand (softmax cross-entropy through a tanh layer)."""
+    (w1, b1), (w2, b2) = params
+    h = np.tanh(x @ w1 + b1)
+    logits = h @ w2 + b2
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p = e / e.sum(axis=1, keepdims=True)
+    n = x.shape[0]
+    loss = -np.mean(np.sum(np.log(p) * y, axis=1))
+    dl = (p * y.sum(axis=1, keepdims=True) - y) / n
+    da = (dl @ w2.T) * (1 - h * h)
+    return loss, ((x.T @ da, da.sum(0)), (h.T @ dl, dl.sum(0)))
+
+
+mlp_vg = ad.jit(ad.value_and_grad(_mlp))
+
+
+def _flat(tree):
+    return np.concatenate([np.ravel(v) for v in ad.tree_util.tree_leaves(tree)])
+
+
+@pytest.mark.timeout(300)
+def test_mlp_value_and_grad_with_one_core_busy_matches_the_quiet_run():
+    rng = np.random.default_rng(8)
+    params = ((rng.normal(size=(60, 140)) * 0.1, rng.normal(size=140) * 0.1),
+              (rng.normal(size=(140, 5)) * 0.1, np.zeros(5)))
+    x = rng.normal(size=(130, 60))
+    y = np.eye(5)[rng.integers(0, 5, size=130)]
+    want = _flat(_mlp_numpy(params, x, y))
+    policies = {"adaptive": dict(), "split": dict(adaptive=False), "one thread": None}
+
+    def run_all():
+        out = {}
+        for name, kw in policies.items():
+            if kw is None:
+                ad.config.update("jit_blas_threads", 1)
+            else:
+                blas_pool.set_threads(2, min_flops=1, **kw)
+            out[name] = [_flat(mlp_vg(params, x, y)) for _ in range(15)]
+        ad.config.update("jit_blas_threads", "auto")
+        return out
+
+    quiet = run_all()
+    spinner = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        before = blas_pool.stats()
+        busy = run_all()
+        after = blas_pool.stats()
+    finally:
+        spinner.kill()
+        spinner.wait()
+    assert after["pooled"] > before["pooled"]            # the split path ran under load
+    q0 = quiet["one thread"][0]
+    np.testing.assert_allclose(q0, want, rtol=1e-10, atol=1e-13)
+    for name in policies:
+        for got in quiet[name] + busy[name]:
+            np.testing.assert_allclose(got, q0, rtol=1e-12, atol=1e-15)
+
+
+prange_kernel = None
+
+
+@pytest.mark.timeout(300)
+def test_gemm_pool_and_prange_regions_from_two_python_threads():
+    # one Python thread runs a kernel with a parallel (prange) loop while another runs
+    # products on the pool: both give numpy's numbers, and nothing deadlocks
+    global prange_kernel
+    old = ad.config.jit_parallel_threshold
+    ad.config.update("jit_parallel_threshold", 1000)
+    try:
+        prange_kernel = ad.jit(lambda v: anp.tanh(v) * anp.sin(v) + anp.exp(-v * v))
+        rng = np.random.default_rng(9)
+        v = rng.normal(size=50_000)
+        assert "prange(" in prange_kernel.lower(v).source
+        want_v = np.tanh(v) * np.sin(v) + np.exp(-v * v)
+        prange_kernel(v)
+    finally:
+        ad.config.update("jit_parallel_threshold", old)
+    a, b = rng.normal(size=(120, 50)), rng.normal(size=(50, 260))
+    mm(a, b)
+    blas_pool.set_threads(2, min_flops=1, adaptive=False)
+    try:
+        before = blas_pool.stats()
+
+        def elementwise(_):
+            return max(np.max(np.abs(prange_kernel(v) - want_v)) for _ in range(30))
+
+        def products(_):
+            for _ in range(30):
+                _close(mm(a, b), a, b, a @ b)
+            return 0.0
+
+        with ThreadPoolExecutor(2) as ex:
+            errs = list(ex.map(lambda f: f(0), [elementwise, products]))
+        after = blas_pool.stats()
+        assert errs[0] < 1e-14 and errs[1] == 0.0
+        assert after["pooled"] + after["serial_busy"] >= before["pooled"] + before["serial_busy"] + 30
+    finally:
+        ad.config.update("jit_blas_threads", "auto")
