@@ -12,6 +12,14 @@ threads split the product statically and spin, and wait for the slowest core eve
 calling thread alone: the thread count of a call is ``min(threads, flops //
 FLOPS_PER_THREAD)``, a measured threshold.
 
+What a core is worth changes from moment to moment on a shared machine, so the pool
+measures it: the state keeps running means of the wall time per MFLOP of split products
+and of large products run on the calling thread alone, and each large product takes the
+way that was lately faster (one product in ``PROBE_EVERY`` tries each way, so both stay
+current). On a quiet machine the split wins; when every core is shared with other
+processes, two threads of ours take turns on one core and the calling thread alone is
+faster (no wake-up, no re-packing of an operand per panel): then that is what runs.
+
 Everything a call needs lives in one int64 array, the pool state, whose address is
 registered with LLVM as the symbol ``autodiff_blas_pool``: the thread count is read at
 run time from there, so changing ``ad.config.jit_blas_threads`` needs no recompile, and
