@@ -20,6 +20,10 @@ True
 >>> ad.random.uniform(k2, (2,)).dtype                   # numpy's default float
 dtype('float64')
 
+Keys: ``clone(key)`` is the key itself (keys are immutable values here), ``key_impl``
+names the cipher, ``key_dtype()`` is the keys' dtype (``uint32``; JAX's typed keys have
+their own dtype).
+
 Differences from JAX worth knowing: the default float dtype is float64 (numpy's,
 docs/design.md, convention 10), ``key`` returns the same raw ``uint32[2]`` key as ``PRNGKey`` (no typed key
 arrays), and the bit streams are not JAX's (same cipher, different counter layout), so
@@ -45,7 +49,8 @@ __all__ = ["key", "PRNGKey", "key_data", "wrap_key_data", "split", "fold_in", "b
            "exponential", "laplace", "logistic", "gumbel", "cauchy", "t", "chisquare",
            "rademacher", "pareto", "weibull_min", "lognormal", "multivariate_normal",
            "orthogonal", "geometric", "rayleigh", "maxwell", "triangular",
-           "generalized_normal", "ball", "threefry_2x32"]
+           "generalized_normal", "ball", "threefry_2x32", "binomial", "multinomial", "wald",
+           "f", "double_sided_maxwell", "clone", "key_impl", "key_dtype"]
 
 _U32 = np.dtype(np.uint32)
 
@@ -941,3 +946,234 @@ def ball(key, d, p=2, shape=(), dtype=None):
     e = exponential(ke, shape, np.float64)
     norm = anp.power(anp.add(anp.sum(anp.power(anp.abs(g), p), axis=-1), e), 1.0 / p)
     return anp.astype(anp.divide(g, anp.expand_dims(norm, -1)), dt)
+
+
+# ----------------------------------------------------------------------------
+# more of jax.random (issue 36)
+# ----------------------------------------------------------------------------
+
+def clone(key):
+    """The key itself: keys are immutable values here, so a clone is the same key
+    (JAX's ``clone`` exists for its donation semantics).
+
+    >>> import autodiff as ad
+    >>> ad.random.clone(ad.random.key(3)).tolist() == ad.random.key(3).tolist()
+    True
+    """
+    return _check_key(key, "clone")
+
+
+def key_impl(keys):
+    """The name of the PRNG that made ``keys``: ``"threefry2x32"`` (the one implemented).
+
+    >>> import autodiff as ad
+    >>> ad.random.key_impl(ad.random.key(0))
+    'threefry2x32'
+    """
+    _check_key(keys, "key_impl") if anp.ndim(keys) == 1 else None
+    return "threefry2x32"
+
+
+def key_dtype(impl_spec=None):
+    """The dtype of keys: ``uint32`` (a key is a ``uint32[2]`` array; JAX's typed keys have
+    the extended dtype ``key<fry>``, which numpy has no type for).
+
+    >>> import autodiff as ad
+    >>> ad.random.key_dtype()
+    dtype('uint32')
+    """
+    if impl_spec not in (None, "threefry2x32", "threefry"):
+        raise ValueError(f"ad.random.key_dtype: only the threefry2x32 PRNG is implemented, "
+                         f"got {impl_spec!r}")
+    return _U32
+
+
+def double_sided_maxwell(key, loc, scale, shape=(), dtype=None):
+    """``loc + scale · s · M``: a Maxwell draw ``M`` with a random sign ``s`` (JAX's
+    signature: the draws have ``shape``, with ``loc`` and ``scale`` broadcast).
+
+    >>> import numpy as np, autodiff as ad
+    >>> x = ad.random.double_sided_maxwell(ad.random.key(0), 1.0, 2.0, (20000,))
+    >>> abs(float(x.mean()) - 1.0) < 0.1 and abs(float(x.var()) - 12.0) < 0.5   # var 3·scale²
+    True
+    """
+    dt = _float_dtype(dtype, "double_sided_maxwell")
+    shape = _param_shape(shape, loc, scale)
+    km, ks = split(_check_key(key, "double_sided_maxwell"))
+    m = maxwell(km, shape, dt)
+    sign = anp.astype(rademacher(ks, shape), dt)
+    return anp.add(anp.asarray(loc, dtype=dt), anp.multiply(anp.asarray(scale, dtype=dt),
+                                                            anp.multiply(sign, m)))
+
+
+def f(key, dfnum, dfden, shape=None, dtype=None):
+    """F distribution: ``(X / dfnum) / (Y / dfden)``, X, Y chi-square; differentiable in
+    the degrees of freedom (through ``gamma``).
+
+    >>> import numpy as np, autodiff as ad
+    >>> x = ad.random.f(ad.random.key(0), 4.0, 10.0, (20000,))
+    >>> abs(float(x.mean()) - 10.0 / 8.0) < 0.05                 # mean dfden / (dfden - 2)
+    True
+    """
+    dt = _float_dtype(dtype, "f")
+    shape = _param_shape(shape, dfnum, dfden)
+    kn, kd = split(_check_key(key, "f"))
+    x = chisquare(kn, dfnum, shape, np.float64)
+    y = chisquare(kd, dfden, shape, np.float64)
+    return anp.astype(anp.divide(anp.divide(x, dfnum), anp.divide(y, dfden)), dt)
+
+
+def wald(key, mean, shape=None, dtype=None):
+    """Wald (inverse Gaussian) with mean ``mean`` and shape parameter 1, by Michael,
+    Schucany and Haas's transformation (1976), as JAX and numpy (``numpy.random.wald(mean,
+    1.0)``).
+
+    >>> import numpy as np, autodiff as ad
+    >>> x = ad.random.wald(ad.random.key(0), 2.0, (20000,))
+    >>> abs(float(x.mean()) - 2.0) < 0.1 and abs(float(x.var()) - 8.0) < 1.0   # var mean³
+    True
+    """
+    dt = _float_dtype(dtype, "wald")
+    shape = _param_shape(shape, mean)
+    kn, ku = split(_check_key(key, "wald"))
+    mu = anp.asarray(mean, dtype=np.float64)
+    y = _normal(kn, shape, np.dtype(np.float64), "wald")
+    y = anp.multiply(y, y)
+    my = anp.multiply(mu, y)
+    x = anp.subtract(anp.add(mu, anp.multiply(0.5, anp.multiply(mu, my))),
+                     anp.multiply(anp.multiply(0.5, mu),
+                                  anp.sqrt(anp.add(anp.multiply(4.0, my), anp.multiply(my, my)))))
+    u = _unit(ku, shape, np.dtype(np.float64), "wald")
+    out = anp.where(anp.less_equal(u, anp.divide(mu, anp.add(mu, x))), x,
+                    anp.divide(anp.multiply(mu, mu), x))
+    return anp.astype(out, dt)
+
+
+def _binomial_f64(key, n, p, shape):
+    """Binomial(n, p) as float64 of ``shape`` (n, p broadcast to it): inversion by
+    sequential search where ``n·min(p, 1-p) < 10``, Hörmann's BTRS rejection (1993) above,
+    on ``min(p, 1-p)`` and mirrored (as JAX and numpy)."""
+    from . import lax
+    from .scipy.special import gammaln
+    f64 = np.dtype(np.float64)
+    n = anp.broadcast_to(anp.asarray(n, dtype=f64), shape)
+    p = anp.broadcast_to(anp.asarray(p, dtype=f64), shape)
+    flip = anp.greater(p, 0.5)
+    pp = anp.where(flip, anp.subtract(1.0, p), p)
+    small = anp.less(anp.multiply(n, pp), 10.0)
+    ki, kr = split(key)
+
+    # inversion: the first k with F(k) > u, p_{k+1} = p_k (n - k)/(k + 1) · p/q
+    ps = anp.where(small, pp, 0.0)
+    ns = anp.where(small, n, 0.0)
+    q = anp.subtract(1.0, ps)
+    ratio = anp.divide(ps, anp.where(anp.greater(q, 0.0), q, 1.0))
+    u = _unit(ki, shape, f64, "binomial")
+
+    def cond(c):
+        k, _, cdf, _ = c
+        return anp.any(anp.logical_and(anp.logical_and(small, anp.less_equal(cdf, u)),
+                                       anp.less(k, ns)))
+
+    def body(c):
+        k, pk, cdf, out = c
+        done = anp.logical_or(anp.logical_not(small),
+                              anp.logical_or(anp.greater(cdf, u), anp.greater_equal(out, ns)))
+        pk1 = anp.multiply(pk, anp.multiply(anp.divide(anp.subtract(ns, k), anp.add(k, 1.0)), ratio))
+        out = anp.where(done, out, anp.add(out, 1.0))
+        return anp.add(k, 1.0), pk1, anp.where(done, cdf, anp.add(cdf, pk1)), out
+    p0 = anp.exp(anp.multiply(ns, anp.log1p(anp.negative(ps))))
+    _, _, _, k_small = lax.while_loop(cond, body, (np.float64(0.0), p0, p0, anp.zeros_like(ps)))
+
+    # BTRS (transformed rejection with squeeze), acceptance ≥ 0.8 for n·p ≥ 10
+    nb = anp.where(small, 100.0, n)
+    pb = anp.where(small, 0.5, pp)
+    qb = anp.subtract(1.0, pb)
+    spq = anp.sqrt(anp.multiply(nb, anp.multiply(pb, qb)))
+    b = anp.add(1.15, anp.multiply(2.53, spq))
+    a = anp.add(anp.add(-0.0873, anp.multiply(0.0248, b)), anp.multiply(0.01, pb))
+    c = anp.add(anp.multiply(nb, pb), 0.5)
+    vr = anp.subtract(0.92, anp.divide(4.2, b))
+    alpha = anp.multiply(anp.add(2.83, anp.divide(5.1, b)), spq)
+    lpq = anp.log(anp.divide(pb, qb))
+    m = anp.floor(anp.multiply(anp.add(nb, 1.0), pb))
+    h = anp.add(gammaln(anp.add(m, 1.0)), gammaln(anp.add(anp.subtract(nb, m), 1.0)))
+
+    def propose(key, kshape):
+        ku, kv = split(key)
+        U = anp.subtract(_unit(ku, kshape, f64, "binomial"), 0.5)
+        V = _open_unit(kv, kshape, f64, "binomial")
+        us = anp.subtract(0.5, anp.abs(U))
+        k = anp.floor(anp.add(anp.multiply(anp.add(anp.divide(anp.multiply(2.0, a), us), b), U), c))
+        inside = anp.logical_and(anp.greater_equal(k, 0.0), anp.less_equal(k, nb))
+        fast = anp.logical_and(anp.greater_equal(us, 0.07), anp.less_equal(V, vr))
+        kc = anp.clip(k, 0.0, nb)
+        lhs = anp.log(anp.divide(anp.multiply(V, alpha),
+                                 anp.add(anp.divide(a, anp.multiply(us, us)), b)))
+        rhs = anp.add(anp.subtract(anp.subtract(h, gammaln(anp.add(kc, 1.0))),
+                                   gammaln(anp.add(anp.subtract(nb, kc), 1.0))),
+                      anp.multiply(anp.subtract(kc, m), lpq))
+        ok = anp.logical_and(inside, anp.logical_or(fast, anp.less_equal(lhs, rhs)))
+        return k, ok
+    k_big = _rejection(propose, kr, shape)
+    k = anp.where(small, k_small, k_big)
+    return anp.where(flip, anp.subtract(n, k), k)
+
+
+def binomial(key, n, p, shape=None, dtype=None):
+    """Binomial(n, p): successes in ``n`` trials of probability ``p``, as floats (JAX's
+    dtype). Exact: sequential inversion for ``n·min(p, 1−p) < 10``, BTRS rejection above.
+
+    >>> import numpy as np, autodiff as ad
+    >>> k = ad.random.binomial(ad.random.key(0), 40, 0.3, (20000,))
+    >>> abs(float(k.mean()) - 12.0) < 0.1 and abs(float(k.var()) - 8.4) < 0.3
+    True
+    """
+    dt = _float_dtype(dtype, "binomial")
+    shape = _param_shape(shape, n, p)
+    return anp.astype(_binomial_f64(_check_key(key, "binomial"), n, p, shape), dt)
+
+
+def multinomial(key, n, p, *, shape=None, dtype=None, unroll=1):
+    """Counts of ``n`` draws over the categories of ``p`` (last axis), by conditional
+    binomials: category i gets Binomial(n − earlier counts, pᵢ / remaining mass). As in
+    JAX 0.10, ``shape`` is the whole result's shape (its last entry the number of
+    categories), ``p.shape`` by default; ``unroll`` is accepted.
+
+    >>> import numpy as np, autodiff as ad
+    >>> c = ad.random.multinomial(ad.random.key(0), 10, np.array([0.2, 0.3, 0.5]), shape=(4, 3))
+    >>> c.shape, bool(np.all(c.sum(-1) == 10))
+    ((4, 3), True)
+    """
+    dt = _float_dtype(dtype, "multinomial")
+    p = anp.asarray(p, dtype=np.float64)
+    pshape = tuple(anp.shape(p))
+    if not pshape:
+        raise ShapeError("ad.random.multinomial: p needs at least one axis (the categories)",
+                         source=user_source())
+    k = pshape[-1]
+    if shape is None:
+        batch = np.broadcast_shapes(tuple(anp.shape(n)), pshape[:-1])
+    else:
+        shape = _shape(shape)
+        if not shape or shape[-1] != k:
+            raise ShapeError(f"ad.random.multinomial: shape {shape} must end with the number "
+                             f"of categories {k} (JAX 0.10: shape is the result's shape)",
+                             source=user_source())
+        batch = _param_shape(shape[:-1], anp.zeros(np.broadcast_shapes(tuple(anp.shape(n)),
+                                                                       pshape[:-1])))
+    key = _check_key(key, "multinomial")
+    remaining = anp.broadcast_to(anp.asarray(n, dtype=np.float64), batch)
+    mass = anp.ones(batch)
+    counts = []
+    for i, ki in enumerate(split(key, k)):
+        pi = anp.broadcast_to(p[..., i], batch)
+        if i == k - 1:
+            c = remaining
+        else:
+            frac = anp.clip(anp.divide(pi, anp.where(anp.greater(mass, 0.0), mass, 1.0)), 0.0, 1.0)
+            c = _binomial_f64(ki, remaining, frac, batch)
+        counts.append(c)
+        remaining = anp.subtract(remaining, c)
+        mass = anp.subtract(mass, pi)
+    return anp.astype(anp.stack(counts, axis=-1), dt)

@@ -56,7 +56,11 @@ REASONS = {
     "jax.scipy.stats": {},
     "jax.tree_util": {},
     "jax.debug": {},
-    "jax.random": {},
+    "jax.random": {
+        "random_gamma_p": "JAX's primitive object behind gamma; here gamma is a composition "
+                          "of existing primitives (rejection loop + implicit derivative), "
+                          "so there is no primitive to bind",
+    },
     "jax.lax": {
         **{n: "named-axis collective: needs an axis_name bound by pmap/shard_map or a named "
               "vmap; autodiff runs on one device and its vmap has no axis names"
