@@ -2,7 +2,8 @@
 
 ``data_parallel_value_and_grad(fun)`` returns ``f(params, shards, *args, weights=None)``:
 each shard's ``value_and_grad(fun)(params, shard, *args)`` runs on a Dask worker and the
-results are combined on the workers, in a fixed binary tree over the shard index, into
+results are combined in a fixed binary tree over the shard index (on the workers, or on
+the client for parameters of up to 1 MiB: ``reduce_on``) into
 
     value = Σ_k w_k · fun(params, shard_k) / Σ_k w_k       (reduce="mean", the default)
     value = Σ_k w_k · fun(params, shard_k)                 (reduce="sum")
@@ -31,19 +32,20 @@ concatenated data, equal to one process's ``value_and_grad`` over all of it to r
 
 What a call does, and why reruns are bit-identical:
 
-- ``fun`` travels to each worker **once** per client (``client.scatter(...,
-  broadcast=True)`` of a small runner object): a worker keeps its jitted
-  ``value_and_grad`` and its compiled kernels across calls. ``f.worker_stats()`` shows,
-  per worker, how often the runner was unpickled, how many calls it served and how many
-  signatures it compiled.
-- ``params`` (and ``args``) are scattered once per call to every worker; ``shards`` may be
+- ``fun`` travels to each worker **once** per client, inside a worker plugin
+  (``client.register_plugin``, which also reaches workers that join later): a worker keeps
+  its jitted ``value_and_grad`` and its compiled kernels across calls, and tasks name it
+  by a token. ``f.worker_stats()`` shows, per worker, how often it was unpickled, how many
+  shards it ran and how many signatures it compiled; ``f.close()`` removes it.
+- ``params`` (and ``args``) travel inside the tasks when they are small, else they are
+  scattered once per call to every worker; ``shards`` may be
   Dask futures (``client.scatter(shards)``: the data stays on the workers) or data, which
   is scattered on every call.
 - With ``jit=True`` a worker compiles each new argument signature before running it
   (blocking, ``jitted.lower(...).compile()``) and kernels are specialized to shapes
   (``dynamic_shapes=False``), so every call runs the same compiled code: no call runs on
   the interpreter tier, none on a shape-generic kernel that a later size would switch to.
-  Tasks and the reduction tree are deterministic in the shard index, not in the order of
+  Tasks and the reduction tree are fixed by the shard index, not by the order of
   completion, so the same inputs give the same bits on every rerun (on the same workers'
   hardware).
 
@@ -51,16 +53,15 @@ What a call does, and why reruns are bit-identical:
 Dask is imported on the first call only; without it, an ``ImportError`` names the
 ``distributed`` extra.
 """
-import threading
-import uuid
-
-import numpy as np
-
-from .tree_util import tree_map
-
 __all__ = ["data_parallel_value_and_grad", "NoClientError"]
 
 REDUCTIONS = ("mean", "sum")
+SMALL_BYTES = 1 << 20     # params up to this size ride in the tasks and reduce on the client
+
+
+def _nbytes(tree):
+    from .tree_util import tree_leaves
+    return sum(getattr(x, "nbytes", 8) for x in tree_leaves(tree))
 
 
 class NoClientError(ValueError):
@@ -78,87 +79,14 @@ def _dask():
     return distributed
 
 
-# runner token -> how often this process unpickled that runner (worker_stats reads it)
-_runner_loads = {}
-_loads_lock = threading.Lock()
-
-
-class _ShardRunner:
-    """What a worker keeps: ``fun``'s ``value_and_grad`` (jitted once, on the worker) and
-    the argument signatures it has compiled. Pickles as its recipe, never its caches."""
-
-    def __init__(self, fun, argnums, has_aux, jit):
-        self.fun, self.argnums, self.has_aux, self.jit = fun, argnums, has_aux, jit
-        self.token = uuid.uuid4().hex
-        self._build()
-
-    def _build(self):
-        from .api import value_and_grad
-        from .jit import jit
-        vg = value_and_grad(self.fun, argnums=self.argnums, has_aux=self.has_aux)
-        self.vg = jit(vg, dynamic_shapes=False) if self.jit else vg
-        self.compiled = set()
-        self.calls = 0
-        self.lock = threading.Lock()
-
-    def __getstate__(self):
-        return (self.fun, self.argnums, self.has_aux, self.jit, self.token)
-
-    def __setstate__(self, state):
-        self.fun, self.argnums, self.has_aux, self.jit, self.token = state
-        self._build()
-        with _loads_lock:
-            _runner_loads[self.token] = _runner_loads.get(self.token, 0) + 1
-
-    def __call__(self, params, shard, args, weight):
-        call_args = (params, shard) + tuple(args)
-        if self.jit:
-            from .tree_util import tree_flatten
-            leaves, tree = tree_flatten(call_args)
-            key = (tree, tuple((np.shape(l), np.asarray(l).dtype.str) for l in leaves))
-            with self.lock:
-                if key not in self.compiled:
-                    self.vg.lower(*call_args).compile()      # every call runs the kernel
-                    self.compiled.add(key)
-        self.calls += 1
-        out, grad = self.vg(*call_args)
-        value, aux = out if self.has_aux else (out, None)
-        if weight != 1.0:
-            value = np.asarray(value) * weight
-            grad = tree_map(lambda g: np.asarray(g) * weight, grad)
-        return value, grad, [aux] if self.has_aux else []
-
-    def stats(self):
-        return {"loads": _runner_loads.get(self.token, 0), "calls": self.calls,
-                "compiled": len(self.compiled)}
-
-
-def _add(a, b):
-    """One node of the reduction tree: values and gradients add, auxes concatenate."""
-    return (np.add(a[0], b[0]), tree_map(np.add, a[1], b[1]), a[2] + b[2])
-
-
-def _finish(total, scale, has_aux):
-    value, grad, aux = total
-    if scale is not None:
-        value = np.asarray(value) / scale
-        grad = tree_map(lambda g: np.asarray(g) / scale, grad)
-    return ((value, aux), grad) if has_aux else (value, grad)
-
-
-def _runner_stats(key, dask_worker=None):
-    runner = dask_worker.data.get(key) if dask_worker is not None else None
-    return None if runner is None else runner.stats()
-
-
 class DataParallelValueAndGrad:
     """What :func:`data_parallel_value_and_grad` returns; call it as
     ``f(params, shards, *args, weights=None)``."""
 
-    def __init__(self, fun, client, argnums, has_aux, reduce, jit):
-        self.fun, self.client = fun, client
+    def __init__(self, fun, client, argnums, has_aux, reduce, jit, reduce_on):
+        self.fun, self.client, self.reduce_on = fun, client, reduce_on
         self.argnums, self.has_aux, self.reduce, self.jit = argnums, has_aux, reduce, jit
-        self._runners = {}            # client id -> the runner's future on that cluster
+        self._installed = {}          # id(client) -> (client, the runner's token there)
         self.__name__ = f"data_parallel_value_and_grad({getattr(fun, '__name__', 'fun')})"
 
     def _client(self):
@@ -173,16 +101,20 @@ class DataParallelValueAndGrad:
                 "first (from dask.distributed import Client; client = Client() for a local "
                 "cluster, Client(\"tcp://scheduler:8786\") for a running one)") from None
 
-    def _runner(self, client):
-        fut = self._runners.get(id(client))
-        if fut is None or fut.status != "finished":
-            runner = _ShardRunner(self.fun, self.argnums, self.has_aux, self.jit)
-            fut = client.scatter([runner], broadcast=True, hash=False)[0]
-            self._runners[id(client)] = fut
-        return fut
+    def _token(self, client):
+        """The runner's token on ``client``'s cluster, installed there on first use."""
+        from . import _dask_worker
+        entry = self._installed.get(id(client))
+        if entry is None or entry[0] is not client:
+            runner = _dask_worker.ShardRunner(self.fun, self.argnums, self.has_aux, self.jit)
+            client.register_plugin(_dask_worker.RunnerPlugin(runner),
+                                   name=f"autodiff-runner-{runner.token}")
+            entry = self._installed[id(client)] = (client, runner.token)
+        return entry[1]
 
     def __call__(self, params, shards, *args, weights=None):
         distributed = _dask()
+        from . import _dask_worker as w
         client = self._client()
         shards = list(shards)
         if not shards:
@@ -190,7 +122,7 @@ class DataParallelValueAndGrad:
                              "data pytrees (or of futures from client.scatter)")
         if weights is None:
             weights = [1.0] * len(shards)
-        weights = [float(w) for w in weights]
+        weights = [float(x) for x in weights]
         if len(weights) != len(shards):
             raise ValueError(f"data_parallel_value_and_grad: {len(weights)} weights for "
                              f"{len(shards)} shards")
@@ -200,29 +132,53 @@ class DataParallelValueAndGrad:
         if local:          # data, not futures: scattered now (scatter once to avoid this)
             for k, fut in zip(local, client.scatter([shards[k] for k in local], hash=False)):
                 shards[k] = fut
-        runner = self._runner(client)
-        p, a = client.scatter([params, tuple(args)], broadcast=True, hash=False)
-        level = [client.submit(_ShardRunner.__call__, runner, p, s, a, w, pure=False)
-                 for s, w in zip(shards, weights)]
-        while len(level) > 1:          # a fixed binary tree over the shard index
-            level = [client.submit(_add, level[k], level[k + 1], pure=False)
-                     if k + 1 < len(level) else level[k] for k in range(0, len(level), 2)]
+        token = self._token(client)
+        small = _nbytes((params, args)) <= SMALL_BYTES
+        if small:          # sent inside the tasks: no extra round trip
+            p, a = params, tuple(args)
+        else:              # sent once to every worker, not once per task
+            p, a = client.scatter([params, tuple(args)], broadcast=True, hash=False)
+        level = [client.submit(w.run_shard, token, p, s, a, x, pure=False)
+                 for s, x in zip(shards, weights)]
         scale = sum(weights) if self.reduce == "mean" else None
-        return client.submit(_finish, level[0], scale, self.has_aux, pure=False).result()
+        on_client = self.reduce_on == "client" or (self.reduce_on is None and small)
+        if on_client:      # the same tree, the same bits, fewer task hops
+            level = client.gather(level)
+            add, finish = w.add, w.finish
+        else:
+            def add(a, b):
+                return client.submit(w.add, a, b, pure=False)
+
+            def finish(total, scale, has_aux):
+                return client.submit(w.finish, total, scale, has_aux, pure=False).result()
+        while len(level) > 1:          # a fixed binary tree over the shard index
+            level = [add(level[k], level[k + 1]) if k + 1 < len(level) else level[k]
+                     for k in range(0, len(level), 2)]
+        return finish(level[0], scale, self.has_aux)
 
     def worker_stats(self):
         """``{worker address: {"loads", "calls", "compiled"}}`` of this function's runner
-        on each worker holding it: ``loads`` counts how often that process unpickled it."""
+        on the current client's workers: ``loads`` counts how often that worker process
+        unpickled it (1: it was shipped once), ``calls`` the shards it ran, ``compiled``
+        the argument signatures it compiled."""
+        from . import _dask_worker
         client = self._client()
-        fut = self._runners.get(id(client))
-        if fut is None:
+        entry = self._installed.get(id(client))
+        if entry is None or entry[0] is not client:
             return {}
-        stats = client.run(_runner_stats, fut.key)
-        return {w: s for w, s in stats.items() if s is not None}
+        stats = client.run(_dask_worker.runner_stats, entry[1])
+        return {addr: s for addr, s in stats.items() if s is not None}
+
+    def close(self):
+        """Remove this function's runner from the workers of every client it ran on."""
+        for client, token in self._installed.values():
+            if client.status == "running":
+                client.unregister_worker_plugin(f"autodiff-runner-{token}")
+        self._installed.clear()
 
 
 def data_parallel_value_and_grad(fun, client=None, *, argnums=0, has_aux=False,
-                                 reduce="mean", jit=True):
+                                 reduce="mean", jit=True, reduce_on=None):
     """``f(params, shards, *args, weights=None) -> (value, grad)``: ``value_and_grad(fun)``
     of every shard on the Dask workers, combined in a fixed tree order (see the module
     documentation for the formula, the shipping of ``fun`` and bit-identical reruns).
@@ -232,11 +188,19 @@ def data_parallel_value_and_grad(fun, client=None, *, argnums=0, has_aux=False,
     grad)``, the auxes in shard order); ``reduce`` is ``"mean"`` (the weighted mean of the
     shards' values, weights 1 by default) or ``"sum"``; ``jit=False`` runs the gradient
     eagerly on the workers. ``client=None`` takes the default Dask client at each call.
+    ``reduce_on``: ``"workers"`` (the tree's additions run as tasks: the client receives
+    one gradient), ``"client"`` (the shards' results are gathered and added here, in the
+    same tree: fewer round trips) or ``None``: the client when ``params`` and ``args``
+    take at most 1 MiB (they then also travel inside the tasks), else the workers. Both
+    give the same bits.
     """
+    if reduce_on not in (None, "workers", "client"):
+        raise ValueError(f"data_parallel_value_and_grad: reduce_on must be None, 'workers' "
+                         f"or 'client', got {reduce_on!r}")
     if reduce not in REDUCTIONS:
         raise ValueError(f"data_parallel_value_and_grad: reduce must be one of {REDUCTIONS}, "
                          f"got {reduce!r}")
     if not callable(fun):
         raise TypeError(f"data_parallel_value_and_grad: fun must be callable, got "
                         f"{type(fun).__name__}")
-    return DataParallelValueAndGrad(fun, client, argnums, has_aux, reduce, jit)
+    return DataParallelValueAndGrad(fun, client, argnums, has_aux, reduce, jit, reduce_on)

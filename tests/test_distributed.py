@@ -66,6 +66,11 @@ def test_equals_one_process_and_reruns_are_bit_identical(client):
         value2, grad2 = f(params, shards)
         assert np.asarray(value2).tobytes() == np.asarray(value).tobytes()
         assert_tree_identical(grad2, grad)
+    # the tree's additions as tasks on the workers: the same bits
+    f_workers = data_parallel_value_and_grad(mlp_loss, client, reduce_on="workers")
+    value_w, grad_w = f_workers(params, shards)
+    assert np.asarray(value_w).tobytes() == np.asarray(value).tobytes()
+    assert_tree_identical(grad_w, grad)
     # a gradient step moves the loss down: the gradient has the right sign and scale
     stepped = {k: params[k] - 0.1 * grad[k] for k in params}
     assert f(stepped, shards)[0] < value
@@ -91,6 +96,11 @@ def test_unequal_shards_with_weights_and_plain_data(client):
     assert_tree_close(grad_m, {k: np.mean([g[k] for _, g in parts], axis=0) for k in g1},
                       rtol=1e-12)
     assert abs(value_m - v1) > 1e-6                  # the two semantics do differ here
+    # parameters over 1 MiB are scattered once per call and reduced on the workers
+    big = {**params, "unused": np.zeros(150_000)}
+    value_b, grad_b = f(big, shards, weights=[7, 12, 11])
+    assert value_b == value and not np.any(grad_b["unused"])
+    assert_tree_identical({k: grad_b[k] for k in grad}, grad)
 
 
 def test_sum_aux_argnums_and_extra_args(client):
@@ -122,6 +132,8 @@ def test_default_client_and_errors(client, monkeypatch):
     assert f(params, split(x, y, [0, 4, 8]))[0] == pytest.approx(v1, rel=1e-12)
     with pytest.raises(ValueError, match="reduce must be one of"):
         data_parallel_value_and_grad(mlp_loss, client, reduce="max")
+    with pytest.raises(ValueError, match="reduce_on must be"):
+        data_parallel_value_and_grad(mlp_loss, client, reduce_on="scheduler")
     with pytest.raises(ValueError, match="shards is empty"):
         f(params, [])
     with pytest.raises(ValueError, match="2 weights for 3 shards"):
