@@ -156,3 +156,15 @@ def test_importing_autodiff_imports_no_dask():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_the_example_trains_on_the_cluster(client):
+    import runpy
+    import pathlib
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "dask_data_parallel.py"
+    mod = runpy.run_path(str(path))
+    lines = []
+    # the example checks its first step against one process to 1e-12 itself
+    _, losses = mod["train"](client, n=256, steps=8, lr=0.05, progress=False, log=lines.append)
+    assert len(losses) == 8 and losses[-1] < losses[0]
+    assert "4 shards of 64 rows on 2 workers" in lines[0]
