@@ -29,7 +29,7 @@ from numba.extending import intrinsic, overload
 
 from .blas_pool import HAVE_LAPACKE, _dsyevd, _threads_local
 from . import lapack
-from .lapack import getrf_t, getrs_t, potrf_lower, trsm_c
+from .lapack import getrf_t, getrs_t, potrf_into, trsm_c
 
 _OPTS = dict(fastmath=False, error_model="numpy", nogil=True)
 
@@ -181,8 +181,7 @@ def cholesky_into(A, L):
     in the loop). LAPACK from ``lapack.CHOLESKY_MIN_N`` on, the loop below it; NaN input
     gives NaN entries either way (potrf, as numpy, leaves the entries it did not reach)."""
     if A.shape[0] >= lapack.CHOLESKY_MIN_N:
-        _copy2(L, A)
-        if potrf_lower(L) != 0:
+        if potrf_into(A, L) != 0:
             _fill2(L, np.nan)
     else:
         _cholesky_loop(A, L)

@@ -2,6 +2,7 @@
 
     env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE python benchmarks/linalg_bench.py
     python benchmarks/linalg_bench.py --sizes 200 --rounds 5 --markdown table.md
+    python benchmarks/linalg_bench.py --threads 1     # numpy and autodiff on one BLAS thread
 
 Rows (the table of issue 34), every input float64 and made once per size:
 
@@ -135,7 +136,13 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=9)
     ap.add_argument("--only", default="", help="comma-separated row names")
     ap.add_argument("--markdown", default="", help="also write the table to this file")
+    ap.add_argument("--threads", type=int, default=0,
+                    help="BLAS threads for numpy and autodiff alike (default: each library's own)")
     args = ap.parse_args(argv)
+    if args.threads:
+        from threadpoolctl import threadpool_limits
+        threadpool_limits(args.threads, user_api="blas")
+        ad.config.update("jit_blas_threads", args.threads)
     rows = _rows()
     only = [r for r in args.only.split(",") if r]
     lines = ["| n | op | autodiff jit | numpy/scipy | JAX jit | ad/numpy | ad/JAX |",
@@ -163,7 +170,8 @@ def main(argv=None):
             lines.append(line)
             print(line, f"  (first call {compile_s:.1f} s)", flush=True)
     import autodiff.backends.numba_runtime as rt
-    tail = [_blas_line(), f"kernels: {getattr(rt, 'LAPACK', 'hand-written loops')}",
+    tail = [_blas_line(), f"kernels: {getattr(rt, 'LAPACK', 'hand-written loops')}, "
+            f"jit_blas_threads={ad.config.jit_blas_threads!r}",
             f"python {sys.version.split()[0]}, numpy {np.__version__}"
             + (f", jax {jax.__version__}" if HAVE_JAX else ", no JAX")]
     print("\n".join(tail))
