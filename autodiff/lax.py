@@ -569,15 +569,18 @@ from . import _lax_more  # noqa: E402
 
 # names that would shadow builtins (max, min, ...) are served by __getattr__, so this
 # module's own code keeps the builtins, and stay out of ``from autodiff.lax import *``
-_SHADOWING = frozenset(("max", "min", "abs", "pow", "round", "slice"))
-for _name in _lax_more.__all__:
-    if _name not in _SHADOWING:
-        globals().setdefault(_name, getattr(_lax_more, _name))
-__all__ += [n for n in _lax_more.__all__ if n not in _SHADOWING and n not in __all__]
-del _name
+_SHADOWING = frozenset(("max", "min", "abs", "pow", "round", "slice", "complex"))
+# the rest of jax.lax's operators (autodiff/_lax_ops.py, issue 36)
+from . import _lax_ops  # noqa: E402
+for _mod in (_lax_more, _lax_ops):
+    for _name in _mod.__all__:
+        if _name not in _SHADOWING:
+            globals().setdefault(_name, getattr(_mod, _name))
+    __all__ += [n for n in _mod.__all__ if n not in _SHADOWING and n not in __all__]
+del _name, _mod
 
 
 def __getattr__(name):
     if name in _SHADOWING:
-        return getattr(_lax_more, name)
+        return getattr(_lax_ops if name == "complex" else _lax_more, name)
     raise AttributeError(f"module 'autodiff.lax' has no attribute {name!r}")
