@@ -45,4 +45,19 @@ __all__ = [
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
     "flatten_util", "debug", "tree", "extend", "dtypes", "ShapeDtypeStruct", "eval_shape", "block_until_ready",
     "jet", "taylor", "pure_callback", "device_put", "device_get", "Array", "devices",
+    "holomorphic_grad", "primitive",
 ]
+
+from .differential_operators import holomorphic_grad  # noqa: E402
+from .extend import primitive  # noqa: E402
+
+# autograd's top-level container functions (``from autograd import tuple, isinstance``)
+# are served lazily, so that they never shadow the builtins inside this package
+_AUTOGRAD_BUILTINS = frozenset(("tuple", "list", "dict", "isinstance", "type"))
+
+
+def __getattr__(name):
+    if name in _AUTOGRAD_BUILTINS:
+        from . import builtins as _ag_builtins
+        return getattr(_ag_builtins, name)
+    raise AttributeError(f"module 'autodiff' has no attribute {name!r}")

@@ -30,7 +30,8 @@ from .tree_util import tree_map
 __all__ = ["grad", "value_and_grad", "elementwise_grad", "deriv", "jacobian", "hessian",
            "grad_and_aux", "grad_named", "make_vjp", "make_jvp", "make_hvp",
            "hessian_tensor_product", "hessian_vector_product", "tensor_jacobian_product",
-           "vector_jacobian_product", "make_ggnvp", "multigrad_dict", "checkpoint"]
+           "vector_jacobian_product", "make_ggnvp", "multigrad_dict", "checkpoint",
+           "holomorphic_grad", "make_jvp_reversemode"]
 
 
 def _unary(fun, argnum, args, kwargs):
@@ -363,3 +364,40 @@ def checkpoint(fun):
     """
     from .checkpoint import checkpoint as _checkpoint
     return _checkpoint(fun)
+
+
+def holomorphic_grad(fun, argnum=0):
+    """autograd's ``holomorphic_grad``: the complex derivative f'(z) of a holomorphic
+    ``fun`` with respect to a complex argument (``grad(..., holomorphic=True)``).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> from autodiff.differential_operators import holomorphic_grad
+    >>> complex(holomorphic_grad(lambda z: z ** 2)(np.complex128(1 + 2j)))    # 2z
+    (2+4j)
+    """
+    def gradfun(*args, **kwargs):
+        x, f = _unary(fun, argnum, args, kwargs)
+        return api.grad(f, holomorphic=True)(x)
+    return gradfun
+
+
+def make_jvp_reversemode(fun, argnum=0):
+    """autograd's ``make_jvp_reversemode``: ``make_jvp_reversemode(fun, argnum)(*args)`` is
+    ``v -> J·v`` computed by reverse mode twice (the transpose of the VJP, itself linear
+    in the cotangent), for functions whose forward mode is unavailable.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> from autodiff.differential_operators import make_jvp_reversemode
+    >>> make_jvp_reversemode(lambda x: x * np.array([1.0, 2.0]))(np.ones(2))(np.array([3.0, 4.0]))
+    array([3., 8.])
+    """
+    def jvp_maker(*args, **kwargs):
+        x, f = _unary(fun, argnum, args, kwargs)
+        y, pullback = api.vjp(f, x)
+
+        def jvp(v):
+            # u -> J^T u is linear: its own vjp at any point, applied to v, is J v
+            zero = tree_map(lambda t: anp.zeros_like(t), y)
+            return api.vjp(lambda u: pullback(u)[0], zero)[1](v)[0]
+        return jvp
+    return jvp_maker

@@ -30,7 +30,12 @@ from .core import Tracer
 from .custom_derivatives import custom_jvp, custom_vjp
 
 __all__ = ["primitive", "defvjp", "defjvp", "defvjp_argnum", "defjvp_argnum",
-           "defvjp_argnums", "def_linear", "Primitive"]
+           "defvjp_argnums", "defjvp_argnums", "def_linear", "Primitive", "notrace_primitive",
+           "register_notrace", "Box", "VSpace", "vspace"]
+
+Box = Tracer
+"""autograd's ``Box`` (a value being traced) is autodiff's :class:`~autodiff.core.Tracer`:
+``isinstance(x, Box)`` tells a traced value from a plain one, as in autograd."""
 
 _warned = set()
 
@@ -218,3 +223,135 @@ def def_linear(prim):
         a[i] = g
         return prim.fun(*a, **kwargs)
     prim.jvp_argnum = jvp
+
+
+def defjvp_argnums(prim, makejvp):
+    """``makejvp(argnums, gs, ans, args, kwargs)``: the output tangent for the tangents
+    ``gs`` of the arguments ``argnums``, all at once (autograd's ``defjvp_argnums``).
+
+    >>> import numpy as np, autodiff as ad
+    >>> mul = primitive(lambda x, y: x * y)
+    >>> defjvp_argnums(mul, lambda nums, gs, ans, args, kw:
+    ...                sum(g * args[1 - i] for i, g in zip(nums, gs)))
+    >>> float(ad.jvp(lambda x: mul(x, 3.0), (2.0,), (1.0,))[1])
+    3.0
+    """
+    prim.jvp_argnum = lambda i, g, ans, args, kwargs: makejvp((i,), (g,), ans, args, kwargs)
+
+
+def notrace_primitive(fun):
+    """A function whose result carries no derivative: it sees its arguments' values (never
+    traced values where they are concrete) and returns a constant, as autograd's
+    ``notrace_primitive`` (for integer helpers, shapes, comparisons).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> argmax = notrace_primitive(np.argmax)
+    >>> float(ad.grad(lambda x: x[argmax(x)] * 2.0)(np.array([1.0, 5.0, 2.0]))[1])
+    2.0
+    """
+    from .tree_util import tree_map
+
+    @functools.wraps(fun)
+    def wrapped(*args, **kwargs):
+        args, kwargs = tree_map(_plain_value, (args, kwargs))
+        return fun(*args, **kwargs)
+    return wrapped
+
+
+def _plain_value(x):
+    from .api import stop_gradient
+    from .core import is_concrete
+    if isinstance(x, Tracer):
+        if is_concrete(x):
+            return np.asarray(x.concrete_value("notrace_primitive"))
+        return stop_gradient(x)
+    return x
+
+
+def register_notrace(trace_type, primitive_fun):
+    """autograd's per-trace-type opt-out; here :func:`notrace_primitive` covers every
+    transform, so registering is accepted and changes nothing."""
+    return primitive_fun
+
+
+class VSpace:
+    """The vector space of a value (autograd's ``VSpace``): its shape and dtype, zeros,
+    ones, a standard basis, random vectors, and the inner product. Arrays, numbers and
+    pytrees of them (the space of each leaf) have one.
+
+    >>> import numpy as np
+    >>> vs = vspace(np.zeros((2,)))
+    >>> vs.shape, vs.size, vs.zeros().tolist(), [b.tolist() for b in vs.standard_basis()]
+    ((2,), 2, [0.0, 0.0], [[1.0, 0.0], [0.0, 1.0]])
+    >>> float(vs.inner_prod(np.array([1.0, 2.0]), np.array([3.0, 4.0])))
+    11.0
+    """
+
+    def __init__(self, value):
+        from .tree_util import tree_flatten
+        leaves, self._tree = tree_flatten(value)
+        self._leaves = [(np.shape(v), np.result_type(np.asarray(v) if not isinstance(v, Tracer)
+                                                   else v.aval.dtype, np.float64)) for v in leaves]
+        self.shape = self._leaves[0][0] if self._is_array() else tuple(s for s, _ in self._leaves)
+        self.dtype = self._leaves[0][1] if self._is_array() else None
+        self.size = int(sum(np.prod(s, dtype=np.int64) for s, _ in self._leaves))
+        self.ndim = len(self.shape) if self._is_array() else None
+        self.iscomplex = any(np.dtype(d).kind == "c" for _, d in self._leaves)
+
+    def _is_array(self):
+        return self._tree.node_type is None
+
+    def _build(self, fill):
+        from .tree_util import tree_unflatten
+        return tree_unflatten(self._tree, [fill(s, d) for s, d in self._leaves])
+
+    def zeros(self):
+        return self._build(lambda s, d: np.zeros(s, d))
+
+    def ones(self):
+        return self._build(lambda s, d: np.ones(s, d))
+
+    def randn(self):
+        return self._build(lambda s, d: np.random.randn(*s).astype(d) if s else d.type(np.random.randn()))
+
+    def standard_basis(self):
+        for i in range(self.size):
+            flat = np.zeros(self.size)
+            flat[i] = 1.0
+            yield self._unflat(flat)
+
+    def _unflat(self, flat):
+        out, k = [], 0
+        for s, d in self._leaves:
+            n = int(np.prod(s, dtype=np.int64))
+            out.append(flat[k:k + n].reshape(s).astype(d))
+            k += n
+        from .tree_util import tree_unflatten
+        return tree_unflatten(self._tree, out)
+
+    def _flat(self, x):
+        from .tree_util import tree_leaves
+        return np.concatenate([np.ravel(np.asarray(v)) for v in tree_leaves(x)] or [np.zeros(0)])
+
+    def add(self, x, y):
+        return self._unflat(self._flat(x) + self._flat(y))
+
+    def scalar_mul(self, x, a):
+        return self._unflat(self._flat(x) * a)
+
+    def inner_prod(self, x, y):
+        return np.real(np.vdot(self._flat(x), self._flat(y)))
+
+    def covector(self, x):
+        return self._unflat(np.conj(self._flat(x)))
+
+    def __eq__(self, other):
+        return isinstance(other, VSpace) and self._tree == other._tree and self._leaves == other._leaves
+
+    def __repr__(self):
+        return f"VSpace(shape={self.shape}, dtype={self.dtype})"
+
+
+def vspace(value):
+    """The :class:`VSpace` of ``value``."""
+    return VSpace(value)

@@ -35,7 +35,79 @@ import numpy as np
 from .check import check_grads as _check_grads, _check_close
 from .tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["check_grads", "check_jvp", "check_vjp"]
+__all__ = ["check_grads", "check_jvp", "check_vjp", "scalar_close", "check_equivalent",
+           "combo_check", "make_numerical_jvp", "TOL", "RTOL", "EPS"]
+
+TOL = 1e-6
+RTOL = 1e-6
+EPS = 1e-6
+
+
+def scalar_close(a, b):
+    """Whether two numbers agree to ``TOL`` absolutely or ``RTOL`` relatively (autograd's).
+
+    >>> scalar_close(1.0, 1.0 + 1e-9), scalar_close(1.0, 1.1)
+    (True, False)
+    """
+    return abs(a - b) < TOL or abs(a - b) / abs(a + b) < RTOL
+
+
+def check_equivalent(x, y):
+    """Assert that two pytrees of arrays have one structure and equal values (to 1e-6),
+    autograd's ``check_equivalent``.
+
+    >>> check_equivalent({"a": np.ones(2)}, {"a": np.ones(2) + 1e-9})
+    """
+    lx, tx = tree_flatten(x)
+    ly, ty = tree_flatten(y)
+    assert tx == ty, f"different structures: {tx} and {ty}"
+    for a, b in zip(lx, ly):
+        assert np.shape(a) == np.shape(b), f"different shapes: {np.shape(a)} and {np.shape(b)}"
+        assert np.allclose(a, b, rtol=RTOL, atol=TOL), f"values differ:\n{a}\n{b}"
+
+
+def make_numerical_jvp(f, x):
+    """``v -> (f(x + v·EPS/2) − f(x − v·EPS/2)) / EPS``, the central-difference JVP of
+    ``f`` at ``x`` (pytrees of floats), as autograd's.
+
+    >>> round(float(make_numerical_jvp(lambda t: t ** 2, 3.0)(1.0)), 6)
+    6.0
+    """
+    lx, tree = tree_flatten(x)
+
+    def jvp(v):
+        lv = tree_flatten(v)[0]
+        plus = tree_unflatten(tree, [a + b * (EPS / 2) for a, b in zip(lx, lv)])
+        minus = tree_unflatten(tree, [a - b * (EPS / 2) for a, b in zip(lx, lv)])
+        fp, tp = tree_flatten(f(plus))
+        fm, _ = tree_flatten(f(minus))
+        return tree_unflatten(tp, [(np.asarray(a) - np.asarray(b)) / EPS for a, b in zip(fp, fm)])
+    return jvp
+
+
+def combo_check(fun, *args, **kwargs):
+    """autograd's ``combo_check(fun, argnums, modes=..., order=...)(*arg_lists, **kwarg_lists)``:
+    :func:`check_grads` for every combination of the listed argument values, with respect
+    to each argument in ``argnums``.
+
+    >>> import autodiff.numpy as anp
+    >>> combo_check(lambda x, y: x * anp.sin(y), [0, 1], modes=["rev"], order=1)(
+    ...     [1.0, 2.0], [0.3, -0.5])
+    """
+    import itertools
+    argnums = args[0] if args else kwargs.pop("argnums", [0])
+    argnums = [argnums] if isinstance(argnums, int) else list(argnums)
+    modes = kwargs.pop("modes", ["fwd", "rev"])
+    order = kwargs.pop("order", 2)
+
+    def checker(*arg_lists, **kwarg_lists):
+        kw_names = list(kwarg_lists)
+        for vals in itertools.product(*arg_lists):
+            for kw_vals in itertools.product(*[kwarg_lists[k] for k in kw_names]):
+                kw = dict(zip(kw_names, kw_vals))
+                for i in argnums:
+                    check_grads(lambda *a: fun(*a, **kw), argnum=i, modes=modes, order=order)(*vals)
+    return checker
 
 
 def check_grads(f, args=None, order=None, modes=("fwd", "rev"), atol=None, rtol=None, eps=None,
