@@ -602,7 +602,14 @@ def _split_long_function(fsrc, budget=None):
     """``fsrc`` (one function's source) as a list of function sources: unchanged when its
     body is short, else chunk functions of consecutive top-level statements (each at most
     ``budget`` lines, or one statement) followed by the function itself calling them.
-    Comments stay with the statement they precede."""
+
+    A body that repeats itself (a Python loop unrolled by tracing: the same statements
+    with other names, step after step) is cut at its period (:func:`_periodic_runs`), so
+    its chunks are equal up to names: each distinct chunk is one function with canonical
+    names (:func:`_canonical_chunk`), compiled once and called at every place it occurs,
+    and the compile time of an unrolled loop grows with its distinct code, not with its
+    trip count. A chunk that occurs once keeps its names and comments; a shared chunk's
+    comments (the jaxpr equations) stay at its call site."""
     budget = CHUNK_LINES if budget is None else budget
     lines = fsrc.split("\n")
     if len(lines) <= budget + 8:
@@ -635,15 +642,32 @@ def _split_long_function(fsrc, budget=None):
     local = set(params)
     for stored, _ in info:
         local |= stored
-    # chunks of consecutive statements (the return stays in the kernel)
-    chunks, cur, size = [], [], 0
-    for i in range(len(stmts) - 1):
-        n = spans[i][1] - spans[i][0]
-        if cur and size + n > budget:
+    n_body = len(stmts) - 1                      # the return stays in the kernel
+    sizes = [spans[i][1] - spans[i][0] for i in range(n_body)]
+    code = [_rename_names("\n".join(lines[spans[i][0]:spans[i][1]]), {})[0]
+            for i in range(n_body)]
+    runs = _periodic_runs([_NAME_RE.sub(lambda m: "_" if m.group(1) in local else m.group(1), c)
+                           for c in code])
+    # chunks of consecutive statements: a periodic run in chunks of whole periods, the rest
+    # in chunks of at most ``budget`` lines
+    chunks, cur, size, i = [], [], 0, 0
+    while i < n_body:
+        if i in runs and sum(sizes[i:i + runs[i][0]]) <= 2 * budget:
+            p, reps = runs[i]
+            if cur:
+                chunks.append(cur)
+                cur, size = [], 0
+            per = max(1, budget // max(1, sum(sizes[i:i + p])))
+            for k in range(0, reps, per):
+                chunks.append(list(range(i + k * p, i + min(reps, k + per) * p)))
+            i += reps * p
+            continue
+        if cur and size + sizes[i] > budget:
             chunks.append(cur)
             cur, size = [], 0
         cur.append(i)
-        size += n
+        size += sizes[i]
+        i += 1
     if cur:
         chunks.append(cur)
     if len(chunks) < 2:
@@ -652,28 +676,103 @@ def _split_long_function(fsrc, budget=None):
     read_after = [None] * len(chunks) + [info[-1][1]]
     for k in range(len(chunks) - 1, -1, -1):
         read_after[k] = set().union(read_after[k + 1], *(info[i][1] for i in chunks[k]))
-    out, calls, defined = [], [], set(params)
+    parts, defined = [], set(params)
     for k, idx in enumerate(chunks):
         stored, loaded = set(), set()
         for i in idx:
             stored |= info[i][0]
             loaded |= info[i][1]
-        ins = sorted((loaded & local) & defined, key=lambda n: (n not in params, n))
-        outs = sorted(stored & read_after[k + 1])
-        body = []
-        for i in idx:
-            body.extend(lines[spans[i][0]:spans[i][1]])
-        cname = f"{fn.name}__part{k}"
-        ret = (f"    return ({', '.join(outs)},)" if outs else "    return 0")
-        out.append("\n".join([f"def {cname}({', '.join(ins)}):"] + body + [ret]))
-        call = f"{cname}({', '.join(ins)})"
-        calls.append(f"    {', '.join(outs)}, = {call}" if outs else f"    {call}")
+        ins = (loaded & local) & defined
+        outs = stored & read_after[k + 1]
+        text = "\n".join(ln for i in idx for ln in lines[spans[i][0]:spans[i][1]])
+        canon = _canonical_chunk(text, ins, outs, local)
+        parts.append((idx, ins, outs, text, canon))
         defined |= stored
+    uses = {}
+    for part in parts:
+        uses[part[4][0]] = uses.get(part[4][0], 0) + 1
+    out, calls, shared = [], [], {}
+    for k, (idx, ins, outs, text, (ctext, cins, couts)) in enumerate(parts):
+        if uses[ctext] > 1:
+            cname = shared.get(ctext)
+            if cname is None:
+                cname = shared[ctext] = f"{fn.name}__shared{len(shared)}"
+                out.append(ctext.replace("def «CHUNK»(", f"def {cname}(", 1))
+            calls.extend("    " + c for c in _rename_names(text, {})[1])
+            ins_o, outs_o = cins, couts
+        else:
+            cname = f"{fn.name}__part{k}"
+            ins_o = sorted(ins, key=lambda n: (n not in params, n))
+            outs_o = sorted(outs)
+            ret = (f"    return ({', '.join(outs_o)},)" if outs_o else "    return 0")
+            out.append("\n".join([f"def {cname}({', '.join(ins_o)}):", text, ret]))
+        call = f"{cname}({', '.join(ins_o)})"
+        calls.append(f"    {', '.join(outs_o)}, = {call}" if outs_o else f"    {call}")
     ret_text = lines[spans[-1][0]:spans[-1][1]]
-    out.append("\n".join(lines[:fn.lineno] + [f"    # the body in {len(chunks)} functions of at most about "
-                                  f"{budget} lines (compile time linear in length)"]
-                         + calls + ret_text))
+    note = (f"    # the body in {len(chunks)} calls of {len(out)} functions of at most about "
+            f"{budget} lines (compile time linear in length; a repeated chunk is one function)")
+    out.append("\n".join(lines[:fn.lineno] + [note] + calls + ret_text))
     return out
+
+
+def _periodic_runs(shapes, max_period=64, min_reps=3, min_len=12):
+    """``{start: (period, repetitions)}``: the runs of ``shapes`` (one string per statement)
+    that repeat with a period of at most ``max_period`` statements, at least ``min_reps``
+    times and over at least ``min_len`` statements, found left to right without overlap
+    (the longest run starting at a position wins; ties go to the shorter period)."""
+    n = len(shapes)
+    if n < 2 * min_len:
+        return {}
+    ids = {}
+    seq = np.array([ids.setdefault(s, len(ids)) for s in shapes], np.int64)
+    best_len = np.zeros(n, np.int64)           # statements covered by the best run at i
+    best_p = np.zeros(n, np.int64)
+    for p in range(1, min(max_period, n // min_reps) + 1):
+        eq = seq[:-p] == seq[p:]
+        # run[i]: how many consecutive positions from i on equal the one p later
+        idx = np.arange(n - p)
+        mism = np.where(~eq, idx, n - p)
+        nxt = np.minimum.accumulate(mism[::-1])[::-1]
+        run = nxt - idx                          # matches from i on
+        reps = (run + p) // p
+        cover = reps * p
+        ok = (reps >= min_reps) & (cover >= min_len)
+        better = ok & (cover > best_len[:n - p])
+        best_len[:n - p][better] = cover[better]
+        best_p[:n - p][better] = p
+    out, i = {}, 0
+    while i < n:
+        if best_len[i]:
+            p = int(best_p[i])
+            out[i] = (p, int(best_len[i]) // p)
+            i += int(best_len[i])
+        else:
+            i += 1
+    return out
+
+
+def _canonical_chunk(text, ins, outs, local):
+    """``(source, ins, outs)`` of a chunk as a function ``«CHUNK»`` with canonical names:
+    the local names renamed in order of first appearance (the parameters first), comments
+    dropped, so two chunks that differ only in names have one text. ``ins`` and ``outs``
+    are the caller's names in the order of the function's parameters and results."""
+    code, _ = _rename_names(text, {})
+    order = []
+    seen = set()
+    for m in _NAME_RE.finditer(code):
+        n = m.group(1)
+        if n in local and n not in seen:
+            seen.add(n)
+            order.append(n)
+    cins = [n for n in order if n in ins]
+    couts = [n for n in order if n in outs]
+    rename = {n: f"a{j}" for j, n in enumerate(cins)}
+    for n in order:
+        rename.setdefault(n, f"v{len(rename)}")
+    body, _ = _rename_names(code, rename)
+    ret = (f"    return ({', '.join(rename[o] for o in couts)},)" if couts else "    return 0")
+    src = "\n".join([f"def «CHUNK»({', '.join(rename[n] for n in cins)}):", body, ret])
+    return src, cins, couts
 
 
 def _acc_dtype(dt):

@@ -90,3 +90,32 @@ def test_split_kernel_with_a_parallel_loop(small_chunks, monkeypatch):
 def test_short_kernels_are_not_split():
     src = ad.jit(lambda x: anp.sin(x) + 1.0).lower(np.ones(3)).source
     assert "__part" not in src
+
+
+def test_periodic_runs_find_the_loop_period():
+    # a prologue, 5 repetitions of a 3-statement step, an epilogue
+    shapes = ["p0", "p1"] + ["a", "b", "c"] * 5 + ["e0"]
+    assert numba_cpu._periodic_runs(shapes, min_len=6) == {2: (3, 5)}
+    assert numba_cpu._periodic_runs(["a", "b", "c", "d"] * 2, min_len=6) == {}
+
+
+def test_an_unrolled_loop_shares_its_chunks(monkeypatch):
+    # 24 unrolled steps: the chunks of whole periods are one shared function called at each
+    # place, and the program still matches the interpreter
+    monkeypatch.setattr(numba_cpu, "CHUNK_LINES", 40)
+
+    def f(y0, w1, w2):
+        y = y0
+        for _ in range(24):
+            y = y + 0.05 * anp.tanh(anp.tanh(y @ w1.T) @ w2.T)
+        return anp.sum(y ** 2)
+    r = np.random.default_rng(5)
+    xs = (r.standard_normal(8), 0.3 * r.standard_normal((16, 8)), 0.3 * r.standard_normal((8, 16)))
+    g = ad.jit(ad.grad(f, argnums=(0, 1, 2)))
+    src = g.lower(*xs).source
+    calls = src.count("= kernel__shared0(")
+    assert "def kernel__shared0(" in src and calls >= 3, src[-3000:]
+    got = assert_compiled(g, *xs)
+    want = ad.jit(ad.grad(f, argnums=(0, 1, 2)), backend="interpret")(*xs)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
