@@ -600,6 +600,9 @@ class GatherScatterMode(enum.Enum):
 
     @staticmethod
     def from_any(s):
+        """The :class:`GatherScatterMode` that ``s`` names: a mode itself, ``None``
+        (``FILL_OR_DROP``), an enum with the same ``name``, or one of the strings
+        ``"clip"``, ``"fill"``, ``"drop"``, ``"promise_in_bounds"``."""
         if isinstance(s, GatherScatterMode):
             return s
         if s is None:

@@ -231,14 +231,17 @@ class SingleDeviceSharding:
 
     @property
     def num_devices(self):
+        """How many devices hold parts of the array: ``1``."""
         return 1
 
     @property
     def is_fully_replicated(self):
+        """Whether every device holds the whole array: ``True`` (the one device does)."""
         return True
 
     @property
     def is_fully_addressable(self):
+        """Whether this process can reach every device of the layout: ``True``."""
         return True
 
     def shard_shape(self, global_shape):

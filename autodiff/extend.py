@@ -306,15 +306,22 @@ class VSpace:
         return tree_unflatten(self._tree, [fill(s, d) for s, d in self._leaves])
 
     def zeros(self):
+        """The zero vector of this space: a value of its shape and dtype (a pytree of
+        arrays for a pytree space) filled with zeros."""
         return self._build(lambda s, d: np.zeros(s, d))
 
     def ones(self):
+        """A value of this space filled with ones."""
         return self._build(lambda s, d: np.ones(s, d))
 
     def randn(self):
+        """A random value of this space, each element drawn from the standard normal
+        (``np.random.randn``) and cast to the leaf's dtype."""
         return self._build(lambda s, d: np.random.randn(*s).astype(d) if s else d.type(np.random.randn()))
 
     def standard_basis(self):
+        """A generator of the ``size`` standard basis vectors: values of this space with
+        one element 1 and the rest 0, in flattened order."""
         for i in range(self.size):
             flat = np.zeros(self.size)
             flat[i] = 1.0
@@ -334,15 +341,21 @@ class VSpace:
         return np.concatenate([np.ravel(np.asarray(v)) for v in tree_leaves(x)] or [np.zeros(0)])
 
     def add(self, x, y):
+        """``x + y``, elementwise, for two values of this space; returns a value of it."""
         return self._unflat(self._flat(x) + self._flat(y))
 
     def scalar_mul(self, x, a):
+        """``a * x``: the value ``x`` of this space scaled by the scalar ``a``."""
         return self._unflat(self._flat(x) * a)
 
     def inner_prod(self, x, y):
+        """The real inner product of ``x`` and ``y``: ``Re(vdot(x, y))`` over all the
+        flattened elements, a NumPy scalar."""
         return np.real(np.vdot(self._flat(x), self._flat(y)))
 
     def covector(self, x):
+        """The covector of ``x``: its complex conjugate (``x`` itself for real spaces), a
+        value of this space."""
         return self._unflat(np.conj(self._flat(x)))
 
     def __eq__(self, other):

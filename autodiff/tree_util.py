@@ -591,7 +591,8 @@ KeyEntry = _typing.TypeVar("KeyEntry", bound=_typing.Hashable)
 """One key of a key path: a :class:`SequenceKey`, :class:`DictKey`, :class:`GetAttrKey`,
 :class:`FlattenedIndexKey` or a registered node's own key (JAX's type alias)."""
 KeyPath = _typing.Tuple[KeyEntry, ...]
-"""A key path: the keys from the root to a leaf (JAX's type alias)."""
+KeyPath.__doc__ = """A key path: the tuple of keys (:data:`KeyEntry`) from the root to a leaf, as
+:func:`tree_flatten_with_path` gives them (JAX's type alias)."""
 
 
 def is_tree_node(typ):
@@ -762,26 +763,36 @@ class PyTreeRegistry:
     """
 
     def flatten(self, tree, leaf_predicate=None):
+        """``(leaves, treedef)`` of ``tree``: :func:`tree_flatten`."""
         return tree_flatten(tree, leaf_predicate)
 
     def flatten_one_level(self, tree):
+        """``(children, aux_data)`` of the top node of ``tree``: :func:`flatten_one_level`."""
         return flatten_one_level(tree)
 
     def flatten_one_level_with_keys(self, tree):
+        """``(((key, child), ...), aux_data)`` of the top node of ``tree``:
+        :func:`flatten_one_level_with_keys`."""
         return flatten_one_level_with_keys(tree)
 
     def flatten_with_path(self, tree, leaf_predicate=None):
+        """``([(key_path, leaf), ...], treedef)`` of ``tree``: :func:`tree_flatten_with_path`."""
         return tree_flatten_with_path(tree, leaf_predicate)
 
     def is_node(self, typ):
+        """Whether instances of ``typ`` are pytree nodes: :func:`is_tree_node`."""
         return is_tree_node(typ)
 
     def register_node(self, node_type, flatten_fn, unflatten_fn, flatten_with_keys_fn=None):
+        """Registers ``node_type`` as a pytree node (:func:`register_pytree_node`, or
+        :func:`register_pytree_with_keys` when ``flatten_with_keys_fn`` is given); returns ``node_type``."""
         if flatten_with_keys_fn is None:
             return register_pytree_node(node_type, flatten_fn, unflatten_fn)
         return register_pytree_with_keys(node_type, flatten_with_keys_fn, unflatten_fn, flatten_fn)
 
     def register_dataclass_node(self, cls, data_fields, meta_fields):
+        """Registers the dataclass ``cls`` as a pytree node with these data and meta
+        fields (:func:`register_dataclass`); returns ``cls``."""
         return register_dataclass(cls, data_fields, meta_fields)
 
 
