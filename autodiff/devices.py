@@ -107,7 +107,7 @@ def _require_cuda():
     from .errors import UnsupportedError
     if importlib.util.find_spec("numba_cuda") is None:
         raise UnsupportedError("device 'cuda' needs numba-cuda, which is not installed "
-                               "(pip install 'autodiff[cuda]')", source=user_source())
+                               "(pip install 'autodiff-numba[cuda]')", source=user_source())
     from .backends.numba_cuda import require_available
     require_available(source=user_source())
 

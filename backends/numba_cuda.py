@@ -76,7 +76,7 @@ def available():
     missing. Imports ``numba.cuda`` only when numba-cuda is installed."""
     if importlib.util.find_spec("numba_cuda") is None:
         return False, ("backend='cuda' needs numba-cuda, which is not installed "
-                       "(pip install 'autodiff[cuda]')")
+                       "(pip install 'autodiff-numba[cuda]')")
     try:
         # numba.cuda through cuda_math: its import works around numba-cuda 0.30.4 on
         # numpy >= 2.5 (overload(np.row_stack)), before any kernel is compiled

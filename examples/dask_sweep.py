@@ -3,7 +3,7 @@
     python examples/dask_sweep.py                       # a local cluster, 2 worker processes
     python examples/dask_sweep.py --address tcp://scheduler:8786     # the same code on a real one
 
-Needs the ``distributed`` extra (``pip install "autodiff[distributed]"``).
+Needs the ``distributed`` extra (``pip install "autodiff-numba[distributed]"``).
 
 The model is ridge regression on a synthetic data set, so both answers have closed forms
 to check against:

@@ -573,7 +573,7 @@ def _test_cpu_install_never_imports_numba_cuda():
     assert "IMPORTED []" in r.stdout, r.stdout
     # no GPU here and no simulator: the error says what is missing and how to get it
     assert "ERROR" in r.stdout and "GPU" in r.stdout and "NUMBA_ENABLE_CUDASIM=1" in r.stdout
-    assert r.stdout.count("MISSING") == 3 and r.stdout.count("pip install 'autodiff[cuda]'") == 3
+    assert r.stdout.count("MISSING") == 3 and r.stdout.count("pip install 'autodiff-numba[cuda]'") == 3
     assert "DEVICES [CpuDevice(id=0)]" in r.stdout
 
 
