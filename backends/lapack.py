@@ -16,8 +16,7 @@ triangular solves (one ``getrs('T')`` for a single right-hand side); ``slogdet``
 ``det Aᵀ = det A``. ``cholesky`` alone copies its triangle transposed (potrf's 'L' path,
 faster than the 'U' path on the view). Each routine returns LAPACK's ``info``; the callers turn a nonzero one into the NaN results their docstrings define.
 
-Calls run single-threaded inside OpenBLAS below ``THREADS_MIN_N`` and with the thread
-count of ``ad.config.jit_blas_threads`` (blas_pool's state, read at run time) above.
+Calls run single-threaded inside OpenBLAS (:func:`_threads` has the measurement).
 
 >>> import numpy as np
 >>> from autodiff.backends import lapack
@@ -48,13 +47,11 @@ _OPTS = dict(fastmath=False, error_model="numpy", nogil=True)
 ROUTINES = {"potrf": 1, "getrf": 0, "getrs": 1, "trsm": 4}
 _LETTER = {types.float64: "d", types.float32: "s", types.complex128: "z", types.complex64: "c"}
 
-# Sizes from which LAPACK beats the hand loops (measured, benchmarks/RESULTS_linalg.md), and
-# from which a call may use more than one OpenBLAS thread.
+# Sizes from which LAPACK beats the hand loops (measured, benchmarks/RESULTS_linalg.md).
 CHOLESKY_MIN_N = 16
 SOLVE_MIN_N = 20
 SLOGDET_MIN_N = 20
 TRSM_MIN_N = 10
-THREADS_MIN_N = 256
 
 
 def _find():
@@ -188,11 +185,10 @@ def _call_trsm_typed(t, x, alpha, p):
 
 @njit(**_OPTS)
 def _threads(n):
-    """OpenBLAS threads for a call on an n x n matrix: one below THREADS_MIN_N, else the
-    pool's configured count (``ad.config.jit_blas_threads``, read at run time)."""
-    if n < THREADS_MIN_N:
-        return np.int32(1)
-    return np.int32(max(1, blas_pool._aload(blas_pool._state_addr(), blas_pool._THREADS)))
+    """OpenBLAS threads for a call: one, as every BLAS call in a kernel but the GEMM pool's.
+    Measured at n = 800 on the 2-core machine (RESULTS_linalg.md): cholesky 6.3 ms on one
+    thread against 15.2 ms with OpenBLAS's two (numpy's own two-thread call: 6.5 ms)."""
+    return np.int32(1)
 
 
 _U, _L, _N, _T, _R, _D = 85, 76, 78, 84, 82, 78      # 'U' 'L' 'N' 'T' 'R', diag 'N'
