@@ -7,7 +7,7 @@ import numpy as np
 
 from .avals import _VALID_KINDS, _scalar_aval, value_aval
 
-__all__ = ["Var", "DropVar", "Literal", "Eqn", "Jaxpr", "ClosedJaxpr", "param_key", "SIZE_PARAMS",
+__all__ = ["Var", "DropVar", "Literal", "Eqn", "Jaxpr", "ClosedJaxpr", "eqn_effectful", "param_key", "SIZE_PARAMS",
            "var_namer", "pp_param", "pp_jaxpr", "jaxpr_to_dot", "last_uses", "typecheck_jaxpr",
            "Zero", "UndefinedPrimal", "not_mapped"]
 
@@ -205,6 +205,42 @@ class ClosedJaxpr:
     def __call__(self, *args):
         from .tracing import eval_jaxpr
         return eval_jaxpr(self.jaxpr, self.consts, *args)
+
+
+def eqn_effectful(e):
+    """Whether equation ``e`` has a side effect, so that it is never dead, folded or merged:
+    its primitive is effectful (``debug_callback``), or a jaxpr among its params (a
+    ``cond``'s branches, a ``scan``'s or ``while``'s body) holds an effectful equation,
+    however deep.
+
+    >>> import numpy as np, autodiff as ad
+    >>> def f(x):
+    ...     ad.lax.cond(x > 0, lambda v: ad.debug.print("{}", v), lambda v: None, x)
+    ...     return x
+    >>> [eqn_effectful(e) for e in ad.make_jaxpr(f)(1.0).jaxpr.eqns][-1]
+    True
+    """
+    if getattr(e.primitive, "effectful", False):
+        return True
+    for p in e.params.values():
+        for j in (p if isinstance(p, (tuple, list)) else (p,)):
+            if isinstance(j, ClosedJaxpr):
+                j = j.jaxpr
+            if isinstance(j, Jaxpr) and _jaxpr_effectful(j):
+                return True
+    return False
+
+
+_EFFECT_MEMO = {}
+
+
+def _jaxpr_effectful(jaxpr):
+    got = _EFFECT_MEMO.get(id(jaxpr))
+    if got is None or got[0] is not jaxpr:
+        if len(_EFFECT_MEMO) > 4096:
+            _EFFECT_MEMO.clear()
+        got = _EFFECT_MEMO[id(jaxpr)] = (jaxpr, any(eqn_effectful(e) for e in jaxpr.eqns))
+    return got[1]
 
 
 def _value_key(c):

@@ -1814,8 +1814,8 @@ def _op_cond(ctx):
             hdr_line = "else:" if i > 0 else "if True:"
         else:
             hdr_line = f"{hdr} {k} == {i}:"
-        with ctx.block(hdr_line):
-            ctx.emit(f"{tgt} = {_call(fn, ops)}")
+        with ctx.block(hdr_line):      # no results: a cond kept for its effects
+            ctx.emit(f"{tgt} = {_call(fn, ops)}" if outs else _call(fn, ops))
 
 
 def _op_while(ctx):

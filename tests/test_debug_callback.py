@@ -100,3 +100,23 @@ def test_a_callback_is_never_dead_code():
     f = ad.jit(lambda x: (ad.debug.callback(LOG_X, x * 3.0), x)[1])
     f(np.ones(2))
     np.testing.assert_array_equal(SEEN[0][1], [3.0, 3.0])
+
+
+def test_a_cond_kept_for_its_callback_alone():
+    # a cond whose branches only call back (no result used) is effectful: never dropped as
+    # dead code, folded or merged, eagerly, under grad (partial evaluation keeps its known
+    # half) and in a compiled kernel (a cond with no results is a bare call)
+    import numpy as np
+    import autodiff as ad
+    seen = []
+
+    def f(x):
+        ad.lax.cond(x > 0, lambda v: ad.debug.callback(lambda t: seen.append(float(t)), v),
+                    lambda v: None, x)
+        return x * x
+    assert f(1.5) == 2.25 and seen == [1.5]
+    assert ad.grad(f)(2.0) == 4.0 and seen == [1.5, 2.0]
+    g = ad.jit(ad.grad(f)).lower(3.0).compile()
+    assert g(3.0) == 6.0 and g(-1.0) == -2.0 and seen == [1.5, 2.0, 3.0]
+    assert any(ad.core.eqn_effectful(e) for e in ad.make_jaxpr(f)(1.0).jaxpr.eqns)
+    assert not any(ad.core.eqn_effectful(e) for e in ad.make_jaxpr(lambda x: x * 2)(1.0).jaxpr.eqns)

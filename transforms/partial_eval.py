@@ -10,7 +10,7 @@ are neither saved nor computed.
 A primitive may take over its own split with ``prim.partial_eval(eqn, unknowns)``
 (``remat`` does, to recompute instead of save).
 """
-from ..core import ClosedJaxpr, Jaxpr, Literal, Var
+from ..core import ClosedJaxpr, Jaxpr, Literal, Var, eqn_effectful
 
 __all__ = ["dce_jaxpr", "dce_closed", "split_equations", "partial_eval_jaxpr"]
 
@@ -31,7 +31,7 @@ def dce_jaxpr(jaxpr, used_outputs=None, prune_invars=False, prune_calls=False):
     kept = []
     for e in reversed(jaxpr.eqns):
         used = [v in live for v in e.outvars]
-        if any(used) or getattr(e.primitive, "effectful", False):
+        if any(used) or eqn_effectful(e):
             rule = getattr(e.primitive, "dce_rule", None) if prune_calls else None
             if rule is not None:
                 e = rule(e, used)

@@ -33,7 +33,7 @@ DCE also prunes unused outputs (and then unused inputs) of ``remat`` equations.
 """
 import numpy as np
 
-from ..core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var, param_key
+from ..core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Var, eqn_effectful, param_key
 from .partial_eval import dce_jaxpr as _pe_dce_jaxpr
 from .remat import remat_p, name_p
 
@@ -65,8 +65,7 @@ def _map_remat_body(e, fn):
 # ----------------------------------------------------------------------------
 
 def _foldable(prim):
-    return (prim.impl is not None and not prim.call_like and prim is not name_p
-            and not getattr(prim, "effectful", False))
+    return prim.impl is not None and not prim.call_like and prim is not name_p
 
 
 def fold_constants(closed):
@@ -106,7 +105,7 @@ def _fold(j, values, new_constvars, new_consts):
             eqns.append(e2)
             continue
         known = all(isinstance(v, Literal) or v in values for v in invars)
-        if not (known and _foldable(e.primitive)) or any(isinstance(o, DropVar) for o in e.outvars):
+        if not (known and _foldable(e.primitive)) or eqn_effectful(e) or any(isinstance(o, DropVar) for o in e.outvars):
             eqns.append(e)
             continue
         args = [v.val if isinstance(v, Literal) else values[v] for v in invars]
@@ -251,7 +250,7 @@ _COMMUTATIVE = frozenset({"add", "mul", "eq", "ne", "and", "or", "xor"})
 def _eqn_key(e):
     """A hashable key of what ``e`` computes, or None when it must not be merged."""
     prim = e.primitive
-    if getattr(prim, "effectful", False) or any(isinstance(o, DropVar) for o in e.outvars):
+    if eqn_effectful(e) or any(isinstance(o, DropVar) for o in e.outvars):
         return None
     if _is_remat(e) and e.params.get("prevent_cse", True):
         return None

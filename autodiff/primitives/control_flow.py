@@ -26,7 +26,7 @@ import numpy as np
 
 from .. import primitives as P
 from ..backends.interpreter import hot_runner, run_jaxpr   # the reference evaluator runs bodies
-from ..core import (ClosedJaxpr, Eqn, Jaxpr, Literal, Primitive, ShapedArray, UndefinedPrimal, Var,
+from ..core import (ClosedJaxpr, Eqn, Jaxpr, eqn_effectful, Literal, Primitive, ShapedArray, UndefinedPrimal, Var,
                     Zero, hoist_consts, trace_flat, user_source)
 from ..errors import DTypeError, ShapeError, UnsupportedError
 from ..transforms.jvp import jvp_jaxpr
@@ -292,7 +292,7 @@ def _cond_partial_eval(eqn, unknowns):
     known_outvars = [eqn.outvars[i] for i in order[:nko]]
     unknown_outvars = [eqn.outvars[i] for i in order[nko:]]
     known_eqns = []
-    if known_outvars or res_vars:
+    if known_outvars or res_vars or any(eqn_effectful(e) for b in kb for e in b.jaxpr.eqns):
         known_eqns.append(Eqn(cond_p, [index] + known_ops, known_outvars + res_vars,
                               dict(branches=kb), eqn.source))
     unknown_eqns = []
