@@ -8,6 +8,26 @@ True
 """
 __version__ = "0.1.0"
 
+
+def _checkout_layout():
+    """Find ``autodiff.transforms`` and ``autodiff.backends`` when autodiff is imported from a
+    source checkout. The repository keeps ``transforms/`` and ``backends/`` at its top level
+    (pyproject's ``package-dir`` maps them into the package for installs); a process started in
+    the repository root (``python -m pytest``, ``python examples/...``) has that folder first on
+    ``sys.path``, so it imports this very directory, ahead of any install's mapping: the
+    subpackages are then found beside it. An installed package (a wheel, or the strict
+    editable install's tree of links) has them inside, and nothing changes."""
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    if (not os.path.isdir(os.path.join(here, "backends"))
+            and os.path.isfile(os.path.join(root, "backends", "__init__.py"))
+            and os.path.isfile(os.path.join(root, "pyproject.toml"))):
+        __path__.append(root)
+
+
+_checkout_layout()
+
 from . import errors, tree_util
 from .config import config
 from .core import ClosedJaxpr, Jaxpr, ShapedArray

@@ -1,6 +1,7 @@
 """The project's own files agree with its metadata: one version, the license named in
 pyproject.toml is the LICENSE file's, and the files a contributor looks for exist."""
 import importlib.metadata
+import os
 import pathlib
 import re
 import tomllib
@@ -80,3 +81,20 @@ def test_readme_commands_are_the_ones_ci_runs():
     assert example in readme and tests in readme
     assert (ROOT / "examples" / "quickstart.py").is_file()
     assert 'pip install -e ".[test]"' in ci and "pytest -q -n auto --dist loadfile tests" in ci
+
+
+def test_a_checkout_imports_its_top_level_subpackages():
+    # `python -m pytest` in the repository root puts the checkout first on sys.path, ahead of
+    # any install's mapping (the strict editable install maps transforms/ and backends/ in a
+    # tree of links elsewhere): autodiff/__init__.py finds them beside the package
+    import subprocess
+    import sys
+    code = ("import sys; sys.meta_path[:] = [f for f in sys.meta_path "
+            "if 'editable' not in repr(f).lower()]; "
+            "import autodiff.backends.plan, autodiff.transforms.passes, os; "
+            "print(os.path.relpath(autodiff.backends.plan.__file__))")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == os.path.join("backends", "plan.py")
