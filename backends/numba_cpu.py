@@ -657,7 +657,10 @@ def _split_long_function(fsrc, budget=None):
             if cur:
                 chunks.append(cur)
                 cur, size = [], 0
-            per = max(1, budget // max(1, sum(sizes[i:i + p])))
+            # periods per chunk: within the budget, and few enough that the chunk recurs
+            # (about sqrt(reps) calls of one function: each call costs the kernel a little,
+            # each period in the chunk costs its compile a little more)
+            per = max(1, min(budget // max(1, sum(sizes[i:i + p])), round(reps ** 0.5)))
             for k in range(0, reps, per):
                 chunks.append(list(range(i + k * p, i + min(reps, k + per) * p)))
             i += reps * p
