@@ -222,13 +222,21 @@ def eqn_effectful(e):
     """
     if getattr(e.primitive, "effectful", False):
         return True
-    for p in e.params.values():
-        for j in (p if isinstance(p, (tuple, list)) else (p,)):
-            if isinstance(j, ClosedJaxpr):
-                j = j.jaxpr
-            if isinstance(j, Jaxpr) and _jaxpr_effectful(j):
-                return True
-    return False
+    return any(_jaxpr_effectful(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
+               for _, j in sub_jaxprs(e.params))
+
+
+def sub_jaxprs(params):
+    """``[(label, jaxpr), ...]`` of the sub-programs (``Jaxpr`` or ``ClosedJaxpr``) among an
+    equation's parameters: a ``cond``'s ``branches[i]``, a ``scan``'s ``jaxpr``, ..."""
+    out = []
+    for k, v in sorted(params.items()):
+        if isinstance(v, (Jaxpr, ClosedJaxpr)):
+            out.append((k, v))
+        elif (isinstance(v, (tuple, list)) and v
+              and all(isinstance(x, (Jaxpr, ClosedJaxpr)) for x in v)):
+            out.extend((f"{k}[{i}]", x) for i, x in enumerate(v))
+    return out
 
 
 _EFFECT_MEMO = {}

@@ -27,6 +27,8 @@ branch calls the host through ``ad.debug.callback``, so a compiled loop leaves i
 is added to one carry leaf: the data dependency keeps the call from being removed as dead
 code, and adding ``-0.0`` changes no bit of any value, NaN and ``-0.0`` included.
 """
+import functools
+
 import numpy as np
 
 from . import lax
@@ -181,12 +183,7 @@ def scan_tqdm(n, print_rate=None, tqdm_type="auto", **tqdm_kwargs):
         def wrapped(carry, x):
             i = _index_of(x, "scan_tqdm")
             return body(_tick_on_schedule(host, i, carry), x)
-        wrapped.__name__ = getattr(body, "__name__", "body")
-        wrapped.__qualname__ = getattr(body, "__qualname__", wrapped.__name__)
-        wrapped.__doc__ = getattr(body, "__doc__", None)
-        wrapped.__wrapped__ = body
-        wrapped.progress_bar = host
-        return wrapped
+        return _as_body(wrapped, body, host)
     return decorate
 
 
@@ -210,13 +207,16 @@ def loop_tqdm(n, print_rate=None, tqdm_type="auto", **tqdm_kwargs):
         def wrapped(i, val):
             _index_of(i, "loop_tqdm")
             return body(i, _tick_on_schedule(host, i, val))
-        wrapped.__name__ = getattr(body, "__name__", "body")
-        wrapped.__qualname__ = getattr(body, "__qualname__", wrapped.__name__)
-        wrapped.__doc__ = getattr(body, "__doc__", None)
-        wrapped.__wrapped__ = body
-        wrapped.progress_bar = host
-        return wrapped
+        return _as_body(wrapped, body, host)
     return decorate
+
+
+def _as_body(wrapped, body, host):
+    """``wrapped`` named and documented as the ``body`` it decorates, with its bar."""
+    functools.update_wrapper(wrapped, body, assigned=("__module__", "__name__", "__qualname__",
+                                                      "__doc__"), updated=())
+    wrapped.progress_bar = host
+    return wrapped
 
 
 class ProgressReporter:

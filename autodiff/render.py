@@ -45,17 +45,6 @@ def _is_jaxpr(v):
     return isinstance(v, (Jaxpr, ClosedJaxpr))
 
 
-def _sub_jaxprs(params):
-    """``[(label, jaxpr), ...]`` of the sub-programs in an equation's parameters."""
-    out = []
-    for k, v in sorted(params.items()):
-        if _is_jaxpr(v):
-            out.append((k, v))
-        elif isinstance(v, (tuple, list)) and v and all(_is_jaxpr(x) for x in v):
-            out.extend((f"{k}[{i}]", x) for i, x in enumerate(v))
-    return out
-
-
 def _param_text(params):
     items = []
     for k, v in sorted(params.items()):
@@ -140,7 +129,8 @@ class _Drawer:
             for k, v in enumerate(e.invars):
                 if isinstance(v, Var) and v in producer:
                     self.emit(f"{producer[v]} -> {node}:i{k};", depth)
-            for label_, sub in _sub_jaxprs(e.params):
+            from .ir import sub_jaxprs
+            for label_, sub in sub_jaxprs(e.params):
                 self.cluster(sub, f"{e.primitive.name} {label_}", node, depth)
             for v in e.outvars:
                 producer[v] = node

@@ -120,7 +120,8 @@ def _ext(routine, dtype):
 # after the call so that Numba keeps it alive across it.
 
 def _call_potrf(a, p):
-    raise NotImplementedError
+    raise TypeError("_call_potrf is typed by its Numba overload below: it runs only "
+                    "inside a compiled kernel")
 
 
 @overload(_call_potrf, jit_options=_OPTS)
@@ -135,7 +136,8 @@ def _call_potrf_typed(a, p):
 
 
 def _call_getrf(a, ipiv, p):
-    raise NotImplementedError
+    raise TypeError("_call_getrf is typed by its Numba overload below: it runs only "
+                    "inside a compiled kernel")
 
 
 @overload(_call_getrf, jit_options=_OPTS)
@@ -150,7 +152,8 @@ def _call_getrf_typed(a, ipiv, p):
 
 
 def _call_getrs(lu, ipiv, x, p):
-    raise NotImplementedError
+    raise TypeError("_call_getrs is typed by its Numba overload below: it runs only "
+                    "inside a compiled kernel")
 
 
 @overload(_call_getrs, jit_options=_OPTS)
@@ -166,7 +169,8 @@ def _call_getrs_typed(lu, ipiv, x, p):
 
 
 def _call_trsm(t, x, alpha, p):
-    raise NotImplementedError
+    raise TypeError("_call_trsm is typed by its Numba overload below: it runs only "
+                    "inside a compiled kernel")
 
 
 @overload(_call_trsm, jit_options=_OPTS)

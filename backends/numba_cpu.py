@@ -688,7 +688,7 @@ def _split_long_function(fsrc, budget=None):
         ins = (loaded & local) & defined
         outs = stored & read_after[k + 1]
         text = "\n".join(ln for i in idx for ln in lines[spans[i][0]:spans[i][1]])
-        canon = _canonical_chunk(text, ins, outs, local)
+        canon = _canonical_chunk("\n".join(code[i] for i in idx), ins, outs, local)
         parts.append((idx, ins, outs, text, canon))
         defined |= stored
     uses = {}
@@ -754,12 +754,12 @@ def _periodic_runs(shapes, max_period=64, min_reps=3, min_len=12):
     return out
 
 
-def _canonical_chunk(text, ins, outs, local):
-    """``(source, ins, outs)`` of a chunk as a function ``«CHUNK»`` with canonical names:
-    the local names renamed in order of first appearance (the parameters first), comments
-    dropped, so two chunks that differ only in names have one text. ``ins`` and ``outs``
-    are the caller's names in the order of the function's parameters and results."""
-    code, _ = _rename_names(text, {})
+def _canonical_chunk(code, ins, outs, local):
+    """``(source, ins, outs)`` of a chunk (``code``: its statements without comments) as a
+    function ``«CHUNK»`` with canonical names: the parameters ``a0, a1, ...`` and the other
+    local names ``v<k>``, each in order of first appearance, so two chunks that differ only
+    in names have one text. ``ins`` and ``outs`` come back as the caller's names in the order
+    of the function's parameters and results."""
     order = []
     seen = set()
     for m in _NAME_RE.finditer(code):
