@@ -3,16 +3,17 @@
 :class:`ArrayMethods` is a base class of :class:`autodiff.core.Tracer`: every operator
 and array method is defined here, on the class, when ``autodiff.core`` is imported;
 nothing is patched onto ``Tracer`` later. Each dispatches to the ``autodiff.numpy``
-function of the same meaning, found through a module reference imported on first use
-(``autodiff.numpy`` imports ``core``, so ``core`` cannot import it at its top).
+function of the same meaning. The numpy layer sits above tracing, so this module never
+imports it: ``autodiff.numpy`` installs itself as the implementation when it is imported
+(:func:`install_array_namespace`, JAX's ``register_jax_array_methods`` in spirit, though
+the methods stay on the class and only the namespace they call is installed).
 
 ``x op y`` binds the primitive directly when the operands need no promotion or
-broadcasting (``autodiff.numpy._base.fast_pair``: a float tracer with a tracer of the
-same shape and dtype, or with a Python number), which is most of the arithmetic a traced
-function runs; anything else takes the numpy function's full semantics.
-``np.sin(tracer)`` and ``np.sum(tracer)`` work too: ``__array_ufunc__`` and
-``__array_function__`` route numpy calls to the ``autodiff.numpy`` function of the same
-name.
+broadcasting (the namespace's ``fast_pair``: a float tracer with a tracer of the same shape
+and dtype, or with a Python number), which is most of the arithmetic a traced function
+runs; anything else takes the numpy function's full semantics. ``np.sin(tracer)`` and
+``np.sum(tracer)`` work too: ``__array_ufunc__`` and ``__array_function__`` route numpy
+calls to the ``autodiff.numpy`` function of the same name.
 
 >>> import numpy as np, autodiff as ad
 >>> ad.grad(lambda x: (x * x + 2.0 * x).sum())(np.array([1.0, 3.0]))   # 2x + 2
@@ -20,21 +21,51 @@ array([4., 8.])
 >>> ad.grad(lambda x: np.sum(np.sin(x)))(np.zeros(2))                   # numpy's own sin
 array([1., 1.])
 """
+import inspect
+
+import numpy as np
+
 from .errors import AutodiffError, UnsupportedError
+from .source_info import user_source
 from .traceback_util import boundaries, filter_traceback
 
-__all__ = ["ArrayMethods"]
-
-_anp = None
+__all__ = ["ArrayMethods", "install_array_namespace", "array_namespace", "array_getitem"]
 
 
-def _numpy():
-    """``autodiff.numpy``, imported on first use."""
-    global _anp
-    if _anp is None:
-        from . import numpy as anp
-        _anp = anp
-    return _anp
+class _Installed:
+    """What the numpy layer installed: its namespace and the three tools the operators use."""
+    numpy = None        # the autodiff.numpy module
+    fast_pair = None    # (x, y) -> operands to bind directly, or None
+    getitem = None      # x[idx]
+    at = None           # x.at: the functional-update indexer's class
+    prims = None        # the primitives module (``add_p`` ...)
+    ufuncs = {}         # numpy ufunc -> the primitive its fast path binds
+
+
+def install_array_namespace(namespace, *, fast_pair, getitem, at_indexer, prims):
+    """Make ``namespace`` (``autodiff.numpy``) the implementation of the tracers' operators
+    and methods; ``prims`` is :mod:`autodiff.primitives`, whose arithmetic primitives the
+    fast paths bind. Called once, by ``autodiff.numpy`` at the end of its import."""
+    _Installed.numpy, _Installed.fast_pair = namespace, fast_pair
+    _Installed.getitem, _Installed.at, _Installed.prims = getitem, at_indexer, prims
+    _Installed.ufuncs = {np.add: prims.add_p, np.subtract: prims.sub_p,
+                         np.multiply: prims.mul_p, np.true_divide: prims.div_p}
+
+
+def array_namespace():
+    """The installed ``autodiff.numpy`` (the package's import installs it before any use)."""
+    anp = _Installed.numpy
+    if anp is None:
+        raise AutodiffError("autodiff.numpy is not imported yet: import autodiff first")
+    return anp
+
+
+_numpy = array_namespace
+
+
+def array_getitem(x, idx):
+    """``x[idx]`` with the numpy layer's indexing (``x`` an array or a tracer)."""
+    return _Installed.getitem(x, idx)
 
 
 def _binary(fn_name, prim_name=None):
@@ -58,7 +89,8 @@ def _binary(fn_name, prim_name=None):
             nonlocal fn, prim, fast_pair
             try:
                 if fn is None:
-                    fn, prim, fast_pair = _resolve(fn_name, prim_name)
+                    fn, prim = getattr(_numpy(), fn_name), getattr(_Installed.prims, prim_name)
+                    fast_pair = _Installed.fast_pair
                 pair = fast_pair(self, other)
                 if pair is not None:
                     return prim.bind(*pair)
@@ -84,31 +116,8 @@ def _reflected(fn_name, prim_name=None):
     return op
 
 
-# (numpy arithmetic ufunc -> its primitive, autodiff.numpy._base.fast_pair) for
-# ``__array_ufunc__``'s fast path; built on first use (importing them here is a cycle)
-_FAST_UFUNCS = None
-
-
-def _fast_ufuncs():
-    global _FAST_UFUNCS
-    import numpy as np
-    from . import primitives as P
-    from .numpy._base import fast_pair
-    _FAST_UFUNCS = ({np.add: P.add_p, np.subtract: P.sub_p, np.multiply: P.mul_p,
-                     np.true_divide: P.div_p}, fast_pair)
-    return _FAST_UFUNCS
-
-
-def _resolve(fn_name, prim_name):
-    from . import primitives as P
-    from .numpy._base import fast_pair
-    return getattr(_numpy(), fn_name), getattr(P, prim_name), fast_pair
-
-
 def _like(name):
     """The docstring of a tracer attribute: the ``numpy.ndarray`` attribute it follows."""
-    import inspect
-    import numpy as np
     ref = getattr(np.ndarray, name, None)
     if ref is None:
         return None
@@ -206,8 +215,7 @@ class ArrayMethods:
         return _numpy().round(self, ndigits or 0)
 
     def __getitem__(self, idx):
-        from .numpy._indexing import getitem
-        return getitem(self, idx)
+        return _Installed.getitem(self, idx)
 
     @_prop
     def T(self):
@@ -222,8 +230,7 @@ class ArrayMethods:
         """Functional updates, as in JAX: ``x.at[idx].set(v)``, ``.add(v)``,
         ``.multiply(v)``, ``.min(v)``, ``.max(v)``, ``.get()`` return a new array; ``x``
         is unchanged."""
-        from .numpy._indexing import _AtIndexer
-        return _AtIndexer(self)
+        return _Installed.at(self)
 
     @_prop
     def real(self):
@@ -315,13 +322,11 @@ class ArrayMethods:
         if len(inputs) == 2 and not kwargs and method == "__call__":
             # ``array - tracer`` (numpy calls this first): the operators' fast path when
             # the operands need no promotion or broadcasting
-            prims, fast_pair = _FAST_UFUNCS or _fast_ufuncs()
-            prim = prims.get(ufunc)
+            prim = _Installed.ufuncs.get(ufunc)
             if prim is not None:
-                pair = fast_pair(*inputs)
+                pair = _Installed.fast_pair(*inputs)
                 if pair is not None:
                     return prim.bind(*pair)
-        from .core import user_source
         if method != "__call__" or kwargs.get("out") is not None:
             raise UnsupportedError(
                 f"numpy.{ufunc.__name__}.{method} on a traced value is not supported; use "
@@ -335,7 +340,6 @@ class ArrayMethods:
         return f(*inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        from .core import user_source
         anp = _numpy()
         target = anp.linalg if "linalg" in (func.__module__ or "") else anp
         f = getattr(target, func.__name__, None)

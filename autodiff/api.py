@@ -14,7 +14,6 @@ np.float64(-0.7268619813835873)
 """
 import functools
 import inspect
-import types
 import typing
 from typing import Any, Callable, Optional, ParamSpec, Sequence, TypeVar, Union
 
@@ -22,8 +21,7 @@ import numpy as np
 
 from . import primitives as P
 from .cache import ProgramCache
-from .core import (ClosedJaxpr, Tracer, Zero, eval_jaxpr, get_aval, is_concrete,
-                   is_inexact_dtype, trace_flat, user_source)
+from .core import ClosedJaxpr, Tracer, eval_jaxpr, is_concrete, is_inexact_dtype, user_source
 from .errors import DTypeError, ShapeError
 from .traceback_util import shown_error
 from .tree_util import LEAF, tree_flatten, tree_map, tree_structure, tree_unflatten
@@ -31,6 +29,17 @@ from .transforms.jvp import jvp_eval
 from .transforms.partial_eval import dce_closed
 from .transforms.reverse import linearize_jaxpr, vjp_jaxpr
 from .backends.interpreter import run_closed
+from .api_util import (Transformed, argnum_alias, argnums_split, as_array, as_tuple, aux_fun,
+                       check_complex, evaluate, int_arg_name, is_py_number, outputs,
+                       split_aux_tree, split_static, to_output, trace_fun)
+from .tree_util import keystr, tree_flatten_with_path
+from .backends.interpreter import straight_line
+from .transforms.simplify import cse
+from .config import config
+from .core import Jaxpr, trace_state
+from .custom_cache import SharedRule
+from .transforms.reverse import backward
+from .dtypes import float0_zeros
 
 __all__ = ["Transformed", "make_jaxpr", "grad", "value_and_grad", "jvp", "vjp", "linearize", "vmap",
            "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "stop_gradient"]
@@ -42,118 +51,9 @@ _T = TypeVar("_T")
 _Argnums = Union[int, Sequence[int]]
 
 
-class Transformed:
-    """What the function transforms return: call it like the function it came from.
-
-    It keeps the transform's recipe (``make(fun, **options)``) so that it pickles as that
-    recipe (:mod:`autodiff.pickling`): ``grad(f)``, ``vmap(f)``, ``hessian(f)`` ... go to
-    Dask workers and process pools, and the receiving side rebuilds them.
-
-    >>> import pickle, numpy as np, autodiff as ad, autodiff.numpy as anp
-    >>> df = pickle.loads(pickle.dumps(ad.grad(anp.sum)))
-    >>> df(np.ones(2))
-    array([1., 1.])
-    """
-
-    def __init__(self, call, make, fun, options):
-        functools.update_wrapper(self, fun, updated=())
-        self._call = call
-        self._make = make
-        self._fun = fun
-        self._options = options
-
-    def __call__(self, *args, **kwargs):
-        # a public boundary: errors leave without autodiff's frames (autodiff.traceback_util)
-        try:
-            return self._call(*args, **kwargs)
-        except Exception as e:
-            shown = shown_error(e)
-            if shown is None:
-                raise
-            raise shown from None
-
-    def __get__(self, obj, objtype=None):
-        # bound like a function when it is a class attribute
-        return self if obj is None else types.MethodType(self, obj)
-
-    def __reduce__(self):
-        from .pickling import reduce_transformed
-        return reduce_transformed(self, self._make, self._fun, (), self._options)
-
-    def __repr__(self):
-        return f"<{self._make.__name__} of {getattr(self._fun, '__name__', self._fun)!r}>"
-
-
 # ----------------------------------------------------------------------------
 # inputs, outputs, tracing
 # ----------------------------------------------------------------------------
-
-def as_array(x):
-    """Normalize a leaf given by the user: arrays, scalars, tracers, Variables."""
-    if isinstance(x, Tracer):
-        return x
-    if isinstance(x, np.ndarray):
-        get_aval(x)        # validates the dtype
-        return x
-    conv = getattr(x, "__autodiff_array__", None)
-    if conv is not None:
-        return conv()
-    get_aval(x)
-    return np.asarray(x)
-
-
-def to_output(x):
-    """Concrete results are numpy values: an ndarray, or a numpy scalar when 0-d."""
-    if isinstance(x, np.ndarray):
-        return x[()] if x.ndim == 0 else x
-    if isinstance(x, (Zero,)):
-        return to_output(np.zeros(x.aval.shape, x.aval.dtype))
-    return x
-
-
-def _outputs(tree):
-    return tree_map(to_output, tree)
-
-
-def evaluate(closed, args):
-    """Run a closed jaxpr: interpreter on concrete values, ``bind`` (inlining) on tracers."""
-    if any(isinstance(a, Tracer) for a in args) or any(isinstance(c, Tracer) for c in closed.consts):
-        return eval_jaxpr(closed.jaxpr, closed.consts, *args)
-    return run_closed(closed, args)
-
-
-def _is_py_number(x):
-    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
-
-
-def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None, weak=None,
-              differentiated=False):
-    """Trace ``fun(*unflatten(in_tree, args))`` -> (ClosedJaxpr, out_tree).
-
-    ``differentiated``: the arguments are what a derivative is taken with respect to (see
-    ``tracing.trace_flat``: converting a value computed from them to a constant raises).
-
-    ``weak``: one flag per argument, true where it was a Python number (its aval stays
-    weakly typed, so it promotes like the number: see ``_base.result_type``)."""
-    if concrete is None:
-        concrete = all(is_concrete(a) for a in flat_args)
-    avals = [get_aval(a).strip_weak() for a in flat_args]
-    if weak is not None:
-        avals = [a.update(weak_type=True) if w else a for a, w in zip(avals, weak)]
-    box = []
-    kwargs = kwargs or {}
-
-    def flat_fun(*tracers):
-        args = tree_unflatten(in_tree, list(tracers))
-        out = fun(*args, **kwargs)
-        leaves, out_tree = tree_flatten(out)
-        box.append(out_tree)
-        return [as_array(l) for l in leaves]
-
-    closed = trace_flat(flat_fun, avals, list(flat_args) if concrete else None, name=name,
-                        differentiated=differentiated)
-    return closed, box[0]
-
 
 @typing.overload
 def make_jaxpr(fun: Callable[_P, Any], static_argnums: _Argnums = ...,
@@ -176,11 +76,11 @@ def make_jaxpr(fun: Callable[_P, Any], static_argnums: _Argnums = (),
         d:f64[] = reduce_sum[axes=(0,)] c
       in (d,) }
     """
-    static_argnums = _tuple(static_argnums)
+    static_argnums = as_tuple(static_argnums)
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
-        f, dyn = _split_static(fun, args, static_argnums)
+        f, dyn = split_static(fun, args, static_argnums)
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
         closed, out_tree = trace_fun(f, flat, in_tree, concrete=False, name="make_jaxpr",
@@ -199,7 +99,6 @@ def make_jaxpr(fun: Callable[_P, Any], static_argnums: _Argnums = (),
 def _io_names(fun, n_args, static_argnums, dyn, out_tree):
     """Names of a traced function's input and output leaves, from its parameter names and
     the pytree paths (``params['w']``, ``out[1]``), for pictures of its jaxpr."""
-    from .tree_util import keystr, tree_flatten_with_path
     try:
         params = [p.name for p in inspect.signature(fun).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -222,25 +121,6 @@ class ShapeDtype:
 
     def __repr__(self):
         return f"ShapeDtype(shape={self.shape}, dtype={self.dtype})"
-
-
-def _tuple(x):
-    if x is None:
-        return ()
-    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
-
-
-def _split_static(fun, args, static_argnums):
-    if not static_argnums:
-        return fun, args
-    n = len(args)
-    static = {i % n: args[i] for i in static_argnums if -n <= i < n}
-
-    def f(*dyn):
-        it = iter(dyn)
-        full = [static[i] if i in static else next(it) for i in range(n)]
-        return fun(*full)
-    return f, tuple(a for i, a in enumerate(args) if i not in static)
 
 
 # ----------------------------------------------------------------------------
@@ -278,8 +158,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     flat_t, t_tree = tree_flatten(tuple(tangents))
     if in_tree != t_tree:
         raise TypeError(f"jvp: primal structure {in_tree} and tangent structure {t_tree} differ")
-    weak = [_is_py_number(x) for x in flat_p]
-    t_weak = [_is_py_number(x) for x in flat_t]
+    weak = [is_py_number(x) for x in flat_p]
+    t_weak = [is_py_number(x) for x in flat_t]
     flat_p = [as_array(x) for x in flat_p]
     flat_t = [as_array(x) for x in flat_t]
     for i, (p, t) in enumerate(zip(flat_p, flat_t)):
@@ -296,38 +176,19 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
                              f"primal is real ({pd}); a real input has real tangents (make the "
                              f"primal complex with x.astype(complex) to push complex ones)",
                              source=user_source())
-    f = _aux_fun(fun, has_aux)
+    f = aux_fun(fun, has_aux)
     closed, out_tree = trace_fun(f, flat_p, in_tree, name="jvp", weak=weak, differentiated=True)
     ts = [P.convert(t, P.dtype_of(p)) if is_inexact_dtype(P.dtype_of(p)) else None
           for p, t in zip(flat_p, flat_t)]
     outs, touts = jvp_eval(closed.jaxpr, closed.consts, flat_p, ts)
     touts = [P.instantiate(t) for t in touts]
-    out_tree, aux_tree, n_out = _split_aux_tree(out_tree, has_aux)
+    out_tree, aux_tree, n_out = split_aux_tree(out_tree, has_aux)
     out = tree_unflatten(out_tree, outs[:n_out])
     tout = tree_unflatten(out_tree, touts[:n_out])
     if has_aux:
         aux = tree_unflatten(aux_tree, outs[n_out:])
-        return _outputs(out), _outputs(tout), _outputs(aux)
-    return _outputs(out), _outputs(tout)
-
-
-def _aux_fun(fun, has_aux):
-    if not has_aux:
-        return fun
-
-    def f(*args):
-        res = fun(*args)
-        if not (isinstance(res, tuple) and len(res) == 2):
-            raise TypeError("has_aux=True: the function must return a pair (output, aux)")
-        return res
-    return f
-
-
-def _split_aux_tree(out_tree, has_aux):
-    if not has_aux:
-        return out_tree, None, out_tree.num_leaves
-    main, aux = out_tree.children
-    return main, aux, main.num_leaves
+        return outputs(out), outputs(tout), outputs(aux)
+    return outputs(out), outputs(tout)
 
 
 # ----------------------------------------------------------------------------
@@ -345,15 +206,12 @@ class _StraightLine:
     __slots__ = ("closed", "fn")
 
     def __init__(self, closed):
-        from .backends.interpreter import straight_line
-        from .transforms.simplify import cse
         self.closed = closed
         # written once, run on every call: equal equations (the primal's and a jvp rule's
         # copy of one broadcast, a product rule's ct*x and x*ct) are computed once
         self.fn = straight_line(cse(closed).jaxpr)
 
     def __call__(self, args):
-        from .config import config
         if config.debug_nans:
             return run_closed(self.closed, args)
         with np.errstate(all="ignore"):     # as the interpreter: discarded branches stay quiet
@@ -390,7 +248,6 @@ class _LinearizedProgram:
                  "grad_enabled", "compiled", "shared", "bwd_on_values")
 
     def __init__(self, closed, nonzeros, n_out):
-        from .core import Jaxpr, trace_state
         self.source = closed.jaxpr       # keeps callables in params alive (their ids key us)
         self.grad_enabled = trace_state.grad_enabled
         j = closed.jaxpr
@@ -407,7 +264,6 @@ class _LinearizedProgram:
 
     def transposed(self):
         if self._transposed is None:
-            from .core import trace_state
             # traced in the no_grad state the program was made in (part of its cache key)
             old, trace_state.grad_enabled = trace_state.grad_enabled, self.grad_enabled
             try:
@@ -446,8 +302,6 @@ def _params_cacheable(jaxpr):
     would miss the cache on every call and fill it with entries nobody reuses. A custom
     function's rules shared by every call with the same key (``custom_cache.SharedRule``)
     are the exception: their identity is stable, so such programs are reused."""
-    from .core import Jaxpr
-    from .custom_cache import SharedRule
     # checked on every un-jitted grad call: most params are ints and tuples of them
     scalar, plain_item = _SCALAR_PARAM_TYPES, _PLAIN_PARAM_ITEM_TYPES
     for e in jaxpr.eqns:
@@ -478,7 +332,6 @@ def _linearized_program(closed, nonzeros, n_out):
     the same structure as an earlier one gets that one's transformed programs: the
     repeated ``grad`` call skips the jvp, partial-evaluation and transpose passes.
     """
-    from .core import trace_state
     if not _params_cacheable(closed.jaxpr):
         return _LinearizedProgram(closed, nonzeros, n_out)
     try:
@@ -493,14 +346,14 @@ def _linearized_program(closed, nonzeros, n_out):
     return prog
 
 
-class _Linearized:
+class Linearized:
     """The pieces of a linearization, shared by vjp, grad and linearize."""
 
     def __init__(self, fun, flat_args, in_tree, has_aux, diff_mask=None):
-        f = _aux_fun(fun, has_aux)
+        f = aux_fun(fun, has_aux)
         closed, out_tree = trace_fun(f, flat_args, in_tree, name="linearize",
                                      differentiated=True)
-        self.out_tree, self.aux_tree, self.n_out = _split_aux_tree(out_tree, has_aux)
+        self.out_tree, self.aux_tree, self.n_out = split_aux_tree(out_tree, has_aux)
         avals = closed.in_avals
         if diff_mask is None:
             diff_mask = [True] * len(avals)
@@ -561,8 +414,6 @@ class _Linearized:
         # a jaxpr and interpreted. A custom_vjp's bwd then sees concrete residuals and
         # cotangents, so Python control flow on them works (as the primal body under grad);
         # under jit it is traced abstractly as before.
-        from .core import trace_state
-        from .transforms.reverse import backward
         prog = self.program
         old, trace_state.grad_enabled = trace_state.grad_enabled, prog.grad_enabled
         try:
@@ -579,6 +430,9 @@ class _Linearized:
         return evaluate(uj, list(self.residuals) + ts)
 
 
+_Linearized = Linearized        # the name tests and older code use
+
+
 @_boundary
 def vjp(fun: Callable[..., Any], *primals: Any,
         has_aux: bool = False) -> tuple[Any, ...]:
@@ -593,7 +447,7 @@ def vjp(fun: Callable[..., Any], *primals: Any,
     """
     flat, in_tree = tree_flatten(tuple(primals))
     flat = [as_array(x) for x in flat]
-    lin = _Linearized(fun, flat, in_tree, has_aux)
+    lin = Linearized(fun, flat, in_tree, has_aux)
     out = lin.primal_out()
 
     def vjp_fn(ct):
@@ -613,11 +467,11 @@ def vjp(fun: Callable[..., Any], *primals: Any,
                                  f"cotangents", source=user_source())
             cts.append(P.convert(c, a.dtype) if is_inexact_dtype(a.dtype) else c)
         grads = lin.backward(cts)
-        return _outputs(tree_unflatten(in_tree, grads))
+        return outputs(tree_unflatten(in_tree, grads))
 
     if has_aux:
-        return _outputs(out), vjp_fn, _outputs(lin.aux())
-    return _outputs(out), vjp_fn
+        return outputs(out), vjp_fn, outputs(lin.aux())
+    return outputs(out), vjp_fn
 
 
 @_boundary
@@ -635,7 +489,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     """
     flat, in_tree = tree_flatten(tuple(primals))
     flat = [as_array(x) for x in flat]
-    lin = _Linearized(fun, flat, in_tree, has_aux)
+    lin = Linearized(fun, flat, in_tree, has_aux)
 
     def jvp_fn(*tangents):
         t_flat, t_tree = tree_flatten(tuple(tangents))
@@ -643,73 +497,11 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
             raise TypeError(f"linearize: tangent structure {t_tree} differs from {in_tree}")
         t_flat = [as_array(t) for t in t_flat]
         outs = lin.forward(t_flat)
-        return _outputs(tree_unflatten(lin.out_tree, outs))
+        return outputs(tree_unflatten(lin.out_tree, outs))
 
     if has_aux:
-        return _outputs(lin.primal_out()), jvp_fn, _outputs(lin.aux())
-    return _outputs(lin.primal_out()), jvp_fn
-
-
-def _argnums_split(args, argnums):
-    n = len(args)
-    nums = _tuple(argnums)
-    for i in nums:
-        if not -n <= i < n:
-            raise TypeError(f"argnums={argnums} but the function got {n} positional arguments")
-    return tuple(i % n for i in nums)
-
-
-def _argnum_alias(argnums, argnum):
-    # autograd spells it ``grad(fun, argnum=0)``
-    return argnums if argnum is None else argnum
-
-
-def _int_arg_name(fun, args, nums, flat_pos):
-    """``(" ('name')", position)`` of the differentiated argument holding leaf ``flat_pos``."""
-    leaf_arg = []
-    for i in nums:
-        leaf_arg += [i] * len(tree_flatten(args[i])[0])
-    i = leaf_arg[flat_pos] if flat_pos < len(leaf_arg) else nums[0]
-    try:
-        params = [p for p in inspect.signature(fun).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        name = f" ({params[i].name!r})" if i < len(params) else ""
-    except (TypeError, ValueError):
-        name = ""
-    return name, i
-
-
-def check_complex(who, holomorphic, in_dtypes=(), out_dtypes=(), real_in=False,
-                  real_out=False):
-    """The dtype contract of the derivative operators with complex numbers
-    (docs/complex.md): with ``holomorphic=True`` every input and output must be complex;
-    without it, ``real_in`` / ``real_out`` require real inputs (forward mode over a real
-    basis) / real outputs (a real-valued function: ``grad``, ``jacrev``)."""
-    kinds_in = [np.dtype(d).kind for d in in_dtypes]
-    kinds_out = [np.dtype(d).kind for d in out_dtypes]
-    if holomorphic:
-        for what, ds, ks in (("inputs", in_dtypes, kinds_in), ("outputs", out_dtypes, kinds_out)):
-            bad = [d for d, k in zip(ds, ks) if k != "c"]
-            if bad:
-                raise DTypeError(
-                    f"{who}(holomorphic=True) requires complex {what}, got {np.dtype(bad[0])}; "
-                    f"cast with x.astype(complex), or drop holomorphic=True for a function "
-                    f"of real numbers", source=user_source())
-        return
-    if real_in and "c" in kinds_in:
-        d = in_dtypes[kinds_in.index("c")]
-        raise DTypeError(
-            f"{who} requires real inputs, got {np.dtype(d)}: a forward-mode Jacobian pushes a "
-            f"real basis. Pass holomorphic=True for a holomorphic function, use jacrev for a "
-            f"real-valued one, or ad.jvp/ad.vjp directly for a general complex function",
-            source=user_source())
-    if real_out and "c" in kinds_out:
-        d = out_dtypes[kinds_out.index("c")]
-        raise DTypeError(
-            f"{who} requires a real-valued function, it returned {np.dtype(d)}. Pass "
-            f"holomorphic=True for a holomorphic function, take anp.real / anp.abs of the "
-            f"output, or use ad.vjp directly for a general complex function",
-            source=user_source())
+        return outputs(lin.primal_out()), jvp_fn, outputs(lin.aux())
+    return outputs(lin.primal_out()), jvp_fn
 
 
 def _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic):
@@ -718,7 +510,7 @@ def _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic):
     single = isinstance(argnums, int)
 
     def core(args, kwargs, want_value):
-        nums = _argnums_split(args, argnums)
+        nums = argnums_split(args, argnums)
         dyn = tuple(args[i] for i in nums)
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
@@ -726,7 +518,7 @@ def _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic):
         if holomorphic:
             check_complex("grad", True, [P.dtype_of(x) for x in flat])
         if ints and not allow_int:
-            name, i = _int_arg_name(fun, args, nums, ints[0])
+            name, i = int_arg_name(fun, args, nums, ints[0])
             raise DTypeError(
                 f"grad requires float inputs, got {P.dtype_of(flat[ints[0]])} in argument "
                 f"{i}{name} (argnums={argnums}). Pass floats (e.g. x.astype(float) or 2.0 "
@@ -751,7 +543,7 @@ def _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic):
                 leaves = [all_flat[k] if k in ints else next(it) for k in range(len(all_flat))]
                 return f_all(*tree_unflatten(full_tree, leaves))
 
-        lin = _Linearized(f, flat, in_tree, has_aux)
+        lin = Linearized(f, flat, in_tree, has_aux)
         if len(lin.out_avals) != 1:
             raise TypeError("grad requires a function returning a single scalar; "
                             f"it returned {lin.out_tree}. Use jacrev or vjp for other outputs.")
@@ -767,7 +559,6 @@ def _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic):
             check_complex("grad", holomorphic, out_dtypes=[a.dtype], real_out=True)
         grads = lin.backward([np.ones(a.shape, a.dtype)])      # the seed: d out / d out
         if ints:
-            from .dtypes import float0_zeros
             it = iter(grads)
             grads = [float0_zeros(P.shape_of(x)) if k in ints else next(it)
                      for k, x in enumerate(all_flat)]
@@ -777,10 +568,10 @@ def _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic):
             g = to_output(grads[0])              # (the common case: one array argument)
         else:
             g = tree_unflatten(in_tree, grads)
-            g = _outputs(g[0] if single else g)
+            g = outputs(g[0] if single else g)
         if not want_value:
-            return None, (_outputs(lin.aux()) if has_aux else None), g
-        return (_outputs(lin.primal_out()), _outputs(lin.aux()) if has_aux else None, g)
+            return None, (outputs(lin.aux()) if has_aux else None), g
+        return (outputs(lin.primal_out()), outputs(lin.aux()) if has_aux else None, g)
     return core
 
 
@@ -804,7 +595,7 @@ def value_and_grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool 
     >>> ad.value_and_grad(lambda z: z ** 2, holomorphic=True)(np.complex128(1 + 1j))
     (np.complex128(2j), np.complex128(2+2j))
     """
-    argnums = _argnum_alias(argnums, argnum)
+    argnums = argnum_alias(argnums, argnum)
     core = _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic)
 
     @functools.wraps(fun)
@@ -835,7 +626,7 @@ def grad(fun: Callable[_P, Any], argnums: _Argnums = 0, has_aux: bool = False, *
     >>> ad.grad(lambda z: anp.abs(z) ** 2)(np.complex128(3 + 4j))
     np.complex128(6-8j)
     """
-    argnums = _argnum_alias(argnums, argnum)
+    argnums = argnum_alias(argnums, argnum)
     core = _value_and_grad_core(fun, argnums, has_aux, allow_int, holomorphic)
 
     @functools.wraps(fun)

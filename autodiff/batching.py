@@ -10,20 +10,24 @@ array([ 1., 13., 41.])
 """
 import functools
 import inspect
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Optional, ParamSpec, TypeVar
 
 import numpy as np
 
 from . import primitives as P
-from .api import Transformed, _P, _R, _outputs, as_array
+from .api_util import Transformed, as_array, outputs
 from .core import get_aval, trace_flat, user_source
 from .errors import ConcretizationError, ShapeError
 from .transforms.partial_eval import dce_closed
 from .transforms.vmap import batch_eval, matchaxis
 from .tree_util import (broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path,
                         tree_structure, tree_unflatten)
+from .tree_util import tree_leaves
 
 __all__ = ["vmap"]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 # ----------------------------------------------------------------------------
 # vmap
@@ -36,7 +40,6 @@ def _axes_spec_error(what, spec, detail):
 
 
 def _check_axes_leaves(spec, what):
-    from .tree_util import tree_leaves
     for d in tree_leaves(spec):
         if d is not None and (isinstance(d, bool) or not isinstance(d, (int, np.integer))):
             raise TypeError(f"vmap: {what} entries must be int or None, got {d!r}")
@@ -251,6 +254,6 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
                                      f"batched rank is {nd}", source=user_source())
                 w = int(w) % nd
             res.append(matchaxis(o, d, w, size, what))
-        return _outputs(tree_unflatten(out_tree, res))
+        return outputs(tree_unflatten(out_tree, res))
     return Transformed(batched, vmap, fun, dict(in_axes=in_axes, out_axes=out_axes,
                                                 axis_size=axis_size))

@@ -31,6 +31,9 @@ import numpy as np
 from .core import Primitive, ShapedArray, Zero, user_source
 from .errors import DTypeError, ShapeError, UnsupportedError
 from .tree_util import tree_flatten, tree_unflatten
+from . import primitives as P
+from .api_util import as_array, to_output
+from .core import Tracer
 
 __all__ = ["pure_callback"]
 
@@ -161,7 +164,6 @@ def _pure_callback_jvp(primals, tangents, *, callback, vmap_method):
 
 
 def _pure_callback_batch(args, dims, *, callback, vmap_method):
-    from . import primitives as P
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
     args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     bdims = [0 if d is not None else None for d in dims]
@@ -188,7 +190,6 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
     >>> f(np.array([3.0, 1.0, 2.0]))
     array([2., 4., 6.])
     """
-    from .api import as_array
     method = "sequential" if vmap_method in (None, "legacy_vectorized") else vmap_method
     if method == "vectorized":
         method = "expand_dims"
@@ -209,8 +210,6 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
     flat = [as_array(x) for x in flat]
     cb = HostCallback(callback, in_tree, out_tree, avals, src)
     outs = pure_callback_p.bind(*flat, callback=cb, vmap_method=method)
-    from .api import to_output
-    from .core import Tracer
     if not any(isinstance(x, Tracer) for x in outs):
         outs = [to_output(o) for o in outs]
     return tree_unflatten(out_tree, list(outs))
@@ -277,7 +276,6 @@ def _debug_callback_jvp(primals, tangents, *, callback):
 
 
 def _debug_callback_batch(args, dims, *, callback):
-    from . import primitives as P
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
     args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     bdims = [0 if d is not None else None for d in dims]
@@ -292,7 +290,6 @@ debug_callback_p.batch = _debug_callback_batch
 def debug_callback(fn, *args, **kwargs):
     """Bind a ``debug_callback`` equation calling ``fn(*args, **kwargs)`` on numpy values
     wherever the program runs (interpreter or compiled kernel); see ``ad.debug.callback``."""
-    from .api import as_array
     flat, in_tree = tree_flatten((tuple(args), dict(kwargs)))
     flat = [as_array(x) for x in flat]
     debug_callback_p.bind(*flat, callback=EffectCallback(fn, in_tree, user_source()))

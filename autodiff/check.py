@@ -18,7 +18,8 @@ complex arrays.
 import numpy as np
 
 from .avals import real_dtype
-from .api import jvp, vjp, as_array
+from .api import jvp, vjp
+from .api_util import as_array
 from .tree_util import tree_flatten, tree_unflatten, tree_map
 
 __all__ = ["check_jvp", "check_vjp", "check_grads"]

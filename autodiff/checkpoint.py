@@ -21,7 +21,7 @@ from typing import NamedTuple, Optional
 
 import numpy as np
 
-from .api import _split_static, _tuple, as_array, to_output, trace_fun
+from .api_util import as_array, as_tuple, split_static, to_output, trace_fun
 from .core import Tracer, Var, current_trace, is_inexact_dtype, trace_state
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 from .transforms import remat as _R
@@ -54,13 +54,13 @@ def checkpoint(fun, policy=None, prevent_cse=True, static_argnums=()):
     True
     """
     pol = _R.as_policy(policy)
-    static_argnums = _tuple(static_argnums)
+    static_argnums = as_tuple(static_argnums)
     if not callable(fun):
         raise TypeError(f"checkpoint expects a function, got {fun!r}")
 
     @functools.wraps(fun)
     def checkpointed(*args, **kwargs):
-        f, dyn = _split_static(fun, args, static_argnums)
+        f, dyn = split_static(fun, args, static_argnums)
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
         closed, out_tree = trace_fun(_staged(f), flat, in_tree, name="checkpoint",

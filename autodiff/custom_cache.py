@@ -53,7 +53,8 @@ import numpy as np
 from .cache import ProgramCache
 from .errors import ConcretizationError
 from .source_info import is_internal_code
-from .tracing import _code_global_names
+from .ir import ClosedJaxpr
+from .tracing import Tracer, _code_global_names
 
 __all__ = ["function_key", "value_key", "cached_trace", "shared_rules", "SharedRule",
            "cache_info", "NEEDS_VALUES"]
@@ -74,16 +75,6 @@ class _Unkeyable(Exception):
 
 _MISSING = ("missing",)
 _EMPTY_CELL = ("empty cell",)
-
-
-_CUSTOM_TYPES = []          # (custom_jvp, custom_vjp), imported on first use (a cycle)
-
-
-def _custom_types():
-    if not _CUSTOM_TYPES:
-        from .custom_derivatives import custom_jvp, custom_vjp
-        _CUSTOM_TYPES.extend((custom_jvp, custom_vjp))
-    return _CUSTOM_TYPES
 
 
 def _key(v, depth, seen):
@@ -145,10 +136,11 @@ def _fn_key(fn, depth, seen):
         kwdefaults = tuple(sorted((k, _key(d, depth, seen))
                                   for k, d in (fn.__kwdefaults__ or {}).items()))
         return ("fn", code, fn.__module__, tuple(cells), glob, defaults, kwdefaults)
-    custom_jvp, custom_vjp = _custom_types()
-    if isinstance(fn, (custom_vjp, custom_jvp)):
-        rules = (fn.fwd, fn.bwd) if isinstance(fn, custom_vjp) else (fn.jvp_rule,)
-        return ("custom", fn, _fn_key(fn.fun, depth, seen),
+    # a function with custom derivative rules (custom_jvp, custom_vjp) names its parts
+    parts = getattr(type(fn), "key_parts", None)
+    if parts is not None:
+        fun, rules = parts(fn)
+        return ("custom", fn, _fn_key(fun, depth, seen),
                 tuple(None if r is None else _fn_key(r, depth + 1, seen) for r in rules))
     if isinstance(fn, functools.partial):
         return ("partial", _fn_key(fn.func, depth + 1, seen),
@@ -195,8 +187,6 @@ def cached_trace(kind, key, trace, values_ok=True):
     function's own behaviour on values, its errors included). A trace whose constants hold
     tracers (it closed over a traced value the key could not see) is returned, not cached.
     """
-    from .ir import ClosedJaxpr
-    from .tracing import Tracer
     full = (kind,) + key
     try:
         hit = _CACHE.get(full)

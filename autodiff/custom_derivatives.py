@@ -27,6 +27,14 @@ from .core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, Undefined
 from .custom_cache import NEEDS_VALUES, cached_trace, function_key, shared_rules, value_key
 from .errors import UnsupportedError
 from .tree_util import tree_flatten, tree_unflatten
+from .backends.interpreter import run_jaxpr
+from .core import is_concrete, is_internal_file, user_source
+from .api_util import as_array, trace_fun
+from .batching import vmap
+from .transforms.vmap import batch_jaxpr
+from .transforms.jvp import jvp_eval
+from .tree_util import tree_flatten as tf
+from .errors import ShapeError
 
 
 def _has_tracer(flat):
@@ -57,7 +65,6 @@ def _split_consts_cached(closed):
 
 
 def _call_impl(*args, call_jaxpr, **_):
-    from .backends.interpreter import run_jaxpr
     return run_jaxpr(call_jaxpr, [], list(args))
 
 
@@ -79,14 +86,12 @@ def _concrete_tracers(flat):
     """True when ``flat`` holds tracers and every one knows its value (grad/jvp/vjp without
     jit): the primal body and the user's fwd / jvp rule are then traced with values, so
     Python control flow on them works, as it does in ordinary functions under grad."""
-    from .core import is_concrete
     return _has_tracer(flat) and all(is_concrete(x) for x in flat)
 
 
 def _abstract(flat):
     """Some input is a tracer without a value (the rule would be traced abstractly; the
     others may be constants of the program)."""
-    from .core import is_concrete
     return any(isinstance(x, Tracer) and not is_concrete(x) for x in flat)
 
 
@@ -127,7 +132,6 @@ def _pretrace_wanted(fun, concrete):
     """Whether to pre-trace the rules of a call of the custom function ``fun`` now."""
     if not concrete or _PRETRACING.active():
         return False
-    from .core import is_internal_file
     code = getattr(fun, "__code__", None)
     return code is None or not is_internal_file(code.co_filename)
 
@@ -175,7 +179,6 @@ def _trace_cached(kind, key, fun, flat, in_tree, concrete, name):
     """``trace_fun(fun, flat, in_tree)``: from the cache when ``key`` allows (an abstract
     trace serves every value), else traced now (with values when ``concrete``, so Python
     control flow on them works)."""
-    from .api import trace_fun
     if key is not None:
         got = cached_trace(kind, key + (_avals_key(flat), in_tree),
                            lambda: trace_fun(fun, flat, in_tree, concrete=False, name=name),
@@ -209,8 +212,6 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
 
 
 def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
-    from .transforms.vmap import batch_jaxpr
-    from .api import vmap
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
     args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     in_dims = [0 if d is not None else None for d in dims]
@@ -249,6 +250,11 @@ class custom_jvp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.jvp_rule = None
 
+    def key_parts(self):
+        """The function and its rule, which a cache key of a function calling this one reads
+        (:mod:`autodiff.custom_cache`)."""
+        return self.fun, (self.jvp_rule,)
+
     def defjvp(self, jvp, symbolic_zeros=False):
         """Set the forward rule ``jvp(primals, tangents) -> (primal_out, tangent_out)``; returns
         it, so it also works as a decorator (``@f.defjvp``).
@@ -278,7 +284,6 @@ class custom_jvp:
         return self._call(args, {})
 
     def _call(self, args, kwargs):
-        from .api import as_array, trace_fun
         nd = _nondiff_split(args, self.nondiff_argnums)
         static = {i: args[i] for i in nd}
         dyn = tuple(a for i, a in enumerate(args) if i not in nd)
@@ -382,7 +387,6 @@ class custom_jvp:
         """The rule traced now, on the primals' values (tangents stand in as zeros: a rule
         is linear in them and never branches on them), as a straight-line jaxpr that the
         jvp transform later inlines. None when the trace closes over a traced value."""
-        from .api import trace_fun
         n = len(flat)
         zeros = [np.zeros(P.shape_of(x), P.dtype_of(x)) for x in flat]
         with _PRETRACING:
@@ -427,7 +431,6 @@ def custom_lin_forward(*args, num_res, num_consts, call_jaxpr, bwd, out_avals):
     """What a ``custom_lin`` equation computes when evaluated forward: the tangent outputs
     of the function's own jvp at the primals (the true derivative; ``bwd`` is its
     transpose, used in reverse mode)."""
-    from .transforms.jvp import jvp_eval
     rest = args[num_res:]
     n = (len(rest) - num_consts) // 2
     consts_xs = list(rest[:num_consts + n])
@@ -457,9 +460,6 @@ def _custom_lin_transpose(cts, *args, num_res, num_consts, call_jaxpr, bwd, out_
 
 
 def _custom_lin_jvp(primals, tangents, **params):
-    from .transforms.jvp import jvp_eval
-    from .api import trace_fun
-    from .tree_util import tree_flatten as tf
     flat = list(primals)
     closed, _ = trace_fun(lambda *a: custom_lin_forward(*a, **params), flat,
                           tf(tuple(flat))[1], concrete=False, name="custom_lin")
@@ -471,8 +471,6 @@ def _custom_lin_batch(args, dims, *, num_res, num_consts, call_jaxpr, bwd, out_a
     # A batched custom_lin is again a custom_lin: its forward map is the batched
     # function's jvp, its transpose the user's bwd under vmap. A primal and its tangent
     # are batched together (the jvp of the batched function needs matching shapes).
-    from .transforms.vmap import batch_jaxpr
-    from .api import vmap
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
     n_x = (len(args) - num_res - num_consts) // 2
     res, consts, xs, ts = _split4(args, num_res, num_consts, n_x)
@@ -516,8 +514,6 @@ custom_lin_p.inline = _custom_lin_inline
 
 
 def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts, out_avals):
-    from .transforms.vmap import batch_jaxpr
-    from .api import vmap
     size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
     args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     in_dims = [0 if d is not None else None for d in dims]
@@ -578,6 +574,11 @@ class custom_vjp:
         self.nondiff_argnums = tuple(nondiff_argnums)
         self.fwd = self.bwd = None
 
+    def key_parts(self):
+        """The function and its rules, which a cache key of a function calling this one reads
+        (:mod:`autodiff.custom_cache`)."""
+        return self.fun, (self.fwd, self.bwd)
+
     def defvjp(self, fwd, bwd):
         """Set the reverse rules: ``fwd(*args) -> (out, residuals)`` and ``bwd(residuals,
         cotangent) -> one cotangent per argument`` (a tuple).
@@ -588,7 +589,6 @@ class custom_vjp:
         if self.fwd is None:
             raise TypeError(f"custom_vjp function {self.fun.__name__} has no rule: call "
                             f"{self.fun.__name__}.defvjp(fwd, bwd)")
-        from .api import as_array, trace_fun
         nd = _nondiff_split(args, self.nondiff_argnums)
         static = {i: args[i] for i in nd}
         dyn = tuple(a for i, a in enumerate(args) if i not in nd)
@@ -654,8 +654,6 @@ class custom_vjp:
                     c = P.convert(c, x_dtype)
                     cs, xs = P.shape_of(c), x_shape
                     if len(cs) > len(xs) or any(d not in (1, e) for d, e in zip(cs[::-1], xs[::-1])):
-                        from .core import user_source
-                        from .errors import ShapeError
                         raise ShapeError(f"custom_vjp bwd of {fun.__name__} returned a cotangent of "
                                          f"shape {cs} for argument leaf {i}, which has shape {xs}; "
                                          f"bwd must return one cotangent of its argument's shape per "

@@ -30,6 +30,8 @@ import numpy as np
 from .cache import ProgramCache
 from .core import Tracer, is_concrete
 from .tree_util import tree_map, tree_leaves
+from .callback import debug_callback
+from . import devices as _dev
 
 __all__ = ["print", "callback", "log", "breakpoint", "DebugTraceWarning", "DebugEffect",
            "OrderedDebugEffect", "SingleDeviceSharding", "inspect_array_sharding",
@@ -103,7 +105,6 @@ def callback(fn, *args, ordered=False, **kwargs):
         args, kwargs = tree_map(_value, (args, kwargs))
         fn(*args, **kwargs)
         return
-    from .callback import debug_callback
     debug_callback(fn, *args, **kwargs)
 
 
@@ -263,7 +264,6 @@ class SingleDeviceSharding:
 
 
 def _sharding_of(x):
-    from . import devices as _dev
     if getattr(x, "_autodiff_device", None) == "cuda":
         return SingleDeviceSharding(_dev.devices("cuda")[0])
     return SingleDeviceSharding(_dev.CpuDevice(0))

@@ -144,16 +144,13 @@ class Jaxpr:
 
     def render(self, path, format=None):  # noqa: A002
         """Write a picture of this program to ``path`` (see :func:`autodiff.render.render`)."""
-        from .render import render
-        return render(self, path, format)
+        return _render.render(self, path, format)
 
     def _repr_svg_(self):
-        from .render import repr_svg
-        return repr_svg(self)
+        return _render.repr_svg(self)
 
     def _repr_html_(self):
-        from .render import repr_html
-        return repr_html(self)
+        return _render.repr_html(self)
 
 
 class ClosedJaxpr:
@@ -203,8 +200,7 @@ class ClosedJaxpr:
     _repr_html_ = Jaxpr._repr_html_
 
     def __call__(self, *args):
-        from .tracing import eval_jaxpr
-        return eval_jaxpr(self.jaxpr, self.consts, *args)
+        return _Evaluator.eval_jaxpr(self.jaxpr, self.consts, *args)
 
 
 def eqn_effectful(e):
@@ -256,10 +252,7 @@ def _value_key(c):
         if c.size <= 64:
             return ("arr", c.shape, c.dtype.str, c.tobytes())
         return ("arr-id", id(c), c.shape, c.dtype.str)
-    from .tracing import Tracer
-    if isinstance(c, Tracer):
-        return ("tracer", id(c))
-    return ("obj", id(c))
+    return ("obj", id(c))       # a tracer too: by identity
 
 
 _ATOM_TYPES = frozenset((int, bool, float, str, type(None)))
@@ -446,8 +439,7 @@ def pp_jaxpr(jaxpr, indent=0, name=None):
 
 def jaxpr_to_dot(jaxpr, in_names=None, out_names=None):
     """Graphviz ``digraph`` source; the drawing lives in :mod:`autodiff.render`."""
-    from .render import jaxpr_to_dot as draw
-    return draw(jaxpr, in_names, out_names)
+    return _render.jaxpr_to_dot(jaxpr, in_names, out_names)
 
 
 def last_uses(jaxpr):
@@ -519,3 +511,19 @@ class UndefinedPrimal:
 
 
 not_mapped = None   # batch dimension of an unbatched operand
+
+
+class _Evaluator:
+    """How ``ClosedJaxpr.__call__`` evaluates: tracing (the layer above, which binds on
+    tracers and values) installs its ``eval_jaxpr`` here when it is imported."""
+    eval_jaxpr = None
+
+
+def install_evaluator(eval_jaxpr):
+    """Called once by :mod:`autodiff.tracing`."""
+    _Evaluator.eval_jaxpr = staticmethod(eval_jaxpr)
+
+
+# the pictures of a program (a peer module that reads these classes): imported last, so that
+# it finds them defined whichever of the two is imported first
+from . import render as _render  # noqa: E402

@@ -7,21 +7,27 @@ array([[2., 0.],
        [0., 2.]])
 """
 import functools
-from typing import Any, Callable
+from typing import Any, Callable, ParamSpec, Sequence, Union
 
 import numpy as np
 
 from . import primitives as P
-from .api import (Transformed, _Argnums, _Linearized, _P, _argnums_split, _aux_fun, _outputs,
-                  _split_aux_tree, as_array, check_complex, grad, jvp, trace_fun)
+from .api import Linearized, grad, jvp
+from .api_util import (Transformed, argnums_split, as_array, aux_fun, check_complex, outputs,
+                       split_aux_tree, trace_fun)
 from .batching import vmap
 from .core import get_aval, is_inexact_dtype, user_source
 from .errors import DTypeError
 from .transforms.jvp import jvp_eval
 from .transforms.partial_eval import dce_closed
 from .tree_util import tree_flatten, tree_structure, tree_unflatten
+from .tree_util import PyTreeDef
+from .dtypes import float0_zeros
 
 __all__ = ["jacfwd", "jacrev", "jacobian", "hessian", "hvp"]
+
+_P = ParamSpec("_P")
+_Argnums = Union[int, Sequence[int]]
 
 # ----------------------------------------------------------------------------
 # Jacobians and Hessians: vectorized over the basis, never a Python loop
@@ -55,7 +61,7 @@ def _dyn_split(fun, args, kwargs, argnums):
     """``(dyn, f)``: the differentiated arguments (one, or a tuple for tuple argnums) and
     ``f(dyn)`` calling ``fun`` with them substituted."""
     single = isinstance(argnums, (int, np.integer))
-    nums = _argnums_split(args, argnums)
+    nums = argnums_split(args, argnums)
     dyn = args[nums[0]] if single else tuple(args[i] for i in nums)
 
     def f(d):
@@ -76,15 +82,14 @@ def _float_tangents(touts, dtype):
 def _fwd_blocks(batched, in_avals):
     """Forward mode: ``batched`` is ``(n_in, *out_shape)`` -> one block per input leaf,
     ``out_shape + in_shape``."""
-    from . import numpy as anp
     out_shape = tuple(P.shape_of(batched)[1:])
     blocks, start = [], 0
     for a in in_avals:
         blk = batched[start:start + a.size] if len(in_avals) > 1 else batched
         start += a.size
-        blk = anp.reshape(blk, a.shape + out_shape)
+        blk = P.reshape(blk, a.shape + out_shape)
         nd_in = len(a.shape)
-        blk = anp.transpose(blk, tuple(range(nd_in, nd_in + len(out_shape))) + tuple(range(nd_in)))
+        blk = P.transpose(blk, tuple(range(nd_in, nd_in + len(out_shape))) + tuple(range(nd_in)))
         blocks.append(blk)
     return blocks
 
@@ -92,13 +97,12 @@ def _fwd_blocks(batched, in_avals):
 def _rev_blocks(rows, out_avals):
     """Reverse mode: ``rows`` has one ``(n_out, *in_shape)`` array per input leaf -> per
     output leaf, one block per input leaf, ``out_shape + in_shape``."""
-    from . import numpy as anp
     per_out, start = [], 0
     for oa in out_avals:
         blocks = []
         for r in rows:
             blk = r[start:start + oa.size] if len(out_avals) > 1 else r
-            blocks.append(anp.reshape(blk, oa.shape + tuple(P.shape_of(r)[1:])))
+            blocks.append(P.reshape(blk, oa.shape + tuple(P.shape_of(r)[1:])))
         per_out.append(blocks)
         start += oa.size
     return per_out
@@ -133,14 +137,13 @@ def jacfwd(fun: Callable[_P, Any], argnums: _Argnums = 0,
         _check_float_inputs(flat, "jacfwd")
         in_avals = [get_aval(x).strip_weak() for x in flat]
         check_complex("jacfwd", holomorphic, [a.dtype for a in in_avals], real_in=True)
-        from .tree_util import PyTreeDef
         # trace once (concretely when the inputs are concrete, so Python control flow on
         # values works), drop dead code, then push the whole input basis through one jvp
-        closed, out_tree = trace_fun(_aux_fun(f, has_aux), flat,
+        closed, out_tree = trace_fun(aux_fun(f, has_aux), flat,
                                      PyTreeDef(tuple, None, (in_tree,)), name="jacfwd",
                                      differentiated=True)
         closed = dce_closed(closed)
-        out_tree, aux_tree, n_out = _split_aux_tree(out_tree, has_aux)
+        out_tree, aux_tree, n_out = split_aux_tree(out_tree, has_aux)
         if holomorphic:
             check_complex("jacfwd", True, out_dtypes=[v.aval.dtype for v in
                                                       closed.jaxpr.outvars[:n_out]])
@@ -157,8 +160,8 @@ def jacfwd(fun: Callable[_P, Any], argnums: _Argnums = 0,
         per_out = [_fwd_blocks(b, in_avals) for b in tangents]
         jac_tree = _jac_tree(per_out, in_tree, out_tree)
         if has_aux:
-            return _outputs(jac_tree), _outputs(tree_unflatten(aux_tree, aux))
-        return _outputs(jac_tree)
+            return outputs(jac_tree), outputs(tree_unflatten(aux_tree, aux))
+        return outputs(jac_tree)
     return Transformed(jac, jacfwd, fun, dict(argnums=argnums, has_aux=has_aux,
                                               holomorphic=holomorphic))
 
@@ -176,7 +179,6 @@ def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False, holomorph
         ints = [k for k, x in enumerate(flat) if not is_inexact_dtype(P.dtype_of(x))]
         if not (allow_int and ints):
             _check_float_inputs(flat, who)
-        from .tree_util import PyTreeDef
         all_flat = flat
         if ints and allow_int:
             flat = [x for k, x in enumerate(all_flat) if k not in ints]
@@ -186,9 +188,9 @@ def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False, holomorph
                 it = iter(floats)
                 return f_all(tree_unflatten(in_tree, [x if k in ints else next(it)
                                                       for k, x in enumerate(all_flat)]))
-            lin = _Linearized(f, flat, tree_structure(tuple(flat)), has_aux)
+            lin = Linearized(f, flat, tree_structure(tuple(flat)), has_aux)
         else:
-            lin = _Linearized(f, flat, PyTreeDef(tuple, None, (in_tree,)), has_aux)
+            lin = Linearized(f, flat, PyTreeDef(tuple, None, (in_tree,)), has_aux)
         out_avals, in_avals = lin.out_avals, lin.in_avals
         n_in = sum(a.size for a in in_avals)
         n_out = sum(a.size for a in out_avals)
@@ -215,7 +217,6 @@ def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False, holomorph
             rows = vmap(pull, in_axes=(0,) * len(basis), axis_size=n_out)(*basis)
             per_out = _rev_blocks(rows, out_avals)
         if ints and allow_int:
-            from .dtypes import float0_zeros
             blocks = []
             for oa, row in zip(out_avals, per_out):
                 it = iter(row)
@@ -224,8 +225,8 @@ def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False, holomorph
             per_out = blocks
         jac_tree = _jac_tree(per_out, in_tree, lin.out_tree)
         if has_aux:
-            return _outputs(jac_tree), _outputs(lin.aux())
-        return _outputs(jac_tree)
+            return outputs(jac_tree), outputs(lin.aux())
+        return outputs(jac_tree)
     return Transformed(jac, jacrev if mode == "rev" else jacobian, fun,
                        dict(argnums=argnums, has_aux=has_aux, holomorphic=holomorphic))
 

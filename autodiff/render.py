@@ -29,6 +29,7 @@ import subprocess
 import numpy as np
 
 from .errors import UnsupportedError
+from .ir import ClosedJaxpr, Jaxpr, Literal, Var, pp_jaxpr, sub_jaxprs, var_namer
 
 __all__ = ["jaxpr_to_dot", "render", "svg", "html_text"]
 
@@ -36,12 +37,10 @@ _MAX_PARAM = 48          # characters of one parameter's value before it is cut
 
 
 def _jaxpr_parts(j):
-    from .core import ClosedJaxpr
     return (j.jaxpr, getattr(j, "_names", None)) if isinstance(j, ClosedJaxpr) else (j, None)
 
 
 def _is_jaxpr(v):
-    from .core import ClosedJaxpr, Jaxpr
     return isinstance(v, (Jaxpr, ClosedJaxpr))
 
 
@@ -80,7 +79,6 @@ def _q(s):
 
 class _Drawer:
     def __init__(self):
-        from .core import var_namer
         self.name = var_namer()
         self.lines = []
         self.n_clusters = 0
@@ -89,7 +87,6 @@ class _Drawer:
         self.lines.append("  " * depth + s)
 
     def jaxpr(self, jaxpr, prefix, depth, names=None, top=True):
-        from .core import Literal, Var
         in_names, out_names = names or (None, None)
         producer = {}
         for i, v in enumerate(jaxpr.constvars):
@@ -129,7 +126,6 @@ class _Drawer:
             for k, v in enumerate(e.invars):
                 if isinstance(v, Var) and v in producer:
                     self.emit(f"{producer[v]} -> {node}:i{k};", depth)
-            from .ir import sub_jaxprs
             for label_, sub in sub_jaxprs(e.params):
                 self.cluster(sub, f"{e.primitive.name} {label_}", node, depth)
             for v in e.outvars:
@@ -241,7 +237,6 @@ def render(jaxpr, path, format=None):  # noqa: A002 - Graphviz's word
 def html_text(jaxpr):
     """The jaxpr's text as HTML, each equation's source line shown on hover (what a
     notebook displays when Graphviz is not installed)."""
-    from .core import pp_jaxpr, var_namer
     inner, _ = _jaxpr_parts(jaxpr)
     name = var_namer()
     text = pp_jaxpr(inner, name=name).split("\n")

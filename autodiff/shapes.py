@@ -14,6 +14,7 @@ import numpy as np
 
 from .core import ShapedArray, get_aval, trace_flat
 from .tree_util import tree_flatten, tree_unflatten
+from .api_util import as_array
 
 __all__ = ["ShapeDtypeStruct", "eval_shape"]
 
@@ -75,8 +76,7 @@ def eval_shape(fun, *args, **kwargs):
         out = fun(*tree_unflatten(in_tree, list(tracers)), **kwargs)
         leaves, out_tree = tree_flatten(out)
         box.append(out_tree)
-        from .numpy import asarray
-        return [asarray(l) for l in leaves]
+        return [as_array(l) for l in leaves]
 
     closed = trace_flat(flat_fun, avals, None, name="eval_shape")
     return tree_unflatten(box[0], [ShapeDtypeStruct(a.shape, a.dtype) for a in closed.out_avals])

@@ -33,7 +33,8 @@ import functools
 import types
 
 from .config import config
-from .errors import AutodiffError
+from .errors import AutodiffError, ConcretizationError
+from .source_info import is_internal_file
 
 __all__ = ["filter_traceback", "boundaries"]
 
@@ -43,7 +44,6 @@ _NOTE = ("autodiff removed {n} of its internal frames from this traceback; "
 
 
 def _internal(filename):
-    from .source_info import is_internal_file
     return is_internal_file(filename)
 
 
@@ -53,7 +53,6 @@ def surface_cause(e):
     element with a sequence`` raised from it (numpy treats a failed number conversion of an
     object with ``__getitem__`` as a sequence); the typed error names the line and the fix,
     so it is the one raised."""
-    from .errors import ConcretizationError
     cause = e.__cause__
     if type(e) is ValueError and isinstance(cause, ConcretizationError):
         return cause

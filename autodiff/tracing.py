@@ -8,14 +8,15 @@ import types
 
 import numpy as np
 
-from ._tracer_methods import ArrayMethods
+from ._tracer_methods import ArrayMethods, array_getitem
 from .cache import ProgramCache
+from .config import config
 from .errors import (AutodiffError, ConcretizationError, DerivativeLossError, DTypeError,
-                     ShapeError, TracerLeakError)
+                     NaNError, ShapeError, TracerLeakError)
 from .source_info import is_internal_file, trace_state, user_source
 from .traceback_util import boundaries, filter_traceback
 from .avals import _VALID_KINDS, _bad_dtype, value_aval
-from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var
+from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, install_evaluator
 from . import tree_util as _tree_util
 
 __all__ = ["primitives", "Primitive", "get_aval", "Tracer", "Array", "JaxprTrace", "current_trace",
@@ -633,7 +634,6 @@ def _no_grad(prim, outs):
 
 
 def _eager(prim, args, params):
-    from .config import config
     vals = [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args]
     with np.errstate(all="ignore"):   # discarded branches (where-tricks, batched cond) stay quiet, as when compiled
         out = prim.impl(*vals, **params)
@@ -644,7 +644,6 @@ def _eager(prim, args, params):
 
 def check_nans(prim, out, source=None):
     """Raise ``NaNError`` naming ``prim`` and ``source`` if ``out`` holds a NaN (``debug_nans``)."""
-    from .errors import NaNError
     outs = out if prim.multiple_results else [out]
     for o in outs:
         o = np.asarray(o)
@@ -687,8 +686,7 @@ class _TableView(np.ndarray):
         if base is None:
             base = self.view(np.ndarray)
         if _index_has_tracer(idx):
-            from .numpy._indexing import getitem
-            return getitem(base, idx)
+            return array_getitem(base, idx)
         return base[idx]
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -906,6 +904,9 @@ def eval_jaxpr(jaxpr, consts, *args):
             env[e.outvars[0]] = outs
     return [read(v) for v in jaxpr.outvars]
 
+
+
+install_evaluator(eval_jaxpr)     # ClosedJaxpr.__call__ (autodiff.ir)
 
 def eval_closed(closed, *args):
     """Evaluate a ClosedJaxpr on ``args`` (its consts bound); returns the list of outputs."""

@@ -17,6 +17,9 @@ import typing as _typing
 import numpy as np
 from collections import namedtuple as _namedtuple  # noqa: F401  (documented support)
 
+from .errors import PyTreeError
+from .source_info import user_source
+
 _registry = {}
 _attr_names = {}          # registered classes whose children are attributes: their names
 _key_registry = {}        # type -> flatten_with_keys(x) -> (((key, child), ...), aux)
@@ -133,8 +136,6 @@ def aux_key(aux, node_type=None):
         return _Tagged(("set", type(aux), frozenset(aux_key(v, node_type) for v in aux)))
     if isinstance(aux, np.ndarray):
         return _Tagged(("ndarray", aux.shape, aux.dtype.str, aux.tobytes()))
-    from .core import user_source
-    from .errors import PyTreeError
     who = getattr(node_type, "__name__", repr(node_type))
     raise PyTreeError(
         f"the aux data of pytree node {who} holds an unhashable {type(aux).__name__} "

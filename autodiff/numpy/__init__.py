@@ -482,6 +482,15 @@ __all__ = sorted(n for n, v in list(globals().items())
                  and (not isinstance(v, type(math)) or n in ("linalg", "random", "fft")))
 
 
+# The tracers' operators and array methods (autodiff._tracer_methods, below this layer) call
+# this namespace: installed here, once, so tracing never imports autodiff.numpy.
+from .._tracer_methods import install_array_namespace as _install  # noqa: E402
+from ._indexing import getitem as _getitem, _AtIndexer as _AtIndexerOfIndexing  # noqa: E402
+import sys as _sys  # noqa: E402
+_install(_sys.modules[__name__], fast_pair=_fast_pair, getitem=_getitem,
+         at_indexer=_AtIndexerOfIndexing, prims=P)
+
+
 def __dir__():
     return __all__ + ["bool"]
 
