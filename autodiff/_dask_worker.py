@@ -13,6 +13,8 @@ import numpy as np
 from distributed.diagnostics.plugin import WorkerPlugin
 
 from .tree_util import tree_flatten, tree_map
+from .api import value_and_grad
+from .jit import jit
 
 installed = {}        # token -> ShardRunner, in this process
 loads = {}            # token -> how often this process unpickled that runner
@@ -29,8 +31,6 @@ class ShardRunner:
         self._build()
 
     def _build(self):
-        from .api import value_and_grad
-        from .jit import jit
         vg = value_and_grad(self.fun, argnums=self.argnums, has_aux=self.has_aux)
         self.vg = jit(vg, dynamic_shapes=False) if self.jit else vg
         self.compiled = set()

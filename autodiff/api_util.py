@@ -26,6 +26,7 @@ from .errors import DTypeError
 from .traceback_util import shown_error
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 from .backends.interpreter import run_closed
+from .pickling import reduce_transformed
 
 __all__ = ["Transformed", "as_array", "to_output", "outputs", "evaluate", "is_py_number",
            "trace_fun", "as_tuple", "split_static", "aux_fun", "split_aux_tree", "argnums_split",
@@ -67,7 +68,6 @@ class Transformed:
         return self if obj is None else types.MethodType(self, obj)
 
     def __reduce__(self):
-        from .pickling import reduce_transformed
         return reduce_transformed(self, self._make, self._fun, (), self._options)
 
     def __repr__(self):

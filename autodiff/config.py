@@ -9,6 +9,8 @@
 import numbers
 import os
 
+from .errors import ConfigError
+
 
 def _default_cache_dir():
     base = os.environ.get("AUTODIFF_CACHE_DIR")
@@ -29,7 +31,6 @@ def _caller():
 
 def _blas_threads(value, source):
     """Validate a ``jit_blas_threads`` value: ``"auto"`` or an integer >= 1 (also as text)."""
-    from .errors import ConfigError
     if isinstance(value, str):
         text = value.strip().lower()
         if text == "auto":
@@ -140,8 +141,7 @@ class Config:
         >>> ad.config.caches()["tape"].capacity == ad.config.tape_cache_size
         True
         """
-        from .cache import caches
-        return caches()
+        return _cache.caches()
 
     def clear_caches(self):
         """Empty every program cache in memory and zero its counters (the disk cache of
@@ -152,8 +152,7 @@ class Config:
         >>> ad.config.caches()["linearize"].size
         0
         """
-        from .cache import clear_caches
-        clear_caches()
+        _cache.clear_caches()
 
 
 _CAPACITIES = frozenset(n for n in Config._defaults if n.endswith("cache_size"))
@@ -161,7 +160,6 @@ _CAPACITIES = frozenset(n for n in Config._defaults if n.endswith("cache_size"))
 
 def _capacity(name, value, source=None):
     """A cache capacity: a whole number >= 1 (ConfigError otherwise)."""
-    from .errors import ConfigError
     ok = isinstance(value, numbers.Integral) and not isinstance(value, bool)
     if not ok and isinstance(value, float) and value.is_integer():
         ok = True
@@ -172,3 +170,7 @@ def _capacity(name, value, source=None):
 
 
 config = Config()
+
+# the program caches read this module's options: imported last, so that whichever of the two
+# is imported first finds the other's names defined
+from . import cache as _cache  # noqa: E402

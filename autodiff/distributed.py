@@ -53,6 +53,8 @@ What a call does, and why reruns are bit-identical:
 Dask is imported on the first call only; without it, an ``ImportError`` names the
 ``distributed`` extra.
 """
+from .tree_util import tree_leaves
+
 __all__ = ["data_parallel_value_and_grad", "NoClientError"]
 
 REDUCTIONS = ("mean", "sum")
@@ -60,7 +62,6 @@ SMALL_BYTES = 1 << 20     # params up to this size ride in the tasks and reduce 
 
 
 def _nbytes(tree):
-    from .tree_util import tree_leaves
     return sum(getattr(x, "nbytes", 8) for x in tree_leaves(tree))
 
 

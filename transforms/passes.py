@@ -42,6 +42,7 @@ from ..core import ClosedJaxpr, DropVar, Eqn, Jaxpr, Literal, Primitive, ShapedA
 from ..errors import UnsupportedError
 from .remat import remat_p
 from .simplify import cse, dce, dce_jaxpr, fold_constants, fold_identities
+from ..primitives import broadcast_in_dim_p, convert_element_type_p, eq_p, iota_p
 
 __all__ = ["run_pipeline", "PIPELINE", "inline_calls", "fold_uniform_consts", "swap_dots",
            "inline_sub_jaxpr", "REMAT_BEGIN", "REMAT_END"]
@@ -272,7 +273,6 @@ def _identity_eqns(v, c):
     first and last axis (jacfwd's basis, an np.eye), else None: ``iota_0 == iota_last``,
     which loops recompute in place instead of reading the constant from memory (8 MB for
     n = 1000)."""
-    from ..primitives import convert_element_type_p, eq_p, iota_p
     if not isinstance(c, np.ndarray) or c.ndim < 2 or c.dtype.kind != "f" or \
             c.shape[0] != c.shape[-1] or any(n != 1 for n in c.shape[1:-1]) or c.shape[0] < 8:
         return None
@@ -306,7 +306,6 @@ def fold_uniform_consts(closed):
         c:f64[3] = mul a b
       in (c,) }
     """
-    from ..primitives import broadcast_in_dim_p
     closed = _closed(closed)
     jaxpr = closed.jaxpr
     keep_v, keep_c, eqns = [], [], []
