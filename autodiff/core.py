@@ -35,7 +35,8 @@ from .tracing import *  # noqa: F401,F403
 from . import avals, source_info, ir, tracing  # noqa: F401
 # shared state other layers read (the caches' registry, pickles of primitives, tests)
 from .source_info import _internal_file_cache, _internal_code_cache  # noqa: F401
-from .tracing import _code_names_cache, _trace_flat  # noqa: F401
+from .closure_tables import code_names_cache as _code_names_cache  # noqa: F401
+from .tracing import _trace_flat  # noqa: F401
 from .tracing import _primitive_named  # noqa: F401
 
 __all__ = source_info.__all__ + avals.__all__ + ir.__all__ + tracing.__all__

@@ -54,7 +54,8 @@ from .cache import ProgramCache
 from .errors import ConcretizationError
 from .source_info import is_internal_code
 from .ir import ClosedJaxpr
-from .tracing import Tracer, _code_global_names
+from .closure_tables import code_global_names
+from .tracing import Tracer
 
 __all__ = ["function_key", "value_key", "cached_trace", "shared_rules", "SharedRule",
            "cache_info", "NEEDS_VALUES"]
@@ -131,7 +132,7 @@ def _fn_key(fn, depth, seen):
             g = fn.__globals__
             # (the names' set is cached per code object, so its order is the same each call)
             glob = tuple([(n, _key(g[n], depth, seen)) if n in g else _MISSING
-                          for n in _code_global_names(code)])
+                          for n in code_global_names(code)])
         defaults = tuple(_key(d, depth, seen) for d in fn.__defaults__ or ())
         kwdefaults = tuple(sorted((k, _key(d, depth, seen))
                                   for k, d in (fn.__kwdefaults__ or {}).items()))

@@ -1,19 +1,16 @@
 """Primitives and tracing: the :class:`Primitive` registry, :class:`Tracer`, :class:`JaxprTrace`,
 ``bind`` (record on tracers, evaluate on values), tracing a Python function into a jaxpr
 (:func:`trace_flat`) and evaluating one (:func:`eval_jaxpr`)."""
-import functools
-import itertools
 import math
-import types
 
 import numpy as np
 
-from ._tracer_methods import ArrayMethods, array_getitem
-from .cache import ProgramCache
+from ._tracer_methods import ArrayMethods
+from .closure_tables import TableView, plain_array, restore_tables, swap_in_table_views
 from .config import config
 from .errors import (AutodiffError, ConcretizationError, DerivativeLossError, DTypeError,
                      NaNError, ShapeError, TracerLeakError)
-from .source_info import is_internal_file, trace_state, user_source
+from .source_info import trace_state, user_source
 from .traceback_util import boundaries, filter_traceback
 from .avals import _VALID_KINDS, _bad_dtype, value_aval
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, install_evaluator
@@ -405,8 +402,8 @@ class JaxprTrace:
         if not isinstance(x, Tracer):
             if (x.ndim if isinstance(x, np.ndarray) else np.ndim(x)) == 0:
                 return Literal(x)
-            if type(x) is _TableView:
-                x = _plain_array(x)        # the user's array is the constant, not our view
+            if type(x) is TableView:
+                x = plain_array(x)        # the user's array is the constant, not our view
         key = id(x)
         v = self._lifted.get(key)
         if v is None:
@@ -656,165 +653,6 @@ def check_nans(prim, out, source=None):
 # Tracing a Python function, evaluating a jaxpr
 # ----------------------------------------------------------------------------
 
-# ----------------------------------------------------------------------------
-# Closed-over numpy arrays indexed by traced values
-# ----------------------------------------------------------------------------
-#
-# numpy's ``ndarray.__getitem__`` (C, not overridable) converts an index object with
-# ``__index__`` and, when that fails, with ``__array__``; both must produce real numbers,
-# and its result is always an ndarray. So ``table[i]`` for a plain numpy ``table`` and a
-# traced ``i`` can never return a traced value. Two routes make it work anyway:
-#   * concrete traces (grad/jvp/vjp without jit): an integer tracer converts to its value
-#     (``Tracer.__index__`` / ``__array__``): integers carry no derivative, and the table
-#     is a constant, so the entries are the right constant;
-#   * every trace: while a user function is traced, the numpy arrays in its closure cells
-#     and the module globals its code names are replaced by ``_TableView`` s (a view of
-#     the same memory whose ``__getitem__`` sends a traced index to ``anp``'s gather), and
-#     put back afterwards. That covers lookup tables, images and grids read inside
-#     ``jit``, ``fori_loop``/``scan``/``while_loop`` bodies and ``vmap``. Arrays reached
-#     another way (an attribute, a dict entry, a non-differentiated argument under jit)
-#     stay plain, and their error names ``anp.take``. (Another thread running the same
-#     function untraced meanwhile sees the view, which behaves as the array itself.)
-
-class _TableView(np.ndarray):
-    """A view of a user's numpy array, live only while a function that closes over it is
-    traced: indexing it by a traced value records a gather; every other use is numpy's
-    (results are plain ndarrays, writes go to the user's array)."""
-
-    def __getitem__(self, idx):
-        base = self.__dict__.get("_ad_base")
-        if base is None:
-            base = self.view(np.ndarray)
-        if _index_has_tracer(idx):
-            return array_getitem(base, idx)
-        return base[idx]
-
-    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        inputs = tuple(_plain_array(x) for x in inputs)
-        if kwargs.get("out") is not None:
-            kwargs["out"] = tuple(_plain_array(x) for x in kwargs["out"])
-        return getattr(ufunc, method)(*inputs, **kwargs)
-
-    def __array_function__(self, func, types, args, kwargs):
-        args = tuple(_plain_array(x) for x in args)
-        kwargs = {k: _plain_array(v) for k, v in kwargs.items()}
-        for x in itertools.chain(args, kwargs.values()):
-            if isinstance(x, Tracer):
-                # a traced operand numpy's dispatcher does not consult (np.take's indices)
-                return x.__array_function__(func, types, args, kwargs)
-        return func(*args, **kwargs)
-
-    def __reduce__(self):
-        return _plain_array(self).__reduce__()
-
-
-def _plain_array(x):
-    if isinstance(x, _TableView):
-        base = x.__dict__.get("_ad_base")
-        return base if base is not None else x.view(np.ndarray)
-    if getattr(type(x), "_ad_plain_on_output", False):    # autodiff.numpy's FreshArray
-        return x.view(np.ndarray)
-    if isinstance(x, (list, tuple)) and any(isinstance(e, _TableView) for e in x):
-        return type(x)(_plain_array(e) for e in x)
-    return x
-
-
-def _index_has_tracer(idx):
-    if isinstance(idx, Tracer):
-        return True
-    if isinstance(idx, (tuple, list)):
-        return any(_index_has_tracer(i) for i in idx)
-    return False
-
-
-def _table_view(a):
-    v = a.view(_TableView)
-    v.__dict__["_ad_base"] = a
-    return v
-
-
-# id(code object) -> (the code object, the global names it or a nested function reads);
-# keyed by id as source_info's code cache (a code object's hash is costly), the entry
-# holding the code object so the id is not reused while it lives
-_code_names_cache = ProgramCache("source", "source_cache_size")
-_code_names_get = _code_names_cache.table.get
-
-
-def _code_global_names(code):
-    entry = _code_names_get(id(code))
-    if entry is not None and entry[0] is code:
-        return entry[1]
-    found = set(code.co_names)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            found |= _code_global_names(c)
-    names = frozenset(found)
-    _code_names_cache.misses += 1
-    _code_names_cache.put(id(code), (code, names))
-    return names
-
-
-def _liftable(x):
-    return type(x) is np.ndarray and x.ndim > 0 and x.dtype.kind in _VALID_KINDS
-
-
-def _swap_in_table_views(fun):
-    """Replace the numpy arrays ``fun`` (a user function, found through the closures of
-    autodiff's own wrappers) closes over or names as globals by ``_TableView`` s.
-    Returns the undo list ``[(setter, original, view)]``."""
-    undo = []
-    seen = set()
-    stack = [(fun, 0)]
-    while stack:
-        f, depth = stack.pop()
-        if id(f) in seen or depth > 6:
-            continue
-        seen.add(id(f))
-        if isinstance(f, functools.partial):
-            stack.append((f.func, depth + 1))
-            continue
-        f = getattr(f, "__func__", f)                  # bound methods
-        if not isinstance(f, types.FunctionType):
-            f = getattr(f, "__wrapped__", None)
-            if f is not None:
-                stack.append((f, depth + 1))
-            continue
-        code = f.__code__
-        user = not is_internal_file(code.co_filename)
-        for cell in f.__closure__ or ():
-            try:
-                x = cell.cell_contents
-            except ValueError:                          # an empty cell (not yet assigned)
-                continue
-            if user and _liftable(x):
-                v = _table_view(x)
-                cell.cell_contents = v
-                undo.append((cell, None, x, v))
-            elif callable(x) and not isinstance(x, type):
-                stack.append((x, depth + 1))
-        if user:
-            g = f.__globals__
-            for name in _code_global_names(code):
-                x = g.get(name)
-                if _liftable(x):
-                    v = _table_view(x)
-                    g[name] = v
-                    undo.append((g, name, x, v))
-        w = f.__dict__.get("__wrapped__")
-        if w is not None:
-            stack.append((w, depth + 1))
-    return undo
-
-
-def _restore_tables(undo):
-    for holder, name, orig, view in reversed(undo):
-        if name is None:
-            if holder.cell_contents is view:        # unless the function rebound it
-                holder.cell_contents = orig
-        elif holder.get(name) is view:
-            holder[name] = orig
-
-
 def trace_flat(fun, in_avals, concrete_values=None, name="trace", differentiated=False):
     """Trace ``fun(*flat_args) -> list of outputs`` into a ClosedJaxpr.
 
@@ -824,15 +662,15 @@ def trace_flat(fun, in_avals, concrete_values=None, name="trace", differentiated
     (``float(x)``) raises :class:`DerivativeLossError`; otherwise (checkpoint, custom rules)
     only values from outer differentiated tracers carry a derivative. Returns ``(closed_jaxpr, outs)``: outs as produced (for aux handling).
     Numpy arrays the traced user function closes over are indexable by traced values
-    while it runs (see ``_TableView``).
+    while it runs (see ``TableView``).
     """
     concrete = concrete_values is not None
-    undo = _swap_in_table_views(fun)
+    undo = swap_in_table_views(fun)
     try:
         return _trace_flat(fun, in_avals, concrete_values, concrete, name, differentiated)
     finally:
         if undo:
-            _restore_tables(undo)
+            restore_tables(undo)
 
 
 def _trace_flat(fun, in_avals, concrete_values, concrete, name, differentiated=False):
@@ -875,7 +713,7 @@ def full_lower_input(x):
     if isinstance(x, np.ndarray):
         if x.dtype.kind not in _VALID_KINDS:
             raise _bad_dtype(x)
-        return _plain_array(x)
+        return plain_array(x)
     if hasattr(x, "__autodiff_array__"):
         return x.__autodiff_array__()
     if isinstance(x, (bool, int, float, np.generic)):

@@ -27,7 +27,7 @@ LAYERS = [
     # 1: the IR
     ["autodiff.avals", "autodiff.ir", "autodiff.render"],
     # 2: tracing
-    ["autodiff._tracer_methods", "autodiff.tracing", "autodiff.core", "autodiff.custom_cache",
+    ["autodiff._tracer_methods", "autodiff.closure_tables", "autodiff.tracing", "autodiff.core", "autodiff.custom_cache",
      "autodiff.builtins"],
     # 3: the reference evaluator of programs (through each primitive's impl)
     ["autodiff.backends.interpreter", "autodiff.api_util"],
