@@ -476,7 +476,7 @@ case("append", lambda m, a, b: m.append(a, b), [A(2, 2), A(3)])
 case("append", lambda m, a, b: m.append(a, b, axis=0), [A(2, 3), A(1, 3)], tag="axis")
 case("triu_indices_from", lambda m, a: m.triu_indices_from(a, 1), [A(3, 4)], diff=False)
 case("tril_indices_from", lambda m, a: m.tril_indices_from(a), [A(3, 3)], diff=False)
-# (all-nan slices, which numpy warns about, are tested in test_numpy_extra.py)
+# (all-nan slices, which numpy warns about, are tested in test_numpy_edge_cases.py)
 _NANS = A(values=[[1.0, np.nan, 3.0], [np.nan, 0.25, np.nan], [2.0, -1.0, 0.5]])
 for _name in ["nansum", "nanmean", "nanmax", "nanmin"]:
     case(_name, lambda m, x, _n=_name: getattr(m, _n)(x, axis=1), [_NANS], tag="axis")
@@ -529,24 +529,24 @@ NOT_FUNCTIONS = {
     "npfunc", "promote", "result_type", "shape_of", "to_output", "user_source",
     "broadcast_shapes", "ndim_", "shape_",
     # complex-valued: numpy's own on numpy arrays; traced eig raises UnsupportedError and
-    # traced eigvals is NaN unless symmetric (tested in test_linalg_extra.py)
+    # traced eigvals is NaN unless symmetric (tested in test_linalg_decompositions.py)
     "linalg.eig", "linalg.eigvals",
 }
 
 
 def test_every_public_function_has_a_case():
     covered = {c.func for c in CASES}
-    # the later breadth additions have their case table in test_numpy_breadth.py (checked
+    # the later breadth additions have their case table in test_numpy_all_modes.py (checked
     # eagerly, traced, in float32, differentiated and vmapped there the same way)
     import importlib.util
     import pathlib
     spec = importlib.util.spec_from_file_location(
-        "_breadth_cases", pathlib.Path(__file__).with_name("test_numpy_breadth.py"))
+        "_breadth_cases", pathlib.Path(__file__).with_name("test_numpy_all_modes.py"))
     breadth = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(breadth)
     covered |= {c.name.split()[0] for c in breadth.CASES}
     # ... and the rest of the breadth additions are each tested on their own elsewhere
-    # (test_breadth_coverage.py checks that every public name is exercised by some test)
+    # (test_names_coverage.py checks that every public name is exercised by some test)
     sources = "\n".join(p.read_text() for p in pathlib.Path(__file__).parent.glob("test_*.py")
                         if p.name != "test_numpy.py")
     covered |= {n for n in dir(anp) if f".{n}(" in sources}

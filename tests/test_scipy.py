@@ -289,3 +289,48 @@ def test_docstring_examples(name):
     res = doctest.testmod(importlib.import_module(name),
                           optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 0 and res.failed == 0
+
+
+# ----------------------------------------------------------------------------
+# names whose results scipy cannot be compared with case by case: aliases, constant
+# and structured matrices
+# ----------------------------------------------------------------------------
+
+RNG = np.random.default_rng(7)
+
+
+def test_scipy_special_aliases():
+    x = np.array([0.5, 2.0])
+    np.testing.assert_allclose(S.psi(x), scipy.special.psi(x), rtol=1e-13)
+
+
+def test_scipy_linalg_constant_matrices():
+    np.testing.assert_allclose(SL.hilbert(4), scipy.linalg.hilbert(4))
+    np.testing.assert_allclose(SL.invhilbert(5), scipy.linalg.invhilbert(5), rtol=1e-12)
+    for kind in ("symmetric", "lower", "upper"):
+        np.testing.assert_allclose(SL.pascal(5, kind), scipy.linalg.pascal(5, kind))
+        np.testing.assert_allclose(SL.invpascal(5, kind), scipy.linalg.invpascal(5, kind))
+    np.testing.assert_array_equal(SL.hadamard(8), scipy.linalg.hadamard(8))
+    np.testing.assert_allclose(SL.helmert(5), scipy.linalg.helmert(5), atol=1e-15)
+    np.testing.assert_allclose(SL.helmert(4, full=True), scipy.linalg.helmert(4, full=True), atol=1e-15)
+    np.testing.assert_allclose(SL.dft(4, "sqrtn"), scipy.linalg.dft(4, "sqrtn"), atol=1e-15)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8])
+def test_scipy_linalg_structured_matrices(n):
+    a = RNG.normal(size=n + 1)
+    a[0] = 1.5
+    np.testing.assert_allclose(SL.fiedler_companion(a), scipy.linalg.fiedler_companion(a), rtol=1e-14)
+    np.testing.assert_allclose(SL.fiedler(a), scipy.linalg.fiedler(a))
+    f, s = RNG.uniform(size=n), RNG.uniform(size=n - 1)
+    np.testing.assert_allclose(SL.leslie(f, s), scipy.linalg.leslie(f, s))
+    for mode in ("full", "same", "valid"):
+        np.testing.assert_allclose(SL.convolution_matrix(a[:3], n, mode), scipy.linalg.convolution_matrix(a[:3], n, mode))
+    g = ad.grad(lambda v: anp.sum(SL.convolution_matrix(v, n) @ np.arange(n, dtype=float)))(a[:3])
+    np.testing.assert_allclose(g, [np.arange(n).sum()] * 3)
+    d, e = RNG.normal(size=n), RNG.normal(size=n - 1)
+    w = ad.jit(lambda d, e: SL.eigh_tridiagonal(d, e, eigvals_only=True), backend="interpret")(d, e)
+    np.testing.assert_allclose(w, scipy.linalg.eigh_tridiagonal(d, e, eigvals_only=True), rtol=1e-12, atol=1e-13)
+    ad.check_grads(lambda d: SL.eigh_tridiagonal(d, e, eigvals_only=True), (d,), order=1, modes=("fwd", "rev"))
+    w2, v2 = SL.eigh_tridiagonal(d, e, select="i", select_range=(0, 1))
+    np.testing.assert_allclose(w2, scipy.linalg.eigh_tridiagonal(d, e, select="i", select_range=(0, 1))[0], rtol=1e-12)

@@ -100,7 +100,7 @@ def test_hyp2f1_polynomials_for_every_x_with_derivatives():
     np.testing.assert_allclose(S.hyp2f1(a, b, c, x), sp.hyp2f1(a, b, c, x), rtol=1e-12)
     np.testing.assert_allclose(S.hyp2f1(b, a, c, x), sp.hyp2f1(a, b, c, x), rtol=1e-12)     # symmetric in a, b
     # the series stops at the polynomial's degree, so reverse mode stays finite at |x| > 1
-    # (second order in both modes: the "hyp2f1 polynomial" case of test_scipy_breadth.py)
+    # (second order in both modes: the "hyp2f1 polynomial" case of test_scipy_all_modes.py)
     ad.check_grads(lambda b, c, x: S.hyp2f1(a, b, c, x), (b, c, x), order=1, modes=("rev",),
                    eps=1e-5, atol=1e-6, rtol=1e-5)
 

@@ -1,7 +1,8 @@
 """The later additions to ``autodiff.numpy`` beyond the shared case table of
 ``test_numpy.py`` (which checks each against numpy eagerly, traced and concretely, and
 ``test_grad.py`` differentiates them): compiled by ``jit``, edge cases numpy warns about,
-errors, and the derivatives that are easy to state in closed form.
+errors, the derivatives that are easy to state in closed form, and the functions numpy
+cannot be compared with case by case (in-place ones, small helpers).
 """
 import warnings
 
@@ -161,3 +162,62 @@ def test_tree_util_pytree_node_class_and_partial():
     gf = ad.grad(lambda h, x: h(x))(f, 3.0)
     assert isinstance(gf, Partial) and gf.args[0] == 3.0 and gf.keywords["b"] == 1.0
     assert ad.jit(lambda h, x: h(x))(f, np.float64(4.0)) == 9.0
+
+
+# ----------------------------------------------------------------------------
+# numpy names with in-place or constant semantics
+# ----------------------------------------------------------------------------
+
+def test_in_place_numpy_functions_are_functional_when_traced():
+    a = np.arange(6.0)
+    out = ad.jit(lambda x: anp.put(x, np.array([0, 4]), np.array([9.0, 8.0])), backend="interpret")(a)
+    want = a.copy()
+    np.put(want, [0, 4], [9.0, 8.0])
+    np.testing.assert_array_equal(out, want)
+    assert anp.put(a.copy(), [1], [5.0]) is None                     # numpy's own, in place
+    np.testing.assert_array_equal(anp.put(a, [1], [5.0], inplace=False), [0, 5, 2, 3, 4, 5])
+    m = np.array([[1.0, 2.0], [3.0, 4.0]])
+    f = ad.jit(lambda x: anp.fill_diagonal(x, 0.0), backend="interpret")(m)
+    np.testing.assert_array_equal(f, [[0.0, 2.0], [3.0, 0.0]])
+    np.testing.assert_array_equal(anp.fill_diagonal(m, 7.0, inplace=False), [[7.0, 2.0], [3.0, 7.0]])
+    mask = a > 2
+    got = ad.jvp(lambda x: anp.place(x, mask, anp.array([1.0, 2.0])), (a,), (np.ones(6),))[0]
+    want = a.copy()
+    np.place(want, mask, [1.0, 2.0])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_small_numpy_helpers():
+    x = RNG.normal(size=(2, 3))
+    g = ad.grad(lambda v: anp.sum(anp.apply_over_axes(anp.sum, v, [0, 1])))(x)
+    np.testing.assert_array_equal(g, np.ones_like(x))
+    np.testing.assert_allclose(ad.jit(lambda v: anp.apply_over_axes(anp.sum, v, [1]), backend="interpret")(x),
+                               np.apply_over_axes(np.sum, x, [1]))
+    assert bool(anp.array_equiv(np.ones(3), np.ones((2, 3)))) and not anp.array_equiv(np.ones(3), np.ones(2))
+    assert bool(ad.jit(lambda a: anp.array_equiv(a, a[0]), backend="interpret")(np.ones((2, 3))))
+    np.testing.assert_array_equal(anp.bitwise_left_shift(np.array([1, 3]), 2), [4, 12])
+    np.testing.assert_array_equal(ad.jit(lambda a: anp.bitwise_right_shift(a, 1), backend="interpret")(np.array([8, -3])),
+                                  [4, -2])
+    np.testing.assert_array_equal(ad.jit(anp.bitwise_invert, backend="interpret")(np.array([0, 5])), [-1, -6])
+    r = ad.jit(lambda a: anp.diag_indices_from(a)[0] + 0, backend="interpret")(np.ones((3, 3)))
+    np.testing.assert_array_equal(r, [0, 1, 2])
+    path = anp.einsum_path("ij,jk,kl->il", np.ones((2, 3)), np.ones((3, 4)), np.ones((4, 2)))
+    assert path[0][0] == "einsum_path"
+    traced_path = ad.jvp(lambda a: (anp.einsum("ij,jk->ik", a, a), anp.einsum_path("ij,jk->ik", a, a)[0])[0],
+                         (np.ones((2, 2)),), (np.ones((2, 2)),))
+    np.testing.assert_array_equal(traced_path[0], 2 * np.ones((2, 2)))
+    assert not anp.iscomplexobj(np.ones(2)) and anp.isrealobj(np.ones(2))
+    assert ad.jit(lambda a: a * (0.0 if anp.iscomplexobj(a) else 1.0), backend="interpret")(np.ones(2))[0] == 1.0
+    np.testing.assert_array_equal(anp.trim_zeros(np.array([0.0, 0, 1, 2, 0])), [1.0, 2.0])
+    np.testing.assert_allclose(ad.grad(lambda v: anp.sum(anp.trim_zeros(v * 1.0) ** 2))(np.array([0.0, 1.0, 2.0, 0.0])),
+                               [0.0, 2.0, 4.0, 0.0])
+    vals, idx, inv, cnt = anp.unique_all(np.array([3, 1, 3]))
+    np.testing.assert_array_equal(vals, [1, 3])
+    np.testing.assert_array_equal(inv, [1, 0, 1])
+    np.testing.assert_array_equal(anp.matrix_transpose(np.ones((2, 3, 4))).shape, (2, 4, 3))
+    np.testing.assert_allclose(np.sort(anp.roots(np.array([1.0, -3.0, 2.0]))), [1.0, 2.0])
+    assert anp.bool is np.bool_ and anp.zeros(2, dtype=anp.bool).dtype == np.bool_
+    # complex results: numpy's eagerly and traced
+    np.testing.assert_array_equal(anp.sort_complex(np.array([3.0, 1.0])), [1 + 0j, 3 + 0j])
+    got = ad.jit(anp.sort_complex, backend="interpret")(np.array([3.0, 1.0]))
+    assert got.dtype == np.complex128 and got.tolist() == [1 + 0j, 3 + 0j]

@@ -7,7 +7,7 @@ through its own namespace — an attribute of one of the namespace's aliases in 
 ``autodiff.numpy``, ``S.gammainc``, ``SL.schur``, ``ad.nn.relu6``, ...), or a quoted name
 in a file that looks names up with ``getattr(<alias>, name)`` (the parametrized
 registries). A scipy.stats distribution's function counts when a registry case of
-``tests/test_scipy_breadth.py`` is named after it (``"gamma.logcdf"``) or the tests call
+``tests/test_scipy_all_modes.py`` is named after it (``"gamma.logcdf"``) or the tests call
 it as ``ST.gamma.logcdf``. A name of numpy's own (``np.cumsum(``) or a bare word in a
 comment never counts."""
 import functools
@@ -108,7 +108,7 @@ def _registry_strings(ns):
 
 @functools.lru_cache(maxsize=None)
 def _stats_case_names():
-    import test_scipy_breadth as tsb            # the registry is the specification
+    import test_scipy_all_modes as tsb           # the registry is the specification
     return frozenset(c.name for c in tsb.ALL)
 
 

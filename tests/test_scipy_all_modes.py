@@ -1,4 +1,4 @@
-"""The breadth of ``autodiff.scipy`` (issue 14) against scipy itself: ``special``,
+"""``autodiff.scipy`` against scipy itself, in every mode: ``special``,
 ``stats`` (every distribution, every function it has) and ``linalg``.
 
 Each case runs eagerly and traced (``jit`` on the reference interpreter) against scipy,

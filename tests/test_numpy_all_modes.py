@@ -1,4 +1,4 @@
-"""The breadth of ``autodiff.numpy`` (issue 14) against numpy itself.
+"""``autodiff.numpy``'s functions against numpy itself, in every mode.
 
 Each case is ``f(m, *args)`` with ``m`` either numpy or ``autodiff.numpy``. Every case
 runs eagerly (numpy values in, numpy's result out), traced (``jit`` on the reference
