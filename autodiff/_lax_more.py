@@ -25,6 +25,7 @@ from .core import Tracer, trace_flat, eval_jaxpr, get_aval
 from .custom_derivatives import custom_jvp, custom_vjp
 from .errors import ShapeError
 from .tree_util import tree_flatten, tree_unflatten, tree_map
+from .numpy._precision import Precision, check_precision
 
 __all__ = [
     # elementwise, JAX's names
@@ -289,43 +290,6 @@ def collapse(operand, start_dimension, stop_dimension=None):
     sh = tuple(anp.shape(x))
     stop = len(sh) if stop_dimension is None else stop_dimension
     return anp.reshape(x, sh[:start_dimension] + (int(np.prod(sh[start_dimension:stop])),) + sh[stop:])
-
-
-class Precision(enum.Enum):
-    """JAX's matmul precision names, accepted wherever JAX takes ``precision=``
-    (``lax.dot``, ``anp.dot``/``matmul``/``einsum``/...). Every setting computes the same
-    thing here: float64 products are float64-exact and float32 ones are float32, on the
-    CPU (there are no reduced-precision TPU/GPU passes to choose between).
-
-    >>> import autodiff as ad
-    >>> ad.lax.Precision("highest") is ad.lax.Precision.HIGHEST
-    True
-    """
-    DEFAULT = 0
-    HIGH = 1
-    HIGHEST = 2
-
-    @classmethod
-    def _missing_(cls, value):
-        names = {"default": cls.DEFAULT, "fastest": cls.DEFAULT, "bfloat16": cls.DEFAULT,
-                 "high": cls.HIGH, "bfloat16_3x": cls.HIGH, "tensorfloat32": cls.HIGH,
-                 "highest": cls.HIGHEST, "float32": cls.HIGHEST}
-        return names.get(str(value).lower())
-
-
-def check_precision(precision):
-    """Validate a ``precision=`` argument (None, a Precision or its name, or a pair)."""
-    if precision is None or isinstance(precision, Precision):
-        return
-    if isinstance(precision, (tuple, list)) and len(precision) == 2:
-        for p in precision:
-            check_precision(p)
-        return
-    try:
-        Precision(precision)
-    except ValueError:
-        raise ValueError(f"precision must be None, an ad.lax.Precision, one of 'default', "
-                         f"'high', 'highest', or a pair of those; got {precision!r}") from None
 
 
 def dot(lhs, rhs, precision=None, preferred_element_type=None):

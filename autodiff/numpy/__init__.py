@@ -17,7 +17,7 @@ import numpy as np
 
 from .. import primitives as P
 from ..core import Tracer, is_concrete
-from ..errors import ShapeError, DTypeError, UnsupportedError
+from ..errors import ConcretizationError, ShapeError, DTypeError, UnsupportedError
 from ..core import user_source
 from ._base import ndim as _base_ndim
 from ._base import fast_pair as _fast_pair
@@ -45,9 +45,7 @@ def _ndim(x):
 # creation
 # ----------------------------------------------------------------------------
 
-@npfunc(np.asarray)
-def _asarray_traced(a, dtype=None, order=None):
-    return asarray(a, dtype)
+from ._creation import asarray_traced as _asarray_traced  # noqa: E402
 
 
 def array(object, dtype=None, copy=True, ndmin=0):
@@ -157,7 +155,7 @@ from ._reductions import (_reduce, _sum_dtype, _masked, _count, _lowest, _highes
 from ._shapes import *  # noqa: E402,F401,F403
 from ._shapes import (_seq, _split, _AtIndexer, _tri_mask)  # noqa: E402,F401
 from ._products import *  # noqa: E402,F401,F403
-from ._products import (_check_contract, _axes_to_last)  # noqa: E402,F401
+from ._products import _check_contract  # noqa: E402,F401
 
 
 # ----------------------------------------------------------------------------
@@ -196,7 +194,6 @@ def pad(array, pad_width, mode="constant", constant_values=0):
     if mode == "constant":
         cv = np.broadcast_to(np.asarray(constant_values), (nd, 2))
     elif mode not in ("edge", "reflect", "symmetric", "wrap"):
-        from ..errors import UnsupportedError
         raise UnsupportedError(f"pad: mode {mode!r} is not supported on traced values (constant, edge, "
                                "reflect, symmetric and wrap are)", source=user_source())
     for ax in range(nd):
@@ -417,7 +414,6 @@ def bincount(x, weights=None, minlength=0, *, length=None):
             if minlength:
                 length = builtins.int(minlength)
             else:
-                from ..errors import ConcretizationError
                 raise ConcretizationError(
                     "bincount: the result's length depends on the values of a traced x; pass "
                     "length=... (or minlength=...)", source=user_source())
@@ -437,26 +433,32 @@ cumulative_prod = _cum(lambda a, ax: P.cumprod(a, ax), np.cumulative_prod) \
 from . import linalg  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
-# breadth (issue 14): shapes, math, sets/histograms/quantiles; some replace simpler versions above
-from ._shape_more import (rot90, rollaxis, dsplit, hsplit, vsplit, tril, triu, cross, r_, c_, block,  # noqa: E402,F401
-                          tri, vander, ix_, unravel_index, ravel_multi_index, apply_along_axis,
-                          vectorize, piecewise, meshgrid, diagflat, fill_diagonal, resize, trim_zeros,
-                          array_equiv, vecdot, matvec, vecmat, unstack, matrix_transpose, place)
-from ._shape_more import _put_along_axis_entry as put_along_axis  # noqa: E402,F401
-from ._math_more import (linspace, logspace, geomspace, gradient, ediff1d, unwrap, correlate,  # noqa: E402,F401
-                         real, imag, angle, real_if_close, iscomplex, isreal, iscomplexobj, isrealobj,
-                         isposinf, isneginf, frexp, ldexp, modf, spacing, nextafter, i0, divmod,
-                         left_shift, right_shift, bitwise_left_shift, bitwise_right_shift, bitwise_count,
-                         gcd, lcm, packbits, unpackbits, polyadd, polysub, polymul, polyder, polyint,
-                         polydiv, poly, polyfit, roots, einsum_path, interp)
-from ._sets_stats import (unique, unique_values, unique_counts, unique_inverse, unique_all, isin,  # noqa: E402,F401
-                          union1d, intersect1d, setdiff1d, setxor1d, digitize, lexsort, partition,
-                          argpartition, sort_complex, choose, compress, extract, delete, insert, put,
-                          apply_over_axes, histogram_bin_edges, histogram, histogramdd, histogram2d,
-                          quantile, percentile, nanquantile, nanpercentile, nanmedian, nanargmax,
-                          nanargmin, nanprod, nancumsum, nancumprod, nanvar, nanstd, cov, corrcoef)
-from ._more_names import *  # noqa: E402,F401,F403
-from ._jax_names import *  # noqa: E402,F401,F403  (autograd/JAX spellings: errstate, precision=)
+# the rest of numpy, by job; some replace the simpler versions above
+from ._manipulation import (rot90, rollaxis, dsplit, hsplit, vsplit, block, meshgrid,  # noqa: E402,F401
+                            resize, trim_zeros, array_equiv, unstack, matrix_transpose)
+from ._matrices import tri, tril, triu, vander, diagflat, cross, vecdot, matvec, vecmat  # noqa: E402,F401
+from ._index_tricks import (r_, c_, ix_, unravel_index, ravel_multi_index, put_along_axis,  # noqa: E402,F401
+                            fill_diagonal, place)
+from ._functional import apply_along_axis, apply_over_axes, vectorize, piecewise  # noqa: E402,F401
+from ._numerical import gradient, ediff1d, unwrap, correlate, interp  # noqa: E402,F401
+from ._number_parts import (real, imag, angle, real_if_close, iscomplex, isreal,  # noqa: E402,F401
+                            iscomplexobj, isrealobj, isposinf, isneginf, frexp, ldexp, modf,
+                            spacing, nextafter)
+from ._special_functions import i0  # noqa: E402,F401
+from ._integers import (divmod, left_shift, right_shift, bitwise_left_shift,  # noqa: E402,F401
+                        bitwise_right_shift, bitwise_count, gcd, lcm, packbits, unpackbits)
+from ._polynomials import (polyadd, polysub, polymul, polyder, polyint, polydiv, poly,  # noqa: E402,F401
+                           polyfit, roots)
+from ._einsum import einsum_path  # noqa: E402,F401
+from ._sets import (unique, unique_values, unique_counts, unique_inverse, unique_all, isin,  # noqa: E402,F401
+                    union1d, intersect1d, setdiff1d, setxor1d)
+from ._selection import (digitize, lexsort, partition, argpartition, sort_complex, choose,  # noqa: E402,F401
+                         compress, extract, delete, insert, put)
+from ._statistics import (histogram_bin_edges, histogram, histogramdd, histogram2d, quantile,  # noqa: E402,F401
+                          percentile, nanquantile, nanpercentile, nanmedian, nanargmax, nanargmin,
+                          nanprod, nancumsum, nancumprod, nanvar, nanstd, cov, corrcoef)
+from ._numpy_reexports import *  # noqa: E402,F401,F403
+from ._precision import *  # noqa: E402,F401,F403  (JAX's precision= on the products)
 # creation functions: numpy's outside transforms; inside, traced fill values and .at[] (issue 13)
 from ._creation import (zeros, ones, empty, full, eye, identity, arange, zeros_like,  # noqa: E402,F401
                         ones_like, empty_like, full_like, array, linspace, logspace, geomspace)
@@ -476,7 +478,8 @@ _INTERNAL = frozenset({
     "P", "np", "math", "builtins", "Tracer", "npfunc", "promote", "asarray_", "dtype_of",
     "elementwise_args", "float_type", "getitem", "is_concrete", "is_python_scalar",
     "meshgrid_np", "ndim_", "normalize_axes", "normalize_axis", "result_type_np", "shape_",
-    "shape_of", "to_output", "user_source", "DTypeError", "ShapeError", "UnsupportedError"})
+    "shape_of", "to_output", "user_source", "DTypeError", "ShapeError", "UnsupportedError",
+    "ConcretizationError", "axes_to_last", "safe_sqrt"})
 __all__ = sorted(n for n, v in list(globals().items())
                  if not n.startswith("_") and n not in _INTERNAL
                  and (not isinstance(v, type(math)) or n in ("linalg", "random", "fft")))

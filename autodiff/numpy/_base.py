@@ -10,8 +10,8 @@ import functools
 import numpy as np
 
 from .. import primitives as P
-from ..core import Tracer, get_aval, is_inexact_dtype, python_scalar_dtype
-from ..errors import AutodiffError, DTypeError, ShapeError
+from ..core import Tracer, get_aval, is_concrete, is_inexact_dtype, python_scalar_dtype
+from ..errors import AutodiffError, ConcretizationError, DTypeError, ShapeError
 from ..core import user_source
 from ..source_info import trace_state
 from ..traceback_util import filter_traceback
@@ -25,7 +25,7 @@ _PLAIN_TYPES = {np.ndarray, float, int, bool, complex, str, type(None), slice, t
                 np.uint8, np.uint16, np.uint32, np.uint64, np.bool_, np.dtype}
 
 
-def _kind(x):
+def value_kind(x):
     """0 plain, 1 traced, 2 wrapped (Variable)."""
     t = type(x)
     if t is Tracer:
@@ -37,7 +37,7 @@ def _kind(x):
     if isinstance(x, (list, tuple)):
         k = 0
         for y in x:
-            k = max(k, _kind(y))
+            k = max(k, value_kind(y))
             if k == 2:
                 return 2
         return k
@@ -89,7 +89,7 @@ def npfunc(np_fn=None):
         @functools.wraps(f)
         def wrapper(*args, **kwargs):
             # every anp call under a trace passes here (often twice: dot -> matmul): the
-            # exact types Tracer and the plain ones are told apart without calling _kind
+            # exact types Tracer and the plain ones are told apart without calling value_kind
             k = 0
             calls_user = False
             for a in args:
@@ -97,13 +97,13 @@ def npfunc(np_fn=None):
                 if t is Tracer:
                     k = 1
                 elif t not in plain:
-                    k = max(k, _kind(a))
+                    k = max(k, value_kind(a))
                     if k == 2:
                         break
                     calls_user = calls_user or _has_callable(a)
             if kwargs and k < 2:
                 for a in kwargs.values():
-                    k = max(k, _kind(a))
+                    k = max(k, value_kind(a))
                     if k == 2:
                         break
                     calls_user = calls_user or _has_callable(a)
@@ -160,7 +160,7 @@ def asarray(x, dtype=None):
     """A traced value or numpy array (lists, tuples and scalars converted like numpy)."""
     if isinstance(x, Tracer):
         return x if dtype is None else P.convert(x, dtype)
-    if isinstance(x, (list, tuple)) and _kind(x) == 1:
+    if isinstance(x, (list, tuple)) and value_kind(x) == 1:
         parts = [asarray(y) for y in x]
         dt = result_type(*parts) if dtype is None else np.dtype(dtype)
         parts = [P.convert(p, dt) if not is_python_scalar(p) else np.asarray(p, dt) for p in parts]
@@ -177,6 +177,18 @@ def asarray(x, dtype=None):
 
 def _const_if_needed(p):
     return p
+
+
+def concrete_for_size(x, what):
+    """The value of ``x`` (numpy's, or a traced array's when it has one) for a result whose
+    size depends on the data; ``ConcretizationError`` naming ``what`` under ``jit``."""
+    if isinstance(x, Tracer):
+        if not is_concrete(x):
+            raise ConcretizationError(
+                f"{what}: the result's size depends on the values of a traced array; pass "
+                "size=... (and fill_value=...) to fix it", source=user_source())
+        return np.asarray(x.concrete_value(what))
+    return np.asarray(x)
 
 
 def dtype_of(x):
@@ -251,6 +263,13 @@ def float_type(dt):
     if dt.kind == "c":
         return dt
     return np.dtype(np.float64)
+
+
+def as_float(x):
+    """``x`` as an array of its floating dtype (``float_type``: integers and bools become
+    float64, floats and complex numbers keep theirs)."""
+    x = asarray(x)
+    return P.convert(x, float_type(dtype_of(x)))
 
 
 def shape_of(x):

@@ -31,9 +31,11 @@ import operator
 
 import numpy as np
 
-from .. import primitives as P
+from .. import primitives as P, numpy as anp
 from ..core import Tracer, current_trace, user_source
 from ..errors import ConcretizationError
+from ._base import npfunc, asarray, as_float, dtype_of, ndim, shape_of, is_python_scalar
+from ._indexing import at, getitem
 
 __all__ = ["zeros", "ones", "empty", "full", "eye", "identity", "arange", "zeros_like",
            "ones_like", "empty_like", "full_like", "array", "FreshArray"]
@@ -74,13 +76,11 @@ class FreshArray(np.ndarray):
     @property
     def at(self):
         """JAX's functional updates, as ``anp.at(x)``."""
-        from ._indexing import at
         return at(self.view(np.ndarray))
 
     def __getitem__(self, idx):
         base = self.view(np.ndarray)
         if _has_tracer(idx):
-            from ._indexing import getitem
             return getitem(base, idx)
         return base[idx]
 
@@ -140,6 +140,12 @@ def _concrete_tree(shape, who):
                      for s in shape)
     v = np.asarray(_concrete(shape, who, "the shape"))
     return tuple(int(s) for s in v.ravel()) if v.ndim else operator.index(v[()])
+
+
+@npfunc(np.asarray)
+def asarray_traced(a, dtype=None, order=None):
+    """``numpy.asarray`` on numpy input, the array itself (cast to ``dtype``) on traced input."""
+    return asarray(a, dtype)
 
 
 def _numpy_twin(np_fn):
@@ -204,12 +210,10 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None):
     shape = _shape(shape, "full")
     if not _has_tracer(fill_value):
         return _fresh(np.full(shape, fill_value, dtype, order))
-    from . import broadcast_to
-    from ._base import asarray
     v = asarray(fill_value)
     if dtype is not None:
         v = P.convert(v, np.dtype(dtype))
-    return broadcast_to(v, (shape,) if isinstance(shape, int) else tuple(shape))
+    return anp.broadcast_to(v, (shape,) if isinstance(shape, int) else tuple(shape))
 
 
 @_numpy_twin(np.eye)
@@ -265,12 +269,10 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None):
         start_t, step_t = start, step
     if ref.dtype.kind not in "fc":
         return _fresh(ref)                 # integer ranges have no derivative
-    from . import add, multiply
-    from ._base import asarray
     k = np.arange(ref.shape[0], dtype=ref.dtype)
-    out = k if step_t is None else multiply(P.convert(asarray(step_t), ref.dtype), k)
+    out = k if step_t is None else anp.multiply(P.convert(asarray(step_t), ref.dtype), k)
     if start_t is not None:
-        out = add(P.convert(asarray(start_t), ref.dtype), out)
+        out = anp.add(P.convert(asarray(start_t), ref.dtype), out)
     return out if isinstance(out, Tracer) else _fresh(out)
 
 
@@ -279,7 +281,6 @@ def arange(start, stop=None, step=None, dtype=None, *, like=None):
 # ----------------------------------------------------------------------------
 
 def _like_shape(a, shape, who):
-    from ._base import shape_of
     return shape_of(a) if shape is None else _shape(shape, who)
 
 
@@ -292,7 +293,6 @@ def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
     >>> ad.jit(lambda x: anp.zeros_like(x).at[0].set(x[1]))(np.array([1.0, 2.0]))
     array([2., 0.])
     """
-    from ._base import dtype_of
     return _fresh(np.zeros(_like_shape(a, shape, "zeros_like"), dtype or dtype_of(a)))
 
 
@@ -305,7 +305,6 @@ def ones_like(a, dtype=None, order="K", subok=True, shape=None):
     >>> anp.ones_like(np.zeros(2, np.float32))
     array([1., 1.], dtype=float32)
     """
-    from ._base import dtype_of
     return _fresh(np.ones(_like_shape(a, shape, "ones_like"), dtype or dtype_of(a)))
 
 
@@ -329,7 +328,6 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     >>> float(ad.grad(lambda s: anp.sum(anp.full_like(np.ones(4), s)))(0.5))
     4.0
     """
-    from ._base import dtype_of
     dt = np.dtype(dtype or dtype_of(a))
     return full(_like_shape(a, shape, "full_like"), fill_value, dt)
 
@@ -342,10 +340,9 @@ def array(object, dtype=None, copy=True, ndmin=0):
     >>> ad.jit(lambda s: anp.array([1.0, 2.0]).at[0].set(s))(5.0)
     array([5., 2.])
     """
-    from . import _asarray_traced, expand_dims
-    out = _asarray_traced(object, dtype=dtype)
+    out = asarray_traced(object, dtype=dtype)
     while np.ndim(out) < ndmin:
-        out = expand_dims(out, 0)
+        out = anp.expand_dims(out, 0)
     if isinstance(out, np.ndarray) and copy:
         out = out.copy()
     return _fresh(out)
@@ -355,8 +352,78 @@ array.__wrapped_numpy__ = np.array
 
 
 # ----------------------------------------------------------------------------
-# ranges with traced end points (autodiff.numpy._math_more): the same, plus .at[]
+# ranges with traced end points (differentiable in them), results with .at[] too
 # ----------------------------------------------------------------------------
+
+@npfunc(np.linspace)
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """``numpy.linspace``; ``start`` and ``stop`` may be traced (arrays too), and the
+    result is differentiable in both: ``start + k·(stop - start)/(num - 1)``."""
+    num = builtins.int(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = num - 1 if endpoint else num
+    dt = np.result_type(*(x if is_python_scalar(x) else dtype_of(x) for x in (start, stop)), float(num))
+    start, stop = asarray(start), asarray(stop)
+    start, stop = P.convert(start, dt), P.convert(stop, dt)
+    delta = anp.subtract(stop, start)
+    nd = ndim(delta)
+    y = np.arange(num, dtype=dt).reshape((-1,) + (1,) * nd)
+    if div > 0:
+        step = anp.divide(delta, dt.type(div))
+        y = anp.multiply(y, step)
+    else:
+        step = dt.type(np.nan)
+        y = anp.multiply(y, delta)
+    y = anp.add(y, start)
+    if endpoint and num > 1:
+        y = anp.concatenate([anp.getitem(y, slice(0, num - 1)),
+                             anp.expand_dims(anp.broadcast_to(stop, shape_of(y)[1:]), 0)], axis=0)
+    if axis != 0:
+        y = anp.moveaxis(y, 0, axis)
+    if dtype is not None:
+        odt = np.dtype(dtype)
+        if odt.kind in "iu":
+            y = anp.floor(y)
+        y = anp.astype(y, odt)
+    return (y, step) if retstep else y
+
+
+@npfunc(np.logspace)
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """``base ** linspace(start, stop)`` (``numpy.logspace``), traced end points allowed."""
+    y = linspace(start, stop, num=num, endpoint=endpoint, axis=axis)
+    b = base if is_python_scalar(base) else asarray(base)
+    if ndim(b):
+        b = anp.expand_dims(b, axis)
+    out = anp.power(b, y)
+    return anp.astype(out, dtype) if dtype is not None else out
+
+
+@npfunc(np.geomspace)
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """Geometric progression from ``start`` to ``stop`` (``numpy.geomspace``; both of one
+    sign), traced end points allowed; the end points are exact."""
+    start, stop = as_float(start), as_float(stop)
+    dt = np.result_type(dtype_of(start), dtype_of(stop), np.float64)     # numpy: float64 at least
+    start, stop = anp.astype(start, dt), anp.astype(stop, dt)
+    sgn = anp.sign(start)
+    s0, s1 = anp.divide(start, sgn), anp.divide(stop, sgn)
+    y = logspace(anp.log10(s0), anp.log10(s1), num=num, endpoint=endpoint, base=10.0)
+    parts = []
+    if num > 0:
+        parts.append(anp.expand_dims(anp.broadcast_to(s0, shape_of(y)[1:]), 0))
+    mid_hi = num - 1 if (endpoint and num > 1) else num
+    if mid_hi > 1:
+        parts.append(anp.getitem(y, slice(1, mid_hi)))
+    if endpoint and num > 1:
+        parts.append(anp.expand_dims(anp.broadcast_to(s1, shape_of(y)[1:]), 0))
+    y = anp.concatenate(parts, axis=0) if parts else y
+    y = anp.multiply(y, sgn)
+    if axis != 0:
+        y = anp.moveaxis(y, 0, axis)
+    return anp.astype(y, dtype) if dtype is not None else y
+
 
 def _fresh_result(fn):
     @functools.wraps(fn)
@@ -368,9 +435,7 @@ def _fresh_result(fn):
     return wrapper
 
 
-from ._math_more import geomspace as _geomspace, linspace as _linspace, logspace as _logspace  # noqa: E402
-
-linspace = _fresh_result(_linspace)
-logspace = _fresh_result(_logspace)
-geomspace = _fresh_result(_geomspace)
+linspace = _fresh_result(linspace)
+logspace = _fresh_result(logspace)
+geomspace = _fresh_result(geomspace)
 __all__ += ["linspace", "logspace", "geomspace"]

@@ -10,7 +10,8 @@ import numpy as np
 from .. import primitives as P
 from ..errors import ShapeError
 from ..core import user_source
-from ._base import npfunc, promote, shape_of, asarray
+from ._base import npfunc, promote, shape_of, asarray, dtype_of
+from ._indexing import getitem
 
 
 def _parse(subscripts, operands):
@@ -49,7 +50,6 @@ def _parse(subscripts, operands):
 
 def _diag_and_sum(x, s, keep):
     """Take diagonals of repeated letters in ``s``; sum letters not in ``keep``."""
-    from . import getitem
     while True:
         rep = next((c for c in s if s.count(c) > 1), None)
         if rep is None:
@@ -145,3 +145,11 @@ def einsum(subscripts, *operands, optimize=None, dtype=None, casting="safe"):
     if dtype is not None:
         x = P.convert(x, np.dtype(dtype))
     return x
+
+
+@npfunc(np.einsum_path)
+def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
+    """``numpy.einsum_path`` from the operands' shapes (traced operands allowed)."""
+    dummies = [np.empty(shape_of(o), dtype_of(o)) if not isinstance(o, (str, list)) else o
+               for o in operands]
+    return np.einsum_path(subscripts, *dummies, optimize=optimize)

@@ -9,6 +9,7 @@ depends on them).
 """
 import numpy as np
 
+from .. import numpy as anp
 from .. import primitives as P
 from ..core import Tracer
 from ..errors import ShapeError, ConcretizationError
@@ -280,8 +281,7 @@ def _advanced(x, entries):
 def take(a, indices, axis=None, mode=None):
     a = asarray(a)
     if axis is None:
-        from . import ravel
-        a, axis = ravel(a), 0
+        a, axis = anp.ravel(a), 0
     ax = normalize_axis(axis, len(shape_of(a)))
     return getitem(a, (slice(None),) * ax + (indices,))
 
@@ -290,8 +290,7 @@ def take(a, indices, axis=None, mode=None):
 def take_along_axis(arr, indices, axis):
     arr = asarray(arr)
     if axis is None:
-        from . import ravel
-        arr, axis = ravel(arr), 0
+        arr, axis = anp.ravel(arr), 0
     ax = normalize_axis(axis, len(shape_of(arr)))
     idx = asarray(indices)
     n = shape_of(arr)[ax]
@@ -303,8 +302,7 @@ def take_along_axis(arr, indices, axis):
                              tuple(s if i != ax else 1 for i, s in enumerate(shape_of(idx))))
     tgt_idx = tuple(s if i != ax else shape_of(idx)[ax] for i, s in enumerate(sh))
     tgt_arr = tuple(s if i != ax else n for i, s in enumerate(sh))
-    from . import broadcast_to
-    return P.take_along_axis(broadcast_to(arr, tgt_arr), broadcast_to(idx, tgt_idx), ax)
+    return P.take_along_axis(anp.broadcast_to(arr, tgt_arr), anp.broadcast_to(idx, tgt_idx), ax)
 
 
 @npfunc(np.nonzero)
@@ -324,8 +322,7 @@ def argwhere(a):
 
 @npfunc(np.flatnonzero)
 def flatnonzero(a):
-    from . import ravel
-    return nonzero(ravel(a))[0]
+    return nonzero(anp.ravel(a))[0]
 
 
 # ----------------------------------------------------------------------------
@@ -368,7 +365,6 @@ class _AtRef:
         self.x, self.idx = x, idx
 
     def _prep(self, v):
-        from . import broadcast_to
         x = asarray(self.x)
         sh = shape_of(x)
         pos = _flat_positions(sh, self.idx)
@@ -376,7 +372,7 @@ class _AtRef:
         if P.dtype_of(v) != P.dtype_of(x):
             v = P.convert(v, P.dtype_of(x)) if isinstance(v, Tracer) else np.asarray(v).astype(P.dtype_of(x))
         try:
-            v = broadcast_to(v, shape_of(pos))
+            v = anp.broadcast_to(v, shape_of(pos))
         except (ShapeError, ValueError):
             raise ShapeError(f".at[]: cannot broadcast update of shape {shape_of(v)} to the "
                              f"indexed shape {shape_of(pos)}", source=user_source()) from None
@@ -396,8 +392,7 @@ class _AtRef:
         return _out(P.reshape(P.scatter_add_p.bind(flat, pidx, v), sh), self.x)
 
     def subtract(self, v):
-        from . import negative
-        return self.add(negative(v))
+        return self.add(anp.negative(v))
 
     def _combine(self, v, op):
         x, sh, flat, pidx, v = self._prep(v)
@@ -421,24 +416,19 @@ class _AtRef:
         return _out(P.reshape(P.scatter_p.bind(flat, pidx, op(cur, v)), sh), self.x)
 
     def multiply(self, v):
-        from . import multiply
-        return self._combine(v, multiply)
+        return self._combine(v, anp.multiply)
 
     def divide(self, v):
-        from . import divide
-        return self._combine(v, divide)
+        return self._combine(v, anp.divide)
 
     def power(self, v):
-        from . import power
-        return self._combine(v, power)
+        return self._combine(v, anp.power)
 
     def min(self, v):
-        from . import minimum
-        return self._combine(v, minimum)
+        return self._combine(v, anp.minimum)
 
     def max(self, v):
-        from . import maximum
-        return self._combine(v, maximum)
+        return self._combine(v, anp.maximum)
 
 
 def _out(res, like):

@@ -171,7 +171,7 @@ def argsort(a, axis=-1, kind=None, order=None):
     return P.argsort_p.bind(a, dimension=normalize_axis(axis, ndim(a)))
 
 
-def _axes_to_last(a, axis):
+def axes_to_last(a, axis):
     """Move the reduced ``axis`` (None, int or tuple) of ``a`` into one trailing axis;
     also return the keepdims shape (1 in each reduced position)."""
     shp = shape_of(a)
@@ -186,7 +186,7 @@ def _axes_to_last(a, axis):
 def median(a, axis=None, keepdims=False):
     a = asarray(a)
     a = P.convert(a, float_type(dtype_of(a)))
-    a, kept = _axes_to_last(a, axis)
+    a, kept = axes_to_last(a, axis)
     s = sort(a, axis=-1)
     n = shape_of(a)[-1]
     if n == 0:                          # numpy: nan (with a warning) for an empty slice
@@ -207,7 +207,7 @@ def quantile(a, q, axis=None, keepdims=False):
     a = asarray(a)
     # numpy's result dtype: a Python float q is weak, an array (or list) of q's is float64
     a = P.convert(a, float_type(result_type(a, q if is_python_scalar(q) else np.asarray(q))))
-    s, kept = _axes_to_last(a, axis)
+    s, kept = axes_to_last(a, axis)
     s = sort(s, axis=-1)
     n = shape_of(s)[-1]
     qs = np.atleast_1d(np.asarray(q, dtype=np.float64))

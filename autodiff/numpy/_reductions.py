@@ -13,7 +13,7 @@ from ._base import (npfunc, asarray, promote, float_type, shape_of, ndim,
 from .. import numpy as _anp      # names the package binds later (creation functions)
 from . import _np_dtype
 from ._elementwise import (_bool, absolute, add, divide, exp, isfinite, log, maximum, minimum,
-                           multiply, sign, subtract, where)
+                           multiply, sign, sqrt, subtract, where)
 
 # ----------------------------------------------------------------------------
 # reductions
@@ -234,8 +234,20 @@ def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     _no_out(out, "std")
     v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
     # std of constant data has zero gradient (convention 5), not the 0·∞ of d√v at v = 0
-    from .linalg import _safe_sqrt
-    return _safe_sqrt(v)
+    return safe_sqrt(v)
+
+
+def safe_sqrt(s):
+    """√s with a zero (sub)gradient at s = 0 (like autograd's norm); NaN stays NaN.
+
+    The one safe square root of the namespace (``std``, ``linalg.norm``, ``hypot``): only
+    s == 0 is replaced (a ``s > 0`` test would also turn NaN into 0), and the inner
+    ``where`` keeps d√s = 1/(2√s) from evaluating 1/0 there.
+    """
+    if not isinstance(s, Tracer):
+        return sqrt(s)
+    zero = P.eq(s, P.full_like(s, 0))
+    return where(zero, _anp.zeros_like(s), sqrt(where(zero, _anp.ones_like(s), s)))
 
 
 def _arg(prim, np_fn):

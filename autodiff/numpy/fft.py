@@ -20,6 +20,7 @@ import math
 
 import numpy as np
 
+from .. import numpy as anp
 from .. import primitives as P
 from ..core import Tracer, complex_dtype, user_source
 from ..errors import DTypeError, ShapeError
@@ -275,8 +276,7 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None):
 def _freq_scale(k, n, d):
     # numpy: k * (1 / (n d)), with k the integer bin numbers
     if isinstance(d, Tracer):
-        from . import multiply, divide
-        return multiply(k, divide(1.0, multiply(d, float(n))))
+        return anp.multiply(k, anp.divide(1.0, anp.multiply(d, float(n))))
     return k * (1.0 / (n * d))
 
 
@@ -310,7 +310,6 @@ def rfftfreq(n, d=1.0, device=None):
 
 
 def _shift(x, axes, sign):
-    from . import roll
     x = asarray(x)
     shape = shape_of(x)
     if axes is None:
@@ -320,7 +319,7 @@ def _shift(x, axes, sign):
     axes = tuple(_axis(a, len(shape)) for a in axes)
     if not axes:
         return x
-    return roll(x, tuple(sign * (shape[a] // 2) for a in axes), axes)
+    return anp.roll(x, tuple(sign * (shape[a] // 2) for a in axes), axes)
 
 
 @npfunc(np.fft.fftshift)

@@ -1,12 +1,28 @@
 """numpy names that carry no computation on arrays (dtypes, constant builders, window
-functions, I/O and printing helpers), re-exported as numpy's own so that code written
-for ``numpy`` or ``jax.numpy`` finds them here too.
+functions, I/O and printing helpers, floating-point error handling), re-exported as numpy's
+own so that code written for ``numpy``, ``jax.numpy`` or autograd finds them here too.
 
->>> import autodiff.numpy as anp
+* ``seterr``, ``geterr``, ``errstate``, ``seterrcall``, ``geterrcall``: numpy's own. They
+  govern plain numpy code; autodiff evaluates its own operations quietly, as compiled code
+  does (a discarded ``where`` branch may divide by zero). To stop at the first operation
+  that makes a NaN use ``ad.config.update("debug_nans", True)``.
+* ``isscalar``: numpy's, except that a 0-d traced value counts as a scalar (under
+  ``grad(f)(2.0)`` the argument is a 0-d traced value; autograd says True there too).
+* ``Array``: the type for ``isinstance`` checks and annotations (``ad.Array``).
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> anp.hanning(3)
 array([0., 1., 0.])
+>>> with anp.errstate(divide="ignore"):
+...     float(np.float64(1.0) / 0.0)
+inf
+>>> anp.isscalar(2.0), ad.grad(lambda x: x * anp.isscalar(x))(3.0)
+(True, np.float64(1.0))
 """
 import numpy as np
+
+from ..core import Array, Tracer
+from ._base import shape_of
 
 __all__ = [
     # dtypes and dtype helpers
@@ -21,6 +37,8 @@ __all__ = [
     "array_repr", "array_str", "save", "savez", "load", "frombuffer", "fromfile", "fromiter",
     "fromstring", "get_printoptions", "set_printoptions", "printoptions", "frompyfunc", "ufunc",
     "from_dlpack",
+    # floating-point error handling, the array type
+    "seterr", "geterr", "errstate", "seterrcall", "geterrcall", "Array",
 ]
 
 bool = np.bool_            # not in __all__: it would shadow the builtin inside autodiff.numpy
@@ -30,7 +48,7 @@ csingle, cdouble, complex64, complex128, complex_ = (np.complex64, np.complex128
 complexfloating, unsignedinteger, generic, flexible, character, object_ = (
     np.complexfloating, np.unsignedinteger, np.generic, np.flexible, np.character, np.object_)
 isdtype = getattr(np, "isdtype", None) or (lambda dtype, kind: np.issubdtype(dtype, kind))
-promote_types, can_cast, isscalar, iterable = np.promote_types, np.can_cast, np.isscalar, np.iterable
+promote_types, can_cast, iterable = np.promote_types, np.can_cast, np.iterable
 ComplexWarning = np.exceptions.ComplexWarning
 bartlett, blackman, hamming, hanning, kaiser = np.bartlett, np.blackman, np.hamming, np.hanning, np.kaiser
 indices, mgrid, ogrid, s_, index_exp = np.indices, np.mgrid, np.ogrid, np.s_, np.index_exp
@@ -40,7 +58,6 @@ mask_indices, fromfunction = np.mask_indices, np.fromfunction
 def diag_indices_from(arr):
     """Indices of the main diagonal of a square ``arr`` (``numpy.diag_indices_from``); only
     the shape is read, so traced arrays work."""
-    from ._base import shape_of
     sh = shape_of(arr)
     if len(sh) < 2:
         raise ValueError("input array must be at least 2-d")
@@ -54,3 +71,12 @@ frombuffer, fromfile, fromiter, fromstring = np.frombuffer, np.fromfile, np.from
 get_printoptions, set_printoptions, printoptions = np.get_printoptions, np.set_printoptions, np.printoptions
 frompyfunc, ufunc = np.frompyfunc, np.ufunc
 from_dlpack = np.from_dlpack
+seterr, geterr, errstate = np.seterr, np.geterr, np.errstate
+seterrcall, geterrcall = np.seterrcall, np.geterrcall
+
+
+def isscalar(element):
+    """``numpy.isscalar``; a 0-d traced value is a scalar too."""
+    if isinstance(element, Tracer):
+        return element.aval.shape == ()
+    return np.isscalar(element)

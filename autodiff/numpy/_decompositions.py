@@ -1,0 +1,451 @@
+"""The matrix factorizations of ``autodiff.numpy.linalg``: ``cholesky`` and ``eigh`` (primitives),
+``svd`` and ``qr`` as compositions (jit, vmap and derivatives of any order for free), ``eig``
+by LAPACK on the host with the standard derivative for distinct eigenvalues.
+
+>>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+>>> anp.linalg.svd(np.diag([3.0, 4.0]))[1]
+array([4., 3.])
+>>> ad.grad(lambda a: anp.sum(anp.linalg.svd(a)[1]))(np.diag([3.0, 4.0]))
+array([[1., 0.],
+       [0., 1.]])
+"""
+import builtins
+from collections import namedtuple
+
+import numpy as np
+
+from .. import numpy as anp
+from .. import primitives as P
+from ..callback import pure_callback
+from ..core import Tracer
+from ..core import complex_dtype as _complex_dtype
+from ..custom_derivatives import custom_jvp as _custom_jvp
+from ..shapes import ShapeDtypeStruct
+from ._base import npfunc, shape_of, dtype_of
+from ._base import as_float as _float
+from ._linalg_base import (check_square as _square, is_complex as _is_complex,
+                           conj_transpose as _mH, abs2 as _abs2, eye as _eye)
+
+
+@npfunc(np.linalg.cholesky)
+def cholesky(a, upper=False):
+    a = _float(a)
+    _square(a, "cholesky")
+    if upper:
+        # numpy reads the upper triangle for upper=True: it is the lower triangle of aᵀ,
+        # and U = Lᵀ where L L ᵀ = aᵀ (= a for the symmetric input numpy assumes)
+        return anp.swapaxes(P.cholesky_p.bind(anp.swapaxes(a, -1, -2)), -1, -2)
+    return P.cholesky_p.bind(a)
+
+
+@npfunc(np.linalg.eigh)
+def eigh(a, UPLO="L"):
+    a = _float(a)
+    _square(a, "eigh")
+    uplo = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if uplo not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    if uplo == "U":
+        # the upper triangle of a Hermitian a is the lower triangle of aᴴ (aᵀ when real);
+        # upper=True runs LAPACK's 'U' path on it, so the eigenvectors carry numpy's
+        # eigh(a, 'U') signs and their derivatives match numpy's (issue 33)
+        w, v = P.eigh_p.bind(P.mH(a), upper=True)
+    else:
+        w, v = P.eigh_p.bind(a)
+    return EighResult(w, v)
+
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+
+
+@npfunc(np.linalg.eigvalsh)
+def eigvalsh(a, UPLO="L"):
+    return eigh(a, UPLO)[0]
+
+
+# ----------------------------------------------------------------------------
+# svd and qr as compositions (jit, vmap and derivatives of any order for free)
+# ----------------------------------------------------------------------------
+
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+
+
+def _svd_square(r):
+    """Thin SVD of square (..., n, n) ``r`` from ``eigh`` of the symmetric augmented matrix
+    ``[[0, r], [rᵀ, 0]]``, whose eigenvalues are ±σᵢ with eigenvectors ``[uᵢ; ±vᵢ]/√2``.
+    Unlike the Gram matrix rᵀr (which squares the condition number) the augmented matrix
+    keeps LAPACK's accuracy class: every σᵢ to within ~ε‖r‖."""
+    n = shape_of(r)[-1]
+    z = P.full(shape_of(r), 0, dtype_of(r))
+    h = anp.concatenate([anp.concatenate([z, r], axis=-1), anp.concatenate([_mH(r), z], axis=-1)], axis=-2)
+    w, v = eigh(h)
+    top = anp.flip(anp.getitem(v, (Ellipsis, slice(n, 2 * n))), axis=-1)        # the n largest, descending
+    u, vv = anp.getitem(top, (Ellipsis, slice(0, n), slice(None))), anp.getitem(top, (Ellipsis, slice(n, 2 * n), slice(None)))
+
+    def unit(x):
+        nrm = anp.sqrt(anp.sum(_abs2(x), axis=-2, keepdims=True))
+        return anp.divide(x, anp.where(P.gt(nrm, P.full_like(nrm, 0)), nrm, P.full_like(nrm, 1)))
+    # the halves are normalized separately: near σ = 0 the ±σ pair mixes, which rescales
+    # u and v but leaves their directions; the sign of uᵀ r v then restores the pairing
+    u, vv = unit(u), unit(vv)
+    if _is_complex(r):
+        # complex: uᴴ r v = σ·e^{iφ}; v·e^{-iφ} makes it σ ≥ 0
+        s = anp.sum(anp.multiply(anp.conj(u), anp.matmul(r, vv)), axis=-2)
+        m = anp.absolute(s)
+        pos = P.gt(m, P.full_like(m, 0))
+        ph = anp.where(pos, anp.divide(s, anp.where(pos, m, 1.0)), 1.0)
+        vv = anp.multiply(vv, P.expand_dims(anp.conj(ph), (len(shape_of(ph)) - 1,)))
+        return u, m, _mH(vv)
+    s = anp.sum(anp.multiply(u, anp.matmul(r, vv)), axis=-2)
+    sg = anp.where(P.lt(s, P.full_like(s, 0)), P.full_like(s, -1), P.full_like(s, 1))
+    vv = anp.multiply(vv, P.expand_dims(sg, (len(shape_of(sg)) - 1,)))
+    return u, anp.absolute(s), anp.swapaxes(vv, -1, -2)
+
+
+def _svd_thin_body(a):
+    m, n = shape_of(a)[-2:]
+    if m == n:
+        return _svd_square(a)
+    if m < n:        # aᴴ = U S Vᴴ  =>  a = V S Uᴴ
+        u, s, vt = _svd_thin_body(_mH(a))
+        return _mH(vt), s, _mH(u)
+    q, r = qr(a)                       # Householder: backward stable, so σ(r) = σ(a) accurately
+    u, s, vt = _svd_square(r)
+    return anp.matmul(q, u), s, vt
+
+
+def _svd_thin_jvp(primals, tangents):
+    # the standard rule (distinct singular values): with dP = Uᴴ dA V,
+    #   dS = Re diag(dP),  dU = U (F∘(dP S + S dPᴴ) + D) + (I - UUᴴ) dA V S⁻¹,
+    #   dV = V (F∘(S dP + dPᴴ S)) + (I - VVᴴ) dAᴴ U S⁻¹,  F_ij = 1/(σ_j² - σ_i²), i ≠ j,
+    # and for complex A, D = diag(i·Im(dP_kk)/σ_k): the phase a pair (u_k, v_k) shares is
+    # a gauge; this choice (JAX's) puts its change into U. At degenerate pairs (σ_i = σ_j)
+    # F_ij is taken as 0, and S⁻¹ as 0 at σ = 0: the singular values' derivative stays
+    # exact, the vectors' is the minimum-norm choice.
+    (a,), (da,) = primals, tangents
+    u, s, vt = svd_thin(a)
+    v = _mH(vt)
+    ut = _mH(u)
+    cplx = _is_complex(a)
+    m, n = shape_of(a)[-2:]
+    k = builtins.min(m, n)
+    dp = anp.matmul(ut, anp.matmul(da, v))
+    ds = anp.diagonal(dp, 0, -2, -1)
+    si = anp.expand_dims(s, -1)            # s_i down the rows
+    sj = anp.expand_dims(s, -2)            # s_j along the columns
+    diff = anp.multiply(anp.add(sj, si), anp.subtract(sj, si))
+    eye = P.convert(_eye(k, np.int64, shape_of(s)[:-1]), np.bool_)
+    bad = P.or_p.bind(eye, P.eq(diff, P.full_like(diff, 0)))
+    F = anp.where(bad, 0.0, anp.divide(1.0, anp.where(bad, 1.0, diff)))
+    dpt = _mH(dp)
+    du = anp.matmul(u, anp.multiply(F, anp.add(anp.multiply(dp, sj), anp.multiply(si, dpt))))
+    dv = anp.matmul(v, anp.multiply(F, anp.add(anp.multiply(si, dp), anp.multiply(dpt, sj))))
+    pos = P.gt(sj, P.full_like(sj, 0))
+    sinv = anp.where(pos, anp.divide(1.0, anp.where(pos, sj, 1.0)), 0.0)
+    if cplx:
+        d = P.complex_(P.full_like(s, 0), anp.imag(ds))
+        du = anp.add(du, anp.multiply(u, anp.multiply(anp.expand_dims(d, -2), sinv)))
+        ds = anp.real(ds)
+    if m > n:
+        dav = anp.matmul(da, v)
+        du = anp.add(du, anp.multiply(anp.subtract(dav, anp.matmul(u, anp.matmul(ut, dav))), sinv))
+    if n > m:
+        dau = anp.matmul(_mH(da), u)
+        dv = anp.add(dv, anp.multiply(anp.subtract(dau, anp.matmul(v, anp.matmul(vt, dau))), sinv))
+    return (u, s, vt), (du, ds, _mH(dv))
+
+
+def svd_thin(a):
+    return _svd_thin_cj(a)
+
+
+_svd_thin_cj = _custom_jvp(_svd_thin_body)
+_svd_thin_cj.defjvp(_svd_thin_jvp)
+
+
+@npfunc(None)
+def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+    """``numpy.linalg.svd``. Concrete input: LAPACK through numpy. Traced: QR (Householder)
+    and then ``eigh`` of the symmetric augmented matrix ``[[0, R], [Rᵀ, 0]]``, which keeps
+    every singular value accurate to ~ε‖A‖ as LAPACK's, with the standard derivative for
+    distinct singular values; at degenerate ones (σ_i = σ_j, or σ = 0) the singular values'
+    derivative is exact and the vectors' takes the degenerate terms as zero. Singular
+    vectors are unique up to sign only: in every mode each column of U has its
+    largest-magnitude entry positive (so concrete and traced results agree).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(lambda a: anp.linalg.svd(a, compute_uv=False)[0])(np.diag([3.0, 1.0]))
+    array([[1., 0.],
+           [0., 0.]])
+    """
+    if not isinstance(a, Tracer):
+        if not compute_uv:
+            return np.linalg.svd(a, compute_uv=False, hermitian=hermitian)
+        u, s, vt = np.linalg.svd(a, full_matrices=full_matrices, hermitian=hermitian)
+        return SVDResult(*_canonical_signs(u, s, vt))
+    a = _float(a)
+    m, n = shape_of(a)[-2:]
+    if hermitian:
+        w, v = eigh(a)
+        order = anp.flip(anp.argsort(anp.absolute(w), axis=-1), axis=-1)
+        w = anp.take_along_axis(w, order, axis=-1)
+        v = anp.take_along_axis(v, anp.expand_dims(order, -2), axis=-1)
+        s = anp.absolute(w)
+        if not compute_uv:
+            return s
+        vt = anp.multiply(_mH(v), anp.expand_dims(P.select(P.lt(w, P.full_like(w, 0)),
+                                                    P.full_like(w, -1), P.full_like(w, 1)), -1))
+        return SVDResult(v, s, vt)
+    u, s, vt = svd_thin(a)
+    if not compute_uv:
+        return s
+    u, s, vt = _canonical_signs(u, s, vt)
+    if full_matrices and m != n:
+        # the complement of the range comes from the complete QR (differentiable composition)
+        if m > n:
+            qf = qr(a, mode="complete")[0]
+            u = anp.concatenate([u, anp.getitem(qf, (Ellipsis, slice(None), slice(n, m)))], axis=-1)
+        else:
+            qf = qr(_mH(a), mode="complete")[0]
+            vt = anp.concatenate([vt, _mH(anp.getitem(qf, (Ellipsis, slice(None), slice(m, n))))], axis=-2)
+    return SVDResult(*_canonical_signs(u, s, vt))
+
+
+def _canonical_signs(u, s, vt):
+    """Singular vectors are unique up to a sign per pair (u_i, v_i), a phase for complex
+    ones: fix it so that each column of U has its largest-magnitude entry (the first of
+    ties) real and positive. Concrete (LAPACK) and traced results then agree. For real
+    input the flip is piecewise constant (no derivative); for complex input the phase
+    ``conj(u_jk)/|u_jk|`` is differentiated, so the derivative is that of this output."""
+    cplx = _is_complex(u)
+    k = shape_of(s)[-1]
+
+    def factor(top):
+        if cplx:
+            mag = anp.absolute(top)
+            pos = P.gt(mag, P.full_like(mag, 0)) if isinstance(mag, Tracer) else mag > 0
+            return anp.where(pos, anp.divide(anp.conj(top), anp.where(pos, mag, 1.0)), 1.0)
+        sg = anp.stop_gradient(anp.where(P.lt(top, P.full_like(top, 0)) if isinstance(top, Tracer) else top < 0, -1.0, 1.0))
+        return P.convert(sg, dtype_of(u)) if isinstance(sg, Tracer) else np.asarray(sg, dtype_of(u))
+
+    idx = anp.stop_gradient(anp.argmax(anp.absolute(u), axis=-2))                    # (..., m)
+    top = anp.squeeze(anp.take_along_axis(u, anp.expand_dims(idx, -2), axis=-2), -2)
+    sg = factor(top)
+    u = anp.multiply(u, anp.expand_dims(sg, -2))
+    # Vᴴ's row i pairs with U's column i: it takes the conjugate factor
+    sk = anp.getitem(anp.conj(sg) if cplx else sg, (Ellipsis, slice(0, k)))
+    rows = shape_of(vt)[-2]
+    if rows == k:
+        vt = anp.multiply(vt, anp.expand_dims(sk, -1))
+    else:        # full V: the first k rows pair with U's columns, the rest are canonical alone
+        head = anp.multiply(anp.getitem(vt, (Ellipsis, slice(0, k), slice(None))), anp.expand_dims(sk, -1))
+        tail = anp.getitem(vt, (Ellipsis, slice(k, rows), slice(None)))
+        ti = anp.stop_gradient(anp.argmax(anp.absolute(tail), axis=-1))
+        tt = anp.squeeze(anp.take_along_axis(tail, anp.expand_dims(ti, -1), axis=-1), -1)
+        ts = factor(tt)
+        # a row of Vᴴ is a conjugated column of V: making its entry real positive
+        # multiplies by conj(entry)/|entry|, the same factor as a column of U
+        vt = anp.concatenate([head, anp.multiply(tail, anp.expand_dims(ts, -1))], axis=-2)
+    return u, s, vt
+
+
+@npfunc(np.linalg.svdvals if hasattr(np.linalg, "svdvals") else None)
+def svdvals(x):
+    return svd(x, compute_uv=False)
+
+
+@npfunc(np.linalg.qr)
+def qr(a, mode="reduced"):
+    """QR by Householder reflections, unrolled over the columns (so the signs match
+    LAPACK's, and numpy's, up to rounding); ``mode`` 'reduced', 'complete' or 'r'.
+    Differentiable wherever the columns are linearly independent.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> q, r = anp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
+    >>> np.round(r, 6)
+    array([[-5. , -2.2],
+           [ 0. ,  0.4]])
+    """
+    a = _float(a)
+    if mode not in ("reduced", "complete", "r"):
+        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+    if _is_complex(a):
+        q, r = _qr_complex(a)
+    else:
+        q, r = _qr_real(a)
+    m, n = shape_of(a)[-2:]
+    k = builtins.min(m, n)
+    if mode == "r":
+        return anp.getitem(r, (Ellipsis, slice(0, k), slice(None)))
+    if mode == "complete":
+        return QRResult(q, r)
+    return QRResult(anp.getitem(q, (Ellipsis, slice(None), slice(0, k))),
+                    anp.getitem(r, (Ellipsis, slice(0, k), slice(None))))
+
+
+def _qr_complex(a):
+    """Complete ``(q, r)`` of a complex ``a`` by LAPACK's complex reflectors (zgeqrf's
+    zlarfg), so Q's and R's phases match numpy's: for column j with α = r_jj and the
+    entries below it, β = -sign(Re α)·‖(α, below)‖ (real), τ = (β - α)/β,
+    v = (1, below/(α - β)); ``H = I - τ v vᴴ`` is unitary but not Hermitian, R takes
+    ``Hᴴ`` from the left and Q accumulates ``H`` on the right, and R's diagonal is real.
+    Unlike the real case a last 1-vector gets a reflector too (it makes r_jj real)."""
+    sh = shape_of(a)
+    m, n = sh[-2:]
+    batch = sh[:-2]
+    dt = dtype_of(a)
+    q, r = _eye(m, dt, batch), a
+    rows = np.arange(m)
+    for j in range(builtins.min(m, n)):
+        x = anp.where(rows >= j, anp.getitem(r, (Ellipsis, slice(None), j)), 0.0)      # (..., m)
+        alpha = anp.getitem(x, (Ellipsis, j))
+        below = anp.sum(_abs2(anp.where(rows > j, x, 0.0)), axis=-1)
+        ar, ai = anp.real(alpha), anp.imag(alpha)
+        act = P.or_p.bind(P.gt(below, P.full_like(below, 0)), P.ne(ai, P.full_like(ai, 0)))
+        nrm = anp.sqrt(P.add(P.add(anp.multiply(ar, ar), anp.multiply(ai, ai)), below))
+        beta = anp.where(P.ge(ar, P.full_like(ar, 0)), P.neg(nrm), nrm)
+        safe_beta = anp.where(act, beta, 1.0)
+        tau = anp.where(act, anp.divide(anp.subtract(beta, alpha), safe_beta), 0.0)
+        scale = anp.divide(1.0, anp.where(act, anp.subtract(alpha, beta), 1.0))
+        v = anp.where(rows == j, 1.0, anp.where(rows > j, anp.multiply(x, anp.expand_dims(scale, -1)), 0.0))
+        vcol = anp.expand_dims(v, -1)
+        vh = anp.conj(P.mT(vcol))
+        t = anp.expand_dims(anp.expand_dims(tau, -1), -1)
+        r = anp.subtract(r, anp.multiply(anp.conj(t), anp.matmul(vcol, anp.matmul(vh, r))))
+        q = anp.subtract(q, anp.multiply(t, anp.matmul(anp.matmul(q, vcol), vh)))
+    return q, anp.triu(r)
+
+
+def _qr_real(a):
+    sh = shape_of(a)
+    m, n = sh[-2:]
+    batch = sh[:-2]
+    dt = dtype_of(a)
+    eye = P.convert(P.eq(P.iota(np.int64, batch + (m, m), len(batch)),
+                         P.iota(np.int64, batch + (m, m), len(batch) + 1)), dt)
+    q, r = eye, a
+    rows = np.arange(m)
+    for j in range(builtins.min(m - 1, n)):       # LAPACK: no reflector for a last 1-vector
+        x = anp.getitem(r, (Ellipsis, slice(None), j))                    # column j, (..., m)
+        x = anp.where(rows >= j, x, 0.0)
+        alpha = anp.getitem(x, (Ellipsis, j))
+        norm = anp.sqrt(anp.sum(anp.multiply(x, x), axis=-1))
+        # LAPACK's choice: β = -sign(α)·‖x‖, v = x - β e_j, H = I - 2 v vᵀ / vᵀv
+        sgn = P.convert(anp.where(P.ge(alpha, P.full_like(alpha, 0)), 1.0, -1.0), dt)
+        beta = anp.multiply(anp.multiply(sgn, norm), -1.0)
+        v = anp.subtract(x, anp.where(rows == j, anp.expand_dims(beta, -1), 0.0))
+        vv = anp.sum(anp.multiply(v, v), axis=-1)
+        # nothing below the diagonal: LAPACK's dlarfg takes H = I (τ = 0), keeping α's sign
+        below = anp.sum(anp.multiply(anp.where(rows > j, x, 0.0), x), axis=-1)
+        act = P.gt(below, P.full_like(below, 0))
+        tau = anp.where(act, anp.divide(2.0, anp.where(act, vv, 1.0)), 0.0)
+        vcol = anp.expand_dims(v, -1)
+        r = anp.subtract(r, anp.multiply(anp.expand_dims(anp.expand_dims(tau, -1), -1),
+                                 anp.matmul(vcol, anp.matmul(anp.swapaxes(vcol, -1, -2), r))))
+        q = anp.subtract(q, anp.multiply(anp.expand_dims(anp.expand_dims(tau, -1), -1),
+                                 anp.matmul(anp.matmul(q, vcol), anp.swapaxes(vcol, -1, -2))))
+    return q, anp.triu(r)
+
+
+# ----------------------------------------------------------------------------
+# eig and eigvals: LAPACK geev on the host (every mode, under jit too), with the
+# standard derivative for distinct eigenvalues
+# ----------------------------------------------------------------------------
+
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+
+
+def _eig_host(a):
+    # numpy's geev (dgeev for real input, zgeev for complex), cast to the complex dtype a
+    # traced program declares (numpy returns real arrays when every eigenvalue is real)
+    w, v = np.linalg.eig(a)
+    dt = _complex_dtype(a.dtype)
+    return w.astype(dt), v.astype(dt)
+
+
+def _eig_primal(a):
+    sh, dt = shape_of(a), _complex_dtype(dtype_of(a))
+    return pure_callback(_eig_host, (ShapeDtypeStruct(sh[:-1], dt), ShapeDtypeStruct(sh, dt)), a,
+                         vmap_method="expand_dims")
+
+
+def _eig_jvp(primals, tangents):
+    # A V = V diag(w). With S = V⁻¹ dA V: dw = diag(S) and dV = V (F ∘ S), F_ij =
+    # 1/(w_j - w_i) off the diagonal (0 where eigenvalues coincide, and on it). That dV
+    # leaves each column's scale free; LAPACK fixes it (‖v‖ = 1, largest-modulus component
+    # real), so two corrections follow: dv -= v·Re(vᴴ dv) keeps the norm, and
+    # dv -= i·v·Im(dv_j / v_j), j the largest-modulus row, keeps that component's phase.
+    # The result is the derivative of numpy's own output wherever the eigenvalues are
+    # distinct (and the largest component is unique).
+    (a,), (da,) = primals, tangents
+    w, v = _eig_cj(a)
+    dt = dtype_of(v)
+    da = P.convert(da, dt)
+    S = P.solve_p.bind(v, anp.matmul(da, v))
+    dw = anp.diagonal(S, 0, -2, -1)
+    wi, wj = anp.expand_dims(w, -1), anp.expand_dims(w, -2)
+    diff = anp.subtract(wj, wi)
+    same = P.eq(diff, P.full_like(diff, 0))
+    F = P.select(same, P.full_like(diff, 0), P.div(P.full_like(diff, 1), P.select(same, P.full_like(diff, 1), diff)))
+    dv = anp.matmul(v, anp.multiply(F, S))
+    rn = P.real(anp.sum(anp.multiply(P.conj(v), dv), axis=-2, keepdims=True))
+    dv = anp.subtract(dv, anp.multiply(v, P.convert(rn, dt)))
+    n = shape_of(v)[-2]
+    top = anp.stop_gradient(anp.argmax(anp.abs(v), axis=-2))                       # (..., n)
+    rows = P.iota(np.int64, shape_of(v), len(shape_of(v)) - 2)
+    mask = P.convert(P.eq(rows, P.broadcast_in_dim(top, shape_of(v), tuple(range(len(shape_of(v)) - 2)) + (len(shape_of(v)) - 1,))), dt)
+    vj = anp.sum(anp.multiply(v, mask), axis=-2, keepdims=True)
+    dvj = anp.sum(anp.multiply(dv, mask), axis=-2, keepdims=True)
+    theta = P.imag(P.div(dvj, vj))
+    dv = anp.subtract(dv, anp.multiply(v, P.complex_(P.full_like(theta, 0), theta)))
+    del n
+    return (w, v), (dw, dv)
+
+
+_eig_cj = _custom_jvp(_eig_primal)
+_eig_cj.defjvp(_eig_jvp)
+
+
+@npfunc(np.linalg.eig)
+def eig(a):
+    """``numpy.linalg.eig`` of a general real or complex square matrix (stacks too):
+    eigenvalues ``w`` and right eigenvectors ``v`` (columns) with ``a v = v diag(w)``.
+
+    Concrete input: numpy's own result (real arrays when every eigenvalue is real, numpy's
+    rule). Traced input (under ``grad``, ``jvp``, ``vmap``, ``jit``): always complex, as in
+    JAX, from the same LAPACK call (``geev`` on the host, also inside ``jit``) and so with
+    numpy's order and normalization: each eigenvector has unit norm and its
+    largest-modulus component real. The derivative is the standard one for distinct
+    eigenvalues, taken in that same gauge (norm and the phase of the largest component held
+    fixed), so it is the derivative of numpy's output itself; where eigenvalues coincide
+    the eigenvectors are not differentiable (the coupling terms are dropped). Functions
+    invariant under ``v -> v·diag(c)`` (eigenvalues, projectors ``v_k v_kᴴ/‖v_k‖²``) do not
+    depend on the gauge at all.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> a = np.array([[0.0, 1.0], [-2.0, 0.0]])                    # eigenvalues ±i√2
+    >>> w = ad.jit(lambda a: anp.linalg.eig(a)[0])(a)
+    >>> np.round(w, 6)
+    array([0.+1.414214j, 0.-1.414214j])
+    >>> ad.grad(lambda a: anp.sum(anp.abs(anp.linalg.eigvals(a)) ** 2))(np.diag([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    """
+    a = _float(a)
+    _square(a, "eig")
+    w, v = _eig_cj(a)
+    return EigResult(w, v)
+
+
+@npfunc(np.linalg.eigvals)
+def eigvals(a):
+    """``numpy.linalg.eigvals``: the eigenvalues of a general square matrix, in ``eig``'s
+    order (traced: always complex, as ``eig``), differentiable where they are distinct
+    (``dw_k = (V⁻¹ dA V)_kk``).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> np.round(ad.jit(anp.linalg.eigvals)(np.array([[0.0, -1.0], [1.0, 0.0]])), 12)
+    array([0.+1.j, 0.-1.j])
+    """
+    return eig(a)[0]
