@@ -1,6 +1,6 @@
 """The background compiler's worker process (``jit_compile_process``, on by default).
 
-``_jit_runtime._Compiler`` sends it one kernel at a time; it compiles the kernel with
+``jit_runtime.Compiler`` sends it one kernel at a time; it compiles the kernel with
 ``compile_cache.get_kernel`` into the disk cache and answers, and the jitting process then
 loads the machine code from there (a disk load: no type inference, no LLVM passes). So
 Numba's front end never shares the GIL with the interpreter tier, and an exiting process

@@ -30,22 +30,34 @@ function traces ``f`` abstractly and inlines that jaxpr into the enclosing trace
 
 A cache miss returns at once, computed by the interpreter, while the kernel compiles
 in the background (a worker process; ``cache_info().pending``); ``ad.wait_for_compiles()``
-waits for it.
+waits for it. Signatures, entries, the background compiler and ``Lowered`` are
+:mod:`autodiff.jit_runtime`.
 """
 import collections
+import contextlib
 import functools
 import hashlib
 import inspect
+import logging
+import os
 import typing
+import weakref
 from typing import Any, Callable, Generic, Optional, ParamSpec, Sequence, TypeVar, Union
 
 import numpy as np
 
+from .api import as_array, to_output
 from .cache import ProgramCache, declare
 from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
 from .errors import DTypeError, UnsupportedDTypeError
-from .tree_util import LEAF, tree_flatten, tree_unflatten
+from .jit_runtime import (BACKENDS, PY_SCALARS, SCALAR_KEYS, Entry, Lowered, compiled_entry,
+                          cuda_entry, explain_miss, interpreted_entry, leaf_aval, leaf_key,
+                          lower_program, run_pipeline, signature_structure, submit_compile,
+                          wait_for_compiler)
+from .numpy.random import warn_numpy_random_calls
+from .pickling import reduce_transformed
+from .tree_util import LEAF, tree_flatten, tree_structure, tree_unflatten
 from .traceback_util import shown_error as _shown_error
 
 __all__ = ["jit", "JitFunction", "Lowered", "CacheInfo", "wait_for_compiles", "disable_jit"]
@@ -58,6 +70,10 @@ Numba kernel and ``pending`` run on the interpreter while their kernel compiles 
 background (the rest run on the interpreter by choice: ``backend="interpret"``,
 ``debug_nans``)."""
 declare("jit", "cache_size")     # listed by ad.config.caches() before the first jit(f)
+_log = logging.getLogger("autodiff.jit")
+_ndarray = np.ndarray
+_instances = weakref.WeakSet()   # every JitFunction (config changes and forks reach them)
+_disabled = 0                    # > 0 inside ``disable_jit()``
 
 
 @config.on_update
@@ -68,13 +84,54 @@ def _on_config(name, value):
             with f._lock:
                 f._cache.clear(reset_stats=False)
 
-# signatures, entries, the compiler thread and Lowered (autodiff/_jit_runtime.py)
-from . import _jit_runtime as _rt  # noqa: E402
-from ._jit_runtime import (EXIT_WAIT_S, Lowered, _BACKENDS, _Compiler, _Entry,  # noqa: E402,F401
-                           _PY_SCALARS, _SCALAR_KEYS, _abandon_pending_compiles,
-                           _compiled_entry, _cuda_entry, _explain, _instances,
-                           _interpreted_entry, _leaf_aval, _leaf_key, _log, _lower_program,
-                           _ndarray, _run_pipeline, _structure, disable_jit, wait_for_compiles)
+
+def _renew_locks_after_fork():
+    # a forked child renews every cache's lock (autodiff.cache's at-fork hook, registered
+    # first); each jitted function keeps its own reference to it
+    for f in list(_instances):
+        f._lock = f._cache.lock
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_renew_locks_after_fork)
+
+
+@contextlib.contextmanager
+def disable_jit(disable=True):
+    """Inside this context jitted functions run as plain Python, operation by operation,
+    so ``print`` and a debugger see concrete values (as ``jax.disable_jit``).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> @ad.jit
+    ... def f(x):
+    ...     print(type(x).__name__)
+    ...     return anp.sum(x * x)
+    >>> with ad.disable_jit():
+    ...     float(f(np.arange(3.0)))
+    ndarray
+    5.0
+    """
+    global _disabled
+    _disabled += bool(disable)
+    try:
+        yield
+    finally:
+        _disabled -= bool(disable)
+
+
+def wait_for_compiles(timeout=None):
+    """Block until every background compile has finished (or ``timeout`` seconds pass).
+
+    Returns whether none is left pending. Useful in benchmarks and tests; ordinary code
+    never needs it (calls switch to compiled kernels by themselves).
+
+    >>> import autodiff as ad
+    >>> ad.wait_for_compiles()
+    True
+    """
+    for f in list(_instances):
+        f._start_deferred()             # signatures still counting calls (tiering) start now
+    return wait_for_compiler(timeout)
 
 
 # ----------------------------------------------------------------------------------
@@ -98,10 +155,10 @@ class JitFunction(Generic[P, R]):
                             f"{dynamic_shapes!r}")
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
-        if backend is not None and backend not in _BACKENDS:
-            raise ValueError(f"jit: unknown backend {backend!r}; choose one of {_BACKENDS}")
+        if backend is not None and backend not in BACKENDS:
+            raise ValueError(f"jit: unknown backend {backend!r}; choose one of {BACKENDS}")
         if backend == "cuda":            # says what is missing: numba-cuda, a GPU
-            from .backends.numba_cuda import require_available
+            from .backends.numba_cuda import require_available  # the backends load lazily
             require_available(source=user_source())
         functools.update_wrapper(self, fun)
         self._fun = fun
@@ -135,7 +192,6 @@ class JitFunction(Generic[P, R]):
     def __reduce__(self):
         # the recipe, not the caches: the receiving process traces again on its first call
         # and compiles or loads the kernel from the disk cache (autodiff.pickling)
-        from .pickling import reduce_transformed
         return reduce_transformed(self, jit, self._fun, (), dict(
             static_argnums=self._static_argnums, static_argnames=tuple(self._static_argnames),
             backend=self._backend, dynamic_shapes=self._dynamic_shapes,
@@ -146,7 +202,6 @@ class JitFunction(Generic[P, R]):
         # a registered pytree, as ``partial(jit, static_argnums=0)`` would make it in JAX
         if obj is None:
             return self
-        from .tree_util import tree_structure
         if tree_structure(obj).node_type is not None:
             return functools.partial(self, obj)
         return functools.partial(self._call_slow_method, _ById(obj))
@@ -181,7 +236,7 @@ class JitFunction(Generic[P, R]):
 
         Returns whether none is pending (False after ``timeout`` seconds)."""
         self._start_deferred()
-        ok = _rt._compiler.wait(timeout)
+        ok = wait_for_compiler(timeout)
         return ok and self.cache_info().pending == 0
 
     def clear_cache(self) -> None:
@@ -205,18 +260,19 @@ class JitFunction(Generic[P, R]):
         if key is None:
             raise TypeError(f"jit({self._name}).lower: the arguments are traced values; "
                             f"call lower() with concrete arrays")
-        keys = [_leaf_key(x) for x in leaves]
+        keys = [leaf_key(x) for x in leaves]
         closed, out_tree = self._trace(leaves, keys, in_tree, statics, kw, args)
+        install = (closed, out_tree, keys, functools.partial(self._put_entry, key))
         if self._backend_now() == "interpret":
-            return Lowered(closed, None, None, None, install=(self, key, closed, out_tree, keys))
+            return Lowered(closed, None, None, None, install=install)
         dynamic = self._dynamic_for(key, record=False)
         if self._backend_now() == "cuda":
-            from .backends import numba_cuda
-            prog = numba_cuda.lower(_run_pipeline(closed), dynamic_dims=dynamic)
+            from .backends import numba_cuda    # (the backends load at the first lowering)
+            prog = numba_cuda.lower(run_pipeline(closed), dynamic_dims=dynamic)
         else:
-            prog = _lower_program(closed, dynamic)
+            prog = lower_program(closed, dynamic)
         return Lowered(prog.jaxpr, prog.source, prog.sizes, prog,
-                       install=(self, key, closed, out_tree, keys))
+                       install=install)
 
     def _dynamic_for(self, key, record=True):
         """Which input dimensions the kernel for ``key`` reads at run time (see lower())."""
@@ -227,7 +283,7 @@ class JitFunction(Generic[P, R]):
             return True
         if mode is False:
             return frozenset()
-        struct, shapes = _structure(key)
+        struct, shapes = signature_structure(key)
         if struct is None:
             return frozenset()
         seen = self._shapes.get(struct)
@@ -254,13 +310,13 @@ class JitFunction(Generic[P, R]):
         # the public boundary: an error leaves with autodiff's frames dropped from its
         # traceback (autodiff.traceback_util); try costs nothing on the fast path
         try:
-            if _rt._disabled:
+            if _disabled:
                 return self._fun(*args, **kwargs)
             # the fast path: flat arguments that are arrays or scalars, no static arguments
             if self._fast and not kwargs:
                 try:
                     key = tuple([(a.shape, a.dtype) if type(a) is _ndarray
-                                 else _SCALAR_KEYS[type(a)] for a in args])
+                                 else SCALAR_KEYS[type(a)] for a in args])
                 except KeyError:
                     return self._call_slow(args, kwargs)
                 table = self._table
@@ -347,12 +403,12 @@ class JitFunction(Generic[P, R]):
         leaves = [x if keep and getattr(x, "_autodiff_device", None) else _as_leaf(x)
                   for x in leaves]
         _check_int_range(leaves, self._name)
-        keys = [_leaf_key(x) for x in leaves]
+        keys = [leaf_key(x) for x in leaves]
         if any(k is None for k in keys):
             return None, leaves, in_tree, statics, static_kw
         simple = (not statics and not dyn_kw and in_tree.node_type is tuple
                   and all(c is LEAF or c.node_type is None for c in in_tree.children)
-                  and all(type(x) is _ndarray or type(x) in _SCALAR_KEYS for x in leaves))
+                  and all(type(x) is _ndarray or type(x) in SCALAR_KEYS for x in leaves))
         if simple:
             return tuple(keys), leaves, in_tree, statics, static_kw
         return ("tree", in_tree, statics, tuple(keys)), leaves, in_tree, statics, static_kw
@@ -364,14 +420,13 @@ class JitFunction(Generic[P, R]):
         return b
 
     def _trace(self, leaves, keys, in_tree, statics, static_kw, args):
-        from .numpy.random import warn_numpy_random_calls
         warn_numpy_random_calls(self._fun)      # a numpy.random draw would be frozen in
         avals = []
         for x, k in zip(leaves, keys):
             if k is None:
                 avals.append(x.aval)
             else:
-                avals.append(_leaf_aval(x, k))
+                avals.append(leaf_aval(x, k))
         fun = self._fun
         static_pos = dict((i, v.obj if isinstance(v, _ById) else v) for i, v in statics
                           if isinstance(i, int))
@@ -390,21 +445,20 @@ class JitFunction(Generic[P, R]):
             out = fun(*full, **dkw, **static_kw)
             outs, out_tree = tree_flatten(out)
             box.append(out_tree)
-            from .api import as_array
             return [as_array(o) for o in outs]
 
         closed = trace_flat(flat_fun, avals, None, name=f"jit({self._name})")
         return closed, box[0]
 
     def _call_inline(self, leaves, in_tree, statics, static_kw, args):
-        keys = [_leaf_key(x) for x in leaves]
+        keys = [leaf_key(x) for x in leaves]
         ikey = ("inline", in_tree, statics,
                 tuple(("tracer", x.aval) if k is None else k for x, k in zip(leaves, keys)))
         e = self._table.get(ikey)
         if e is None:
             self._cache.misses += 1
             closed, out_tree = self._trace(leaves, keys, in_tree, statics, static_kw, args)
-            e = _Entry(None, closed, out_tree, backend="inline")
+            e = Entry(None, closed, out_tree, backend="inline")
             if not any(isinstance(c, Tracer) for c in closed.consts):
                 self._insert(ikey, e)
         else:
@@ -412,7 +466,6 @@ class JitFunction(Generic[P, R]):
             with self._lock:
                 self._touch(ikey)
         outs = eval_jaxpr(e.closed.jaxpr, e.closed.consts, *leaves)
-        from .api import to_output
         return tree_unflatten(e.out_tree, [to_output(o) for o in outs])
 
     def _miss(self, key, leaves, in_tree, statics, static_kw, args):
@@ -425,23 +478,22 @@ class JitFunction(Generic[P, R]):
             explain = config.explain_cache_misses
             if explain:
                 last = self._cache.last_key()
-                _log.warning(_explain(self._name, last, key))
-            keys = [_leaf_key(x) for x in leaves]
+                _log.warning(explain_miss(self._name, last, key))
+            keys = [leaf_key(x) for x in leaves]
             closed, out_tree = self._trace(leaves, keys, in_tree, statics, static_kw, args)
             if any(isinstance(c, Tracer) for c in closed.consts):
                 # closes over a value traced by an enclosing transform: inline, do not cache
                 outs = eval_jaxpr(closed.jaxpr, closed.consts, *leaves)
-                from .api import to_output
                 return tree_unflatten(out_tree, [to_output(o) for o in outs])
             backend = self._backend_now()
             entry = None
             if backend == "cuda":
                 try:
-                    entry = _cuda_entry(closed, out_tree, keys, self._dynamic_for(key))
+                    entry = cuda_entry(closed, out_tree, keys, self._dynamic_for(key))
                 except UnsupportedDTypeError as err:     # as on the CPU: the interpreter
                     entry = self._dtype_fallback(closed, out_tree, err)
             elif backend == "cpu":
-                from .backends import compile_cache
+                from .backends import compile_cache    # the Numba side loads at a first compile
                 before = compile_cache.stats()
                 try:
                     dynamic = self._dynamic_for(key)
@@ -464,7 +516,7 @@ class JitFunction(Generic[P, R]):
                         how = "compiled"
                     _log.warning(f"jit({self._name}): kernel {entry.kernel.key[:12]} {how}")
             if entry is None:
-                entry = _interpreted_entry(closed, out_tree)
+                entry = interpreted_entry(closed, out_tree)
             entry.call.entry = entry          # the cache holds the bare call; keep the rest
             self._insert(key, entry.call)
         submit = entry.submit
@@ -483,7 +535,7 @@ class JitFunction(Generic[P, R]):
         """The one lowering error jit does not raise: the backend has no kernel for a dtype
         (``UnsupportedDTypeError``: float16 ...). This signature runs on the interpreter; the
         entry records why, and the first such signature of this function logs it."""
-        entry = _interpreted_entry(closed, out_tree)
+        entry = interpreted_entry(closed, out_tree)
         entry.reason = str(err)
         if not self._dtype_fallback_logged:
             self._dtype_fallback_logged = True
@@ -495,12 +547,12 @@ class JitFunction(Generic[P, R]):
     def _lowered_entry(self, key, closed, out_tree, keys, dynamic):
         """The entry of a signature lowered now: compiled at once when its kernel is in
         memory already (or the compile blocks), else pending on the background compiler."""
-        from .backends import compile_cache
-        prog = _lower_program(closed, dynamic)
+        from .backends import compile_cache            # (loaded with the first kernel)
+        prog = lower_program(closed, dynamic)
         kernel = compile_cache.memory_lookup(prog.source)
         if kernel is None and config.jit_background_compile:
             return self._pending_entry(key, closed, out_tree, keys, prog)
-        return _compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
+        return compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
 
     def _deferred_entry(self, key, closed, out_tree, keys, dynamic):
         """An interpreted entry that counts its calls (tiering): at the
@@ -508,7 +560,7 @@ class JitFunction(Generic[P, R]):
         starts, so a signature called once never lowers or compiles anything, and a loop
         starts its compile on its second step. ``wait_for_compiles()`` / ``wait_compiled()``
         start it at once."""
-        entry = _interpreted_entry(closed, out_tree, state="pending")
+        entry = interpreted_entry(closed, out_tree, state="pending")
         interpret = entry.call
         left = [config.jit_compile_after]
 
@@ -558,7 +610,7 @@ class JitFunction(Generic[P, R]):
 
     def _pending_entry(self, key, closed, out_tree, keys, prog):
         """An interpreted entry now; the compiled one replaces it when the kernel is ready."""
-        entry = _interpreted_entry(closed, out_tree, state="pending")
+        entry = interpreted_entry(closed, out_tree, state="pending")
         entry.program = prog
         placeholder = entry.call
 
@@ -572,18 +624,27 @@ class JitFunction(Generic[P, R]):
                                  f"({type(err).__name__}: {err}); this signature keeps running "
                                  f"on the interpreter")
                     return
-                done = _compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
+                done = compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
                 done.call.entry = done
                 self._cache.put(key, done.call)  # replaces in place: the next call is compiled
 
         # jobs are keyed by source alone: the version part of the kernel key is the same for
         # every job of a process, and computing it imports Numba (the worker does that)
         job = hashlib.sha256(prog.source.encode()).hexdigest()
-        entry.submit = lambda: _rt._compiler.submit(job, prog, install)
+        entry.submit = lambda: submit_compile(job, prog, install)
         return entry
 
     def _insert(self, key, entry):
         self._cache.put(key, entry)
+
+    def _put_entry(self, key, entry):
+        """``Lowered.compile()``: signature ``key`` runs ``entry`` from now on (None: the
+        interpreter backend, nothing to install). Returns this function."""
+        if entry is not None:
+            entry.call.entry = entry
+            with self._lock:
+                self._insert(key, entry.call)
+        return self
 
 
 class _ById:
@@ -629,7 +690,7 @@ def _as_tuple(x):
 
 
 def _as_leaf(x):
-    if type(x) is _ndarray or type(x) in _PY_SCALARS or isinstance(x, (Tracer, np.generic)):
+    if type(x) is _ndarray or type(x) in PY_SCALARS or isinstance(x, (Tracer, np.generic)):
         return x
     if isinstance(x, np.ndarray):
         return np.asarray(x)

@@ -694,7 +694,7 @@ _active = False     # ensure_started() ran: a kernel that multiplies matrices ex
 def ensure_started():
     """Start the pool's workers for the ``jit_blas_threads`` setting, compiling (or loading)
     their entry point: called when the first kernel that multiplies matrices is installed
-    (``_jit_runtime._compiled_entry``). Until then no worker exists, and a product runs on
+    (``jit_runtime.compiled_entry``). Until then no worker exists, and a product runs on
     the caller's thread alone (``_gemm_any`` uses at most the workers there are), so a
     process whose programs hold no product never compiles or starts the pool."""
     global _active

@@ -239,10 +239,10 @@ def test_tiering_a_signature_called_once_never_lowers_or_compiles(background_com
                                                                   monkeypatch):
     # jit_compile_after = 2 (the default): the first call of a signature runs on the
     # interpreter and starts nothing; the second lowers the program and starts its compile
-    from autodiff import _jit_runtime as R
+    from autodiff import jit_runtime as R
     lowered = []
-    real = R._lower_program
-    monkeypatch.setattr(sys.modules["autodiff.jit"], "_lower_program",
+    real = R.lower_program
+    monkeypatch.setattr(sys.modules["autodiff.jit"], "lower_program",
                         lambda *a, **k: lowered.append(1) or real(*a, **k))
     k = 5.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
     f = ad.jit(lambda x: anp.sum(anp.tanh(x) * k))
@@ -264,7 +264,7 @@ def test_tiering_a_signature_called_once_never_lowers_or_compiles(background_com
 
 
 def test_tiering_compile_after_one_starts_at_the_first_call(background_compile, monkeypatch):
-    from autodiff import _jit_runtime as R
+    from autodiff import jit_runtime as R
     submitted = []
     monkeypatch.setattr(R._compiler, "submit", lambda key, prog, cb: submitted.append(key))
     ad.config.update("jit_compile_after", 1)
@@ -332,7 +332,7 @@ CHILD = textwrap.dedent("""
     if sys.argv[1] == "background":
         time.sleep(float(sys.argv[3]))          # the compile has started: it is in flight
     from autodiff.backends import compile_cache
-    from autodiff._jit_runtime import _compiler
+    from autodiff.jit_runtime import _compiler
     print("RESULT", repr(float(r.sum())), g.cache_info().pending,
           compile_cache.stats()["disk_loads"], _compiler.worker_pid(), repr(time.time()),
           flush=True)
@@ -404,9 +404,9 @@ def test_exit_lets_the_compile_in_flight_finish(monkeypatch):
     # flight, up to jit.EXIT_WAIT_S, and drops the queued ones.
     import threading
     import time
-    J = sys.modules["autodiff.jit"]            # (ad.jit is the function)
+    from autodiff import jit_runtime as J
     hooks = getattr(threading, "_threading_atexits", [])      # functools.partial objects
-    assert any(getattr(h, "func", h) is J._abandon_pending_compiles for h in hooks)
+    assert any(getattr(h, "func", h) is J.abandon_pending_compiles for h in hooks)
     started, done = threading.Event(), []
 
     def slow_compile(source, entry, params, pieces=()):
@@ -415,7 +415,7 @@ def test_exit_lets_the_compile_in_flight_finish(monkeypatch):
         return "kernel"
     monkeypatch.setattr(compile_cache, "get_kernel", slow_compile)
     monkeypatch.setitem(ad.config._values, "jit_compile_process", False)   # this process compiles
-    comp = J._Compiler()
+    comp = J.Compiler()
 
     class Prog:
         source, entry, params, pieces = "src", "kernel", (), ()

@@ -44,7 +44,7 @@ follow_imports = silent
 [mypy-autodiff.jacobians]
 follow_imports = silent
 
-[mypy-autodiff._jit_runtime]
+[mypy-autodiff.jit_runtime]
 follow_imports = silent
 """
 

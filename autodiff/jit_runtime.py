@@ -1,56 +1,73 @@
-"""jit's machinery below the jitted function: input signatures, cache entries (compiled,
-CUDA or interpreted), the background compiler thread, ``disable_jit``,
-``wait_for_compiles`` and :class:`Lowered` (see :mod:`autodiff.jit`).
+"""What jit runs below the jitted function (:mod:`autodiff.jit`): input signatures, cache
+entries (compiled, CUDA or interpreted), the background compiler and :class:`Lowered`.
+
+Its interface to :mod:`autodiff.jit` (``__all__``):
+
+* signatures: :func:`leaf_key` (one argument leaf's part of a cache key), :func:`leaf_aval`,
+  :func:`signature_structure` (a key with sizes replaced by ranks), :func:`explain_miss`,
+  and the tables ``PY_SCALARS`` / ``SCALAR_KEYS`` (the fast path's) and ``BACKENDS``;
+* entries: :class:`Entry` and the functions building one, :func:`compiled_entry`,
+  :func:`cuda_entry`, :func:`interpreted_entry`; :func:`run_pipeline` and
+  :func:`lower_program` (the IR passes, then the Numba CPU lowering);
+* the background compiler: :func:`submit_compile`, :func:`wait_for_compiler`,
+  :class:`Compiler`, :func:`abandon_pending_compiles` (the exit hook) and ``EXIT_WAIT_S``;
+* :class:`Lowered`, what ``jitted.lower(*args)`` returns.
 
 >>> import numpy as np, autodiff as ad
->>> with ad.disable_jit():
-...     float(ad.jit(lambda x: x * 2.0)(np.float64(3.0)))
+>>> low = ad.jit(lambda x: x * 2.0, backend="interpret").lower(np.float64(3.0))
+>>> float(low.compile()(np.float64(3.0)))
 6.0
 """
 import atexit
 import collections
-import contextlib
 import logging
 import os
 import pickle
+import subprocess
+import sys
 import threading
-import weakref
+import time
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from . import _compile_worker
+from ._compile_worker import read_message, write_message
+from .backends.interpreter import run_closed
 from .config import config
 from .core import ShapedArray, Tracer, user_source
-
+from .transforms.passes import run_pipeline
 from .tree_util import tree_unflatten
 
 if TYPE_CHECKING:
     from .jit import JitFunction
 
-__all__ = ["Lowered", "wait_for_compiles", "disable_jit"]
+__all__ = ["leaf_key", "leaf_aval", "signature_structure", "explain_miss", "PY_SCALARS",
+           "SCALAR_KEYS", "BACKENDS", "Entry", "compiled_entry", "cuda_entry",
+           "interpreted_entry", "run_pipeline", "lower_program", "submit_compile",
+           "wait_for_compiler", "Compiler", "abandon_pending_compiles", "EXIT_WAIT_S",
+           "Lowered"]
 
 _log = logging.getLogger("autodiff.jit")
-_instances = weakref.WeakSet()
-_ndarray = np.ndarray
-_PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_),
-               complex: np.dtype(np.complex128)}
+PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dtype(np.bool_),
+              complex: np.dtype(np.complex128)}
 # the fast path's lookup table: a Python scalar's signature is its type (weak dtype); a numpy
 # scalar's is that of a 0-d array of its dtype
-_SCALAR_KEYS = {t: (t if t in _PY_SCALARS else ((), np.dtype(t)))
-                for t in list(_PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32, np.bool_,
-                                     np.complex128, np.complex64]}
-_BACKENDS = ("cpu", "interpret", "cuda")
+SCALAR_KEYS = {t: (t if t in PY_SCALARS else ((), np.dtype(t)))
+               for t in list(PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32, np.bool_,
+                                            np.complex128, np.complex64]}
+BACKENDS = ("cpu", "interpret", "cuda")
 
 # ----------------------------------------------------------------------------------
 # signatures
 # ----------------------------------------------------------------------------------
 
-def _leaf_key(x):
+def leaf_key(x):
     """Hashable description of one argument leaf; None for tracers."""
     t = type(x)
-    if t is _ndarray:
+    if t is np.ndarray:
         return (x.shape, x.dtype)
-    if t in _PY_SCALARS:
+    if t in PY_SCALARS:
         return t
     if isinstance(x, np.generic):
         # a numpy scalar and a 0-d array of its dtype are the same signature (optimizer
@@ -63,7 +80,7 @@ def _leaf_key(x):
     return "other"
 
 
-def _structure(key):
+def signature_structure(key):
     """The signature with every array size replaced by its rank: what may change size
     without making a different program (``None`` if the key has no array leaf)."""
     treedef, statics, leaves = _split_key(key)
@@ -78,12 +95,12 @@ def _is_array_key(k):
     return isinstance(k, tuple) and len(k) == 2 and isinstance(k[0], tuple)
 
 
-def _leaf_aval(x, key):
+def leaf_aval(x, key):
     if isinstance(key, tuple):
         dt = key[1] if key[1].isnative else key[1].newbyteorder("=")
         return ShapedArray(key[0], dt)
-    if key in _PY_SCALARS:
-        return ShapedArray((), _PY_SCALARS[key], weak_type=True)
+    if key in PY_SCALARS:
+        return ShapedArray((), PY_SCALARS[key], weak_type=True)
     return ShapedArray((), x.dtype)
 
 
@@ -93,7 +110,7 @@ def _describe_leaf(k):
     if isinstance(k, tuple) and k and k[0] == "tracer":
         return f"traced {k[1].str_short()}"
     if isinstance(k, type):
-        return f"a Python {k.__name__}" if k in _PY_SCALARS else f"a {k.__name__} scalar"
+        return f"a Python {k.__name__}" if k in PY_SCALARS else f"a {k.__name__} scalar"
     return repr(k)
 
 
@@ -104,7 +121,7 @@ def _split_key(key):
     return None, (), key
 
 
-def _explain(fname, old, new):
+def explain_miss(fname, old, new):
     """Why ``new`` missed: the differences from the most recently used signature."""
     if old is None:
         return f"jit({fname}): first call, tracing for {_sig_text(new)}"
@@ -140,7 +157,7 @@ def _sig_text(key):
 # entries: what a cache hit calls
 # ----------------------------------------------------------------------------------
 
-class _Entry:
+class Entry:
     """What a cache slot holds (its ``call`` is what a hit runs). ``state``: "compiled",
     "pending" (interpreted until the background compile lands) or "interpreted" (by
     choice, or because the backend has no kernel for a dtype: ``reason`` says which)."""
@@ -176,23 +193,21 @@ def _finisher(out_tree, out_avals):
     return "_unflatten(_tree, [" + ", ".join(items) + "])"
 
 
-def _lower_program(closed, dynamic):
-    # the IR pass pipeline (simplify, inline calls, ...) runs here; the backend lowers the
-    # finished program and never traces (autodiff.transforms.passes)
+# The backends (numba_cpu, numba_cuda), the kernel cache and the GEMM pool are imported
+# at a program's first lowering or compile, not with autodiff: they are the Numba side
+# (blas_pool imports Numba; the rest import it when they compile).
+
+def lower_program(closed, dynamic):
+    """The finished program (the IR passes of ``run_pipeline``: simplify, inline calls, ...)
+    lowered by the Numba CPU backend, which never traces."""
     from .backends import numba_cpu
-    return numba_cpu.lower(_run_pipeline(closed), dynamic_dims=dynamic)
+    return numba_cpu.lower(run_pipeline(closed), dynamic_dims=dynamic)
 
 
-def _run_pipeline(closed):
-    """The IR passes every backend's lower() expects to have run (transforms/passes.py)."""
-    from .transforms.passes import run_pipeline
-    return run_pipeline(closed)
-
-
-def _compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel=None):
+def compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel=None):
     from .backends import compile_cache
     if prog is None:
-        prog = _lower_program(closed, dynamic)
+        prog = lower_program(closed, dynamic)
     if kernel is None:
         kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
     if "matmul_into" in prog.source:
@@ -229,17 +244,17 @@ def _compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel
            f"    r = _ep({', '.join(args)})\n"
            f"    return {_finisher(out_tree, prog.out_avals)}\n")
     exec(compile(src, "<autodiff jit entry>", "exec"), ns)
-    return _Entry(ns["call"], closed, out_tree, prog, kernel, "cpu", leaf_keys=leaf_keys)
+    return Entry(ns["call"], closed, out_tree, prog, kernel, "cpu", leaf_keys=leaf_keys)
 
 
-def _cuda_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None):
+def cuda_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None):
     """An entry running the program's CUDA kernels (backends/numba_cuda.py). numba-cuda
     compiles each kernel at its first launch (or loads it from its disk cache), so there
     is no background compile: the first call of a signature waits for it."""
     from .backends import numba_cuda
     numba_cuda.require_available(source=user_source())
     if prog is None:
-        prog = numba_cuda.lower(_run_pipeline(closed), dynamic_dims=dynamic)
+        prog = numba_cuda.lower(run_pipeline(closed), dynamic_dims=dynamic)
     flat = numba_cuda.entry(prog)
     if out_tree.node_type is None:
         def call(*leaves):
@@ -247,12 +262,10 @@ def _cuda_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None):
     else:
         def call(*leaves):
             return tree_unflatten(out_tree, flat(*leaves))
-    return _Entry(call, closed, out_tree, prog, None, "cuda", leaf_keys=leaf_keys)
+    return Entry(call, closed, out_tree, prog, None, "cuda", leaf_keys=leaf_keys)
 
 
-def _interpreted_entry(closed, out_tree, state="interpreted"):
-    from .backends.interpreter import run_closed
-
+def interpreted_entry(closed, out_tree, state="interpreted"):
     const_ids = {id(c) for c in closed.consts}
 
     def fresh(o, ins):
@@ -269,14 +282,14 @@ def _interpreted_entry(closed, out_tree, state="interpreted"):
                 (fresh(o, ins) if isinstance(o, np.ndarray) else np.asarray(o)[()]
                  if np.ndim(o) == 0 else np.asarray(o)) for o in outs]
         return tree_unflatten(out_tree, outs)
-    return _Entry(call, closed, out_tree, backend="interpret", state=state)
+    return Entry(call, closed, out_tree, backend="interpret", state=state)
 
 
 # ----------------------------------------------------------------------------------
 # background compilation
 # ----------------------------------------------------------------------------------
 
-class _Compiler:
+class Compiler:
     """One daemon thread that compiles kernels in the order they were asked for.
 
     A job is one kernel source; functions (and signatures) waiting for the same source
@@ -369,7 +382,6 @@ class _Compiler:
         worker = self._worker()
         if worker is None:
             return
-        from ._compile_worker import read_message, write_message
         try:
             write_message(worker.stdin.fileno(), (prog.source, prog.entry, prog.params,
                                                   prog.pieces, str(config.cache_dir)))
@@ -390,10 +402,7 @@ class _Compiler:
         w = self.worker
         if w is not None and w.poll() is None:
             return w
-        import json
-        import subprocess
-        import sys
-        from . import _compile_worker
+        import json                  # (only here: importing autodiff does not load it)
         env = dict(os.environ, AUTODIFF_WORKER_SYS_PATH=json.dumps(sys.path))
         # run as a file (runpy), not imported from the package: the worker reads its first
         # job before importing autodiff and Numba, so writing it never waits on them
@@ -422,7 +431,6 @@ class _Compiler:
 
     def wait(self, timeout=None):
         """Block until no compile is queued or running; False on timeout."""
-        import time
         end = None if timeout is None else time.monotonic() + timeout
         with self.lock:
             while self.jobs:
@@ -449,22 +457,31 @@ class _Compiler:
             thread.join(wait)
 
 
-_compiler = _Compiler()
+_compiler = Compiler()
+
+
+def submit_compile(key, prog, callback):
+    """Compile ``prog`` in the background; ``callback(kernel, error)`` runs when it is done
+    (jobs with the same ``key`` share one compile)."""
+    _compiler.submit(key, prog, callback)
+
+
+def wait_for_compiler(timeout=None):
+    """Block until no compile is queued or running; False on timeout."""
+    return _compiler.wait(timeout)
 
 
 def _fresh_after_fork():
     # a forked child has one thread: a lock another parent thread held at fork() time stays
-    # locked there forever, and the compiler thread does not exist. Fresh ones (the parent's
+    # locked there forever, and the compiler thread does not exist. A fresh one (the parent's
     # pending compiles stay on the interpreter in the child). Parallel kernels are turned off
     # in such a child by backends/numba_runtime.py's at-fork hook.
     global _compiler
-    _compiler = _Compiler()
-    for f in list(_instances):
-        f._lock = f._cache.lock          # renewed by autodiff.cache's at-fork hook (first)
+    _compiler = Compiler()
 
 
-if hasattr(__import__("os"), "register_at_fork"):
-    __import__("os").register_at_fork(after_in_child=_fresh_after_fork)
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_fresh_after_fork)
 
 
 # Seconds an exiting process gives a compile in flight in this process itself (queued ones
@@ -475,7 +492,7 @@ if hasattr(__import__("os"), "register_at_fork"):
 EXIT_WAIT_S = 10.0
 
 
-def _abandon_pending_compiles():
+def abandon_pending_compiles():
     _compiler.close(wait=EXIT_WAIT_S)
 
 
@@ -484,50 +501,9 @@ def _abandon_pending_compiles():
 # after us); concurrent.futures joins its workers the same way. atexit where it is absent.
 _register_exit = getattr(threading, "_register_atexit", None)
 if _register_exit is not None:
-    _register_exit(_abandon_pending_compiles)
+    _register_exit(abandon_pending_compiles)
 else:                                                    # pragma: no cover
-    atexit.register(_abandon_pending_compiles)
-
-
-_disabled = 0           # > 0 inside ``disable_jit()``
-
-
-@contextlib.contextmanager
-def disable_jit(disable=True):
-    """Inside this context jitted functions run as plain Python, operation by operation,
-    so ``print`` and a debugger see concrete values (as ``jax.disable_jit``).
-
-    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
-    >>> @ad.jit
-    ... def f(x):
-    ...     print(type(x).__name__)
-    ...     return anp.sum(x * x)
-    >>> with ad.disable_jit():
-    ...     float(f(np.arange(3.0)))
-    ndarray
-    5.0
-    """
-    global _disabled
-    _disabled += bool(disable)
-    try:
-        yield
-    finally:
-        _disabled -= bool(disable)
-
-
-def wait_for_compiles(timeout=None):
-    """Block until every background compile has finished (or ``timeout`` seconds pass).
-
-    Returns whether none is left pending. Useful in benchmarks and tests; ordinary code
-    never needs it (calls switch to compiled kernels by themselves).
-
-    >>> import autodiff as ad
-    >>> ad.wait_for_compiles()
-    True
-    """
-    for f in list(_instances):
-        f._start_deferred()             # signatures still counting calls (tiering) start now
-    return _compiler.wait(timeout)
+    atexit.register(abandon_pending_compiles)
 
 
 class Lowered:
@@ -536,7 +512,9 @@ class Lowered:
     ``jaxpr`` is the ClosedJaxpr that is compiled (calls inlined, dead code removed),
     ``source`` the generated Python/Numba module (``None`` for the interpreter), which
     imports its loop nests from the modules in ``pieces`` (``as_text()`` shows all),
-    ``sizes`` the run-time size vector for these arguments.
+    ``sizes`` the run-time size vector for these arguments. ``install``: ``(closed jaxpr,
+    output treedef, leaf keys, put)``, where ``put(entry)`` makes the jitted function run
+    ``entry`` for this signature (None: nothing to install) and returns the function.
     """
 
     def __init__(self, jaxpr, source, sizes, program, install=None):
@@ -558,17 +536,12 @@ class Lowered:
         >>> float(c(np.ones(3))), f.cache_info().compiled
         (3.0, 1)
         """
-        fn, key, closed, out_tree, keys = self._install
+        closed, out_tree, keys, put = self._install
         if self.program is None:           # the interpreter backend: nothing to compile
-            return fn
+            return put(None)
         if type(self.program).__name__ == "CudaProgram":
-            entry = _cuda_entry(closed, out_tree, keys, prog=self.program)
-        else:
-            entry = _compiled_entry(closed, out_tree, keys, prog=self.program)
-        entry.call.entry = entry
-        with fn._lock:
-            fn._insert(key, entry.call)
-        return fn
+            return put(cuda_entry(closed, out_tree, keys, prog=self.program))
+        return put(compiled_entry(closed, out_tree, keys, prog=self.program))
 
     @property
     def pieces(self):
