@@ -293,3 +293,22 @@ def debug_callback(fn, *args, **kwargs):
     flat, in_tree = tree_flatten((tuple(args), dict(kwargs)))
     flat = [as_array(x) for x in flat]
     debug_callback_p.bind(*flat, callback=EffectCallback(fn, in_tree, user_source()))
+
+
+# ============================================================================
+# Taylor rules (jet)
+# ============================================================================
+
+# a pure_callback is opaque host code: no derivative of any order, and jet says what to do
+P.deftaylor_opaque(pure_callback_p,
+                   "the callback is opaque host code: wrap the function calling it in "
+                   "ad.custom_jvp and give its derivative there (jet then uses the rule)")
+
+
+def _debug_callback_taylor(ins, **params):
+    # a side effect with no results: it sees the primal values, once
+    debug_callback_p.bind(*[s[0] for s in ins], **params)
+    return []
+
+
+P.deftaylor(debug_callback_p, _debug_callback_taylor)

@@ -715,3 +715,56 @@ class custom_vjp:
                                       bwd=bwd_flat, num_consts=len(consts),
                                       out_avals=tuple(v.aval for v in call_jaxpr.outvars))
         return tree_unflatten(out_tree, outs)
+
+
+# ============================================================================
+# Taylor rules (jet). custom_vjp_call and custom_lin need none of their own: jet derives
+# them from their ``inline`` bodies (the primal function; the jvp of the function).
+# ============================================================================
+from .core import is_inexact_dtype, trace_flat  # noqa: E402
+from .errors import UnsupportedError  # noqa: E402
+from .primitives.taylor_series import has_series, scale  # noqa: E402
+from .transforms.jet import is_jettable, jet_eval  # noqa: E402
+from .transforms.partial_eval import dce_closed  # noqa: E402
+
+
+def _custom_jvp_call_taylor(ins, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    # By the true function where it can be: the user's rule gives one derivative, jet needs
+    # all of them. Where it cannot (opaque host code inside, e.g. a pure_callback), by the
+    # rule: z' = T(x, x') with T the rule's tangent map, so the series of z' to order K-1
+    # is the jet of T at order K-1 (and z_k = (z')_{k-1} / k); T may call the function
+    # again, which recurses with one order less.
+    K = len(ins[0]) - 1
+    if is_jettable(call_jaxpr):
+        outs, oser = jet_eval(call_jaxpr, [], [s[0] for s in ins], [s[1:] for s in ins], K)
+        return [[o] + list(s) for o, s in zip(outs, oser)]
+    if any(has_series(s) for s in ins[:num_consts]):
+        raise UnsupportedError("a custom_jvp function closes over a value that is being "
+                               "differentiated; pass that value as an argument instead")
+    z0 = custom_jvp_call_p.bind(
+        *[s[0] for s in ins], call_jaxpr=call_jaxpr, jvp=jvp, num_consts=num_consts,
+        symbolic_zeros=symbolic_zeros)
+    xs = ins[num_consts:]
+    x0 = [s[0] for s in xs]
+    floats = [is_inexact_dtype(P.dtype_of(x)) for x in x0]
+    avals = [ShapedArray(P.shape_of(x), P.dtype_of(x)) for x in x0]
+
+    def tangent_map(*args):
+        it = iter(args[len(x0):])
+        ts = [next(it) if fl else P.full(a.shape, 0, P.tangent_dtype(a.dtype))
+              for fl, a in zip(floats, avals)]
+        _, touts = jvp(list(args[:len(x0)]), ts)
+        return [P.instantiate(t) for t in touts]
+
+    T = dce_closed(trace_flat(tangent_map, avals + [a for a, fl in zip(avals, floats) if fl],
+                              name="custom_jvp_rule"))
+    # x'(t) has the coefficients (m + 1) x_{m+1}
+    dx = [[P.zeros_like(s[0]) if s[1] is None else s[1]]
+          + [scale(s[m + 1], m + 1) for m in range(1, K)] for s, fl in zip(xs, floats) if fl]
+    w, ws = jet_eval(T.jaxpr, T.consts, x0 + [d[0] for d in dx],
+                     [s[1:K] for s in xs] + [d[1:] for d in dx], K - 1)
+    return [[z] + [scale(([wi] + list(wsi))[k - 1], 1.0 / k) for k in range(1, K + 1)]
+            for z, wi, wsi in zip(z0, w, ws)]
+
+
+P.deftaylor(custom_jvp_call_p, _custom_jvp_call_taylor)

@@ -37,7 +37,8 @@ class Primitive:
       library ops so it can be differentiated again (tangents may be ``Zero``);
       ``transpose(cts, *args, **params)`` for linear primitives (``args`` mixes
       ``UndefinedPrimal`` for linear inputs and values for the rest);
-      ``batch(args, dims, **params)`` -> (out, out_dims) for vmap.
+      ``batch(args, dims, **params)`` -> (out, out_dims) for vmap;
+      ``taylor(ins, **params)`` -> the output's Taylor coefficients for jet.
     """
 
     def __init__(self, name, multiple_results=False):
@@ -50,6 +51,7 @@ class Primitive:
         self.jvp = None
         self.transpose = None
         self.batch = None
+        self.taylor = None           # Taylor rule (jet); see primitives._rules.deftaylor
         self.differentiable = True   # False for integer/boolean-valued ops (zero tangents)
         self.is_linear = False       # set by primitives.deftranspose, never by hand
         self.linear_argnums = None   # with is_linear: the operands it is linear in (None: all)

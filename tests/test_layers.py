@@ -32,7 +32,7 @@ LAYERS = [
     # 3: the reference evaluator of programs (through each primitive's impl)
     ["autodiff.backends.interpreter", "autodiff.api_util"],
     # 4: the primitives and their rules (control flow excepted)
-    ["autodiff.primitives._rules", "autodiff.primitives._series",
+    ["autodiff.primitives", "autodiff.primitives._rules", "autodiff.primitives.taylor_series",
      "autodiff.primitives.elementwise", "autodiff.primitives.shape",
      "autodiff.primitives.reductions", "autodiff.primitives.indexing", "autodiff.primitives.dot",
      "autodiff.primitives.cumulative", "autodiff.primitives.linalg", "autodiff.primitives.fft",
@@ -40,7 +40,7 @@ LAYERS = [
     # 5: IR -> IR passes
     ["autodiff.transforms", "autodiff.transforms.*"],
     # 6: primitives whose rules are built from the passes
-    ["autodiff.primitives.control_flow", "autodiff.primitives", "autodiff.custom_derivatives",
+    ["autodiff.primitives.control_flow", "autodiff.custom_derivatives",
      "autodiff.batching"],
     # 7: the transformation API
     ["autodiff.api", "autodiff.jacobians",

@@ -37,7 +37,9 @@ label values for the name-based policies.
 from ..core import (ClosedJaxpr, DropVar, Eqn, Jaxpr, Primitive, ShapedArray,
                     UndefinedPrimal, Var, Zero, trace_flat)
 from .. import primitives as P
+from ..backends.interpreter import run_jaxpr
 from ..cache import ProgramCache
+from .jet import call_rule
 from .jvp import jvp_jaxpr
 from .partial_eval import dce_jaxpr, split_equations
 from .transpose import backward_pass
@@ -234,7 +236,6 @@ remat_p.call_like = True
 
 
 def _remat_impl(*args, jaxpr, policy, prevent_cse):
-    from ..backends.interpreter import run_jaxpr
     return run_jaxpr(jaxpr, [], list(args))
 
 
@@ -419,6 +420,8 @@ remat_p.jvp = _remat_jvp
 remat_p.partial_eval = _remat_partial_eval
 remat_p.transpose = _remat_transpose
 remat_p.batch = _remat_batch
+# Taylor mode inlines the body: it is forward-only, there is nothing to save
+P.deftaylor(remat_p, call_rule(lambda ins, params: (params["jaxpr"], [])))
 
 
 def _remat_dce(e, used_outputs):
@@ -443,6 +446,7 @@ name_p.abstract_eval = lambda x, *, name: x
 name_p.jvp = lambda primals, tangents, *, name: (name_p.bind(primals[0], name=name), tangents[0])
 name_p.transpose = lambda ct, x, *, name: [ct]
 name_p.batch = lambda args, dims, *, name: (name_p.bind(args[0], name=name), dims[0])
+P.deftaylor(name_p, lambda ins, *, name: [name_p.bind(ins[0][0], name=name)] + list(ins[0][1:]))
 
 
 def inline_remat(closed):

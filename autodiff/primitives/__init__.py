@@ -12,6 +12,12 @@ Rules of a primitive ``p``:
                        can be differentiated again
   ``p.transpose``      for linear primitives: cotangents of the linear inputs
   ``p.batch``          vmap: ``(args, dims) -> (out, out_dim)``
+  ``p.taylor``         jet: the output's Taylor coefficients from the operands'
+                       (``deftaylor``; the series arithmetic is in :mod:`.taylor_series`)
+
+The control-flow primitives (``cond``, ``while``, ``scan``) are in :mod:`.control_flow`,
+which sits above the transforms its rules use: import them from there (``autodiff.lax``
+does).
 
 >>> from autodiff import primitives as P
 >>> import numpy as np
@@ -30,11 +36,9 @@ from .dot import *  # noqa: F401,F403
 from .cumulative import *  # noqa: F401,F403
 from .linalg import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403
-# control flow last: its rules build on the transforms, which use the families above
-from .control_flow import cond_p, scan_p, while_p  # noqa: E402,F401
 from . import _rules, elementwise, shape, reductions, indexing, dot  # noqa: F401
-from . import cumulative, linalg, fft, control_flow  # noqa: F401
+from . import cumulative, linalg, fft, taylor_series  # noqa: F401
 
-__all__ = (["primitives", "Primitive", "ShapedArray", "cond_p", "scan_p", "while_p"] + _rules.__all__
+__all__ = (["primitives", "Primitive", "ShapedArray"] + _rules.__all__
            + elementwise.__all__ + shape.__all__ + reductions.__all__ + indexing.__all__
            + dot.__all__ + cumulative.__all__ + linalg.__all__ + fft.__all__)

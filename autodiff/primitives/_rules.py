@@ -1,10 +1,22 @@
-"""Rule helpers shared by every primitive family."""
+"""Rule helpers shared by every primitive family.
+
+A Taylor rule (``p.taylor``, for ``jet``) maps the coefficient lists of the operands,
+``ins[i] = [x₀, x₁, …, x_K]`` (normalized coefficients, ``None`` for one known to be zero),
+to the output's list (a list of lists for several results), built with ``bind``. The
+derivative declarations give most of them: :func:`deflinear` (each coefficient mapped),
+:func:`defbilinear` (Cauchy products), :func:`defjvp_zero` (no derivative of any order);
+:func:`deftaylor_locally_linear` and :func:`deftaylor_opaque` are one line more; the rest
+are written with :func:`deftaylor` and the series arithmetic of
+:mod:`autodiff.primitives.taylor_series`, beside the primitive's jvp.
+"""
 import numpy as np
 
-from ..core import ShapedArray, Tracer, UndefinedPrimal, Zero, complex_dtype, get_aval
-from ..errors import DTypeError, ShapeError
+from ..core import (ShapedArray, Tracer, UndefinedPrimal, Zero, complex_dtype, eval_jaxpr,
+                    get_aval, is_inexact_dtype, trace_flat, trace_state)
+from ..errors import DTypeError, ShapeError, UnsupportedError
 
 __all__ = ["aval_of", "defbilinear", "defjvp", "defjvp_zero", "defleading", "deflinear",
+           "deftaylor", "deftaylor_linear", "deftaylor_locally_linear", "deftaylor_opaque",
            "deftranspose", "defvectorized", "dtype_of", "full", "full_like", "instantiate",
            "is_zero", "moveaxis", "ones_like", "scalar", "shape_of", "shifted", "tangent_dtype",
            "zeros_like"]
@@ -60,7 +72,6 @@ _PY_NUMBERS = (int, float, bool, complex)
 
 
 def _to_complex(x):
-    from .elementwise import convert
     return convert(x, complex_dtype(dtype_of(x)))
 
 
@@ -135,8 +146,9 @@ def defjvp(prim, *rules):
     prim.jvp = jvp
 
 
-def defjvp_zero(prim):
-    """Piecewise-constant or integer-valued: the tangent is zero."""
+def defjvp_zero(prim, reason="no derivative"):
+    """Piecewise-constant or integer-valued: the tangent is zero, and so is every higher
+    Taylor coefficient. ``reason`` says why (``jet.NONDIFFERENTIABLE`` lists it)."""
     def jvp(primals, tangents, **params):
         ans = prim.bind(*primals, **params)
         if prim.multiple_results:
@@ -145,6 +157,15 @@ def defjvp_zero(prim):
     prim.jvp = jvp
     prim.differentiable = False
     prim.zero_derivative = True
+
+    def taylor(ins, **params):
+        out = prim.bind(*[s[0] for s in ins], **params)
+        K = len(ins[0]) - 1 if ins else 0
+        if prim.multiple_results:
+            return [[o] + [None] * K for o in out]
+        return [out] + [None] * K
+    taylor.no_derivative = reason
+    prim.taylor = taylor
 
 
 def deftranspose(prim, rule, argnums=None):
@@ -164,7 +185,8 @@ def deftranspose(prim, rule, argnums=None):
 def deflinear(prim, transpose_rule, argnums=None):
     """Linear in the operands ``argnums`` (all when ``None``); the other operands are integer
     data (indices, predicates) with zero tangents. The jvp applies ``prim`` to the tangents of
-    the linear operands and the primal values of the rest; see :func:`deftranspose`."""
+    the linear operands and the primal values of the rest; see :func:`deftranspose`. The
+    Taylor rule applies it to each coefficient (:func:`deftaylor_linear`)."""
     lin = range(1 << 30) if argnums is None else frozenset(argnums)   # "all": any index is in
 
     def jvp(primals, tangents, **params):
@@ -175,6 +197,8 @@ def deflinear(prim, transpose_rule, argnums=None):
         return ans, prim.bind(*ts, **params)
     prim.jvp = jvp
     deftranspose(prim, transpose_rule, argnums)
+    if not prim.multiple_results:
+        deftaylor_linear(prim)
 
 
 def defbilinear(prim, lhs_rule, rhs_rule, apply=None):
@@ -183,7 +207,7 @@ def defbilinear(prim, lhs_rule, rhs_rule, apply=None):
     ``lhs_rule(ct, x, y, **params)`` is the cotangent of ``x`` (an ``UndefinedPrimal``) for a
     value ``y``; ``rhs_rule(ct, x, y, **params)`` the cotangent of ``y``. ``apply(a, b, ans,
     **params)`` evaluates the map (default ``prim.bind(a, b)``; ``mul`` passes its broadcasting
-    form).
+    form). The Taylor rule is the Cauchy product of the operands' series.
     """
     apply = apply or (lambda a, b, ans, **params: prim.bind(a, b, **params))
     defjvp(prim, lambda g, ans, x, y, **params: apply(g, y, ans, **params),
@@ -196,6 +220,11 @@ def defbilinear(prim, lhs_rule, rhs_rule, apply=None):
             return [lhs_rule(ct, x, y, **params), None]
         return [None, rhs_rule(ct, x, y, **params)]
     deftranspose(prim, transpose)
+
+    def taylor(ins, **params):                    # Cauchy products of the coefficients
+        x, y = ins
+        return series_mul(x, y, op=lambda a, b: prim.bind(a, b, **params))
+    prim.taylor = taylor
 
 
 def _ndim(x):
@@ -268,6 +297,82 @@ def defvectorized(prim):
 
 
 # ============================================================================
+# Taylor rules (``p.taylor``): the declarations and their family helpers
+# ============================================================================
+
+def deftaylor(prim, rule):
+    """Declare ``prim``'s Taylor rule ``rule(ins, **params) -> outs`` (see the module doc);
+    returns the rule. Without one, ``jet`` derives the rule of a unary elementwise primitive
+    from its jvp and of a composite from its ``inline`` body."""
+    prim.taylor = rule
+    return rule
+
+
+def deftaylor_linear(prim):
+    """Linear in its float operands (the others are indices or predicates): each
+    coefficient of the output is ``prim`` applied to the operands' coefficients."""
+    assert not prim.multiple_results
+
+    def rule(ins, **params):
+        K = len(ins[0]) - 1
+        floats = [is_inexact_dtype(dtype_of(s[0])) for s in ins]
+        outs = [prim.bind(*[s[0] for s in ins], **params)]
+        for k in range(1, K + 1):
+            if all(s[k] is None for s, f in zip(ins, floats) if f):
+                outs.append(None)
+                continue
+            args = [(zeros_like(s[0]) if s[k] is None else s[k]) if f else s[0]
+                    for s, f in zip(ins, floats)]
+            outs.append(prim.bind(*args, **params))
+        return outs
+    prim.taylor = rule
+
+
+def deftaylor_locally_linear(prim):
+    """Piecewise linear (max-like choices, sorting): the branch taken is fixed by the
+    primals, so the output's coefficients are the tangent map (traced once, from
+    ``prim.jvp``) applied to each input coefficient: coefficients are selected."""
+    assert not prim.multiple_results
+
+    def rule(ins, **params):
+        K = len(ins[0]) - 1
+        primals = [s[0] for s in ins]
+        floats = [i for i, s in enumerate(ins) if is_inexact_dtype(dtype_of(s[0]))]
+        avals = [ShapedArray(shape_of(ins[i][0]), dtype_of(ins[i][0])) for i in floats]
+        box = []
+
+        def tangent_map(*ts):
+            tangents = [Zero(ShapedArray(shape_of(p), tangent_dtype(dtype_of(p))))
+                        for p in primals]
+            for i, t in zip(floats, ts):
+                tangents[i] = t
+            out, tout = prim.jvp(primals, tangents, **params)
+            box.append(out)                       # the primal: an outer value
+            return [instantiate(tout)]
+
+        lin = trace_flat(tangent_map, avals, name="jet_linear")
+        outs = [box[0]]
+        for k in range(1, K + 1):
+            if all(ins[i][k] is None for i in floats):
+                outs.append(None)
+                continue
+            ts = [zeros_like(ins[i][0]) if ins[i][k] is None else ins[i][k] for i in floats]
+            outs.append(eval_jaxpr(lin.jaxpr, lin.consts, *ts)[0])
+        return outs
+    prim.taylor = rule
+
+
+def deftaylor_opaque(prim, reason):
+    """No derivative at all, not even zero (opaque host code): Taylor mode through ``prim``
+    is an error saying ``reason`` (what to do instead); ``jet.OPAQUE`` lists it."""
+    def rule(ins, **params):
+        raise UnsupportedError(f"Taylor mode (jet) through {prim.name}: {reason}",
+                               source=trace_state.source)
+    rule.opaque = reason
+    prim.taylor = rule
+
+
+# ============================================================================
 # Library ops: thin, strict wrappers the rules and autodiff.numpy are built on
 # ============================================================================
 
@@ -313,5 +418,6 @@ def _u(prim):
 
 # Names used only when a rule runs, from families imported after this one
 # (the package imports the families in dependency order; see __init__).
-from .elementwise import add  # noqa: E402
+from .elementwise import add, convert  # noqa: E402
+from .taylor_series import series_mul  # noqa: E402
 from .shape import broadcast_in_dim, transpose  # noqa: E402

@@ -28,7 +28,9 @@ from .. import primitives as P
 from ..backends.interpreter import hot_runner, run_jaxpr   # the reference evaluator runs bodies
 from ..core import (ClosedJaxpr, Eqn, Jaxpr, eqn_effectful, Literal, Primitive, ShapedArray, UndefinedPrimal, Var,
                     Zero, hoist_consts, trace_flat, user_source)
+from ..core import eval_jaxpr, trace_state
 from ..errors import DTypeError, ShapeError, UnsupportedError
+from ..transforms.jet import jet_eval
 from ..transforms.jvp import jvp_jaxpr
 from ..transforms.partial_eval import dce_jaxpr, partial_eval_jaxpr, split_equations
 from ..transforms.transpose import backward_pass
@@ -525,7 +527,7 @@ def _while_partial_eval(eqn, unknowns):
 
 
 def _while_transpose(cts, *args, **params):
-    from ..core import trace_state      # backward_pass sets it to the while_loop's line
+    # backward_pass sets trace_state.source to the while_loop's line
     raise UnsupportedError(_WHILE_REVERSE_FIX, source=trace_state.source or user_source())
 
 
@@ -738,3 +740,116 @@ _declare(scan_p, impl=_scan_impl, abstract_eval=_scan_abstract_eval, jvp=_scan_j
          partial_eval=_scan_partial_eval, transpose=_scan_transpose)
 
 
+# ============================================================================
+# Taylor rules (jet): the bodies are Taylor-evaluated (transforms.jet.jet_eval), loop
+# carries carry all their coefficients (zeros materialized), and the course a cond or a
+# loop takes depends on the primals only
+# ============================================================================
+
+def _dense(aval, s):
+    """All coefficients of a float value as arrays (zeros materialized): a loop carry."""
+    return [P.full(aval.shape, 0, aval.dtype) if c is None else c for c in s]
+
+
+def _pack(avals, outs, oser):
+    """Results as flat operands: the primals, then the coefficients of the float ones."""
+    return list(outs) + [c for a, s in zip(avals, oser) if _is_float(a) for c in _dense(a, s)]
+
+
+def _unpack(avals, coefs, K):
+    """Per value, its coefficient list, from the flat coefficients of the float ones."""
+    it = iter(coefs)
+    return [[next(it) for _ in range(K)] if _is_float(a) else [None] * K for a in avals]
+
+
+def _series_out(avals, flat, K):
+    """What ``_pack`` made, as one series ``[primal, c₁, …, c_K]`` per value."""
+    n = len(avals)
+    return [[o] + s for o, s in zip(flat[:n], _unpack(avals, flat[n:], K))]
+
+
+def _avals_of(xs):
+    return [ShapedArray(tuple(P.shape_of(x)), P.dtype_of(x)) for x in xs]
+
+
+def _cond_taylor(ins, *, branches):
+    K = len(ins[0]) - 1
+    ops = ins[1:]
+    n = len(ops)
+    mask = [[c is not None for c in s[1:]] for s in ops]
+    flat = [s[0] for s in ops] + [c for s in ops for c in s[1:] if c is not None]
+    out_avals = branches[0].out_avals
+
+    def make(b):
+        def branch(*args):
+            it = iter(args[n:])
+            series = [[next(it) if m else None for m in ms] for ms in mask]
+            outs, oser = jet_eval(b.jaxpr, b.consts, args[:n], series, K)
+            return _pack(out_avals, outs, oser)
+        return branch
+
+    avals = _avals_of(flat)
+    bodies, consts = join_branches([trace_body(make(b), avals, "cond_jet") for b in branches])
+    outs = cond_p.bind(ins[0][0], *consts, *flat, branches=bodies)
+    return _series_out(out_avals, outs, K)
+
+
+def _scan_taylor(ins, *, jaxpr, num_consts, num_carry, length, reverse):
+    K = len(ins[0]) - 1
+    nc, nk = num_consts, num_carry
+    k_avals, y_avals = jaxpr.out_avals[:nk], jaxpr.out_avals[nk:]
+    consts, carry, xs = ins[:nc], ins[nc:nc + nk], ins[nc + nk:]
+    x_mask = [[c is not None for c in s[1:]] for s in xs]
+    init = [s[0] for s in carry] + [c for a, s in zip(jaxpr.in_avals[nc:], carry)
+                                    if _is_float(a) for c in _dense(a, s[1:])]
+    x_in = [s[0] for s in xs] + [c for s in xs for c in s[1:] if c is not None]
+    n_init, n_x = len(init), len(xs)
+
+    def body(*args):
+        kflat, xflat = args[:n_init], args[n_init:]
+        it = iter(xflat[n_x:])
+        x_series = [[next(it) if m else None for m in ms] for ms in x_mask]
+        outs, oser = jet_eval(jaxpr.jaxpr, jaxpr.consts,
+                              [s[0] for s in consts] + list(kflat[:nk]) + list(xflat[:n_x]),
+                              [s[1:] for s in consts] + _unpack(k_avals, kflat[nk:], K)
+                              + x_series, K)
+        return _pack(k_avals, outs[:nk], oser[:nk]) + _pack(y_avals, outs[nk:], oser[nk:])
+
+    avals = _avals_of(init) + [ShapedArray(a.shape[1:], a.dtype) for a in _avals_of(x_in)]
+    body_j, body_consts = trace_body(body, avals, "scan_jet")
+    outs = scan_p.bind(*body_consts, *init, *x_in, jaxpr=body_j, num_consts=len(body_consts),
+                       num_carry=n_init, length=length, reverse=reverse)
+    return _series_out(k_avals, outs[:n_init], K) + _series_out(y_avals, outs[n_init:], K)
+
+
+def _while_taylor(ins, *, cond_jaxpr, body_jaxpr, cond_nconsts, body_nconsts, max_steps):
+    K = len(ins[0]) - 1
+    ncc, nbc = cond_nconsts, body_nconsts
+    cc, bc, carry = ins[:ncc], ins[ncc:ncc + nbc], ins[ncc + nbc:]
+    k_avals = body_jaxpr.out_avals
+    nk = len(carry)
+    init = [s[0] for s in carry] + [c for a, s in zip(k_avals, carry)
+                                    if _is_float(a) for c in _dense(a, s[1:])]
+
+    def cond_fun(*val):                           # the loop's course depends on primals only
+        return eval_jaxpr(cond_jaxpr.jaxpr, cond_jaxpr.consts, *[s[0] for s in cc],
+                          *val[:nk])
+
+    def body_fun(*val):
+        outs, oser = jet_eval(body_jaxpr.jaxpr, body_jaxpr.consts,
+                              [s[0] for s in bc] + list(val[:nk]),
+                              [s[1:] for s in bc] + _unpack(k_avals, val[nk:], K), K)
+        return _pack(k_avals, outs, oser)
+
+    avals = _avals_of(init)
+    cj, c_consts = trace_body(cond_fun, avals, "while_jet_cond")
+    bj, b_consts = trace_body(body_fun, avals, "while_jet")
+    outs = while_p.bind(*c_consts, *b_consts, *init, cond_jaxpr=cj, body_jaxpr=bj,
+                        cond_nconsts=len(c_consts), body_nconsts=len(b_consts),
+                        max_steps=max_steps)
+    return _series_out(k_avals, outs, K)
+
+
+P.deftaylor(cond_p, _cond_taylor)
+P.deftaylor(scan_p, _scan_taylor)
+P.deftaylor(while_p, _while_taylor)

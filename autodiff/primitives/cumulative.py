@@ -3,11 +3,13 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray
 from ..errors import ShapeError
-from ._rules import (defjvp, defjvp_zero, defleading, deflinear, dtype_of, full, is_zero,
+from ._rules import (defjvp, defjvp_zero, defleading, deflinear, deftaylor,
+                     deftaylor_locally_linear, dtype_of, full, is_zero,
                      ones_like, scalar, shape_of, shifted, zeros_like, _ndim, _zero_like)
 from .elementwise import add, convert, div, eq, mul, ne, select, sub
 from .shape import concatenate, iota, pad, rev, slice_in_dim
 from .indexing import scatter_along_axis_add, take_along_axis
+from .taylor_series import map_series, series_mul
 
 __all__ = ["argsort_p", "cummax_p", "cummin_p", "cumprod", "cumprod_p", "cumsum", "cumsum_p",
            "sort_p"]
@@ -70,6 +72,33 @@ def _cumprod_jvp(t, ans, x, *, axis, reverse):
 defjvp(cumprod_p, _cumprod_jvp)
 
 
+def _shift_series(y, axis, d, nd):
+    """y shifted by ``d`` along ``axis``: the primal is filled with 1, coefficients with 0."""
+    cfg = [(0, 0, 0)] * nd
+    cfg[axis] = (d, -d, 0)
+    dt = dtype_of(y[0])
+    return [pad(y[0], scalar(1, dt), cfg)] + [
+        None if c is None else pad(c, scalar(0, dt), cfg) for c in y[1:]]
+
+
+def _cumprod_taylor(ins, *, axis, reverse):
+    # the Hillis–Steele scan of the jvp rule, y_i <- y_i · y_{i-d} for d = 1, 2, 4, …, on
+    # series: log₂ n Cauchy products, exact with zeros in x
+    (x,) = ins
+    n, nd = shape_of(x[0])[axis], _ndim(x[0])
+    y = map_series(lambda c: rev(c, (axis,)), x) if reverse else list(x)
+    d = 1
+    while d < n:
+        y = series_mul(y, _shift_series(y, axis, d, nd))
+        d *= 2
+    if reverse:
+        y = map_series(lambda c: rev(c, (axis,)), y)
+    return [cumprod_p.bind(x[0], axis=axis, reverse=reverse)] + y[1:]
+
+
+deftaylor(cumprod_p, _cumprod_taylor)
+
+
 def cumprod(x, axis, reverse=False):
     """The cumulative product along ``axis`` (from the end when ``reverse``)."""
     return cumprod_p.bind(x, axis=int(axis), reverse=bool(reverse))
@@ -99,6 +128,7 @@ def _cum_extreme(name, ufunc):
             src = sub(scalar(n - 1, np.int64), src)
         return take_along_axis(t, src, axis)
     defjvp(p, jvp)
+    deftaylor_locally_linear(p)
     return p
 
 
@@ -138,6 +168,7 @@ def _tie_average(s, ts, axis):
 
 
 sort_p.jvp = _sort_jvp
+deftaylor_locally_linear(sort_p)
 
 
 defleading(sort_p, shifted("dimension"))
@@ -145,7 +176,7 @@ defleading(sort_p, shifted("dimension"))
 argsort_p = Primitive("argsort")
 argsort_p.impl = lambda x, *, dimension: np.argsort(x, axis=dimension, kind="stable").astype(np.int64)
 argsort_p.abstract_eval = lambda x, *, dimension: ShapedArray(x.shape, np.int64)
-defjvp_zero(argsort_p)
+defjvp_zero(argsort_p, "integer result")
 
 
 defleading(argsort_p, shifted("dimension"))

@@ -1,10 +1,18 @@
-"""Elementwise primitives: unary and binary math, comparisons, select, dtype conversion."""
+"""Elementwise primitives: unary and binary math, comparisons, select, dtype conversion.
+
+Each primitive's Taylor rule (``p.taylor``, for ``jet``) follows its jvp: the recurrences of
+:mod:`autodiff.primitives.taylor_series` (``z' = w x'`` with ``w`` = ``z`` for exp, cos/sin
+pairs for sin, ``1 - z²`` for tanh, …).
+"""
+import math
+
 import numpy as np
 
 from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero, complex_dtype,
                     is_inexact_dtype, real_dtype)
 from ..errors import DTypeError, ShapeError
-from ._rules import (defbilinear, defjvp, defjvp_zero, deflinear, deftranspose, defvectorized,
+from ._rules import (defbilinear, defjvp, defjvp_zero, deflinear, deftaylor, deftaylor_linear,
+                     deftranspose, defvectorized,
                      dtype_of, full, instantiate, is_zero, ones_like, shape_of, zeros_like, _b,
                      _binary_aval, _binary_shape, _coerce_pair, _float_unary_aval,
                      _std_unary_aval, _u,
@@ -69,37 +77,68 @@ sign_p.jvp = _sign_jvp
 # piecewise constant on real operands (a complex sign has a derivative): the converted
 # value of a real sign drops nothing (``tracing.JaxprTrace.carries_derivative``)
 sign_p.zero_derivative = lambda eqn: eqn.invars[0].aval.dtype.kind != "c"
+
+
+def _complex_abs_series(x):
+    """|z| = √(Re² + Im²) of a complex series (smooth away from z = 0)."""
+    u, v = map_series(real, x), map_series(imag, x)
+    q = [sum_terms(ab) for ab in zip(series_mul(u, u), series_mul(v, v))]
+    return series_sqrt(q, sqrt(q[0]))
+
+
+def _sign_taylor(ins):
+    (x,) = ins
+    K = len(x) - 1
+    if dtype_of(x[0]).kind != "c" or not has_series(x):   # piecewise constant on reals
+        return [sign_p.bind(x[0])] + [None] * K
+    # sign(z) = z/|z| is smooth away from 0 on complex numbers
+    r = map_series(lambda c: complex_(c, 0.0), _complex_abs_series(x))
+    return [sign_p.bind(x[0])] + series_div(x, r)[1:]
+
+
+deftaylor(sign_p, _sign_taylor)
 floor_p = _unary("floor", np.floor, real_only=True)
-defjvp_zero(floor_p)
+defjvp_zero(floor_p, "piecewise constant")
 ceil_p = _unary("ceil", np.ceil, real_only=True)
-defjvp_zero(ceil_p)
+defjvp_zero(ceil_p, "piecewise constant")
 round_p = _unary("round", np.round)       # numpy: round half to even
-defjvp_zero(round_p)
+defjvp_zero(round_p, "piecewise constant")
 
 is_finite_p = Primitive("is_finite")
 is_finite_p.impl = np.isfinite
 is_finite_p.abstract_eval = lambda x: ShapedArray(x.shape, np.bool_)
-defjvp_zero(is_finite_p)
+defjvp_zero(is_finite_p, "boolean result")
 defvectorized(is_finite_p)
 
 not_p = Primitive("not")
 not_p.impl = np.invert
 not_p.abstract_eval = _std_unary_aval
-defjvp_zero(not_p)
+defjvp_zero(not_p, "bitwise/boolean")
 defvectorized(not_p)
 
 exp_p = _unary("exp", np.exp)
 defjvp(exp_p, lambda g, ans, x: mul(g, ans))                       # d e^x = e^x
+deftaylor(exp_p, lambda ins: series_ode(ins[0], exp(ins[0][0]), lambda z, m: z[m]))
 exp2_p = _unary("exp2", np.exp2)
 defjvp(exp2_p, lambda g, ans, x: mul(g, mul(ans, np.log(2.0).astype(ans.dtype))))
+deftaylor(exp2_p, lambda ins: series_ode(                          # 2^x = e^(x ln 2)
+    [None] + [scale(c, math.log(2.0)) for c in ins[0][1:]], exp2_p.bind(ins[0][0]),
+    lambda z, m: z[m]))
 log_p = _unary("log", np.log)
 defjvp(log_p, lambda g, ans, x: div(g, x))                          # d log x = 1/x
+deftaylor(log_p, lambda ins: series_log(ins[0], log(ins[0][0])))
 log1p_p = _unary("log1p", np.log1p)
 defjvp(log1p_p, lambda g, ans, x: div(g, add(x, 1)))
+deftaylor(log1p_p, lambda ins: series_log(add_const(ins[0], 1.0), log1p_p.bind(ins[0][0])))
 expm1_p = _unary("expm1", np.expm1)
 defjvp(expm1_p, lambda g, ans, x: mul(g, add(ans, 1)))
+deftaylor(expm1_p, lambda ins: series_ode(                         # z' = (z + 1) x'
+    ins[0], expm1_p.bind(ins[0][0]), lambda z, m: add(z[0], 1.0) if m == 0 else z[m]))
 tanh_p = _unary("tanh", np.tanh)
 defjvp(tanh_p, lambda g, ans, x: mul(g, sub(1, mul(ans, ans))))     # 1 - tanh²
+deftaylor(tanh_p, lambda ins: series_ode(                          # z' = (1 - z²) x'
+    ins[0], tanh(ins[0][0]), lambda z, m: sub(1.0, mul(z[0], z[0])) if m == 0
+    else neg_term(square_term(z, m))))
 
 
 def _logistic_impl(x):
@@ -116,33 +155,64 @@ def _logistic_impl(x):
 
 logistic_p = _unary("logistic", _logistic_impl)
 defjvp(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(1, ans))))  # σ(1-σ)
+deftaylor(logistic_p, lambda ins: series_ode(                      # z' = (z - z²) x'
+    ins[0], logistic_p.bind(ins[0][0]), lambda z, m: sub(z[0], mul(z[0], z[0])) if m == 0
+    else sum_terms([z[m], neg_term(square_term(z, m))])))
 sin_p = _unary("sin", np.sin)
 defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)))
+deftaylor(sin_p, lambda ins: series_sincos(ins[0], sin(ins[0][0]), cos(ins[0][0]), -1)[0])
 cos_p = _unary("cos", np.cos)
 defjvp(cos_p, lambda g, ans, x: neg(mul(g, sin(x))))
+deftaylor(cos_p, lambda ins: series_sincos(ins[0], sin(ins[0][0]), cos(ins[0][0]), -1)[1])
 tan_p = _unary("tan", np.tan)
 defjvp(tan_p, lambda g, ans, x: mul(g, add(1, mul(ans, ans))))      # 1 + tan²
+deftaylor(tan_p, lambda ins: series_ode(                           # z' = (1 + z²) x'
+    ins[0], tan_p.bind(ins[0][0]), lambda z, m: add(1.0, mul(z[0], z[0])) if m == 0
+    else square_term(z, m)))
+
+
+def _inverse_taylor(prim, u_of, w_of, sign=1):
+    """The Taylor rule of an inverse function: z' = w(x) x' where w is a series function
+    of x alone (asin: w = (1 - x²)^(-1/2), from u = 1 - x²)."""
+    def rule(ins):
+        (x,) = ins
+        K = len(x) - 1
+        w = w_of(u_of(series_square(x[:K])))      # w is needed up to order K-1 only
+        z = series_integrate(x, w, prim.bind(x[0]))
+        return z if sign > 0 else [z[0]] + [neg_term(c) for c in z[1:]]
+    deftaylor(prim, rule)
+
+
 asin_p = _unary("asin", np.arcsin)
 defjvp(asin_p, lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x)))))
+_inverse_taylor(asin_p, lambda s: one_minus(s), lambda u: series_rsqrt(u))
 acos_p = _unary("acos", np.arccos)
 defjvp(acos_p, lambda g, ans, x: neg(mul(g, rsqrt(sub(1, mul(x, x))))))
+_inverse_taylor(acos_p, lambda s: one_minus(s), lambda u: series_rsqrt(u), sign=-1)
 atan_p = _unary("atan", np.arctan)
 defjvp(atan_p, lambda g, ans, x: div(g, add(1, mul(x, x))))
+_inverse_taylor(atan_p, lambda s: add_const(s, 1.0), lambda u: series_recip(u))
 sinh_p = _unary("sinh", np.sinh)
 defjvp(sinh_p, lambda g, ans, x: mul(g, cosh(x)))
+deftaylor(sinh_p, lambda ins: series_sincos(ins[0], sinh(ins[0][0]), cosh(ins[0][0]), 1)[0])
 cosh_p = _unary("cosh", np.cosh)
 defjvp(cosh_p, lambda g, ans, x: mul(g, sinh(x)))
+deftaylor(cosh_p, lambda ins: series_sincos(ins[0], sinh(ins[0][0]), cosh(ins[0][0]), 1)[1])
 asinh_p = _unary("asinh", np.arcsinh)
 defjvp(asinh_p, lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))))
+_inverse_taylor(asinh_p, lambda s: add_const(s, 1.0), lambda u: series_rsqrt(u))
 acosh_p = _unary("acosh", np.arccosh)
 # 1/√(x²-1) for real x; for complex z the principal branch's derivative is
 # 1/(√(z-1)·√(z+1)), which differs from 1/√(z²-1) in sign where Re z < 0
 defjvp(acosh_p, lambda g, ans, x: mul(g, rsqrt(sub(mul(x, x), 1))) if dtype_of(x).kind != "c"
        else mul(g, mul(rsqrt(sub(x, 1)), rsqrt(add(x, 1)))))
+_inverse_taylor(acosh_p, lambda s: add_const(s, -1.0), lambda u: series_rsqrt(u))
 atanh_p = _unary("atanh", np.arctanh)
 defjvp(atanh_p, lambda g, ans, x: div(g, sub(1, mul(x, x))))
+_inverse_taylor(atanh_p, lambda s: one_minus(s), lambda u: series_recip(u))
 sqrt_p = _unary("sqrt", np.sqrt)
 defjvp(sqrt_p, lambda g, ans, x: div(g, mul(ans, 2)))               # 1/(2√x)
+deftaylor(sqrt_p, lambda ins: series_sqrt(ins[0], sqrt(ins[0][0])))
 
 
 def _rsqrt_impl(x):
@@ -152,8 +222,10 @@ def _rsqrt_impl(x):
 
 rsqrt_p = _unary("rsqrt", _rsqrt_impl)
 defjvp(rsqrt_p, lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)))   # -x^(-3/2)/2
+deftaylor(rsqrt_p, lambda ins: series_pow(ins[0], -0.5, rsqrt(ins[0][0])))
 cbrt_p = _unary("cbrt", np.cbrt, real_only=True)
 defjvp(cbrt_p, lambda g, ans, x: div(g, mul(mul(ans, ans), 3)))     # 1/(3 x^(2/3))
+deftaylor(cbrt_p, lambda ins: series_pow(ins[0], 1.0 / 3.0, cbrt_p.bind(ins[0][0])))
 abs_p = _unary("abs", np.abs, float_only=False)
 abs_p.abstract_eval = lambda x, **_: ShapedArray(x.shape, real_dtype(x.dtype))
 
@@ -168,6 +240,20 @@ def _abs_jvp_rule(g, ans, x):
 
 
 defjvp(abs_p, _abs_jvp_rule)
+
+
+def _abs_taylor(ins):
+    (x,) = ins
+    K = len(x) - 1
+    if dtype_of(x[0]).kind == "c":
+        if not has_series(x):
+            return [abs_p.bind(x[0])] + [None] * K
+        return [abs_p.bind(x[0])] + _complex_abs_series(x)[1:]
+    s = sign(x[0])                                # |x| = sign(x₀) x near x₀ (sign(0) = 0)
+    return [abs_p.bind(x[0])] + [mul_term(c, s) for c in x[1:]]
+
+
+deftaylor(abs_p, _abs_taylor)
 
 
 def _integer_pow_impl(x, *, y):
@@ -195,6 +281,27 @@ def _integer_pow_jvp_rule(g, ans, x, *, y):
 
 
 defjvp(integer_pow_p, _integer_pow_jvp_rule)
+
+
+def _integer_pow_taylor(ins, *, y):
+    (x,) = ins
+    K = len(x) - 1
+    z0 = integer_pow_p.bind(x[0], y=y)
+    if y == 0:
+        return [z0] + [None] * K
+    n, acc, base = abs(y), None, x               # binary powering of the series: exact at 0
+    while n:
+        if n & 1:
+            acc = base if acc is None else series_mul(acc, base)
+        n >>= 1
+        if n:
+            base = series_square(base)
+    if y < 0:
+        acc = series_recip(acc)
+    return [z0] + acc[1:]
+
+
+deftaylor(integer_pow_p, _integer_pow_taylor)
 
 
 def integer_pow(x, y):
@@ -316,6 +423,16 @@ div_p.jvp = _div_jvp
 deftranspose(div_p, lambda ct, x, y: [unbroadcast(div(ct, y), x.aval), None], argnums=(0,))
 
 
+def _div_taylor(ins):
+    x, y = ins
+    if not has_series(y):
+        return [div(x[0], y[0])] + [None if c is None else div(c, y[0]) for c in x[1:]]
+    return series_div(x, y)
+
+
+deftaylor(div_p, _div_taylor)
+
+
 def _pow_impl(x, y):
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.power(x, y)
@@ -347,6 +464,20 @@ def _pow_jvp(primals, tangents):
 
 pow_p.jvp = _pow_jvp
 
+
+def _pow_taylor(ins):
+    x, y = ins
+    z0 = pow(x[0], y[0])
+    if not has_series(y):                        # x^a: x z' = a x' z
+        return series_pow(x, y[0], z0)
+    # x^y = exp(y log x)
+    lx = series_log(x, log(x[0]))
+    u = series_mul(y, lx) if has_series(x) else [None] + [mul_term(c, lx[0]) for c in y[1:]]
+    return series_ode(u, z0, lambda z, m: z[m])
+
+
+deftaylor(pow_p, _pow_taylor)
+
 max_p = _binary("max", np.maximum)
 min_p = _binary("min", np.minimum)
 
@@ -372,10 +503,46 @@ def _minmax_jvp(prim, gt):
     prim.jvp = jvp
 
 
+def _minmax_taylor(prim, cmp_p):
+    def rule(ins):
+        x, y = ins                                # ties share equally, as in the jvp rule
+        z0 = prim.bind(x[0], y[0])
+        sa = shape_of(z0)
+        xb = x[0] if shape_of(x[0]) == sa else broadcast_in_dim(x[0], sa, ())
+        yb = y[0] if shape_of(y[0]) == sa else broadcast_in_dim(y[0], sa, ())
+        w = select(cmp_p.bind(xb, yb), full(sa, 1, dtype_of(z0)),
+                   select(eq(xb, yb), full(sa, 0.5, dtype_of(z0)), full(sa, 0, dtype_of(z0))))
+        v = sub(1.0, w)
+        return [z0] + [sum_terms([mul_term(a, w), mul_term(b, v)])
+                       for a, b in zip(x[1:], y[1:])]
+    deftaylor(prim, rule)
+
+
 atan2_p = _binary("atan2", np.arctan2, real_only=True)
 defjvp(atan2_p,
        lambda g, ans, x, y: mul_fit(g, div(y, add(mul(x, x), mul(y, y))), ans),
        lambda g, ans, x, y: mul_fit(g, neg(div(x, add(mul(x, x), mul(y, y)))), ans))
+
+
+def _atan2_taylor(ins):
+    a, b = ins                                    # z = atan(a/b): z' = (b a' - a b') / (a² + b²)
+    K = len(a) - 1
+    z0 = atan2(a[0], b[0])
+
+    def deriv(s):                                 # coefficients of s'(t), orders 0..K-1
+        return [scale(s[m + 1], m + 1) for m in range(K)]
+
+    da, db = deriv(a), deriv(b)
+    bs, as_ = b[:K], a[:K]
+    num = [sum_terms([cauchy_term(bs, da, m), neg_term(cauchy_term(as_, db, m))])
+           for m in range(K)]
+    den = [add(mul(a[0], a[0]), mul(b[0], b[0]))] + [
+        sum_terms([square_term(as_, m), square_term(bs, m)]) for m in range(1, K)]
+    q = series_div([zeros_like(z0) if num[0] is None else num[0]] + num[1:], den)
+    return [z0] + [scale(q[k - 1], 1.0 / k) for k in range(1, K + 1)]
+
+
+deftaylor(atan2_p, _atan2_taylor)
 
 
 def _mod_impl(x, y):
@@ -388,13 +555,23 @@ defjvp(mod_p, lambda g, ans, x, y: g if shape_of(g) == shape_of(ans) else broadc
        lambda g, ans, x, y: neg(mul_fit(g, floor(div(x, y)), ans)))
 
 
+def _mod_taylor(ins):
+    x, y = ins                                    # x mod y = x - floor(x/y) y near (x₀, y₀)
+    q = floor(div(x[0], y[0]))
+    return [mod_p.bind(x[0], y[0])] + [
+        sum_terms([a, None if b is None else neg(mul(q, b))]) for a, b in zip(x[1:], y[1:])]
+
+
+deftaylor(mod_p, _mod_taylor)
+
+
 def _floor_divide_impl(x, y):
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.floor_divide(x, y)
 
 
 floor_divide_p = _binary("floor_divide", _floor_divide_impl, real_only=True)
-defjvp_zero(floor_divide_p)
+defjvp_zero(floor_divide_p, "piecewise constant")
 
 eq_p = _binary("eq", np.equal, out_dtype=np.bool_)
 ne_p = _binary("ne", np.not_equal, out_dtype=np.bool_)
@@ -405,8 +582,10 @@ ge_p = _binary("ge", np.greater_equal, out_dtype=np.bool_)
 and_p = _binary("and", np.bitwise_and)
 or_p = _binary("or", np.bitwise_or)
 xor_p = _binary("xor", np.bitwise_xor)
-for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p, and_p, or_p, xor_p):
-    defjvp_zero(_p)
+for _p in (eq_p, ne_p, lt_p, le_p, gt_p, ge_p):
+    defjvp_zero(_p, "boolean result")
+for _p in (and_p, or_p, xor_p):
+    defjvp_zero(_p, "bitwise/boolean")
 del _p
 
 # ============================================================================
@@ -458,6 +637,7 @@ def _select_transpose(ct, p, t, f):
 
 select_p.jvp = _select_jvp
 deftranspose(select_p, _select_transpose, argnums=(1, 2))
+deftaylor_linear(select_p)
 
 convert_element_type_p = Primitive("convert_element_type")
 
@@ -498,6 +678,18 @@ def _convert_transpose(ct, x, *, new_dtype):
 
 convert_element_type_p.jvp = _convert_jvp
 deftranspose(convert_element_type_p, _convert_transpose)
+
+
+def _convert_taylor(ins, *, new_dtype):
+    (x,) = ins
+    z0 = convert_element_type_p.bind(x[0], new_dtype=new_dtype)
+    if not is_inexact_dtype(new_dtype):
+        return [z0] + [None] * (len(x) - 1)
+    return [z0] + [None if c is None else convert_element_type_p.bind(c, new_dtype=new_dtype)
+                   for c in x[1:]]
+
+
+deftaylor(convert_element_type_p, _convert_taylor)
 
 
 def convert(x, dtype):
@@ -598,7 +790,7 @@ def complex_(x, y):
 stop_gradient_p = Primitive("stop_gradient")
 stop_gradient_p.impl = lambda x: x
 stop_gradient_p.abstract_eval = _std_unary_aval
-defjvp_zero(stop_gradient_p)
+defjvp_zero(stop_gradient_p, "derivatives cut by definition")
 stop_gradient_p.differentiable = True
 defvectorized(stop_gradient_p)
 
@@ -615,6 +807,8 @@ exp, log, sin, cos, tanh = _u(exp_p), _u(log_p), _u(sin_p), _u(cos_p), _u(tanh_p
 sinh, cosh, sqrt, rsqrt = _u(sinh_p), _u(cosh_p), _u(sqrt_p), _u(rsqrt_p)
 _minmax_jvp(max_p, gt)
 _minmax_jvp(min_p, lt)
+_minmax_taylor(max_p, gt_p)
+_minmax_taylor(min_p, lt_p)
 
 
 def select(pred, on_true, on_false):
@@ -624,5 +818,10 @@ def select(pred, on_true, on_false):
 
 # Names used only when a rule runs, from families imported after this one
 # (the package imports the families in dependency order; see __init__).
+from .taylor_series import (add_const, has_series, map_series, mul_term, neg_term,  # noqa: E402
+                            one_minus, scale, square_term, cauchy_term, series_div, series_log,
+                            series_mul, series_ode, series_pow, series_recip, series_rsqrt,
+                            series_sincos, series_sqrt, series_square, series_integrate,
+                            sum_terms)
 from .shape import broadcast_in_dim  # noqa: E402
 from .reductions import reduce_sum  # noqa: E402

@@ -10,13 +10,14 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray, UndefinedPrimal, is_inexact_dtype, real_dtype
 from ..errors import DTypeError, ShapeError
-from ._rules import (deftranspose, dtype_of, full, is_zero, moveaxis, ones_like, scalar, shape_of,
+from ._rules import (deftaylor, deftranspose, dtype_of, full, is_zero, moveaxis, ones_like, scalar, shape_of,
                      zeros_like, _ndim, _zero_like)
 from .elementwise import (add, complex_, conj, convert, div, eq, ge, imag, mul, neg, real, select,
                           sub)
 from .shape import broadcast_in_dim, iota, reshape, transpose
 from .reductions import reduce_sum
 from .dot import dot_general_p
+from .taylor_series import cauchy_term, mul_term, neg_term, scale, sub_term, sum_terms
 
 __all__ = ["batched_matmul", "cholesky_p", "eigh_p", "herm_lower", "mH", "mT", "slogdet_p",
            "solve_p", "sym_lower", "triangular_solve", "triangular_solve_p", "tril"]
@@ -149,6 +150,29 @@ def _cholesky_jvp(primals, tangents):
 cholesky_p.jvp = _cholesky_jvp
 _batch_linalg(cholesky_p)
 
+
+def _cholesky_taylor(ins):
+    # A = L Lᵀ: L₀ L_kᵀ + L_k L₀ᵀ = S_k := A_k - Σ_{j=1}^{k-1} L_j L_{k-j}ᵀ, solved as in the
+    # jvp rule: L_k = L₀ Φ(L₀⁻¹ S_k L₀⁻ᵀ), Φ = lower triangle with the diagonal halved
+    (a,) = ins
+    L = [cholesky_p.bind(a[0])]
+    shape, dt = shape_of(a[0]), dtype_of(a[0])
+    half = select(_eye_mask(shape), full(shape, 0.5, dt), full(shape, 1.0, dt))
+    for k in range(1, len(a)):
+        r = cauchy_term(L, [None] + [None if c is None else mT(c) for c in L[1:]], k,
+                        lo=1, hi=k - 1, op=batched_matmul)
+        s = sub_term(None if a[k] is None else sym_lower(a[k]), r)
+        if s is None:
+            L.append(None)
+            continue
+        tmp = triangular_solve(L[0], s, left_side=True, lower=True)
+        tmp = mT(triangular_solve(L[0], mT(tmp), left_side=True, lower=True))
+        L.append(batched_matmul(L[0], mul(tril(tmp), half)))
+    return L
+
+
+deftaylor(cholesky_p, _cholesky_taylor)
+
 triangular_solve_p = Primitive("triangular_solve")
 
 
@@ -206,6 +230,30 @@ triangular_solve_p.abstract_eval = _tri_solve_aval
 triangular_solve_p.jvp = _tri_solve_jvp
 deftranspose(triangular_solve_p, _tri_solve_transpose, argnums=(1,))   # linear in b
 _batch_linalg(triangular_solve_p)
+
+
+def _tri_solve_taylor(ins, **p):
+    a, b = ins                                    # op(A) X = B (or X op(A) = B), A's triangle
+
+    def tri(ta):                                  # the part of a coefficient the routine reads
+        dA = tril(ta) if p["lower"] else mT(tril(mT(ta)))
+        if p["unit_diagonal"]:
+            dA = tril(dA, -1) if p["lower"] else mT(tril(mT(dA), -1))
+        return mT(dA) if p["transpose_a"] else dA
+
+    at = [None] + [None if c is None else tri(c) for c in a[1:]]
+    x = [triangular_solve_p.bind(a[0], b[0], **p)]
+    for k in range(1, len(a)):
+        if p["left_side"]:
+            r = cauchy_term(at, x, k, lo=1, op=batched_matmul)
+        else:
+            r = cauchy_term(x, at, k, hi=k - 1, op=batched_matmul)
+        rhs = sub_term(b[k], r)
+        x.append(None if rhs is None else triangular_solve_p.bind(a[0], rhs, **p))
+    return x
+
+
+deftaylor(triangular_solve_p, _tri_solve_taylor)
 
 
 def _batch_solve_shared_matrix(prim, generic):
@@ -286,6 +334,18 @@ deftranspose(solve_p, _solve_transpose, argnums=(1,))   # linear in b
 _batch_linalg(solve_p)
 _batch_solve_shared_matrix(solve_p, solve_p.batch)
 
+
+def _solve_taylor(ins):
+    a, b = ins                                    # A X = B: A₀ X_k = B_k - Σ_{j=1}^k A_j X_{k-j}
+    x = [solve_p.bind(a[0], b[0])]
+    for k in range(1, len(a)):
+        rhs = sub_term(b[k], cauchy_term(a, x, k, lo=1, op=batched_matmul))
+        x.append(None if rhs is None else solve_p.bind(a[0], rhs))
+    return x
+
+
+deftaylor(solve_p, _solve_taylor)
+
 slogdet_p = Primitive("slogdet", multiple_results=True)
 
 
@@ -321,6 +381,29 @@ slogdet_p.impl = _slogdet_impl
 slogdet_p.abstract_eval = _slogdet_aval
 slogdet_p.jvp = _slogdet_jvp
 _batch_linalg(slogdet_p)
+
+
+def _slogdet_taylor(ins):
+    # (log|det A|)' = tr(A⁻¹ A'); B = A⁻¹ has A₀ B_m = -Σ_{j=1}^m A_j B_{m-j}
+    (a,) = ins
+    K = len(a) - 1
+    s0, l0 = slogdet_p.bind(a[0])
+    shape, nd = shape_of(a[0]), len(shape_of(a[0]))
+    eye = convert(_eye_mask(shape), dtype_of(a[0]))
+    B = [solve_p.bind(a[0], eye)]
+    for m in range(1, K):
+        r = cauchy_term(a, B, m, lo=1, op=batched_matmul)
+        B.append(None if r is None else neg(solve_p.bind(a[0], r)))
+
+    def tr(x, y):                                 # tr(x y) = Σ x ∘ yᵀ
+        return reduce_sum(mul(x, mT(y)), (nd - 2, nd - 1))
+
+    l = [l0] + [sum_terms(scale(mul_term(a[j], B[k - j], tr), j / k) for j in range(1, k + 1))
+                for k in range(1, K + 1)]
+    return [[s0] + [None] * K, l]
+
+
+deftaylor(slogdet_p, _slogdet_taylor)
 
 eigh_p = Primitive("eigh", multiple_results=True)
 # eigh_p(a, upper=False) is the eigendecomposition of the Hermitian matrix held in the lower
@@ -376,4 +459,49 @@ eigh_p.impl = _eigh_impl
 eigh_p.abstract_eval = _eigh_aval
 eigh_p.jvp = _eigh_jvp
 _batch_linalg(eigh_p)
+
+
+def _eigh_taylor(ins, upper=False):
+    # A V = V Λ, VᵀV = I. With V_k = V₀ C_k, Ã_j = V₀ᵀ A_j V₀ and
+    # R_k = Σ_{j=1}^k Ã_j C_{k-j} - Σ_{j=1}^{k-1} C_j Λ_{k-j}:
+    #   Λ_k = diag R_k,  (C_k)_ij = R_ij / (λ_j - λ_i) off the diagonal,
+    #   (C_k)_ii = -½ (Σ_{j=1}^{k-1} C_jᵀ C_{k-j})_ii   (orthonormality)
+    (a,) = ins
+    K = len(a) - 1
+    w0, v0 = eigh_p.bind(a[0], upper=upper) if upper else eigh_p.bind(a[0])
+    shape, nd, dt = shape_of(a[0]), len(shape_of(a[0])), dtype_of(a[0])
+    batch = tuple(range(nd - 2))
+    eye = _eye_mask(shape)
+    eyef = convert(eye, dt)
+    wi = broadcast_in_dim(w0, shape, batch + (nd - 2,))
+    wj = broadcast_in_dim(w0, shape, batch + (nd - 1,))
+    diff = sub(wj, wi)
+    safe = select(eye, ones_like(diff), diff)
+    F = select(eye, zeros_like(diff), div(ones_like(diff), safe))
+    At = [None] + [None if c is None else batched_matmul(mT(v0), batched_matmul(sym_lower(c), v0))
+                   for c in a[1:]]
+    C, W = [None], [w0]                           # C₀ = I is used implicitly
+
+    def cols(c, lam):                             # c diag(λ)
+        return mul(c, broadcast_in_dim(lam, shape, batch + (nd - 1,)))
+
+    for k in range(1, K + 1):
+        r = sum_terms([At[k]] + [mul_term(At[j], C[k - j], batched_matmul) for j in range(1, k)]
+                      + [neg_term(None if C[j] is None or W[k - j] is None
+                                  else cols(C[j], W[k - j])) for j in range(1, k)])
+        if r is None:
+            C.append(None)
+            W.append(None)
+            continue
+        W.append(reduce_sum(mul(r, eyef), (nd - 1,)))
+        ck = mul(F, r)
+        o = sum_terms(mul_term(C[j], C[k - j], lambda x, y: batched_matmul(mT(x), y))
+                      for j in range(1, k))
+        if o is not None:
+            ck = add(ck, mul(o, mul(eyef, -0.5)))
+        C.append(ck)
+    return [W, [v0] + [None if c is None else batched_matmul(v0, c) for c in C[1:]]]
+
+
+deftaylor(eigh_p, _eigh_taylor)
 

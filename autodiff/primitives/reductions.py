@@ -2,13 +2,15 @@
 import numpy as np
 
 from ..cache import ProgramCache
-from ..core import Primitive, ShapedArray
+from ..core import Primitive, ShapedArray, trace_flat
 from ..errors import DTypeError, ShapeError
-from ._rules import (_zero_like, defjvp, defjvp_zero, defleading, deflinear, dtype_of, full,
-                     instantiate, is_zero, scalar, shape_of, shifted)
+from ._rules import (_zero_like, defjvp, defjvp_zero, defleading, deflinear, deftaylor,
+                     deftaylor_locally_linear, dtype_of, full, instantiate, is_zero, scalar,
+                     shape_of, shifted)
 from .elementwise import (add, convert, div, eq, exp, log, max_, min_, mul, stop_gradient_p,
                           sub)
-from .shape import broadcast_in_dim, concatenate, reshape, slice_in_dim, transpose
+from .shape import broadcast_in_dim, concatenate, pad, reshape, slice_in_dim, transpose
+from .taylor_series import map_series, series_mul
 
 __all__ = ["argmax_p", "argmin_p", "logsumexp_p", "logsumexp_shift", "reduce_and_p",
            "reduce_max_p", "reduce_min_p", "reduce_or_p", "reduce_prod_p", "reduce_sum",
@@ -69,6 +71,8 @@ def _reduce_chooser_jvp(prim):
 
 _reduce_chooser_jvp(reduce_max_p)
 _reduce_chooser_jvp(reduce_min_p)
+deftaylor_locally_linear(reduce_max_p)
+deftaylor_locally_linear(reduce_min_p)
 
 reduce_prod_p = _reducer("reduce_prod", lambda x, *, axes: np.prod(x, axis=axes, dtype=np.asarray(x).dtype))
 
@@ -96,10 +100,39 @@ def _reduce_prod_jvp(t, ans, x, *, axes):
 
 defjvp(reduce_prod_p, _reduce_prod_jvp)
 
+
+def _reduce_prod_taylor(ins, *, axes):
+    # a tree of series products (pairwise halves): exact with zeros in x
+    (x,) = ins
+    shape = shape_of(x[0])
+    kept = tuple(i for i in range(len(shape)) if i not in axes)
+    kept_shape = tuple(shape[i] for i in kept)
+    n = int(np.prod([shape[i] for i in axes], dtype=np.int64))
+    z0 = reduce_prod_p.bind(x[0], axes=axes)
+    perm = kept + tuple(axes)
+    y = map_series(lambda c: reshape(transpose(c, perm), kept_shape + (n,)), x)
+    ax, dt = len(kept_shape), dtype_of(x[0])
+    if n == 0:
+        return [z0] + [None] * (len(x) - 1)
+    while n > 1:
+        if n % 2:
+            cfg = [(0, 0, 0)] * ax + [(0, 1, 0)]
+            y = [pad(y[0], scalar(1, dt), cfg)] + [
+                None if c is None else pad(c, scalar(0, dt), cfg) for c in y[1:]]
+            n += 1
+        h = n // 2
+        lo = map_series(lambda c: slice_in_dim(c, 0, h, ax), y)
+        hi = map_series(lambda c: slice_in_dim(c, h, n, ax), y)
+        y, n = series_mul(lo, hi), h
+    return [z0] + [None if c is None else reshape(c, kept_shape) for c in y[1:]]
+
+
+deftaylor(reduce_prod_p, _reduce_prod_taylor)
+
 reduce_and_p = _reducer("reduce_and", lambda x, *, axes: np.all(x, axis=axes))
-defjvp_zero(reduce_and_p)
+defjvp_zero(reduce_and_p, "boolean result")
 reduce_or_p = _reducer("reduce_or", lambda x, *, axes: np.any(x, axis=axes))
-defjvp_zero(reduce_or_p)
+defjvp_zero(reduce_or_p, "boolean result")
 
 
 def _arg_aval(x, *, axis, index_dtype):
@@ -109,12 +142,12 @@ def _arg_aval(x, *, axis, index_dtype):
 argmax_p = Primitive("argmax")
 argmax_p.impl = lambda x, *, axis, index_dtype: np.argmax(x, axis=axis).astype(index_dtype)
 argmax_p.abstract_eval = _arg_aval
-defjvp_zero(argmax_p)
+defjvp_zero(argmax_p, "integer result")
 defleading(argmax_p, shifted("axis"))
 argmin_p = Primitive("argmin")
 argmin_p.impl = lambda x, *, axis, index_dtype: np.argmin(x, axis=axis).astype(index_dtype)
 argmin_p.abstract_eval = _arg_aval
-defjvp_zero(argmin_p)
+defjvp_zero(argmin_p, "integer result")
 defleading(argmin_p, shifted("axis"))
 
 
@@ -186,7 +219,6 @@ def _lse_body(aval, axes):
     key = (aval.shape, aval.dtype, axes)
     got = _LSE_BODIES.get(key)
     if got is None:
-        from ..tracing import trace_flat
         closed = trace_flat(lambda v: [_lse_definition(v, axes)],
                             [ShapedArray(aval.shape, aval.dtype)], name="logsumexp")
         got = (closed.jaxpr, list(closed.consts))

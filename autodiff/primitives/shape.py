@@ -414,7 +414,7 @@ iota_p.impl = lambda *, dtype, shape, dimension: np.broadcast_to(
     np.arange(shape[dimension], dtype=dtype).reshape(
         [shape[dimension] if i == dimension else 1 for i in range(len(shape))]), shape).copy()
 iota_p.abstract_eval = lambda *, dtype, shape, dimension: ShapedArray(shape, dtype)
-defjvp_zero(iota_p)
+defjvp_zero(iota_p, "integer result, no operands")
 
 
 def iota(dtype, shape, dimension=0):
