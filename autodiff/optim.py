@@ -45,11 +45,19 @@ optax's equations): ``rmsprop``, ``adagrad``, ``adadelta``, ``lion``, ``adamax``
 >>> np.round(params["w"], 6)
 array([3., 3.])
 """
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from . import numpy as anp
+# the schedules and the composable transformations live in their own modules; this module
+# names them all (and builds its optimizers on the transformations' foundations)
+from .optim_schedules import *  # noqa: F401,F403
+from .optim_schedules import count_as_float
+from .optim_transforms import *  # noqa: F401,F403
+from .optim_transforms import (AdamState, GradientTransformation, cast_like, check_hparams,
+                               require_params, zeros_like_tree)
+from .tape import Variable, enable_grad
 from .tree_util import tree_flatten, tree_map
 
 __all__ = ["GradientTransformation", "SGDState", "AdamState", "sgd", "adam", "adamw",
@@ -68,56 +76,13 @@ __all__ = ["GradientTransformation", "SGDState", "AdamState", "sgd", "adam", "ad
            "RMSprop", "Adagrad", "Adadelta"]
 
 
-class GradientTransformation(NamedTuple):
-    """A functional optimizer: ``init(params) -> state``;
-    ``update(grads, state, params=None) -> (updates, state)``."""
-    init: Callable
-    update: Callable
-
-
 class SGDState(NamedTuple):
     count: Any         # int32 scalar: steps taken
     momentum: Any      # momentum buffers (a pytree like params), or None without momentum
 
 
-class AdamState(NamedTuple):
-    count: Any
-    mu: Any            # first-moment estimates
-    nu: Any            # second-moment estimates
-
-
-def _cast(x, like):
-    """``x`` in ``like``'s dtype, so float32 parameters stay float32 (Python numbers
-    are weak already; a 0-d float64 array is not, under numpy's promotion rules)."""
-    return x if type(x) in (int, float) else anp.astype(x, like.dtype)   # np.float64 is strong
-
-
 def _lr(learning_rate, count):
     return learning_rate(count) if callable(learning_rate) else learning_rate
-
-
-def _zeros_like(tree):
-    return tree_map(lambda p: anp.zeros_like(p), tree)
-
-
-def _need_params(params, who):
-    if params is None:
-        raise ValueError(f"{who}: weight_decay needs the current params: "
-                         f"call opt.update(grads, state, params)")
-
-
-def _check_hparams(lr, momentum=0.0, weight_decay=0.0, eps=0.0, betas=(0.0, 0.0)):
-    if not callable(lr) and lr < 0:
-        raise ValueError(f"invalid learning rate {lr}: it must be >= 0")
-    if momentum < 0:
-        raise ValueError(f"invalid momentum {momentum}: it must be >= 0")
-    if weight_decay < 0:
-        raise ValueError(f"invalid weight_decay {weight_decay}: it must be >= 0")
-    if eps < 0:
-        raise ValueError(f"invalid eps {eps}: it must be >= 0")
-    for b in betas:
-        if not 0.0 <= b < 1.0:
-            raise ValueError(f"invalid beta {b}: it must be in [0, 1)")
 
 
 def sgd(learning_rate, momentum=0.0, nesterov=False, weight_decay=0.0):
@@ -131,22 +96,22 @@ def sgd(learning_rate, momentum=0.0, nesterov=False, weight_decay=0.0):
     >>> updates["w"]
     array([-0.1,  0.2])
     """
-    _check_hparams(learning_rate, momentum, weight_decay)
+    check_hparams(learning_rate, momentum, weight_decay)
     if nesterov and momentum <= 0:
         raise ValueError("nesterov momentum needs momentum > 0")
 
     def init(params):
-        return SGDState(np.zeros((), np.int32), _zeros_like(params) if momentum else None)
+        return SGDState(np.zeros((), np.int32), zeros_like_tree(params) if momentum else None)
 
     def update(grads, state, params=None):
         if weight_decay:
-            _need_params(params, "sgd")
+            require_params(params, "sgd")
             grads = tree_map(lambda g, p: g + weight_decay * p, grads, params)
         lr = _lr(learning_rate, state.count)
         buf = state.momentum
         if momentum:
             if buf is None:
-                buf = _zeros_like(grads)
+                buf = zeros_like_tree(grads)
             buf = tree_map(lambda b, g: momentum * b + g, buf, grads)
             if nesterov:
                 step = tree_map(lambda g, b: g + momentum * b, grads, buf)
@@ -154,21 +119,21 @@ def sgd(learning_rate, momentum=0.0, nesterov=False, weight_decay=0.0):
                 step = buf
         else:
             step = grads
-        updates = tree_map(lambda s: -_cast(lr, s) * s, step)
+        updates = tree_map(lambda s: -cast_like(lr, s) * s, step)
         return updates, SGDState(state.count + 1, buf)
 
     return GradientTransformation(init, update)
 
 
 def _adam(learning_rate, b1, b2, eps, weight_decay, decoupled, who):
-    _check_hparams(learning_rate, weight_decay=weight_decay, eps=eps, betas=(b1, b2))
+    check_hparams(learning_rate, weight_decay=weight_decay, eps=eps, betas=(b1, b2))
 
     def init(params):
-        return AdamState(np.zeros((), np.int32), _zeros_like(params), _zeros_like(params))
+        return AdamState(np.zeros((), np.int32), zeros_like_tree(params), zeros_like_tree(params))
 
     def update(grads, state, params=None):
         if weight_decay:
-            _need_params(params, who)
+            require_params(params, who)
         if weight_decay and not decoupled:
             grads = tree_map(lambda g, p: g + weight_decay * p, grads, params)
         count = state.count + 1
@@ -180,9 +145,9 @@ def _adam(learning_rate, b1, b2, eps, weight_decay, decoupled, who):
         bc2 = 1.0 - anp.power(b2, t)
 
         def one(m, v, p):
-            step = _cast(lr, m) * (m / _cast(bc1, m)) / (anp.sqrt(v / _cast(bc2, v)) + eps)
+            step = cast_like(lr, m) * (m / cast_like(bc1, m)) / (anp.sqrt(v / cast_like(bc2, v)) + eps)
             if weight_decay and decoupled:
-                step = step + _cast(lr, m) * weight_decay * p
+                step = step + cast_like(lr, m) * weight_decay * p
             return -step
 
         if weight_decay and decoupled:
@@ -233,11 +198,6 @@ def apply_updates(params, updates):
     return tree_map(one, params, updates)
 
 
-# the schedules and the composable transformations live in their own modules (built on
-# the definitions above); this module names them all
-from ._optim_schedules import *  # noqa: E402,F401,F403
-from ._optim_schedules import _f  # noqa: E402
-from ._optim_transforms import *  # noqa: E402,F401,F403
 
 
 # ----------------------------------------------------------------------------
@@ -256,7 +216,7 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = dict(defaults)
-        _check_hparams(defaults["lr"], defaults.get("momentum", 0.0),
+        check_hparams(defaults["lr"], defaults.get("momentum", 0.0),
                        defaults.get("weight_decay", 0.0), defaults.get("eps", 0.0),
                        defaults.get("betas", (0.0, 0.0)))
         self.param_groups = []
@@ -270,7 +230,6 @@ class Optimizer:
     def add_param_group(self, group):
         """Add a parameter group: a dict with ``"params"`` (Variables) and per-group hyperparameters
         overriding the defaults."""
-        from .tape import Variable
         group = dict(group)
         ps = group["params"]
         ps = [ps] if isinstance(ps, Variable) else list(ps)
@@ -303,7 +262,6 @@ class Optimizer:
         """One update of every parameter with a gradient; returns ``closure()`` if given."""
         loss = None
         if closure is not None:
-            from .tape import enable_grad
             with enable_grad():
                 loss = closure()
         for group in self.param_groups:
@@ -341,7 +299,6 @@ class Optimizer:
 
 
 def _param_groups(params):
-    from .tape import Variable
     if isinstance(params, Variable):
         return [{"params": [params]}]
     if isinstance(params, dict) and "params" not in params:
@@ -483,7 +440,7 @@ class Adagrad(Optimizer):
     def _transform(self, hp):
         lr, decay = hp["lr"], hp["lr_decay"]
         parts = [add_decayed_weights(hp["weight_decay"])] if hp["weight_decay"] else []
-        rate = (lambda count: lr / (1.0 + _f(count) * decay)) if decay and not callable(lr) else lr
+        rate = (lambda count: lr / (1.0 + count_as_float(count) * decay)) if decay and not callable(lr) else lr
         return chain(*parts, scale_by_rss(hp["initial_accumulator_value"], hp["eps"],
                                           eps_in_sqrt=False),
                      scale_by_learning_rate(rate))

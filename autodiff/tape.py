@@ -27,6 +27,12 @@ with ``ad.jit`` inside :func:`jit_backward`.
 
 Memory: a Variable's death releases its value; equations no live Variable
 depends on are swept from the tape periodically, so a long loop does not grow it.
+
+This module holds the recording (grad modes, :class:`Tape`, :class:`Variable`);
+``backward()`` and the program cache are :mod:`autodiff.tape_backward`, custom Functions
+:mod:`autodiff.tape_function`; all their public names are ``autodiff.tape``'s. Within the
+package, :func:`wrap_variable` (a Variable for a tape variable) and :func:`readonly_array`
+serve ``tape_backward``.
 """
 import functools
 import threading
@@ -40,6 +46,7 @@ from .core import (Eqn, JaxprTrace, Literal, ShapedArray, Tracer, Var,
                    check_nans, get_aval, trace_state,
                    user_source)
 from .errors import DerivativeLossError, DTypeError, ShapeError, TapeError
+from .numpy import _base as _anp_base
 
 __all__ = ["Variable", "Function", "FunctionCtx", "no_grad", "enable_grad", "set_grad_enabled",
            "is_grad_enabled", "backward", "grad", "current_tape", "recorded_jaxpr", "cache_info", "clear_cache",
@@ -204,7 +211,7 @@ class Tape(JaxprTrace):
         return v
 
     def new_arg(self, aval, value=None):      # JaxprTrace API: a leaf without grad
-        return _wrap(self, self.const_var(np.asarray(value, aval.dtype)))
+        return wrap_variable(self, self.const_var(np.asarray(value, aval.dtype)))
 
     def lift(self, x):
         if isinstance(x, Tracer):
@@ -229,7 +236,7 @@ class Tape(JaxprTrace):
                 if v in graph:
                     return self._record(prim, invars, out_avals, params, source)
         elif prim is P.stop_gradient_p and type(invars[0]) is Var and invars[0] not in graph:
-            return [_wrap(self, invars[0])]     # bind's no_grad wrapping of an eager result
+            return [wrap_variable(self, invars[0])]     # bind's no_grad wrapping of an eager result
         return self._eager(prim, invars, out_avals, params, source)
 
     def _record(self, prim, invars, out_avals, params, source):
@@ -245,7 +252,7 @@ class Tape(JaxprTrace):
         for v in outvars:
             producer[v] = e
             graph.add(v)
-            outs.append(_wrap(self, v))
+            outs.append(wrap_variable(self, v))
         return outs
 
     def _eager(self, prim, invars, out_avals, params, source):
@@ -260,7 +267,7 @@ class Tape(JaxprTrace):
         for o, a in zip(outs, out_avals):
             v = Var(a)
             values[v] = np.asarray(o, a.dtype) if not isinstance(o, np.ndarray) else o
-            res.append(_wrap(self, v))
+            res.append(wrap_variable(self, v))
         # constants lifted just for this operation are not needed any more
         live, pinned, producer = self.live, self.pinned, self.producer
         for u in invars:
@@ -373,7 +380,8 @@ def current_tape():
 # Variable
 # ----------------------------------------------------------------------------
 
-def _wrap(tape, var, leaf=False):
+def wrap_variable(tape, var, leaf=False):
+    """A Variable reading tape variable ``var`` (a leaf if ``leaf``); counts as a live use."""
     t = Variable.__new__(Variable)
     t._trace = tape
     t.ivar = var
@@ -385,7 +393,8 @@ def _wrap(tape, var, leaf=False):
     return t
 
 
-def _readonly(x):
+def readonly_array(x):
+    """``x``, or a read-only view of it when it is a writeable numpy array."""
     if isinstance(x, np.ndarray) and x.flags.writeable:
         x = x.view()
         x.flags.writeable = False
@@ -495,7 +504,7 @@ class Variable(Tracer):
 
     def numpy(self):
         """The value as a (read-only) numpy array; computes it if needed."""
-        return _readonly(self._value())
+        return readonly_array(self._value())
 
     def item(self):
         """The value of a one-element Variable as a Python number (as torch's ``.item()``: an
@@ -584,7 +593,7 @@ class Variable(Tracer):
     def detach(self):
         """A new Variable with this value and no gradient history (the seed's ``detach``)."""
         tape = current_tape()
-        return _wrap(tape, tape.const_var(_readonly(self._value())), leaf=True)
+        return wrap_variable(tape, tape.const_var(readonly_array(self._value())), leaf=True)
 
     def zero_grad(self):
         """Reset the accumulated gradient to zeros (kept ``None`` if none yet)."""
@@ -640,14 +649,13 @@ def _rebuild_variable(value, requires_grad, grad):
     return v
 
 
-# backward() and custom Functions live in their own modules (built on the classes above);
-# ``autodiff.tape`` names them all
-from ._tape_backward import (backward, cache_info, clear_cache, grad, jit_backward,  # noqa: E402
-                             recorded_jaxpr)
-from ._tape_function import Function, FunctionCtx  # noqa: E402
-
-
 # Variables take the operators' fast path (no promotion or broadcasting needed) as plain
 # tracers do: ``y * 1.01`` on a Variable binds ``mul`` directly.
-from .numpy import _base as _anp_base  # noqa: E402
 _anp_base.FAST_TRACED_TYPES.add(Variable)
+
+
+# backward() and custom Functions live in their own modules (backward() is built on the
+# classes above, which it imports); ``autodiff.tape`` names them all
+from .tape_backward import (backward, cache_info, clear_cache, grad, jit_backward,  # noqa: E402
+                            recorded_jaxpr)
+from .tape_function import Function, FunctionCtx  # noqa: E402

@@ -13,7 +13,7 @@ import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
-from autodiff import _tape_backward, api, core, debug, tape
+from autodiff import api, core, debug, tape, tape_backward
 from autodiff.backends import compile_cache, interpreter
 from autodiff.cache import CacheStats, ProgramCache
 from autodiff.errors import ConfigError
@@ -116,7 +116,7 @@ def test_concurrent_use_stays_bounded_and_counts_every_lookup():
 def test_every_cache_is_one_type_and_listed():
     jf = ad.jit(_f)
     members = {
-        "jit": [jf._cache], "linearize": [api._LIN_CACHE], "tape": [_tape_backward._cache],
+        "jit": [jf._cache], "linearize": [api._LIN_CACHE], "tape": [tape_backward._cache],
         "remat": [remat._jvp_body.cache, remat._split_body.cache, remat._transpose_body.cache],
         "interpreter": [interpreter._plans], "kernels": [compile_cache._memory],
         "source": [core._internal_file_cache, core._internal_code_cache,
@@ -204,7 +204,7 @@ def test_tape_cache_bounded_by_its_option():
             (b * b * b).sum().backward()
             np.testing.assert_allclose(b.grad, 3 * x ** 2)
         info = ad.tape.cache_info()
-        assert info[:4] == (0, 4, 1, 1) and _tape_backward._cache.info().evictions == 3
+        assert info[:4] == (0, 4, 1, 1) and tape_backward._cache.info().evictions == 3
 
 
 def test_remat_bodies_hit_across_traces():

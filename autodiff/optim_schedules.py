@@ -1,5 +1,6 @@
 """Learning-rate schedules (optax's): ``count -> value``, jittable (``count`` may be traced).
-Part of :mod:`autodiff.optim`, which names them all.
+Part of :mod:`autodiff.optim`, which names them all; :func:`count_as_float` (a step count
+as float64) also serves the transformations of :mod:`autodiff.optim_transforms`.
 
 >>> import autodiff as ad
 >>> float(ad.optim.linear_schedule(0.0, 1.0, 10)(5))
@@ -9,7 +10,7 @@ import numpy as np
 
 from . import numpy as anp
 
-__all__ = ["constant_schedule", "linear_schedule", "exponential_decay", "cosine_decay_schedule",
+__all__ = ["count_as_float", "constant_schedule", "linear_schedule", "exponential_decay", "cosine_decay_schedule",
            "join_schedules", "warmup_cosine_decay_schedule", "piecewise_constant_schedule"]
 
 
@@ -17,7 +18,8 @@ __all__ = ["constant_schedule", "linear_schedule", "exponential_decay", "cosine_
 # Learning-rate schedules: count -> value, jittable (count may be traced)
 # ----------------------------------------------------------------------------
 
-def _f(count):
+def count_as_float(count):
+    """A step count (an int, an int32 array or a traced one) as float64."""
     return anp.astype(count, np.float64)
 
 
@@ -29,7 +31,7 @@ def constant_schedule(value):
     0.1
     """
     def schedule(count):
-        return anp.full_like(_f(count), value)
+        return anp.full_like(count_as_float(count), value)
     return schedule
 
 
@@ -47,7 +49,7 @@ def linear_schedule(init_value, end_value, transition_steps, transition_begin=0)
         return constant_schedule(init_value)
 
     def schedule(count):
-        t = anp.clip(_f(count) - transition_begin, 0.0, float(transition_steps))
+        t = anp.clip(count_as_float(count) - transition_begin, 0.0, float(transition_steps))
         return (init_value - end_value) * (1.0 - t / transition_steps) + end_value
     return schedule
 
@@ -70,7 +72,7 @@ def exponential_decay(init_value, transition_steps, decay_rate, transition_begin
         raise ValueError("exponential_decay: decay_rate must not be 0")
 
     def schedule(count):
-        p = anp.maximum(_f(count) - transition_begin, 0.0) / transition_steps
+        p = anp.maximum(count_as_float(count) - transition_begin, 0.0) / transition_steps
         if staircase:
             p = anp.floor(p)
         v = init_value * anp.power(float(decay_rate), p)
@@ -93,7 +95,7 @@ def cosine_decay_schedule(init_value, decay_steps, alpha=0.0, exponent=1.0):
         raise ValueError(f"cosine_decay_schedule: decay_steps must be > 0, got {decay_steps}")
 
     def schedule(count):
-        t = anp.minimum(_f(count), float(decay_steps))
+        t = anp.minimum(count_as_float(count), float(decay_steps))
         c = 0.5 * (1.0 + anp.cos(np.pi * t / decay_steps))
         return init_value * ((1.0 - alpha) * c ** exponent + alpha)
     return schedule
@@ -116,7 +118,7 @@ def join_schedules(schedules, boundaries):
     def schedule(count):
         out = schedules[0](count)
         for s, b in zip(schedules[1:], boundaries):
-            out = anp.where(_f(count) < b, out, s(count - b))
+            out = anp.where(count_as_float(count) < b, out, s(count - b))
         return out
     return schedule
 
@@ -153,8 +155,8 @@ def piecewise_constant_schedule(init_value, boundaries_and_scales=None):
             raise ValueError(f"piecewise_constant_schedule: boundary {b} must be >= 0")
 
     def schedule(count):
-        v = anp.full_like(_f(count), init_value)
+        v = anp.full_like(count_as_float(count), init_value)
         for b, s in items:
-            v = anp.where(_f(count) < b, v, v * s)
+            v = anp.where(count_as_float(count) < b, v, v * s)
         return v
     return schedule

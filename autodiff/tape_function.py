@@ -17,8 +17,11 @@ array([2., 6.])
 import numpy as np
 
 from . import primitives as P
+from .api import as_array
 from .core import Tracer, get_aval, is_inexact_dtype, trace_flat, user_source
+from .custom_derivatives import _split_consts, custom_vjp_call_p
 from .errors import ShapeError
+from .tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["Function", "FunctionCtx"]
 
@@ -108,9 +111,6 @@ class Function:
 
 
 def _apply_function(cls, args):
-    from .api import as_array
-    from .custom_derivatives import custom_vjp_call_p, _split_consts
-    from .tree_util import tree_unflatten
     n = len(args)
     dyn_idx = tuple(i for i, a in enumerate(args) if _is_array_arg(a))
     flat = [as_array(args[i]) for i in dyn_idx]
@@ -143,8 +143,6 @@ def _apply_function(cls, args):
 def _function_rules(cls, n, dyn_idx, statics, needs, flat_example):
     """``fun``, ``fwd``, ``bwd`` of the custom_vjp behind ``cls``, made once per signature
     so that recorded equations of the same structure have equal keys."""
-    from .api import as_array
-    from .tree_util import tree_flatten, tree_unflatten
     box = {}
     name = cls.__name__
     dyn_avals = [get_aval(x).strip_weak() for x in flat_example]

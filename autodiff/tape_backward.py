@@ -20,11 +20,15 @@ import warnings
 import numpy as np
 
 from . import primitives as P
+from .api import _StraightLine
+from .backends.interpreter import run_closed
 from .cache import ProgramCache
 from .core import (ClosedJaxpr, Jaxpr, Tracer, Var, eval_jaxpr, trace_flat, trace_state,
                    user_source)
 from .errors import DTypeError, ShapeError, TapeError
-from .tape import Variable, _readonly, _wrap
+from .jit import jit
+from .tape import Variable, readonly_array, wrap_variable
+from .transforms import reverse
 
 __all__ = ["backward", "grad", "recorded_jaxpr", "cache_info", "clear_cache", "jit_backward"]
 
@@ -202,14 +206,13 @@ def recorded_jaxpr(*outputs):
 
 def _vjp_program(jaxpr, n_const, n_diff, n_out):
     """``(consts, diff inputs, out cotangents) -> (outs, input cotangents)`` as a ClosedJaxpr."""
-    from .transforms.reverse import backward, linearize_jaxpr
     n_in = n_const + n_diff
-    lin = linearize_jaxpr(ClosedJaxpr(jaxpr, []), [False] * n_const + [True] * n_diff)
+    lin = reverse.linearize_jaxpr(ClosedJaxpr(jaxpr, []), [False] * n_const + [True] * n_diff)
 
     def program(*args):
         res = eval_jaxpr(lin.known.jaxpr, lin.known.consts, *args[:n_in])
         outs, residuals = res[:n_out], res[n_out:]
-        cts = backward(lin, residuals, args[n_in:])
+        cts = reverse.backward(lin, residuals, args[n_in:])
         return list(outs) + [P.instantiate(c) for c in cts]
 
     avals = list(jaxpr.in_avals) + [a.strip_weak() for a in jaxpr.out_avals]
@@ -229,11 +232,9 @@ class _Entry:
 
 
 def _runner(entry, use_jit):
-    from .backends.interpreter import run_closed
     prog = entry.program
     if use_jit and not entry.jit_failed:
         if entry.run is None:
-            from .jit import jit
             try:
                 jitted = jit(lambda *a: eval_jaxpr(prog.jaxpr, prog.consts, *a))
             except NotImplementedError as e:
@@ -254,7 +255,6 @@ def _runner(entry, use_jit):
         entry.uses += 1
         if entry.uses < 2:
             return lambda args: run_closed(prog, args)
-        from .api import _StraightLine
         entry.straight = _StraightLine(prog)
     return entry.straight
 
@@ -323,7 +323,7 @@ def _backward_core(outputs, grads, retain_graph, wrt_vars, create_graph=False):
             _cache.put(key, entry)
         vals = [tape.value_of(v) for v in const_vars]
         if create_graph:
-            diff_args = [_wrap(tape, v) for v in diff_vars]
+            diff_args = [wrap_variable(tape, v) for v in diff_vars]
             res = eval_jaxpr(entry.program.jaxpr, entry.program.consts,
                              *(vals + diff_args + cts))
         else:
@@ -335,7 +335,7 @@ def _backward_core(outputs, grads, retain_graph, wrt_vars, create_graph=False):
     if not create_graph:
         for v, o in zip(out_vars, res[:n_out]):
             if v not in tape.values:
-                tape.values[v] = _readonly(np.asarray(o, v.aval.dtype))
+                tape.values[v] = readonly_array(np.asarray(o, v.aval.dtype))
     if not (create_graph if retain_graph is None else retain_graph):
         tape.freed.update(order)
         # the previous step's graph is usually garbage by now: sweep (amortized: once

@@ -1,29 +1,81 @@
 """Composable gradient transformations (optax's building blocks) and the optimizers made
 of them. Part of :mod:`autodiff.optim`, which names them all.
 
+The foundations of every functional optimizer are here too: :class:`GradientTransformation`,
+:class:`AdamState`, and, within the package (``autodiff.optim`` builds on them),
+:func:`cast_like`, :func:`zeros_like_tree`, :func:`require_params` and :func:`check_hparams`.
+
 >>> import numpy as np, autodiff as ad
 >>> opt = ad.optim.chain(ad.optim.clip_by_global_norm(1.0), ad.optim.scale(-0.1))
 >>> updates, _ = opt.update({"w": np.array([3.0, 4.0])}, opt.init({"w": np.zeros(2)}))
 >>> updates["w"]
 array([-0.06, -0.08])
 """
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple
 
 import numpy as np
 
 from . import numpy as anp
-from ._optim_schedules import _f
-from .optim import (AdamState, GradientTransformation, _cast, _check_hparams, _need_params,
-                    _zeros_like)
+from .optim_schedules import count_as_float
 from .tree_util import tree_flatten, tree_map
 
-__all__ = ["EmptyState", "ScaleByScheduleState", "ScaleByRmsState", "ScaleByRStdDevState",
+__all__ = ["GradientTransformation", "AdamState", "EmptyState", "ScaleByScheduleState", "ScaleByRmsState", "ScaleByRStdDevState",
            "ScaleByRssState", "ScaleByAdaDeltaState", "ScaleByLionState", "TraceState", "identity",
            "scale", "scale_by_schedule", "scale_by_learning_rate", "clip", "clip_by_value",
            "global_norm", "clip_by_global_norm", "add_decayed_weights", "chain", "trace",
            "scale_by_rms", "scale_by_stddev", "rmsprop", "scale_by_rss", "adagrad",
            "scale_by_adadelta", "adadelta", "scale_by_lion", "lion", "ScaleByAdamaxState",
            "scale_by_adamax", "adamax", "scale_by_nadam", "nadam"]
+
+
+# ----------------------------------------------------------------------------
+# Foundations: the transformation type, Adam's state, hyperparameter checks
+# ----------------------------------------------------------------------------
+
+class GradientTransformation(NamedTuple):
+    """A functional optimizer: ``init(params) -> state``;
+    ``update(grads, state, params=None) -> (updates, state)``."""
+    init: Callable
+    update: Callable
+
+
+class AdamState(NamedTuple):
+    count: Any
+    mu: Any            # first-moment estimates
+    nu: Any            # second-moment estimates
+
+
+def cast_like(x, like):
+    """``x`` in ``like``'s dtype, so float32 parameters stay float32 (Python numbers
+    are weak already; a 0-d float64 array is not, under numpy's promotion rules)."""
+    return x if type(x) in (int, float) else anp.astype(x, like.dtype)   # np.float64 is strong
+
+
+def zeros_like_tree(tree):
+    """Zeros shaped like every leaf of ``tree``."""
+    return tree_map(lambda p: anp.zeros_like(p), tree)
+
+
+def require_params(params, who):
+    """Raise unless ``params`` were passed (weight decay reads them)."""
+    if params is None:
+        raise ValueError(f"{who}: weight_decay needs the current params: "
+                         f"call opt.update(grads, state, params)")
+
+
+def check_hparams(lr, momentum=0.0, weight_decay=0.0, eps=0.0, betas=(0.0, 0.0)):
+    """Raise ValueError for a negative rate, momentum, decay or eps, or a beta outside [0, 1)."""
+    if not callable(lr) and lr < 0:
+        raise ValueError(f"invalid learning rate {lr}: it must be >= 0")
+    if momentum < 0:
+        raise ValueError(f"invalid momentum {momentum}: it must be >= 0")
+    if weight_decay < 0:
+        raise ValueError(f"invalid weight_decay {weight_decay}: it must be >= 0")
+    if eps < 0:
+        raise ValueError(f"invalid eps {eps}: it must be >= 0")
+    for b in betas:
+        if not 0.0 <= b < 1.0:
+            raise ValueError(f"invalid beta {b}: it must be in [0, 1)")
 
 
 # ----------------------------------------------------------------------------
@@ -91,7 +143,7 @@ def scale(step_size):
     >>> ad.optim.scale(-0.5).update(np.array([2.0]), ())[0]
     array([-1.])
     """
-    return _stateless(lambda u, p: tree_map(lambda g: _cast(step_size, g) * g, u))
+    return _stateless(lambda u, p: tree_map(lambda g: cast_like(step_size, g) * g, u))
 
 
 def scale_by_schedule(step_size_fn):
@@ -109,7 +161,7 @@ def scale_by_schedule(step_size_fn):
 
     def update(updates, state, params=None):
         s = step_size_fn(state.count)
-        return tree_map(lambda g: _cast(s, g) * g, updates), ScaleByScheduleState(state.count + 1)
+        return tree_map(lambda g: cast_like(s, g) * g, updates), ScaleByScheduleState(state.count + 1)
     return GradientTransformation(init, update)
 
 
@@ -169,7 +221,7 @@ def clip_by_global_norm(max_norm):
     def fn(updates, params):
         norm = global_norm(updates)
         factor = anp.where(norm < max_norm, 1.0, max_norm / anp.maximum(norm, max_norm))
-        return tree_map(lambda g: _cast(factor, g) * g, updates)
+        return tree_map(lambda g: cast_like(factor, g) * g, updates)
     return _stateless(fn)
 
 
@@ -195,11 +247,11 @@ def add_decayed_weights(weight_decay=0.0, mask=None):
     def fn(updates, params):
         if not weight_decay:
             return updates
-        _need_params(params, "add_decayed_weights")
+        require_params(params, "add_decayed_weights")
         if mask is None:
-            return tree_map(lambda g, p: g + _cast(weight_decay, g) * p, updates, params)
+            return tree_map(lambda g, p: g + cast_like(weight_decay, g) * p, updates, params)
         m = _mask_tree(mask, params)
-        return tree_map(lambda g, p, on: g + _cast(weight_decay, g) * p if on else g,
+        return tree_map(lambda g, p, on: g + cast_like(weight_decay, g) * p if on else g,
                         updates, params, m)
     return _stateless(fn)
 
@@ -243,7 +295,7 @@ def trace(decay, nesterov=False):
     array([1.5])
     """
     def init(params):
-        return TraceState(_zeros_like(params))
+        return TraceState(zeros_like_tree(params))
 
     def update(updates, state, params=None):
         t = tree_map(lambda b, g: decay * b + g, state.trace, updates)
@@ -284,7 +336,7 @@ def scale_by_stddev(decay=0.9, eps=1e-8, initial_scale=0.0, eps_in_sqrt=True):
     array([2.])
     """
     def init(params):
-        return ScaleByRStdDevState(_zeros_like(params),
+        return ScaleByRStdDevState(zeros_like_tree(params),
                                    tree_map(lambda p: anp.full_like(p, initial_scale), params))
 
     def update(updates, state, params=None):
@@ -308,7 +360,7 @@ def rmsprop(learning_rate, decay=0.9, eps=1e-8, initial_scale=0.0, centered=Fals
     >>> opt.update(np.array([2.0]), opt.init(np.zeros(1)))[0]         # -0.1·2/sqrt(1)
     array([-0.2])
     """
-    _check_hparams(learning_rate, momentum or 0.0, eps=eps, betas=(decay,))
+    check_hparams(learning_rate, momentum or 0.0, eps=eps, betas=(decay,))
     parts = [scale_by_stddev(decay, eps, initial_scale, eps_in_sqrt) if centered
              else scale_by_rms(decay, eps, initial_scale, eps_in_sqrt),
              scale_by_learning_rate(learning_rate)]
@@ -349,7 +401,7 @@ def adagrad(learning_rate, initial_accumulator_value=0.1, eps=1e-7):
     >>> opt.update(np.array([3.0]), opt.init(np.zeros(1)))[0]         # -3/sqrt(9)
     array([-1.])
     """
-    _check_hparams(learning_rate, eps=eps)
+    check_hparams(learning_rate, eps=eps)
     return chain(scale_by_rss(initial_accumulator_value, eps),
                  scale_by_learning_rate(learning_rate))
 
@@ -364,7 +416,7 @@ def scale_by_adadelta(rho=0.9, eps=1e-6):
     array([0.])
     """
     def init(params):
-        return ScaleByAdaDeltaState(_zeros_like(params), _zeros_like(params))
+        return ScaleByAdaDeltaState(zeros_like_tree(params), zeros_like_tree(params))
 
     def update(updates, state, params=None):
         e_g = tree_map(lambda e, g: rho * e + (1.0 - rho) * g * g, state.e_g, updates)
@@ -384,7 +436,7 @@ def adadelta(learning_rate=1.0, rho=0.9, eps=1e-6, weight_decay=0.0):
     >>> np.round(opt.update(np.array([1.0]), opt.init(np.zeros(1)))[0], 6)   # -sqrt(.01/.51)
     array([-0.140028])
     """
-    _check_hparams(learning_rate, weight_decay=weight_decay, eps=eps, betas=(rho,))
+    check_hparams(learning_rate, weight_decay=weight_decay, eps=eps, betas=(rho,))
     parts = [add_decayed_weights(weight_decay)] if weight_decay else []
     return chain(*parts, scale_by_adadelta(rho, eps), scale_by_learning_rate(learning_rate))
 
@@ -399,7 +451,7 @@ def scale_by_lion(b1=0.9, b2=0.99):
     array([ 1., -1.,  0.])
     """
     def init(params):
-        return ScaleByLionState(_count0(), _zeros_like(params))
+        return ScaleByLionState(_count0(), zeros_like_tree(params))
 
     def update(updates, state, params=None):
         out = tree_map(lambda m, g: anp.sign(b1 * m + (1.0 - b1) * g), state.mu, updates)
@@ -417,7 +469,7 @@ def lion(learning_rate, b1=0.9, b2=0.99, weight_decay=1e-3, mask=None):
     >>> opt.update(np.array([0.5, -0.5]), opt.init(np.zeros(2)))[0]
     array([-0.1,  0.1])
     """
-    _check_hparams(learning_rate, weight_decay=weight_decay, betas=(b1, b2))
+    check_hparams(learning_rate, weight_decay=weight_decay, betas=(b1, b2))
     return chain(scale_by_lion(b1, b2), add_decayed_weights(weight_decay, mask),
                  scale_by_learning_rate(learning_rate))
 
@@ -438,14 +490,14 @@ def scale_by_adamax(b1=0.9, b2=0.999, eps=1e-8):
     array([ 1., -1.])
     """
     def init(params):
-        return ScaleByAdamaxState(_count0(), _zeros_like(params), _zeros_like(params))
+        return ScaleByAdamaxState(_count0(), zeros_like_tree(params), zeros_like_tree(params))
 
     def update(updates, state, params=None):
         count = state.count + 1
         mu = tree_map(lambda m, g: b1 * m + (1.0 - b1) * g, state.mu, updates)
         nu = tree_map(lambda u, g: anp.maximum(b2 * u, anp.abs(g) + eps), state.nu, updates)
-        bc = 1.0 - anp.power(b1, _f(count))
-        out = tree_map(lambda m, u: (m / _cast(bc, m)) / u, mu, nu)
+        bc = 1.0 - anp.power(b1, count_as_float(count))
+        out = tree_map(lambda m, u: (m / cast_like(bc, m)) / u, mu, nu)
         return out, ScaleByAdamaxState(count, mu, nu)
     return GradientTransformation(init, update)
 
@@ -458,7 +510,7 @@ def adamax(learning_rate=2e-3, b1=0.9, b2=0.999, eps=1e-8):
     >>> np.round(opt.update(np.array([2.0]), opt.init(np.zeros(1)))[0], 6)
     array([-0.1])
     """
-    _check_hparams(learning_rate, eps=eps, betas=(b1, b2))
+    check_hparams(learning_rate, eps=eps, betas=(b1, b2))
     return chain(scale_by_adamax(b1, b2, eps), scale_by_learning_rate(learning_rate))
 
 
@@ -472,16 +524,16 @@ def scale_by_nadam(b1=0.9, b2=0.999, eps=1e-8):
     array([1.473684])
     """
     def init(params):
-        return AdamState(_count0(), _zeros_like(params), _zeros_like(params))
+        return AdamState(_count0(), zeros_like_tree(params), zeros_like_tree(params))
 
     def update(updates, state, params=None):
         count = state.count + 1
-        t = _f(count)
+        t = count_as_float(count)
         mu = tree_map(lambda m, g: b1 * m + (1.0 - b1) * g, state.mu, updates)
         nu = tree_map(lambda v, g: b2 * v + (1.0 - b2) * g * g, state.nu, updates)
         c1, c1n, c2 = 1.0 - anp.power(b1, t), 1.0 - anp.power(b1, t + 1.0), 1.0 - anp.power(b2, t)
-        out = tree_map(lambda m, v, g: (b1 * m / _cast(c1n, m) + (1.0 - b1) * g / _cast(c1, m))
-                       / (anp.sqrt(v / _cast(c2, v)) + eps), mu, nu, updates)
+        out = tree_map(lambda m, v, g: (b1 * m / cast_like(c1n, m) + (1.0 - b1) * g / cast_like(c1, m))
+                       / (anp.sqrt(v / cast_like(c2, v)) + eps), mu, nu, updates)
         return out, AdamState(count, mu, nu)
     return GradientTransformation(init, update)
 
@@ -494,5 +546,5 @@ def nadam(learning_rate=1e-3, b1=0.9, b2=0.999, eps=1e-8):
     >>> np.round(opt.update(np.array([3.0]), opt.init(np.zeros(1)))[0], 6)
     array([-0.147368])
     """
-    _check_hparams(learning_rate, eps=eps, betas=(b1, b2))
+    check_hparams(learning_rate, eps=eps, betas=(b1, b2))
     return chain(scale_by_nadam(b1, b2, eps), scale_by_learning_rate(learning_rate))
