@@ -4,7 +4,7 @@ differences in both real directions of each complex input, JAX's gradient conven
 (docs/complex.md) on them, the gradient checker itself, and the tape.
 
 The primitives' own complex records (values eager/traced/jit, jvp/vjp, transposes,
-vmap) are in tests/op_records.py and its three suites.
+vmap) are in tests/op_records/ and its three suites.
 """
 import numpy as np
 import pytest

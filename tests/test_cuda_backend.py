@@ -25,6 +25,7 @@ import autodiff.numpy as anp  # noqa: E402
 from autodiff import lax  # noqa: E402
 from autodiff import primitives as P  # noqa: E402
 from autodiff.core import ClosedJaxpr, Jaxpr, primitives  # noqa: E402
+from op_records import ROWS, Cuda, Elementwise, spd as _spd  # noqa: E402
 
 F64, F32 = np.float64, np.float32
 
@@ -74,33 +75,23 @@ def check(fn, arg_sets, name=None, rtol=None, atol=None):
 
 
 # ---------------------------------------------------------------------------------
-# one case per primitive of the registry (LOWERINGS)
+# one case per primitive: the ``cuda=`` flags of the op records' rows (tests/op_records/),
+# and the records of the lowering registry (LOWERINGS) that are no primitive's
 # ---------------------------------------------------------------------------------
 
-DOMAIN = {"acos": (-0.9, 0.9), "asin": (-0.9, 0.9), "atanh": (-0.9, 0.9), "acosh": (1.1, 3.0),
-          "log": (0.1, 3.0), "log1p": (-0.9, 3.0), "sqrt": (0.0, 3.0), "rsqrt": (0.1, 3.0),
-          "tan": (-1.2, 1.2)}
-UNARY = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "cos", "cosh",
-         "exp", "exp2", "expm1", "floor", "log", "log1p", "logistic", "round", "rsqrt", "sin",
-         "sinh", "sqrt", "tan", "tanh", "abs", "neg", "sign", "stop_gradient", "is_finite"]
-BINARY = ["add", "sub", "mul", "div", "pow", "max", "min", "atan2", "mod", "floor_divide",
-          "eq", "ne", "lt", "le", "gt", "ge"]
-
-
-def _unary(name):
+def _unary(name, flag):
     prim = primitives[name]
-    lo, hi = DOMAIN.get(name, (-3.0, 3.0))
+    lo, hi = flag.lo, flag.hi
     x = u((3, 4), F64, lo, hi)
-    if name in ("round", "floor", "ceil", "sign", "abs"):
+    if flag.halves:
         x[0, :4] = [0.5, 1.5, -2.5, -0.0]
     return (lambda x, y: (prim.bind(x), prim.bind(y))), [(x, u((5,), F32, lo, hi, 1))]
 
 
-def _binary(name):
+def _binary(name, flag):
     prim = primitives[name]
-    lo = 0.2 if name == "pow" else -3.0
-    x, y = u((3, 4), F64, lo, 3.0, 1), u((3, 4), F64, lo, 3.0, 2)
-    if name in ("div", "mod", "floor_divide"):
+    x, y = u((3, 4), F64, flag.lo, flag.hi, 1), u((3, 4), F64, flag.lo, flag.hi, 2)
+    if flag.nonzero:
         y[np.abs(y) < 0.1] = 0.5
     y[0, :2] = x[0, :2]
     return (lambda x, y, s, z: (prim.bind(x, y), prim.bind(x, P.broadcast_in_dim(s, x.shape, ())),
@@ -119,190 +110,40 @@ def _case(fn, *sets, name=None, **kw):
     return dict(fn=fn, sets=list(sets), name=name, kw=kw)
 
 
-def _spd(n, batch=(), seed=0):
-    a = np.random.default_rng(seed).normal(size=batch + (n, n))
-    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
-
-
-@ad.custom_jvp
-def _softplus(x):
-    return anp.log1p(anp.exp(x))
-
-
-@_softplus.defjvp
-def _softplus_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    return _softplus(x), t * P.logistic_p.bind(x)
-
-
-@ad.custom_vjp
-def _clipped(x):
-    return anp.sin(x)
-
-
-_clipped.defvjp(lambda x: (anp.sin(x), anp.cos(x)), lambda c, g: (anp.clip(g * c, -0.5, 0.5),))
-
-
-def _remat_case(x):
-    f = lambda y: anp.sum(ad.checkpoint(lambda z: anp.sin(ad.checkpoint_name(z * 2.0, "h")))(y))  # noqa: E731
-    return f(x), ad.grad(f)(x)
-
-
 def _cases():
-    x34, x5 = u((3, 4)), u((5,), seed=3)
-    a = _spd(3, (2,))
     c = {}
-    c["not"] = _case(lambda b, i: (P.not_p.bind(b), P.not_p.bind(i)),
-                     (np.array([True, False]), np.array([3, -1, 0])))
-    c["integer_pow"] = _case(lambda x, y: [P.integer_pow(x, k) for k in (0, 2, 3, 5, -2)]
-                             + [P.integer_pow(y, 3)], (u((4,), F64, 0.5, 2), np.arange(3)))
-    c["select"] = _case(lambda p, x, y: P.select(p, x, y), (x34 > 0, x34, -x34))
-    c["convert_element_type"] = _case(
-        lambda x, i, b: (P.convert(x, F32), P.convert(x, np.int32), P.convert(x, np.bool_),
-                         P.convert(i, F64), P.convert(b, np.int64)),
-        (np.array([1.7, -2.2, 0.0, 3.5]), np.array([3, -1, 300]), np.array([True, False])))
-    c["iota"] = _case(lambda x: x + anp.arange(4.0) + anp.arange(3)[:, None], (x34,))
-    c["broadcast_in_dim"] = _case(lambda v, s: (P.broadcast_in_dim(v, (3, 4), (1,)) * 2.0,
-                                               P.broadcast_in_dim(v, (2, 4), (1,)),
-                                               P.broadcast_in_dim(s, (2, 2), ()) + 1.0),
-                                  (u((4,)), np.float64(2.0)))
-    views = lambda x, y: (P.transpose(x, (1, 0)), anp.exp(P.transpose(x, (1, 0))) + 1.0,  # noqa: E731
-                          P.rev(x, (0,)), P.rev(y, (0, 2)) * 2.0,
-                          P.slice_op(x, (1, 0), (3, 4), (1, 2)), P.transpose(y, (2, 0, 1)))
-    for n in ("transpose", "rev", "slice"):
-        c[n] = _case(views, (x34, u((2, 3, 2), F32)), name=n)
-    c["roll"] = _case(lambda x, y: (P.roll(x, 1, 0) + P.roll(x, 3, 1) - 2.0 * x,
-                                    P.roll(P.rev(y, (1,)), 1, 2), P.roll(x.T, 2, 0) * 2.0),
-                      (u((5, 6)), u((2, 3, 4), F32)), name="roll")
-    resh = lambda x: (P.reshape(x, (12,)), anp.sin(P.reshape(x, (12,))) * 2.0,  # noqa: E731
-                      P.reshape(x.T, (4, 3)), P.squeeze(x[:1], (0,)),
-                      P.expand_dims(x, (0, 2)) + 1.0, P.reshape(x[:1, :1], ()))
-    for n in ("reshape", "squeeze", "expand_dims"):
-        c[n] = _case(resh, (x34,), name=n)
-    for n in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod"):
-        prim = primitives[n]
-        xx = u((3, 40), F64, 0.5, 1.5)
-        xx[1, 3] = np.nan if n in ("reduce_max", "reduce_min") else xx[1, 3]
-        c[n] = _case(lambda x, y, prim=prim: (prim.bind(x, axes=(1,)), prim.bind(x, axes=(0,)),
-                                              prim.bind(x, axes=(0, 1)), prim.bind(y, axes=(0,)),
-                                              prim.bind(anp.exp(x), axes=(1,))),
-                     (xx, u((7,), F32, 0.5, 1.5)), name=n)
-    for n in ("reduce_and", "reduce_or"):
-        prim = primitives[n]
-        c[n] = _case(lambda b, prim=prim: (prim.bind(b, axes=(1,)), prim.bind(b, axes=(0, 1))),
-                     (x34 > -1.0,), name=n)
-    for n in ("argmax", "argmin"):
-        prim = primitives[n]
-        c[n] = _case(lambda x, prim=prim: (prim.bind(x, axis=1, index_dtype=np.dtype(np.int64)),
-                                           prim.bind(x, axis=0, index_dtype=np.dtype(np.int32))),
-                     (np.array([[1.0, 3.0, 3.0, -1.0], [np.nan, 2.0, np.nan, 0.0],
-                                [2.0, 2.0, 1.0, 5.0]]),), name=n)
-    mm = P.dot_general
-    c["dot_general"] = _case(
-        lambda a, b, c_, d, v: (mm(a, b, (((1,), (0,)), ((), ()))), mm(a, c_, (((1,), (1,)), ((), ()))),
-                                mm(b, a, (((0,), (1,)), ((), ()))),
-                                mm(d, d, (((2,), (1,)), ((0,), (0,)))),
-                                mm(v, v, (((0,), (0,)), ((), ()))),
-                                mm(a.astype(F32), b.astype(F32), (((1,), (0,)), ((), ()))),
-                                mm(a.astype(np.int64), b.astype(np.int64), (((1,), (0,)), ((), ()))),
-                                mm(d, d, (((1,), (2,)), ((0,), (0,))))),
-        (u((3, 5)), u((5, 6), seed=1), u((2, 5), seed=2), u((2, 3, 3), seed=4), x5), rtol=1e-10)
-    for n in ("cumsum", "cumprod", "cummax", "cummin"):
-        prim = primitives[n]
-        xc = u((3, 4), F64, 0.5, 1.5)
-        xc[1, 1] = np.nan
-        c[n] = _case(lambda x, y, prim=prim: (prim.bind(x, axis=0, reverse=False),
-                                              prim.bind(x, axis=1, reverse=True),
-                                              prim.bind(y, axis=0, reverse=True)),
-                     (xc, u((5,), F32, 0.5, 1.5)), name=n)
-    srt = np.array([[3.0, 1.0, np.nan, 2.0], [0.0, -0.0, 5.0, 5.0]])
-    c["sort"] = _case(lambda x: (P.sort_p.bind(x, dimension=1), P.sort_p.bind(x, dimension=0)),
-                      (srt,), name="sort")
-    c["argsort"] = _case(lambda x: P.argsort_p.bind(x, dimension=1), (srt,), name="argsort")
-    idx = np.array([[0, 1], [3, 2], [-1, 0], [7, -9]])
-    gs = lambda x, i, up, i1, u1: (P.gather(x, i), P.scatter_add_p.bind(x, i, up),  # noqa: E731
-                                   P.scatter_p.bind(x, i1, u1), P.gather(x, i1) * 2.0)
-    for n in ("gather", "scatter", "scatter_add"):
-        c[n] = _case(gs, (u((4, 3)), idx, u((4,)), np.array([[2], [0]]), u((2, 3))), name=n)
-    c["index_gather"] = _case(lambda x, i, j: (P.index_gather(x, [i, j]), x[i] * 2.0),
-                              (u((4, 3)), np.array([0, 3, -1, 7, -9]),
-                               np.array([2, -1, 0, 1, 5], np.int32)), name="index_gather")
-    ds = lambda x, i, j, up: (P.dynamic_slice(x, (i, j), (2, 2)),  # noqa: E731
-                              P.dynamic_update_slice(x, up, (i, j)))
-    for n in ("dynamic_slice", "dynamic_update_slice"):
-        c[n] = _case(ds, (u((4, 5)), np.int64(1), np.int32(9), u((2, 3))), name=n)
-    c["concatenate"] = _case(lambda x, y: (P.concatenate([x, y], 0), P.concatenate([x, x], 1) * 2.0),
-                             (x34, u((2, 4))), name="concatenate")
-    c["pad"] = _case(lambda x: (P.pad(x, np.float64(-1.0), ((1, 2, 0), (0, 1, 1))),
-                                P.pad(x, np.float64(0.0), ((-1, 1, 0), (2, -1, 2)))), (x34,),
-                     name="pad")
-    lin = lambda a, b, c_: (P.cholesky_p.bind(a), P.solve_p.bind(a, b), P.slogdet_p.bind(a),  # noqa: E731
-                            P.eigh_p.bind(a)[0], P.cholesky_p.bind(c_),
-                            P.triangular_solve(a, b, left_side=True, lower=True,
-                                               transpose_a=False, unit_diagonal=False),
-                            P.triangular_solve(a, P.transpose(b, (0, 2, 1)), left_side=False,
-                                               lower=False, transpose_a=True, unit_diagonal=True))
-    for n in ("cholesky", "solve", "slogdet", "eigh", "triangular_solve"):
-        c[n] = _case(lin, (a, u((2, 3, 2)), _spd(4)), name=n, rtol=1e-9, atol=1e-9)
-    c["custom_jvp_call"] = _case(lambda x: (_softplus(x), ad.grad(lambda y: anp.sum(_softplus(y)))(x)),
-                                 (x5,), name="custom_jvp_call")
-    c["custom_vjp_call"] = _case(lambda x: (_clipped(x), ad.grad(lambda y: anp.sum(_clipped(y)))(x)),
-                                 (x5,), name="custom_vjp_call")
-    c["custom_lin"] = _case(lambda x, t: ad.jvp(_clipped, (x,), (t,)), (x5, u((5,), seed=9)),
-                            name="custom_lin")
-    c["remat"] = _case(_remat_case, (x5,), name="remat")
-    c["name"] = _case(_remat_case, (x5,), name="name")
-    c["checkpoint"] = c["remat"]
-    c["cond"] = _case(lambda x, p: lax.cond(p > 0, lambda v: anp.sin(v), lambda v: v * 2.0, x),
-                      (x5, np.float64(1.0)), (x5, np.float64(-1.0)), name="cond")
-    c["while"] = _case(lambda x: lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, s[1] * 1.5),
-                                                (0, x)), (x5,), name="while")
-    c["scan"] = _case(lambda x, m: lax.scan(lambda cr, v: (cr + v, (cr * v, anp.sum(v))), 0.0 * m[0], m),
-                      (x5, u((3, 2))), name="scan")
-    c["pure_callback"] = _case(
-        lambda x: ad.pure_callback(lambda v: np.cos(v) * 2.0, ad.ShapeDtypeStruct(x.shape, x.dtype), x) + 1.0,
-        (x5,), name="pure_callback")
-    for n in UNARY:
-        fn, sets = _unary(n)
-        c[n] = _case(fn, *sets, name=n, rtol=1e-9 if n in ("tan", "acosh") else None)
-    for n in BINARY:
-        fn, sets = _binary(n)
-        c[n] = _case(fn, *sets, name=n)
-    for n in ("and", "or", "xor"):
-        fn, sets = _bitwise(n)
-        c[n] = _case(fn, *sets, name=n)
-    # complex parts and constructor (more complex programs: tests/test_jit_complex.py)
-    zc = x34 + 1j * u((3, 4), seed=5)
-    parts = lambda z, w, x, y: (P.real(z), P.imag(z) * 2.0, P.conj(z), P.conj(w),  # noqa: E731
-                                P.complex_(x, y), P.complex_(x.astype(F32), y.astype(F32)))
-    for n in ("real", "imag", "conj", "complex"):
-        c[n] = _case(parts, (zc, zc[:2].astype(np.complex64), x34, u((3, 4), seed=6)), name=n)
-    # fft runs on the host between the kernels (numpy's rule)
-    c["fft"] = _case(lambda x: anp.fft.irfft(anp.fft.rfft(anp.sin(x)) * 0.5, n=4) + x, (x34,),
-                     name="fft")
+    for n, r in sorted(ROWS.items()):
+        flag = r.cuda
+        if isinstance(flag, Cuda):
+            c[n] = _case(flag.fn, *flag.sets, name=n if flag.contains else None, **flag.tol)
+        elif isinstance(flag, Elementwise) and flag.bitwise:
+            fn, sets = _bitwise(n)
+            c[n] = _case(fn, *sets, name=n)
+        elif isinstance(flag, Elementwise):
+            fn, sets = (_unary if len(r.records[0].args) == 1 else _binary)(n, flag)
+            c[n] = _case(fn, *sets, name=n, rtol=flag.rtol)
     return c
 
 
 CASES = _cases() if IN_SIMULATOR else {}
 # records without a registry case: where they are covered instead
 NOT_TRACEABLE = {"_copy": "an internal copy the planner inserts, covered by every case",
-                 "debug_callback": "test_debug_callback_runs_on_the_host_in_order"}
+                 **{n: r.cuda for n, r in ROWS.items() if isinstance(r.cuda, str)}}
 
 
 def _registry():
     from autodiff.backends import numba_cpu
-    return sorted(numba_cpu.LOWERINGS)
+    return sorted(set(numba_cpu.LOWERINGS) | set(ROWS))
 
 
 @pytest.mark.parametrize("name", _registry())
 def test_registry_primitive_agrees_with_interpreter(name):
-    if name in ("_copy", "debug_callback"):
+    if name in NOT_TRACEABLE:
         assert NOT_TRACEABLE[name]
         return
     assert name in CASES, f"primitive {name!r} has no case for the cuda backend"
     case = CASES[name]
-    check(case["fn"], case["sets"], name=case["name"] if name != "checkpoint" else None,
-          **case["kw"])
+    check(case["fn"], case["sets"], name=case["name"], **case["kw"])
 
 
 def test_kernel_parameters_are_never_builtins():

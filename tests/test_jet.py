@@ -1,8 +1,9 @@
 """Taylor mode (ad.jet, ad.taylor): coefficients against nested jvp and closed forms.
 
-Every primitive of the registry has a case below (a test fails for one without), and
-the jet of each case equals the derivatives of t ↦ f(x(t)) from nesting ``jvp`` six
-times, for a cubic input path, to 1e-10 relative.
+Every differentiable primitive of the registry has a case (the ``jet=`` flag of its row in
+``tests/op_records/``; a test fails for one without), and the jet of each case equals the
+derivatives of t ↦ f(x(t)) from nesting ``jvp`` six times, for a cubic input path, to
+1e-10 relative.
 """
 import math
 
@@ -18,6 +19,7 @@ from autodiff import primitives as P
 from autodiff.core import primitives as REGISTRY
 from autodiff.errors import ShapeError
 from autodiff.transforms.jet import jet_rules, rule_for, NONDIFFERENTIABLE, OPAQUE, jet_jaxpr
+from op_records import M, ROWS
 
 ORDER = 6
 rng = np.random.default_rng(18)
@@ -56,127 +58,13 @@ def check_against_nested(f, args, order=ORDER, rtol=1e-10, n_terms=3):
 
 
 # ----------------------------------------------------------------------------
-# One case per primitive: (function, arguments); the primitive must appear in its IR
+# One case per primitive: (function, arguments); the primitive must appear in its IR.
+# The cases are the ``jet=`` flags of the op records' rows (tests/op_records/)
 # ----------------------------------------------------------------------------
 
-x3 = np.array([0.3, 0.55, 0.8])
-xs3 = np.array([-0.7, 0.4, 1.3])          # mixed signs (abs, max, sort, …)
-y3 = np.array([0.9, 0.2, 0.6])
-big = np.array([1.3, 2.0, 1.7])           # acosh's domain
-M = np.array([[4.0, 1.0, 0.5], [1.0, 3.0, 0.2], [0.5, 0.2, 2.0]])
-idx = np.array([2, 0, 2])
-
-
-@ad.custom_jvp
-def softplus(x):
-    return anp.log1p(anp.exp(x))
-
-
-@softplus.defjvp
-def _softplus_jvp(primals, tangents):
-    (x,), (t,) = primals, tangents
-    return softplus(x), t * ad.nn.sigmoid(x)
-
-
-@ad.custom_vjp
-def cube(x):
-    return x * x * x
-
-
-cube.defvjp(lambda x: (cube(x), x), lambda x, g: (3 * x * x * g,))
-
-
-def _while_fn(x):
-    # x ↦ x·2^n where n = 3 steps (the loop's course depends on a counter only)
-    _, y = ad.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, anp.sin(c[1]) + c[1]),
-                             (0, x))
-    return y
-
-
-def _scan_fn(x):
-    def body(c, xi):
-        c = anp.tanh(c * xi) + xi
-        return c, c * c
-    c, ys = ad.lax.scan(body, x[0], x)
-    return ys + c
-
-
-CASES = {
-    # a side effect on the primal, no results: the jet of the rest is unchanged
-    "debug_callback": (lambda x: (ad.debug.callback(lambda v: None, x), anp.sin(x))[1], [x3]),
-    "neg": (lambda x: -anp.sin(x), [x3]),
-    "exp": (anp.exp, [x3]), "exp2": (anp.exp2, [x3]), "log": (anp.log, [x3]),
-    "log1p": (anp.log1p, [x3]), "expm1": (anp.expm1, [x3]), "tanh": (anp.tanh, [xs3]),
-    "logistic": (ad.nn.sigmoid, [xs3]), "sin": (anp.sin, [x3]), "cos": (anp.cos, [x3]),
-    "tan": (anp.tan, [x3]), "asin": (anp.arcsin, [x3]), "acos": (anp.arccos, [x3]),
-    "atan": (anp.arctan, [xs3]), "sinh": (anp.sinh, [xs3]), "cosh": (anp.cosh, [xs3]),
-    "asinh": (anp.arcsinh, [xs3]), "acosh": (anp.arccosh, [big]), "atanh": (anp.arctanh, [x3]),
-    "sqrt": (anp.sqrt, [x3]), "rsqrt": (P.rsqrt, [x3]), "cbrt": (anp.cbrt, [x3]),
-    "abs": (anp.abs, [xs3]),
-    "integer_pow": (lambda x: x ** 3 + x ** -2 + x ** 2 * x ** 5, [x3]),
-    "pow": (lambda x, y: x ** y + x ** 2.5, [x3, y3]),
-    "add": (lambda x, y: anp.sin(x) + y, [x3, y3]), "sub": (lambda x, y: x - anp.cos(y), [x3, y3]),
-    "mul": (lambda x, y: x * y * 2.0, [x3, y3]), "div": (lambda x, y: x / y + 1.0 / x, [x3, y3]),
-    "max": (lambda x, y: anp.maximum(x, y), [xs3, y3]),
-    "min": (lambda x, y: anp.minimum(x, y), [xs3, y3]),
-    "atan2": (lambda x, y: anp.arctan2(x, y), [xs3, y3]), "mod": (lambda x, y: x % y, [big, y3]),
-    "select": (lambda x, y: anp.where(x > 0.0, anp.sin(y), y * y), [xs3, y3]),
-    "convert_element_type": (lambda x: anp.exp(x).astype(np.float32).astype(np.float64), [x3]),
-    "reduce_sum": (lambda x: anp.sum(anp.sin(x)), [x3]), "reduce_max": (anp.max, [xs3]),
-    "logsumexp": (lambda x: anp.logsumexp(anp.sin(x) * x), [x3]),
-    "reduce_min": (anp.min, [xs3]),
-    "reduce_prod": (lambda x: anp.prod(anp.stack([x, x * x, x + 1.0, x, x])), [xs3]),
-    "broadcast_in_dim": (lambda x: anp.broadcast_to(x, (2, 3)) * x, [x3]),
-    "reshape": (lambda x: anp.reshape(x, (3, 1)) * 2.0, [x3]),
-    "transpose": (lambda x: anp.transpose(anp.outer(x, x + 1)), [x3]),
-    "squeeze": (lambda x: anp.squeeze(anp.exp(x).reshape(1, 3)), [x3]),
-    "expand_dims": (lambda x: anp.expand_dims(x, 0), [x3]),
-    "concatenate": (lambda x, y: anp.concatenate([x, anp.sin(y)]), [x3, y3]),
-    "pad": (lambda x: ad.lax.pad(x, 0.5, [(1, 2, 1)]), [x3]),
-    "slice": (lambda x: x[1:3] * x[0:2], [x3]), "rev": (lambda x: x[::-1] * x, [x3]),
-    "roll": (lambda x: anp.roll(x, 1) * x, [x3]),
-    "cumsum": (lambda x: anp.cumsum(anp.sin(x)), [x3]),
-    "cumprod": (lambda x: anp.cumprod(anp.concatenate([x, x * x, x + 0.5])), [xs3]),
-    "cummax": (lambda x: ad.lax.cummax(x, 0), [xs3]),
-    "cummin": (lambda x: ad.lax.cummin(x, 0, reverse=True), [xs3]),
-    "sort": (lambda x: anp.sort(anp.sin(x)), [xs3]),
-    "dynamic_slice": (lambda x: ad.lax.dynamic_slice(x, (np.int64(1),), (2,)), [x3]),
-    "dynamic_update_slice": (lambda x, y: ad.lax.dynamic_update_slice(x, y[:2] * y[:2],
-                                                                      (np.int64(1),)), [x3, y3]),
-    "gather": (lambda x: P.gather(x, idx[:, None]) * x, [x3]),
-    "index_gather": (lambda x: x[idx] * x, [x3]),
-    "scatter": (lambda x, y: x.at[np.array([2, 0])].set(y[:2] * y[1:]), [x3, y3]),
-    "scatter_add": (lambda x, y: x.at[idx].add(y * y), [x3, y3]),
-    "dot_general": (lambda a, x: anp.dot(a * a, x) + a @ a @ x, [M, x3]),
-    "solve": (lambda a, b: anp.linalg.solve(a, b), [M, x3]),
-    "triangular_solve": (lambda a, b: ad.scipy.linalg.solve_triangular(a, b, lower=True)
-                         + ad.scipy.linalg.solve_triangular(a, b, lower=False, trans=1), [M, x3]),
-    "cholesky": (lambda a: anp.linalg.cholesky(a @ a.T), [M]),
-    "slogdet": (lambda a: anp.linalg.slogdet(a)[1], [M]),
-    "eigh": (lambda a: anp.concatenate([anp.linalg.eigh(a)[0], anp.linalg.eigh(a)[1].ravel()]),
-             [M]),
-    "cond": (lambda x: ad.lax.cond(x[0] > 0.0, anp.sin, lambda v: v * v, x), [x3]),
-    "while": (_while_fn, [x3]),
-    "scan": (_scan_fn, [x3]),
-    "custom_jvp_call": (lambda x: softplus(x) + ad.scipy.special.erf(x), [xs3]),
-    "custom_vjp_call": (lambda x: cube(anp.sin(x)), [x3]),
-    "custom_lin": (lambda x: ad.jvp(cube, (anp.sin(x),), (x,))[1], [x3]),
-    "remat": (ad.checkpoint(lambda x: anp.sin(x) * x), [x3]),
-    "name": (lambda x: ad.checkpoint_name(anp.exp(x), "e") * x, [x3]),
-    # complex parts and the non-holomorphic complex rules (|z| and z/|z| as programs of
-    # the real parts), on real-valued functions of real inputs
-    "real": (lambda x: anp.real(anp.exp(1j * x) * x), [x3]),
-    "imag": (lambda x: anp.imag(anp.exp(1j * x) * (x + 2j)), [x3]),
-    "conj": (lambda x: anp.real(anp.conj(anp.exp(1j * x)) * (x + 2j) * 1j), [x3]),
-    "complex": (lambda x, y: anp.abs(P.complex_(x, y)) ** 3, [x3, y3]),
-    "sign": (lambda x: anp.real(anp.sign(P.complex_(x, x * x + 1.0)) * x)
-             + anp.sign(x) * x, [xs3]),
-    # linear (fft_p); a product of spectra makes the series nonlinear (a circular convolution)
-    "fft": (lambda x: anp.fft.irfft(anp.fft.rfft(anp.sin(x)) * anp.fft.rfft(x), n=3)
-            + anp.real(anp.fft.ifft(anp.fft.fft(x * x))), [x3]),
-}
-# the float32 round trip loses digits: that case compares to float32 accuracy
-RTOL = {"convert_element_type": 1e-6}
+_JETS = {n: c for n, c in ((n, r.jet_case()) for n, r in ROWS.items()) if c is not None}
+CASES = {n: (c.f, c.args) for n, c in _JETS.items()}
+RTOL = {n: c.rtol for n, c in _JETS.items()}
 
 
 def _prims_in(closed):

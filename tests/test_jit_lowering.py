@@ -1,12 +1,13 @@
 """Every primitive's Numba lowering agrees with the numpy interpreter.
 
-The registry is enumerated: each primitive must have a lowering and a case here
-(``KNOWN_GAPS`` lists the ones the cpu backend cannot lower; it is empty). Each case
-is run, through one jitted function, on both float dtypes where they apply, several
-shapes, broadcast operands, non-contiguous inputs and zero-size inputs; the numpy
-interpreter (``backend="interpret"``) is the oracle.
+The registry is enumerated: each primitive must have a lowering and a case (the ``jit=``
+flag of its row in ``tests/op_records/``: the generic elementwise case, a test here, or
+where else its cases are; ``KNOWN_GAPS`` lists the ones the cpu backend cannot lower; it
+is empty). Each case is run, through one jitted function, on both float dtypes where they
+apply, several shapes, broadcast operands, non-contiguous inputs and zero-size inputs; the
+numpy interpreter (``backend="interpret"``) is the oracle.
 
-Every op record of ``tests/op_records.py`` (the table the primitive and vmap tests share)
+Every op record of ``tests/op_records/`` (the table the primitive and vmap tests share)
 runs through ``jit(backend="cpu")`` in ``tests/test_jit_records.py``.
 """
 import numpy as np
@@ -18,6 +19,7 @@ from autodiff import primitives as P
 from autodiff.core import ClosedJaxpr, Jaxpr, primitives
 from autodiff.backends import numba_cpu
 from jit_util import assert_compiled, prims_in, run_lowered
+from op_records import ROWS, Elementwise
 
 F64, F32 = np.float64, np.float32
 FLOATS = (F64, F32)
@@ -77,16 +79,20 @@ def check(name, fn, arg_sets, rtol=None, atol=None, expect=None):
 # elementwise
 # ---------------------------------------------------------------------------------
 
-UNARY_DOMAIN = {
-    "acos": (-0.95, 0.95), "asin": (-0.95, 0.95), "atanh": (-0.9, 0.9), "acosh": (1.05, 4.0),
-    "log": (0.05, 4.0), "log1p": (-0.9, 4.0), "sqrt": (0.0, 4.0), "rsqrt": (0.1, 4.0),
-    "tan": (-1.3, 1.3), "exp": (-30.0, 30.0), "expm1": (-3.0, 3.0), "cosh": (-5, 5),
-    "sinh": (-5, 5), "exp2": (-20, 20), "logistic": (-30, 30), "tanh": (-10, 10),
-    "sin": (-20, 20), "cos": (-20, 20), "round": (-5.0, 5.0),
-}
-UNARY_FLOAT = ["acos", "acosh", "asin", "asinh", "atan", "atanh", "cbrt", "ceil", "cos", "cosh",
-               "exp", "exp2", "expm1", "floor", "log", "log1p", "logistic", "round", "rsqrt",
-               "sin", "sinh", "sqrt", "tan", "tanh", "abs", "neg", "sign", "stop_gradient"]
+def _generic(kind):
+    """The rows whose ``jit=`` flag is the generic elementwise case (tests/op_records/):
+    unary float, binary or bitwise primitives."""
+    out = []
+    for n, r in sorted(ROWS.items()):
+        if isinstance(r.jit, Elementwise):
+            k = ("bitwise" if r.jit.bitwise else
+                 "unary" if len(r.records[0].args) == 1 else "binary")
+            if k == kind:
+                out.append(n)
+    return out
+
+
+UNARY_FLOAT = _generic("unary")
 
 
 def _unary_sets(lo, hi, extra=()):
@@ -101,17 +107,17 @@ def _unary_sets(lo, hi, extra=()):
 
 @pytest.mark.parametrize("name", UNARY_FLOAT)
 def test_unary_float(name):
-    prim = primitives[name]
-    lo, hi = UNARY_DOMAIN.get(name, (-3.0, 3.0))
+    prim, flag = primitives[name], ROWS[name].jit
+    lo, hi = flag.lo, flag.hi
     sets = _unary_sets(lo, hi)
-    if name in ("round", "floor", "ceil", "sign", "abs"):
+    if flag.halves:
         for s in sets:                 # exact halves, integers and zeros
             if s[0].size >= 5:
                 s[0][:5] = [0.5, 1.5, -2.5, 0.0, -0.0]
 
     def fn(*xs):
         return [prim.bind(x) for x in xs]
-    check(name, fn, sets, rtol=4e-6 if name in ("tan", "acosh") else None)
+    check(name, fn, sets, rtol=flag.rtol)
 
 
 def test_unary_special_values():
@@ -142,15 +148,14 @@ def test_integer_pow():
     check("integer_pow", fn, sets)
 
 
-BINARY = ["add", "sub", "mul", "div", "pow", "max", "min", "atan2", "mod", "floor_divide"]
-COMPARE = ["eq", "ne", "lt", "le", "gt", "ge"]
+BINARY = _generic("binary")          # arithmetic and comparisons
 
 
 def _binary_sets(name):
-    lo = 0.2 if name == "pow" else -3.0
-    x64 = uniform((4, 3), F64, lo, 3.0, 1)
-    y64 = uniform((4, 3), F64, lo, 3.0, 2)
-    if name in ("div", "mod", "floor_divide"):
+    flag = ROWS[name].jit
+    x64 = uniform((4, 3), F64, flag.lo, flag.hi, 1)
+    y64 = uniform((4, 3), F64, flag.lo, flag.hi, 2)
+    if flag.nonzero:
         y64[np.abs(y64) < 0.1] = 0.5
     y64[0, :2] = x64[0, :2]                   # ties (max/min/compare)
     s64 = np.float64(1.5)
@@ -161,7 +166,7 @@ def _binary_sets(name):
     return [a, b, c]
 
 
-@pytest.mark.parametrize("name", BINARY + COMPARE)
+@pytest.mark.parametrize("name", BINARY)
 def test_binary(name):
     prim = primitives[name]
 
@@ -179,7 +184,7 @@ def test_binary_nan_semantics():
     check("max", lambda x, y: (P.max_(x, y), P.min_(x, y), anp.fmod(x, y)), [(x, y)])
 
 
-@pytest.mark.parametrize("name", ["and", "or", "xor"])
+@pytest.mark.parametrize("name", _generic("bitwise"))
 def test_bitwise(name):
     prim = primitives[name]
     b1, b2 = np.array([True, False, True, False]), np.array([True, True, False, False])
@@ -608,20 +613,10 @@ def test_control_flow():
 # the registry
 # ---------------------------------------------------------------------------------
 
-TESTED = set(UNARY_FLOAT) | set(BINARY) | set(COMPARE) | {
-    "is_finite", "not", "integer_pow", "and", "or", "xor", "select", "convert_element_type",
-    "iota", "broadcast_in_dim", "transpose", "rev", "roll", "slice", "reshape", "squeeze",
-    "expand_dims", "concatenate", "pad", "reduce_sum", "reduce_max", "reduce_min",
-    "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin", "dot_general", "cumsum",
-    "cumprod", "cummax", "cummin", "sort", "argsort", "gather", "index_gather", "scatter", "scatter_add",
-    "dynamic_slice", "dynamic_update_slice", "cholesky", "solve", "slogdet", "eigh",
-    "triangular_solve", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-    "cond", "while", "scan", "remat", "name",
-    "pure_callback",   # its jit cases (compiled, vs numpy): tests/test_ported_gaps.py
-    "fft",             # its jit cases (compiled, vs numpy and JAX): tests/test_fft.py
-    "logsumexp",       # inlined; its jit cases (vs scipy): tests/test_scipy.py
-    "real", "imag", "conj", "complex",   # compiled cases: tests/test_jit_complex.py
-    "debug_callback"}  # its jit cases (calls counted, values seen): tests/test_debug_callback.py
+#: the primitives with a lowering case: each row's ``jit=`` flag (tests/op_records/) is the
+#: generic elementwise case above, the test of this file with its cases, or where else they
+#: are
+TESTED = {n for n, r in ROWS.items() if r.jit}
 
 
 @pytest.mark.parametrize("name", sorted(primitives))

@@ -1,4 +1,4 @@
-"""Every op record, compiled: the table of ``tests/op_records.py`` (shared with the
+"""Every op record, compiled: the table of ``tests/op_records/`` (shared with the
 primitive and vmap tests) run through the CPU backend and compared with the interpreter.
 
 In a file of its own (not in test_jit_lowering.py) so that xdist's ``--dist loadfile``
@@ -15,7 +15,7 @@ from jit_util import assert_compiled, prims_in, run_lowered
 F64, F32 = np.float64, np.float32
 
 # ---------------------------------------------------------------------------------
-# the op records (tests/op_records.py, shared with the primitive and vmap tests): every
+# the op records (tests/op_records/, shared with the primitive and vmap tests): every
 # record of every primitive, compiled and compared with the interpreter
 # ---------------------------------------------------------------------------------
 #

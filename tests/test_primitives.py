@@ -14,7 +14,7 @@ Complex records (``Z`` operands, docs/complex.md) go through the same checks:
 vectors. Their derivative checks run at complex128 only (complex64 adds nothing the
 float32 records do not check).
 
-Sample inputs come from the one table of op records, ``tests/op_records.py`` (shared
+Sample inputs come from the one table of op records, ``tests/op_records/`` (shared
 with the vmap and jit-lowering tests). A primitive of the core modules without records
 fails ``test_core_primitives_have_samples``: adding a primitive means adding a row
 there. Primitives of other modules (control flow, checkpointing) get theirs from
@@ -64,13 +64,13 @@ WITH_SAMPLES = [(n, i) for n in ALL for i in range(len(SAMPLES.get(n, [])))]
 
 def test_core_primitives_have_samples():
     missing = sorted(n for n in _core_prims() if n not in SAMPLES)
-    assert not missing, f"primitives without records in tests/op_records.py: {missing}"
+    assert not missing, f"primitives without records in tests/op_records/: {missing}"
 
 
 def test_every_registered_primitive_has_samples():
     missing = sorted(n for n in primitives if n not in SAMPLES)
     assert not missing, (f"primitives without samples: {missing}; add records (or a "
-                         f"traced use of the public API to _other_samples) in tests/op_records.py")
+                         f"traced use of the public API to _other_samples) in tests/op_records/")
 
 
 @pytest.mark.parametrize("name", ALL)

@@ -7,8 +7,8 @@ Non-finite results must match numpy exactly (NaN where NaN, inf of the same sign
 with their sign for the correctly rounded operations, finite results to a few ulps for the
 transcendentals (jit's own vectorized math is within 1.6 ulp; numpy's within 1.2).
 
-A primitive of the registry that is in none of the tables below fails
-``test_every_primitive_is_covered_or_exempt``: adding a primitive means adding a row.
+The tables are the ``special=`` flags of the op records' rows (``tests/op_records/``): a
+primitive of the registry in none of them fails ``test_every_primitive_is_covered_or_exempt``.
 One jitted program per (table, dtype) computes all of its primitives, so the whole file
 compiles four kernels.
 """
@@ -20,6 +20,7 @@ import pytest
 import autodiff as ad
 from autodiff import primitives as P
 from autodiff.core import primitives
+from op_records import EXACT, ROWS, ULP4, Special
 
 nan, inf = np.nan, np.inf
 
@@ -33,82 +34,18 @@ def special(dtype):
     return SPECIAL64 if dtype == np.float64 else SPECIAL32
 
 
-def _longdouble(fn):
-    """A reference computed in extended precision, rounded once to the input dtype."""
-    def ref(x):
-        return fn(x.astype(np.longdouble)).astype(x.dtype)
-    return ref
-
-
-def _logistic_ref(x):
-    e = np.exp(-np.abs(x.astype(np.longdouble)))
-    return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
-
-
-EXACT, ULP4 = 0, 4
+# the tables: the ``special=`` flags of the op records' rows (tests/op_records/)
 # name -> (numpy reference, params, ulps); ulps 0: bitwise, the sign of zero included
-UNARY = {
-    "neg": (np.negative, {}, EXACT), "sign": (np.sign, {}, EXACT),
-    "floor": (np.floor, {}, EXACT), "ceil": (np.ceil, {}, EXACT), "round": (np.round, {}, EXACT),
-    "is_finite": (np.isfinite, {}, EXACT), "abs": (np.abs, {}, EXACT),
-    "sqrt": (np.sqrt, {}, EXACT), "stop_gradient": (lambda x: x, {}, EXACT),
-    "exp": (np.exp, {}, ULP4), "exp2": (np.exp2, {}, ULP4), "log": (np.log, {}, ULP4),
-    "log1p": (np.log1p, {}, ULP4), "expm1": (np.expm1, {}, ULP4), "tanh": (np.tanh, {}, ULP4),
-    "logistic": (_logistic_ref, {}, ULP4), "sin": (np.sin, {}, ULP4), "cos": (np.cos, {}, ULP4),
-    "tan": (np.tan, {}, ULP4), "asin": (np.arcsin, {}, ULP4), "acos": (np.arccos, {}, ULP4),
-    "atan": (np.arctan, {}, ULP4), "sinh": (np.sinh, {}, ULP4), "cosh": (np.cosh, {}, ULP4),
-    "asinh": (np.arcsinh, {}, ULP4), "acosh": (np.arccosh, {}, ULP4),
-    "atanh": (np.arctanh, {}, ULP4), "rsqrt": (_longdouble(lambda x: 1 / np.sqrt(x)), {}, 2),
-    "cbrt": (np.cbrt, {}, ULP4),
-    "integer_pow": (lambda x: x * x * x, {"y": 3}, EXACT),
-}
-BINARY = {
-    "add": (np.add, EXACT), "sub": (np.subtract, EXACT), "mul": (np.multiply, EXACT),
-    "div": (np.divide, EXACT), "max": (np.maximum, EXACT), "min": (np.minimum, EXACT),
-    "mod": (np.mod, EXACT), "floor_divide": (np.floor_divide, EXACT),
-    "pow": (np.power, ULP4), "atan2": (np.arctan2, ULP4),
-    "eq": (np.equal, EXACT), "ne": (np.not_equal, EXACT), "lt": (np.less, EXACT),
-    "le": (np.less_equal, EXACT), "gt": (np.greater, EXACT), "ge": (np.greater_equal, EXACT),
-}
+UNARY = {n: (r.special.ref, r.special.params, r.special.ulps) for n, r in sorted(ROWS.items())
+         if isinstance(r.special, Special) and r.special.table == "unary"}
+BINARY = {n: (r.special.ref, r.special.ulps) for n, r in sorted(ROWS.items())
+          if isinstance(r.special, Special) and r.special.table == "binary"}
 # reductions over the last axis of the (n², 2) matrix of all pairs of special values
-REDUCE = {
-    "reduce_sum": (lambda m: np.sum(m, axis=1), {"axes": (1,)}),
-    "reduce_prod": (lambda m: np.prod(m, axis=1), {"axes": (1,)}),
-    "reduce_max": (lambda m: np.max(m, axis=1), {"axes": (1,)}),
-    "reduce_min": (lambda m: np.min(m, axis=1), {"axes": (1,)}),
-    "argmax": (lambda m: np.argmax(m, axis=1), {"axis": 1, "index_dtype": np.dtype(np.int64)}),
-    "argmin": (lambda m: np.argmin(m, axis=1), {"axis": 1, "index_dtype": np.dtype(np.int64)}),
-    "cumsum": (lambda m: np.cumsum(m, axis=1), {"axis": 1, "reverse": False}),
-    "cumprod": (lambda m: np.cumprod(m, axis=1), {"axis": 1, "reverse": False}),
-    "cummax": (lambda m: np.maximum.accumulate(m, axis=1), {"axis": 1, "reverse": False}),
-    "cummin": (lambda m: np.minimum.accumulate(m, axis=1), {"axis": 1, "reverse": False}),
-    "sort": (lambda m: np.sort(m, axis=1), {"dimension": 1}),
-    "argsort": (lambda m: np.argsort(m, axis=1, kind="stable"), {"dimension": 1}),
-}
+REDUCE = {n: (r.special.ref, r.special.params) for n, r in sorted(ROWS.items())
+          if isinstance(r.special, Special) and r.special.table == "reduce"}
 # bool-only, structural, linear-algebra and control-flow primitives: values are moved, not
 # computed (structural), or the primitive's own tests cover its numerics
-EXEMPT = {
-    "and": "bool", "or": "bool", "xor": "bool", "not": "bool", "reduce_and": "bool",
-    "reduce_or": "bool", "pure_callback": "calls the user's Python function",
-    "debug_callback": "no results (calls the user's Python function)",
-    "select": "moves values (tested below with special values)",
-    "logsumexp": "a composite of the reductions and exp/log above: its special values "
-                 "against scipy in tests/test_scipy.py::test_logsumexp_primitive",
-    "convert_element_type": "tested below (casts of special values)",
-    **{n: "structural: moves values" for n in (
-        "broadcast_in_dim", "reshape", "transpose", "squeeze", "expand_dims", "concatenate",
-        "pad", "slice", "rev", "roll", "dynamic_slice", "dynamic_update_slice", "gather",
-        "index_gather", "scatter",
-        "scatter_add", "iota")},
-    **{n: "linear algebra: tests/test_linalg*.py" for n in (
-        "dot_general", "cholesky", "triangular_solve", "solve", "slogdet", "eigh")},
-    "fft": "transforms: tests/test_fft.py",
-    **{n: "complex parts: tested below (complex special values)" for n in (
-        "real", "imag", "conj", "complex")},
-    **{n: "control flow / calls: their bodies are made of the primitives above" for n in (
-        "cond", "while", "scan", "remat", "custom_jvp_call", "custom_vjp_call", "custom_lin",
-        "name")},
-}
+EXEMPT = {n: r.special for n, r in sorted(ROWS.items()) if isinstance(r.special, str)}
 MODES = ["eager", "traced", "jit", "vmap", "vjp"]
 DTYPES = [np.float64, np.float32]
 

@@ -1,6 +1,6 @@
 """vmap: every primitive's batching rule against a Python loop over the batch, and the API.
 
-The registry test takes every op record of ``tests/op_records.py`` (the table the
+The registry test takes every op record of ``tests/op_records/`` (the table the
 primitive and jit-lowering tests share), draws one example of its operands per batch
 element, batches each subset of the operands along every axis position (unbatched
 operands mixed in), and checks ``vmap`` against stacking the primitive's ``impl``
@@ -38,7 +38,7 @@ def f64(*shape, lo=-2.0, hi=2.0):
 
 class Case:
     """A use of a call-like primitive through the public API that emits it (``fn``), with
-    a generator per operand; the op records of ``tests/op_records.py`` bind the primitive
+    a generator per operand; the op records of ``tests/op_records/`` bind the primitive
     itself."""
 
     def __init__(self, gens, fn, id=""):
@@ -171,7 +171,7 @@ def _function_case_params():
 def test_registry_covered():
     """Every registered primitive has op records, and (if it has operands) a batch rule."""
     missing = sorted(set(core.primitives) - set(RECORDS))
-    assert not missing, f"primitives without records in tests/op_records.py: {missing}"
+    assert not missing, f"primitives without records in tests/op_records/: {missing}"
     no_rule = sorted(n for n, p in core.primitives.items()
                      if p.batch is None and any(r.args for r in RECORDS[n]))
     assert not no_rule, f"primitives without a batch rule: {no_rule}"
