@@ -18,10 +18,18 @@ Elsewhere (``anp`` functions called eagerly, ``grad`` and the other transforms o
 CpuDevice(id=0)
 """
 import importlib.util
+import operator
 import sys
 import types
 
+import numpy as np
+
+from .core import Tracer, user_source
+from .errors import UnsupportedError
 from .tree_util import tree_leaves, tree_map
+
+# numba-cuda (backends.numba_cuda, backends.cuda_runtime, numba.cuda) is imported inside the
+# functions that need a GPU: it is an optional, heavy dependency
 
 __all__ = ["block_until_ready", "device_put", "device_get", "devices", "CudaArray",
            "CpuDevice", "CudaDevice"]
@@ -103,8 +111,6 @@ def devices(backend=None):
 
 
 def _require_cuda():
-    from .core import user_source
-    from .errors import UnsupportedError
     if importlib.util.find_spec("numba_cuda") is None:
         raise UnsupportedError("device 'cuda' needs numba-cuda, which is not installed "
                                "(pip install 'autodiff-numba[cuda]')", source=user_source())
@@ -160,7 +166,6 @@ class CudaArray:
 
     def copy_to_host(self):
         """A numpy copy of the array (what ``np.asarray`` returns)."""
-        import numpy as np
         return np.asarray(self._dev.copy_to_host()).reshape(self.shape)
 
     def __array__(self, dtype=None, copy=None):
@@ -203,7 +208,6 @@ class CudaArray:
 
 
 def _host_op(name):
-    import operator
     op = getattr(operator, name)
 
     def fn(self, other):
@@ -245,8 +249,6 @@ def _is_host(device):
 
 
 def _to_array(x):
-    import numpy as np
-    from .core import Tracer
     if isinstance(x, (np.ndarray, Tracer)):
         return x
     conv = getattr(x, "__autodiff_array__", None)
@@ -270,8 +272,6 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     if _is_cuda(device):
         _require_cuda()
         from .backends.cuda_runtime import to_device
-        import numpy as np
-        from .core import Tracer
 
         def put(leaf):
             if isinstance(leaf, (CudaArray, Tracer)):
@@ -279,8 +279,6 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
             return CudaArray(to_device(np.ascontiguousarray(_to_array(leaf))))
         return tree_map(put, x)
     if not _is_host(device):
-        from .core import user_source
-        from .errors import UnsupportedError
         raise UnsupportedError(f"device_put: device {device!r} is not available; the "
                                f"devices are None or 'cpu' (the host) and 'cuda' (with "
                                f"numba-cuda and a GPU or its simulator)",

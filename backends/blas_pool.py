@@ -41,6 +41,7 @@ One BLAS library: the CBLAS symbols of the OpenBLAS that numpy itself loads (not
 >>> out.tolist()
 [[3.0, 3.0], [12.0, 12.0]]
 """
+import atexit
 import ctypes
 import glob
 import os
@@ -53,9 +54,10 @@ from llvmlite import ir
 from numba import njit, types
 from numba.extending import intrinsic
 
-from .compile_cache import cache_helpers, cached_cfunc
+from ..config import config
+from .numba_cache import cache_helpers, cached_cfunc
 
-# disk-cached under ad.config.cache_dir by compile_cache.cache_helpers / cached_cfunc below,
+# disk-cached under ad.config.cache_dir by numba_cache.cache_helpers / cached_cfunc below,
 # not with Numba's cache=True (which writes beside the package or in ~/.cache/numba)
 _CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 
@@ -766,8 +768,6 @@ def _config_listener(name, value):
 
 
 def _init():
-    import atexit
-    from autodiff.config import config
     config.on_update(_config_listener)
     set_threads(config.jit_blas_threads)
     atexit.register(_shutdown)

@@ -54,25 +54,24 @@ its name.
 >>> compile_cache.cache_dir_problem("/nonexistent/autodiff-cache")
 '/nonexistent/autodiff-cache does not exist'
 """
-import contextlib
 import hashlib
 import importlib.util
 import os
-import pickle
 import re
-import stat
 import sys
-import tempfile
 import threading
 import types
-import uuid
-import warnings
 
 import numpy as np
 
 from ..cache import ProgramCache
 from ..config import config
-from ..errors import AutodiffError
+from .cache_files import (UnsafeCacheError, UnsafeCacheWarning, cache_dir_is_safe,
+                          cache_dir_problem, checked_kernel_dir, dir_problem, dir_writable,
+                          file_problem, has_numba_cache, kernel_dir, numba_cache_files,
+                          open_trusted, purge_numba_cache, refuse, warn_once, write_source)
+from .numba_cache import attach_numba_cache
+from .numba_cache import cache_helpers  # noqa: F401  (numba_complex's import, until it names numba_cache)
 
 __all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory", "cache_key",
            "kernel_path", "Kernel", "cache_dir_problem", "cache_dir_is_safe", "verified_source",
@@ -82,30 +81,9 @@ _lock = threading.RLock()                # held for a whole compile: one at a ti
 # kernel key -> Kernel, this process's compiled kernels (autodiff.cache, listed as "kernels")
 _memory = ProgramCache("kernels", "kernel_cache_size")
 _stats = {"compiles": 0, "disk_loads": 0, "memory_hits": 0, "piece_compiles": 0, "piece_disk_loads": 0}
-_warned = set()
 _versions = None
 
-_POSIX = hasattr(os, "geteuid")
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_BINARY = getattr(os, "O_BINARY", 0)
 _KERNEL_NAME = re.compile(r"[kp]_([0-9a-f]{32})\.py\Z")    # kernels and their shared pieces
-
-
-class UnsafeCacheWarning(RuntimeWarning):
-    """The disk cache (or a file in it) could have been written by someone else; not used."""
-
-
-class UnsafeCacheError(AutodiffError, RuntimeError):
-    """A cache file failed the ownership/mode check at the moment it was opened.
-
-    Raised inside the cache machinery and turned into an :class:`UnsafeCacheWarning`
-    plus an in-memory compile; a user only meets it by calling internals.
-    """
-
-    def __init__(self, path, reason):
-        self.path = path
-        self.reason = reason
-        super().__init__(f"{path} {reason}")
 
 
 class Kernel:
@@ -139,27 +117,6 @@ def clear_memory():
     """Forget compiled kernels held in memory (the disk cache stays)."""
     with _lock:
         _memory.clear()
-
-
-def _warn_once(tag, msg, category=RuntimeWarning):
-    if tag in _warned:
-        return
-    _warned.add(tag)
-    warnings.warn(msg, category, stacklevel=_user_stacklevel())
-
-
-def _user_stacklevel():
-    """The stacklevel of the innermost frame outside autodiff: the user's ``jit`` call
-    (2, this module's caller, when there is none, as in a background compile thread)."""
-    from ..core import is_internal_file
-    f, level = sys._getframe(2), 2
-    while f is not None:
-        if not is_internal_file(f.f_code.co_filename):
-            thread_start = str(f.f_globals.get("__name__")).startswith(("threading",
-                                                                        "concurrent."))
-            return 2 if thread_start else level
-        f, level = f.f_back, level + 1
-    return 2
 
 
 def _file_hash(modname):
@@ -344,157 +301,9 @@ def _compile_in_memory(key, source, entry, sig):
     return Kernel(key, disp, disp.overloads[sig].entry_point, sig, None, False)
 
 
-def _kernel_dir():
-    return os.path.join(os.path.expanduser(str(config.cache_dir)), "kernels")
-
-
 def kernel_path(source):
     """Where the disk cache keeps the module generated as ``source``."""
-    return os.path.join(_kernel_dir(), f"k_{cache_key(source)}.py")
-
-
-# ---------------------------------------------------------------------------------
-# trust: who could have written a path
-# ---------------------------------------------------------------------------------
-
-def _user_name(uid):
-    try:
-        import pwd
-        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
-    except (ImportError, KeyError):
-        return f"uid {uid}"
-
-
-def _stat_problem(st, strict=True):
-    """Why an entry with ``os.lstat`` result ``st`` may hold someone else's data, or None.
-
-    ``strict=False`` (ancestors of the cache) accepts a sticky directory owned by root
-    or us: others can add entries there but not rename or delete ours.
-    """
-    if not _POSIX:
-        return None
-    me = os.geteuid()
-    if st.st_uid not in (me, 0):
-        return f"is owned by {_user_name(st.st_uid)}, not by you ({_user_name(me)}) or root"
-    if stat.S_ISLNK(st.st_mode):
-        return None      # a link's own mode means nothing; the directory holding it is checked
-    writers = [w for bit, w in ((stat.S_IWGRP, "group"), (stat.S_IWOTH, "others"))
-               if st.st_mode & bit]
-    if not writers:
-        return None
-    if not strict and stat.S_ISDIR(st.st_mode) and st.st_mode & stat.S_ISVTX:
-        return None
-    return (f"is writable by {' and '.join(writers)} "
-            f"(mode {stat.S_IMODE(st.st_mode):04o}{', not sticky' if not strict else ''})")
-
-
-def _chain(path):
-    out = [path]
-    while True:
-        parent = os.path.dirname(out[-1])
-        if parent == out[-1]:
-            return out
-        out.append(parent)
-
-
-def _dir_problem(path, strict_depth):
-    """(path, reason) for the first untrusted directory in ``path``'s chain, or None.
-
-    The first ``strict_depth`` entries of the chain (the cache's own directories) may
-    not be writable by others at all. Both the chain as written and the resolved one
-    are checked: a symlink is as trustworthy as the directory it sits in and its owner.
-    """
-    seen = set()
-    for chain in (_chain(os.path.abspath(path)), _chain(os.path.realpath(path))):
-        for depth, p in enumerate(chain):
-            if (p, depth < strict_depth) in seen:
-                continue
-            seen.add((p, depth < strict_depth))
-            try:
-                st = os.lstat(p)
-            except FileNotFoundError:
-                return p, "does not exist"
-            except OSError as err:
-                return p, f"cannot be inspected ({err.strerror})"
-            if not (stat.S_ISDIR(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-                return p, "is not a directory"
-            why = _stat_problem(st, strict=depth < strict_depth)
-            if why:
-                return p, why
-    return None
-
-
-def cache_dir_problem(path=None):
-    """Why the disk cache at ``path`` (default ``config.cache_dir``) would not be used, or None.
-
-    Checks the directory and its ``kernels/`` and ``kernels/__pycache__`` subdirectories
-    (when they exist): owned by you or root, not writable by group or others; and every
-    ancestor (the same, except a root-owned sticky directory such as ``/tmp``).
-
-    >>> cache_dir_is_safe("/nonexistent/autodiff-cache")
-    False
-    """
-    root = os.path.expanduser(str(config.cache_dir if path is None else path))
-    deepest, depth = root, 1
-    for sub in ("kernels", os.path.join("kernels", "__pycache__")):
-        if os.path.isdir(os.path.join(root, sub)):
-            deepest, depth = os.path.join(root, sub), depth + 1
-    found = _dir_problem(deepest, depth)
-    return None if found is None else f"{found[0]} {found[1]}"
-
-
-def cache_dir_is_safe(path=None):
-    """True when :func:`cache_dir_problem` finds nothing."""
-    return cache_dir_problem(path) is None
-
-
-def _open_trusted(path):
-    """Open ``path`` for reading if it is a regular file nobody else could have written.
-
-    The check is made on the open descriptor (the file checked is the file read) and
-    symlinks are not followed. Raises FileNotFoundError or :class:`UnsafeCacheError`.
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY | _NOFOLLOW | _BINARY)
-    except OSError as err:
-        if isinstance(err, FileNotFoundError):
-            raise
-        if os.path.islink(path):
-            raise UnsafeCacheError(path, "is a symbolic link") from None
-        raise
-    try:
-        st = os.fstat(fd)
-        why = "is not a regular file" if not stat.S_ISREG(st.st_mode) else _stat_problem(st)
-    except BaseException:
-        os.close(fd)
-        raise
-    if why:
-        os.close(fd)
-        raise UnsafeCacheError(path, why)
-    return os.fdopen(fd, "rb")
-
-
-def _file_problem(path):
-    try:
-        _open_trusted(path).close()
-    except FileNotFoundError:
-        return None
-    except UnsafeCacheError as err:
-        return err.reason
-    except OSError as err:
-        return f"cannot be read ({err.strerror})"
-    return None
-
-
-def _writable(path):
-    """May we write into directory ``path``? Never where its owner-write bit is off."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return False
-    if _POSIX and not st.st_mode & stat.S_IWUSR:
-        return False         # read-only by intent, even for root
-    return os.access(path, os.W_OK)
+    return os.path.join(kernel_dir(), f"k_{cache_key(source)}.py")
 
 
 def verified_source(path):
@@ -506,352 +315,14 @@ def verified_source(path):
     that knows only keys can load sources through this.
     """
     m = _KERNEL_NAME.match(os.path.basename(path))
-    if m is None or _dir_problem(os.path.dirname(os.path.abspath(path)), 2) is not None:
+    if m is None or dir_problem(os.path.dirname(os.path.abspath(path)), 2) is not None:
         return None
     try:
-        with _open_trusted(path) as f:
+        with open_trusted(path) as f:
             text = f.read().decode("utf-8")
     except (OSError, UnsafeCacheError, UnicodeDecodeError):
         return None
     return text if cache_key(text) == m.group(1) else None
-
-
-# ---------------------------------------------------------------------------------
-# writing: private directories and files, whatever the umask
-# ---------------------------------------------------------------------------------
-
-def _fchmod(fd, mode):
-    if hasattr(os, "fchmod"):
-        os.fchmod(fd, mode)
-
-
-def _ensure_private_dir(path):
-    """Create ``path`` and its missing parents with mode 0700 (umask only removes bits,
-    so the mode is set again after each mkdir). Existing directories are left alone."""
-    missing = []
-    p = os.path.abspath(path)
-    while not os.path.isdir(p):
-        missing.append(p)
-        parent = os.path.dirname(p)
-        if parent == p:
-            break
-        p = parent
-    for d in reversed(missing):
-        try:
-            os.mkdir(d, 0o700)
-        except FileExistsError:
-            if not os.path.isdir(d):
-                raise
-            continue                    # a concurrent creator; the trust check judges it
-        os.chmod(d, 0o700)
-
-
-def _write_source(path, source):
-    """Write ``source`` to ``path`` atomically, mode 0600; a concurrent writer of the same
-    text is fine (the name is the content's hash)."""
-    d = os.path.dirname(path)
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=".py")
-    try:
-        _fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as f:
-            f.write(source.encode("utf-8"))
-        try:
-            os.link(tmp, path)          # create-if-absent: an existing file keeps its inode
-        except FileExistsError:
-            os.replace(tmp, path)       # a concurrent writer of the same text won
-            tmp = None
-        except OSError:
-            os.replace(tmp, path)       # filesystems without hard links
-            tmp = None
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-
-
-def _numba_cache_files(path):
-    d = os.path.join(os.path.dirname(path), "__pycache__")
-    stem = os.path.splitext(os.path.basename(path))[0]
-    try:
-        names = os.listdir(d)
-    except OSError:
-        return []
-    return [os.path.join(d, n) for n in names
-            if n.startswith(stem + ".") and (n.endswith(".nbi") or n.endswith(".nbc"))]
-
-
-def _has_numba_cache(path):
-    return bool(_numba_cache_files(path))
-
-
-def _purge_numba_cache(path):
-    for f in _numba_cache_files(path):
-        try:
-            os.unlink(f)
-        except OSError:
-            pass
-
-
-# ---------------------------------------------------------------------------------
-# Numba's cache, located in our checked directory only
-# ---------------------------------------------------------------------------------
-
-_numba_cache_class = None
-
-
-def _kernel_numba_cache():
-    """Numba's FunctionCache with a fixed locator, private files and checked reads.
-
-    Numba picks a directory by trying, in order, ``NUMBA_CACHE_DIR``, the source's
-    ``__pycache__`` (if writable), ``~/.cache/numba`` and others, or the classes named
-    in ``NUMBA_CACHE_LOCATOR_CLASSES``; we skip that search (it also creates
-    directories and test files as it goes) and name the directory ourselves. Built
-    lazily so importing this module does not import Numba.
-    """
-    global _numba_cache_class
-    if _numba_cache_class is not None:
-        return _numba_cache_class
-    from numba.core import caching
-
-    class KernelLocator(caching._CacheLocator):
-        def __init__(self, py_func, cache_path, stamp):
-            self._py_file = py_func.__code__.co_filename
-            self._lineno = py_func.__code__.co_firstlineno
-            self._cache_path = cache_path
-            self._stamp = stamp
-
-        def ensure_cache_path(self):
-            _ensure_private_dir(self._cache_path)
-
-        def get_cache_path(self):
-            return self._cache_path
-
-        def get_source_stamp(self):
-            return self._stamp
-
-        def get_disambiguator(self):
-            return str(self._lineno)
-
-        @classmethod
-        def from_function(cls, py_func, py_file):
-            return None      # never chosen by Numba's own search
-
-    class KernelCacheImpl(caching.CompileResultCacheImpl):
-        def __init__(self, py_func, cache_path, stamp):   # noqa: D401 - no locator search
-            self._lineno = py_func.__code__.co_firstlineno
-            self._locator = KernelLocator(py_func, cache_path, stamp)
-            modname = os.path.splitext(os.path.basename(py_func.__code__.co_filename))[0]
-            self._filename_base = self.get_filename_base(
-                f"{modname}.{py_func.__qualname__}", getattr(sys, "abiflags", ""))
-
-    class KernelIndexFile(caching.IndexDataCacheFile):
-        # Same format as Numba's; every read goes through _open_trusted before unpickling.
-        def _load_index(self):
-            try:
-                f = _open_trusted(self._index_path)
-            except FileNotFoundError:
-                return {}
-            with f:
-                version = pickle.load(f)
-                data = f.read()
-            if version != self._version:
-                return {}
-            stamp, overloads = pickle.loads(data)
-            return overloads if stamp == self._source_stamp else {}
-
-        def _load_data(self, name):
-            with _open_trusted(self._data_path(name)) as f:
-                return pickle.loads(f.read())
-
-        @contextlib.contextmanager
-        def _open_for_write(self, filepath):
-            tmp = f"{filepath}.tmp.{uuid.uuid4().hex[:16]}"
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _BINARY, 0o600)
-            try:
-                _fchmod(fd, 0o600)
-                with os.fdopen(fd, "wb") as f:
-                    fd = None
-                    yield f
-                os.replace(tmp, filepath)
-            except BaseException:
-                if fd is not None:
-                    os.close(fd)
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-
-    class KernelCache(caching.FunctionCache):
-        def __init__(self, py_func, cache_path, stamp, writable):   # noqa: D401
-            self._name = repr(py_func)
-            self._py_func = py_func
-            self._impl = KernelCacheImpl(py_func, cache_path, stamp)
-            self._cache_path = cache_path
-            self._cache_file = KernelIndexFile(cache_path, self._impl.filename_base, stamp)
-            self._writable = writable
-            self.enable()
-
-        def _save_overload(self, sig, data):
-            if not self._writable:
-                return
-            try:
-                super()._save_overload(sig, data)
-            except OSError as err:
-                _warn_once(("unwritable", self._cache_path),
-                           f"autodiff jit: cannot write Numba's cache files under "
-                           f"{self._cache_path} ({err}); this kernel is compiled again "
-                           f"in the next process")
-
-    _numba_cache_class = KernelCache
-    return KernelCache
-
-
-class _HelperCache:
-    """Numba's disk cache for a helper of :mod:`.numba_math` / :mod:`.numba_runtime`,
-    under ``<cache_dir>/kernels/__pycache__`` like the kernels' own files.
-
-    In place of ``@njit(cache=True)``, whose locator search writes beside the installed
-    package, in ``NUMBA_CACHE_DIR`` or in ``~/.cache/numba`` (and probes those places at
-    decoration, i.e. at import). The directory is resolved and trust-checked at each load
-    and save, so a changed ``ad.config.cache_dir`` or ``disk_cache=False`` takes effect;
-    files are named after the helper (``numba_math.exp_f64-<line>.*.nbi``) and stamped
-    with the hash of the helper's source file: a changed helper module is a miss (Numba's
-    own stamp, the file's mtime and size, can miss an edit).
-    """
-
-    def __init__(self, py_func):
-        self._py_func = py_func
-        self._by_dir = {}            # (pycache dir, writable) -> KernelCache, None if refused
-        self._enabled = True
-        self._stamp = None
-
-    def _current(self):
-        if not self._enabled or not config.disk_cache:
-            return None
-        checked = _checked_kernel_dir()
-        if checked is None:
-            return None
-        target = (os.path.join(checked[0], "__pycache__"), checked[1])
-        if target in self._by_dir:
-            return self._by_dir[target]      # None: a planted file was refused there
-        if self._stamp is None:
-            with open(self._py_func.__code__.co_filename, "rb") as f:
-                self._stamp = hashlib.sha256(f.read()).digest()
-        c = self._by_dir[target] = _kernel_numba_cache()(self._py_func, target[0],
-                                                         self._stamp, target[1])
-        return c
-
-    def _refused(self, c, err):
-        """A file of this helper's cache failed the trust check when opened (planted by
-        someone else): warn once for the path and stop using this helper's files in that
-        directory, reading and writing (the helper is compiled in memory by the caller)."""
-        for target, known in list(self._by_dir.items()):
-            if known is c:
-                self._by_dir[target] = None
-        _refuse(err.path, err.reason)
-
-    @property
-    def cache_path(self):
-        c = self._current()
-        return None if c is None else c.cache_path
-
-    def load_overload(self, sig, target_context):
-        c = self._current()
-        if c is None:
-            return None
-        try:
-            return c.load_overload(sig, target_context)
-        except UnsafeCacheError as err:      # an untrusted .nbi or .nbc: never unpickled
-            self._refused(c, err)
-            return None                      # Numba compiles the helper in memory
-
-    def save_overload(self, sig, cres):
-        c = self._current()
-        if c is None:
-            return
-        try:
-            c.save_overload(sig, cres)       # reads the index first: checked like a load
-        except UnsafeCacheError as err:
-            self._refused(c, err)
-
-    def enable(self):
-        self._enabled = True
-
-    def disable(self):
-        self._enabled = False
-
-    def flush(self):
-        for c in self._by_dir.values():
-            if c is not None:
-                c.flush()
-
-
-def cache_helpers(namespace, names=None):
-    """Give the Numba helpers defined in module ``namespace`` (its ``globals()``) the disk
-    cache under ``ad.config.cache_dir`` (:class:`_HelperCache`): all of them, or those in
-    ``names``. Helpers are decorated without ``cache=True``; this replaces it."""
-    from numba.core.dispatcher import Dispatcher
-    modname = namespace["__name__"]
-    for name, obj in list(namespace.items()):
-        if isinstance(obj, Dispatcher) and getattr(obj.py_func, "__module__", None) == modname \
-                and (names is None or name in names) and not isinstance(obj._cache, _HelperCache):
-            obj._cache = _HelperCache(obj.py_func)
-
-
-def cached_cfunc(sig, **options):
-    """``numba.cfunc(sig, **options)`` whose compiled code is cached under
-    ``ad.config.cache_dir`` (:class:`_HelperCache`), in place of ``cache=True``; compiled
-    (or loaded) at the first use of its ``address``, not at import: a process whose
-    programs never need it never pays for it."""
-    def wrap(pyfunc):
-        return _LazyCFunc(pyfunc, sig, options)
-    return wrap
-
-
-class _LazyCFunc:
-    """A cached ``numba.cfunc``, compiled when its ``address`` is first read."""
-
-    def __init__(self, pyfunc, sig, options):
-        self._args = (pyfunc, sig, options)
-        self._cfunc = None
-        self._lock = threading.Lock()
-
-    def _compiled(self):
-        with self._lock:
-            if self._cfunc is None:
-                from numba.core import sigutils
-                from numba.core.ccallback import CFunc
-                pyfunc, sig, options = self._args
-                res = CFunc(pyfunc, sigutils.normalize_signature(sig), locals={},
-                            options=options)
-                res._cache = _HelperCache(pyfunc)
-                res.compile()
-                self._cfunc = res
-            return self._cfunc
-
-    @property
-    def address(self):
-        return self._compiled().address
-
-    @property
-    def compiled(self):
-        """Whether the cfunc has been compiled (or loaded) in this process."""
-        return self._cfunc is not None
-
-    @property
-    def cache_hits(self):
-        """Loads from the disk cache (0 while not compiled)."""
-        return 0 if self._cfunc is None else self._cfunc.cache_hits
-
-
-def _attach_numba_cache(mod, cache_path, stamp, writable):
-    """Give every dispatcher defined in ``mod`` our cache (the source said cache=False)."""
-    from numba.core.dispatcher import Dispatcher
-    cache_cls = _kernel_numba_cache()
-    for obj in list(vars(mod).values()):
-        if isinstance(obj, Dispatcher) and getattr(obj.py_func, "__module__", None) == mod.__name__:
-            obj._cache = cache_cls(obj.py_func, cache_path, stamp, writable)
 
 
 def _exec_kernel_module(path, modname, source, writable):
@@ -867,7 +338,7 @@ def _exec_kernel_module(path, modname, source, writable):
     try:
         exec(code, mod.__dict__)
         stamp = hashlib.sha256(source.encode("utf-8")).digest()   # Numba's stamp: the file's hash
-        _attach_numba_cache(mod, os.path.join(os.path.dirname(path), "__pycache__"), stamp,
+        attach_numba_cache(mod, os.path.join(os.path.dirname(path), "__pycache__"), stamp,
                             writable)
     except BaseException:
         sys.modules.pop(modname, None)
@@ -889,26 +360,6 @@ def _unsafe_cause(err):
     return None
 
 
-def _refuse(path, reason):
-    _warn_once(("unsafe", path),
-               f"autodiff jit: not using the kernel cache: {path} {reason}; anyone who can "
-               f"write there could make this process run their code. Compiling in memory "
-               f"and writing nothing there. Fix: make it yours and private (chmod go-w), or "
-               f"point ad.config.cache_dir / AUTODIFF_CACHE_DIR at a private directory.",
-               UnsafeCacheWarning)
-    return None
-
-
-def _existing_prefix_problem(kdir):
-    """The trust check for the part of ``<cache_dir>/kernels`` that exists already."""
-    p, depth = kdir, 2
-    while not os.path.lexists(p):
-        p, depth = os.path.dirname(p), depth - 1
-    if not os.path.isdir(p):
-        return None                      # creating kernels/ will fail and say so
-    return _dir_problem(p, max(depth, 0))
-
-
 def _load_via_disk(key, source, entry, sig):
     modname = f"_autodiff_kernel_{key}"
     mod = sys.modules.get(modname)
@@ -921,33 +372,12 @@ def _load_via_disk(key, source, entry, sig):
     return _compile_from(None, key, entry, sig, path, writable, source, modname)
 
 
-def _checked_kernel_dir():
-    """Check ``<cache_dir>/kernels`` (created if absent) and its ``__pycache__``:
-    ``(kernel dir, whether we may write there)``, or None when refused or unwritable."""
-    kdir = _kernel_dir()
-    found = _existing_prefix_problem(kdir)
-    if found is not None:               # refuse before creating anything inside it
-        return _refuse(*found)
-    try:
-        _ensure_private_dir(kdir)
-    except OSError as err:
-        _warn_once("unwritable", f"autodiff jit: cannot write the kernel cache under "
-                                 f"{kdir} ({err}); compiling without the disk cache")
-        return None
-    pycache = os.path.join(kdir, "__pycache__")
-    found = _dir_problem(pycache if os.path.lexists(pycache) else kdir,
-                         3 if os.path.lexists(pycache) else 2)
-    if found is not None:
-        return _refuse(*found)
-    return kdir, _writable(kdir)
-
-
 def disk_cache_writable():
     """Whether kernels compiled now would be written to a trusted disk cache (the checks of
     :func:`get_kernel`; an unsafe directory warns as there). The background compiler's
     worker process is used only then: its kernels reach this process through the disk."""
     with _lock:
-        checked = _checked_kernel_dir()
+        checked = checked_kernel_dir()
     return checked is not None and checked[1]
 
 
@@ -955,47 +385,47 @@ def _checked_module_path(key, source, prefix):
     """Check the cache directory and the module file ``<prefix>_<key>.py`` for ``source``
     (written if absent): ``(path, whether Numba may write its cache)``, or None when the
     disk cache is refused or unwritable (then compile in memory)."""
-    checked = _checked_kernel_dir()
+    checked = checked_kernel_dir()
     if checked is None:
         return None
     kdir, writable = checked
     pycache = os.path.join(kdir, "__pycache__")
     path = os.path.join(kdir, f"{prefix}_{key}.py")
-    why = _file_problem(path)
+    why = file_problem(path)
     if why:
-        return _refuse(path, why)
+        return refuse(path, why)
     if os.path.lexists(path) and verified_source(path) != source:
-        _warn_once(("bad-source", path),
+        warn_once(("bad-source", path),
                    f"autodiff jit: the cached kernel source {path} does not hash to its name "
                    f"(corrupted or altered); " + ("deleting it and recompiling" if writable else
                                                   "the cache is read-only, so compiling in memory"))
         if not writable:
             return None
-        _purge_numba_cache(path)
+        purge_numba_cache(path)
         try:
             os.unlink(path)
         except OSError:
             pass
-    for f in _numba_cache_files(path):
-        why = _file_problem(f)
+    for f in numba_cache_files(path):
+        why = file_problem(f)
         if why:
-            return _refuse(f, why)
+            return refuse(f, why)
     if not os.path.lexists(path):
         if not writable:
             return None                 # a read-only cache without this kernel
         try:
-            _write_source(path, source)
+            write_source(path, source)
         except OSError as err:
-            _warn_once("unwritable", f"autodiff jit: cannot write the kernel cache under "
+            warn_once("unwritable", f"autodiff jit: cannot write the kernel cache under "
                                      f"{kdir} ({err}); compiling without the disk cache")
             return None
-    writable = writable and (not os.path.isdir(pycache) or _writable(pycache))
+    writable = writable and (not os.path.isdir(pycache) or dir_writable(pycache))
     return path, writable
 
 
 def _compile_from(mod, key, entry, sig, path, writable, source=None, modname=None):
     for attempt in range(2):
-        had_cache = _has_numba_cache(path)
+        had_cache = has_numba_cache(path)
         try:
             if mod is None:
                 mod = _exec_kernel_module(path, modname, source, writable)
@@ -1008,18 +438,18 @@ def _compile_from(mod, key, entry, sig, path, writable, source=None, modname=Non
             mod = None
             unsafe = _unsafe_cause(err)
             if unsafe is not None:       # changed between our check and Numba's read
-                return _refuse(unsafe.path, unsafe.reason)
+                return refuse(unsafe.path, unsafe.reason)
             if attempt == 0 and had_cache and not _is_codegen_error(err) and modname:
                 if not writable:
-                    _warn_once(("bad-cache", path),
+                    warn_once(("bad-cache", path),
                                f"autodiff jit: the Numba cache for {path} could not be loaded "
                                f"({type(err).__name__}: {err}); the cache is read-only, "
                                f"compiling in memory")
                     return None
-                _warn_once(("bad-cache", path),
+                warn_once(("bad-cache", path),
                            f"autodiff jit: the Numba cache for {path} could not be loaded "
                            f"({type(err).__name__}: {err}); recompiling")
-                _purge_numba_cache(path)
+                purge_numba_cache(path)
                 continue
             raise
         hits = disp.stats.cache_hits.get(sig, 0) if hasattr(disp, "stats") else 0

@@ -22,8 +22,8 @@ object-mode block needs neither, the kernel still caches on disk, and it is fast
 Measured on the project's 2-core EPYC (numba 0.68.1), ``2 sin(x) + 1``-style kernels on
 16 elements, plain ``@njit`` functions: no callback 0.61 µs per call, object-mode
 callback 1.74 µs, ctypes function-pointer callback 2.34 µs (its Python side rebuilds the
-arrays from addresses). Through ``ad.jit`` (``python -m autodiff.backends.numba_callback``):
-1.42 µs per call without the callback, 5.48 µs with it.
+arrays from addresses). Through ``ad.jit`` (``benchmarks/callback_bench.py``): 1.42 µs per
+call without the callback, 5.48 µs with it.
 """
 import threading
 import warnings
@@ -32,16 +32,9 @@ import numpy as np
 
 from ..callback import BatchedHostCallback, HostCallback  # noqa: F401  (registered types)
 
+from . import numba_cpu as _cpu
+
 __all__ = ["register", "call_host"]
-
-if __name__ == "__main__":
-    # run as a script: measure with the package's own module (its registry is the one
-    # generated kernels call into), not this __main__ copy
-    from autodiff.backends.numba_callback import _measure
-    _measure()
-    raise SystemExit(0)
-
-from . import numba_cpu as _cpu  # noqa: E402
 
 # Upstream behaviour (numba 0.68): every object-mode block in an ``nogil=True`` function
 # warns "Code running in object mode won't allow parallel execution despite nogil=True"
@@ -121,24 +114,4 @@ _cpu._lowering("pure_callback", "opaque", emit=_op_pure_callback, dims=_cpu._no_
 # the planner keeps effectful statements in program order (Planner.plan_opaque)
 _cpu._lowering("debug_callback", "opaque", emit=_op_pure_callback, dims=_cpu._no_dims,
                cost=100)
-
-
-def _measure():
-    import time
-    import autodiff as ad
-    import autodiff.numpy as anp
-    ad.config.update("jit_background_compile", False)
-    x = np.linspace(0.0, 1.0, 16)
-    spec = ad.ShapeDtypeStruct(x.shape, x.dtype)
-    with_cb = ad.jit(lambda x: ad.pure_callback(np.sin, spec, x * 2.0) + 1.0)
-    without = ad.jit(lambda x: anp.sin(x * 2.0) + 1.0)
-    for label, f in (("with the callback", with_cb), ("without", without)):
-        f(x)
-        best = float("inf")
-        for _ in range(5):
-            t0 = time.perf_counter()
-            for _ in range(2000):
-                f(x)
-            best = min(best, (time.perf_counter() - t0) / 2000)
-        print(f"  jit(sin(2x) + 1) on 16 elements, {label:18s} {best * 1e6:6.2f} us per call")
 

@@ -27,6 +27,7 @@ compiles anything; docs/fft.md measures what that costs.)
 """
 from importlib import metadata
 
+from ..errors import UnsupportedError
 from . import numba_cpu as _cpu
 from .plan import _u
 
@@ -51,7 +52,6 @@ _ROUTINES = {"FFT": ("c2c", True), "IFFT": ("c2c", False), "RFFT": ("r2c", True)
 
 def _op_fft(ctx):
     if ROCKET_FFT_VERSION is None:
-        from ..errors import UnsupportedError
         raise UnsupportedError(
             "jit (cpu backend): fft needs the rocket-fft package (a dependency of autodiff: "
             "pip install rocket-fft), or run this function with backend='interpret'",

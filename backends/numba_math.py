@@ -33,7 +33,7 @@ Rules every function here follows (and new ones must follow)
   inlining, not Numba-IR inlining like ``inline='always'``).  LLVM's own cost model
   declined to inline sin/cos (too large), which left a call in the loop and no
   vectorization.
-* Disk-cached under ``ad.config.cache_dir`` (``compile_cache.cache_helpers`` at the end
+* Disk-cached under ``ad.config.cache_dir`` (``numba_cache.cache_helpers`` at the end
   of this module), not with Numba's ``cache=True``, whose locator writes beside the
   installed package or in ``~/.cache/numba``.  :data:`VERSION` and this file's hash go
   into the kernels' cache key and the helpers' stamp, because Numba does not track
@@ -1081,7 +1081,7 @@ FUNCTIONS = {
 }
 
 # the disk cache of every helper above, under ad.config.cache_dir (see _OPTS)
-from .compile_cache import cache_helpers  # noqa: E402
+from .numba_cache import cache_helpers  # noqa: E402
 cache_helpers(globals())
 
 

@@ -27,6 +27,7 @@ import numpy as np
 from numba import njit, types
 from numba.extending import intrinsic, overload
 
+from ..config import config
 from .blas_pool import HAVE_LAPACKE, _dsyevd, _threads_local
 from . import lapack
 from .lapack import getrf_t, getrs_t, potrf_into, trsm_c
@@ -431,7 +432,7 @@ rather than once per kernel.
 # Helpers made with ``_CACHED`` wrap Numba library code that is slow to compile (BLAS
 # bindings, sorting): compiled once per machine and linked into kernels, instead of being
 # compiled again inside every kernel that uses them. Their disk cache lives under
-# ad.config.cache_dir (compile_cache.cache_helpers, at the end of this module), not where
+# ad.config.cache_dir (numba_cache.cache_helpers, at the end of this module), not where
 # Numba's cache=True would put it (beside the installed package, or ~/.cache/numba).
 _CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 
@@ -498,15 +499,14 @@ def parallel_pool_started():
 
 def _serial_after_fork():
     if parallel_pool_started():
-        from autodiff.config import config
         if config.jit_parallel_threshold != float("inf"):
             config.update("jit_parallel_threshold", float("inf"))
 
 
 # The helpers compiled once per machine (see _CACHED): their disk cache lives under
-# ad.config.cache_dir, like the kernels' (compile_cache.cache_helpers).
+# ad.config.cache_dir, like the kernels' (numba_cache.cache_helpers).
 _DISK_CACHED = ("eigh_into", "eigh_into_c", "sort_lane", "argsort_lane")
-from .compile_cache import cache_helpers  # noqa: E402
+from .numba_cache import cache_helpers  # noqa: E402
 cache_helpers(globals(), _DISK_CACHED)
 
 

@@ -23,7 +23,7 @@ import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
-from autodiff.backends import compile_cache as cc
+from autodiff.backends import cache_files, compile_cache as cc
 from autodiff.backends.compile_cache import UnsafeCacheWarning
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -90,7 +90,7 @@ class use_cache:
 def forget(source=None):
     """Drop every in-process copy so the next get_kernel goes to the disk cache."""
     cc.clear_memory()
-    cc._warned.clear()
+    cache_files._warned.clear()
     for name in [m for m in sys.modules if m.startswith("_autodiff_kernel_")]:
         if source is None or name.endswith(cc.cache_key(source)):
             del sys.modules[name]
@@ -123,7 +123,7 @@ def cache_copy(populated, tmp_path):
 
 def kernel_files(cache, src):
     path = os.path.join(cache, "kernels", f"k_{cc.cache_key(src)}.py")
-    numba_files = sorted(cc._numba_cache_files(path))
+    numba_files = sorted(cache_files.numba_cache_files(path))
     return path, numba_files
 
 
@@ -539,5 +539,5 @@ def test_cache_dir_problem_names_path_and_reason(tmp_path, monkeypatch):
     assert cc.cache_dir_problem(private) == f"{private} is writable by group (mode 0770)"
     assert cc.cache_dir_problem(tmp_path / "missing").endswith("does not exist")
     # where there are no owners or mode bits (Windows) the check has nothing to say
-    monkeypatch.setattr(cc, "_POSIX", False)
+    monkeypatch.setattr(cache_files, "_POSIX", False)
     assert cc.cache_dir_problem(private) is None

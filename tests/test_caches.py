@@ -409,7 +409,7 @@ def test_helpers_compile_into_cache_dir_only(tmp_path):
 
 
 def test_helpers_follow_a_changed_cache_dir_and_disk_cache_off(tmp_path):
-    from autodiff.backends import compile_cache as cc, numba_math
+    from autodiff.backends import numba_cache, numba_math
     from numba import float64
     old_dir, old_disk = ad.config.cache_dir, ad.config.disk_cache
     try:
@@ -422,4 +422,4 @@ def test_helpers_follow_a_changed_cache_dir_and_disk_cache_off(tmp_path):
     finally:
         ad.config.update("cache_dir", old_dir)
         ad.config.update("disk_cache", old_disk)
-    assert type(numba_math.exp_f64._cache) is cc._HelperCache
+    assert type(numba_math.exp_f64._cache) is numba_cache.HelperCache

@@ -16,7 +16,7 @@ import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
-from autodiff.backends import compile_cache
+from autodiff.backends import cache_files, compile_cache
 from autodiff.errors import ConcretizationError, UnsupportedError
 
 
@@ -362,7 +362,7 @@ def test_disk_cache_across_processes(tmp_path):
 def _kernel_files(f, *args):
     low = f.lower(*args)
     path = compile_cache.kernel_path(low.source)
-    return path, compile_cache._numba_cache_files(path)
+    return path, cache_files.numba_cache_files(path)
 
 
 def _forget(f, path):
@@ -387,7 +387,7 @@ def test_corrupted_cache_files_are_survived():
             else:
                 fh.write(b"garbage" * 10)
     _forget(f, path)
-    compile_cache._warned.clear()
+    cache_files._warned.clear()
     with pytest.warns(RuntimeWarning, match="could not be loaded"):
         assert abs(f(x) - want) < 1e-12
     # a truncated generated source file is rewritten
@@ -410,7 +410,7 @@ def test_unwritable_cache_dir_falls_back(tmp_path):
     ro.chmod(0o500)
     old = ad.config.cache_dir
     ad.config.update("cache_dir", str(ro))
-    compile_cache._warned.clear()
+    cache_files._warned.clear()
     try:
         with pytest.warns(RuntimeWarning, match="cannot write"):
             assert ad.jit(lambda x: x * 3.5 + 0.125)(2.0) == 7.125
@@ -437,7 +437,7 @@ def test_unwritable_cache_path_falls_back(tmp_path):
     blocker.write_text("not a directory")
     old = ad.config.cache_dir
     ad.config.update("cache_dir", str(blocker))      # kernels/ cannot be created under a file
-    compile_cache._warned.clear()
+    cache_files._warned.clear()
     try:
         with pytest.warns(RuntimeWarning, match="cannot write"):
             assert ad.jit(lambda x: x * 4.5 + 0.25)(2.0) == 9.25
