@@ -26,6 +26,7 @@ from collections import OrderedDict
 from . import api
 from . import numpy as anp
 from .tree_util import tree_map
+from .checkpoint import checkpoint as _checkpoint
 
 __all__ = ["grad", "value_and_grad", "elementwise_grad", "deriv", "jacobian", "hessian",
            "grad_and_aux", "grad_named", "make_vjp", "make_jvp", "make_hvp",
@@ -362,7 +363,6 @@ def checkpoint(fun):
     >>> bool(np.isclose(grad(f)(0.0), 1.0))
     True
     """
-    from .checkpoint import checkpoint as _checkpoint
     return _checkpoint(fun)
 
 

@@ -26,8 +26,10 @@ import warnings
 
 import numpy as np
 
-from .core import Tracer
+from .core import Tracer, is_concrete
 from .custom_derivatives import custom_jvp, custom_vjp
+from .tree_util import tree_map, tree_flatten, tree_unflatten, tree_leaves
+from .api import stop_gradient
 
 __all__ = ["primitive", "defvjp", "defjvp", "defvjp_argnum", "defjvp_argnum",
            "defvjp_argnums", "defjvp_argnums", "def_linear", "Primitive", "notrace_primitive",
@@ -249,7 +251,6 @@ def notrace_primitive(fun):
     >>> float(ad.grad(lambda x: x[argmax(x)] * 2.0)(np.array([1.0, 5.0, 2.0]))[1])
     2.0
     """
-    from .tree_util import tree_map
 
     @functools.wraps(fun)
     def wrapped(*args, **kwargs):
@@ -259,8 +260,6 @@ def notrace_primitive(fun):
 
 
 def _plain_value(x):
-    from .api import stop_gradient
-    from .core import is_concrete
     if isinstance(x, Tracer):
         if is_concrete(x):
             return np.asarray(x.concrete_value("notrace_primitive"))
@@ -288,7 +287,6 @@ class VSpace:
     """
 
     def __init__(self, value):
-        from .tree_util import tree_flatten
         leaves, self._tree = tree_flatten(value)
         self._leaves = [(np.shape(v), np.result_type(np.asarray(v) if not isinstance(v, Tracer)
                                                    else v.aval.dtype, np.float64)) for v in leaves]
@@ -302,7 +300,6 @@ class VSpace:
         return self._tree.node_type is None
 
     def _build(self, fill):
-        from .tree_util import tree_unflatten
         return tree_unflatten(self._tree, [fill(s, d) for s, d in self._leaves])
 
     def zeros(self):
@@ -333,11 +330,9 @@ class VSpace:
             n = int(np.prod(s, dtype=np.int64))
             out.append(flat[k:k + n].reshape(s).astype(d))
             k += n
-        from .tree_util import tree_unflatten
         return tree_unflatten(self._tree, out)
 
     def _flat(self, x):
-        from .tree_util import tree_leaves
         return np.concatenate([np.ravel(np.asarray(v)) for v in tree_leaves(x)] or [np.zeros(0)])
 
     def add(self, x, y):

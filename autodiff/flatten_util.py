@@ -1,5 +1,7 @@
 """``ravel_pytree``: a pytree of arrays as one flat vector, and the function back (JAX's
 ``jax.flatten_util``). It is what ``scipy.optimize`` over structured parameters needs.
+autograd's spelling, ``flatten`` and ``flatten_func`` (``autodiff.misc.flatten``), lives
+here too.
 
 >>> import numpy as np
 >>> from autodiff.flatten_util import ravel_pytree
@@ -16,6 +18,8 @@ JAX. Both directions are ``autodiff.numpy`` operations, so they work on traced v
 inside ``grad``, ``vmap`` and ``jit``, and ``unravel`` is linear, so its transpose is
 ``ravel``.
 """
+import itertools
+
 import numpy as np
 
 from . import numpy as anp
@@ -42,7 +46,7 @@ def ravel_pytree(pytree):
         flat = anp.concatenate([anp.ravel(anp.astype(anp.asarray(l), common)) for l in leaves])
     else:
         flat = np.zeros((0,), common)
-    offsets = np.cumsum([0] + sizes)
+    offsets = list(itertools.accumulate([0] + sizes))
 
     def unravel(vec):
         n = int(anp.shape(vec)[0]) if anp.ndim(vec) == 1 else -1
@@ -54,3 +58,53 @@ def ravel_pytree(pytree):
         return tree_unflatten(treedef, parts)
 
     return flat, unravel
+
+
+# ----------------------------------------------------------------------------
+# autograd's misc.flatten
+# ----------------------------------------------------------------------------
+
+def _is_traced(x):
+    return not isinstance(x, (np.ndarray, np.generic, int, float, complex, bool))
+
+
+def flatten(value):
+    """``(flat_vector, unflatten)`` for the pytree ``value``."""
+    leaves, tree = tree_flatten(value)
+    shapes = [np.shape(l) for l in leaves]
+    dtypes = [np.result_type(l) if not _is_traced(l) else l.dtype for l in leaves]
+    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
+    if leaves:
+        flat = anp.concatenate([anp.ravel(l) for l in leaves])
+    else:
+        flat = np.zeros(0)
+    ends = list(itertools.accumulate(sizes))
+
+    def unflatten(vector):
+        parts, start = [], 0
+        for end, shape, dtype in zip(ends, shapes, dtypes):
+            piece = anp.reshape(vector[start:int(end)], shape)
+            if piece.dtype != dtype:
+                piece = anp.asarray(piece, dtype=dtype) if _is_traced(piece) else piece.astype(dtype)
+            parts.append(piece)
+            start = int(end)
+        return tree_unflatten(tree, parts)
+
+    return flat, unflatten
+
+
+def flatten_func(func, example):
+    """``(flat_func, unflatten, flat_example)``: ``flat_func(v, *args, **kw)`` is
+    ``flatten(func(unflatten(v), *args, **kw))[0]``.
+
+    >>> import numpy as np
+    >>> from autodiff.misc.flatten import flatten_func
+    >>> f, unflatten, x = flatten_func(lambda p: (p[0] * 2, p[1] + 1), (np.ones(2), 1.0))
+    >>> f(x)
+    array([2., 2., 2.])
+    """
+    flat_example, unflatten = flatten(example)
+
+    def flat_func(vector, *args, **kwargs):
+        return flatten(func(unflatten(vector), *args, **kwargs))[0]
+    return flat_func, unflatten, flat_example

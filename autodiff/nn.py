@@ -11,8 +11,12 @@ import numpy as np
 from . import numpy as anp
 from .numpy import logsumexp, softmax, log_softmax  # noqa: F401
 from .numpy._base import npfunc, asarray as _asarray
+from .numpy._special_functions import sigmoid, softplus, log_sigmoid, log1mexp  # noqa: F401
 from . import primitives as P
-from .core import Tracer
+from .core import Tracer, user_source as _user_source
+from .scipy.special import ndtr as _ndtr
+from .errors import ShapeError as _ShapeError
+from . import random as _random
 
 
 @npfunc(None)
@@ -23,27 +27,7 @@ def relu(x):
     return anp.where(anp.greater(x, 0), x, anp.zeros_like(x))
 
 
-@npfunc(None)
-def sigmoid(x):
-    """Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``."""
-    x = _asarray(x)
-    x = P.convert(x, np.float64 if P.dtype_of(x).kind not in "fc" else P.dtype_of(x))
-    return P.logistic_p.bind(x)
-
-
 logistic = sigmoid
-
-
-@npfunc(None)
-def softplus(x):
-    """``log(1 + exp(x))``: ``x + log1p(e^{-x})`` for x > 0, ``log1p(e^x)`` otherwise; both
-    branches smooth, so every derivative is right at 0 too (``max(x, 0) + log1p(e^{-|x|})``
-    has kinks that cancel only in the first derivative)."""
-    x = _asarray(x)
-    pos = anp.greater(x, 0)
-    xp = anp.where(pos, x, 0)
-    xn = anp.where(pos, 0, x)
-    return anp.where(pos, anp.add(xp, anp.log1p(anp.exp(anp.negative(xp)))), anp.log1p(anp.exp(xn)))
 
 
 @npfunc(None)
@@ -65,8 +49,7 @@ def gelu(x, approximate=True):
         return anp.multiply(anp.multiply(x, 0.5),
                             anp.add(1.0, anp.tanh(anp.multiply(anp.add(x, anp.multiply(anp.power(x, 3), 0.044715)), c))))
     # exact form x·Φ(x) = x·(1 + erf(x/√2))/2, Φ from autodiff.scipy.special (custom_jvp)
-    from .scipy.special import ndtr
-    return anp.multiply(x, ndtr(x))
+    return anp.multiply(x, _ndtr(x))
 
 
 @npfunc(None)
@@ -134,12 +117,6 @@ def hard_tanh(x):
     """``clip(x, -1, 1)`` with zero derivative outside (-1, 1)."""
     x = _f(x)
     return anp.where(anp.greater(x, 1), anp.ones_like(x), anp.where(anp.less(x, -1), -anp.ones_like(x), x))
-
-
-@npfunc(None)
-def log_sigmoid(x):
-    """``log(sigmoid(x)) = -softplus(-x)``, stable for large |x|."""
-    return anp.negative(softplus(anp.negative(_f(x))))
 
 
 @npfunc(None)
@@ -214,16 +191,6 @@ def tanh(x):
 def identity(x):
     """The identity activation."""
     return _asarray(x)
-
-
-@npfunc(None)
-def log1mexp(x):
-    """``log(1 - e^{-x})`` for x > 0: ``log(-expm1(-x))`` below log 2, ``log1p(-e^{-x})`` above."""
-    x = _f(x)
-    small = anp.less(x, np.log(2.0))
-    xs = anp.where(small, x, 1.0)
-    xl = anp.where(small, 1.0, x)
-    return anp.where(small, anp.log(anp.negative(anp.expm1(anp.negative(xs)))), anp.log1p(anp.negative(anp.exp(anp.negative(xl)))))
 
 
 def logmeanexp(x, axis=None, where=None, keepdims=False):
@@ -302,25 +269,22 @@ def scaled_matmul(lhs, rhs, lhs_scales, rhs_scales, preferred_element_type=None)
     >>> ad.nn.scaled_matmul(a, b, np.full((1, 1, 1), 0.5), np.full((1, 1, 1), 0.5))
     array([[[8.]]])
     """
-    from .errors import ShapeError
-    from .core import user_source
     lhs, rhs, lhs_scales, rhs_scales = (_f(v) for v in (lhs, rhs, lhs_scales, rhs_scales))
     shapes = [anp.shape(v) for v in (lhs, rhs, lhs_scales, rhs_scales)]
     if any(len(sh) != 3 for sh in shapes):
-        raise ShapeError(f"scaled_matmul: every operand must be 3-d (B, rows, K), got shapes {shapes}",
-                         source=user_source())
+        raise _ShapeError(f"scaled_matmul: every operand must be 3-d (B, rows, K), got shapes {shapes}",
+                         source=_user_source())
     (B, M, K), (B2, N, K2), (_, M2, Ka), (_, N2, Kb) = shapes
     if B != B2 or K != K2 or (M, N) != (M2, N2) or shapes[2][0] != B or shapes[3][0] != B:
-        raise ShapeError(f"scaled_matmul: shapes {shapes} do not fit (B, M, K), (B, N, K), (B, M, K_a), "
-                         "(B, N, K_b)", source=user_source())
+        raise _ShapeError(f"scaled_matmul: shapes {shapes} do not fit (B, M, K), (B, N, K), (B, M, K_a), "
+                         "(B, N, K_b)", source=_user_source())
     if Ka == 0 or Kb == 0 or K % Ka or K % Kb:
-        raise ShapeError(f"scaled_matmul: K = {K} must be a multiple of the scales' last axes ({Ka}, {Kb})",
-                         source=user_source())
+        raise _ShapeError(f"scaled_matmul: K = {K} must be a multiple of the scales' last axes ({Ka}, {Kb})",
+                         source=_user_source())
     a = anp.multiply(lhs, anp.repeat(lhs_scales, K // Ka, axis=-1))
     b = anp.multiply(rhs, anp.repeat(rhs_scales, K // Kb, axis=-1))
     out = anp.einsum("bmk,bnk->bmn", a, b)
     return out if preferred_element_type is None else anp.astype(out, preferred_element_type)
-
 
 
 class initializers:
@@ -366,27 +330,23 @@ class initializers:
     @staticmethod
     def uniform(scale=1e-2, dtype=np.float64):
         """Uniform on [0, scale)."""
-        from . import random
-        return lambda key, shape, dtype=dtype: anp.multiply(random.uniform(key, tuple(shape), dtype), scale)
+        return lambda key, shape, dtype=dtype: anp.multiply(_random.uniform(key, tuple(shape), dtype), scale)
 
     @staticmethod
     def normal(stddev=1e-2, dtype=np.float64):
         """Normal with standard deviation ``stddev``."""
-        from . import random
-        return lambda key, shape, dtype=dtype: anp.multiply(random.normal(key, tuple(shape), dtype), stddev)
+        return lambda key, shape, dtype=dtype: anp.multiply(_random.normal(key, tuple(shape), dtype), stddev)
 
     @staticmethod
     def truncated_normal(stddev=1e-2, dtype=np.float64, lower=-2.0, upper=2.0):
         """Normal truncated to [lower, upper] standard deviations, times ``stddev``."""
-        from . import random
         return lambda key, shape, dtype=dtype: anp.multiply(
-            random.truncated_normal(key, lower, upper, tuple(shape), dtype), stddev)
+            _random.truncated_normal(key, lower, upper, tuple(shape), dtype), stddev)
 
     @staticmethod
     def variance_scaling(scale, mode, distribution, in_axis=-2, out_axis=-1, batch_axis=(), dtype=np.float64):
         """JAX's variance scaling: variance ``scale/n`` with n the fan in, fan out or their
         mean; 'truncated_normal' (rescaled to keep the variance), 'normal' or 'uniform'."""
-        from . import random
 
         def init(key, shape, dtype=dtype):
             shape = tuple(shape)
@@ -399,12 +359,12 @@ class initializers:
             var = scale / n
             if distribution == "truncated_normal":
                 std = np.sqrt(var) / 0.87962566103423978      # std of N(0,1) truncated to [-2, 2]
-                return anp.multiply(random.truncated_normal(key, -2.0, 2.0, shape, dtype), std)
+                return anp.multiply(_random.truncated_normal(key, -2.0, 2.0, shape, dtype), std)
             if distribution == "normal":
-                return anp.multiply(random.normal(key, shape, dtype), np.sqrt(var))
+                return anp.multiply(_random.normal(key, shape, dtype), np.sqrt(var))
             if distribution == "uniform":
                 lim = np.sqrt(3 * var)
-                return random.uniform(key, shape, dtype, -lim, lim)
+                return _random.uniform(key, shape, dtype, -lim, lim)
             raise ValueError(f"invalid distribution {distribution!r} for variance scaling")
         return init
 
@@ -441,14 +401,13 @@ class initializers:
     @staticmethod
     def orthogonal(scale=1.0, column_axis=-1, dtype=np.float64):
         """A (semi-)orthogonal matrix from the QR of a normal one (signs fixed by R's diagonal)."""
-        from . import random
 
         def init(key, shape, dtype=dtype):
             shape = tuple(shape)
             n_cols = shape[column_axis]
             n_rows = int(np.prod(shape)) // n_cols
             big, small = max(n_rows, n_cols), min(n_rows, n_cols)
-            a = random.normal(key, (big, small), dtype)
+            a = _random.normal(key, (big, small), dtype)
             q, r = anp.linalg.qr(a)
             q = anp.multiply(q, anp.sign(anp.diagonal(r)))
             if n_rows < n_cols:

@@ -38,6 +38,7 @@ import numpy as np
 
 from .. import nn
 from .. import numpy as anp
+from ..scipy.special import erf
 
 __all__ = ["Dense", "GeneralConv", "Conv", "Conv1D", "GeneralConvTranspose", "ConvTranspose",
            "Conv1DTranspose", "BatchNorm", "Dropout", "Flatten",
@@ -331,7 +332,6 @@ def _selu(x):
 def _gelu(x, approximate=True):
     if approximate:
         return 0.5 * x * (1 + anp.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-    from ..scipy.special import erf
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 

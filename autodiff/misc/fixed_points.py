@@ -24,7 +24,7 @@ from ..custom_cache import NEEDS_VALUES, cached_trace, function_key, value_key
 from ..custom_derivatives import custom_vjp
 # one while equation even on values: its steps run inside traced custom_vjp rules (and the
 # adjoint's call a vjp each), cheaper traced once and interpreted than run step by step
-from ..lax import _while_loop_traced
+from .._lax_control_flow import while_loop_traced as _while_loop_traced
 from ..tree_util import tree_flatten, tree_map, tree_unflatten
 
 __all__ = ["fixed_point"]

@@ -157,6 +157,7 @@ def _svd_thin_jvp(primals, tangents):
 
 
 def svd_thin(a):
+    """The thin SVD ``(u, s, vt)`` of ``a`` with its derivative rule (``custom_jvp``)."""
     return _svd_thin_cj(a)
 
 

@@ -1,10 +1,14 @@
-"""The scaffolding of the special functions, and the ones numpy itself has.
+"""The scaffolding of the special functions, and the special functions that more than one
+library above names.
 
 A special function here is a composition of ``autodiff.numpy`` operations wrapped in a
 ``custom_jvp`` with its exact derivative (``autodiff.scipy.special`` builds on the helpers
 below: ``real_float``, ``real_only``, ``unary_special``). The modified Bessel functions of
 the first kind of orders 0 and 1, plain and exponentially scaled, live at this layer
-because ``numpy.i0`` is one of them; ``autodiff.scipy.special`` names all four.
+because ``numpy.i0`` is one of them; ``autodiff.scipy.special`` names all four. The
+logistic sigmoid and its logarithm, ``softplus`` and ``log1mexp`` are ``autodiff.nn``'s
+(``sigmoid``, ``log_sigmoid``, ...) and ``autodiff.scipy``'s (``special.expit``,
+``special.log_expit``, the logistic and exponential distributions) and ``lax.logistic``.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> round(float(anp.i0(1.0)), 12)
@@ -17,13 +21,14 @@ import math
 import numpy as np
 
 from .. import numpy as anp
+from .. import primitives as P
 from ..core import Tracer, user_source
 from ..custom_derivatives import custom_jvp
 from ..errors import DTypeError
-from ._base import npfunc, asarray, dtype_of, float_type
+from ._base import npfunc, asarray, as_float, dtype_of, float_type
 
 __all__ = ["real_float", "real_only", "unary_special", "bessel_i0", "bessel_i1", "bessel_i0e",
-           "bessel_i1e", "i0"]
+           "bessel_i1e", "i0", "sigmoid", "softplus", "log_sigmoid", "log1mexp"]
 
 
 def real_float(x):
@@ -189,3 +194,45 @@ bessel_i1e = unary_special(_i1e_cj, "i1e", """Exponentially scaled ``e^{-|x|} I1
 def i0(x):
     """Modified Bessel function of the first kind, order 0 (``numpy.i0``)."""
     return bessel_i0(x)
+
+
+# ----------------------------------------------------------------------------
+# the logistic function, softplus and their relatives
+# ----------------------------------------------------------------------------
+
+@npfunc(None)
+def sigmoid(x):
+    """Logistic function ``1 / (1 + exp(-x))``, stable for large ``|x|``."""
+    x = asarray(x)
+    x = P.convert(x, np.float64 if P.dtype_of(x).kind not in "fc" else P.dtype_of(x))
+    return P.logistic_p.bind(x)
+
+
+@npfunc(None)
+def softplus(x):
+    """``log(1 + exp(x))``: ``x + log1p(e^{-x})`` for x > 0, ``log1p(e^x)`` otherwise; both
+    branches smooth, so every derivative is right at 0 too (``max(x, 0) + log1p(e^{-|x|})``
+    has kinks that cancel only in the first derivative)."""
+    x = asarray(x)
+    pos = anp.greater(x, 0)
+    xp = anp.where(pos, x, 0)
+    xn = anp.where(pos, 0, x)
+    return anp.where(pos, anp.add(xp, anp.log1p(anp.exp(anp.negative(xp)))), anp.log1p(anp.exp(xn)))
+
+
+@npfunc(None)
+def log_sigmoid(x):
+    """``log(sigmoid(x)) = -softplus(-x)``, stable for large |x|."""
+    return anp.negative(softplus(anp.negative(as_float(x))))
+
+
+@npfunc(None)
+def log1mexp(x):
+    """``log(1 - e^{-x})`` for x > 0: ``log(-expm1(-x))`` below log 2, ``log1p(-e^{-x})`` above."""
+    x = as_float(x)
+    small = anp.less(x, np.log(2.0))
+    xs = anp.where(small, x, 1.0)
+    xl = anp.where(small, 1.0, x)
+    return anp.where(small, anp.log(anp.negative(anp.expm1(anp.negative(xs)))), anp.log1p(anp.negative(anp.exp(anp.negative(xl)))))
+
+

@@ -43,8 +43,8 @@ from ..builtins import tuple as _autograd_tuple
 from ..api import evaluate, trace_fun, vjp, vmap
 from ..core import ClosedJaxpr, Tracer
 from ..custom_derivatives import custom_vjp
-from ..lax import scan, while_loop
-from ..misc.flatten import flatten
+from .._lax_control_flow import scan, while_loop
+from ..flatten_util import flatten
 from ..tree_util import tree_flatten, tree_unflatten
 
 __all__ = ["odeint"]

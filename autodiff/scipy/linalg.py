@@ -5,9 +5,30 @@
 >>> a = np.array([[4.0, 2.0], [2.0, 3.0]])
 >>> cho_solve(cho_factor(a), np.array([1.0, 2.0]))
 array([-0.125,  0.75 ])
+
+The matrix functions (``expm``, ``sqrtm``, ``funm``, ``polar``, ...) are
+``autodiff.scipy._matrix_functions``; the special matrices (``toeplitz``, ``hankel``,
+``block_diag``, ...) ``autodiff.scipy._special_matrices``.
 """
+import numpy as _np
+
+from .. import numpy as _anp
+from ..callback import pure_callback as _pure_callback
+from ..core import Tracer as _Tracer, complex_dtype as _complex_dtype
+from ..custom_derivatives import custom_jvp as _custom_jvp
+from ..errors import UnsupportedError
+from ..core import user_source
+from ..numpy._base import npfunc as _npfunc, promote as _promote
+from ..numpy._linalg_base import conj_transpose as _mH
 from ..numpy.linalg import solve_triangular  # noqa: F401  (scipy's signature and defaults)
 from ..numpy import linalg as _la
+from ..shapes import ShapeDtypeStruct as _ShapeDtypeStruct
+from ._linalg_base import (float_matrix as _float_matrix, inexact as _inexact,
+                           eye_like as _eye_like, symmetric_from as _sym_from)
+from ._matrix_functions import expm, expm_frechet, sqrtm, polar, PolarResult, funm  # noqa: F401
+from ._special_matrices import (block_diag, toeplitz, circulant, hankel, companion,  # noqa: F401
+                                fiedler, fiedler_companion, leslie, convolution_matrix, hilbert,
+                                invhilbert, pascal, invpascal, hadamard, helmert, dft)
 
 
 def cholesky(a, lower=False):
@@ -20,7 +41,7 @@ def cholesky(a, lower=False):
     array([[2.        , 1.        ],
            [0.        , 1.41421356]])
     """
-    return _la.cholesky(a) if lower else _la._mH(_la.cholesky(a))
+    return _la.cholesky(a) if lower else _mH(_la.cholesky(a))
 
 
 def cho_factor(a, lower=False):
@@ -52,62 +73,6 @@ def cho_solve(c_and_lower, b):
     return solve_triangular(c, y, lower=False)
 
 
-# ----------------------------------------------------------------------------
-# the rest of scipy.linalg for real input (issue 14): compositions of autodiff.numpy
-# ----------------------------------------------------------------------------
-
-import math as _math  # noqa: E402
-from collections import namedtuple as _namedtuple  # noqa: E402
-
-import numpy as _np  # noqa: E402
-
-from .. import numpy as _anp  # noqa: E402
-from .. import lax as _lax  # noqa: E402
-from ..numpy._base import npfunc as _npfunc, asarray as _asarray, promote as _promote  # noqa: E402
-from ..errors import UnsupportedError
-from ..core import user_source
-from ..core import complex_dtype as _complex_dtype
-from ..core import Tracer as _Tracer
-
-
-def _f(a):
-    """``a`` as a float array (ints -> float64). Complex input is refused here (a clear
-    error instead of numpy's silent drop of the imaginary part): the functions that take
-    complex input call :func:`_fc`."""
-    a = _asarray(a)
-    kind = _anp.asarray(a).dtype.kind
-    if kind == "c":
-        import sys
-        name = sys._getframe(1).f_code.co_name.lstrip("_")
-        raise UnsupportedError(
-            f"scipy.linalg.{name}: complex input is not supported by this function yet; "
-            "complex solve, inv, det, pinv, cholesky, cho_solve, solve_triangular, eigh, svd, "
-            "svdvals, qr, expm, schur(output='complex') and rsf2csf are", source=user_source())
-    return _anp.astype(a, _np.float64) if kind != "f" else a
-
-
-def _fc(a):
-    """``a`` as an inexact array: float and complex kept, ints -> float64."""
-    a = _asarray(a)
-    return _anp.astype(a, _np.float64) if _anp.asarray(a).dtype.kind not in "fc" else a
-
-
-def _eye_like(a, n=None):
-    n = _anp.shape(a)[-1] if n is None else n
-    return _anp.broadcast_to(_np.eye(n, dtype=_anp.asarray(a).dtype), _anp.shape(a)[:-2] + (n, n))
-
-
-def _sym_from(a, lower, hermitian=False):
-    """The symmetric (``hermitian``: Hermitian, with a real diagonal) matrix whose
-    ``lower`` (or upper) triangle is ``a``'s."""
-    strict = _anp.tril(a, -1) if lower else _anp.triu(a, 1)
-    d = _anp.diagonal(a, 0, -2, -1)
-    if hermitian and _anp.asarray(a).dtype.kind == "c":
-        d = _anp.astype(_anp.real(d), _anp.asarray(a).dtype)
-    diag = _anp.multiply(_anp.expand_dims(d, -1), _eye_like(a))
-    return _anp.add(_anp.add(strict, diag), _la._mH(strict) if hermitian else _anp.swapaxes(strict, -1, -2))
-
-
 def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=True, assume_a=None,
           transposed=False):
     """``scipy.linalg.solve``: ``assume_a`` 'gen' (LU), 'sym'/'her' (the ``lower`` or upper
@@ -124,7 +89,7 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 
 @_npfunc(None)
 def _solve(a, b, lower, assume_a, transposed):
-    a, b = _promote(_fc(a), _fc(b))
+    a, b = _promote(_inexact(a), _inexact(b))
     if assume_a in ("diagonal",):
         d = _anp.diagonal(a, 0, -2, -1)
         return _anp.divide(b, d if _anp.ndim(b) == 1 else _anp.expand_dims(d, -1))
@@ -146,19 +111,19 @@ def _solve(a, b, lower, assume_a, transposed):
 @_npfunc(None)
 def inv(a, overwrite_a=False, check_finite=True):
     """Matrix inverse (``scipy.linalg.inv``)."""
-    return _anp.linalg.inv(_fc(a))
+    return _anp.linalg.inv(_inexact(a))
 
 
 @_npfunc(None)
 def det(a, overwrite_a=False, check_finite=True):
     """Determinant (``scipy.linalg.det``)."""
-    return _anp.linalg.det(_fc(a))
+    return _anp.linalg.det(_inexact(a))
 
 
 @_npfunc(None)
 def pinv(a, *, atol=None, rtol=None, return_rank=False, check_finite=True):
     """Pseudo-inverse, singular values below ``max(atol, rtol·σ_max)`` dropped."""
-    a = _fc(a)
+    a = _inexact(a)
     if atol is None and rtol is None:
         return _anp.linalg.pinv(a)
     m, n = _anp.shape(a)[-2:]
@@ -172,13 +137,13 @@ def _pinv_cut(a, cut):
     u, s, vt = _anp.linalg.svd(a, full_matrices=False)
     keep = _anp.greater(s, _anp.expand_dims(cut, -1) if _anp.ndim(cut) else cut)
     sinv = _anp.where(keep, _anp.divide(1.0, _anp.where(keep, s, 1.0)), 0.0)
-    return _anp.matmul(_anp.multiply(_la._mH(vt), _anp.expand_dims(sinv, -2)), _la._mH(u))
+    return _anp.matmul(_anp.multiply(_mH(vt), _anp.expand_dims(sinv, -2)), _mH(u))
 
 
 def _lu_packed(a):
     """Partial-pivoting LU (LAPACK's getrf, unrolled over columns): the packed factors,
     the pivot rows ``piv`` (row j was swapped with piv[j]) and the final row order."""
-    a = _f(a)
+    a = _float_matrix(a)
     sh = _anp.shape(a)
     m, n = sh[-2:]
     batch = sh[:-2]
@@ -227,7 +192,7 @@ def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
 
 @_npfunc(None)
 def _lu_solve(lu, piv, b, trans):
-    lu, b = _promote(_f(lu), _f(b))
+    lu, b = _promote(_float_matrix(lu), _float_matrix(b))
     n = _anp.shape(lu)[-1]
     vec = _anp.ndim(b) == 1
     if vec:
@@ -250,9 +215,6 @@ def _lu_solve(lu, piv, b, trans):
         inv_order = _anp.argsort(order)
         x = _anp.take(z, inv_order, axis=0)
     return _anp.squeeze(x, -1) if vec else x
-
-
-from .. import primitives as P  # noqa: E402
 
 
 @_npfunc(None)
@@ -280,7 +242,7 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
     scipy); Householder reflections with LAPACK's signs."""
     if pivoting:
         raise UnsupportedError("qr: pivoting=True is not supported", source=user_source())
-    a = _fc(a)
+    a = _inexact(a)
     if mode == "r":
         return (_anp.linalg.qr(a, mode="r"),)
     q, r = _anp.linalg.qr(a, mode="complete" if mode == "full" else "reduced")
@@ -289,13 +251,13 @@ def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_fini
 
 def svd(a, full_matrices=True, compute_uv=True, overwrite_a=False, check_finite=True, lapack_driver="gesdd"):
     """``scipy.linalg.svd`` (accurate composition when traced; see ``numpy.linalg.svd``)."""
-    return _anp.linalg.svd(_fc(a), full_matrices=full_matrices, compute_uv=compute_uv)
+    return _anp.linalg.svd(_inexact(a), full_matrices=full_matrices, compute_uv=compute_uv)
 
 
 @_npfunc(None)
 def svdvals(a, overwrite_a=False, check_finite=True):
     """Singular values, descending."""
-    return _anp.linalg.svd(_fc(a), compute_uv=False)
+    return _anp.linalg.svd(_inexact(a), compute_uv=False)
 
 
 def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwrite_b=False, type=1,
@@ -309,16 +271,16 @@ def eigh(a, b=None, *, lower=True, eigvals_only=False, overwrite_a=False, overwr
 
 @_npfunc(None)
 def _eigh(a, b, lower, eigvals_only, type, subset_by_index, subset_by_value):
-    a = _fc(a)
+    a = _inexact(a)
     if b is not None:
-        a, b = _promote(a, _fc(b))
+        a, b = _promote(a, _inexact(b))
     A = _sym_from(a, lower, hermitian=True)
     if b is not None:
         if type != 1:
             raise UnsupportedError("eigh: only type=1 generalized problems", source=user_source())
         # b = L Lᴴ: a v = λ b v is C y = λ y with C = L⁻¹ a L⁻ᴴ = L⁻¹ (L⁻¹ a)ᴴ, v = L⁻ᴴ y
         Lb = _anp.linalg.cholesky(_sym_from(b, lower, hermitian=True))
-        C = solve_triangular(Lb, _la._mH(solve_triangular(Lb, A, lower=True)), lower=True)
+        C = solve_triangular(Lb, _mH(solve_triangular(Lb, A, lower=True)), lower=True)
         w, y = _anp.linalg.eigh(C)
         v = solve_triangular(Lb, y, lower=True, trans=2)
     else:
@@ -338,7 +300,7 @@ def eigh_tridiagonal(d, e, eigvals_only=False, select="a", select_range=None, ch
                      lapack_driver="auto"):
     """Eigen-decomposition of the symmetric tridiagonal matrix with diagonal ``d`` and
     off-diagonal ``e``; ``select`` 'a' or 'i' (``select_range`` = index range)."""
-    d, e = _promote(_f(d), _f(e))
+    d, e = _promote(_float_matrix(d), _float_matrix(e))
     n = _anp.shape(d)[0]
     T = _anp.add(_anp.add(_anp.diag(d), _anp.diag(e, 1)), _anp.diag(e, -1))
     w, v = _anp.linalg.eigh(T)
@@ -351,122 +313,11 @@ def eigh_tridiagonal(d, e, eigvals_only=False, select="a", select_range=None, ch
     return w if eigvals_only else (w, v)
 
 
-# Padé [13/13] for exp (Higham 2005, "The scaling and squaring method revisited")
-_PADE13 = [64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
-           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
-           40840800.0, 960960.0, 16380.0, 182.0, 1.0]
-_THETA13 = 5.371920351148152
-_MAX_SQUARINGS = 40
-
-
-def _expm_body(a):
-    b = _PADE13
-    mm = _anp.matmul
-    n1 = _anp.max(_anp.sum(_anp.abs(a), axis=-2), axis=-1)            # ‖A‖₁
-    s = _anp.maximum(_anp.ceil(_anp.log2(_anp.divide(_anp.where(_anp.greater(n1, 0), n1, 1.0), _THETA13))), 0.0)
-    s = _anp.stop_gradient(_anp.minimum(s, float(_MAX_SQUARINGS)))
-    A = _anp.divide(a, _anp.expand_dims(_anp.expand_dims(_anp.exp2(s), -1), -1))
-    I = _eye_like(A)
-    A2 = mm(A, A)
-    A4 = mm(A2, A2)
-    A6 = mm(A4, A2)
-    U = mm(A, _anp.add(mm(A6, _anp.add(_anp.add(_anp.multiply(A6, b[13]), _anp.multiply(A4, b[11])),
-                                       _anp.multiply(A2, b[9]))),
-                       _anp.add(_anp.add(_anp.add(_anp.multiply(A6, b[7]), _anp.multiply(A4, b[5])),
-                                         _anp.multiply(A2, b[3])), _anp.multiply(I, b[1]))))
-    V = _anp.add(mm(A6, _anp.add(_anp.add(_anp.multiply(A6, b[12]), _anp.multiply(A4, b[10])), _anp.multiply(A2, b[8]))),
-                 _anp.add(_anp.add(_anp.add(_anp.multiply(A6, b[6]), _anp.multiply(A4, b[4])),
-                                   _anp.multiply(A2, b[2])), _anp.multiply(I, b[0])))
-    R = _anp.linalg.solve(_anp.subtract(V, U), _anp.add(V, U))
-    smax = int(_MAX_SQUARINGS)
-
-    def body(i, X):
-        return _anp.where(_anp.expand_dims(_anp.expand_dims(_anp.less(_anp.astype(i, s.dtype if hasattr(s, "dtype") else _np.float64), s), -1), -1),
-                          mm(X, X), X)
-    return _lax.fori_loop(0, smax, body, R)
-
-
-@_npfunc(None)
-def expm(A):
-    """Matrix exponential by scaling and squaring with the [13/13] Padé approximant
-    (Higham 2005), real or complex ``A``; its derivative is the Fréchet derivative
-    (:func:`expm_frechet`).
-
-    >>> import numpy as np
-    >>> from autodiff.scipy.linalg import expm
-    >>> np.round(expm(np.diag([1j * np.pi, 0.0])).real, 12)
-    array([[-1.,  0.],
-           [ 0.,  1.]])
-    """
-    A = _fc(A)
-    if isinstance(A, _Tracer):
-        return _expm_body(A)
-    with _np.errstate(all="ignore"):
-        return _expm_body(A)
-
-
-@_npfunc(None)
-def expm_frechet(A, E, method=None, compute_expm=True, check_finite=True):
-    """``(expm(A), L(A, E))``: the Fréchet derivative of expm at A in direction E, as the
-    forward-mode derivative of the scaling-and-squaring algorithm (Al-Mohy and Higham's
-    construction)."""
-    from ..api import jvp
-    A, E = _promote(_f(A), _f(E))
-    X, L = jvp(_expm_body, (A,), (E,))
-    return (X, L) if compute_expm else L
-
-
-_SQRTM_ITERS = 40
-
-
-@_npfunc(None)
-def sqrtm(A, disp=True, blocksize=64):
-    """Principal square root of a real matrix with no eigenvalues on the closed negative
-    real axis (its root is real), by the scaled product Denman–Beavers iteration;
-    differentiable through the converged iteration."""
-    A = _f(A)
-    n = _anp.shape(A)[-1]
-    I = _eye_like(A)
-
-    def body(i, c):
-        M, Y = c
-        # scaling by |det M|^(-1/2n) speeds the early steps; the product form keeps M → I
-        _, ld = _anp.linalg.slogdet(M)
-        g = _anp.expand_dims(_anp.expand_dims(_anp.exp(_anp.multiply(ld, -1.0 / (2 * n))), -1), -1)
-        g = _anp.where(_anp.less(i, 8), g, _anp.ones_like(g))
-        Minv = _anp.linalg.inv(M)
-        Y = _anp.multiply(_anp.matmul(Y, _anp.add(I, _anp.divide(Minv, _anp.multiply(g, g)))), _anp.multiply(g, 0.5))
-        M = _anp.multiply(_anp.add(_anp.add(_anp.multiply(I, 2.0), _anp.multiply(M, _anp.multiply(g, g))),
-                                   _anp.divide(Minv, _anp.multiply(g, g))), 0.25)
-        return M, Y
-    _, Y = _lax.fori_loop(0, _SQRTM_ITERS, body, (A, A))
-    return Y
-
-
-PolarResult = _namedtuple("PolarResult", ["u", "p"])
-
-
-@_npfunc(None)
-def polar(a, side="right"):
-    """Polar decomposition ``a = u p`` (``side`` 'right') or ``a = p u`` ('left'), from the
-    SVD: ``u = W Vᵀ``, ``p = V S Vᵀ`` (or ``W S Wᵀ``)."""
-    a = _f(a)
-    w, s, vt = _anp.linalg.svd(a, full_matrices=False)
-    u = _anp.matmul(w, vt)
-    if side == "right":
-        p = _anp.matmul(_anp.multiply(_anp.swapaxes(vt, -1, -2), _anp.expand_dims(s, -2)), vt)
-    elif side == "left":
-        p = _anp.matmul(_anp.multiply(w, _anp.expand_dims(s, -2)), _anp.swapaxes(w, -1, -2))
-    else:
-        raise ValueError("`side` must be either 'right' or 'left'")
-    return u, p
-
-
 @_npfunc(None)
 def hessenberg(a, calc_q=False, overwrite_a=False, check_finite=True):
     """Upper Hessenberg form ``H = Qᵀ a Q`` by Householder reflections with LAPACK's sign
     convention (so H matches ``scipy.linalg.hessenberg``); ``calc_q`` returns ``(H, Q)``."""
-    a = _f(a)
+    a = _float_matrix(a)
     n = _anp.shape(a)[-1]
     H = a
     Q = _eye_like(a)
@@ -497,222 +348,11 @@ def hessenberg(a, calc_q=False, overwrite_a=False, check_finite=True):
 def solve_sylvester(a, b, q):
     """Solve ``a x + x b = q`` through the Kronecker system ``(I⊗a + bᵀ⊗I) vec x = vec q``
     (for the small matrices this is meant for)."""
-    a, b, q = _promote(_f(a), _f(b), _f(q))
+    a, b, q = _promote(_float_matrix(a), _float_matrix(b), _float_matrix(q))
     m, n = _anp.shape(a)[0], _anp.shape(b)[0]
     K = _anp.add(_anp.kron(_np.eye(n), a), _anp.kron(_anp.transpose(b), _np.eye(m)))
     x = _anp.linalg.solve(K, _anp.ravel(_anp.transpose(q)))
     return _anp.transpose(_anp.reshape(x, (n, m)))
-
-
-@_npfunc(None)
-def funm(A, func, disp=True):
-    """``func`` of a symmetric matrix: ``V func(w) Vᵀ`` from its eigen-decomposition (the
-    general Schur–Parlett algorithm needs complex arithmetic)."""
-    A = _f(A)
-    w, v = _anp.linalg.eigh(A)
-    fw = func(w)
-    return _anp.matmul(_anp.multiply(v, _anp.expand_dims(fw, -2)), _anp.swapaxes(v, -1, -2))
-
-
-def block_diag(*arrs):
-    """Block-diagonal matrix of the (≤ 2-d) blocks (``scipy.linalg.block_diag``)."""
-    return _block_diag(*arrs)
-
-
-@_npfunc(None)
-def _block_diag(*arrs):
-    if not arrs:
-        return _np.zeros((1, 0))
-    blocks = [_anp.atleast_2d(_asarray(a)) for a in arrs]
-    blocks = _promote(*blocks)
-    rows = [_anp.shape(b)[0] for b in blocks]
-    cols = [_anp.shape(b)[1] for b in blocks]
-    C = sum(cols)
-    out = []
-    c0 = 0
-    for b, c in zip(blocks, cols):
-        parts = []
-        if c0:
-            parts.append(_anp.zeros_like(b, shape=(_anp.shape(b)[0], c0)))
-        parts.append(b)
-        if C - c0 - c:
-            parts.append(_anp.zeros_like(b, shape=(_anp.shape(b)[0], C - c0 - c)))
-        out.append(_anp.concatenate(parts, axis=1) if len(parts) > 1 else b)
-        c0 += c
-    del rows
-    return _anp.concatenate(out, axis=0)
-
-
-@_npfunc(None)
-def toeplitz(c, r=None):
-    """Toeplitz matrix with first column ``c`` and first row ``r`` (default ``c``; r[0]
-    ignored), ``scipy.linalg.toeplitz``."""
-    c = _anp.ravel(_asarray(c))
-    r = c if r is None else _anp.ravel(_asarray(r))
-    c, r = _promote(c, r)
-    m, n = _anp.shape(c)[0], _anp.shape(r)[0]
-    vals = _anp.concatenate([_anp.flip(r[1:]), c])              # index n-1+i-j
-    idx = (n - 1) + _np.arange(m)[:, None] - _np.arange(n)[None, :]
-    return _anp.take(vals, idx)
-
-
-@_npfunc(None)
-def circulant(c):
-    """Circulant matrix with first column ``c``."""
-    c = _anp.ravel(_asarray(c))
-    n = _anp.shape(c)[0]
-    return _anp.take(c, (_np.arange(n)[:, None] - _np.arange(n)[None, :]) % n)
-
-
-@_npfunc(None)
-def hankel(c, r=None):
-    """Hankel matrix with first column ``c`` and last row ``r`` (default zeros; r[0]
-    ignored)."""
-    c = _anp.ravel(_asarray(c))
-    m = _anp.shape(c)[0]
-    r = _anp.zeros_like(c) if r is None else _anp.ravel(_asarray(r))
-    c, r = _promote(c, r)
-    n = _anp.shape(r)[0]
-    vals = _anp.concatenate([c, r[1:]])
-    return _anp.take(vals, _np.arange(m)[:, None] + _np.arange(n)[None, :])
-
-
-@_npfunc(None)
-def companion(a):
-    """Companion matrix of the polynomial with coefficients ``a`` (highest first)."""
-    a = _f(_anp.ravel(_asarray(a)))
-    n = _anp.shape(a)[0]
-    first = _anp.divide(_anp.negative(a[1:]), a[0])
-    below = _np.eye(n - 2, n - 1) if n > 2 else _np.zeros((0, n - 1))
-    return _anp.concatenate([_anp.expand_dims(first, 0), _anp.astype(_asarray(below), first.dtype if hasattr(first, "dtype") else _np.float64)], axis=0)
-
-
-@_npfunc(None)
-def fiedler(a):
-    """Symmetric Fiedler matrix ``|a_i - a_j|``."""
-    a = _anp.ravel(_asarray(a))
-    return _anp.abs(_anp.subtract(_anp.expand_dims(a, -1), _anp.expand_dims(a, 0)))
-
-
-@_npfunc(None)
-def fiedler_companion(a):
-    """Fiedler's pentadiagonal companion matrix of the polynomial ``a`` (highest first),
-    with scipy's layout."""
-    a = _f(_anp.ravel(_asarray(a)))
-    m = _anp.shape(a)[0]
-    if m <= 2:
-        if m == 2:
-            return _anp.reshape(_anp.negative(_anp.divide(a[1], a[0])), (1, 1))
-        return _np.array([], dtype=_np.float64)
-    a = _anp.divide(a, a[0])
-    n = m - 1
-    # an index into [-a_0, ..., -a_n, 1, 0] for every entry (scipy's construction)
-    one, zero = m, m + 1
-    pat = _np.full((n, n), zero, dtype=_np.int64)
-    pat[list(range(3, n, 2)), list(range(1, n - 2, 2))] = one
-    pat[list(range(2, n, 2)), list(range(1, n - 1, 2))] = _np.arange(3, m, 2)
-    pat[list(range(0, n - 2, 2)), list(range(2, n, 2))] = one
-    pat[list(range(0, n - 1, 2)), list(range(1, n, 2))] = _np.arange(2, m, 2)
-    pat[0, 0], pat[1, 0] = 1, one
-    vals = _anp.concatenate([_anp.negative(a), _anp.asarray(_np.array([1.0, 0.0]))])
-    return _anp.take(vals, pat)
-
-
-@_npfunc(None)
-def leslie(f, s):
-    """Leslie matrix: fecundities ``f`` on the first row, survival ``s`` on the subdiagonal."""
-    f, s = _promote(_f(_anp.ravel(_asarray(f))), _f(_anp.ravel(_asarray(s))))
-    n = _anp.shape(f)[0]
-    sub = _anp.concatenate([_anp.diag(s), _anp.zeros_like(s, shape=(n - 1, 1))], axis=1)
-    return _anp.concatenate([_anp.expand_dims(f, 0), sub], axis=0)
-
-
-@_npfunc(None)
-def convolution_matrix(a, n, mode="full"):
-    """Matrix ``A`` with ``A @ v == convolve(a, v, mode)`` for vectors of length ``n``."""
-    a = _f(_anp.ravel(_asarray(a)))
-    m = _anp.shape(a)[0]
-    L = m + n - 1
-    idx = _np.arange(L)[:, None] - _np.arange(n)[None, :]          # a[i - j]
-    valid = (idx >= 0) & (idx < m)
-    full = _anp.where(valid, _anp.take(a, _np.clip(idx, 0, m - 1)), 0.0)
-    if mode == "full":
-        return full
-    if mode == "same":
-        start = (min(n, m) - 1) // 2
-        return full[start:start + max(n, m)]
-    if mode == "valid":
-        return full[min(n, m) - 1:max(n, m)]
-    raise ValueError("mode must be 'full', 'same' or 'valid'")
-
-
-def hilbert(n):
-    """Hilbert matrix ``1/(i + j + 1)`` (a constant)."""
-    i = _np.arange(n)
-    return 1.0 / (i[:, None] + i[None, :] + 1.0)
-
-
-def invhilbert(n, exact=False):
-    """Inverse of the Hilbert matrix, from its closed form (a constant)."""
-    from math import comb
-    out = _np.empty((n, n))
-    for i in range(n):
-        for j in range(n):
-            out[i, j] = ((-1) ** (i + j) * (i + j + 1) * comb(n + i, n - j - 1) * comb(n + j, n - i - 1)
-                         * comb(i + j, i) ** 2)
-    return out
-
-
-def pascal(n, kind="symmetric", exact=True):
-    """Pascal matrix ('symmetric', 'lower' or 'upper'), a constant."""
-    from math import comb
-    L = _np.array([[float(comb(i, j)) for j in range(n)] for i in range(n)])
-    if kind == "lower":
-        return L
-    if kind == "upper":
-        return L.T
-    return L @ L.T
-
-
-def invpascal(n, kind="symmetric", exact=True):
-    """Inverse of the Pascal matrix (a constant)."""
-    from math import comb
-    Li = _np.array([[float((-1) ** (i - j) * comb(i, j)) for j in range(n)] for i in range(n)])
-    if kind == "lower":
-        return Li
-    if kind == "upper":
-        return Li.T
-    return Li.T @ Li
-
-
-def hadamard(n, dtype=int):
-    """Sylvester's Hadamard matrix of order ``n`` (a power of 2)."""
-    if n < 1 or n & (n - 1):
-        raise ValueError("n must be an positive integer, and n must be a power of 2")
-    H = _np.array([[1]], dtype=dtype)
-    while H.shape[0] < n:
-        H = _np.block([[H, H], [H, -H]])
-    return H
-
-
-def helmert(n, full=False):
-    """Helmert matrix of order ``n`` (orthogonal; without its first row unless ``full``)."""
-    H = _np.tril(_np.ones((n, n)), -1) - _np.diag(_np.arange(n))
-    d = _np.arange(n) * _np.arange(1, n + 1)
-    H[0] = 1
-    d[0] = n
-    Hf = H / _np.sqrt(d)[:, None]
-    return Hf if full else Hf[1:]
-
-
-def dft(n, scale=None):
-    """The discrete Fourier transform matrix (a complex constant, numpy's)."""
-    m = _np.fft.fft(_np.eye(n))
-    if scale == "sqrtn":
-        m = m / _math.sqrt(n)
-    elif scale == "n":
-        m = m / n
-    return m
 
 
 @_npfunc(None)
@@ -721,7 +361,7 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     (``scipy.linalg.qr_multiply``); a 1-d ``c`` is a row (right) or column (left)."""
     if pivoting:
         raise UnsupportedError("qr_multiply: pivoting=True is not supported", source=user_source())
-    a, c = _promote(_f(a), _f(c))
+    a, c = _promote(_float_matrix(a), _float_matrix(c))
     q, r = _anp.linalg.qr(a)
     if mode == "right":
         return _anp.matmul(c, q), r
@@ -741,7 +381,7 @@ def _schur_dtype(dt, output):
 
 
 def _schur_host(a, sort, output="real"):
-    import scipy.linalg
+    import scipy.linalg          # scipy is optional: only schur's host call needs it
     a = _np.asarray(a)
     if sort is None:
         t, z = scipy.linalg.schur(a, output=output)
@@ -762,20 +402,17 @@ def _schur_fn(sort, output="real"):
     fn = _SCHUR_FNS.get(key)
     if fn is not None and fn[0] is sort:
         return fn[1]
-    from ..callback import pure_callback
-    from ..custom_derivatives import custom_jvp
-    from ..shapes import ShapeDtypeStruct
 
     def host(a):
         t, z, _ = _schur_host(a, sort, output)
         return _np.stack([t, z])
 
-    @custom_jvp
+    @_custom_jvp
     def tz(a):
         # one stacked result rather than two: jit's object-mode call rejects a result
         # that the program leaves unused (numba's with-lifting: "Invalid type annotation
         # on non-outgoing variables"), and schur(a)[0] alone is the common use
-        both = pure_callback(host, ShapeDtypeStruct((2,) + tuple(_anp.shape(a)),
+        both = _pure_callback(host, _ShapeDtypeStruct((2,) + tuple(_anp.shape(a)),
                                                     _schur_dtype(_anp.asarray(a).dtype, output)), a)
         return both[0], both[1]
 
@@ -851,7 +488,7 @@ def _schur_tangent_complex(T, Z, dA):
     I, J = _np.tril_indices(n, -1)
     m = len(I)
     dt = _anp.asarray(T).dtype
-    B = _anp.matmul(_anp.matmul(_la._mH(Z), dA), Z)
+    B = _anp.matmul(_anp.matmul(_mH(Z), dA), Z)
     if m == 0:
         return B, _anp.zeros_like(Z)
     E = _np.zeros((m, n, n), dt)
@@ -862,7 +499,7 @@ def _schur_tangent_complex(T, Z, dA):
     S = _anp.transpose(comm(E)[:, I, J])
     lk = _anp.linalg.solve(S, B[I, J])
     L = _anp.reshape(_anp.matmul(lk, E.reshape(m, n * n)), (n, n))
-    K = _anp.subtract(L, _la._mH(L))
+    K = _anp.subtract(L, _mH(L))
     dT = _anp.subtract(B, comm(K))
     return _anp.triu(dT), _anp.matmul(Z, K)
 
@@ -897,7 +534,7 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
         output = "complex"
     else:
         raise ValueError("argument must be 'real', or 'complex'")
-    a = _fc(a)
+    a = _inexact(a)
     if output == "real" and _anp.asarray(a).dtype.kind == "c":
         output = "complex"             # scipy: a complex input always gets the complex form
     if _anp.ndim(a) != 2 or _anp.shape(a)[0] != _anp.shape(a)[1]:
@@ -908,10 +545,8 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
     t, z = _schur_fn(sort, output)(a)
     if sort is None:
         return t, z
-    from ..callback import pure_callback
-    from ..shapes import ShapeDtypeStruct
     # the count is an integer: no derivative (stop_gradient keeps jvp from asking for one)
-    sdim = pure_callback(lambda v: _schur_host(v, sort, output)[2], ShapeDtypeStruct((), _np.int64),
+    sdim = _pure_callback(lambda v: _schur_host(v, sort, output)[2], _ShapeDtypeStruct((), _np.int64),
                          _anp.stop_gradient(a))
     return t, z, sdim
 
@@ -933,7 +568,7 @@ def rsf2csf(T, Z, check_finite=True):
     >>> np.round(np.diag(t), 6)
     array([0.+1.414214j, 0.-1.414214j])
     """
-    T, Z = _fc(T), _fc(Z)
+    T, Z = _inexact(T), _inexact(Z)
     for name, X in (("Z", Z), ("T", T)):
         if _anp.ndim(X) != 2 or _anp.shape(X)[0] != _anp.shape(X)[1]:
             raise ValueError(f"Input '{name}' must be square.")
@@ -969,7 +604,7 @@ def rsf2csf(T, Z, check_finite=True):
         rest = _np.eye(n, dtype=dt) - e[0] - e[3]
         G = _anp.add(_anp.add(rest, _anp.multiply(e[0], _anp.conj(cc))),
                      _anp.add(_anp.multiply(_anp.subtract(e[1], e[2]), ss), _anp.multiply(e[3], cc)))
-        Gh = _la._mH(G)
+        Gh = _mH(G)
         T = _anp.where(cols >= m - 1, _anp.matmul(G, T), T)           # rows m-1, m; columns m-1:
         T = _anp.where(rows <= m, _anp.matmul(T, Gh), T)              # columns m-1, m; rows :m+1
         Z = _anp.matmul(Z, Gh)

@@ -7,6 +7,7 @@ import numpy as np
 
 from ... import numpy as anp
 from ...numpy._base import npfunc, asarray, normalize_axis
+from . import multivariate_normal
 from ._common import quiet
 
 ModeResult = namedtuple("ModeResult", ["mode", "count"])
@@ -125,6 +126,5 @@ class gaussian_kde:
 
     def integrate_gaussian(self, mean, cov):
         """``∫ kde(x)·N(x; mean, cov) dx``."""
-        from . import multivariate_normal
         c = anp.add(self.covariance, anp.atleast_2d(asarray(cov)))
         return anp.sum(anp.multiply(self.weights, multivariate_normal.pdf(self.dataset.T, mean, c)))

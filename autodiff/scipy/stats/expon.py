@@ -7,6 +7,7 @@
 import numpy as np
 
 from ... import numpy as anp
+from ...numpy._special_functions import log1mexp
 from ._common import Continuous, safe
 
 
@@ -19,7 +20,6 @@ def _cdf(z):
 
 
 def _logcdf(z):
-    from ...nn import log1mexp
     pos = anp.greater(z, 0.0)
     return anp.where(pos, log1mexp(safe(pos, z, 1.0)), -np.inf)
 

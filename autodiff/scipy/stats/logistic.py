@@ -4,12 +4,12 @@
 0.5
 """
 from ... import numpy as anp
+from ...numpy._special_functions import softplus
 from .. import special as sp
 from ._common import Continuous
 
 
 def _logpdf(z):
-    from ...nn import softplus
     return anp.subtract(anp.negative(z), anp.multiply(softplus(anp.negative(z)), 2.0))
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import numpy as anp
 from .. import special as sp
-from ._common import discrete, is_int, safe
+from ._common import discrete, floats, is_int, safe
 
 
 def _logpmf(k, mu):
@@ -50,7 +50,6 @@ def _entropy(mu):
 
 def entropy(mu, loc=0):
     """Entropy ``-Σ p log p`` of Poisson(mu) (summed over k < 200: mu up to ~100)."""
-    from ._common import floats
     (mu,) = floats(mu)
     return _entropy(mu)
 
