@@ -71,6 +71,7 @@ from .cache_files import (UnsafeCacheError, UnsafeCacheWarning, cache_dir_is_saf
                           file_problem, has_numba_cache, kernel_dir, numba_cache_files,
                           open_trusted, purge_numba_cache, refuse, warn_once, write_source)
 from .numba_cache import attach_numba_cache
+from .numba_upstream import defer_fft_extension, lazy_blas_check
 from .numba_cache import cache_helpers  # noqa: F401  (numba_complex's import, until it names numba_cache)
 
 __all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory", "cache_key",
@@ -166,20 +167,22 @@ def _version_text():
     global _versions
     if _versions is None:
         _openmp_defaults()           # before Numba's threading layer loads (see there)
-        from .numba_upstream import lazy_blas_check
         lazy_blas_check()            # before Numba's first compile (see numba_upstream)
-        from .numba_upstream import defer_fft_extension
         defer_fft_extension()        # before Numba's first dispatcher (see numba_upstream)
-        import numba
-        from .. import __version__
+        import numba                 # (Numba and the modules importing it load here, lazily)
+        # the package's version: autodiff/__init__ sets it before anything else (importing
+        # the package from here would be an import from the layer above)
+        version = sys.modules[__name__.split(".")[0]].__version__
         try:
             from . import numba_math
             mv = getattr(numba_math, "VERSION", "?")
         except Exception:  # noqa: BLE001
             mv = "absent"
-        _versions = (f"autodiff={__version__};numba={numba.__version__};numpy={np.__version__};"
+        _versions = (f"autodiff={version};numba={numba.__version__};numpy={np.__version__};"
                      f"python={sys.version_info[:3]};numba_math={mv}/"
                      f"{_file_hash('autodiff.backends.numba_math')};"
+                     f"numba_intrinsics={_file_hash('autodiff.backends.numba_intrinsics')};"
+                     f"trig_reduction={_file_hash('autodiff.backends.trig_reduction')};"
                      f"numba_runtime={_file_hash('autodiff.backends.numba_runtime')};"
                      f"numba_complex={_source_hash('autodiff.backends.numba_complex')};"
                      f"blas={_blas()}")

@@ -145,12 +145,14 @@ class HelperCache:
     decoration, i.e. at import). The directory is resolved and trust-checked at each load
     and save, so a changed ``ad.config.cache_dir`` or ``disk_cache=False`` takes effect;
     files are named after the helper (``numba_math.exp_f64-<line>.*.nbi``) and stamped
-    with the hash of the helper's source file: a changed helper module is a miss (Numba's
-    own stamp, the file's mtime and size, can miss an edit).
+    with the hash of the helper's source file and of ``depends``, the files of the modules
+    whose code it inlines: a changed helper module, or a changed dependency, is a miss
+    (Numba's own stamp, the file's mtime and size, can miss an edit).
     """
 
-    def __init__(self, py_func):
+    def __init__(self, py_func, depends=()):
         self._py_func = py_func
+        self._depends = tuple(depends)
         self._by_dir = {}            # (pycache dir, writable) -> KernelCache, None if refused
         self._enabled = True
         self._stamp = None
@@ -165,8 +167,11 @@ class HelperCache:
         if target in self._by_dir:
             return self._by_dir[target]      # None: a planted file was refused there
         if self._stamp is None:
-            with open(self._py_func.__code__.co_filename, "rb") as f:
-                self._stamp = hashlib.sha256(f.read()).digest()
+            h = hashlib.sha256()
+            for path in (self._py_func.__code__.co_filename,) + self._depends:
+                with open(path, "rb") as f:
+                    h.update(f.read())
+            self._stamp = h.digest()
         c = self._by_dir[target] = _kernel_numba_cache()(self._py_func, target[0],
                                                          self._stamp, target[1])
         return c
@@ -216,16 +221,19 @@ class HelperCache:
                 c.flush()
 
 
-def cache_helpers(namespace, names=None):
+def cache_helpers(namespace, names=None, depends=()):
     """Give the Numba helpers defined in module ``namespace`` (its ``globals()``) the disk
     cache under ``ad.config.cache_dir`` (:class:`HelperCache`): all of them, or those in
-    ``names``. Helpers are decorated without ``cache=True``; this replaces it."""
+    ``names``. Helpers are decorated without ``cache=True``; this replaces it. ``depends``:
+    the modules whose code the helpers inline (intrinsics, other helpers), hashed into
+    their stamp."""
     from numba.core.dispatcher import Dispatcher
     modname = namespace["__name__"]
+    files = tuple(m.__file__ for m in depends)
     for name, obj in list(namespace.items()):
         if isinstance(obj, Dispatcher) and getattr(obj.py_func, "__module__", None) == modname \
                 and (names is None or name in names) and not isinstance(obj._cache, HelperCache):
-            obj._cache = HelperCache(obj.py_func)
+            obj._cache = HelperCache(obj.py_func, files)
 
 
 def cached_cfunc(sig, **options):

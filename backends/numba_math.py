@@ -103,7 +103,7 @@ the reduction is a branch-free Payne-Hanek reduction in exact integer arithmetic
 ``|x| = M * 2**(E-1075)`` with a 53-bit integer ``M``.  Only a 189-bit window of the
 binary expansion of 2/pi matters for a given exponent ``E`` (earlier bits contribute
 multiples of 4 to ``x*2/pi``, later ones less than 2**-134); the windows are
-precomputed per exponent as three 64-bit words (table ``_PIO2_TAB_F64``, 24 KiB, built
+precomputed per exponent as three 64-bit words (``trig_reduction``'s table, 24 KiB, built
 at import from pi computed with Machin's formula in Python integers; three gathers per
 element) and cut into seven 27-bit limbs.  ``M*window`` is computed with 12 products of
 27-bit limbs (exact in int64; 32x32->64-bit multiplies in SIMD), carries are
@@ -123,7 +123,7 @@ Cody-Waite-only version, still 2.6-4x faster than numpy's float64 sin.
 *float32* -- exp, expm1, log, log1p, tanh and logistic compute natively in float32 with
 lower-degree polynomials (twice the lanes of float64).  sin/cos float32 use the same
 integer Payne-Hanek reduction with a 108-bit window (four 27-bit limbs stored as
-uint32, ``_PIO2_TAB_F32``; 32-bit gathers keep 8 lanes) and a float64 polynomial, then
+uint32; 32-bit gathers keep 8 lanes) and a float64 polynomial, then
 round: the reduction needs 64-bit lanes anyway.
 
 Vector width: on AVX-512 CPUs that LLVM tunes for 256-bit vectors (e.g. "rocketlake",
@@ -136,7 +136,7 @@ Polynomials
 -----------
 Coefficients were derived for this module with a Remez exchange (weighted minimax,
 linear basis, mpmath at 50 digits), rounding each coefficient to the target precision
-and refitting the remaining ones.  :func:`_derive_coefficients` reproduces them (needs
+and refitting the remaining ones.  :mod:`autodiff.backends.remez` reproduces them (needs
 mpmath; it is not used at import).  Polynomials are evaluated by Horner's rule with
 ``llvm.fmuladd`` (:func:`fmuladd`), which becomes an FMA where the CPU has one and a
 multiply-add elsewhere.
@@ -149,10 +149,13 @@ logistic_f64; float32: the same names with ``_f32``; ``FUNCTIONS[(name, dtype_na
 ``i32_as_f32``; ``fmuladd``, ``fabs``, ``copysign``; ``VERSION``.
 """
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from . import numba_intrinsics, trig_reduction
+from .numba_cache import cache_helpers
+from .numba_intrinsics import (HELPER_OPTIONS, copysign, f32_as_i32,
+                               f64_as_i64, fabs, fmuladd, i32_as_f32, i64_as_f64, select)
+from .trig_reduction import rem_pio2_f32, rem_pio2_f64
 
 __all__ = [
     "VERSION", "FUNCTIONS", "select", "f64_as_i64", "i64_as_f64", "f32_as_i32",
@@ -167,125 +170,8 @@ __all__ = [
 #: it into their disk-cache key (Numba does not notice that an inlined helper changed).
 VERSION = "1"
 
-# Options for every function in this module; see the module docstring for why.
-# Every helper keeps its compiled code on disk under ad.config.cache_dir (cache_helpers at
-# the end of this module), like numba_runtime's, so a new process does not compile exp,
-# tanh, sin, ... again before its first kernel (measured: the first blocking compile of
-# jit(grad(f)) for f = sum(tanh(x) sin(x) + exp(-x^2)) went from 1.4 s to 0.75 s). The
-# kernels that inline them still get their LLVM code: warm speed is unchanged.
-_OPTS = dict(fastmath=False, error_model="numpy", nogil=True, forceinline=True)
-
-
-# ---------------------------------------------------------------------------------------
-# LLVM-level helpers (intrinsics)
-# ---------------------------------------------------------------------------------------
-
-def _unlit(t):
-    return types.unliteral(t)
-
-
-@intrinsic(prefer_literal=True)
-def select(typingctx, cond, a, b):
-    """``a if cond else b`` as one LLVM ``select`` instruction (no branch).
-
-    Both operands are always evaluated.  Operands are converted to their common type
-    (float64, float32, complex128, int64, bool, ...; LLVM selects a complex number's
-    ``{re, im}`` struct whole); an integer literal next to a float is weak, as
-    in numpy (``select(c, x_f32, 0)`` stays float32).  ``cond`` may be a bool or an
-    integer (non-zero is true).
-    """
-    ta, tb = _unlit(a), _unlit(b)
-    tc = _unlit(cond)
-    if not isinstance(tc, (types.Boolean, types.Integer)):
-        return None
-    if isinstance(a, types.IntegerLiteral) and isinstance(tb, types.Float):
-        rt = tb
-    elif isinstance(b, types.IntegerLiteral) and isinstance(ta, types.Float):
-        rt = ta
-    else:
-        rt = ta if ta == tb else typingctx.unify_types(ta, tb)
-    if rt is None or not isinstance(rt, (types.Boolean, types.Integer, types.Float,
-                                         types.Complex)):
-        return None
-    sig = rt(tc, ta, tb)
-
-    def codegen(context, builder, sig, args):
-        c = context.cast(builder, args[0], sig.args[0], types.boolean)
-        x = context.cast(builder, args[1], sig.args[1], sig.return_type)
-        y = context.cast(builder, args[2], sig.args[2], sig.return_type)
-        return builder.select(c, x, y)
-
-    return sig, codegen
-
-
-def _bitcast_intrinsic(src, dst, doc):
-    def impl(typingctx, x):
-        tx = _unlit(x)
-        if isinstance(src, types.Float):
-            if tx != src:
-                return None
-        elif not isinstance(tx, types.Integer):
-            return None
-        sig = dst(src)
-
-        def codegen(context, builder, sig, args):
-            return builder.bitcast(args[0], context.get_value_type(dst))
-
-        return sig, codegen
-
-    impl.__doc__ = doc
-    return intrinsic(impl)
-
-
-f64_as_i64 = _bitcast_intrinsic(types.float64, types.int64,
-                                "Reinterpret the bits of a float64 as an int64.")
-i64_as_f64 = _bitcast_intrinsic(types.int64, types.float64,
-                                "Reinterpret the bits of an int64 as a float64.")
-f32_as_i32 = _bitcast_intrinsic(types.float32, types.int32,
-                                "Reinterpret the bits of a float32 as an int32.")
-i32_as_f32 = _bitcast_intrinsic(types.int32, types.float32,
-                                "Reinterpret the low 32 bits of an integer as a float32.")
-
-
-def _llvm_float_intrinsic(name, nargs):
-    def impl(typingctx, *args):
-        ts = [_unlit(t) for t in args]
-        if not all(t in (types.float32, types.float64) for t in ts):
-            return None
-        rt = types.float32 if all(t == types.float32 for t in ts) else types.float64
-        sig = rt(*([rt] * nargs))
-
-        def codegen(context, builder, sig, llargs):
-            lty = context.get_value_type(sig.return_type)
-            fnty = ir.FunctionType(lty, [lty] * nargs)
-            suffix = "f32" if sig.return_type == types.float32 else "f64"
-            fn = cgutils.get_or_insert_function(builder.module, fnty, f"llvm.{name}.{suffix}")
-            return builder.call(fn, llargs)
-
-        return sig, codegen
-
-    return impl
-
-
-def _fmuladd(typingctx, a, b, c):
-    return _llvm_float_intrinsic("fmuladd", 3)(typingctx, a, b, c)
-
-
-def _fabs(typingctx, a):
-    return _llvm_float_intrinsic("fabs", 1)(typingctx, a)
-
-
-def _copysign(typingctx, a, b):
-    return _llvm_float_intrinsic("copysign", 2)(typingctx, a, b)
-
-
-_fmuladd.__doc__ = ("``a*b + c`` via llvm.fmuladd: fused (one rounding) where the target "
-                    "has FMA, otherwise multiply then add.")
-_fabs.__doc__ = "``|a|`` via llvm.fabs (clears the sign bit; NaN stays NaN)."
-_copysign.__doc__ = "Magnitude of ``a`` with the sign bit of ``b`` (llvm.copysign)."
-fmuladd = intrinsic(_fmuladd)
-fabs = intrinsic(_fabs)
-copysign = intrinsic(_copysign)
+# Every function here is compiled with HELPER_OPTIONS (numba_intrinsics; the docstring above
+# says why) and disk-cached (cache_helpers, at the end of this module).
 
 
 # ---------------------------------------------------------------------------------------
@@ -307,11 +193,6 @@ _SQRT_HALF_BITS = 0x3FE6A09E667F3BCD        # bits of sqrt(2)/2 (float64)
 _TWO54 = _f("0x1p54")
 _MIN_NORMAL = _f("0x1p-1022")
 _TINY = _f("0x1p-54")                        # below this f(x) = x to within 1/2 ulp
-# pi/2 = _PIO2_HI + _PIO2_LO (+ 2**-80); _PIO2_HI has 26 significant bits so its products
-# with the 26- and 27-bit halves of the reduced fraction are exact.
-_PIO2_HI = _f("0x1.921fb58000000p+0")
-_PIO2_LO = -_f("0x1.dde973dcb3b3ap-27")
-_PIO2 = _f("0x1.921fb54442d18p+0")
 _PIO4 = _f("0x1.921fb54442d18p-1")           # rounded down: a < _PIO4 => a < pi/4
 # tanh: polynomial below, 1 - 2/(exp(2a) + 1) above.  Must not be below atanh(1/2) =
 # 0.549306...: the second formula needs tanh >= 1/2.  The polynomial is fitted up to here.
@@ -343,7 +224,7 @@ _F32_TANH_CLAMP = _F32(10.0)
 _F32_NEG_ONE = _F32(-1.0)
 
 # ---------------------------------------------------------------------------------------
-# Polynomial coefficients (see _derive_coefficients; comments give the max weighted error)
+# Polynomial coefficients (see backends/remez.py; comments give the max weighted error)
 # ---------------------------------------------------------------------------------------
 # exp(r) = 1 + r + r^2*Q(r) on |r| <= 0.3467; relative error of expm1(r): 2^-60.0
 _EXP_Q = tuple(map(_f, (
@@ -396,90 +277,22 @@ _COS_C_F32 = tuple(map(_f, ("0x1.5555554ed8da2p-5", "-0x1.6c16b8295ef90p-10",
 
 
 # ---------------------------------------------------------------------------------------
-# Payne-Hanek tables: windows of the binary expansion of 2/pi, one per exponent
-# ---------------------------------------------------------------------------------------
-
-def _two_over_pi_bits(nbits):
-    """floor(2**nbits * 2/pi) as a Python int (pi from Machin's formula, 128 guard bits)."""
-    prec = nbits + 128
-
-    def arctan_inv(x):  # 2**prec * arctan(1/x), truncation errors of a few units
-        total, term, n, x2 = 0, (1 << prec) // x, 1, x * x
-        sign = 1
-        while term:
-            total += sign * (term // n)
-            term //= x2
-            n += 2
-            sign = -sign
-        return total
-
-    pi_scaled = 4 * (4 * arctan_inv(5) - arctan_inv(239))      # ~ 2**prec * pi
-    return ((1 << (2 * prec + 1)) // pi_scaled) >> (prec - nbits)
-
-
-def _build_pio2_tables():
-    nbits = 1300
-    top = _two_over_pi_bits(nbits)            # bit i of 2/pi (i >= 1, weight 2**-i) ...
-
-    def window(last):                        # ... floor(2**last * 2/pi) mod 2**L
-        return top >> (nbits - last)
-
-    def words(w, n):                         # n 64-bit words, most significant first,
-        out = []                             # stored as int64 (two's complement)
-        for j in range(n):
-            v = (w >> (64 * (n - 1 - j))) & ((1 << 64) - 1)
-            out.append(v - (1 << 64) if v >= (1 << 63) else v)
-        return out
-
-    # float64: |x| = M*2**(E-1075), M < 2**53.  Bits b_i with i < i0 = E-1076 add multiples
-    # of 4 to x*2/pi; keep the 192 bits b_i0 .. b_(i0+191) (b_i = 0 for i <= 0), as three
-    # words per exponent (three gathers per element).
-    t64 = np.zeros((1025, 3), dtype=np.int64)
-    for idx in range(1025):                  # biased exponent E = 1022 + idx
-        i0 = 1022 + idx - 1076
-        t64[idx] = words(window(i0 + 191) & ((1 << 192) - 1), 3)
-    # float32: |x| = M*2**(E-150), M < 2**24; i0 = E-151, L = 108 bits as four 27-bit
-    # limbs in uint32 (32-bit gathers: twice the lanes per gather instruction).
-    t32 = np.zeros((129, 4), dtype=np.uint32)
-    for idx in range(129):                   # E = 126 + idx
-        i0 = 126 + idx - 151
-        w = window(i0 + 107) & ((1 << 108) - 1)
-        for t in range(4):
-            t32[idx, t] = (w >> (27 * t)) & ((1 << 27) - 1)
-    # Flat, read-only: Numba freezes global arrays into the compiled code as constants.
-    t64 = t64.ravel()
-    t32 = t32.ravel()
-    t64.flags.writeable = False
-    t32.flags.writeable = False
-    return t64, t32
-
-
-_PIO2_TAB_F64, _PIO2_TAB_F32 = _build_pio2_tables()
-_M27 = (1 << 27) - 1
-_P2_27 = 2.0 ** 27
-_P2_M27 = 2.0 ** -27
-_P2_M54 = 2.0 ** -54
-_P2_M81 = 2.0 ** -81
-_M24 = (1 << 24) - 1
-
-
-# ---------------------------------------------------------------------------------------
 # float64 kernels
 # ---------------------------------------------------------------------------------------
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _i2d(k):
     """Small int64 (|k| < 2**51) -> float64, exactly, with integer add + float sub only."""
     return i64_as_f64(k + _SHIFT_BITS) - _SHIFT
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _pow2(k):
     """2.0**k for -1022 <= k <= 1023 (built in the exponent field)."""
     return i64_as_f64((k + 1023) << 52)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _exp_q(r):
     q = fmuladd(r, _EQ10, _EQ9)
     q = fmuladd(r, q, _EQ8)
@@ -493,7 +306,7 @@ def _exp_q(r):
     return fmuladd(r, q, _EQ0)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _exp_reduce(x):
     """x = k*ln2 + r + c (|r| <= 0.3466, c = rounding error of r).  Returns (k, r, c)."""
     t = x * _LOG2E + _SHIFT                  # exact rounding of x/ln2 to an integer
@@ -506,13 +319,13 @@ def _exp_reduce(x):
     return k, r, c
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _expm1_r(r, c):
     """expm1(r + c) for |r| <= 0.3466, |c| <= ulp(r): r + r^2*Q(r) + c*(1 + r)."""
     return r + fmuladd(r * r, _exp_q(r), fmuladd(c, r, c))
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _exp_parts(x):
     """exp(x) = (1 + pe) * s1 * s2 for x clamped to [-746, 710] (or NaN).
 
@@ -527,7 +340,7 @@ def _exp_parts(x):
     return pe, _pow2(k1), _pow2(k - k1)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _exp_pair(x):
     """exp(x) = ehi + elo (elo: the rounding error of 1 + expm1(r), scaled), x <= 709."""
     pe, s1, s2 = _exp_parts(x)
@@ -536,14 +349,14 @@ def _exp_pair(x):
     return (hi * s1) * s2, (lo * s1) * s2
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _exp_kernel(x):
     """exp(x) for x clamped to [-746, 710] (or NaN)."""
     pe, s1, s2 = _exp_parts(x)
     return ((1.0 + pe) * s1) * s2
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def exp_f64(x):
     """exp(x), float64, <= ~1 ulp, full range (subnormal results, 0, inf, NaN)."""
     xc = select(x > 710.0, 710.0, x)         # exp(710) overflows anyway; keeps k <= 1024
@@ -551,7 +364,7 @@ def exp_f64(x):
     return _exp_kernel(xc)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def expm1_f64(x):
     """exp(x) - 1, float64, accurate near 0, full range."""
     xc = select(x > 710.0, 710.0, x)
@@ -573,7 +386,7 @@ def expm1_f64(x):
     return select(fabs(x) < _TINY, x, y)     # keeps -0.0 and subnormals exact
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _log_p(z):
     p = fmuladd(z, _LP6, _LP5)
     p = fmuladd(z, p, _LP4)
@@ -583,7 +396,7 @@ def _log_p(z):
     return fmuladd(z, p, _LP0)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _log_split(ix):
     """Bits of a positive normal float64 -> (e, m) with value = 2**e*m, m in [sqrt(.5), sqrt(2))."""
     e = (ix - _SQRT_HALF_BITS) >> 52
@@ -591,7 +404,7 @@ def _log_split(ix):
     return e, m
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _log_combine(e, m, c):
     """e*ln2 + log(m) + c for small c (the low-order correction of log1p)."""
     f = m - 1.0                              # exact (Sterbenz)
@@ -603,7 +416,7 @@ def _log_combine(e, m, c):
     return ed * _LN2_HI - ((hfsq - (s * (hfsq + rz) + (ed * _LN2_LO + c))) - f)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def log_f64(x):
     """Natural log, float64: log(0) = -inf, log(<0) = NaN, subnormal inputs exact."""
     sub = x < _MIN_NORMAL
@@ -615,7 +428,7 @@ def log_f64(x):
     return select(x == _INF, x, y)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def log1p_f64(x):
     """log(1 + x), float64, accurate near 0; log1p(-1) = -inf, x < -1 -> NaN."""
     u = 1.0 + x
@@ -628,7 +441,7 @@ def log1p_f64(x):
     return select(fabs(x) < _TINY, x, y)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _tanh_p(z):
     p = fmuladd(z, _TP10, _TP9)
     p = fmuladd(z, p, _TP8)
@@ -642,7 +455,7 @@ def _tanh_p(z):
     return fmuladd(z, p, _TP0)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def tanh_f64(x):
     """tanh(x), float64: odd minimax polynomial below 0.5494, 1 - 2/(exp(2|x|) + 1) above.
 
@@ -666,7 +479,7 @@ def tanh_f64(x):
     return copysign(select(a < _TANH_SWITCH, ps, pl), x)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def logistic_f64(x):
     """1/(1 + exp(-x)), float64; never overflows, keeps relative accuracy in the tail.
 
@@ -687,80 +500,7 @@ def logistic_f64(x):
     return q0 + corr
 
 
-@njit(**_OPTS)
-def _rem_pio2_f64(a):
-    """Payne-Hanek: a >= pi/4 finite -> (q, r, rr), a = (4n + q)*pi/2 + r + rr, |r| <= pi/4.
-
-    Returns garbage (but never reads out of bounds or traps) for other inputs.
-    """
-    ia = f64_as_i64(a)
-    idx = (ia >> 52) - 1022
-    idx = select(idx < 0, 0, idx)
-    idx = select(idx > 1024, 1024, idx)
-    mant = (ia & 0xFFFFFFFFFFFFF) | 0x10000000000000
-    m0 = mant & _M27
-    m1 = mant >> 27
-    b = idx * 3
-    wh = _PIO2_TAB_F64[b]
-    wm = _PIO2_TAB_F64[b + 1]
-    wl = _PIO2_TAB_F64[b + 2]
-    # the top 189 of the 192 window bits as seven 27-bit limbs w6 (high) .. w0; masks
-    # after every shift because >> on int64 is arithmetic
-    w6 = (wh >> 37) & _M27
-    w5 = (wh >> 10) & _M27
-    w4 = ((wh & 0x3FF) << 17) | ((wm >> 47) & 0x1FFFF)
-    w3 = (wm >> 20) & _M27
-    w2 = ((wm & 0xFFFFF) << 7) | ((wl >> 57) & 0x7F)
-    w1 = (wl >> 30) & _M27
-    w0 = (wl >> 3) & _M27
-    # column sums of mant*window in base 2**27 (each product < 2**54, sums < 2**56);
-    # column 0 only feeds carries below 2**-160 and column 7 is a multiple of 4: skipped.
-    c1 = m0 * w1 + m1 * w0
-    c2 = m0 * w2 + m1 * w1 + (c1 >> 27)
-    c3 = m0 * w3 + m1 * w2 + (c2 >> 27)
-    c4 = m0 * w4 + m1 * w3 + (c3 >> 27)
-    c5 = m0 * w5 + m1 * w4 + (c4 >> 27)
-    c6 = m0 * w6 + m1 * w5 + (c5 >> 27)
-    # x*2/pi mod 4 = (bits 187, 188 of the product) . (bits 186 ... 0); bit 187 = c6 bit 25
-    half = (c6 >> 24) & 1                    # fraction >= 1/2: round the quotient up
-    q = ((c6 >> 25) + half) & 3
-    neg = -half                              # all ones if the fraction becomes negative
-    # |fraction| = ones' complement of the fraction bits when negative (error 2**-187)
-    e6 = (c6 ^ neg) & _M24
-    e5 = (c5 ^ neg) & _M27
-    e4 = (c4 ^ neg) & _M27
-    e3 = (c3 ^ neg) & _M27
-    e2 = (c2 ^ neg) & _M27
-    # exact int -> float with the piece's scale: OR into the mantissa of 2**(52-s)
-    fa = i64_as_f64(e6 | 0x41A0000000000000) - _P2_27      # e6 * 2**-25
-    fb = i64_as_f64(e5 | 0x3FF0000000000000) - 1.0         # e5 * 2**-52
-    fc = i64_as_f64(e4 | 0x3E40000000000000) - _P2_M27     # e4 * 2**-79
-    fd = i64_as_f64(e3 | 0x3C90000000000000) - _P2_M54     # e3 * 2**-106
-    fe = i64_as_f64(e2 | 0x3AE0000000000000) - _P2_M81     # e2 * 2**-133
-    hi = fa + fb                             # exact: 51 bits
-    # bits down to 2**-133: the closest double to a multiple of pi/2 (x =
-    # 6381956970095103 * 2**797) leaves |fraction| ~ 2**-62, which still gets 53+ bits
-    lo = fc + fd
-    lolo = ((fc - lo) + fd) + fe             # Fast2Sum error of fc + fd (fc >= 2**-79 > fd)
-    fh = hi + lo
-    fl = ((hi - fh) + lo) + lolo             # Fast2Sum again (hi is a multiple of 2**-52 > lo)
-    # r + rr = (fh + fl) * pi/2: split fh into 26 + 27 bits (mask the mantissa) so that
-    # both products with the 26-bit _PIO2_HI are exact -- no FMA needed
-    fh1 = i64_as_f64(f64_as_i64(fh) & -134217728)     # clears the low 27 mantissa bits
-    fh2 = fh - fh1
-    t1 = fh1 * _PIO2_HI
-    t2 = fh2 * _PIO2_HI
-    s = t1 + t2
-    err = (t1 - s) + t2                      # Fast2Sum: |t1| >= |t2|
-    rlo = err + (fh * _PIO2_LO + fl * _PIO2)
-    r = s + rlo
-    rr = (s - r) + rlo
-    r = select(half != 0, -r, r)
-    rr = select(half != 0, -rr, rr)
-    return q, r, rr
-
-
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _sin_cos_poly(r, rr):
     """(sin(r + rr), cos(r + rr)) for |r| <= pi/4, |rr| <= ulp(r)."""
     z = r * r
@@ -783,10 +523,10 @@ def _sin_cos_poly(r, rr):
     return sn, cs
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _reduce_f64(x):
     a = fabs(x)
-    q, r, rr = _rem_pio2_f64(a)
+    q, r, rr = rem_pio2_f64(a)
     small = a < _PIO4
     r = select(small, a, r)
     rr = select(small, 0.0, rr)
@@ -794,7 +534,7 @@ def _reduce_f64(x):
     return a, q, r, rr
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def sin_f64(x):
     """sin(x), float64, correct argument reduction for every finite x."""
     a, q, r, rr = _reduce_f64(x)
@@ -805,7 +545,7 @@ def sin_f64(x):
     return select(a < _INF, v, x - x)        # inf/NaN -> NaN
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def cos_f64(x):
     """cos(x), float64, correct argument reduction for every finite x."""
     a, q, r, rr = _reduce_f64(x)
@@ -820,19 +560,19 @@ def cos_f64(x):
 # literal would promote the expression to float64 (and halve the vector width).
 # ---------------------------------------------------------------------------------------
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _pow2_f32(k):
     """2.0f**k for -126 <= k <= 127."""
     return i32_as_f32((k + 127) << 23)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _i2f(k):
     """Small int (|k| < 2**22) -> float32 exactly, via the 1.5*2**23 trick."""
     return i32_as_f32(k + _F32_SHIFT_BITS) - _F32_SHIFT
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _exp_reduce_f32(x):
     t = x * _F32_LOG2E + _F32_SHIFT
     kd = t - _F32_SHIFT
@@ -844,7 +584,7 @@ def _exp_reduce_f32(x):
     return k, r, c
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _expm1_lo_f32(r, c):
     """expm1(r + c) - r for |r| <= 0.3467 (float32)."""
     q = fmuladd(r, _FEQ4, _FEQ3)
@@ -854,7 +594,7 @@ def _expm1_lo_f32(r, c):
     return fmuladd(r * r, q, fmuladd(c, r, c))
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _exp_parts_f32(x):
     """float32 twin of _exp_parts, x clamped to [-104, 89]."""
     k, r, c = _exp_reduce_f32(x)
@@ -863,7 +603,7 @@ def _exp_parts_f32(x):
     return pe, _pow2_f32(k1), _pow2_f32(k - k1)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _exp_pair_f32(x):
     pe, s1, s2 = _exp_parts_f32(x)
     hi = _F32_ONE + pe
@@ -871,13 +611,13 @@ def _exp_pair_f32(x):
     return (hi * s1) * s2, (lo * s1) * s2
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _exp_kernel_f32(x):
     pe, s1, s2 = _exp_parts_f32(x)
     return ((_F32_ONE + pe) * s1) * s2
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def exp_f32(x):
     """exp(x), float32, computed in float32, full range."""
     xc = select(x > _F32_EXP_HI, _F32_EXP_HI, x)
@@ -885,7 +625,7 @@ def exp_f32(x):
     return _exp_kernel_f32(xc)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def expm1_f32(x):
     """exp(x) - 1, float32, accurate near 0, full range."""
     xc = select(x > _F32_EXP_HI, _F32_EXP_HI, x)
@@ -904,7 +644,7 @@ def expm1_f32(x):
     return select(fabs(x) < _F32_TINY, x, y)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _log_combine_f32(e, m, c):
     f = m - _F32_ONE
     s = f / (_F32_TWO + f)
@@ -917,14 +657,14 @@ def _log_combine_f32(e, m, c):
     return ed * _F32_LN2_HI - ((hfsq - (s * (hfsq + rz) + (ed * _F32_LN2_LO + c))) - f)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _log_split_f32(ix):
     e = (ix - _F32_SQRT_HALF_BITS) >> 23
     m = i32_as_f32(ix - (e << 23))
     return e, m
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def log_f32(x):
     """Natural log, float32 (computed in float32)."""
     sub = x < _F32_MIN_NORMAL
@@ -936,7 +676,7 @@ def log_f32(x):
     return select(x == _F32_INF, x, y)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def log1p_f32(x):
     """log(1 + x), float32, accurate near 0."""
     u = _F32_ONE + x
@@ -948,7 +688,7 @@ def log1p_f32(x):
     return select(fabs(x) < _F32_TINY, x, y)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def tanh_f32(x):
     """tanh(x), float32; same method as tanh_f64."""
     a = fabs(x)
@@ -969,7 +709,7 @@ def tanh_f32(x):
     return copysign(select(a < _F32_TANH_SMALL, ps, pl), x)
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def logistic_f32(x):
     """1/(1 + exp(-x)), float32; same method as logistic_f64."""
     a = fabs(x)
@@ -983,37 +723,7 @@ def logistic_f32(x):
     return q0 + corr
 
 
-@njit(**_OPTS)
-def _rem_pio2_f32(a):
-    """Payne-Hanek for float32 a >= pi/4: (q, r) with r = a - (4n + q)*pi/2 as float64.
-
-    |a| = M*2**(E-150), M < 2**24 is a single 27-bit limb; window of 108 bits of 2/pi in
-    four 27-bit limbs; quotient bits 106, 107 of M*window = bits 25, 26 of column 3.
-    """
-    ia = np.int64(f32_as_i32(a))
-    idx = (ia >> 23) - 126
-    idx = select(idx < 0, 0, idx)
-    idx = select(idx > 128, 128, idx)
-    mant = (ia & 0x7FFFFF) | 0x800000
-    b = idx * 4
-    c0 = mant * _PIO2_TAB_F32[b]
-    c1 = mant * _PIO2_TAB_F32[b + 1] + (c0 >> 27)
-    c2 = mant * _PIO2_TAB_F32[b + 2] + (c1 >> 27)
-    c3 = mant * _PIO2_TAB_F32[b + 3] + (c2 >> 27)
-    half = (c3 >> 24) & 1
-    q = ((c3 >> 25) + half) & 3
-    neg = -half
-    e3 = (c3 ^ neg) & _M24
-    e2 = (c2 ^ neg) & _M27
-    e1 = (c1 ^ neg) & _M27
-    fa = i64_as_f64(e3 | 0x41A0000000000000) - _P2_27      # e3 * 2**-25
-    fb = i64_as_f64(e2 | 0x3FF0000000000000) - 1.0          # e2 * 2**-52
-    fc = i64_as_f64(e1 | 0x3E40000000000000) - _P2_M27     # e1 * 2**-79
-    r = ((fa + fb) + fc) * _PIO2             # fa + fb exact; ample for a float32 result
-    return q, select(half != 0, -r, r)
-
-
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _sin_cos_poly_f32(r):
     """(sin r, cos r) in float64 for |r| <= pi/4, accurate to ~2**-37 (for float32)."""
     z = r * r
@@ -1028,10 +738,10 @@ def _sin_cos_poly_f32(r):
     return sn, cs
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def _reduce_f32(x):
     a = fabs(x)
-    q, r = _rem_pio2_f32(a)
+    q, r = rem_pio2_f32(a)
     ad = np.float64(a)
     small = ad < _PIO4
     r = select(small, ad, r)
@@ -1039,7 +749,7 @@ def _reduce_f32(x):
     return ad, q, r
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def sin_f32(x):
     """sin(x), float32, correct reduction for every finite x (float64 polynomial)."""
     ad, q, r = _reduce_f32(x)
@@ -1050,7 +760,7 @@ def sin_f32(x):
     return np.float32(select(ad < _INF, v, ad - ad))
 
 
-@njit(**_OPTS)
+@njit(**HELPER_OPTIONS)
 def cos_f32(x):
     """cos(x), float32, correct reduction for every finite x (float64 polynomial)."""
     ad, q, r = _reduce_f32(x)
@@ -1080,113 +790,6 @@ FUNCTIONS = {
     ("logistic", "float32"): logistic_f32,
 }
 
-# the disk cache of every helper above, under ad.config.cache_dir (see _OPTS)
-from .numba_cache import cache_helpers  # noqa: E402
-cache_helpers(globals())
-
-
-# ---------------------------------------------------------------------------------------
-# Provenance of the polynomial coefficients (not used at import; needs mpmath)
-# ---------------------------------------------------------------------------------------
-
-def _remez(g, w, powers, a, b, iters=40, grid=3000):
-    """Weighted minimax fit: minimise max |w(x)*(g(x) - sum_j c_j x**p_j)| on [a, b].
-
-    Remez exchange on a dense Chebyshev-distributed grid; returns (coeffs, max error).
-    """
-    import mpmath as mp
-    n = len(powers)
-    G = [(a + b) / 2 - (b - a) / 2 * mp.cos(mp.pi * (i + 0.5) / grid) for i in range(grid)]
-    gv, wv = [g(x) for x in G], [w(x) for x in G]
-    ref = [G[int(round((grid - 1) * (1 - mp.cos(mp.pi * i / n)) / 2))] for i in range(n + 1)]
-    best = None
-    for _ in range(iters):
-        A, rhs = mp.matrix(n + 1, n + 1), mp.matrix(n + 1, 1)
-        for i, x in enumerate(ref):            # alternation: w*(g - p) = (-1)^i E
-            for j, p in enumerate(powers):
-                A[i, j] = w(x) * x ** p
-            A[i, n] = (-1) ** i
-            rhs[i] = w(x) * g(x)
-        sol = mp.lu_solve(A, rhs)
-        c, level = [sol[j] for j in range(n)], abs(sol[n])
-        err = [wv[k] * (gv[k] - mp.fsum(cj * G[k] ** p for cj, p in zip(c, powers)))
-               for k in range(grid)]
-        m = max(abs(e) for e in err)
-        if best is None or m < best[1]:
-            best = (c, m)
-        if m - level < level * mp.mpf("1e-6"):
-            break
-        segs, cur = [], [0]                    # one extremum per run of equal sign
-        for k in range(1, grid):
-            if (err[k] >= 0) == (err[cur[0]] >= 0):
-                cur.append(k)
-            else:
-                segs.append(cur)
-                cur = [k]
-        segs.append(cur)
-        ext = [max(s, key=lambda k: abs(err[k])) for s in segs]
-        while len(ext) > n + 1:                # drop the smaller end extremum
-            ext.pop(0 if abs(err[ext[0]]) < abs(err[ext[-1]]) else -1)
-        if len(ext) < n + 1:
-            break
-        ref = [G[k] for k in ext]
-    return best
-
-
-def _fit_rounded(g, w, degree, a, b, to):
-    """Fit, round the lowest-order coefficient to the target format, refit the rest."""
-    import mpmath as mp
-    powers = list(range(degree + 1))
-    fixed = []
-    for j in range(degree + 1):
-        def gj(x, fixed=tuple(fixed)):
-            return g(x) - mp.fsum(c * x ** p for c, p in zip(fixed, powers))
-        c, _ = _remez(gj, w, powers[j:], a, b)
-        fixed.append(to(c[0]))
-    xs = [a + (b - a) * (mp.mpf(i) + mp.mpf(0.5)) / 6000 for i in range(6000)]
-    m = max(abs(w(x) * (g(x) - mp.fsum(c * x ** p for c, p in zip(fixed, powers)))) for x in xs)
-    return fixed, m
-
-
-def _derive_coefficients(out=print):
-    """Re-derive every coefficient tuple above (about a minute; prints Python source)."""
-    import mpmath as mp
-    mp.mp.dps = 50
-    f64 = float
-    f32 = lambda v: float(np.float32(float(v)))  # noqa: E731
-    sq = mp.sqrt
-    R = mp.mpf("0.3466")                           # ln2/2 rounded up
-    Z = ((sq(2) - 1) / (sq(2) + 1)) ** 2           # max s^2 for m in [sqrt(.5), sqrt(2))
-    PZ = (mp.pi / 4) ** 2
-    TZ = mp.mpf("0.5494") ** 2
-    eps = mp.mpf("1e-40")
-    exp_g = lambda r: (mp.exp(r) - 1 - r) / r ** 2                   # noqa: E731
-    exp_w = lambda r: r ** 2 / abs(mp.expm1(r))    # relative error of expm1   # noqa: E731
-    log_g = lambda z: (2 * mp.atanh(sq(z)) / sq(z) - 2) / z            # noqa: E731
-    log_w = lambda z: z / 2                                             # noqa: E731
-    sin_g = lambda z: (mp.sin(sq(z)) - sq(z)) / z ** mp.mpf(1.5)       # noqa: E731
-    sin_w = lambda z: z ** mp.mpf(1.5) / mp.sin(sq(z))                 # noqa: E731
-    cos_g = lambda z: (mp.cos(sq(z)) - 1 + z / 2) / z ** 2             # noqa: E731
-    cos_w = lambda z: z ** 2 / mp.cos(sq(z))                           # noqa: E731
-    tanh_g = lambda z: (mp.tanh(sq(z)) - sq(z)) / z ** mp.mpf(1.5)     # noqa: E731
-    tanh_w = lambda z: z ** mp.mpf(1.5) / mp.tanh(sq(z))               # noqa: E731
-    specs = [
-        ("_EXP_Q", exp_g, exp_w, 10, -R * 1.0001, R * 1.0001, f64),
-        ("_LOG_P", log_g, log_w, 6, eps, Z * 1.0001, f64),
-        ("_SIN_S", sin_g, sin_w, 5, eps, PZ * 1.0001, f64),
-        ("_COS_C", cos_g, cos_w, 5, eps, PZ * 1.0001, f64),
-        ("_TANH_P", tanh_g, tanh_w, 10, eps, TZ, f64),
-        ("_TANH_P_F32", tanh_g, tanh_w, 4, eps, TZ, f32),
-        ("_EXP_Q_F32", exp_g, exp_w, 4, -R * 1.001, R * 1.001, f32),
-        ("_LOG_P_F32", log_g, log_w, 2, eps, Z * 1.001, f32),
-        ("_SIN_S_F32", sin_g, sin_w, 3, eps, PZ * 1.0001, f64),
-        ("_COS_C_F32", cos_g, cos_w, 3, eps, PZ * 1.0001, f64),
-    ]
-    for name, g, w, deg, a, b, to in specs:
-        c, m = _fit_rounded(g, w, deg, mp.mpf(a), mp.mpf(b), to)
-        text = ", ".join(repr(float(v)) if to is f32 else float(v).hex() for v in c)
-        out(f"{name} = ({text})  # max weighted error 2^{float(mp.log(m, 2)):.1f}")
-
-
-if __name__ == "__main__":
-    _derive_coefficients()
+# the disk cache of every helper above, under ad.config.cache_dir; their stamps include
+# the intrinsics and the reduction they inline
+cache_helpers(globals(), depends=(numba_intrinsics, trig_reduction))
