@@ -14,6 +14,11 @@ os.environ.setdefault("AUTODIFF_CACHE_DIR", tempfile.mkdtemp(prefix="autodiff-te
 
 import autodiff as ad  # noqa: E402
 
+# the worked example of docs/adding_a_primitive.md is a registered primitive for the whole
+# session (declared before any backend loads), tested by every registry-wide suite through
+# its row in tests/op_records/
+import example_primitive  # noqa: E402,F401
+
 # Tests of jitted code check the compiled kernels, so the first call of a signature waits
 # for its kernel here. Background compilation (the default for users) has its own tests,
 # which switch it on with the ``background_compile`` fixture.

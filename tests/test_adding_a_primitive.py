@@ -2,11 +2,15 @@
 
 The worked example there adds ``softplus`` to ``autodiff/primitives/elementwise.py`` (its
 impl, abstract value and batching from ``_unary``, its derivative from ``defjvp``) and one
-lowering record to the Numba-CPU backend. This file makes the same two declarations (under
-another name, so the library's own primitive set is untouched) and checks that every
-transform then works: grad and jvp against the closed form, second derivatives against
-finite differences, vmap against a loop, jit compiled and equal to numpy, and jet (Taylor
-mode, from the rule it derives from the jvp) against nested jvps.
+lowering record to the Numba-CPU backend. ``tests/example_primitive.py`` makes the same
+two declarations under another name, ``example_softplus``; ``tests/conftest.py`` imports
+it, so the example is a registered primitive for the whole session and its row in
+``tests/op_records/`` puts it through every registry-wide suite (samples, derivatives,
+batching, jit records and lowering, jet, special values, CUDA), as a library primitive.
+Nothing is removed at teardown. This file checks that every transform then works: grad
+and jvp against the closed form, second derivatives against finite differences, vmap
+against a loop, jit compiled and equal to numpy, and jet (Taylor mode, from the rule it
+derives from the jvp) against nested jvps.
 """
 import numpy as np
 import pytest
@@ -14,44 +18,22 @@ import pytest
 import autodiff as ad
 from autodiff import primitives as P
 from autodiff.core import primitives
-from autodiff.backends.numba_cpu import _math                       # noqa: F401 (loads the emitter)
-from autodiff.backends.plan import LOWERINGS, register_elementwise
-from autodiff.primitives.elementwise import _unary
+from autodiff.backends import numba_cpu
+from autodiff.backends.plan import LOWERINGS
 from autodiff.transforms.jet import jet_rules, rule_for
 
+from example_primitive import NAME, softplus_impl as _softplus_impl
 from jit_util import assert_compiled
+from op_records import ROWS, Elementwise, Jet, Special
 
 
-def _softplus_impl(x):
-    x = np.asarray(x)
-    return np.logaddexp(x, np.zeros((), x.dtype)).astype(x.dtype)
-
-
-def _declare():
-    # --- the two declarations of the worked example ---------------------------------------
-    softplus_p = _unary("example_softplus", _softplus_impl)
-    P.defjvp(softplus_p, lambda g, ans, x: P.mul(g, P.logistic_p.bind(x)))     # σ(x)
-
-    register_elementwise(
-        "example_softplus",
-        lambda ctx, a: f"(max({a[0]}, {ctx.lit(0, ctx.out_dtype)}) + "
-                       f"np.log1p(np.exp(-abs({a[0]}))))", cost=16)
-    # ---------------------------------------------------------------------------------------
-    return softplus_p
-
-
-@pytest.fixture(scope="module", autouse=True)
+@pytest.fixture
 def example_softplus_p():
-    # declared for this module's tests only: registry-wide tests elsewhere (which may run in
-    # the same process before or after) enumerate the library's own primitives
-    p = _declare()
-    yield p
-    del primitives[p.name], LOWERINGS[p.name]
-    jet_rules.pop(p, None)
+    return primitives[NAME]
 
 
 def softplus(x):
-    return primitives["example_softplus"].bind(x)
+    return primitives[NAME].bind(x)
 
 
 def _sigmoid(x):
@@ -65,8 +47,17 @@ def test_declarations_give_every_rule(example_softplus_p):
     p = example_softplus_p
     assert callable(p.impl) and callable(p.abstract_eval) and callable(p.jvp)
     assert callable(p.batch) and p.vectorized
-    assert LOWERINGS["example_softplus"].kind == "elementwise"
+    assert LOWERINGS[NAME].kind == "elementwise"
     assert p not in jet_rules and rule_for(p) is not None      # derived, not hand-written
+
+
+def test_the_example_is_registered_and_has_a_row_in_every_suite():
+    # registered before the cpu backend loaded: lowered like the library's own primitives
+    assert NAME in numba_cpu.LOWERED_PRIMITIVES
+    row = ROWS[NAME]
+    assert len(row.records) == 2 and isinstance(row.jet_case(), Jet)
+    assert isinstance(row.special, Special) and isinstance(row.jit, Elementwise)
+    assert row.cuda                     # a case, or the reason there is none
 
 
 def test_grad_and_jvp_match_the_closed_form():

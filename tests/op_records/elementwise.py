@@ -7,6 +7,7 @@ import autodiff as ad
 import autodiff.numpy as anp
 from autodiff import primitives as P
 
+import example_primitive
 from . import (A, B, BITWISE, EXACT, I, NO_DERIVATIVE, ULP4, Cuda, Elementwise as E, Jet,
                Special, WithInf, Z, big, declare, sample, u, x3, xs3, y3)
 
@@ -236,3 +237,13 @@ for _n, _jet in [
     declare(_n, jet=_jet, special="complex parts: tests/test_special_values.py::"
                                   "test_complex_special_values_match_numpy",
             cuda=_PARTS, jit="compiled cases: tests/test_jit_complex.py")
+
+# the worked example of docs/adding_a_primitive.md (tests/example_primitive.py; the
+# special-value reference is its impl, numpy's logaddexp(x, 0)); numba-cuda's emitter keeps
+# text rules of its own, and the example declares none
+sample(example_primitive.NAME, [A(2, 3, lo=-3, hi=3)])
+sample(example_primitive.NAME, [A(lo=-3, hi=3)])
+declare(example_primitive.NAME, jet=True,
+        special=Special("unary", example_primitive.softplus_impl, ULP4),
+        cuda="no CUDA text: backends/numba_cuda.py's CUDA_EW has no entry for it",
+        jit=E())
