@@ -31,12 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from . import _compile_worker
-from ._compile_worker import read_message, write_message
 from .backends.interpreter import run_closed
 from .config import config
 from .core import ShapedArray, Tracer, user_source
-from .transforms.passes import run_pipeline
 from .tree_util import tree_unflatten
 
 if TYPE_CHECKING:
@@ -193,9 +190,16 @@ def _finisher(out_tree, out_avals):
     return "_unflatten(_tree, [" + ", ".join(items) + "])"
 
 
-# The backends (numba_cpu, numba_cuda), the kernel cache and the GEMM pool are imported
-# at a program's first lowering or compile, not with autodiff: they are the Numba side
-# (blas_pool imports Numba; the rest import it when they compile).
+# The IR pass pipeline, the backends (numba_cpu, numba_cuda), the kernel cache, the GEMM pool
+# and the compile worker's protocol are imported at a program's first lowering or compile,
+# not with autodiff (which stays as fast to import): the Numba side (blas_pool imports
+# Numba; the backends import it when they compile) and what only it needs.
+
+def run_pipeline(closed):
+    """The IR passes every backend's lower() expects to have run (transforms/passes.py)."""
+    from .transforms import passes
+    return passes.run_pipeline(closed)
+
 
 def lower_program(closed, dynamic):
     """The finished program (the IR passes of ``run_pipeline``: simplify, inline calls, ...)
@@ -382,6 +386,7 @@ class Compiler:
         worker = self._worker()
         if worker is None:
             return
+        from ._compile_worker import read_message, write_message
         try:
             write_message(worker.stdin.fileno(), (prog.source, prog.entry, prog.params,
                                                   prog.pieces, str(config.cache_dir)))
@@ -406,11 +411,12 @@ class Compiler:
         env = dict(os.environ, AUTODIFF_WORKER_SYS_PATH=json.dumps(sys.path))
         # run as a file (runpy), not imported from the package: the worker reads its first
         # job before importing autodiff and Numba, so writing it never waits on them
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_compile_worker.py")
         boot = ("import json, os, sys, runpy; sys.path[:] = json.loads(os.environ["
                 "'AUTODIFF_WORKER_SYS_PATH']); runpy.run_path(sys.argv[1], run_name='__main__')")
         try:
             self.worker = subprocess.Popen(
-                [sys.executable, "-c", boot, _compile_worker.__file__], bufsize=0,
+                [sys.executable, "-c", boot, script], bufsize=0,
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                 env=env, start_new_session=True, close_fds=True)
         except OSError as e:
