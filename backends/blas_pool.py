@@ -44,6 +44,7 @@ One BLAS library: the CBLAS symbols of the OpenBLAS that numpy itself loads (not
 import atexit
 import ctypes
 import glob
+import hashlib
 import os
 import threading
 import time
@@ -91,7 +92,8 @@ _STATE[_CLKMONO] = getattr(time, "CLOCK_MONOTONIC", 1)
 _ADDR = _STATE.ctypes.data
 
 
-def _numpy_openblas_paths():
+def numpy_openblas_paths():
+    """numpy's bundled OpenBLAS libraries (its wheels' ``numpy.libs`` / ``.dylibs``)."""
     base = os.path.dirname(os.path.dirname(np.__file__))
     return sorted(glob.glob(os.path.join(base, "numpy.libs", "*openblas*"))) + \
         sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*")))
@@ -106,7 +108,7 @@ def _find_numpy_cblas():
     names = (("scipy_cblas_dgemm64_", "scipy_cblas_sgemm64_", 64),
              ("cblas_dgemm64_", "cblas_sgemm64_", 64),
              ("scipy_cblas_dgemm", "scipy_cblas_sgemm", 32), ("cblas_dgemm", "cblas_sgemm", 32))
-    for path in _numpy_openblas_paths():
+    for path in numpy_openblas_paths():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
@@ -203,7 +205,7 @@ _dgemv = types.ExternalFunction("autodiff_cblas_dgemv", _gemv_sig(types.float64)
 _sgemv = types.ExternalFunction("autodiff_cblas_sgemv", _gemv_sig(types.float32))
 _threads_local = types.ExternalFunction("autodiff_openblas_threads_local", types.int32(types.int32))
 # LAPACKE_?syevd(layout, jobz, uplo, n, a, lda, w) -> info
-_dsyevd = types.ExternalFunction("autodiff_lapacke_dsyevd", _it(
+lapacke_dsyevd = types.ExternalFunction("autodiff_lapacke_dsyevd", _it(
     types.int32, types.uint8, types.uint8, _it, types.intp, _it, types.intp))
 _ssyevd = types.ExternalFunction("autodiff_lapacke_ssyevd", _it(
     types.int32, types.uint8, types.uint8, _it, types.intp, _it, types.intp))
@@ -534,7 +536,7 @@ def syevd_inplace(a, w):
     ap, wp = np.intp(a.ctypes.data), np.intp(w.ctypes.data)
     jobz, uplo = np.uint8(86), np.uint8(76)        # 'V', 'L'
     if a.itemsize == 8:
-        info = _dsyevd(np.int32(101), jobz, uplo, n, ap, n, wp)
+        info = lapacke_dsyevd(np.int32(101), jobz, uplo, n, ap, n, wp)
     else:
         info = _ssyevd(np.int32(101), jobz, uplo, n, ap, n, wp)
     _threads_local(prev)
@@ -571,9 +573,8 @@ _start_lock = threading.Lock()
 _started = 0       # workers this process has started (and not stopped)
 
 
-def _file_digest():
+def file_digest():
     """A hash of this file: kernels inline its helpers, so it belongs in their cache key."""
-    import hashlib
     with open(__file__, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()[:16]
 
@@ -587,7 +588,7 @@ def openblas_core():
     >>> openblas_core() is None or isinstance(openblas_core(), str)
     True
     """
-    for path in _numpy_openblas_paths():
+    for path in numpy_openblas_paths():
         try:
             lib = ctypes.CDLL(path)
         except OSError:

@@ -39,7 +39,7 @@ from numba import njit, types
 from numba.extending import overload
 
 from . import blas_pool
-from .blas_pool import _numpy_openblas_paths
+from .blas_pool import numpy_openblas_paths
 
 _OPTS = dict(fastmath=False, error_model="numpy", nogil=True)
 
@@ -56,7 +56,7 @@ TRSM_MIN_N = 10
 
 def _find():
     """(routine -> letter -> address, integer bits, description) of numpy's OpenBLAS, or None."""
-    for path in _numpy_openblas_paths():
+    for path in numpy_openblas_paths():
         try:
             lib = ctypes.CDLL(path)
         except OSError:
@@ -98,7 +98,7 @@ INT = np.int64 if (_found and _found[0] == 64) else np.int32   # LAPACK's intege
 LAPACK = f"LAPACK {_found[1]}" if HAVE_LAPACK else "no LAPACK (hand-written loops)"
 
 
-def _file_digest():
+def file_digest():
     """A hash of this file: kernels inline its helpers, so it belongs in their cache key."""
     with open(__file__, "rb") as f:
         return hashlib.sha256(f.read()).hexdigest()[:16]

@@ -28,7 +28,7 @@ from numba import njit, types
 from numba.extending import intrinsic, overload
 
 from ..config import config
-from .blas_pool import HAVE_LAPACKE, _dsyevd, _threads_local
+from .blas_pool import HAVE_LAPACKE, lapacke_dsyevd, _threads_local
 from . import lapack
 from .lapack import getrf_t, getrs_t, potrf_into, trsm_c
 
@@ -401,7 +401,7 @@ def _eigh_lapacke(A, W, V, upper):
     if _eigh_load(A, F, upper):
         # LAPACKE_dsyevd(column-major, 'V', 'U'/'L', ...): numpy's own LAPACK, one thread
         prev = _threads_local(np.int32(1))
-        info = _dsyevd(np.int32(102), np.uint8(86), np.uint8(85 if upper else 76), n,
+        info = lapacke_dsyevd(np.int32(102), np.uint8(86), np.uint8(85 if upper else 76), n,
                        np.intp(F.ctypes.data), n, np.intp(w.ctypes.data))
         _threads_local(prev)
     _eigh_store(F, w, info, W, V)
@@ -449,10 +449,10 @@ _CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 # another process holds does not stall the product; RESULTS_jit.md has the numbers).
 # Without numpy's OpenBLAS (another BLAS vendor) Numba's np.dot is used.
 # ---------------------------------------------------------------------------------------
-from .blas_pool import BLAS, _file_digest, matmul_into  # noqa: E402,F401 - kernels import it here
+from .blas_pool import BLAS, file_digest, matmul_into  # noqa: E402,F401 - kernels import it here
 
 # the kernel cache key names the BLAS; the pool's code is part of it (kernels inline it)
-BLAS = f"{BLAS};blas_pool={_file_digest()};lapack={lapack._file_digest()}"
+BLAS = f"{BLAS};blas_pool={file_digest()};lapack={lapack.file_digest()}"
 LAPACK = lapack.LAPACK
 
 
