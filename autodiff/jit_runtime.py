@@ -93,6 +93,8 @@ def _is_array_key(k):
 
 
 def leaf_aval(x, key):
+    """The abstract value a leaf with signature part ``key`` is traced as (weak for Python
+    scalars, the native byte order for arrays)."""
     if isinstance(key, tuple):
         dt = key[1] if key[1].isnative else key[1].newbyteorder("=")
         return ShapedArray(key[0], dt)
@@ -209,6 +211,9 @@ def lower_program(closed, dynamic):
 
 
 def compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel=None):
+    """An entry calling the Numba CPU kernel of ``closed`` (lowered now unless ``prog`` is
+    given; compiled or loaded now unless ``kernel`` is), its arguments converted as the
+    kernel takes them and its results assembled into ``out_tree``."""
     from .backends import compile_cache
     if prog is None:
         prog = lower_program(closed, dynamic)
@@ -270,6 +275,8 @@ def cuda_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None):
 
 
 def interpreted_entry(closed, out_tree, state="interpreted"):
+    """An entry running ``closed`` on the numpy interpreter (``state``: "interpreted", or
+    "pending" while its kernel compiles); like a kernel, it never returns an input."""
     const_ids = {id(c) for c in closed.consts}
 
     def fresh(o, ins):
@@ -324,6 +331,8 @@ class Compiler:
         self.local = False               # True while this process itself runs LLVM
 
     def submit(self, key, prog, callback):
+        """Queue the compile of ``prog`` (one job per ``key``); ``callback(kernel, error)``
+        runs on the compiler thread when it is done."""
         with self.lock:
             job = self.jobs.get(key)
             if job is not None:
@@ -432,6 +441,7 @@ class Compiler:
         return None if w is None else w.pid
 
     def pending(self):
+        """How many compiles are queued or running."""
         with self.lock:
             return len(self.jobs)
 
@@ -499,6 +509,7 @@ EXIT_WAIT_S = 10.0
 
 
 def abandon_pending_compiles():
+    """The exit hook: drop the queued compiles, give one in flight here ``EXIT_WAIT_S``."""
     _compiler.close(wait=EXIT_WAIT_S)
 
 

@@ -203,6 +203,8 @@ def open_trusted(path):
 
 
 def file_problem(path):
+    """Why the file at ``path`` may not be read (someone else could have written it, or it
+    cannot be read), or None (also when it does not exist)."""
     try:
         open_trusted(path).close()
     except FileNotFoundError:
@@ -230,6 +232,7 @@ def dir_writable(path):
 # ---------------------------------------------------------------------------------
 
 def fchmod(fd, mode):
+    """``os.fchmod`` where the platform has it (not on Windows)."""
     if hasattr(os, "fchmod"):
         os.fchmod(fd, mode)
 
@@ -281,6 +284,7 @@ def write_source(path, source):
 
 
 def numba_cache_files(path):
+    """Numba's index and data files (``.nbi``/``.nbc``) for the module at ``path``."""
     d = os.path.join(os.path.dirname(path), "__pycache__")
     stem = os.path.splitext(os.path.basename(path))[0]
     try:
@@ -292,10 +296,12 @@ def numba_cache_files(path):
 
 
 def has_numba_cache(path):
+    """Whether Numba has cache files for the module at ``path``."""
     return bool(numba_cache_files(path))
 
 
 def purge_numba_cache(path):
+    """Delete Numba's cache files for the module at ``path`` (what cannot be deleted stays)."""
     for f in numba_cache_files(path):
         try:
             os.unlink(f)

@@ -110,6 +110,7 @@ def stats():
 
 
 def reset_stats():
+    """Set every counter of :func:`stats` back to 0."""
     for k in _stats:
         _stats[k] = 0
 

@@ -187,10 +187,12 @@ class HelperCache:
 
     @property
     def cache_path(self):
+        """The directory the helper's cache files are in now (None: no disk cache)."""
         c = self._current()
         return None if c is None else c.cache_path
 
     def load_overload(self, sig, target_context):
+        """Numba's call: the compiled helper for ``sig`` from the disk cache, or None."""
         c = self._current()
         if c is None:
             return None
@@ -201,6 +203,7 @@ class HelperCache:
             return None                      # Numba compiles the helper in memory
 
     def save_overload(self, sig, cres):
+        """Numba's call: write the helper compiled for ``sig`` to the disk cache."""
         c = self._current()
         if c is None:
             return
@@ -210,12 +213,15 @@ class HelperCache:
             self._refused(c, err)
 
     def enable(self):
+        """Numba's call: use the disk cache."""
         self._enabled = True
 
     def disable(self):
+        """Numba's call: stop using the disk cache."""
         self._enabled = False
 
     def flush(self):
+        """Numba's call: empty the helper's index on disk (it compiles again next time)."""
         for c in self._by_dir.values():
             if c is not None:
                 c.flush()
