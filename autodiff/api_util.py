@@ -98,6 +98,7 @@ def to_output(x):
 
 
 def outputs(tree):
+    """``tree`` with every concrete leaf as :func:`to_output` makes it."""
     return tree_map(to_output, tree)
 
 
@@ -109,6 +110,7 @@ def evaluate(closed, args):
 
 
 def is_py_number(x):
+    """Whether ``x`` is a Python number (weakly typed: it promotes like the number)."""
     return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
@@ -142,12 +144,15 @@ def trace_fun(fun, flat_args, in_tree, concrete=None, name="trace", kwargs=None,
 
 
 def as_tuple(x):
+    """``x`` as a tuple: ``()`` for None, a tuple or list as a tuple, anything else wrapped."""
     if x is None:
         return ()
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
 def split_static(fun, args, static_argnums):
+    """``(f, dynamic_args)``: ``f(*dynamic_args)`` calls ``fun`` with the static arguments
+    (positions ``static_argnums``, negative ones counted from the end) put back."""
     if not static_argnums:
         return fun, args
     n = len(args)
@@ -161,6 +166,7 @@ def split_static(fun, args, static_argnums):
 
 
 def aux_fun(fun, has_aux):
+    """``fun``, checked to return a pair ``(output, aux)`` when ``has_aux``."""
     if not has_aux:
         return fun
 
@@ -173,6 +179,8 @@ def aux_fun(fun, has_aux):
 
 
 def split_aux_tree(out_tree, has_aux):
+    """``(output tree, aux tree or None, number of output leaves)`` of a traced function's
+    result structure."""
     if not has_aux:
         return out_tree, None, out_tree.num_leaves
     main, aux = out_tree.children
@@ -180,6 +188,8 @@ def split_aux_tree(out_tree, has_aux):
 
 
 def argnums_split(args, argnums):
+    """``argnums`` as a tuple of non-negative positions into ``args`` (TypeError when one is
+    out of range)."""
     n = len(args)
     nums = as_tuple(argnums)
     for i in nums:
@@ -189,7 +199,7 @@ def argnums_split(args, argnums):
 
 
 def argnum_alias(argnums, argnum):
-    # autograd spells it ``grad(fun, argnum=0)``
+    """autograd spells it ``grad(fun, argnum=0)``: ``argnum`` wins when given."""
     return argnums if argnum is None else argnum
 
 

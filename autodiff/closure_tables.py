@@ -71,6 +71,8 @@ class TableView(np.ndarray):
 
 
 def plain_array(x):
+    """The user's array behind a :class:`TableView` (or an array type that is plain on
+    output); lists and tuples of them element by element; anything else as it is."""
     if isinstance(x, TableView):
         base = x.__dict__.get("_ad_base")
         return base if base is not None else x.view(np.ndarray)
@@ -82,6 +84,7 @@ def plain_array(x):
 
 
 def index_has_tracer(idx):
+    """Whether an index (a tracer, or a tuple/list holding one) is traced."""
     if isinstance(idx, ArrayMethods):
         return True
     if isinstance(idx, (tuple, list)):
@@ -90,6 +93,7 @@ def index_has_tracer(idx):
 
 
 def table_view(a):
+    """A :class:`TableView` of ``a``, remembering ``a`` as its base."""
     v = a.view(TableView)
     v.__dict__["_ad_base"] = a
     return v
@@ -103,6 +107,7 @@ _code_names_get = code_names_cache.table.get
 
 
 def code_global_names(code):
+    """The global names ``code`` or a function nested in it reads (cached per code object)."""
     entry = _code_names_get(id(code))
     if entry is not None and entry[0] is code:
         return entry[1]
@@ -169,6 +174,8 @@ def swap_in_table_views(fun):
 
 
 def restore_tables(undo):
+    """Put back the arrays :func:`swap_in_table_views` replaced, unless the function rebound
+    a name or cell meanwhile."""
     for holder, name, orig, view in reversed(undo):
         if name is None:
             if holder.cell_contents is view:        # unless the function rebound it

@@ -10,9 +10,10 @@ import autodiff
 
 
 def _modules():
-    names = ["autodiff", "autodiff.scipy.integrate", "autodiff.scipy.signal"]
+    names = ["autodiff"]
     for pkg in ("autodiff", "autodiff.transforms", "autodiff.backends", "autodiff.numpy",
-                "autodiff.misc", "autodiff.example_libraries"):
+                "autodiff.scipy", "autodiff.scipy.stats", "autodiff.misc",
+                "autodiff.example_libraries"):
         mod = importlib.import_module(pkg)
         for info in pkgutil.iter_modules(mod.__path__):
             names.append(f"{pkg}.{info.name}")

@@ -49,7 +49,7 @@ LAYERS = [
     ["autodiff.numpy", "autodiff.numpy.*"],
     # 9: libraries on top of it
     ["autodiff.lax", "autodiff._lax_*", "autodiff.lax_*", "autodiff.nn", "autodiff.scipy",
-     "autodiff.scipy.*", "autodiff.random", "autodiff.flatten_util",
+     "autodiff.scipy.*", "autodiff.random", "autodiff._random_*", "autodiff.flatten_util",
      "autodiff.differential_operators", "autodiff.extend"],
     # 10: compilation and devices
     ["autodiff.backends", "autodiff.backends.*", "autodiff.jit", "autodiff._jit_*",
