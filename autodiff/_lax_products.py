@@ -312,7 +312,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     check_precision(precision)
     a, b = anp.asarray(lhs), anp.asarray(rhs)
     m, g = anp.shape(a)[0], anp.shape(b)[0]
-    ends = anp.cumsum(anp.astype(anp.asarray(group_sizes), np.int64))
+    ends = anp.cumulative_sum(anp.astype(anp.asarray(group_sizes), np.int64))
     starts = anp.subtract(ends, anp.astype(anp.asarray(group_sizes), np.int64))
     rows = anp.reshape(anp.arange(m), (m, 1))
     onehot = anp.logical_and(anp.greater_equal(rows, starts), anp.less(rows, ends))   # m, g

@@ -131,7 +131,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     corr = anp.stop_gradient(corr)
     n = shape_of(p)[ax]
     head = P.slice_in_dim(p, 0, 1, ax)
-    rest = anp.add(P.slice_in_dim(p, 1, n, ax), anp.cumsum(corr, axis=ax))
+    rest = anp.add(P.slice_in_dim(p, 1, n, ax), anp.cumulative_sum(corr, axis=ax))
     return anp.concatenate([head, rest], axis=ax)
 
 

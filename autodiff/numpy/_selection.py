@@ -130,7 +130,7 @@ def _compress(condition, a, axis, size, fill_value):
         return anp.take(a, idx.astype(np.int64), axis=ax)
     m = shape_of(c)[0]
     c = anp.logical_and(c, np.arange(m) < n)
-    pos = anp.subtract(anp.cumsum(anp.astype(c, np.int64)), 1)
+    pos = anp.subtract(anp.cumulative_sum(anp.astype(c, np.int64)), 1)
     j = np.arange(size)
     src = anp.sum(anp.less(anp.expand_dims(pos, 0), anp.expand_dims(j, -1)), axis=-1)     # j-th true position
     valid = anp.less(j, anp.sum(anp.astype(c, np.int64)))

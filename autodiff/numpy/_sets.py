@@ -38,7 +38,7 @@ def _unique_sorted(x, size, fill_value):
     if dtype_of(s).kind == "f":            # numpy: nans are one value (equal_nan=True)
         neq = anp.logical_and(neq, anp.logical_not(anp.logical_and(anp.isnan(s), anp.isnan(prev))))
     first = anp.concatenate([np.array([True]), anp.getitem(neq, slice(1, n))])
-    run = anp.subtract(anp.cumsum(anp.astype(first, np.int64)), 1)       # run number per sorted element
+    run = anp.subtract(anp.cumulative_sum(anp.astype(first, np.int64)), 1)       # run number per sorted element
     # the start of run j is the number of elements in runs < j
     j = np.arange(size)
     starts = anp.sum(anp.less(anp.expand_dims(run, 0), anp.expand_dims(j, -1)), axis=-1)

@@ -295,7 +295,7 @@ def _weighted_quantile(a, q, axis, keepdims, method, weights, nan):
         s = anp.where(valid, s, np.inf)
     order = anp.argsort(s, axis=-1, kind="stable")
     s = anp.take_along_axis(s, order, axis=-1)
-    cw = anp.cumsum(anp.take_along_axis(sw_, order, axis=-1), axis=-1)
+    cw = anp.cumulative_sum(anp.take_along_axis(sw_, order, axis=-1), axis=-1)
     cdf = anp.divide(cw, cw[..., -1:])
     m = shape_of(s)[-1]
     qs = asarray(q)
@@ -381,7 +381,7 @@ def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
 @npfunc(np.nancumsum)
 def nancumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum with nans counted as zero (``numpy.nancumsum``)."""
-    return anp.cumsum(_nan_fill(a, 0.0), axis=axis, dtype=dtype)
+    return anp.cumulative_sum(_nan_fill(a, 0.0), axis=axis, dtype=dtype)
 
 
 @npfunc(np.nancumprod)
