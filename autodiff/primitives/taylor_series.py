@@ -189,7 +189,7 @@ def series_ode(x, z0, w_of):
 
 
 def series_sincos(x, s0, c0, sign):
-    """(s, c) with s' = c x', c' = sign · s x' (sign -1: sin/cos, +1: sinh/cosh)."""
+    """(s, c) with s' = c x', c' = sign · s x' (sign -1: sine and cosine, +1: their hyperbolic pair)."""
     s, c, xd = [s0], [c0], _weights(x)
     for k in range(1, len(x)):
         s.append(_integral_term(xd, c, k))
