@@ -16,7 +16,6 @@ still exercising the block-level code (shared memory, ``syncthreads``, several b
 True
 """
 import os
-import types as _pytypes
 
 import numpy as np
 
@@ -108,17 +107,6 @@ def slot_i64(sz, k):
 def slot_f64(sz, k):
     """The float64 literal stored bit for bit in slot ``k`` (as numba_runtime.slot_f64)."""
     return sz[k:k + 1].view(np.float64)[0]
-
-
-# host versions of the kernels' math namespace (backends/cuda_math): scalar statements of
-# a program run on the host with numpy's semantics, as the interpreter does
-HM = _pytypes.SimpleNamespace(
-    exp=np.exp, log=np.log, tanh=np.tanh, sin=np.sin, cos=np.cos, expm1=np.expm1,
-    log1p=np.log1p, tan=np.tan, asin=np.arcsin, acos=np.arccos, atan=np.arctan, sinh=np.sinh,
-    cosh=np.cosh, asinh=np.arcsinh, acosh=np.arccosh, atanh=np.arctanh, sqrt=np.sqrt,
-    fabs=np.fabs, floor=np.floor, ceil=np.ceil, rint=np.rint, cbrt=np.cbrt, exp2=np.exp2,
-    atan2=np.arctan2, pow=np.power, fmod=np.fmod, copysign=np.copysign, isfinite=np.isfinite,
-    mod_f=np.mod, floor_divide_f=np.floor_divide)
 
 
 # ------------------------------------------------------------------------- host fallback

@@ -1,8 +1,8 @@
 """The target-neutral planner: a finished jaxpr (transforms/passes.py) -> a kernel plan.
 
 A backend lowers a jaxpr in two steps. The *planner* (this module) decides what every
-value is and where every equation runs; an *emitter* (``numba_cpu._Fn`` for Numba on the
-CPU) writes that plan in its target's language. The planner's decisions:
+value is and where every equation runs; an *emitter* (``numba_cpu_emitter.CpuFunction``
+for Numba on the CPU) writes that plan in its target's language. The planner's decisions:
 
     dimensions    which array dimensions are equal by construction (:class:`DimClasses`,
                   union-find over each primitive's dimension rule); each class is one
@@ -45,9 +45,13 @@ comes from the emitter, which a subclass of :class:`Planner` provides::
     reduce_group_lines(kind, acc, xs, dt_in, dt_out)
 
 Every primitive has one :class:`Lowering` record in ``LOWERINGS``: its kind, dimension
-rule and cost for the planner, and its expression or statement emitter for the target.
-The records are registered by ``numba_cpu`` (which imports no Numba); another target
-imports it for the records and keeps its own text rules by primitive name.
+rule and cost for the planner, and the Numba-CPU emitter's expression or statement rule
+where its text is not the default. A primitive declared with lowering facts
+(``p.lowering``, :class:`autodiff.primitives.LoweringFacts`: an elementwise or cumulative
+primitive) has its record derived from them; the other records are registered by
+``numba_cpu`` (which imports no Numba). The CUDA target keeps its own text records
+(``numba_cuda_expressions``/``numba_cuda_statements``); docs/design.md, "Lowering
+records", describes the whole shape.
 
 >>> from autodiff.backends.plan import LOWERINGS
 >>> LOWERINGS["transpose"].kind, LOWERINGS["exp"].kind, LOWERINGS["dot_general"].kind
@@ -58,12 +62,12 @@ import keyword
 
 import numpy as np
 
-from ..core import DropVar, Literal, Var, var_namer
+from ..core import DropVar, Literal, Var, primitives, var_namer
 from ..errors import UnsupportedDTypeError, UnsupportedError
 
 __all__ = ["Planner", "Cluster", "DimClasses", "Lowering", "LOWERINGS", "LOOP_BUDGET",
            "UNROLL_MAX", "UNROLL_BUDGET", "SUPPORTED_DTYPES", "REMAT_BEGIN", "REMAT_END",
-           "register_lowering", "register_elementwise"]
+           "register_lowering", "register_elementwise", "derived_lowering"]
 
 
 # =====================================================================================
@@ -103,7 +107,41 @@ class Lowering:
         return f"Lowering({self.name!r}, {self.kind!r})"
 
 
-LOWERINGS = {}
+def derived_lowering(name):
+    """The record the lowering facts of primitive ``name`` give (``p.lowering``; see
+    :class:`autodiff.primitives.LoweringFacts`), or None: an elementwise primitive is an
+    ``"elementwise"`` record of its cost and code size, a cumulative one an ``"opaque"``
+    statement over the shape of its operand. Its text is each backend's default unless the
+    backend registers its own."""
+    facts = getattr(primitives.get(name), "lowering", None)
+    if facts is None:
+        return None
+    if facts.kind == "elementwise":
+        return Lowering(name, "elementwise", cost=facts.cost, code_size=facts.code_size)
+    if facts.kind == "cumulative":
+        return Lowering(name, "opaque", dims=_dim_same, cost=facts.cost)
+    return None
+
+
+class _Records(dict):
+    """name -> :class:`Lowering`; a primitive declared after this module (an extension)
+    gets its derived record at its first lookup."""
+
+    def __missing__(self, name):
+        rec = derived_lowering(name)
+        if rec is None:
+            raise KeyError(name)
+        self[name] = rec
+        return rec
+
+    def get(self, name, default=None):
+        try:
+            return self[name]
+        except KeyError:
+            return default
+
+
+LOWERINGS = _Records()
 
 
 def register_lowering(name, kind, **kw):
@@ -111,11 +149,15 @@ def register_lowering(name, kind, **kw):
     LOWERINGS[name] = Lowering(name, kind, **kw)
 
 
-def register_elementwise(name, expr, **kw):
-    """An elementwise primitive's record: ``expr(ctx, operand_texts) -> expression text``
-    (the emitter's; ``ctx.out_dtype`` and ``ctx.lit`` help), ``cost`` its weight in fusion
-    decisions, ``code_size`` the text it adds (transcendentals), ``bool_native`` when it
-    computes on bools directly."""
+def register_elementwise(name, expr=None, **kw):
+    """An elementwise primitive's Numba-CPU record, for a primitive whose text is not the
+    default its lowering facts give: ``expr(ctx, operand_texts) -> expression text`` (the
+    emitter's; ``ctx.out_dtype`` and ``ctx.lit`` help), ``bool_native`` when it computes on
+    bools directly; ``cost`` (weight in fusion decisions) and ``code_size`` (the text it
+    adds) default to the facts'."""
+    base = derived_lowering(name)
+    if base is not None and base.kind == "elementwise":
+        kw = {"cost": base.cost, "code_size": base.code_size, **kw}
     register_lowering(name, "elementwise", expr=expr, **kw)
 
 
@@ -1020,17 +1062,16 @@ class Planner:
         """
         o = e.outvars[0]
         ops = [u for u in e.invars]
-        codes, base = [], 0
+        codes, starts, base = [], [], 0
         for k, u in enumerate(ops):
             n = int(np.prod(u.aval.shape)) if u.aval.shape else 1
+            starts.append(base)                              # operand k's first element code
             if e.primitive.name == "pad" and k == 1:
                 codes.append(np.array(-1, np.int64))       # the padding value
             else:
                 codes.append((base + np.arange(n, dtype=np.int64)).reshape(u.aval.shape))
             base += n
         moved = np.asarray(e.primitive.impl(*codes, **e.params)).reshape(-1)
-        starts = np.cumsum([0] + [int(np.prod(u.aval.shape)) if u.aval.shape else 1
-                                  for u in ops])
         els, ready = [], 0
         for code in moved.tolist():
             if code < 0:
@@ -1117,3 +1158,10 @@ class Planner:
         got = list(orders.pop())
         return got if sorted(got) == natural else natural
 
+
+
+# every primitive declared so far with lowering facts has its record from the start (the
+# backends enumerate LOWERINGS); later ones get theirs at their first lookup
+for _name in list(primitives):
+    LOWERINGS.get(_name)
+del _name

@@ -9,13 +9,16 @@ derivative declarations give most of them: :func:`deflinear` (each coefficient m
 are written with :func:`deftaylor` and the series arithmetic of
 :mod:`autodiff.primitives.taylor_series`, beside the primitive's jvp.
 """
+from dataclasses import dataclass
+
 import numpy as np
 
 from ..core import (ShapedArray, Tracer, UndefinedPrimal, Zero, complex_dtype, eval_jaxpr,
                     get_aval, is_inexact_dtype, trace_flat, trace_state)
 from ..errors import DTypeError, ShapeError, UnsupportedError
 
-__all__ = ["aval_of", "defbilinear", "defjvp", "defjvp_zero", "defleading", "deflinear",
+__all__ = ["LoweringFacts", "aval_of", "defbilinear", "defjvp", "defjvp_zero", "defleading",
+           "deflinear", "deflowering",
            "deftaylor", "deftaylor_linear", "deftaylor_locally_linear", "deftaylor_opaque",
            "deftranspose", "defvectorized", "dtype_of", "full", "full_like", "instantiate",
            "is_zero", "moveaxis", "ones_like", "scalar", "shape_of", "shifted", "tangent_dtype",
@@ -370,6 +373,41 @@ def deftaylor_opaque(prim, reason):
                                source=trace_state.source)
     rule.opaque = reason
     prim.taylor = rule
+
+
+# ============================================================================
+# Lowering facts (``p.lowering``): what every backend may know about a primitive
+# ============================================================================
+
+@dataclass(frozen=True)
+class LoweringFacts:
+    """The target-neutral facts a backend derives a primitive's lowering from.
+
+    ``kind``: ``"elementwise"`` (a scalar function of its operands, fused into loops) or
+    ``"cumulative"`` (a running combination along one axis). ``numpy_name``: the numpy
+    function it computes (``np.<numpy_name>``), from which a backend writes its default
+    text (Numba on the CPU: ``np.arcsinh(x)``; CUDA: the device math function of that
+    name); ``None`` when there is none, and then every backend keeps a record of its own.
+    ``cost``: work per element in units of an add (fusion and thread decisions);
+    ``code_size``: the inlined size of a vectorizable implementation where a backend has
+    one (a loop's code budget). ``combine``: for a cumulative primitive, the elementwise
+    primitive combining the running value with the next element (``"add"`` for a sum).
+    Declared with the primitive (:func:`deflowering`; ``elementwise._unary``/``_binary``
+    declare it for their primitives); docs/design.md "Lowering records" says how the
+    backends use it.
+    """
+
+    kind: str
+    numpy_name: str = None
+    cost: int = 1
+    code_size: int = 0
+    combine: str = None
+
+
+def deflowering(prim, kind, **facts):
+    """Declare ``prim``'s :class:`LoweringFacts` (``prim.lowering``)."""
+    prim.lowering = LoweringFacts(kind, **facts)
+    return prim
 
 
 # ============================================================================

@@ -3,7 +3,7 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray
 from ..errors import ShapeError
-from ._rules import (defjvp, defjvp_zero, defleading, deflinear, deftaylor,
+from ._rules import (defjvp, defjvp_zero, defleading, deflinear, deflowering, deftaylor,
                      deftaylor_locally_linear, dtype_of, full, is_zero,
                      ones_like, scalar, shape_of, shifted, zeros_like, _ndim, _zero_like)
 from .elementwise import add, convert, div, eq, mul, ne, select, sub
@@ -39,6 +39,7 @@ cumsum_p.abstract_eval = _cum_aval
 deflinear(cumsum_p, lambda ct, x, *, axis, reverse:
           [cumsum(ct, axis, reverse=not reverse)])
 defleading(cumsum_p, shifted("axis"))
+deflowering(cumsum_p, "cumulative", combine="add")
 
 
 def cumsum(x, axis, reverse=False):
@@ -50,6 +51,7 @@ cumprod_p = Primitive("cumprod")
 cumprod_p.impl = _cum_impl(np.cumprod)
 cumprod_p.abstract_eval = _cum_aval
 defleading(cumprod_p, shifted("axis"))
+deflowering(cumprod_p, "cumulative", combine="mul")
 
 
 def _cumprod_jvp(t, ans, x, *, axis, reverse):
@@ -104,7 +106,7 @@ def cumprod(x, axis, reverse=False):
     return cumprod_p.bind(x, axis=int(axis), reverse=bool(reverse))
 
 
-def _cum_extreme(name, ufunc):
+def _cum_extreme(name, ufunc, combine):
     p = Primitive(name)
 
     def impl(x, *, axis, reverse):
@@ -115,6 +117,7 @@ def _cum_extreme(name, ufunc):
     p.impl = impl
     p.abstract_eval = _cum_aval
     defleading(p, shifted("axis"))
+    deflowering(p, "cumulative", combine=combine)
 
     def jvp(t, ans, x, *, axis, reverse):
         # the running extremum's tangent is the tangent at the latest position it came from
@@ -132,8 +135,8 @@ def _cum_extreme(name, ufunc):
     return p
 
 
-cummax_p = _cum_extreme("cummax", np.maximum)
-cummin_p = _cum_extreme("cummin", np.minimum)
+cummax_p = _cum_extreme("cummax", np.maximum, "max")
+cummin_p = _cum_extreme("cummin", np.minimum, "min")
 
 sort_p = Primitive("sort")
 sort_p.impl = lambda x, *, dimension: np.sort(x, axis=dimension, kind="stable")

@@ -12,7 +12,7 @@ from ..core import (Primitive, ShapedArray, UndefinedPrimal, Zero, complex_dtype
                     is_inexact_dtype, real_dtype)
 from ..errors import DTypeError, ShapeError
 from ._rules import (defbilinear, defjvp, defjvp_zero, deflinear, deftaylor, deftaylor_linear,
-                     deftranspose, defvectorized,
+                     deflowering, deftranspose, defvectorized,
                      dtype_of, full, instantiate, is_zero, ones_like, shape_of, zeros_like, _b,
                      _binary_aval, _binary_shape, _coerce_pair, _float_unary_aval,
                      _std_unary_aval, _u,
@@ -34,13 +34,22 @@ __all__ = ["complex_", "complex_p", "conj", "conj_p", "imag", "imag_p", "real", 
 # Elementwise unary
 # ============================================================================
 
-def _unary(name, impl, float_only=True, real_only=False):
+def _unary(name, impl, float_only=True, real_only=False, *, numpy_name=None, cost=1,
+           code_size=0):
+    """An elementwise unary primitive with its lowering facts (``LoweringFacts``:
+    ``numpy_name`` defaults to the impl's name when it is a numpy ufunc)."""
     p = Primitive(name)
     p.impl = impl
     p.abstract_eval = (_real_unary_aval(name) if real_only else
                        _float_unary_aval(name) if float_only else _std_unary_aval)
     defvectorized(p)
+    deflowering(p, "elementwise", numpy_name=numpy_name or _ufunc_name(impl), cost=cost,
+                code_size=code_size)
     return p
+
+
+def _ufunc_name(impl):
+    return impl.__name__ if isinstance(impl, np.ufunc) else None
 
 
 def _real_unary_aval(name):
@@ -101,7 +110,7 @@ floor_p = _unary("floor", np.floor, real_only=True)
 defjvp_zero(floor_p, "piecewise constant")
 ceil_p = _unary("ceil", np.ceil, real_only=True)
 defjvp_zero(ceil_p, "piecewise constant")
-round_p = _unary("round", np.round)       # numpy: round half to even
+round_p = _unary("round", np.round, numpy_name="rint")       # numpy: round half to even
 defjvp_zero(round_p, "piecewise constant")
 
 is_finite_p = Primitive("is_finite")
@@ -109,32 +118,34 @@ is_finite_p.impl = np.isfinite
 is_finite_p.abstract_eval = lambda x: ShapedArray(x.shape, np.bool_)
 defjvp_zero(is_finite_p, "boolean result")
 defvectorized(is_finite_p)
+deflowering(is_finite_p, "elementwise", numpy_name="isfinite")
 
 not_p = Primitive("not")
 not_p.impl = np.invert
 not_p.abstract_eval = _std_unary_aval
 defjvp_zero(not_p, "bitwise/boolean")
 defvectorized(not_p)
+deflowering(not_p, "elementwise", numpy_name="invert")
 
-exp_p = _unary("exp", np.exp)
+exp_p = _unary("exp", np.exp, cost=8, code_size=12)
 defjvp(exp_p, lambda g, ans, x: mul(g, ans))                       # d e^x = e^x
 deftaylor(exp_p, lambda ins: series_ode(ins[0], exp(ins[0][0]), lambda z, m: z[m]))
-exp2_p = _unary("exp2", np.exp2)
+exp2_p = _unary("exp2", np.exp2, cost=20)
 defjvp(exp2_p, lambda g, ans, x: mul(g, mul(ans, np.log(2.0).astype(ans.dtype))))
 deftaylor(exp2_p, lambda ins: series_ode(                          # 2^x = e^(x ln 2)
     [None] + [scale(c, math.log(2.0)) for c in ins[0][1:]], exp2_p.bind(ins[0][0]),
     lambda z, m: z[m]))
-log_p = _unary("log", np.log)
+log_p = _unary("log", np.log, cost=8, code_size=14)
 defjvp(log_p, lambda g, ans, x: div(g, x))                          # d log x = 1/x
 deftaylor(log_p, lambda ins: series_log(ins[0], log(ins[0][0])))
-log1p_p = _unary("log1p", np.log1p)
+log1p_p = _unary("log1p", np.log1p, cost=8, code_size=16)
 defjvp(log1p_p, lambda g, ans, x: div(g, add(x, 1)))
 deftaylor(log1p_p, lambda ins: series_log(add_const(ins[0], 1.0), log1p_p.bind(ins[0][0])))
-expm1_p = _unary("expm1", np.expm1)
+expm1_p = _unary("expm1", np.expm1, cost=8, code_size=14)
 defjvp(expm1_p, lambda g, ans, x: mul(g, add(ans, 1)))
 deftaylor(expm1_p, lambda ins: series_ode(                         # z' = (z + 1) x'
     ins[0], expm1_p.bind(ins[0][0]), lambda z, m: add(z[0], 1.0) if m == 0 else z[m]))
-tanh_p = _unary("tanh", np.tanh)
+tanh_p = _unary("tanh", np.tanh, cost=8, code_size=16)
 defjvp(tanh_p, lambda g, ans, x: mul(g, sub(1, mul(ans, ans))))     # 1 - tanh²
 deftaylor(tanh_p, lambda ins: series_ode(                          # z' = (1 - z²) x'
     ins[0], tanh(ins[0][0]), lambda z, m: sub(1.0, mul(z[0], z[0])) if m == 0
@@ -153,18 +164,18 @@ def _logistic_impl(x):
         return np.where(x >= 0, 1 / (1 + e), e / (1 + e)).astype(x.dtype)
 
 
-logistic_p = _unary("logistic", _logistic_impl)
+logistic_p = _unary("logistic", _logistic_impl, cost=8, code_size=12)
 defjvp(logistic_p, lambda g, ans, x: mul(g, mul(ans, sub(1, ans))))  # σ(1-σ)
 deftaylor(logistic_p, lambda ins: series_ode(                      # z' = (z - z²) x'
     ins[0], logistic_p.bind(ins[0][0]), lambda z, m: sub(z[0], mul(z[0], z[0])) if m == 0
     else sum_terms([z[m], neg_term(square_term(z, m))])))
-sin_p = _unary("sin", np.sin)
+sin_p = _unary("sin", np.sin, cost=8, code_size=40)
 defjvp(sin_p, lambda g, ans, x: mul(g, cos(x)))
 deftaylor(sin_p, lambda ins: series_sincos(ins[0], sin(ins[0][0]), cos(ins[0][0]), -1)[0])
-cos_p = _unary("cos", np.cos)
+cos_p = _unary("cos", np.cos, cost=8, code_size=40)
 defjvp(cos_p, lambda g, ans, x: neg(mul(g, sin(x))))
 deftaylor(cos_p, lambda ins: series_sincos(ins[0], sin(ins[0][0]), cos(ins[0][0]), -1)[1])
-tan_p = _unary("tan", np.tan)
+tan_p = _unary("tan", np.tan, cost=20)
 defjvp(tan_p, lambda g, ans, x: mul(g, add(1, mul(ans, ans))))      # 1 + tan²
 deftaylor(tan_p, lambda ins: series_ode(                           # z' = (1 + z²) x'
     ins[0], tan_p.bind(ins[0][0]), lambda z, m: add(1.0, mul(z[0], z[0])) if m == 0
@@ -183,34 +194,34 @@ def _inverse_taylor(prim, u_of, w_of, sign=1):
     deftaylor(prim, rule)
 
 
-asin_p = _unary("asin", np.arcsin)
+asin_p = _unary("asin", np.arcsin, cost=20)
 defjvp(asin_p, lambda g, ans, x: mul(g, rsqrt(sub(1, mul(x, x)))))
 _inverse_taylor(asin_p, lambda s: one_minus(s), lambda u: series_rsqrt(u))
-acos_p = _unary("acos", np.arccos)
+acos_p = _unary("acos", np.arccos, cost=20)
 defjvp(acos_p, lambda g, ans, x: neg(mul(g, rsqrt(sub(1, mul(x, x))))))
 _inverse_taylor(acos_p, lambda s: one_minus(s), lambda u: series_rsqrt(u), sign=-1)
-atan_p = _unary("atan", np.arctan)
+atan_p = _unary("atan", np.arctan, cost=20)
 defjvp(atan_p, lambda g, ans, x: div(g, add(1, mul(x, x))))
 _inverse_taylor(atan_p, lambda s: add_const(s, 1.0), lambda u: series_recip(u))
-sinh_p = _unary("sinh", np.sinh)
+sinh_p = _unary("sinh", np.sinh, cost=20)
 defjvp(sinh_p, lambda g, ans, x: mul(g, cosh(x)))
 deftaylor(sinh_p, lambda ins: series_sincos(ins[0], sinh(ins[0][0]), cosh(ins[0][0]), 1)[0])
-cosh_p = _unary("cosh", np.cosh)
+cosh_p = _unary("cosh", np.cosh, cost=20)
 defjvp(cosh_p, lambda g, ans, x: mul(g, sinh(x)))
 deftaylor(cosh_p, lambda ins: series_sincos(ins[0], sinh(ins[0][0]), cosh(ins[0][0]), 1)[1])
-asinh_p = _unary("asinh", np.arcsinh)
+asinh_p = _unary("asinh", np.arcsinh, cost=20)
 defjvp(asinh_p, lambda g, ans, x: mul(g, rsqrt(add(mul(x, x), 1))))
 _inverse_taylor(asinh_p, lambda s: add_const(s, 1.0), lambda u: series_rsqrt(u))
-acosh_p = _unary("acosh", np.arccosh)
+acosh_p = _unary("acosh", np.arccosh, cost=20)
 # 1/√(x²-1) for real x; for complex z the principal branch's derivative is
 # 1/(√(z-1)·√(z+1)), which differs from 1/√(z²-1) in sign where Re z < 0
 defjvp(acosh_p, lambda g, ans, x: mul(g, rsqrt(sub(mul(x, x), 1))) if dtype_of(x).kind != "c"
        else mul(g, mul(rsqrt(sub(x, 1)), rsqrt(add(x, 1)))))
 _inverse_taylor(acosh_p, lambda s: add_const(s, -1.0), lambda u: series_rsqrt(u))
-atanh_p = _unary("atanh", np.arctanh)
+atanh_p = _unary("atanh", np.arctanh, cost=20)
 defjvp(atanh_p, lambda g, ans, x: div(g, sub(1, mul(x, x))))
 _inverse_taylor(atanh_p, lambda s: one_minus(s), lambda u: series_recip(u))
-sqrt_p = _unary("sqrt", np.sqrt)
+sqrt_p = _unary("sqrt", np.sqrt, cost=4)
 defjvp(sqrt_p, lambda g, ans, x: div(g, mul(ans, 2)))               # 1/(2√x)
 deftaylor(sqrt_p, lambda ins: series_sqrt(ins[0], sqrt(ins[0][0])))
 
@@ -220,10 +231,10 @@ def _rsqrt_impl(x):
         return (1 / np.sqrt(x)).astype(np.asarray(x).dtype)
 
 
-rsqrt_p = _unary("rsqrt", _rsqrt_impl)
+rsqrt_p = _unary("rsqrt", _rsqrt_impl, cost=4)
 defjvp(rsqrt_p, lambda g, ans, x: mul(g, mul(div(ans, x), -0.5)))   # -x^(-3/2)/2
 deftaylor(rsqrt_p, lambda ins: series_pow(ins[0], -0.5, rsqrt(ins[0][0])))
-cbrt_p = _unary("cbrt", np.cbrt, real_only=True)
+cbrt_p = _unary("cbrt", np.cbrt, real_only=True, cost=20)
 defjvp(cbrt_p, lambda g, ans, x: div(g, mul(mul(ans, ans), 3)))     # 1/(3 x^(2/3))
 deftaylor(cbrt_p, lambda ins: series_pow(ins[0], 1.0 / 3.0, cbrt_p.bind(ins[0][0])))
 abs_p = _unary("abs", np.abs, float_only=False)
@@ -267,6 +278,7 @@ integer_pow_p = Primitive("integer_pow")
 integer_pow_p.impl = _integer_pow_impl
 integer_pow_p.abstract_eval = _std_unary_aval
 defvectorized(integer_pow_p)
+deflowering(integer_pow_p, "elementwise")
 
 
 def _integer_pow_jvp_rule(g, ans, x, *, y):
@@ -313,7 +325,8 @@ def integer_pow(x, y):
 # Elementwise binary
 # ============================================================================
 
-def _binary(name, impl, out_dtype=None, real_only=False):
+def _binary(name, impl, out_dtype=None, real_only=False, *, numpy_name=None, cost=1):
+    """An elementwise binary primitive with its lowering facts (as :func:`_unary`)."""
     p = Primitive(name)
     p.impl = impl
     p.abstract_eval = _binary_aval(name, out_dtype)
@@ -326,6 +339,7 @@ def _binary(name, impl, out_dtype=None, real_only=False):
             return _rule(x, y, **kw)
         p.abstract_eval = aval
     defvectorized(p)
+    deflowering(p, "elementwise", numpy_name=numpy_name or _ufunc_name(impl), cost=cost)
     return p
 
 
@@ -399,7 +413,7 @@ mul_p = _binary("mul", np.multiply)
 defbilinear(mul_p, lambda ct, x, y: unbroadcast(mul(ct, y), x.aval),
             lambda ct, x, y: unbroadcast(mul(x, ct), y.aval), apply=mul_fit)
 
-div_p = _binary("div", np.divide)
+div_p = _binary("div", np.divide, cost=4)
 def _div_jvp(primals, tangents):
     # d(x/y) = dx/y - dy·(x/y)/y
     x, y = primals
@@ -438,7 +452,7 @@ def _pow_impl(x, y):
         return np.power(x, y)
 
 
-pow_p = _binary("pow", _pow_impl)
+pow_p = _binary("pow", _pow_impl, cost=20)
 
 
 def _pow_jvp(primals, tangents):
@@ -518,7 +532,7 @@ def _minmax_taylor(prim, cmp_p):
     deftaylor(prim, rule)
 
 
-atan2_p = _binary("atan2", np.arctan2, real_only=True)
+atan2_p = _binary("atan2", np.arctan2, real_only=True, cost=20)
 defjvp(atan2_p,
        lambda g, ans, x, y: mul_fit(g, div(y, add(mul(x, x), mul(y, y))), ans),
        lambda g, ans, x, y: mul_fit(g, neg(div(x, add(mul(x, x), mul(y, y)))), ans))
@@ -550,7 +564,7 @@ def _mod_impl(x, y):
         return np.mod(x, y)
 
 
-mod_p = _binary("mod", _mod_impl, real_only=True)     # numpy's (Python's) remainder: sign of the divisor
+mod_p = _binary("mod", _mod_impl, real_only=True, cost=20)     # numpy's (Python's) remainder: sign of the divisor
 defjvp(mod_p, lambda g, ans, x, y: g if shape_of(g) == shape_of(ans) else broadcast_in_dim(g, shape_of(ans), ()),
        lambda g, ans, x, y: neg(mul_fit(g, floor(div(x, y)), ans)))
 
@@ -570,7 +584,7 @@ def _floor_divide_impl(x, y):
         return np.floor_divide(x, y)
 
 
-floor_divide_p = _binary("floor_divide", _floor_divide_impl, real_only=True)
+floor_divide_p = _binary("floor_divide", _floor_divide_impl, real_only=True, cost=20)
 defjvp_zero(floor_divide_p, "piecewise constant")
 
 eq_p = _binary("eq", np.equal, out_dtype=np.bool_)
@@ -609,6 +623,7 @@ def _select_aval(p, t, f):
 
 select_p.abstract_eval = _select_aval
 defvectorized(select_p)
+deflowering(select_p, "elementwise")
 
 
 def _select_jvp(primals, tangents):
@@ -657,6 +672,7 @@ def _convert_impl(x, *, new_dtype):
 convert_element_type_p.impl = _convert_impl
 convert_element_type_p.abstract_eval = lambda x, *, new_dtype: ShapedArray(x.shape, new_dtype)
 defvectorized(convert_element_type_p)
+deflowering(convert_element_type_p, "elementwise")
 
 
 def _convert_jvp(primals, tangents, *, new_dtype):
@@ -717,15 +733,18 @@ real_p = Primitive("real")
 real_p.impl = lambda x: np.real(x).copy()
 real_p.abstract_eval = _complex_only_aval("real")
 defvectorized(real_p)
+deflowering(real_p, "elementwise")
 imag_p = Primitive("imag")
 imag_p.impl = lambda x: np.imag(x).copy()
 imag_p.abstract_eval = _complex_only_aval("imag")
 defvectorized(imag_p)
+deflowering(imag_p, "elementwise")
 conj_p = Primitive("conj")
 conj_p.impl = np.conjugate
 conj_p.abstract_eval = lambda x: (ShapedArray(x.shape, x.dtype) if x.dtype.kind == "c" else
                                   _complex_only_aval("conj")(x))
 defvectorized(conj_p)
+deflowering(conj_p, "elementwise", numpy_name="conjugate")
 complex_p = Primitive("complex")        # complex(x, y) = x + iy, x and y real, one dtype
 def _complex_impl(x, y):
     # the parts are set, not computed: x + 1j*y would make inf parts NaN (1j*inf = nan+inf j)
@@ -747,6 +766,7 @@ def _complex_aval(x, y):
 
 complex_p.abstract_eval = _complex_aval
 defvectorized(complex_p)
+deflowering(complex_p, "elementwise")
 
 # transposes for the pairing <u, v> = Re(Σ u·v) (no conjugation): real(t) pairs with ct as
 # Re(ct·t) = Re((ct + 0i)·t); imag(t) as Re(-i·ct·t); conj(t) as Re(conj(ct)·t); and
@@ -793,6 +813,7 @@ stop_gradient_p.abstract_eval = _std_unary_aval
 defjvp_zero(stop_gradient_p, "derivatives cut by definition")
 stop_gradient_p.differentiable = True
 defvectorized(stop_gradient_p)
+deflowering(stop_gradient_p, "elementwise")
 
 
 # ============================================================================

@@ -1,0 +1,536 @@
+"""The CUDA emitter: one host function (the program, or a control-flow body) and the
+kernels it launches, from the planner's plan.
+
+:class:`CudaFunction` is the CUDA sibling of ``numba_cpu_emitter.CpuFunction`` on
+``numba_emitter.NumbaFunction``. Every loop nest of the plan becomes a ``@cuda.jit``
+kernel, a grid-stride loop with one thread per element of the nest's parallel
+dimensions; a nest with reductions picks one of three shapes (:meth:`CudaFunction.strategy`,
+described in ``numba_cuda``'s docstring); elementwise equations are their records'
+expressions (``numba_cuda_expressions``) and opaque ones their statements
+(``numba_cuda_statements``). The host function allocates the device buffers, launches the
+kernels in plan order and drops each buffer after its last use (:func:`free_at_last_use`).
+"""
+import re
+
+import numpy as np
+
+from ..core import Literal
+from ..errors import UnsupportedDTypeError, UnsupportedError
+from .numba_cuda_expressions import expression_rule, select_text
+from .numba_cuda_statements import free_names, host_statement, statement_rule, unravel_lines
+from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
+from .plan import LOWERINGS
+
+__all__ = ["CudaFunction", "free_at_last_use", "numba_type_name"]
+
+
+def _rt():
+    from . import cuda_runtime
+    return cuda_runtime
+
+
+# =====================================================================================
+# Reductions: initial values and the combine of two partial results
+# =====================================================================================
+
+def _red_kind(e):
+    kind = e.primitive.name[len("reduce_"):]
+    if e.invars[0].aval.dtype == np.bool_:
+        kind = {"sum": "or", "prod": "and"}.get(kind, kind)
+    return kind
+
+
+def _acc_dtype(kind, dt_in):
+    if kind in ("sum", "prod") and dt_in.kind == "c":
+        return np.dtype(np.complex128)
+    if kind in ("sum", "prod"):
+        return np.dtype(np.float64) if dt_in.kind == "f" else (
+            np.dtype(np.uint64) if dt_in.kind == "u" else np.dtype(np.int64))
+    if kind in ("and", "or"):
+        return np.dtype(np.bool_)
+    return dt_in
+
+
+def _init_value(kind, dt):
+    if kind == "sum":
+        return 0
+    if kind == "prod":
+        return 1
+    if kind == "and":
+        return True
+    if kind == "or":
+        return False
+    if dt.kind == "f":
+        return -np.inf if kind == "max" else np.inf
+    if dt.kind == "c":        # numpy's lexicographic order: any element replaces it
+        inf = -np.inf if kind == "max" else np.inf
+        return complex(inf, inf)
+    if dt == np.bool_:
+        return kind == "min"
+    info = np.iinfo(dt)
+    return info.min if kind == "max" else info.max
+
+
+def _combine(kind, a, b, dt):
+    """Partial result ``a`` combined with element or partial ``b`` (both names)."""
+    if kind == "sum":
+        return f"{a} + {b}"
+    if kind == "prod":
+        return f"{a} * {b}"
+    if kind == "and":
+        return f"{a} & {b}"
+    if kind == "or":
+        return f"{a} | {b}"
+    if dt.kind == "c":        # np.maximum(a, b): lexicographic, a NaN in a stays
+        return f"«C».c{kind}({a}, {b})"
+    cmp = ">=" if kind == "max" else "<="           # ties: the later element, as the CPU
+    cond = f"({b} {cmp} {a})" + (f" or ({b} != {b})" if dt.kind == "f" else "")
+    return select_text(cond, b, a)
+
+
+_TYPE_NAME = {np.dtype(np.bool_): "boolean"}
+
+
+def numba_type_name(dt):
+    dt = np.dtype(dt)
+    return _TYPE_NAME.get(dt, dt.name)
+
+
+# =====================================================================================
+# The function
+# =====================================================================================
+
+class CudaFunction(NumbaFunction):
+    """One host function (the program, or a control-flow body) and its kernels."""
+
+    def check_records(self):
+        """Refuse a program this target has no text for: ``UnsupportedError`` naming an
+        elementwise primitive with neither a record nor a numpy function in its facts;
+        ``UnsupportedDTypeError`` (the interpreter runs it, as jit logs) where a complex
+        value meets a primitive whose record takes none."""
+        for e in self.jaxpr.eqns:
+            name = e.primitive.name
+            low = LOWERINGS.get(name)
+            if low is None:
+                continue                  # the planner's own error (no record at all)
+            rec = None
+            if low.kind == "elementwise":
+                rec = expression_rule(name)
+                if rec is None:
+                    raise UnsupportedError(
+                        f"jit (cuda backend) has no lowering for primitive {name!r} (no "
+                        f"CUDA record, and no numpy function in its lowering facts); use "
+                        f"backend='interpret' or 'cpu' for this function", source=e.source)
+            elif low.kind == "opaque":
+                rec = statement_rule(name)
+            if rec is None or rec.complex:
+                continue                  # views, reductions, host calls: any dtype
+            if any(v.aval.dtype.kind == "c" for v in list(e.invars) + list(e.outvars)):
+                raise UnsupportedDTypeError(
+                    f"jit (cuda backend): {name} of complex values is not supported",
+                    source=e.source)
+
+    # ------------------------------------------------------------------ planner hooks
+    def tiny(self, v):
+        # no values in scalar variables: on a GPU a tiny array is a buffer like any other
+        # (host scalars would mean a copy back for every element a kernel computes)
+        return 0
+
+    def plan_reduce(self, e):
+        super().plan_reduce(e)
+        o = e.outvars[0]
+        if not o.aval.shape:     # a 1-element device array, read where the host needs it
+            loc = self.loc[o]
+            self.loc[o] = ("scalar", loc[1], f"{self.aname(o)}[0]")
+
+    def code_size(self, e):
+        low = LOWERINGS[e.primitive.name]
+        return low.code_size or (2 if low.cost > 1 else 1)
+
+    def cast(self, expr, dtype):
+        if np.dtype(dtype) == np.bool_:
+            return f"({expr} != 0)"
+        return f"{dt_text(dtype)}({expr})"
+
+    def ew_expr(self, e, args, idx):
+        o = e.outvars[0]
+        ctx = EwCtx(self, e.params, o.aval.dtype, [u.aval.dtype for u in e.invars], idx)
+        name = e.primitive.name
+        expr = expression_rule(name).expr(ctx, args)      # check_records: it is there
+        dt = o.aval.dtype
+        if not (dt == np.float64 or name == "convert_element_type"
+                or (dt == np.bool_ and LOWERINGS[name].bool_native)):
+            expr = self.cast(expr, dt)
+        return expr
+
+    def reshape_lines(self, e, ref):
+        return [self.eqn_comment(e),
+                f"{self.aname(e.outvars[0])} = {ref[2]}.reshape({self.shape(e.outvars[0])})"]
+
+    def materialize_lines(self, v, name, els):
+        return [f"{name} = _rt.to_device(np.array([{', '.join(els)}], {dt_text(v.aval.dtype)})"
+                f".reshape({self.shape(v)}))"]
+
+    def reduce_group_lines(self, kind, acc, xs, dt_in, dt_out):
+        acc_dt = _acc_dtype(kind, dt_in)
+        lines = [f"{acc} = {self.lit(_init_value(kind, acc_dt), acc_dt)}"]
+        for x in xs:
+            xv = x if (acc_dt == dt_in or kind in ("max", "min")) else self.cast(x, acc_dt)
+            lines.append(f"{acc} = {_combine(kind, acc, xv, acc_dt)}")
+        if acc_dt != dt_out:
+            lines.append(f"{acc} = {self.cast(acc, dt_out)}")
+        return lines
+
+    def opaque_lines(self, e, refs, outs):
+        lines = [self.eqn_comment(e)]
+        rec = statement_rule(e.primitive.name)
+        (host_statement if rec is None else rec.emit)(OpCtx(self, e, refs, outs, lines))
+        return lines
+
+    # ------------------------------------------------------------------ kernels
+    def alloc(self, name, v, dtype=None):
+        shape = self.shape(v) if v.aval.shape else "(1,)"
+        return f"{name} = _rt.empty({shape}, {dt_text(dtype or v.aval.dtype)})"
+
+    def strategy(self, c, reds):
+        """How a nest with reductions runs (see the module docstring)."""
+        if not reds:
+            return "map"
+        R = set().union(*[set(ax) for _, ax in reds])
+        if not R or any(set(ax) != R for _, ax in reds):
+            return "serial"
+        P = [k for k in range(len(c.domain)) if k not in R]
+        nr = 1
+        for k in R:
+            nr *= self.D.value[c.domain[k]]
+        if not P:
+            return "grid"
+        npar = 1
+        for k in P:
+            npar *= self.D.value[c.domain[k]]
+        if max(P) > max(R) and npar >= 4 * _rt().TPB:
+            # the innermost axis is kept (a column sum, a bias gradient over the batch):
+            # a thread per kept element reads consecutive addresses across a warp, where a
+            # block per element would read one column with strided loads
+            return "serial"
+        return "block" if nr >= _rt().TPB else "serial"
+
+    def red_axes(self, e):
+        """The reduced axes of reduction ``e`` as positions of its loop nest's indices."""
+        pos, loop_pos = 0, {}
+        for a, cl in enumerate(self.domain(e.invars[0])):
+            if not self.is_unit(cl):
+                loop_pos[a] = pos
+                pos += 1
+        return tuple(sorted(loop_pos[a] for a in e.params["axes"] if a in loop_pos))
+
+    def emit_cluster(self, c, out):
+        """A loop nest as kernel launches. Reductions over different axis sets in one nest
+        (a bias gradient summed over the batch next to a loss summed over everything) are
+        one kernel per axis set, each recomputing the nest's elementwise values (cheap
+        next to a reduction); the first also stores the values other nests read."""
+        groups = []
+        for m in c.members:
+            if m[0] == "reduce" and self.red_axes(m[1]) not in groups:
+                groups.append(self.red_axes(m[1]))
+        if len(groups) <= 1:
+            self._emit_part(c, c.members, True, out)
+            return
+        for gi, g in enumerate(groups):
+            part = [m for m in c.members if m[0] in ("ew", "identity")
+                    or (m[0] == "copy" and gi == 0)
+                    or (m[0] == "reduce" and self.red_axes(m[1]) == g)]
+            self._emit_part(c, part, gi == 0, out)
+
+    def _emit_part(self, c, members, stores, out):
+        dom = c.domain
+        r = len(dom)
+        sizes = [self.size(cl) for cl in dom]
+        idx = [f"i{k}" for k in range(r)]
+        host, body = [], []
+        reds = [(m[1], list(self.red_axes(m[1]))) for m in members if m[0] == "reduce"]
+        strat = self.strategy(c, reds)
+        R = sorted(set().union(*[set(ax) for _, ax in reds])) if reds else []
+        P = [k for k in range(r) if k not in R]
+        red_info = []
+        for kind, *rest in members:
+            if kind in ("ew", "identity"):
+                e = rest[0]
+                o = e.outvars[0]
+                body.append(self.eqn_comment(e))
+                args = [self.read(u, c, idx) for u in e.invars]
+                full = self.vidx(o, idx)
+                expr = args[0] if kind == "identity" else self.ew_expr(e, args, full)
+                body.append(f"{self.sname(o)} = {expr}")
+                if o in c.stored and stores:
+                    host.append(self.alloc(self.aname(o), o))
+                    body.append(f"{self.aname(o)}[{', '.join(full) or '0'}] = {self.sname(o)}")
+                if o in c.stored_as and stores:
+                    name, view, perm = c.stored_as[o]
+                    host.append(self.alloc(name, view))
+                    vix = ["0" if b is None else full[b] for b in perm]
+                    body.append(f"{name}[{', '.join(vix) or '0'}] = {self.sname(o)}")
+            elif kind == "copy":
+                v, name = rest
+                host.append(self.alloc(name, v))
+                body.append(f"{name}[{', '.join(self.vidx(v, idx)) or '0'}] = "
+                            f"{self.read(v, c, idx)}  # copy {self.sname(v)}")
+            else:
+                e = rest[0]
+                axes = next(ax for ee, ax in reds if ee is e)
+                red_info.append(self._reduce_body(e, axes, c, idx, R, strat, host, body))
+        kname, args = self._kernel(strat, sizes, idx, P, R, body, red_info)
+        np_txt = " * ".join(sizes[k] for k in P) or "1"
+        nr_txt = " * ".join(sizes[k] for k in R) or "1"
+        out.append(f"# ---- loop nest over {self.shape_of_names(sizes) if r else 'a scalar'}: "
+                   f"{sum(1 for m in members if m[0] != 'copy')} fused equation(s), "
+                   f"{strat} kernel")
+        out.extend(host)
+        call = ", ".join(args)
+        if strat == "block":
+            out.append(f"{kname}[_rt.row_blocks({np_txt}), _TPB]({call})")
+        elif strat == "grid":
+            nb = self.tmp("nb")
+            out.append(f"{nb} = _rt.blocks({nr_txt})")
+            for ri in red_info:
+                out.append(f"{ri['part']} = _rt.empty(({nb},), {dt_text(ri['acc_dt'])})")
+            out.append(f"{kname}[{nb}, _TPB]({call})")
+            for ri in red_info:
+                fin = self._finalize(ri)
+                tgt = ri["out"] if ri["o"].aval.shape == () else f"{ri['out']}.reshape((1,))"
+                out.append(f"{fin}[1, _TPB]({ri['part']}, {tgt}, {nb})")
+        else:
+            total = np_txt if strat == "serial" else (" * ".join(sizes) or "1")
+            out.append(f"{kname}[_rt.blocks({total}), _TPB]({call})")
+
+    def _reduce_body(self, e, axes, c, idx, R, strat, host, body):
+        u, o = e.invars[0], e.outvars[0]
+        kind = _red_kind(e)
+        dt_in, dt_out = u.aval.dtype, o.aval.dtype
+        acc_dt = _acc_dtype(kind, dt_in)
+        x = self.read(u, c, idx)
+        body.append(self.eqn_comment(e))
+        xn = self.tmp("x")
+        if kind in ("and", "or") and dt_in != np.bool_:
+            body.append(f"{xn} = ({x} != 0)")
+        elif kind in ("sum", "prod") and acc_dt != dt_in:
+            body.append(f"{xn} = {self.cast(x, acc_dt)}")
+        else:
+            body.append(f"{xn} = {x}")
+        out_name = self.aname(o)
+        kept = [k for k in range(len(idx)) if k not in axes]
+        oidx = ", ".join(self.vidx(o, [idx[k] for k in kept])) or "0"
+        info = dict(e=e, o=o, kind=kind, acc_dt=acc_dt, dt_out=dt_out, out=out_name,
+                    init=self.lit(_init_value(kind, acc_dt), acc_dt), oidx=oidx,
+                    partial=sorted(set(R) - set(axes)), kept=kept)
+        if strat == "serial" and info["partial"]:
+            # reduced over some of the serial axes only: accumulate in the output (or an
+            # accumulator array of the accumulation dtype) indexed by the kept axes
+            acc = out_name if acc_dt == dt_out else f"{out_name}_ACC"
+            host.append(self.alloc(out_name, o))
+            if acc != out_name:
+                host.append(self.alloc(acc, o, acc_dt))
+            info["acc_arr"] = acc
+            body.append(f"{acc}[{oidx}] = {_combine(kind, f'{acc}[{oidx}]', xn, acc_dt)}")
+        else:
+            a = self.tmp("acc")
+            info["acc"] = a
+            host.append(self.alloc(out_name, o))
+            if kind == "sum" or kind == "prod":
+                body.append(f"{a} {'+' if kind == 'sum' else '*'}= {xn}")
+            else:
+                body.append(f"{a} = {_combine(kind, a, xn, acc_dt)}")
+            if strat == "grid":
+                info["part"] = f"{out_name}_PART"
+        return info
+
+    def _tree(self, infos, ind):
+        """Shared-memory tree reduction of every accumulator of a block."""
+        pad = "    " * ind
+        lines = [pad + f"{ri['sh']}[_tx] = {ri['acc']}" for ri in infos]
+        lines += [pad + "cuda.syncthreads()", pad + "_s = _TPB // 2", pad + "while _s > 0:",
+                  pad + "    if _tx < _s:"]
+        for ri in infos:
+            sh = ri["sh"]
+            lines.append(pad + "        " + f"{sh}[_tx] = "
+                         + _combine(ri["kind"], f"{sh}[_tx]", f"{sh}[_tx + _s]", ri["acc_dt"]))
+        lines += [pad + "    cuda.syncthreads()", pad + "    _s //= 2"]
+        return lines
+
+    def _kernel(self, strat, sizes, idx, P, R, body, reds):
+        """The kernel text of one nest; returns its name and parameters."""
+        r = len(idx)
+        ln = []
+        ind = lambda k, s: "    " * k + s   # noqa: E731
+        fin = lambda ri, v: v if ri["acc_dt"] == ri["dt_out"] else self.cast(v, ri["dt_out"])  # noqa: E731
+        if strat == "map":
+            if r == 0:
+                ln.append(ind(1, "if cuda.grid(1) == 0:"))
+                ln += [ind(2, s) for s in body]
+            else:
+                total = " * ".join(sizes)
+                ln.append(ind(1, f"for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"))
+                ln += [ind(2, s) for s in unravel_lines("_f", list(range(r)), sizes, idx)]
+                ln += [ind(2, s) for s in body]
+        elif strat == "serial":
+            total = " * ".join(sizes[k] for k in P) or "1"
+            ln.append(ind(1, f"for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"))
+            ln += [ind(2, s) for s in unravel_lines("_f", P, sizes, idx)]
+            for ri in reds:
+                if "acc" in ri:
+                    ln.append(ind(2, f"{ri['acc']} = {ri['init']}"))
+                else:
+                    d = 2
+                    for k in ri["partial"]:
+                        ln.append(ind(d, f"for {idx[k]} in range({sizes[k]}):"))
+                        d += 1
+                    ln.append(ind(d, f"{ri['acc_arr']}[{ri['oidx']}] = {ri['init']}"))
+            d = 2
+            for k in R:
+                ln.append(ind(d, f"for {idx[k]} in range({sizes[k]}):"))
+                d += 1
+            ln += [ind(d, s) for s in body]
+            for ri in reds:
+                if "acc" in ri:
+                    ln.append(ind(2, f"{ri['out']}[{ri['oidx']}] = {fin(ri, ri['acc'])}"))
+                elif ri["acc_arr"] != ri["out"]:
+                    d = 2
+                    for k in ri["partial"]:
+                        ln.append(ind(d, f"for {idx[k]} in range({sizes[k]}):"))
+                        d += 1
+                    ln.append(ind(d, f"{ri['out']}[{ri['oidx']}] = "
+                                     f"{fin(ri, ri['acc_arr'] + '[' + ri['oidx'] + ']')}"))
+        else:
+            for ri in reds:
+                ri["sh"] = self.tmp("sh")
+                ln.append(ind(1, f"{ri['sh']} = cuda.shared.array(_TPB, "
+                                 f"{self.mod.type_name(ri['acc_dt'])})"))
+            ln.append(ind(1, "_tx = cuda.threadIdx.x"))
+            nr = " * ".join(sizes[k] for k in R) or "1"
+            if strat == "block":
+                npt = " * ".join(sizes[k] for k in P)
+                ln.append(ind(1, f"for _p in range(cuda.blockIdx.x, {npt}, cuda.gridDim.x):"))
+                ln += [ind(2, s) for s in unravel_lines("_p", P, sizes, idx)]
+                ln += [ind(2, f"{ri['acc']} = {ri['init']}") for ri in reds]
+                ln.append(ind(2, f"for _r in range(_tx, {nr}, _TPB):"))
+                ln += [ind(3, s) for s in unravel_lines("_r", R, sizes, idx)]
+                ln += [ind(3, s) for s in body]
+                ln += self._tree(reds, 2)
+                ln.append(ind(2, "if _tx == 0:"))
+                ln += [ind(3, f"{ri['out']}[{ri['oidx']}] = {fin(ri, ri['sh'] + '[0]')}")
+                       for ri in reds]
+                ln.append(ind(2, "cuda.syncthreads()"))
+            else:   # grid
+                ln += [ind(1, f"{ri['acc']} = {ri['init']}") for ri in reds]
+                ln.append(ind(1, f"for _r in range(cuda.grid(1), {nr}, cuda.gridsize(1)):"))
+                ln += [ind(2, s) for s in unravel_lines("_r", R, sizes, idx)]
+                ln += [ind(2, s) for s in body]
+                ln += self._tree(reds, 1)
+                ln.append(ind(1, "if _tx == 0:"))
+                ln += [ind(2, f"{ri['part']}[cuda.blockIdx.x] = {ri['sh']}[0]") for ri in reds]
+        params = free_names("\n".join(ln), self.mod.consts.values())
+        text = "\n".join([f"def «K»({', '.join(params)}):"] + ln)
+        return self.mod.kernel(text), params
+
+    def _finalize(self, ri):
+        """The one-block pass combining the blocks' partial results of a grid reduction."""
+        kind, acc_dt = ri["kind"], ri["acc_dt"]
+        val = "_sh[0]" if acc_dt == ri["dt_out"] else self.cast("_sh[0]", ri["dt_out"])
+        ln = ["def «K»(_P, _O, _nb):",
+              f"    _sh = cuda.shared.array(_TPB, {self.mod.type_name(acc_dt)})",
+              "    _tx = cuda.threadIdx.x",
+              f"    _a = {ri['init']}",
+              "    for _i in range(_tx, _nb, _TPB):",
+              f"        _a = {_combine(kind, '_a', '_P[_i]', acc_dt)}"]
+        ln += self._tree([dict(ri, sh="_sh", acc="_a")], 1)
+        ln += ["    if _tx == 0:", f"        _O[0] = {val}"]
+        return self.mod.kernel("\n".join(ln))
+
+    # ------------------------------------------------------------------ the host function
+    def build(self):
+        j = self.jaxpr
+        self.check_dtypes("cuda")
+        self.check_records()
+        self.analyse()
+        self.plan()
+        rets, seen = [], set()
+        for v in j.outvars:
+            if isinstance(v, Literal):
+                rets.append(self.cast(self.jlit(v), v.aval.dtype))
+                continue
+            if not v.aval.shape:
+                expr = self.base_ref(v)[2]
+                m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)\[0\]", expr)
+                if self.top and m is not None:
+                    rets.append(m.group(1))           # the 1-element device array itself
+                else:
+                    rets.append(self.cast(expr, v.aval.dtype))
+                continue
+            ref = self.ensure(v)
+            name = ref[2]
+            if self.top and (ref[3] or name in seen):
+                name = f"_rt.dcopy({name})"           # never hand back an alias of an input
+            seen.add(ref[2])
+            rets.append(name)
+        lines = list(self.entry_stmts)
+        for c in self.stages:
+            self.emit_cluster(c, lines)
+            lines.extend(c.post)
+        params = [self.aname(v) if v.aval.shape else self.sname(v)
+                  for v in list(j.constvars) + list(j.invars)]
+        size_reads = [f"n{k} = slot_i64(_sz, {k})" for k in sorted(set(self.slots_used))
+                      if f"n{k}" in self.used_size_names()]
+        size_reads += self.lit_reads
+        ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
+        body = free_at_last_use(size_reads + lines,
+                                 set(params) | set(_ARRAY_NAME.findall(ret)))
+        self.text = "\n".join([f"def {self.name}({', '.join(params)}«SZ»):"]
+                              + ["    " + s for s in body + [ret]])
+        self.text = self.text.replace("(«SZ»", "(«SZ0»")
+        self.params = params
+        if not self.top:
+            same = self.text.replace(f"def {self.name}(", "def «F»(", 1)
+            got = self.mod.sub_texts.get(same)
+            if got is not None:
+                self.name = got
+                return
+            self.mod.sub_texts[same] = self.name
+        self.mod.functions.append(self.text)
+
+
+_ARRAY_NAME = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?![\w(])")
+
+
+def free_at_last_use(lines, params):
+    """The host statements with ``del NAME`` after the top-level statement that last
+    reads each device buffer the function allocated (array names are upper case), so its
+    memory goes back to numba-cuda's allocator as soon as the program is done with it.
+    Buffers the function returns are never deleted (the return reads them)."""
+    blocks = []                       # [start, end) of each top-level statement
+    for i, s in enumerate(lines):
+        if not s.startswith(" ") and not s.startswith("#"):
+            blocks.append([i, i + 1])
+        elif blocks:
+            blocks[-1][1] = i + 1
+        else:
+            blocks.append([i, i + 1])
+    last, made = {}, set()
+    for b, (lo, hi) in enumerate(blocks):
+        for s in lines[lo:hi]:
+            code = s.split("#", 1)[0]
+            m = re.match(r"\s*([A-Z_][A-Z0-9_]*(?:\s*,\s*[A-Z_a-z][A-Za-z0-9_]*)*)\s*,?\s*=(?!=)",
+                         code)
+            if m and not s.startswith(" "):
+                for n in re.split(r"\s*,\s*", m.group(1)):
+                    if _ARRAY_NAME.fullmatch(n):
+                        made.add(n)
+            for n in _ARRAY_NAME.findall(code):
+                last[n] = b
+    out = []
+    for b, (lo, hi) in enumerate(blocks):
+        out.extend(lines[lo:hi])
+        dead = sorted(n for n in made if last.get(n) == b and n not in params
+                      and not n.startswith("_"))
+        if dead:
+            out.append("del " + ", ".join(dead))
+    return out

@@ -1,0 +1,478 @@
+"""The CUDA statements of the opaque primitives: kernels of their own, library calls, host
+loops over control-flow bodies, and the host fallback.
+
+Each record writes an opaque equation as host statements of the program's host function
+(launches of the kernels it registers, ``_rt`` calls). Data movement (``pad``,
+``concatenate``, dynamic slices, gathers and scatters), ``argmax``/``argmin`` and the
+cumulative primitives are kernels with one thread per output element or lane; a
+cumulative primitive needs no record (:func:`cumulative_statement`: its lowering facts
+name the elementwise primitive combining the running value with the next element, whose
+CUDA expression it uses). ``dot_general`` is cuBLAS through CuPy (else a tiled kernel),
+the factorizations cuSOLVER (else host LAPACK), ``cond``/``while``/``scan`` host loops
+over their bodies' functions; an opaque primitive without a record runs on the host
+(:func:`host_statement`: numpy on a host copy, one copy each direction).
+
+>>> from autodiff.backends.numba_cuda_statements import statement_rule
+>>> statement_rule("gather").complex, statement_rule("cholesky").complex
+(True, False)
+"""
+import ast
+
+import numpy as np
+
+from ..core import primitives
+from .numba_cuda_expressions import Record, expression_rule
+from .numba_emitter import (EwCtx, call_text, carry_init, clamped_starts, cond_statement,
+                            dt_text, sub_jaxpr, while_statement)
+
+__all__ = ["STATEMENTS", "register_statement", "statement_rule", "host_statement",
+           "cumulative_statement", "GLOBALS", "free_names", "unravel_lines"]
+
+#: name -> Record: the opaque primitives with CUDA statements of their own
+STATEMENTS = {}
+
+
+def register_statement(name, emit, complex=False):
+    """Declare opaque primitive ``name``'s CUDA statement rule ``emit(ctx)``; ``complex``:
+    whether its kernels take complex values as they are."""
+    STATEMENTS[name] = Record(emit=emit, complex=complex)
+
+
+def statement_rule(name):
+    """Opaque primitive ``name``'s CUDA record: its own, else the default its facts give (a
+    cumulative primitive's), else None (a host call: :func:`host_statement`)."""
+    rec = STATEMENTS.get(name)
+    if rec is not None:
+        return rec
+    facts = getattr(primitives.get(name), "lowering", None)
+    if facts is not None and facts.kind == "cumulative":
+        combine = expression_rule(facts.combine)
+        return Record(emit=cumulative_statement, complex=combine is not None and combine.complex)
+    return None
+
+
+# names a kernel reads that are not its parameters: the module's imports and the builtins the
+# expressions use. ``complex`` (the ``complex`` primitive, complex literals) must be here: a
+# builtin class left out became a kernel *argument*, which the simulator accepts and the real
+# compiler refuses ("Cannot determine Numba type of <class 'type'>": issue 32)
+GLOBALS = {"cuda", "np", "_dm", "_hc", "_rt", "_TPB", "range", "len", "abs", "min", "max",
+            "complex", "True", "False", "slot_i64", "slot_f64"}
+
+
+def free_names(text, consts):
+    """Names a kernel body reads that it does not define: its parameters, in order."""
+    tree = ast.parse("def _f():\n" + text.replace("«M»", "_dm").replace("«C»", "_dm"))
+    defined, order = set(), {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store):
+                defined.add(node.id)
+            else:
+                order.setdefault(node.id, (node.lineno, node.col_offset))
+    skip = GLOBALS | set(consts) | defined
+    return [n for n in sorted(order, key=order.get)
+            if n not in skip and not n.startswith("_T_")]
+
+
+def unravel_lines(flat, pos, sizes, idx):
+    """Statements setting the indices ``idx[k]`` (k in ``pos``) from flat index ``flat``."""
+    if not pos:
+        return []
+    if len(pos) == 1:
+        return [f"{idx[pos[0]]} = {flat}"]
+    lines = [f"_q = {flat}"]
+    for k in reversed(pos[1:]):
+        lines += [f"{idx[k]} = _q % {sizes[k]}", f"_q = _q // {sizes[k]}"]
+    lines.append(f"{idx[pos[0]]} = _q")
+    return lines
+
+
+# =====================================================================================
+# The records
+# =====================================================================================
+
+def host_statement(ctx, fn="host_call"):
+    """Any opaque equation: its numpy rule on the host, operands copied there and back."""
+    k = ctx.fb.mod.host_eqn(ctx.e)
+    args = [r[2] for r in ctx.ins]
+    tup = "(" + ", ".join(args) + ("," if len(args) == 1 else "") + ")"
+    outs = [n for _, n in ctx.outs]
+    call = f"_rt.{fn}(_E[{k}], {tup})"
+    if outs:
+        ctx.emit(f"{', '.join(outs)}{',' if len(outs) == 1 else ''} = {call}")
+    else:
+        ctx.emit(call)
+
+
+def _op_linalg(ctx):
+    host_statement(ctx, "linalg")
+
+
+def _op_dot_general(ctx):
+    x, y, o = ctx.invar(0), ctx.invar(1), ctx.outvar(0)
+    dt = o.aval.dtype
+    xr, yr = len(x.aval.shape), len(y.aval.shape)
+    if dt == np.bool_ or xr == 0 or yr == 0 or x.aval.dtype != y.aval.dtype:
+        host_statement(ctx)
+        return
+    (xc, yc), (xb, yb) = ctx.p["dimension_numbers"]
+    xf = [i for i in range(xr) if i not in xc and i not in xb]
+    yf = [i for i in range(yr) if i not in yc and i not in yb]
+    dx, dy = ctx.dims_in(0), ctx.dims_in(1)
+    B = ctx.prod([dx[i] for i in xb])
+    M = ctx.prod([dx[i] for i in xf])
+    K = ctx.prod([dx[i] for i in xc])
+    N = ctx.prod([dy[i] for i in yf])
+    fb = ctx.fb
+
+    def operand(name, order_mk, order_km, rank, first, second):
+        if order_mk == list(range(rank)):
+            return f"{name}.reshape(({B}, {first}, {second}))", False
+        if order_km == list(range(rank)):
+            return f"{name}.reshape(({B}, {second}, {first}))", True
+        t = fb.tmp("perm")
+        ctx.emit(f"{t} = _rt.permute({name}, {tuple(order_mk)})")
+        return f"{t}.reshape(({B}, {first}, {second}))", False
+
+    xa, xt = operand(ctx.arr(0), list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr, M, K)
+    ya, yt = operand(ctx.arr(1), list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr, K, N)
+    kind, name = ctx.outs[0]
+    if kind == "array":
+        ctx.emit(f"{name} = _rt.empty({ctx.shape_out(0)}, {dt_text(dt)})")
+        target = name
+    else:                                     # a rank-0 result: through a 1-element buffer
+        target = fb.tmp("dot")
+        ctx.emit(f"{target} = _rt.empty((1,), {dt_text(dt)})")
+    ctx.emit(f"_rt.matmul({xa}, {ya}, {target}.reshape(({B}, {M}, {N})), {xt}, {yt})")
+    if kind != "array":
+        ctx.emit(f"{name} = _rt.to_host_scalar({target})")
+
+
+def _op_scan(ctx):
+    """A host loop over the body's host function; carry and stacked outputs stay on the
+    device (rank-0 per-step values are gathered on the host and copied once)."""
+    p = ctx.p
+    nconst, ncarry = p["num_consts"], p["num_carry"]
+    fn = ctx.fb.mod.sub_function(sub_jaxpr(p["jaxpr"]), "scan")
+    refs = ctx.ins
+    consts = [r[2] for r in refs[:nconst]]
+    outs = ctx.outs
+    carry = [n for _, n in outs[:ncarry]]
+    ys = outs[ncarry:]
+    for name, ref, v in zip(carry, refs[nconst:nconst + ncarry],
+                            ctx.e.invars[nconst:nconst + ncarry]):
+        ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
+    length = ctx.fb.size_param(p["length"])
+    xargs = []
+    for r, v in zip(refs[nconst + ncarry:], ctx.e.invars[nconst + ncarry:]):
+        if len(v.aval.shape) == 1:            # a scalar per step: read from one host copy
+            h = ctx.fb.tmp("xh")
+            ctx.emit(f"{h} = _rt.host_view({r[2]})")
+            xargs.append(h)
+        else:
+            xargs.append(r[2])
+    stacks = []
+    for i, (kind, name) in enumerate(ys):
+        v = ctx.e.outvars[ncarry + i]
+        if len(v.aval.shape) == 1:
+            h = ctx.fb.tmp("yh")
+            ctx.emit(f"{h} = np.empty({ctx.shape_out(ncarry + i)}, {dt_text(v.aval.dtype)})")
+            stacks.append((name, h, v))
+        else:
+            ctx.emit(f"{name} = _rt.empty({ctx.shape_out(ncarry + i)}, {dt_text(v.aval.dtype)})")
+            stacks.append((name, None, v))
+    t, tt = ctx.fb.tmp("t"), ctx.fb.tmp("tt")
+    ytmp = [ctx.fb.tmp("y") for _ in ys]
+    tgt = carry + ytmp
+    with ctx.block(f"for {tt} in range({length}):"):
+        ctx.emit(f"{t} = {length} - 1 - {tt}" if p["reverse"] else f"{t} = {tt}")
+        call = call_text(fn, consts + carry + [f"{x}[{t}]" for x in xargs])
+        if tgt:
+            ctx.emit(f"{', '.join(tgt)}{',' if len(tgt) == 1 else ''} = {call}")
+        else:
+            ctx.emit(call)
+        for (name, h, v), y in zip(stacks, ytmp):
+            ctx.emit(f"{h}[{t}] = {y}" if h is not None else f"_rt.set_row({name}, {t}, {y})")
+    for name, h, v in stacks:
+        if h is not None:
+            ctx.emit(f"{name} = _rt.to_device({h})")
+
+
+# ---------------------------------------------------------------------- data movement
+# One thread per output element (grid-stride), index arithmetic as the CPU rules'.
+
+_ATOMIC_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int64, np.uint32,
+                                        np.uint64)}
+
+
+def _map_kernel(ctx, dims, make_body):
+    """Emit a kernel over ``dims`` (size texts) whose body ``make_body(index names)``
+    returns, and its launch; parameters are the body's free names."""
+    fb = ctx.fb
+    r = len(dims)
+    I = [f"j{k}" for k in range(r)]
+    body = make_body(I)
+    total = " * ".join(dims) if dims else "1"
+    if r == 0:
+        ln = ["    if cuda.grid(1) == 0:"] + ["        " + b for b in body]
+    else:
+        ln = [f"    for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"]
+        ln += ["        " + b for b in unravel_lines("_f", list(range(r)), dims, I)]
+        ln += ["        " + b for b in body]
+    params = free_names("\n".join(ln), fb.mod.consts.values())
+    name = fb.mod.kernel("\n".join([f"def «K»({', '.join(params)}):"] + ln))
+    ctx.emit(f"{name}[_rt.blocks({total}), _TPB]({', '.join(params)})")
+
+
+def _all_arrays(ctx, ins=None):
+    ins = range(len(ctx.ins)) if ins is None else ins
+    return all(ctx.ins[i][0] == "array" for i in ins) and all(k == "array" for k, _ in ctx.outs)
+
+
+def _alloc_out(ctx, i=0, init=None):
+    v = ctx.outvar(i)
+    if init is not None:
+        ctx.emit(f"{ctx.out(i)} = _rt.dcopy({init})")
+    else:
+        ctx.emit(f"{ctx.out(i)} = _rt.empty({ctx.shape_out(i)}, {dt_text(v.aval.dtype)})")
+
+
+def _op_pad(ctx):
+    if not _all_arrays(ctx, [0]):
+        return host_statement(ctx)
+    cfg = ctx.p["padding_config"]
+    xd = ctx.dims_in(0)
+    los = [ctx.fb.size_param(lo) for lo, hi, it in cfg]
+    its = [ctx.fb.size_param(it) for lo, hi, it in cfg]
+    X, O, pv = ctx.arr(0), ctx.out(0), ctx.rd(1, [])
+    _alloc_out(ctx)
+
+    def body(I):
+        lines, src = ["_ok = True"], []
+        for k, (i, lo, it) in enumerate(zip(I, los, its)):
+            lines.append(f"_p{k} = {i} - ({lo})")
+            lines.append(f"_ok = _ok and _p{k} >= 0 and _p{k} % ({it} + 1) == 0 "
+                         f"and _p{k} // ({it} + 1) < {xd[k]}")
+            src.append(f"_p{k} // ({it} + 1)")
+        return lines + ["if _ok:", f"    {O}[{', '.join(I)}] = {X}[{', '.join(src)}]",
+                        "else:", f"    {O}[{', '.join(I)}] = {pv}"]
+    _map_kernel(ctx, ctx.dims_out(0), body)
+
+
+def _op_concatenate(ctx):
+    if not _all_arrays(ctx):
+        return host_statement(ctx)
+    ax = ctx.p["dimension"]
+    O = ctx.out(0)
+    _alloc_out(ctx)
+    offs, acc = [], "0"
+    for i in range(len(ctx.ins)):
+        offs.append(acc)
+        acc = f"{acc} + {ctx.dims_in(i)[ax]}" if acc != "0" else ctx.dims_in(i)[ax]
+
+    def body(I):
+        lines = []
+        for i in range(len(ctx.ins)):
+            J = list(I)
+            J[ax] = f"{I[ax]} - ({offs[i]})"
+            last = i == len(ctx.ins) - 1
+            hi = offs[i + 1] if not last else None
+            head = "else:" if last and i else ("if True:" if last else
+                                               f"{'if' if i == 0 else 'elif'} {I[ax]} < {hi}:")
+            lines += [head, f"    {O}[{', '.join(I)}] = {ctx.arr(i)}[{', '.join(J)}]"]
+        return lines
+    _map_kernel(ctx, ctx.dims_out(0), body)
+
+
+def _op_dynamic_slice(ctx):
+    if not _all_arrays(ctx, [0]) or not ctx.invar(0).aval.shape:
+        return host_statement(ctx)
+    r = len(ctx.invar(0).aval.shape)
+    st = clamped_starts(ctx, [ctx.rd(1 + i, []) for i in range(r)], ctx.dims_in(0),
+                              ctx.dims_out(0))
+    X, O = ctx.arr(0), ctx.out(0)
+    _alloc_out(ctx)
+    _map_kernel(ctx, ctx.dims_out(0), lambda I: [
+        f"{O}[{', '.join(I)}] = {X}[{', '.join(f'{s} + {i}' for s, i in zip(st, I))}]"])
+
+
+def _op_dynamic_update_slice(ctx):
+    if not _all_arrays(ctx, [0, 1]) or not ctx.invar(0).aval.shape:
+        return host_statement(ctx)
+    r = len(ctx.invar(0).aval.shape)
+    st = clamped_starts(ctx, [ctx.rd(2 + i, []) for i in range(r)], ctx.dims_in(0),
+                              ctx.dims_in(1))
+    U, O = ctx.arr(1), ctx.out(0)
+    _alloc_out(ctx, init=ctx.arr(0))
+    _map_kernel(ctx, ctx.dims_in(1), lambda I: [
+        f"{O}[{', '.join(f'{s} + {i}' for s, i in zip(st, I))}] = {U}[{', '.join(I)}]"])
+
+
+def _clip_lines(names, reads, sizes):
+    """The interpreter's gather/scatter index rule (numba_runtime.clip_index): clip to
+    [-n, n-1], then wrap negatives."""
+    lines = []
+    for t, rd, n in zip(names, reads, sizes):
+        lines += [f"{t} = {rd}", f"if {t} < -{n}:", f"    {t} = -{n}", f"if {t} > {n} - 1:",
+                  f"    {t} = {n} - 1", f"if {t} < 0:", f"    {t} += {n}"]
+    return lines
+
+
+def _gather_parts(ctx):
+    idx = ctx.invar(1)
+    k = idx.aval.shape[-1]
+    xd, idd = ctx.dims_in(0), ctx.dims_in(1)
+    return k, xd, idd[:-1], xd[k:], " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
+
+
+def _emit_gather(ctx, k, lead, reads):
+    """A thread per output element of a gather over the k leading axes of operand 0;
+    ``reads(L)`` gives the k index expressions at lead position ``L``."""
+    xd = ctx.dims_in(0)
+    X, O = ctx.arr(0), ctx.out(0)
+    _alloc_out(ctx)
+
+    def body(I):
+        L, R = I[:len(lead)], I[len(lead):]
+        t = [f"_g{a}" for a in range(k)]
+        return _clip_lines(t, reads(L), xd[:k]) + [
+            f"{O}[{', '.join(I)}] = {X}[{', '.join(t + R)}]"]
+    nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
+    with ctx.block(f"if {nonempty}:"):
+        _map_kernel(ctx, lead + xd[k:], body)
+    with ctx.block("else:"):
+        ctx.emit(f"{O} = _rt.zeros({ctx.shape_out(0)}, {dt_text(ctx.outvar(0).aval.dtype)})")
+
+
+def _op_gather(ctx):
+    # the indices stacked on the last axis of operand 1
+    if not _all_arrays(ctx):
+        return host_statement(ctx)
+    k, _, lead, _, _ = _gather_parts(ctx)
+    IX = ctx.arr(1)
+    _emit_gather(ctx, k, lead,
+                 lambda L: [f"{IX}[{', '.join(L + [str(a)])}]" for a in range(k)])
+
+
+def _op_index_gather(ctx):
+    # the k indices read from operands 1..k, of the result's lead shape
+    if not _all_arrays(ctx):
+        return host_statement(ctx)
+    k = len(ctx.ins) - 1
+    _emit_gather(ctx, k, ctx.dims_in(1),
+                 lambda L: [f"{ctx.arr(1 + a)}[{', '.join(L)}]" for a in range(k)])
+
+
+def _op_scatter(add):
+    def rule(ctx):
+        if not _all_arrays(ctx) or (add and ctx.outvar(0).aval.dtype not in _ATOMIC_DTYPES):
+            return host_statement(ctx)
+        k, xd, lead, trail, nonempty = _gather_parts(ctx)
+        IX, U, O = ctx.arr(1), ctx.arr(2), ctx.out(0)
+        _alloc_out(ctx, init=ctx.arr(0))
+        t = [f"_g{a}" for a in range(k)]
+
+        def rd(L):
+            return [f"{IX}[{', '.join(L + [str(a)])}]" for a in range(k)]
+        if add:
+            # every (index row, element) its own thread; collisions add atomically
+            def body(I):
+                L, R = I[:len(lead)], I[len(lead):]
+                tgt = t + R
+                ix = tgt[0] if len(tgt) == 1 else "(" + ", ".join(tgt) + ")"
+                return _clip_lines(t, rd(L), xd[:k]) + [
+                    f"cuda.atomic.add({O}, {ix}, {U}[{', '.join(I)}])"]
+            dims = lead + trail
+        else:
+            # a thread per element of the trailing axes walks the index rows in order, so
+            # the last of several writes to one place wins, as in numpy
+            def body(R):
+                L = [f"_l{a}" for a in range(len(lead))]
+                lines = [f"for _l in range({' * '.join(lead) or '1'}):"]
+                lines += ["    " + b for b in unravel_lines("_l", list(range(len(lead))),
+                                                             lead, L)]
+                lines += ["    " + b for b in _clip_lines(t, rd(L), xd[:k])]
+                lines.append(f"    {O}[{', '.join(t + R)}] = {U}[{', '.join(L + R)}]")
+                return lines
+            dims = trail
+        with ctx.block(f"if {nonempty}:"):
+            _map_kernel(ctx, dims, body)
+    return rule
+
+
+def _lane(I, axis, k):
+    J = list(I)
+    J.insert(axis, k)
+    return ", ".join(J)
+
+
+def _op_argext(kind):
+    def rule(ctx):
+        x = ctx.invar(0)
+        if not x.aval.shape or not _all_arrays(ctx):
+            return host_statement(ctx)
+        axis = ctx.p["axis"]
+        d = ctx.dims_in(0)
+        kept = [n for a, n in enumerate(d) if a != axis]
+        it = np.dtype(ctx.p["index_dtype"])
+        X, O = ctx.arr(0), ctx.out(0)
+        _alloc_out(ctx)
+        cmp = ">" if kind == "max" else "<"
+        nan = x.aval.dtype.kind == "f"
+
+        def body(I):
+            # the first extreme wins; the first NaN wins over everything (numpy)
+            cond = f"(_v {cmp} _best)" + (" or (_v != _v and _best == _best)" if nan else "")
+            if x.aval.dtype.kind == "c":     # lexicographic; a NaN in either part
+                cond = (f"(not «C».cisnan(_best)) and («C».c{'gt' if kind == 'max' else 'lt'}"
+                        f"(_v, _best) or «C».cisnan(_v))")
+            return ["_bi = 0", f"if {d[axis]} > 0:",
+                    f"    _best = {X}[{_lane(I, axis, '0')}]",
+                    f"    for _k in range(1, {d[axis]}):",
+                    f"        _v = {X}[{_lane(I, axis, '_k')}]",
+                    f"        if {cond}:", "            _best = _v", "            _bi = _k",
+                    f"{O}[{', '.join(I) or '0'}] = {ctx.fb.cast('_bi', it)}"]
+        _map_kernel(ctx, kept, body)
+    return rule
+
+
+def cumulative_statement(ctx):
+    """A cumulative primitive: one thread per lane walks it in order (from the end when
+    ``reverse``), combining with the elementwise primitive its facts name."""
+    x = ctx.invar(0)
+    if not x.aval.shape or not _all_arrays(ctx):
+        return host_statement(ctx)
+    axis, reverse = ctx.p["axis"], ctx.p["reverse"]
+    d = ctx.dims_in(0)
+    kept = [n for a, n in enumerate(d) if a != axis]
+    dt = x.aval.dtype
+    X, O = ctx.arr(0), ctx.out(0)
+    combine = expression_rule(ctx.e.primitive.lowering.combine)
+    _alloc_out(ctx)
+
+    def body(I):
+        rng = f"range({d[axis]} - 1, -1, -1)" if reverse else f"range({d[axis]})"
+        lines = ["_first = True", "_acc = " + ctx.lit(0, dt), f"for _k in {rng}:",
+                 f"    _v = {X}[{_lane(I, axis, '_k')}]", "    if _first:",
+                 "        _acc = _v", "        _first = False", "    else:"]
+        comb = combine.expr(EwCtx(ctx.fb, {}, dt, [dt, dt], I), ["_acc", "_v"])
+        if dt != np.float64:
+            comb = ctx.fb.cast(comb, dt)
+        lines += [f"        _acc = {comb}", f"    {O}[{_lane(I, axis, '_k')}] = _acc"]
+        return lines
+    _map_kernel(ctx, kept, body)
+
+
+# host statements (the rest of the opaque primitives: HOST_CALLS) take complex values as
+# they are; so do the kernels of data movement, the running extremes and control flow
+for _n, _rule in [("pad", _op_pad), ("concatenate", _op_concatenate),
+                  ("dynamic_slice", _op_dynamic_slice),
+                  ("dynamic_update_slice", _op_dynamic_update_slice), ("gather", _op_gather),
+                  ("index_gather", _op_index_gather), ("scatter", _op_scatter(False)),
+                  ("argmax", _op_argext("max")), ("argmin", _op_argext("min")),
+                  ("cond", cond_statement), ("while", while_statement), ("scan", _op_scan)]:
+    register_statement(_n, _rule, complex=True)
+register_statement("dot_general", _op_dot_general)
+register_statement("scatter_add", _op_scatter(True))
+for _n in ("cholesky", "triangular_solve", "solve", "eigh", "slogdet"):
+    register_statement(_n, _op_linalg)
