@@ -32,7 +32,8 @@ import numpy as np
 
 from ..callback import BatchedHostCallback, HostCallback  # noqa: F401  (registered types)
 
-from . import numba_cpu as _cpu
+from .dimensions import no_dims
+from .plan import register_lowering
 
 __all__ = ["register", "call_host"]
 
@@ -107,11 +108,11 @@ def _op_pure_callback(ctx):
         ctx.emit(f"{ctx.fb.tmp('keep')} = ({', '.join(names)},)")
 
 
-_cpu._lowering("pure_callback", "opaque", emit=_op_pure_callback, dims=_cpu._no_dims, cost=100)
+register_lowering("pure_callback", "opaque", emit=_op_pure_callback, dims=no_dims, cost=100)
 
 
 # debug_callback is the same object-mode call with no results (its run() returns none);
 # the planner keeps effectful statements in program order (Planner.plan_opaque)
-_cpu._lowering("debug_callback", "opaque", emit=_op_pure_callback, dims=_cpu._no_dims,
+register_lowering("debug_callback", "opaque", emit=_op_pure_callback, dims=no_dims,
                cost=100)
 

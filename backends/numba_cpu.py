@@ -57,7 +57,6 @@ from .numba_cpu_expressions import COMPLEX_HELPERS, expression_rule
 from .numba_cpu_statements import statement_rule
 from .numba_emitter import ModuleBase, SHORT_DTYPES, dtype_name, has_arrays, uses_primitive
 from .plan import LOWERINGS, Lowering, register_lowering
-from .plan import _no_dims  # noqa: F401  (numba_callback's records name it as numba_cpu's)
 
 __all__ = ["lower", "Program", "Lowering", "LOWERINGS", "LOWERED_PRIMITIVES", "KNOWN_GAPS",
            "can_lower", "has_text", "CHUNK_LINES", "OUTLINE_LOOPS"]

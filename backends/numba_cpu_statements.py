@@ -16,13 +16,13 @@ axis with that primitive's CPU expression.
 import numpy as np
 
 from ..core import primitives
+from .dimensions import (dim_bid, dim_concat, dim_dot, dim_eigh, dim_expand, dim_first_to_out,
+                         dim_gather, dim_index_gather, dim_reduce, dim_same, dim_scatter,
+                         dim_slogdet, dim_solve, dim_squeeze, dim_transpose, no_dims)
 from .numba_cpu_expressions import expression, import_helper
 from .numba_emitter import (acc_dtype, call_text, carry_init, clamped_starts,
                             cond_statement, dt_text, sub_jaxpr, while_statement)
-from .plan import (_dim_bid, _dim_concat, _dim_dot, _dim_eigh, _dim_expand,
-                   _dim_first_to_out, _dim_gather, _dim_index_gather, _dim_reduce, _dim_same,
-                   _dim_scatter, _dim_slogdet, _dim_solve, _dim_squeeze, _dim_transpose,
-                   _no_dims, LOWERINGS, register_lowering)
+from .plan import LOWERINGS, register_lowering
 
 __all__ = ["cumulative_statement", "statement_rule"]
 
@@ -512,40 +512,40 @@ def _op_scan(ctx):
 # =====================================================================================
 
 # views and reshapes: index arithmetic in the consumer's loop
-register_lowering("broadcast_in_dim", "view", dims=_dim_bid, moves=True)
-register_lowering("transpose", "view", dims=_dim_transpose, moves=True)
-register_lowering("rev", "view", dims=_dim_same, moves=True)
-register_lowering("roll", "view", dims=_dim_same, moves=True)
-register_lowering("slice", "view", dims=_no_dims, moves=True)
-register_lowering("reshape", "reshape", dims=_no_dims, moves=True)
-register_lowering("squeeze", "reshape", dims=_dim_squeeze, moves=True)
-register_lowering("expand_dims", "reshape", dims=_dim_expand, moves=True)
+register_lowering("broadcast_in_dim", "view", dims=dim_bid, moves=True)
+register_lowering("transpose", "view", dims=dim_transpose, moves=True)
+register_lowering("rev", "view", dims=dim_same, moves=True)
+register_lowering("roll", "view", dims=dim_same, moves=True)
+register_lowering("slice", "view", dims=no_dims, moves=True)
+register_lowering("reshape", "reshape", dims=no_dims, moves=True)
+register_lowering("squeeze", "reshape", dims=dim_squeeze, moves=True)
+register_lowering("expand_dims", "reshape", dims=dim_expand, moves=True)
 
 # reductions: accumulators of the loop nest that computes their operand
 for _n in ("reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
            "reduce_or"):
-    register_lowering(_n, "reduce", dims=_dim_reduce)
+    register_lowering(_n, "reduce", dims=dim_reduce)
 
 # opaque: statements of their own (cumulative primitives: from their facts)
-register_lowering("dot_general", "opaque", emit=_op_dot_general, dims=_dim_dot)
-register_lowering("sort", "opaque", emit=_op_sort(False), dims=_dim_same)
-register_lowering("argsort", "opaque", emit=_op_sort(True), dims=_dim_same)
-register_lowering("argmax", "opaque", emit=_op_argext("max"), dims=_dim_reduce)
-register_lowering("argmin", "opaque", emit=_op_argext("min"), dims=_dim_reduce)
-register_lowering("gather", "opaque", emit=_op_gather, dims=_dim_gather)
-register_lowering("index_gather", "opaque", emit=_op_index_gather, dims=_dim_index_gather)
-register_lowering("scatter", "opaque", emit=_op_scatter(False), dims=_dim_scatter)
-register_lowering("scatter_add", "opaque", emit=_op_scatter(True), dims=_dim_scatter)
-register_lowering("dynamic_slice", "opaque", emit=_op_dynamic_slice, dims=_no_dims)
+register_lowering("dot_general", "opaque", emit=_op_dot_general, dims=dim_dot)
+register_lowering("sort", "opaque", emit=_op_sort(False), dims=dim_same)
+register_lowering("argsort", "opaque", emit=_op_sort(True), dims=dim_same)
+register_lowering("argmax", "opaque", emit=_op_argext("max"), dims=dim_reduce)
+register_lowering("argmin", "opaque", emit=_op_argext("min"), dims=dim_reduce)
+register_lowering("gather", "opaque", emit=_op_gather, dims=dim_gather)
+register_lowering("index_gather", "opaque", emit=_op_index_gather, dims=dim_index_gather)
+register_lowering("scatter", "opaque", emit=_op_scatter(False), dims=dim_scatter)
+register_lowering("scatter_add", "opaque", emit=_op_scatter(True), dims=dim_scatter)
+register_lowering("dynamic_slice", "opaque", emit=_op_dynamic_slice, dims=no_dims)
 register_lowering("dynamic_update_slice", "opaque", emit=_op_dynamic_update_slice,
-                  dims=_dim_first_to_out)
-register_lowering("pad", "opaque", emit=_op_pad, dims=_no_dims, moves=True)
-register_lowering("concatenate", "opaque", emit=_op_concatenate, dims=_dim_concat, moves=True)
-register_lowering("cholesky", "opaque", emit=_op_cholesky, dims=_dim_same)
-register_lowering("triangular_solve", "opaque", emit=_op_triangular_solve, dims=_dim_solve)
-register_lowering("solve", "opaque", emit=_op_solve, dims=_dim_solve)
-register_lowering("slogdet", "opaque", emit=_op_slogdet, dims=_dim_slogdet)
-register_lowering("eigh", "opaque", emit=_op_eigh, dims=_dim_eigh)
+                  dims=dim_first_to_out)
+register_lowering("pad", "opaque", emit=_op_pad, dims=no_dims, moves=True)
+register_lowering("concatenate", "opaque", emit=_op_concatenate, dims=dim_concat, moves=True)
+register_lowering("cholesky", "opaque", emit=_op_cholesky, dims=dim_same)
+register_lowering("triangular_solve", "opaque", emit=_op_triangular_solve, dims=dim_solve)
+register_lowering("solve", "opaque", emit=_op_solve, dims=dim_solve)
+register_lowering("slogdet", "opaque", emit=_op_slogdet, dims=dim_slogdet)
+register_lowering("eigh", "opaque", emit=_op_eigh, dims=dim_eigh)
 register_lowering("cond", "opaque", emit=cond_statement, control=True)
 register_lowering("while", "opaque", emit=while_statement, control=True)
 register_lowering("scan", "opaque", emit=_op_scan, control=True)

@@ -28,8 +28,8 @@ compiles anything; docs/fft.md measures what that costs.)
 from importlib import metadata
 
 from ..errors import UnsupportedError
-from . import numba_cpu as _cpu
-from .plan import _u
+from .dimensions import unify_axes
+from .plan import register_lowering
 
 __all__ = ["ROCKET_FFT_VERSION"]
 
@@ -79,7 +79,7 @@ def _dim_fft(D, e):
     rank = len(o.aval.shape)
     same = rank if e.params["fft_type"] in ("FFT", "IFFT") else rank - 1
     for i in range(same):
-        _u(D, x, i, o, i)
+        unify_axes(D, x, i, o, i)
 
 
-_cpu._lowering("fft", "opaque", emit=_op_fft, dims=_dim_fft, cost=50)
+register_lowering("fft", "opaque", emit=_op_fft, dims=_dim_fft, cost=50)

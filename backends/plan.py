@@ -4,10 +4,10 @@ A backend lowers a jaxpr in two steps. The *planner* (this module) decides what 
 value is and where every equation runs; an *emitter* (``numba_cpu_emitter.CpuFunction``
 for Numba on the CPU) writes that plan in its target's language. The planner's decisions:
 
-    dimensions    which array dimensions are equal by construction (:class:`DimClasses`,
-                  union-find over each primitive's dimension rule); each class is one
-                  size: a constant of the kernel when specialized, else a run-time slot
-                  of the kernel's ``_sz`` vector
+    dimensions    which array dimensions are equal by construction (union-find over each
+                  primitive's dimension rule: ``backends/dimensions.py``); each class is
+                  one size: a constant of the kernel when specialized, else a run-time
+                  slot of the kernel's ``_sz`` vector
     fusion        elementwise equations over one iteration domain join one loop nest
                   (:class:`Cluster`, bounded by ``LOOP_BUDGET``); a reduction is an
                   accumulator of the nest computing its operand
@@ -17,6 +17,7 @@ for Numba on the CPU) writes that plan in its target's language. The planner's d
                   view's loop order (:meth:`Planner.loop_order`)
     tiny values   values of a few elements of constant shape live in scalars, one per
                   element ("elems"); data movement among them renames elements
+                  (``backends/tiny_values.py``, a part of :class:`Planner`)
     generators    values computed from indices alone (``iota``, an identity basis) are
                   recomputed by each loop that reads them
     opaque        everything else (BLAS, LAPACK, sorting, gathers, control flow) is a
@@ -64,9 +65,11 @@ import numpy as np
 
 from ..core import DropVar, Literal, Var, primitives, var_namer
 from ..errors import UnsupportedDTypeError, UnsupportedError
+from .dimensions import DimClasses, dim_same
+from .tiny_values import TinyValues
 
-__all__ = ["Planner", "Cluster", "DimClasses", "Lowering", "LOWERINGS", "LOOP_BUDGET",
-           "UNROLL_MAX", "UNROLL_BUDGET", "SUPPORTED_DTYPES", "REMAT_BEGIN", "REMAT_END",
+__all__ = ["Planner", "Cluster", "Lowering", "LOWERINGS", "LOOP_BUDGET",
+           "SUPPORTED_DTYPES", "REMAT_BEGIN", "REMAT_END",
            "register_lowering", "register_elementwise", "derived_lowering"]
 
 
@@ -119,7 +122,7 @@ def derived_lowering(name):
     if facts.kind == "elementwise":
         return Lowering(name, "elementwise", cost=facts.cost, code_size=facts.code_size)
     if facts.kind == "cumulative":
-        return Lowering(name, "opaque", dims=_dim_same, cost=facts.cost)
+        return Lowering(name, "opaque", dims=dim_same, cost=facts.cost)
     return None
 
 
@@ -164,210 +167,6 @@ def register_elementwise(name, expr=None, **kw):
 _lowering, _ew = register_lowering, register_elementwise     # the registrations' short names
 
 
-def _no_dims(D, e):
-    """Results whose dimensions are not tied to an operand's (sizes come from params)."""
-
-
-# =====================================================================================
-# Dimension classes: which dimensions are equal by construction
-# =====================================================================================
-
-class DimClasses:
-    """Union-find over (variable, axis) pairs; roots are the smallest id (deterministic)."""
-
-    def __init__(self):
-        self.parent = []
-        self.value = []
-        self.of = {}
-
-    def dims(self, v):
-        d = self.of.get(v)
-        if d is None:
-            d = []
-            for s in v.aval.shape:
-                d.append(len(self.parent))
-                self.parent.append(len(self.parent))
-                self.value.append(int(s))
-            self.of[v] = d
-        return d
-
-    def find(self, i):
-        p = self.parent
-        while p[i] != i:
-            p[i] = p[p[i]]
-            i = p[i]
-        return i
-
-    def union(self, a, b):
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            assert self.value[ra] == self.value[rb], "unifying dimensions of different sizes"
-            lo, hi = min(ra, rb), max(ra, rb)
-            self.parent[hi] = lo
-
-    def classes(self, v):
-        return tuple(self.find(i) for i in self.dims(v))
-
-    def unify_eqn(self, e):
-        name = e.primitive.name
-        ins = [v for v in e.invars if isinstance(v, Var)]
-        outs = list(e.outvars)
-        for v in ins + outs:
-            self.dims(v)
-        low = LOWERINGS.get(name)
-        if low is None:
-            return
-        if low.dims is not None:
-            low.dims(self, e)
-        elif low.kind == "elementwise":
-            o = outs[0]
-            for v in ins:
-                if len(v.aval.shape) == len(o.aval.shape):
-                    for a, b in zip(self.dims(v), self.dims(o)):
-                        self.union(a, b)
-
-
-def _u(D, v, i, w, j):
-    if isinstance(v, Var) and isinstance(w, Var):
-        D.union(D.dims(v)[i], D.dims(w)[j])
-
-
-def _dim_bid(D, e):
-    x, o = e.invars[0], e.outvars[0]
-    if not isinstance(x, Var):
-        return
-    for j, d in enumerate(e.params["broadcast_dimensions"]):
-        if x.aval.shape[j] != 1:
-            _u(D, x, j, o, d)
-
-
-def _dim_transpose(D, e):
-    x, o = e.invars[0], e.outvars[0]
-    for k, p in enumerate(e.params["permutation"]):
-        _u(D, x, p, o, k)
-
-
-def _dim_same(D, e):
-    x, o = e.invars[0], e.outvars[0]
-    for i in range(len(o.aval.shape)):
-        _u(D, x, i, o, i)
-
-
-def _dim_reduce(D, e):
-    x, o = e.invars[0], e.outvars[0]
-    axes = e.params["axes"] if "axes" in e.params else (e.params["axis"],)
-    kept = [i for i in range(len(x.aval.shape)) if i not in axes]
-    for k, i in enumerate(kept):
-        _u(D, x, i, o, k)
-
-
-def _dim_squeeze(D, e):
-    x, o = e.invars[0], e.outvars[0]
-    kept = [i for i in range(len(x.aval.shape)) if i not in e.params["dimensions"]]
-    for k, i in enumerate(kept):
-        _u(D, x, i, o, k)
-
-
-def _dim_expand(D, e):
-    x, o = e.invars[0], e.outvars[0]
-    new = [i for i in range(len(o.aval.shape)) if i not in e.params["dimensions"]]
-    for k, i in enumerate(new):
-        _u(D, x, k, o, i)
-
-
-def _dim_dot(D, e):
-    x, y = e.invars
-    o = e.outvars[0]
-    (xc, yc), (xb, yb) = e.params["dimension_numbers"]
-    for a, b in zip(xc, yc):
-        _u(D, x, a, y, b)
-    for k, (a, b) in enumerate(zip(xb, yb)):
-        _u(D, x, a, y, b)
-        _u(D, x, a, o, k)
-    xf = [i for i in range(len(x.aval.shape)) if i not in xc and i not in xb]
-    yf = [i for i in range(len(y.aval.shape)) if i not in yc and i not in yb]
-    for k, i in enumerate(xf):
-        _u(D, x, i, o, len(xb) + k)
-    for k, i in enumerate(yf):
-        _u(D, y, i, o, len(xb) + len(xf) + k)
-
-
-def _dim_concat(D, e):
-    o = e.outvars[0]
-    ax = e.params["dimension"]
-    for x in e.invars:
-        for i in range(len(o.aval.shape)):
-            if i != ax:
-                _u(D, x, i, o, i)
-
-
-def _dim_gather(D, e):
-    x, idx = e.invars
-    o = e.outvars[0]
-    k = idx.aval.shape[-1]
-    lead = len(idx.aval.shape) - 1
-    for i in range(lead):
-        _u(D, idx, i, o, i)
-    for i in range(k, len(x.aval.shape)):
-        _u(D, x, i, o, lead + i - k)
-
-
-def _dim_index_gather(D, e):
-    x, *idx = e.invars
-    o = e.outvars[0]
-    k, lead = len(idx), len(idx[0].aval.shape)
-    for i in idx:
-        for d in range(lead):
-            _u(D, i, d, o, d)
-    for d in range(k, len(x.aval.shape)):
-        _u(D, x, d, o, lead + d - k)
-
-
-def _dim_scatter(D, e):
-    x, idx, upd = e.invars
-    o = e.outvars[0]
-    _dim_same(D, e)
-    k = idx.aval.shape[-1]
-    lead = len(idx.aval.shape) - 1
-    for i in range(lead):
-        _u(D, idx, i, upd, i)
-    for i in range(k, len(x.aval.shape)):
-        _u(D, x, i, upd, lead + i - k)
-    del o
-
-
-def _dim_first_to_out(D, e):
-    x, o = e.invars[0], e.outvars[0]
-    for i in range(len(o.aval.shape)):
-        _u(D, x, i, o, i)
-
-
-def _dim_solve(D, e):
-    a, b = e.invars[:2]
-    o = e.outvars[0]
-    for i in range(len(o.aval.shape)):
-        _u(D, b, i, o, i)
-    for i in range(len(a.aval.shape) - 2):
-        _u(D, a, i, b, i)
-
-
-def _dim_slogdet(D, e):
-    a = e.invars[0]
-    for o in e.outvars:
-        for i in range(len(o.aval.shape)):
-            _u(D, a, i, o, i)
-
-
-def _dim_eigh(D, e):
-    a = e.invars[0]
-    w, v = e.outvars
-    for i in range(len(w.aval.shape)):
-        _u(D, a, i, w, i)
-    for i in range(len(v.aval.shape)):
-        _u(D, a, i, v, i)
-
-
-
 # Numba + LLVM compile time grows faster than linearly with the size of one loop body
 # (measured: a 1000-equation elementwise chain fused into one loop took 229 s, 10 s with
 # arithmetic only). A loop nest stops accepting equations once the code inlined into it
@@ -375,15 +174,6 @@ def _dim_eigh(D, e):
 # are inlined in full, sin/cos being the largest); later equations start a new nest and
 # read the values crossing over from arrays.
 LOOP_BUDGET = 160
-
-# the most elements a value may have to be kept in scalar variables (see Planner.tiny), and
-# the most element statements a function spends on them: unrolling saves the allocations
-# and copies of tiny arrays (an ODE's 2-vector state), but a long computation on them
-# (a PRNG's 20 rounds on 4 counters) is shorter as loops (measured: 8,242 lines and 18.8 s
-# to compile unrolled without a budget)
-UNROLL_MAX = 4
-UNROLL_BUDGET = 512
-
 
 def _par(expr):
     """``expr`` safe to embed in a larger expression (index maps compose)."""
@@ -426,7 +216,7 @@ class Cluster:
         return f"Cluster({self.pos}, {self.domain}, {len(self.members)} members)"
 
 
-class Planner:
+class Planner(TinyValues):
     """The plan of one generated function (the kernel, or a control-flow body).
 
     ``mod`` is the module being generated (sizes vector: ``slot(value)``, and the flags
@@ -441,7 +231,7 @@ class Planner:
         self.jaxpr = jaxpr
         self.name = name
         self.top = top
-        self.D = DimClasses()
+        self.D = DimClasses(LOWERINGS)
         self.names = {}
         self.loc = {}
         self.stages = []
@@ -1002,141 +792,11 @@ class Planner:
             else:
                 self.loc[o] = ("scalar", ready, nm)
 
-    def tiny(self, v):
-        """Element count of ``v`` if it is small and of constant shape, else 0."""
-        if not isinstance(v, Var) or isinstance(v, DropVar) or not v.aval.shape:
-            return 0
-        if not all(self.is_static(c) for c in self.domain(v)):
-            return 0
-        n = int(np.prod(v.aval.shape))
-        if not 0 < n <= UNROLL_MAX:
-            return 0
-        if self.unrolled >= UNROLL_BUDGET and not (v in self.loc and self.loc[v][0] == "elems"):
-            return 0            # enough straight-line code in this function: loops again
-        return n
-
-    def elem(self, v, flat):
-        """``(expression, readiness)`` of element ``flat`` (C order) of ``v``."""
-        if isinstance(v, Literal):
-            return self.jlit(v), 0
-        self.realize(v)
-        loc = self.loc[v]
-        k = loc[0]
-        if k == "elems":
-            return loc[2][flat], loc[1]
-        if k == "scalar":
-            return loc[2], self.after(loc)
-        if k == "fused":
-            loc = self.store(v)
-            k = "array"
-        idx = [str(i) for i in np.unravel_index(flat, v.aval.shape)] if v.aval.shape else []
-        if k == "array":
-            return f"{loc[2]}[{', '.join(idx)}]", loc[1]
-        base, imap = loc[1], loc[2]                # a view
-        if base[0] == "scalar":
-            return base[2], self.after(base)
-        bidx = imap(idx) if imap is not None else idx
-        return f"{base[2]}[{', '.join(bidx)}]", base[1]
-
-    def materialize(self, v):
-        """An array holding the unrolled value ``v`` (made once, where its elements exist)."""
-        got = self.materialized.get(v)
-        if got is None:
-            _, ready, els = self.loc[v]
-            name = self.aname(v)
-            self.place(ready).extend(self.materialize_lines(v, name, els))
-            got = self.materialized[v] = ("array", ready, name, False)
-        return got
-
     def can_unroll_move(self, e):
         return all(isinstance(u, Literal) or not u.aval.shape or self.tiny(u)
                    or (LOWERINGS[e.primitive.name].kind in ("view", "reshape")
                        and int(np.prod(u.aval.shape)) <= 1 << 16)
                    for u in e.invars)
-
-    def plan_move_unrolled(self, e):
-        """Data movement into a tiny value: which operand element each element is.
-
-        The primitive's own numpy implementation, applied to arrays of element codes
-        instead of values, answers that for every movement primitive alike.
-        """
-        o = e.outvars[0]
-        ops = [u for u in e.invars]
-        codes, starts, base = [], [], 0
-        for k, u in enumerate(ops):
-            n = int(np.prod(u.aval.shape)) if u.aval.shape else 1
-            starts.append(base)                              # operand k's first element code
-            if e.primitive.name == "pad" and k == 1:
-                codes.append(np.array(-1, np.int64))       # the padding value
-            else:
-                codes.append((base + np.arange(n, dtype=np.int64)).reshape(u.aval.shape))
-            base += n
-        moved = np.asarray(e.primitive.impl(*codes, **e.params)).reshape(-1)
-        els, ready = [], 0
-        for code in moved.tolist():
-            if code < 0:
-                x, r = self.elem(ops[1], 0)
-            else:
-                k = int(np.searchsorted(starts, code, side="right")) - 1
-                x, r = self.elem(ops[k], code - int(starts[k]))
-            els.append(x)
-            ready = max(ready, r)
-        self.loc[o] = ("elems", ready, els)
-
-    def plan_ew_unrolled(self, e):
-        """An elementwise equation over a tiny value, or over scalars: straight-line code
-        placed as early as its operands exist (so loops later on can read it)."""
-        o = e.outvars[0]
-        shape = o.aval.shape
-        n = self.tiny(o) if shape else 1
-        lines = [self.eqn_comment(e)]
-        els, ready = [], 0
-        cols = []
-        for flat in range(n):
-            args = []
-            for u in e.invars:
-                x, r = self.elem(u, flat if (isinstance(u, Var) and u.aval.shape) else 0)
-                args.append(x)
-                ready = max(ready, r)
-            cols.append(args)
-        if shape:
-            self.unrolled += n
-        for flat, args in enumerate(cols):
-            idx = [str(i) for i in np.unravel_index(flat, shape)] if shape else []
-            name = f"{self.sname(o)}_{flat}" if shape else self.sname(o)
-            lines.append(self.assign(name, self.ew_expr(e, args, idx)))
-            els.append(name)
-        self.place(ready).extend(lines)
-        self.loc[o] = ("elems", ready, els) if shape else ("scalar", ready, els[0])
-
-    def plan_reduce_unrolled(self, e):
-        u, o = e.invars[0], e.outvars[0]
-        name = e.primitive.name
-        axes = tuple(sorted(e.params["axes"]))
-        shape = u.aval.shape
-        codes = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape)
-        groups = np.moveaxis(codes, axes, tuple(range(len(shape) - len(axes), len(shape))))
-        groups = groups.reshape(int(np.prod(o.aval.shape)) if o.aval.shape else 1, -1)
-        kind = name[len("reduce_"):]
-        dt_in, dt_out = u.aval.dtype, o.aval.dtype
-        if dt_in == np.bool_:
-            kind = {"sum": "or", "prod": "and"}.get(kind, kind)
-        lines = [self.eqn_comment(e)]
-        els, ready = [], 0
-        for g, members in enumerate(groups.tolist()):
-            xs = []
-            for flat in members:
-                x, r = self.elem(u, flat)
-                xs.append(x)
-                ready = max(ready, r)
-            acc = f"{self.sname(o)}_{g}" if o.aval.shape else self.sname(o)
-            lines.extend(self.reduce_group_lines(kind, acc, xs, dt_in, dt_out))
-            els.append(acc)
-        self.place(ready).extend(lines)
-        if o.aval.shape:
-            self.loc[o] = ("elems", ready, els)
-        else:
-            self.loc[o] = ("scalar", ready, els[0])
 
     def loop_order(self, c, idx):
         """The nesting order of a loop nest's indices, outermost first: the domain's own
@@ -1157,7 +817,6 @@ class Planner:
             return natural
         got = list(orders.pop())
         return got if sorted(got) == natural else natural
-
 
 
 # every primitive declared so far with lowering facts has its record from the start (the
