@@ -71,7 +71,7 @@ from .cache_files import (UnsafeCacheError, UnsafeCacheWarning, cache_dir_is_saf
                           file_problem, has_numba_cache, kernel_dir, numba_cache_files,
                           open_trusted, purge_numba_cache, refuse, warn_once, write_source)
 from .numba_cache import attach_numba_cache
-from .numba_upstream import defer_fft_extension, lazy_blas_check
+from .numba_upstream import defer_fft_extension, fix_log2_intrinsic, lazy_blas_check
 from .numba_cache import cache_helpers  # noqa: F401  (numba_complex's import, until it names numba_cache)
 
 __all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory", "cache_key",
@@ -170,6 +170,7 @@ def _version_text():
         _openmp_defaults()           # before Numba's threading layer loads (see there)
         lazy_blas_check()            # before Numba's first compile (see numba_upstream)
         defer_fft_extension()        # before Numba's first dispatcher (see numba_upstream)
+        fix_log2_intrinsic()         # before Numba's first compile (see numba_upstream)
         import numba                 # (Numba and the modules importing it load here, lazily)
         # the package's version: autodiff/__init__ sets it before anything else (importing
         # the package from here would be an import from the layer above)
@@ -186,6 +187,8 @@ def _version_text():
                      f"trig_reduction={_file_hash('autodiff.backends.trig_reduction')};"
                      f"numba_runtime={_file_hash('autodiff.backends.numba_runtime')};"
                      f"numba_complex={_source_hash('autodiff.backends.numba_complex')};"
+                     f"complex_math={_source_hash('autodiff.backends.complex_math')};"
+                     f"numba_upstream={_source_hash('autodiff.backends.numba_upstream')};"
                      f"blas={_blas()}")
     return _versions
 

@@ -58,7 +58,7 @@ from .numba_cpu_statements import statement_rule
 from .numba_emitter import ModuleBase, SHORT_DTYPES, dtype_name, has_arrays, uses_primitive
 from .plan import LOWERINGS, Lowering, register_lowering
 
-__all__ = ["lower", "Program", "Lowering", "LOWERINGS", "LOWERED_PRIMITIVES", "KNOWN_GAPS",
+__all__ = ["lower", "Program", "Lowering", "LOWERINGS", "lowered_primitives", "KNOWN_GAPS",
            "can_lower", "has_text", "CHUNK_LINES", "OUTLINE_LOOPS"]
 
 # GEMM threads are not part of generated code: matmul_into reads ad.config.jit_blas_threads
@@ -520,9 +520,20 @@ def has_text(name):
     return low.kind != "opaque" or statement_rule(name) is not None
 
 
-#: Every primitive name this backend lowers (call-like primitives that the pass pipeline
-#: inlines are not here: see can_lower).
-LOWERED_PRIMITIVES = frozenset(n for n in LOWERINGS if n != "_copy" and has_text(n))
+def lowered_primitives():
+    """Every primitive name this backend lowers now (call-like primitives that the pass
+    pipeline inlines are not here: see can_lower), records registered after this module's
+    import included."""
+    return frozenset(n for n in LOWERINGS if n != "_copy" and has_text(n))
+
+
+def __getattr__(name):
+    # ``LOWERED_PRIMITIVES``: read live, so a primitive declared after this import counts
+    if name == "LOWERED_PRIMITIVES":
+        return lowered_primitives()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 #: Registered primitives this backend knows it cannot lower (kept empty on purpose).
 KNOWN_GAPS = frozenset()
 

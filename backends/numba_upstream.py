@@ -24,16 +24,25 @@ overloads: 0.1-0.2 s added to the first compile of every process, fft or not.
 :func:`defer_fft_extension` runs the other extensions' entry points as Numba would and
 leaves rocket-fft's to the kernels that call it (their generated source imports
 ``rocket_fft``, which registers everything on import; its entry point function is empty).
+
+**Numba's np.log2 of float32 and float64 in one function does not compile.**
+``numba.np.npyfuncs.np_real_log2_impl`` declares the LLVM intrinsic by its bare name
+``llvm.log2`` with the type of the first call it lowers; a second call on the other float
+type reuses that declaration and llvmlite refuses it ("Type of #1 arg mismatch: double !=
+float"). A kernel computing ``log2`` of a float32 and a float64 array hit it.
+:func:`fix_log2_intrinsic` replaces the real loops of ``np.log2`` in Numba's ufunc table
+with the same code naming the typed intrinsic (``llvm.log2.f32``, ``llvm.log2.f64``).
 """
 import importlib.util
 import sys
 import threading
 
-__all__ = ["lazy_blas_check", "defer_fft_extension"]
+__all__ = ["lazy_blas_check", "defer_fft_extension", "fix_log2_intrinsic"]
 
 _lock = threading.Lock()
 _done = False
 _ext_done = False
+_log2_done = False
 
 #: extension packages whose Numba entry point waits for the kernels that use them
 DEFERRED_EXTENSIONS = ("rocket_fft",)
@@ -124,3 +133,45 @@ def lazy_blas_check():
         # arraymath bound the name at import; later callers get the real check
         if getattr(am, "ensure_blas", None) is installed_check:
             am.ensure_blas = real
+
+
+def fix_log2_intrinsic():
+    """Make Numba's ``np.log2`` of real floats name its LLVM intrinsic by type.
+
+    Idempotent and thread-safe; a no-op when Numba's layout differs from the one this was
+    written for, or when its loops are no longer the faulty function.
+
+    >>> import numba, numpy as np
+    >>> from autodiff.backends.numba_upstream import fix_log2_intrinsic
+    >>> fix_log2_intrinsic()
+    >>> numba.njit(lambda a, b: (np.log2(a), np.log2(b)))(np.float64(8.0), np.float32(4.0))
+    (3.0, 2.0)
+    """
+    global _log2_done
+    if _log2_done:
+        return
+    with _lock:
+        if _log2_done:
+            return
+        _log2_done = True
+        try:
+            import llvmlite.ir
+            import numpy as np
+            from numba.core import cgutils
+            from numba.np import npyfuncs, ufunc_db
+            ufunc_db._lazy_init_db()
+            loops = ufunc_db._ufunc_db[np.log2]
+        except (ImportError, AttributeError, KeyError):   # pragma: no cover - another layout
+            return
+        faulty = getattr(npyfuncs, "np_real_log2_impl", None)
+
+        def real_log2(context, builder, sig, args):
+            (x,) = args
+            suffix = {"float": "f32", "double": "f64"}[str(x.type)]
+            fnty = llvmlite.ir.FunctionType(x.type, [x.type])
+            fn = cgutils.insert_pure_function(builder.module, fnty, name=f"llvm.log2.{suffix}")
+            return builder.call(fn, [x])
+
+        for key in ("f->f", "d->d"):
+            if faulty is not None and loops.get(key) is faulty:
+                loops[key] = real_log2

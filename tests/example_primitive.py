@@ -1,5 +1,10 @@
-"""The worked example of docs/adding_a_primitive.md, declared: an elementwise
-``softplus(x) = log(1 + eˣ)``, registered as the primitive ``example_softplus``.
+"""The worked examples of docs/adding_a_primitive.md, declared under names of their own:
+
+* ``example_log2``: the declaration that added the library's ``log2`` (a primitive whose
+  impl is a numpy function): one ``_unary`` line and its jvp, and no backend names it;
+  each backend derives its text from the numpy function;
+* ``example_softplus``: ``softplus(x) = log(1 + eˣ)``, whose impl is not a numpy function,
+  so each backend it runs on has one record with its text (CPU and CUDA).
 
 ``tests/conftest.py`` imports this module, so the example belongs to the registry for the
 whole test session, as a library primitive would, and stays there (nothing removes it at
@@ -16,10 +21,17 @@ once, at its import).
 import numpy as np
 
 from autodiff import primitives as P
+from autodiff.backends.numba_cuda_expressions import register_expression
 from autodiff.backends.plan import register_elementwise
 from autodiff.primitives.elementwise import _unary
 
 NAME = "example_softplus"
+LOG2 = "example_log2"
+
+# --- the one-line kind: the declaration of log2 (autodiff/primitives/elementwise.py) -------
+log2_p = _unary(LOG2, np.log2, cost=8, code_size=14)
+P.defjvp(log2_p, lambda g, ans, x: P.div(g, P.mul(x, np.log(2.0).astype(P.dtype_of(x)))))
+# ---------------------------------------------------------------------------------------------
 
 
 def softplus_impl(x):
@@ -35,8 +47,16 @@ register_elementwise(
     NAME,
     lambda ctx, a: f"(max({a[0]}, {ctx.lit(0, ctx.out_dtype)}) + "
                    f"np.log1p(np.exp(-abs({a[0]}))))", cost=16)
+register_expression(
+    NAME,
+    lambda ctx, a: f"(max({a[0]}, {ctx.lit(0, ctx.out_dtype)}) + "
+                   f"«M».log1p(«M».exp(-abs({a[0]}))))")
 # ---------------------------------------------------------------------------------------------
 
 
 def softplus(x):
     return softplus_p.bind(x)
+
+
+def log2(x):
+    return log2_p.bind(x)

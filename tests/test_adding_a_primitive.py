@@ -1,4 +1,10 @@
-"""docs/adding_a_primitive.md, run: a new elementwise primitive from two declarations.
+"""docs/adding_a_primitive.md, run: new elementwise primitives from their declarations.
+
+``example_log2`` is the declaration that added the library's ``log2`` (its impl a numpy
+function): one ``_unary`` line and its jvp, no backend record, and every transform and
+backend works from them (the tests below, and its row in ``tests/op_records/``: samples,
+derivatives to second order, batching, jit records and lowering, jet, special values and
+the CUDA simulator).
 
 The worked example there adds ``softplus`` to ``autodiff/primitives/elementwise.py`` (its
 impl, abstract value and batching from ``_unary``, its derivative from ``defjvp``) and one
@@ -22,7 +28,7 @@ from autodiff.backends import numba_cpu
 from autodiff.backends.plan import LOWERINGS
 from autodiff.transforms.jet import jet_rules, rule_for
 
-from example_primitive import NAME, softplus_impl as _softplus_impl
+from example_primitive import LOG2, NAME, log2, softplus_impl as _softplus_impl
 from jit_util import assert_compiled
 from op_records import ROWS, Elementwise, Jet, Special
 
@@ -105,3 +111,57 @@ def test_derived_rule_agrees_with_a_hand_written_one(monkeypatch):
     got = ad.jet(P.sin, (0.4,), ((1.0, 0.5, -0.25, 0.1),))
     np.testing.assert_allclose(got[0], want[0], rtol=1e-15)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-13)
+
+
+# ---------------------------------------------------------------------------------------
+# the one-line kind: log2's declaration, no backend record
+# ---------------------------------------------------------------------------------------
+
+REPO = __import__("pathlib").Path(__file__).resolve().parent.parent
+Y = np.array([0.3, 0.5, 1.0, 2.0, 7.5])
+
+
+def test_one_line_primitive_is_named_by_no_backend():
+    p = primitives[LOG2]
+    assert p.lowering.numpy_name == "log2" and p.lowering.kind == "elementwise"
+    assert LOWERINGS[LOG2].expr is None                    # derived from the facts
+    for path in list((REPO / "backends").glob("*.py")) + list((REPO / "autodiff").rglob("*.py")):
+        assert LOG2 not in path.read_text(), path
+    assert LOG2 in numba_cpu.LOWERED_PRIMITIVES
+
+
+def test_one_line_primitive_derivatives():
+    g = ad.grad(lambda x: log2(x).sum())(Y)
+    np.testing.assert_allclose(g, 1.0 / (Y * np.log(2.0)), rtol=1e-14)
+    _, t = ad.jvp(log2, (Y,), (np.full_like(Y, 3.0),))
+    np.testing.assert_allclose(t, 3.0 / (Y * np.log(2.0)), rtol=1e-14)
+    ad.check_grads(lambda x: log2(x) * x, (Y,), order=2, modes=("fwd", "rev"))
+    h = ad.hessian(lambda x: log2(x).sum())(Y)             # -1/(x² ln 2) on the diagonal
+    np.testing.assert_allclose(np.diag(h), -1.0 / (Y ** 2 * np.log(2.0)), rtol=1e-13)
+
+
+def test_one_line_primitive_vmap_and_jet():
+    ys = np.linspace(0.5, 3.0, 12).reshape(3, 4)
+    np.testing.assert_array_equal(ad.vmap(log2, in_axes=1)(ys), np.log2(ys).T)
+    _, (c1, c2, c3) = ad.jet(log2, (1.5,), ((1.0, 0.0, 0.0),))
+    k = 1.0 / np.log(2.0)                                  # d^n log2 = (-1)^(n-1) (n-1)! / (x^n ln 2)
+    np.testing.assert_allclose([c1, c2, c3], [k / 1.5, -k / 1.5 ** 2, 2 * k / 1.5 ** 3],
+                               rtol=1e-13)
+
+
+@pytest.mark.parametrize("dtype,tol", [(np.float64, 0.0), (np.float32, 2e-7)])
+def test_one_line_primitive_compiles_from_the_numpy_name(dtype, tol):
+    f = ad.jit(lambda x: log2(x) * 2.0)
+    x = Y.astype(dtype)
+    out = assert_compiled(f, x)
+    assert out.dtype == dtype
+    np.testing.assert_allclose(out, 2.0 * np.log2(x), rtol=tol)
+    assert "log2" in f.lower(x).as_text()
+
+
+def test_one_line_primitive_has_a_row_in_every_suite():
+    row = ROWS[LOG2]
+    assert len(row.records) == 2 and isinstance(row.jet_case(), Jet)
+    assert isinstance(row.special, Special) and row.special.ref is np.log2
+    assert isinstance(row.jit, Elementwise) and isinstance(row.cuda, Elementwise)
+    assert isinstance(ROWS[NAME].cuda, Elementwise)       # softplus's CUDA record is tested

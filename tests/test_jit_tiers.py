@@ -4,6 +4,7 @@ until the kernel is ready). The numpy interpreter is the oracle throughout.
 """
 import os
 import re
+import json
 import subprocess
 import sys
 import textwrap
@@ -589,6 +590,46 @@ def test_first_compile_does_not_import_scipy_linalg(which, tmp_path):
     assert lines["HAVE_BLAS"] == "True"            # the same answer Numba's own check gives
     x = np.linspace(-1, 1, 7)
     assert float(lines["VALUE"]) == pytest.approx(float(np.sum(np.tanh(x) * 2.0)), rel=1e-13)
+
+
+LOG2_CHILD = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    x64, x32 = np.array([0.5, 3.0, 1e300]), np.array([0.25, 5.0, 3e38], np.float32)
+    if sys.argv[1] == "upstream":          # Numba alone: np.log2 of both float types
+        import numba
+        try:
+            numba.njit(lambda a, b: (np.log2(a[0]), np.log2(b[0])))(x64, x32)
+            print("UPSTREAM compiles")
+        except TypeError as e:
+            print("UPSTREAM", type(e).__name__)
+    else:
+        import autodiff as ad
+        import autodiff.numpy as anp
+        ad.config.update("jit_background_compile", False)
+        a, b = ad.jit(lambda a, b: (anp.log2(a), anp.log2(b)))(x64, x32)
+        print("OK", json.dumps([str(a.dtype), str(b.dtype), a.tolist(), b.tolist()]))
+""")
+
+
+@pytest.mark.parametrize("which", ["upstream", "autodiff"])
+def test_log2_of_both_float_types_in_one_kernel(which, tmp_path):
+    # Upstream: Numba's np.log2 declares the bare intrinsic ``llvm.log2`` with the first
+    # call's type, so float64 and float32 calls in one function fail to compile
+    # (backends/numba_upstream.py: fix_log2_intrinsic names the typed intrinsics).
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    out = subprocess.run([sys.executable, "-c", LOG2_CHILD, which], env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    if which == "upstream":
+        assert out.stdout.split() == ["UPSTREAM", "TypeError"]   # if this fails, drop the fix
+        return
+    word, got = out.stdout.split(" ", 1)
+    dt64, dt32, a, b = json.loads(got)
+    assert (word, dt64, dt32) == ("OK", "float64", "float32")
+    np.testing.assert_array_equal(a, np.log2([0.5, 3.0, 1e300]))
+    np.testing.assert_allclose(b, np.log2(np.array([0.25, 5.0, 3e38], np.float32)),
+                               rtol=2e-7)
 
 
 # ---------------------------------------------------------------------------------

@@ -48,15 +48,9 @@ exp2 = _unary_float(np.exp2, P.exp2_p)
 expm1 = _unary_float(np.expm1, P.expm1_p)
 log = _unary_float(np.log, P.log_p)
 log1p = _unary_float(np.log1p, P.log1p_p)
+log2 = _unary_float(np.log2, P.log2_p)
 sqrt = _unary_float(np.sqrt, P.sqrt_p)
 cbrt = _unary_float(np.cbrt, P.cbrt_p)
-
-
-@npfunc(np.log2)
-def log2(x):
-    x = asarray(x)
-    x = P.convert(x, float_type(dtype_of(x)))
-    return P.mul(P.log(x), 1.0 / math.log(2.0))
 
 
 @npfunc(np.log10)

@@ -24,7 +24,7 @@ __all__ = ["complex_", "complex_p", "conj", "conj_p", "imag", "imag_p", "real", 
            "convert_element_type_p", "cos", "cos_p", "cosh", "cosh_p", "div", "div_p", "eq",
            "eq_p", "exp", "exp2_p", "exp_p", "expm1_p", "floor", "floor_divide_p", "floor_p", "ge",
            "ge_p", "gt", "gt_p", "integer_pow", "integer_pow_p", "is_finite_p", "le", "le_p",
-           "log", "log1p_p", "log_p", "logistic_p", "lt", "lt_p", "max_", "max_p", "min_", "min_p",
+           "log", "log1p_p", "log2_p", "log_p", "logistic_p", "lt", "lt_p", "max_", "max_p", "min_", "min_p",
            "mod_p", "mul", "mul_fit", "mul_p", "ne", "ne_p", "neg", "neg_p", "not_p", "or_p",
            "pow", "pow_p", "round_p", "rsqrt", "rsqrt_p", "select", "select_p", "sign", "sign_p",
            "sin", "sin_p", "sinh", "sinh_p", "sqrt", "sqrt_p", "stop_gradient_p", "sub", "sub_p",
@@ -141,6 +141,8 @@ deftaylor(log_p, lambda ins: series_log(ins[0], log(ins[0][0])))
 log1p_p = _unary("log1p", np.log1p, cost=8, code_size=16)
 defjvp(log1p_p, lambda g, ans, x: div(g, add(x, 1)))
 deftaylor(log1p_p, lambda ins: series_log(add_const(ins[0], 1.0), log1p_p.bind(ins[0][0])))
+log2_p = _unary("log2", np.log2, cost=8, code_size=14)
+defjvp(log2_p, lambda g, ans, x: div(g, mul(x, np.log(2.0).astype(dtype_of(x)))))   # 1/(x ln 2)
 expm1_p = _unary("expm1", np.expm1, cost=8, code_size=14)
 defjvp(expm1_p, lambda g, ans, x: mul(g, add(ans, 1)))
 deftaylor(expm1_p, lambda ins: series_ode(                         # z' = (z + 1) x'

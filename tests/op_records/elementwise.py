@@ -18,6 +18,7 @@ F64, F32 = np.float64, np.float32
 # ---------------------------------------------------------------------------------------
 
 for _n, _lo, _hi in [("exp", -2, 2), ("exp2", -2, 2), ("log", 0.3, 3), ("log1p", -0.5, 3),
+                     ("log2", 0.3, 3),
                      ("expm1", -2, 2), ("tanh", -2, 2), ("logistic", -3, 3), ("sin", -2, 2),
                      ("cos", -2, 2), ("tan", -1.2, 1.2), ("asin", -0.9, 0.9),
                      ("acos", -0.9, 0.9), ("atan", -2, 2), ("sinh", -2, 2), ("cosh", -2, 2),
@@ -73,6 +74,7 @@ sample("convert_element_type", [A(3, 2)], new_dtype=np.dtype(np.int32))
 
 for _n, _lo, _hi, _ilo, _ihi in [
         ("exp", -2, 2, -2, 2), ("exp2", -2, 2, -2, 2), ("log", 0.3, 3, -2, 2),
+        ("log2", 0.3, 3, -2, 2),
         ("log1p", -0.5, 3, -2, 2), ("expm1", -2, 2, -2, 2), ("tanh", -1, 1, -0.7, 0.7),
         ("logistic", -2, 2, -1, 1), ("sin", -2, 2, -1, 1), ("cos", -2, 2, -1, 1),
         ("tan", -1, 1, -1, 1), ("asin", -0.9, 0.9, -1, 1), ("acos", -0.9, 0.9, -1, 1),
@@ -142,6 +144,7 @@ unary("exp", Jet(anp.exp, x3), np.exp, ULP4, jit=E(-30.0, 30.0))
 unary("exp2", Jet(anp.exp2, x3), np.exp2, ULP4, jit=E(-20, 20))
 unary("log", Jet(anp.log, x3), np.log, ULP4, cuda=E(0.1, 3.0), jit=E(0.05, 4.0))
 unary("log1p", Jet(anp.log1p, x3), np.log1p, ULP4, cuda=E(-0.9, 3.0), jit=E(-0.9, 4.0))
+unary("log2", Jet(anp.log2, x3), np.log2, ULP4, cuda=E(0.1, 3.0), jit=E(0.05, 4.0))
 unary("expm1", Jet(anp.expm1, x3), np.expm1, ULP4, jit=E(-3.0, 3.0))
 unary("tanh", Jet(anp.tanh, xs3), np.tanh, ULP4, jit=E(-10, 10))
 unary("logistic", Jet(ad.nn.sigmoid, xs3), _logistic_ref, ULP4, jit=E(-30, 30))
@@ -238,12 +241,15 @@ for _n, _jet in [
                                   "test_complex_special_values_match_numpy",
             cuda=_PARTS, jit="compiled cases: tests/test_jit_complex.py")
 
-# the worked example of docs/adding_a_primitive.md (tests/example_primitive.py; the
-# special-value reference is its impl, numpy's logaddexp(x, 0)); numba-cuda's emitter keeps
-# text rules of its own, and the example declares none
+# the worked examples of docs/adding_a_primitive.md (tests/example_primitive.py): log2's
+# declaration under another name (no backend record: every backend derives its text), and
+# softplus (one record per backend; the special-value reference is its impl, numpy's
+# logaddexp(x, 0))
+sample(example_primitive.LOG2, [A(2, 3, lo=0.3, hi=3)])
+sample(example_primitive.LOG2, [A(lo=0.3, hi=3)])
+unary(example_primitive.LOG2, True, np.log2, ULP4, cuda=E(0.1, 3.0), jit=E(0.05, 4.0))
 sample(example_primitive.NAME, [A(2, 3, lo=-3, hi=3)])
 sample(example_primitive.NAME, [A(lo=-3, hi=3)])
 declare(example_primitive.NAME, jet=True,
         special=Special("unary", example_primitive.softplus_impl, ULP4),
-        cuda="no CUDA text: backends/numba_cuda.py's CUDA_EW has no entry for it",
-        jit=E())
+        cuda=E(), jit=E())
