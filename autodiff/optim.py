@@ -145,7 +145,8 @@ def _adam(learning_rate, b1, b2, eps, weight_decay, decoupled, who):
         bc2 = 1.0 - anp.power(b2, t)
 
         def one(m, v, p):
-            step = cast_like(lr, m) * (m / cast_like(bc1, m)) / (anp.sqrt(v / cast_like(bc2, v)) + eps)
+            step = (cast_like(lr, m) * (m / cast_like(bc1, m))
+                    / (anp.sqrt(v / cast_like(bc2, v)) + eps))
             if weight_decay and decoupled:
                 step = step + cast_like(lr, m) * weight_decay * p
             return -step
@@ -440,7 +441,8 @@ class Adagrad(Optimizer):
     def _transform(self, hp):
         lr, decay = hp["lr"], hp["lr_decay"]
         parts = [add_decayed_weights(hp["weight_decay"])] if hp["weight_decay"] else []
-        rate = (lambda count: lr / (1.0 + count_as_float(count) * decay)) if decay and not callable(lr) else lr
+        rate = ((lambda count: lr / (1.0 + count_as_float(count) * decay))
+                if decay and not callable(lr) else lr)
         return chain(*parts, scale_by_rss(hp["initial_accumulator_value"], hp["eps"],
                                           eps_in_sqrt=False),
                      scale_by_learning_rate(rate))

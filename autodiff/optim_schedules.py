@@ -10,7 +10,8 @@ import numpy as np
 
 from . import numpy as anp
 
-__all__ = ["count_as_float", "constant_schedule", "linear_schedule", "exponential_decay", "cosine_decay_schedule",
+__all__ = ["count_as_float",
+           "constant_schedule", "linear_schedule", "exponential_decay", "cosine_decay_schedule",
            "join_schedules", "warmup_cosine_decay_schedule", "piecewise_constant_schedule"]
 
 

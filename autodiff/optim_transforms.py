@@ -19,7 +19,8 @@ from . import numpy as anp
 from .optim_schedules import count_as_float
 from .tree_util import tree_flatten, tree_map
 
-__all__ = ["GradientTransformation", "AdamState", "EmptyState", "ScaleByScheduleState", "ScaleByRmsState", "ScaleByRStdDevState",
+__all__ = ["GradientTransformation", "AdamState",
+           "EmptyState", "ScaleByScheduleState", "ScaleByRmsState", "ScaleByRStdDevState",
            "ScaleByRssState", "ScaleByAdaDeltaState", "ScaleByLionState", "TraceState", "identity",
            "scale", "scale_by_schedule", "scale_by_learning_rate", "clip", "clip_by_value",
            "global_norm", "clip_by_global_norm", "add_decayed_weights", "chain", "trace",
@@ -161,7 +162,8 @@ def scale_by_schedule(step_size_fn):
 
     def update(updates, state, params=None):
         s = step_size_fn(state.count)
-        return tree_map(lambda g: cast_like(s, g) * g, updates), ScaleByScheduleState(state.count + 1)
+        return (tree_map(lambda g: cast_like(s, g) * g, updates),
+                ScaleByScheduleState(state.count + 1))
     return GradientTransformation(init, update)
 
 
@@ -532,7 +534,8 @@ def scale_by_nadam(b1=0.9, b2=0.999, eps=1e-8):
         mu = tree_map(lambda m, g: b1 * m + (1.0 - b1) * g, state.mu, updates)
         nu = tree_map(lambda v, g: b2 * v + (1.0 - b2) * g * g, state.nu, updates)
         c1, c1n, c2 = 1.0 - anp.power(b1, t), 1.0 - anp.power(b1, t + 1.0), 1.0 - anp.power(b2, t)
-        out = tree_map(lambda m, v, g: (b1 * m / cast_like(c1n, m) + (1.0 - b1) * g / cast_like(c1, m))
+        out = tree_map(lambda m, v, g: (b1 * m / cast_like(c1n, m)
+                                        + (1.0 - b1) * g / cast_like(c1, m))
                        / (anp.sqrt(v / cast_like(c2, v)) + eps), mu, nu, updates)
         return out, AdamState(count, mu, nu)
     return GradientTransformation(init, update)

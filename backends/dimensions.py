@@ -20,7 +20,10 @@ True
 """
 from ..core import Var
 
-__all__ = ["DimClasses", "unify_axes", "no_dims"] + ['dim_bid', 'dim_transpose', 'dim_same', 'dim_reduce', 'dim_squeeze', 'dim_expand', 'dim_dot', 'dim_concat', 'dim_gather', 'dim_index_gather', 'dim_scatter', 'dim_first_to_out', 'dim_solve', 'dim_slogdet', 'dim_eigh']
+__all__ = ["DimClasses", "unify_axes", "no_dims", "dim_bid", "dim_transpose", "dim_same",
+           "dim_reduce", "dim_squeeze", "dim_expand", "dim_dot", "dim_concat", "dim_gather",
+           "dim_index_gather", "dim_scatter", "dim_first_to_out", "dim_solve", "dim_slogdet",
+           "dim_eigh"]
 
 
 

@@ -25,7 +25,7 @@ import numpy as np
 from ..core import primitives
 from .complex_math import complex_name
 from .numba_emitter import EwCtx, dt_text, dtype_name, integer_pow_text, is_complex, is_float
-from .plan import LOWERINGS, _par, register_elementwise
+from .plan import LOWERINGS, parenthesized, register_elementwise
 
 __all__ = ["FAST_MATH", "FAST_MATH_BUDGET", "HAVE_SELECT", "COMPLEX_HELPERS",
            "COMPLEX_FAST_SIZE", "import_helper", "select_text", "div_text", "math_call",
@@ -233,7 +233,7 @@ def _ew_convert(ctx, a):
     if new == np.bool_:
         return f"{a[0]} != 0"
     if is_complex(ctx.in_dtypes[0]) and not is_complex(new):
-        return f"{dt_text(new)}({_par(a[0])}.real)"      # numpy discards the imaginary part
+        return f"{dt_text(new)}({parenthesized(a[0])}.real)"   # numpy drops the imaginary part
     return f"{dt_text(new)}({a[0]})"
 
 
@@ -305,8 +305,8 @@ for _n, _op, _h in [("eq", "==", None), ("ne", "!=", None), ("lt", "<", "clt"),
                     ("and", "&", None), ("or", "|", None), ("xor", "^", None)]:
     register_elementwise(_n, _compare(_op, _h), bool_native=True)
 # complex parts and constructors (the results are cast to the output dtype by ew_expr)
-register_elementwise("real", lambda ctx, a: f"{_par(a[0])}.real")
-register_elementwise("imag", lambda ctx, a: f"{_par(a[0])}.imag")
+register_elementwise("real", lambda ctx, a: f"{parenthesized(a[0])}.real")
+register_elementwise("imag", lambda ctx, a: f"{parenthesized(a[0])}.imag")
 register_elementwise("conj", lambda ctx, a: f"np.conj({a[0]})")
 register_elementwise("complex", lambda ctx, a: f"complex({a[0]}, {a[1]})")
 register_elementwise("select", lambda ctx, a: select_text(ctx, a[0], a[1], a[2]),

@@ -21,7 +21,7 @@ import contextlib
 import numpy as np
 
 from ..core import SIZE_PARAMS, ClosedJaxpr, DropVar, Jaxpr, Literal, Var, pp_param
-from .plan import Planner, _par
+from .plan import Planner, parenthesized
 
 __all__ = ["is_float", "is_complex", "dt_text", "dtype_name", "SHORT_DTYPES", "acc_dtype",
            "float_text", "EwCtx", "OpCtx", "NumbaFunction", "ModuleBase", "sub_jaxpr",
@@ -340,7 +340,7 @@ class NumbaFunction(Planner):
         if k == "gen":                        # recomputed from this loop's indices
             e = loc[1]
             args = [self.read(u, c, idx) for u in e.invars]
-            return _par(self.ew_expr(e, args, self.vidx(v, idx)))
+            return parenthesized(self.ew_expr(e, args, self.vidx(v, idx)))
         if k == "fused":
             if loc[1] is c:
                 return self.sname(v)

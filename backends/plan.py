@@ -70,7 +70,7 @@ from .tiny_values import TinyValues
 
 __all__ = ["Planner", "Cluster", "Lowering", "LOWERINGS", "LOOP_BUDGET",
            "SUPPORTED_DTYPES", "REMAT_BEGIN", "REMAT_END",
-           "register_lowering", "register_elementwise", "derived_lowering"]
+           "register_lowering", "register_elementwise", "derived_lowering", "parenthesized"]
 
 
 # =====================================================================================
@@ -175,7 +175,7 @@ _lowering, _ew = register_lowering, register_elementwise     # the registrations
 # read the values crossing over from arrays.
 LOOP_BUDGET = 160
 
-def _par(expr):
+def parenthesized(expr):
     """``expr`` safe to embed in a larger expression (index maps compose)."""
     return expr if expr.isidentifier() or expr.isdigit() or (
         expr.startswith("(") and expr.endswith(")") and expr.count("(") == 1) else f"({expr})"
@@ -681,7 +681,7 @@ class Planner(TinyValues):
             sizes = self.dims(u)
 
             def m(I, dims=dims, sizes=sizes):
-                return [f"({sizes[d]} - 1 - {_par(I[d])})" if d in dims else I[d]
+                return [f"({sizes[d]} - 1 - {parenthesized(I[d])})" if d in dims else I[d]
                         for d in range(len(I))]
         elif name == "roll":
             ax = p["axis"]
@@ -690,7 +690,7 @@ class Planner(TinyValues):
 
             def m(I, ax=ax, n=n, s=s):
                 # out[i] = x[(i - shift) mod n], without a modulo: one compare and a select
-                i = _par(I[ax])
+                i = parenthesized(I[ax])
                 return [f"({i} + ({n} - {s}) if {i} < {s} else {i} - {s})" if d == ax else I[d]
                         for d in range(len(I))]
         else:  # slice
@@ -698,7 +698,7 @@ class Planner(TinyValues):
             strides = p["strides"] or (1,) * len(xs)
 
             def m(I, starts=starts, strides=strides):
-                return [f"({s} + {i})" if st == 1 else f"({s} + {_par(i)} * {st})"
+                return [f"({s} + {i})" if st == 1 else f"({s} + {parenthesized(i)} * {st})"
                         for s, i, st in zip(starts, I, strides)]
         if inner is not None:
             imap = (lambda I, m=m, inner=inner: inner(m(I)))
