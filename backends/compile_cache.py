@@ -72,7 +72,6 @@ from .cache_files import (UnsafeCacheError, UnsafeCacheWarning, cache_dir_is_saf
                           open_trusted, purge_numba_cache, refuse, warn_once, write_source)
 from .numba_cache import attach_numba_cache
 from .numba_upstream import defer_fft_extension, fix_log2_intrinsic, lazy_blas_check
-from .numba_cache import cache_helpers  # noqa: F401  (numba_complex's import, until it names numba_cache)
 
 __all__ = ["get_kernel", "memory_lookup", "stats", "reset_stats", "clear_memory", "cache_key",
            "kernel_path", "Kernel", "cache_dir_problem", "cache_dir_is_safe", "verified_source",
