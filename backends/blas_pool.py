@@ -31,7 +31,7 @@ callers never wait for each other. After ``fork()`` the child's pool is reset an
 workers started again (threads do not survive a fork).
 
 One BLAS library: the CBLAS symbols of the OpenBLAS that numpy itself loads (not Numba's
-``np.dot``, which goes through scipy's second copy; see :func:`_find_numpy_cblas`).
+``np.dot``, which goes through scipy's second copy; see :func:`find_numpy_cblas`).
 
 >>> import numpy as np
 >>> from autodiff.backends.blas_pool import matmul_into
@@ -99,7 +99,7 @@ def numpy_openblas_paths():
         sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*")))
 
 
-def _find_numpy_cblas():
+def find_numpy_cblas():
     """Addresses of numpy's OpenBLAS dgemm/sgemm and its per-thread thread setting.
 
     The library lies next to numpy (``numpy.libs``, or ``.dylibs`` on macOS), ILP64
@@ -139,7 +139,7 @@ def _register_symbols():
     kernels work in every process. Returns a description of the BLAS, or None without
     numpy's OpenBLAS (another BLAS vendor).
     """
-    found = _find_numpy_cblas()
+    found = find_numpy_cblas()
     if found is None:
         return None, None
     d_addr, s_addr, bits, desc, local_addr, path, (dv_addr, sv_addr) = found
@@ -177,12 +177,12 @@ def _register_symbols():
 
 HAVE_LAPACKE = False    # numpy's OpenBLAS has LAPACKE's syevd (eigh without a second library)
 try:
-    _BITS, BLAS = _register_symbols()
+    BLAS_INT_BITS, BLAS = _register_symbols()
 except Exception:  # noqa: BLE001 - any trouble finding the library: use Numba's np.dot
-    _BITS, BLAS = None, None
-HAVE_CBLAS = _BITS is not None
+    BLAS_INT_BITS, BLAS = None, None
+HAVE_CBLAS = BLAS_INT_BITS is not None
 
-_it = types.int64 if _BITS == 64 else types.int32
+_it = types.int64 if BLAS_INT_BITS == 64 else types.int32
 _e = types.int32     # CBLAS enums
 
 
@@ -203,7 +203,8 @@ def _gemv_sig(fl):
 
 _dgemv = types.ExternalFunction("autodiff_cblas_dgemv", _gemv_sig(types.float64))
 _sgemv = types.ExternalFunction("autodiff_cblas_sgemv", _gemv_sig(types.float32))
-_threads_local = types.ExternalFunction("autodiff_openblas_threads_local", types.int32(types.int32))
+openblas_threads_local = types.ExternalFunction("autodiff_openblas_threads_local",
+                                              types.int32(types.int32))
 # LAPACKE_?syevd(layout, jobz, uplo, n, a, lda, w) -> info
 lapacke_dsyevd = types.ExternalFunction("autodiff_lapacke_dsyevd", _it(
     types.int32, types.uint8, types.uint8, _it, types.intp, _it, types.intp))
@@ -380,7 +381,7 @@ def _steal(s, gen, last_signals):
 @njit(**_CACHED)
 def _worker_main():
     s = _state_addr()
-    _threads_local(np.int32(1))
+    openblas_threads_local(np.int32(1))
     me = _aadd(s, _WORKERS, 1)             # this worker's index: 0, 1, ...
     _lock(s + _MTX * 8)
     seen = _aload(s, _GEN)
@@ -433,26 +434,26 @@ def _gemm_any(a, b, out, flags):
     if m == 1 or n == 1:
         # a matrix-vector product: memory-bound, one thread (as numpy's own matmul runs it)
         trans, rows, cols, mp, ldm, xp, incx = matvec_layout(ta, tb, m, n, k, ap, lda, bp, ldb)
-        prev = _threads_local(np.int32(1))
+        prev = openblas_threads_local(np.int32(1))
         _gemv(item, trans, rows, cols, mp, ldm, xp, incx, cp, 1)
-        _threads_local(prev)
+        openblas_threads_local(prev)
         return
     s = _state_addr()
     want = _aload(s, _THREADS)
     flops = 2 * m * n * k
     use = min(want, flops // max(_aload(s, _MINFLOPS), 1))
     if _aload(s, _MODE) == MODE_OPENBLAS:
-        prev = _threads_local(np.int32(want))
+        prev = openblas_threads_local(np.int32(want))
         _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
-        _threads_local(prev)
+        openblas_threads_local(prev)
         return
     workers = _aload(s, _WORKERS)
     if use > workers + 1:
         use = workers + 1
-    prev = _threads_local(np.int32(1))
+    prev = openblas_threads_local(np.int32(1))
     if use < 2:
         _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
-        _threads_local(prev)
+        openblas_threads_local(prev)
         return
     # Panels: ~4 per thread (a stalled thread holds at most a quarter of its share).
     # Column panels of C when it has >= 128 columns: each panel call packs A again but B
@@ -465,7 +466,7 @@ def _gemm_any(a, b, out, flags):
     npan = -(-side // ps)
     if npan < 2:                           # one panel: nothing to share
         _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
-        _threads_local(prev)
+        openblas_threads_local(prev)
         return
     # Measured availability: what a core is worth right now is whatever the scheduler gives.
     # The state keeps running means of the wall time per MFLOP of split products and of
@@ -482,13 +483,13 @@ def _gemm_any(a, b, out, flags):
                 _aadd(s, _ADAPTSERIAL, 1)
             t0 = _clock_ns(s, _CLKMONO)
             _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
-            _threads_local(prev)
+            openblas_threads_local(prev)
             _record_rate(s, _SERIALRATE, _clock_ns(s, _CLKMONO) - t0, flops)
             return
     if _acas(s, _BUSY, 0, 1) != 0:         # another thread's product holds the pool
         _aadd(s, _BUSYFALLBACK, 1)
         _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
-        _threads_local(prev)
+        openblas_threads_local(prev)
         return
     _astore(s, _ITEM, item)
     _astore(s, _TA, 1 if ta else 0)
@@ -523,7 +524,7 @@ def _gemm_any(a, b, out, flags):
     _record_rate(s, _SPLITRATE, _clock_ns(s, _CLKMONO) - wall0, flops)
     _aadd(s, _POOLED, 1)
     _astore(s, _BUSY, 0)
-    _threads_local(prev)
+    openblas_threads_local(prev)
 
 
 @njit(**_CACHED)
@@ -532,19 +533,19 @@ def syevd_inplace(a, w):
     place (eigenvectors in the columns of ``a``, ascending eigenvalues in ``w``) through
     numpy's own LAPACK, single-threaded; returns LAPACK's info (0: converged)."""
     n = a.shape[0]
-    prev = _threads_local(np.int32(1))
+    prev = openblas_threads_local(np.int32(1))
     ap, wp = np.intp(a.ctypes.data), np.intp(w.ctypes.data)
     jobz, uplo = np.uint8(86), np.uint8(76)        # 'V', 'L'
     if a.itemsize == 8:
         info = lapacke_dsyevd(np.int32(101), jobz, uplo, n, ap, n, wp)
     else:
         info = _ssyevd(np.int32(101), jobz, uplo, n, ap, n, wp)
-    _threads_local(prev)
+    openblas_threads_local(prev)
     return info
 
 
 @njit(**_CACHED)
-def _gemm_numba(a, b, out, flags):
+def gemm_numba(a, b, out, flags):
     t = flags & 3
     if t == 0:
         np.dot(a, b, out)
@@ -556,7 +557,7 @@ def _gemm_numba(a, b, out, flags):
         np.dot(a.T, b.T, out)
 
 
-matmul_into = _gemm_any if HAVE_CBLAS else _gemm_numba
+matmul_into = _gemm_any if HAVE_CBLAS else gemm_numba
 matmul_into.__doc__ = """``out = op(a) @ op(b)`` for C-contiguous 2-D float arrays (BLAS gemm).
 
 ``flags`` bit 1 transposes ``a``, bit 2 transposes ``b``; ``out`` is C-contiguous. The

@@ -81,7 +81,7 @@ def _register():
     if found is None:
         return None
     addrs, bits, desc = found
-    if bits != blas_pool._BITS:
+    if bits != blas_pool.BLAS_INT_BITS:
         return None
     for r, by in addrs.items():
         for x, addr in by.items():
@@ -221,9 +221,9 @@ def potrf_into(A, L):
     _tcopy_lower(A, F)          # column-major F holds A's lower triangle as is
     p = np.empty(4, INT)
     p[0], p[1], p[2], p[3] = _L, n, max(n, 1), 0
-    prev = blas_pool._threads_local(_threads(n))
+    prev = blas_pool.openblas_threads_local(_threads(n))
     info = _call_potrf(F, p)
-    blas_pool._threads_local(prev)
+    blas_pool.openblas_threads_local(prev)
     if info == 0:
         _tcopy_lower(F.T, L.T)   # L[i, j] = F[j, i], i >= j
         for i in range(n):
@@ -240,9 +240,9 @@ def getrf_t(LU, ipiv):
     n = LU.shape[0]
     p = np.empty(4, INT)
     p[0], p[1], p[2], p[3] = n, n, max(n, 1), 0
-    prev = blas_pool._threads_local(_threads(n))
+    prev = blas_pool.openblas_threads_local(_threads(n))
     info = _call_getrf(LU, ipiv, p)
-    blas_pool._threads_local(prev)
+    blas_pool.openblas_threads_local(prev)
     return info
 
 
@@ -255,7 +255,7 @@ def getrs_t(LU, ipiv, X):
     n, k = X.shape
     if n == 0 or k == 0:
         return
-    prev = blas_pool._threads_local(_threads(n))
+    prev = blas_pool.openblas_threads_local(_threads(n))
     if k == 1:
         p = np.empty(6, INT)
         p[0], p[1], p[2], p[3], p[4], p[5] = _T, n, 1, n, n, 0
@@ -275,7 +275,7 @@ def getrs_t(LU, ipiv, X):
                     t = X[i, c]
                     X[i, c] = X[j, c]
                     X[j, c] = t
-    blas_pool._threads_local(prev)
+    blas_pool.openblas_threads_local(prev)
 
 
 @njit(**_OPTS)
@@ -302,9 +302,9 @@ def trsm_c(T, X, flags):
     p[4], p[5] = c, r                                        # rows, columns of Xᵀ
     p[6], p[7] = n, c
     alpha = np.ones(1, X.dtype)
-    prev = blas_pool._threads_local(_threads(n))
+    prev = blas_pool.openblas_threads_local(_threads(n))
     _call_trsm(T, X, alpha, p)
-    blas_pool._threads_local(prev)
+    blas_pool.openblas_threads_local(prev)
 
 
 if not HAVE_LAPACK:

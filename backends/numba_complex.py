@@ -159,7 +159,7 @@ def _register_zgemm():
     """Register numpy's OpenBLAS ``zgemm``/``cgemm`` (CBLAS) with LLVM under fixed names
     (so disk-cached kernels link in every process); returns the integer width or None."""
     from . import blas_pool
-    found = blas_pool._find_numpy_cblas()
+    found = blas_pool.find_numpy_cblas()
     if found is None:
         return None
     bits, desc, path = found[2], found[3], found[5]
@@ -196,7 +196,7 @@ _cgemv = types.ExternalFunction("autodiff_cblas_cgemv", _ZVSIG)
 
 
 if HAVE_ZGEMM:
-    from .blas_pool import _threads_local, matvec_layout
+    from .blas_pool import openblas_threads_local, matvec_layout
 
     @njit(**_CACHED)
     def _zgemv_any(item, trans, rows, cols, alpha, a, lda, x, incx, beta, y):
@@ -227,12 +227,12 @@ if HAVE_ZGEMM:
         ap, bp, cp = np.intp(a.ctypes.data), np.intp(b.ctypes.data), np.intp(out.ctypes.data)
         alpha = np.intp(coef.ctypes.data)
         beta = alpha + np.intp(out.itemsize)
-        prev = _threads_local(np.int32(1))
+        prev = openblas_threads_local(np.int32(1))
         if m == 1 or n == 1:    # a matrix-vector product: gemv (blas_pool.matvec_layout)
             trans, rows, cols, mp, ldm, xp, incx = matvec_layout(
                 ta, tb, m, n, k, ap, a.shape[1], bp, b.shape[1])
             _zgemv_any(out.itemsize, trans, rows, cols, alpha, mp, ldm, xp, incx, beta, cp)
-            _threads_local(prev)
+            openblas_threads_local(prev)
             return
         if out.itemsize == 16:
             _zgemm(np.int32(101), t_a, t_b, m, n, k, alpha, ap, a.shape[1], bp, b.shape[1],
@@ -240,10 +240,10 @@ if HAVE_ZGEMM:
         else:
             _cgemm(np.int32(101), t_a, t_b, m, n, k, alpha, ap, a.shape[1], bp, b.shape[1],
                    beta, cp, n)
-        _threads_local(prev)
+        openblas_threads_local(prev)
 else:
     # without numpy's OpenBLAS: Numba's np.dot, which takes complex operands too
-    from .blas_pool import _gemm_numba as cmatmul_into  # noqa: F401
+    from .blas_pool import gemm_numba as cmatmul_into  # noqa: F401
 
 
 # every helper keeps its compiled code under ad.config.cache_dir (as numba_math's): a new

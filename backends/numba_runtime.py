@@ -28,7 +28,7 @@ from numba import njit, types
 from numba.extending import intrinsic, overload
 
 from ..config import config
-from .blas_pool import HAVE_LAPACKE, lapacke_dsyevd, _threads_local
+from .blas_pool import HAVE_LAPACKE, lapacke_dsyevd, openblas_threads_local
 from . import lapack
 from .lapack import getrf_t, getrs_t, potrf_into, trsm_c
 
@@ -400,10 +400,10 @@ def _eigh_lapacke(A, W, V, upper):
     info = -1
     if _eigh_load(A, F, upper):
         # LAPACKE_dsyevd(column-major, 'V', 'U'/'L', ...): numpy's own LAPACK, one thread
-        prev = _threads_local(np.int32(1))
+        prev = openblas_threads_local(np.int32(1))
         info = lapacke_dsyevd(np.int32(102), np.uint8(86), np.uint8(85 if upper else 76), n,
                        np.intp(F.ctypes.data), n, np.intp(w.ctypes.data))
-        _threads_local(prev)
+        openblas_threads_local(prev)
     _eigh_store(F, w, info, W, V)
 
 
