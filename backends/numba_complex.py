@@ -249,6 +249,7 @@ else:
 # every helper keeps its compiled code under ad.config.cache_dir (as numba_math's): a new
 # kernel in a new process does not compile them again; the shared algorithms' files are
 # complex_math's, compiled with this module's bindings, and cexp_f64 & co. inline numba_math
-from . import numba_math  # noqa: E402
+from . import numba_intrinsics, numba_math, trig_reduction  # noqa: E402
 from .numba_cache import cache_helpers  # noqa: E402
-cache_helpers(globals(), depends=(complex_math, numba_math, sys.modules[__name__]))
+cache_helpers(globals(), depends=(complex_math, numba_math, numba_intrinsics, trig_reduction,
+                              sys.modules[__name__]))

@@ -88,7 +88,10 @@ S = sizes()
 
 def correctness():
     import importlib.util
-    path = os.path.join(ROOT, "tests", "test_cuda_backend.py")
+    tests = os.path.join(ROOT, "tests")
+    if tests not in sys.path:          # the cases import the op records (tests/op_records/)
+        sys.path.insert(0, tests)
+    path = os.path.join(tests, "test_cuda_backend.py")
     spec = importlib.util.spec_from_file_location("cuda_cases", path)
     m = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(m)
