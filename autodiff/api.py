@@ -195,7 +195,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
 # reverse mode: linearize (jvp + partial eval) and transpose
 # ----------------------------------------------------------------------------
 
-class _StraightLine:
+class StraightLine:
     """A closed jaxpr as one generated Python function (``backends.interpreter.straight_line``).
 
     The programs of the un-jitted grad path are run on every call; as straight-line code
@@ -218,6 +218,9 @@ class _StraightLine:
             return self.fn(self.closed.consts, args)
 
 
+_StraightLine = StraightLine      # the name older code and tests use
+
+
 def _run_program(prog, slot, closed, args):
     """Evaluate one of ``prog``'s programs; on concrete values from its second use on as
     straight-line code (compiled once, then reused by every call with this structure)."""
@@ -232,7 +235,7 @@ def _run_program(prog, slot, closed, args):
         if slot not in prog.compiled:
             prog.compiled[slot] = None         # first use: interpret; compile if it returns
             return run_closed(closed, args)
-        compiled = prog.compiled[slot] = _StraightLine(closed)
+        compiled = prog.compiled[slot] = StraightLine(closed)
     return compiled(args)
 
 

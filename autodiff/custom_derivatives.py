@@ -48,19 +48,19 @@ def _has_tracer(flat):
 _SPLIT = {}
 
 
-def _split_consts(closed):
+def split_consts(closed):
     """A jaxpr whose constants are leading inputs, plus those constants."""
     j = closed.jaxpr
     return Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns), list(closed.consts)
 
 
 def _split_consts_cached(closed):
-    """``_split_consts`` of a closed jaxpr that the trace cache holds (memoized)."""
+    """``split_consts`` of a closed jaxpr that the trace cache holds (memoized)."""
     hit = _SPLIT.get(id(closed))
     if hit is None or hit[0] is not closed:
         if len(_SPLIT) >= 4096:
             _SPLIT.clear()
-        hit = _SPLIT[id(closed)] = (closed, _split_consts(closed)[0])
+        hit = _SPLIT[id(closed)] = (closed, split_consts(closed)[0])
     return hit[1], list(closed.consts)
 
 
@@ -309,7 +309,7 @@ class custom_jvp:
         key = _call_key(self, args, kwargs, nd)
         closed, out_tree, cached = _trace_cached("custom_jvp body", key, f, flat, in_tree,
                                                  concrete, "custom_jvp")
-        call_jaxpr, consts = (_split_consts_cached if cached else _split_consts)(closed)
+        call_jaxpr, consts = (_split_consts_cached if cached else split_consts)(closed)
 
         def jvp_user_flat(xs, ts):
             p = tree_unflatten(in_tree, xs)
@@ -613,7 +613,7 @@ class custom_vjp:
         closed, out_tree, cached = _trace_cached("custom_vjp body", key,
                                                  lambda *d: fun(*full_args(d), **kwargs), flat,
                                                  in_tree, concrete, "custom_vjp")
-        call_jaxpr, consts = (_split_consts_cached if cached else _split_consts)(closed)
+        call_jaxpr, consts = (_split_consts_cached if cached else split_consts)(closed)
         # shapes and dtypes of the arguments for bwd_flat (not the tracers: a cached trace
         # holding this closure must not keep this call's trace alive)
         x_avals = [(P.shape_of(x), P.dtype_of(x)) for x in flat]

@@ -20,7 +20,7 @@ import warnings
 import numpy as np
 
 from . import primitives as P
-from .api import _StraightLine
+from .api import StraightLine
 from .backends.interpreter import run_closed
 from .cache import ProgramCache
 from .core import (ClosedJaxpr, Jaxpr, Tracer, Var, eval_jaxpr, trace_flat, trace_state,
@@ -255,7 +255,7 @@ def _runner(entry, use_jit):
         entry.uses += 1
         if entry.uses < 2:
             return lambda args: run_closed(prog, args)
-        entry.straight = _StraightLine(prog)
+        entry.straight = StraightLine(prog)
     return entry.straight
 
 

@@ -19,7 +19,7 @@ import numpy as np
 from . import primitives as P
 from .api import as_array
 from .core import Tracer, get_aval, is_inexact_dtype, trace_flat, user_source
-from .custom_derivatives import _split_consts, custom_vjp_call_p
+from .custom_derivatives import split_consts, custom_vjp_call_p
 from .errors import ShapeError
 from .tree_util import tree_flatten, tree_unflatten
 
@@ -133,7 +133,7 @@ def _apply_function(cls, args):
             cache[key] = rules
     fun_flat, fwd_flat, bwd_flat, box = rules
     closed = trace_flat(fun_flat, list(in_avals), name=f"{cls.__name__}.forward")
-    call_jaxpr, consts = _split_consts(closed)
+    call_jaxpr, consts = split_consts(closed)
     outs = custom_vjp_call_p.bind(*consts, *flat, call_jaxpr=call_jaxpr, fwd=fwd_flat,
                                   bwd=bwd_flat, num_consts=len(consts),
                                   out_avals=tuple(v.aval for v in call_jaxpr.outvars))
