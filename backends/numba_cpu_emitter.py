@@ -265,17 +265,7 @@ class CpuFunction(NumbaFunction):
         else:
             ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
         text = [head] + ["    " + s for s in size_reads + lines + [ret]]
-        self.text = "\n".join(text).replace("(«SZ»", "(«SZ0»")
-        self.params = params
-        if not self.top:
-            # the same body (a PRNG's rounds in every draw, a layer's scan) is one function
-            same = self.text.replace(f"def {self.name}(", "def «F»(", 1)
-            got = self.mod.sub_texts.get(same)
-            if got is not None:
-                self.name = got
-                return
-            self.mod.sub_texts[same] = self.name
-        self.mod.functions.append(self.text)
+        self.publish("\n".join(text), params)
 
 
     # ------------------------------------------------------------------ planner hooks

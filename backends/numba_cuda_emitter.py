@@ -484,18 +484,8 @@ class CudaFunction(NumbaFunction):
         ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
         body = free_at_last_use(size_reads + lines,
                                  set(params) | set(_ARRAY_NAME.findall(ret)))
-        self.text = "\n".join([f"def {self.name}({', '.join(params)}«SZ»):"]
-                              + ["    " + s for s in body + [ret]])
-        self.text = self.text.replace("(«SZ»", "(«SZ0»")
-        self.params = params
-        if not self.top:
-            same = self.text.replace(f"def {self.name}(", "def «F»(", 1)
-            got = self.mod.sub_texts.get(same)
-            if got is not None:
-                self.name = got
-                return
-            self.mod.sub_texts[same] = self.name
-        self.mod.functions.append(self.text)
+        self.publish("\n".join([f"def {self.name}({', '.join(params)}«SZ»):"]
+                                + ["    " + s for s in body + [ret]]), params)
 
 
 _ARRAY_NAME = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?![\w(])")

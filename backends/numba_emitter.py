@@ -237,6 +237,20 @@ class NumbaFunction(Planner):
     alike. A target's subclass adds its expressions (``ew_expr``), its loop nests
     (``emit_cluster``), its statements (``opaque_lines``) and the function (``build``)."""
 
+    def publish(self, text, params):
+        """Add this function's ``text`` to its module; a nested function whose body another
+        one already has (a PRNG's rounds in every draw, a layer's scan) becomes that one."""
+        self.text = text.replace("(«SZ»", "(«SZ0»")
+        self.params = params
+        if not self.top:
+            same = self.text.replace(f"def {self.name}(", "def «F»(", 1)
+            got = self.mod.sub_texts.get(same)
+            if got is not None:
+                self.name = got
+                return
+            self.mod.sub_texts[same] = self.name
+        self.mod.functions.append(self.text)
+
     def shape(self, v):
         d = self.dims(v)
         return "(" + ", ".join(d) + ("," if len(d) == 1 else "") + ")"
