@@ -73,6 +73,7 @@ class Config:
         "jit_background_compile": True,  # a cache miss runs the interpreter while Numba compiles
         "jit_compile_process": True,   # ... in a worker process (needs the disk cache); else a thread
         "jit_compile_after": 2,        # ... starting at a signature's n-th call (1: its first)
+        "jit_llvm_tier": True,         # specialized serial programs: llvmlite directly, no Numba
         "jit_dynamic_shapes": None,    # None: specialize, then generalize a dimension once it changes
         "traceback_filtering": "on",   # "off": errors keep autodiff's internal frames
         "jit_blas_threads": "auto",    # threads per matrix product in kernels: "auto" or int >= 1
@@ -93,6 +94,10 @@ class Config:
         env_proc = os.environ.get("AUTODIFF_JIT_COMPILE_PROCESS")
         if env_proc:
             self._values["jit_compile_process"] = env_proc.strip().lower() not in (
+                "0", "false", "off", "no")
+        env_llvm = os.environ.get("AUTODIFF_JIT_LLVM_TIER")
+        if env_llvm:
+            self._values["jit_llvm_tier"] = env_llvm.strip().lower() not in (
                 "0", "false", "off", "no")
         env_blas = os.environ.get("AUTODIFF_JIT_BLAS_THREADS")
         if env_blas:

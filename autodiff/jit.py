@@ -52,6 +52,7 @@ from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
 from .errors import DTypeError, UnsupportedDTypeError
 from .jit_runtime import (BACKENDS, PY_SCALARS, SCALAR_KEYS, Entry, Lowered, compiled_entry,
+                          llvm_entry,
                           cuda_entry, explain_miss, interpreted_entry, leaf_aval, leaf_key,
                           lower_program, run_pipeline, signature_structure, submit_compile,
                           wait_for_compiler)
@@ -550,6 +551,10 @@ class JitFunction(Generic[P, R]):
         from .backends import compile_cache            # (loaded with the first kernel)
         prog = lower_program(closed, dynamic)
         kernel = compile_cache.memory_lookup(prog.source)
+        if kernel is None and config.jit_llvm_tier:
+            entry = llvm_entry(closed, out_tree, keys, prog)
+            if entry is not None:
+                return entry
         if kernel is None and config.jit_background_compile:
             return self._pending_entry(key, closed, out_tree, keys, prog)
         return compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)

@@ -219,7 +219,7 @@ def compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel=
         prog = lower_program(closed, dynamic)
     if kernel is None:
         kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
-    if "matmul_into" in prog.source:
+    if "matmul_into" in prog.source and getattr(kernel, "gemm_pool", True):
         # the GEMM pool's threads start with the first kernel that multiplies matrices (a
         # program without products never compiles or starts them: backends/blas_pool.py)
         from .backends import blas_pool
@@ -254,6 +254,24 @@ def compiled_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None, kernel=
            f"    return {_finisher(out_tree, prog.out_avals)}\n")
     exec(compile(src, "<autodiff jit entry>", "exec"), ns)
     return Entry(ns["call"], closed, out_tree, prog, kernel, "cpu", leaf_keys=leaf_keys)
+
+
+def llvm_entry(closed, out_tree, leaf_keys, prog):
+    """An entry calling the direct LLVM tier's kernel of ``prog`` (``backends/llvm_cpu``:
+    no Numba, compiled now in well under a second), or None when that tier does not take
+    the program (run-time sizes, parallel loops, GEMM-pool products, a construct it does not
+    know: Numba compiles those)."""
+    from .backends import llvm_cpu
+    if not llvm_cpu.supports(prog):
+        return None
+    try:
+        kernel = llvm_cpu.compile_program(prog)
+    except llvm_cpu.Unsupported as err:
+        _log.debug("llvm tier declined %s: %s", prog.entry, err)
+        return None
+    entry = compiled_entry(closed, out_tree, leaf_keys, prog=prog, kernel=kernel)
+    entry.backend = "llvm"
+    return entry
 
 
 def cuda_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None):

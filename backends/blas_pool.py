@@ -43,7 +43,6 @@ One BLAS library: the CBLAS symbols of the OpenBLAS that numpy itself loads (not
 """
 import atexit
 import ctypes
-import glob
 import hashlib
 import os
 import threading
@@ -57,6 +56,7 @@ from numba.extending import intrinsic
 
 from ..config import config
 from .numba_cache import cache_helpers, cached_cfunc
+from .openblas import find_numpy_cblas, numpy_openblas_paths  # noqa: F401 (re-exported)
 
 # disk-cached under ad.config.cache_dir by numba_cache.cache_helpers / cached_cfunc below,
 # not with Numba's cache=True (which writes beside the package or in ~/.cache/numba)
@@ -90,42 +90,6 @@ _STATE[_MINFLOPS] = FLOPS_PER_THREAD
 _STATE[_ADAPT] = 1
 _STATE[_CLKMONO] = getattr(time, "CLOCK_MONOTONIC", 1)
 _ADDR = _STATE.ctypes.data
-
-
-def numpy_openblas_paths():
-    """numpy's bundled OpenBLAS libraries (its wheels' ``numpy.libs`` / ``.dylibs``)."""
-    base = os.path.dirname(os.path.dirname(np.__file__))
-    return sorted(glob.glob(os.path.join(base, "numpy.libs", "*openblas*"))) + \
-        sorted(glob.glob(os.path.join(os.path.dirname(np.__file__), ".dylibs", "*openblas*")))
-
-
-def find_numpy_cblas():
-    """Addresses of numpy's OpenBLAS dgemm/sgemm and its per-thread thread setting.
-
-    The library lies next to numpy (``numpy.libs``, or ``.dylibs`` on macOS), ILP64
-    ``scipy_cblas_dgemm64_`` in numpy 2 wheels.
-    """
-    names = (("scipy_cblas_dgemm64_", "scipy_cblas_sgemm64_", 64),
-             ("cblas_dgemm64_", "cblas_sgemm64_", 64),
-             ("scipy_cblas_dgemm", "scipy_cblas_sgemm", 32), ("cblas_dgemm", "cblas_sgemm", 32))
-    for path in numpy_openblas_paths():
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for dn, sn, bits in names:
-            try:
-                d, s = getattr(lib, dn), getattr(lib, sn)
-            except AttributeError:
-                continue
-            local = getattr(lib, "openblas_set_num_threads_local", None)
-            gemv = tuple(getattr(lib, nm.replace("gemm", "gemv"), None) for nm in (dn, sn))
-            return (ctypes.cast(d, ctypes.c_void_p).value, ctypes.cast(s, ctypes.c_void_p).value,
-                    bits, f"{os.path.basename(path)}:{dn}",
-                    ctypes.cast(local, ctypes.c_void_p).value if local is not None else None,
-                    path, tuple(ctypes.cast(g, ctypes.c_void_p).value if g is not None else None
-                                for g in gemv))
-    return None
 
 
 _LIBC = ctypes.CDLL(None, use_errno=True)
