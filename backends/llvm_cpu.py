@@ -1302,37 +1302,150 @@ def _engine():
     return _JIT[0]
 
 
+def _array_data_offset():
+    """The byte offset of the data pointer in numpy's array object (after the object
+    header: 16 in CPython's default builds), checked on a live array; None if unknown."""
+    a = np.zeros(3)
+    for off in (16, 32):
+        if ctypes.c_void_p.from_address(id(a) + off).value == a.ctypes.data:
+            b = np.ones(5)
+            if ctypes.c_void_p.from_address(id(b) + off).value == b.ctypes.data:
+                return off
+    return None
+
+
+_DATA_OFF = _array_data_offset()
+_PYAPI = {   # CPython functions the entry calls: name -> (restype, argtypes)
+    "PyFloat_AsDouble": (_F64, [_VOIDP]), "PyLong_AsLongLong": (_I64, [_VOIDP]),
+    "PyObject_IsTrue": (_I32, [_VOIDP]), "PyEval_SaveThread": (_VOIDP, []),
+    "PyEval_RestoreThread": (ir.VoidType(), [_VOIDP]), "Py_IncRef": (ir.VoidType(), [_VOIDP]),
+    "PyFloat_FromDouble": (_VOIDP, [_F64]), "PyLong_FromLongLong": (_VOIDP, [_I64]),
+    "PyLong_FromUnsignedLongLong": (_VOIDP, [_I64]), "PyBool_FromLong": (_VOIDP, [_I64]),
+}
+
+
+def _scalar_result(aval):
+    """Whether the kernel's one result is a scalar the entry returns as a Python number."""
+    return not aval.shape and np.dtype(aval.dtype) in _DT
+
+
+def _add_python_entry(module, kernel_fn, param_avals, out_avals, name):
+    """``PyObject *name(PyObject *self, PyObject *const *args, Py_ssize_t n)``: a
+    ``METH_FASTCALL`` function taking the kernel's parameters (arrays, or Python/numpy
+    scalars) and its output arrays; it reads their data pointers, runs the kernel with the
+    GIL released (as Numba's ``nogil`` kernels do) and returns None, or the one scalar
+    result as a Python number (then no output array is passed)."""
+    n_out = len(out_avals)
+    scalar_out = n_out == 1 and _scalar_result(out_avals[0])
+    fnty = ir.FunctionType(_VOIDP, [_VOIDP, _VOIDP.as_pointer(), _I64])
+    fn = ir.Function(module, fnty, name=name)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    api = {n: ir.Function(module, ir.FunctionType(r, a), name="autodiff_py_" + n)
+           for n, (r, a) in _PYAPI.items()}
+    args = []
+    for k in range(len(param_avals) + (0 if scalar_out else n_out)):
+        obj = b.load(b.gep(fn.args[1], [ir.Constant(_I64, k)]))
+        aval = param_avals[k] if k < len(param_avals) else None
+        if aval is None or aval.shape:
+            field = b.gep(obj, [ir.Constant(_I64, _DATA_OFF)])
+            args.append(b.load(b.bitcast(field, _VOIDP.as_pointer())))
+            continue
+        dt = np.dtype(aval.dtype)
+        slot = b.alloca(_mem_ll(dt))
+        if _is_float(dt):
+            v = b.call(api["PyFloat_AsDouble"], [obj])
+            v = v if dt == F64 else b.fptrunc(v, _F32)
+        elif dt == BOOL:
+            v = b.trunc(b.call(api["PyObject_IsTrue"], [obj]), _I8)
+        else:
+            v = b.call(api["PyLong_AsLongLong"], [obj])
+            v = v if dt.itemsize == 8 else b.trunc(v, _ll(dt))
+        b.store(v, slot)
+        args.append(b.bitcast(slot, _VOIDP))
+    if scalar_out:
+        dt = np.dtype(out_avals[0].dtype)
+        res = b.alloca(_mem_ll(dt))
+        args.append(b.bitcast(res, _VOIDP))
+    state = b.call(api["PyEval_SaveThread"], [])
+    b.call(kernel_fn, args)
+    b.call(api["PyEval_RestoreThread"], [state])
+    if scalar_out:
+        v = b.load(res)
+        if _is_float(dt):
+            b.ret(b.call(api["PyFloat_FromDouble"], [v if dt == F64 else b.fpext(v, _F64)]))
+        elif dt == BOOL:
+            b.ret(b.call(api["PyBool_FromLong"], [b.zext(v, _I64)]))
+        elif dt.kind == "u":
+            b.ret(b.call(api["PyLong_FromUnsignedLongLong"], [v if dt.itemsize == 8
+                                                              else b.zext(v, _I64)]))
+        else:
+            b.ret(b.call(api["PyLong_FromLongLong"], [v if dt.itemsize == 8
+                                                      else b.sext(v, _I64)]))
+        return fn
+    none = ir.Constant(_I64, id(None)).inttoptr(_VOIDP)
+    b.call(api["Py_IncRef"], [none])
+    b.ret(none)
+    return fn
+
+
+class _MethodDef(ctypes.Structure):
+    _fields_ = [("ml_name", ctypes.c_char_p), ("ml_meth", ctypes.c_void_p),
+                ("ml_flags", ctypes.c_int), ("ml_doc", ctypes.c_char_p)]
+
+
+_METH_FASTCALL = 0x80
+_new_cfunction = ctypes.pythonapi.PyCFunction_NewEx
+_new_cfunction.restype = ctypes.py_object
+_new_cfunction.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+
+
 class FastKernel:
     """A kernel of this tier: ``entry_point(*params)`` returns the kernel's results as the
-    Numba kernel would (one value, or a tuple of them)."""
+    Numba kernel would (one value, or a tuple of them). The call is a builtin function
+    (``METH_FASTCALL``) compiled with the kernel: about as cheap as Numba's dispatch."""
 
     gemm_pool = False                    # its products never use blas_pool's threads
 
-    def __init__(self, module, addr, param_avals, out_avals, ir_text, key=""):
+    def __init__(self, module, addr, param_avals, out_avals, ir_text, key="", py_addr=None):
         self._module = module            # (its code lives as long as the process's engine)
         self.key = key
         self.param_avals, self.out_avals = param_avals, out_avals
         self.ir_text = ir_text
-        n = len(param_avals) + len(out_avals)
-        cfn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))(addr)
-        self._cfn = cfn
         outs = [(tuple(a.shape), np.dtype(a.dtype)) for a in out_avals]
-        scalars = [None if a.shape else np.dtype(a.dtype) for a in param_avals]
-        empty, asarray = np.empty, np.asarray
-        single = len(outs) == 1
+        empty = np.empty
+        if py_addr is not None:
+            self._def = _MethodDef(b"autodiff_kernel", py_addr, _METH_FASTCALL, None)
+            call = _new_cfunction(ctypes.addressof(self._def), None, None)
+        else:                             # an unknown array layout: through ctypes
+            n = len(param_avals) + len(out_avals)
+            cfn = ctypes.CFUNCTYPE(None, *([ctypes.c_void_p] * n))(addr)
+            scalars = [None if a.shape else np.dtype(a.dtype) for a in param_avals]
 
-        def entry_point(*args):
-            bufs = [empty(s, d) for s, d in outs]
-            ptrs = []
-            keep = []
-            for a, sd in zip(args, scalars):
-                if sd is not None:
-                    a = asarray(a, sd)
-                    keep.append(a)
-                ptrs.append(a.ctypes.data)
-            cfn(*ptrs, *[o.ctypes.data for o in bufs])
-            res = [o if o.ndim else o[()] for o in bufs]
-            return res[0] if single else tuple(res)
+            def call(*args):
+                ptrs = [np.asarray(a, sd).ctypes.data if sd is not None else a.ctypes.data
+                        for a, sd in zip(args, scalars + [None] * len(outs))]
+                cfn(*ptrs)
+        self._call = call
+        if py_addr is not None and len(outs) == 1 and _scalar_result(out_avals[0]):
+            self.entry_point = call         # the builtin returns the number itself
+            return
+        if len(outs) == 1:
+            (shape, dt), = outs
+            if shape:
+                def entry_point(*args):
+                    o = empty(shape, dt)
+                    call(*args, o)
+                    return o
+            else:
+                def entry_point(*args):
+                    o = empty(shape, dt)
+                    call(*args, o)
+                    return o[()]
+        else:
+            def entry_point(*args):
+                bufs = [empty(s, d) for s, d in outs]
+                call(*args, *bufs)
+                return tuple(o if o.ndim else o[()] for o in bufs)
         self.entry_point = entry_point
 
 
@@ -1344,6 +1457,8 @@ def compile_source(text, entry, param_avals, out_avals, pieces=()):
         _COUNT[0] += 1
         c.symbol = f"autodiff_fast_{_COUNT[0]}"
         module = c.build()
+        if _DATA_OFF is not None:
+            _add_python_entry(module, c.fn, param_avals, out_avals, c.symbol + ".py")
         module.data_layout = str(tm.target_data)
         ir_text = str(module)
         try:
@@ -1360,8 +1475,10 @@ def compile_source(text, entry, param_avals, out_avals, pieces=()):
         engine.add_module(mod)
         engine.finalize_object()
         addr = engine.get_function_address(c.symbol)
+        py_addr = engine.get_function_address(c.symbol + ".py") if _DATA_OFF is not None \
+            else None
         key = hashlib.sha256(text.encode()).hexdigest()
-        return FastKernel(mod, addr, param_avals, out_avals, ir_text, "llvm-" + key)
+        return FastKernel(mod, addr, param_avals, out_avals, ir_text, "llvm-" + key, py_addr)
 
 
 _SYMBOLS_DONE = False
@@ -1390,6 +1507,9 @@ def _register_symbols():
     libc = ctypes.CDLL(None)
     for name in ("malloc", "free"):
         llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)
+    for name in _PYAPI:
+        llvm.add_symbol("autodiff_py_" + name,
+                        ctypes.cast(getattr(ctypes.pythonapi, name), ctypes.c_void_p).value)
     found = _cblas()
     if found is not None:
         llvm.add_symbol("autodiff_cblas_dgemm", found[1])
