@@ -319,8 +319,21 @@ def test_method_decorator():
 
 
 # ---------------------------------------------------------------------------------
-# the disk cache
+# the disk cache (of Numba's kernels: the tests pin the Numba path, jit_llvm_tier=False,
+# since the direct LLVM tier writes no cache files)
 # ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def numba_path():
+    """jit without the direct LLVM tier (backends/llvm_cpu.py, config ``jit_llvm_tier``):
+    for tests of the Numba path's mechanics, which programs that tier takes never reach."""
+    old = ad.config.jit_llvm_tier
+    ad.config.update("jit_llvm_tier", False)
+    try:
+        yield
+    finally:
+        ad.config.update("jit_llvm_tier", old)
+
 
 _CHILD = textwrap.dedent("""
     import sys, numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -334,7 +347,8 @@ _CHILD = textwrap.dedent("""
 
 
 def _run_children(cache_dir, tag, n):
-    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(cache_dir))
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(cache_dir),
+               AUTODIFF_JIT_LLVM_TIER="0")        # the Numba path: its kernels are cached
     code = _CHILD.replace("TAG", repr(float(tag)))
     procs = [subprocess.Popen([sys.executable, "-c", code], env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(n)]
@@ -373,7 +387,7 @@ def _forget(f, path):
     sys.modules.pop(f"_autodiff_kernel_{key}", None)
 
 
-def test_corrupted_cache_files_are_survived():
+def test_corrupted_cache_files_are_survived(numba_path):
     f = ad.jit(lambda x: anp.sum(anp.exp(x) * 1.25 - x))
     x = np.linspace(-1, 1, 9)
     want = float(np.sum(np.exp(x) * 1.25 - x))
@@ -404,7 +418,7 @@ def test_corrupted_cache_files_are_survived():
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0,
                     reason="root can write into read-only directories")
-def test_unwritable_cache_dir_falls_back(tmp_path):
+def test_unwritable_cache_dir_falls_back(tmp_path, numba_path):
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
@@ -432,7 +446,7 @@ def test_disk_cache_can_be_switched_off(tmp_path):
         ad.config.update("cache_dir", old)
 
 
-def test_unwritable_cache_path_falls_back(tmp_path):
+def test_unwritable_cache_path_falls_back(tmp_path, numba_path):
     blocker = tmp_path / "file"
     blocker.write_text("not a directory")
     old = ad.config.cache_dir

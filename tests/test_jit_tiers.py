@@ -30,6 +30,18 @@ def assert_tree_close(got, want, rtol=1e-12, atol=1e-13):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
 
 
+@pytest.fixture
+def numba_path():
+    """jit without the direct LLVM tier (backends/llvm_cpu.py, config ``jit_llvm_tier``):
+    for tests of the Numba path's mechanics, which programs that tier takes never reach."""
+    old = ad.config.jit_llvm_tier
+    ad.config.update("jit_llvm_tier", False)
+    try:
+        yield
+    finally:
+        ad.config.update("jit_llvm_tier", old)
+
+
 def n_compiles():
     s = compile_cache.stats()
     return s["compiles"] + s["disk_loads"]
@@ -176,7 +188,9 @@ def test_store_through_a_transpose_keeps_other_readers_right():
 # dynamic dimensions: specialize first, generalize once
 # ---------------------------------------------------------------------------------
 
-def test_a_dimension_turns_dynamic_exactly_once(caplog):
+def test_a_dimension_turns_dynamic_exactly_once(caplog, numba_path):
+    # pins the Numba path: n_compiles counts compile_cache's kernels, which the direct
+    # LLVM tier (it takes the specialized first kernel) does not go through
     w = np.random.default_rng(1).normal(size=(3, 2))
     fn = lambda x: anp.sum(anp.tanh(x @ w) * 1.25, axis=1)      # noqa: E731
     f = ad.jit(fn)
@@ -264,7 +278,9 @@ def test_tiering_a_signature_called_once_never_lowers_or_compiles(background_com
     assert f.cache_info().compiled == 2 and f.cache_info().pending == 0
 
 
-def test_tiering_compile_after_one_starts_at_the_first_call(background_compile, monkeypatch):
+def test_tiering_compile_after_one_starts_at_the_first_call(background_compile, monkeypatch,
+                                                              numba_path):
+    # pins the Numba path: the compiler's queue (R._compiler.submit) is its mechanism
     from autodiff import jit_runtime as R
     submitted = []
     monkeypatch.setattr(R._compiler, "submit", lambda key, prog, cb: submitted.append(key))
@@ -352,9 +368,10 @@ def _alive(pid):
 @pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the worker's state in /proc")
 def test_exit_with_a_pending_compile_is_prompt_and_leaves_a_sound_cache(tmp_path):
     # the script ends at once; the worker process finishes the kernel in flight into the
-    # disk cache on its own, and the next run loads it (issue 31: exit never waits)
+    # disk cache on its own, and the next run loads it (issue 31: exit never waits).
+    # Pins the Numba path (AUTODIFF_JIT_LLVM_TIER=0): the worker and its cache are its own
     import time
-    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path), AUTODIFF_JIT_LLVM_TIER="0")
     env.pop("AUTODIFF_JIT_COMPILE_PROCESS", None)
 
     def run(mode, *extra):
@@ -448,7 +465,8 @@ def _layer_nets(seed):
     return three, four
 
 
-def test_a_shared_loop_nest_compiles_once_across_functions():
+def test_a_shared_loop_nest_compiles_once_across_functions(numba_path):
+    # pins the Numba path: pieces are modules of Numba's kernels
     seed = int(np.random.default_rng().integers(10**6))      # fresh nests for this run
     three, four = _layer_nets(seed)
     x = np.random.default_rng(seed + 1).normal(size=(5, 6)) * (1 + 1e-9 * seed)
@@ -485,7 +503,8 @@ PIECE_CHILD = textwrap.dedent("""
 
 
 def test_pieces_are_shared_across_processes(tmp_path):
-    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    # pins the Numba path (AUTODIFF_JIT_LLVM_TIER=0): pieces are modules of Numba's kernels
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path), AUTODIFF_JIT_LLVM_TIER="0")
     seed = str(int(np.random.default_rng().integers(10**6)))
 
     def run(which):
@@ -578,7 +597,8 @@ SCIPY_CHILD = textwrap.dedent("""
 def test_first_compile_does_not_import_scipy_linalg(which, tmp_path):
     # Upstream: numba.np.arraymath imports scipy.linalg at import to check for a BLAS
     # (backends/numba_upstream.py); autodiff's kernels never need it for elementwise code.
-    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    # Pins the Numba path (AUTODIFF_JIT_LLVM_TIER=0): the direct LLVM tier imports no Numba.
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path), AUTODIFF_JIT_LLVM_TIER="0")
     out = subprocess.run([sys.executable, "-c", SCIPY_CHILD, which], env=env,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
