@@ -391,7 +391,8 @@ class Compiler:
             if cur.dt != val.dt:
                 u = _promote(cur.dt, val.dt)
                 if u != cur.dt:
-                    if self.hints.get(key) != u:
+                    # (not ``hints.get(key) != u``: numpy's dtype equals None, float64's alias)
+                    if key not in self.hints or self.hints[key] != u:
                         self.hints[key] = u
                         self.retry = True
             self.b.store(self.cast(val, cur.dt).v, cur.slot)
@@ -874,8 +875,10 @@ class Compiler:
         if dt.kind == "u":
             r = b.urem(x, ys) if mod else b.udiv(x, ys)
             return b.select(yz, zero, r)
-        # x == INT_MIN and y == -1 would trap: -1 divides everything, take y = 1 and negate
-        q = b.sdiv(x, ys)
+        # x == INT_MIN and y == -1 would trap (SIGFPE): divide by 1 and negate (numpy wraps)
+        ym1 = b.icmp_signed("==", y, ir.Constant(t, -1))
+        ys = b.select(ym1, one, ys)
+        q = b.select(ym1, b.neg(x), b.sdiv(x, ys))
         r = b.srem(x, ys)
         adj = b.and_(b.icmp_signed("!=", r, zero),
                      b.icmp_signed("!=", b.icmp_signed("<", r, zero),

@@ -1,0 +1,220 @@
+"""The direct LLVM tier (backends/llvm_cpu.py): kernels compiled by llvmlite, no Numba.
+
+Every program is checked against the numpy interpreter (and, where rounding could differ,
+against the Numba kernel of the same text), and every test asserts which tier ran.
+"""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+import autodiff.lax as lax
+import autodiff.numpy as anp
+from autodiff.backends import llvm_cpu, numba_cpu
+from autodiff.transforms.passes import run_pipeline
+
+
+@pytest.fixture(autouse=True)
+def _blocking():
+    old = (ad.config.jit_background_compile, ad.config.jit_llvm_tier)
+    ad.config.update("jit_background_compile", False)
+    ad.config.update("jit_llvm_tier", True)
+    yield
+    ad.config.update("jit_background_compile", old[0])
+    ad.config.update("jit_llvm_tier", old[1])
+
+
+def _run(f, *args):
+    """(result, backend of the entry that ran it)."""
+    jf = ad.jit(f)
+    out = jf(*args)
+    return out, jf._entry_for(*args).backend
+
+
+def _numba(f, *args):
+    ad.config.update("jit_llvm_tier", False)
+    try:
+        jf = ad.jit(f)
+        out = jf(*args)
+        assert jf._entry_for(*args).backend == "cpu"
+        return out
+    finally:
+        ad.config.update("jit_llvm_tier", True)
+
+
+def _check(f, *args, rtol=1e-13, atol=1e-14):
+    got, backend = _run(f, *args)
+    assert backend == "llvm", f"the LLVM tier did not take {f}"
+    want = f(*args)                                  # the interpreter (no jit)
+    for g, w in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+        g, w = np.asarray(g), np.asarray(w)
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+    return got
+
+
+X = np.linspace(-3.0, 2.5, 24).reshape(4, 6)
+
+
+@pytest.mark.parametrize("name,f", [
+    ("elementwise", lambda x: anp.tanh(x) * anp.exp(-x ** 2) + anp.log1p(x * x)),
+    ("sin_cos_huge_args", lambda x: anp.sin(x * 1e15) + anp.cos(x * 3e200)),
+    ("reductions", lambda x: (anp.sum(x, axis=0), anp.max(x, axis=1), anp.mean(x))),
+    ("logsumexp", lambda x: anp.log(anp.sum(anp.exp(x - anp.max(x, axis=1, keepdims=True)),
+                                            axis=1))),
+    ("where_nan", lambda x: anp.where(x > 0, anp.sqrt(x), anp.nan) + anp.maximum(x, 0.5)),
+    ("argmax_cumsum", lambda x: (anp.argmax(x, axis=1), anp.cumsum(x, axis=0))),
+    ("views", lambda x: x[1:, ::2] + x[:-1, 1::2].T.T + anp.flip(x, 0)[:3, :3].sum()),
+    ("concat", lambda x: anp.concatenate([x, 2 * x], axis=1).sum(0)),
+    ("scalar_out", lambda x: anp.sum(x ** 2)),
+    ("small_matmul", lambda x: anp.tanh(x @ x.T) @ x),
+])
+def test_programs_match_the_interpreter(name, f):
+    _check(f, X)
+
+
+def test_gradients_and_hessians():
+    def loss(w, x):
+        return anp.mean(anp.tanh(x @ w) ** 2) + 0.1 * anp.sum(w ** 2)
+    w = np.linspace(-1, 1, 12).reshape(6, 2)
+    _check(ad.grad(loss), w, X)
+    _check(ad.value_and_grad(loss, argnums=(0, 1)), w, X)
+    _check(ad.hessian(lambda v: anp.sum(anp.sin(v) ** 3)), np.linspace(0, 1, 5))
+
+
+def test_integer_floor_division_and_modulo_follow_numpy():
+    a = np.array([7, -7, 7, -7, 0, 5, -9223372036854775807 - 1], dtype=np.int64)
+    b = np.array([2, 2, -2, -2, 3, 0, -1], dtype=np.int64)
+    # numpy: Python's floor semantics, 0 for a zero divisor, INT_MIN // -1 wraps
+    got, backend = _run(lambda a, b: (a // b, a % b), a, b)
+    assert backend == "llvm"
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got[0], a // b)
+        np.testing.assert_array_equal(got[1], a % b)
+
+
+def test_float_floor_division_and_modulo_follow_numpy():
+    a = np.array([1.0, -1.0, 5.5, -5.5, 0.0, 3.0])
+    b = np.array([0.1, 0.1, -2.0, 2.0, -2.0, 0.0])
+    got, backend = _run(lambda a, b: (a // b, a % b), a, b)
+    assert backend == "llvm"
+    with np.errstate(all="ignore"):
+        np.testing.assert_array_equal(got[0], a // b)
+        np.testing.assert_array_equal(got[1], a % b)
+
+
+def test_float32_bool_and_integer_dtypes():
+    xf = X.astype(np.float32)
+    got = _check(lambda x: anp.sin(x) * anp.exp(x) + 1.5, xf, rtol=2e-6, atol=1e-6)
+    # the same helpers with the same flags as the Numba kernel: the same bits
+    np.testing.assert_array_equal(got, _numba(lambda x: anp.sin(x) * anp.exp(x) + 1.5, xf))
+    _check(lambda x: ((x > 0) & (x < 2), (x > 1).astype(np.int32) * 3 - x.astype(np.int16)), X)
+    xi = np.arange(-6, 6, dtype=np.int32).reshape(3, 4)
+    _check(lambda x: (x * 3 + 1, anp.abs(x), x.sum(), anp.maximum(x, 0)), xi)
+
+
+def test_scalar_inputs_and_outputs():
+    _check(lambda a, b, x: a * x + b, 2.5, 3, X)
+    got = _check(lambda a, n: a ** 2 + n, 1.5, np.int32(4))
+    assert isinstance(got, np.float64)
+    got = _check(lambda x: anp.argmax(x), X)
+    assert isinstance(got, np.integer)
+
+
+def test_a_product_past_the_inline_size_calls_cblas():
+    a = np.linspace(-1, 1, 40 * 30).reshape(40, 30)
+    b = np.linspace(0, 2, 30 * 50).reshape(30, 50)
+    assert 40 * 30 * 50 > llvm_cpu.GEMM_INLINE_MAX
+    _check(lambda a, b: (a @ b, a.T @ a, b @ b.T), a, b, rtol=1e-12, atol=1e-12)
+    _check(lambda a, b: (a @ b).astype(np.float32),
+           a.astype(np.float32), b.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+def test_programs_it_declines_go_to_numba():
+    # a product worth the GEMM pool's threads, a loop (a sub-function), run-time sizes
+    big = np.ones((300, 300))
+    out, backend = _run(lambda a: a @ a, big)
+    assert backend == "cpu"
+    np.testing.assert_allclose(out, big @ big)
+
+    def loop(x):
+        return lax.fori_loop(0, 5, lambda i, c: c * 0.5 + i, x)
+    out, backend = _run(loop, X)
+    assert backend == "cpu"
+    np.testing.assert_allclose(out, loop(X))
+
+
+def test_variables_take_the_common_type_of_their_values():
+    src = textwrap.dedent("""
+        import numpy as np
+        def kernel(A):
+            acc = 0
+            for i in range(4):
+                acc += A[i] * 0.5
+            n = 0
+            for i in range(4):
+                n += 1
+            return (acc, n)
+    """)
+    aval = ad.core.ShapedArray((4,), np.dtype("float64"))
+    outs = [ad.core.ShapedArray((), np.dtype("float64")),
+            ad.core.ShapedArray((), np.dtype("int64"))]
+    k = llvm_cpu.compile_source(src, "kernel", [aval], outs)
+    acc, n = k.entry_point(np.array([1.0, 2.0, 3.0, 4.5]))
+    assert acc == 5.25 and n == 4 and isinstance(n, np.integer)
+
+
+def test_unknown_constructs_are_declined_not_guessed():
+    aval = ad.core.ShapedArray((3,), np.dtype("float64"))
+    out = [ad.core.ShapedArray((), np.dtype("float64"))]
+    for body in ("while A[0] > 0:\n        pass\n    return A[0]",
+                 "return some_helper(A[0])",
+                 "return A.sum()"):
+        src = f"import numpy as np\ndef kernel(A):\n    {body}\n"
+        with pytest.raises(llvm_cpu.Unsupported):
+            llvm_cpu.compile_source(src, "kernel", [aval], out)
+
+
+def test_the_kernel_text_is_numbas():
+    # the tier compiles the Program numba_cpu lowers, pieces and chunks included
+    def loss(w, y):
+        for _ in range(12):
+            y = y + 0.05 * anp.tanh(y @ w)
+        return anp.sum(y ** 2)
+    w = np.linspace(-0.3, 0.3, 64).reshape(8, 8)
+    y = np.linspace(-1, 1, 8)
+    closed = run_pipeline(ad.make_jaxpr(ad.grad(loss))(w, y))
+    prog = numba_cpu.lower(closed, dynamic_dims=frozenset())
+    assert prog.pieces and "kernel__" in prog.source      # shared nests and chunks
+    got = llvm_cpu.compile_program(prog).entry_point(w, y)
+    np.testing.assert_allclose(got, ad.grad(loss)(w, y), rtol=1e-12, atol=1e-14)
+
+
+def test_a_fresh_process_compiles_without_importing_numba(tmp_path):
+    script = textwrap.dedent("""
+        import sys, numpy as np, autodiff as ad, autodiff.numpy as anp
+        ad.config.update("jit_background_compile", False)
+        f = ad.jit(ad.value_and_grad(lambda w, x: anp.mean(anp.tanh(x @ w) ** 2)))
+        v, g = f(np.ones((3, 2)) * 0.1, np.linspace(0, 1, 12).reshape(4, 3))
+        assert f._entry_for(np.ones((3, 2)) * 0.1,
+                            np.linspace(0, 1, 12).reshape(4, 3)).backend == "llvm"
+        print(float(v), "numba" in sys.modules)
+    """)
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    env.pop("AUTODIFF_JIT_LLVM_TIER", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    v, imported = out.stdout.split()
+    want = np.mean(np.tanh(np.linspace(0, 1, 12).reshape(4, 3) @ (np.ones((3, 2)) * 0.1)) ** 2)
+    assert abs(float(v) - want) < 1e-15 and imported == "False"
+
+
+def test_the_switch_turns_it_off():
+    ad.config.update("jit_llvm_tier", False)
+    out, backend = _run(lambda x: anp.sum(x * 2.0), X)
+    assert backend == "cpu" and out == np.sum(X * 2.0)
