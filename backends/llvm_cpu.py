@@ -221,6 +221,23 @@ _CASTS = {"float64", "float32", "int64", "int32", "int16", "int8", "uint64", "ui
           "uint16", "uint8", "bool_", "intp"}
 
 
+def _wrap64(v):
+    return (v + 2 ** 63) % 2 ** 64 - 2 ** 63
+
+
+def _fold_int(op, x, y):
+    """An int64 operation on two literals, as the kernel would compute it (or None)."""
+    if isinstance(op, ast.Add):
+        return _wrap64(x + y)
+    if isinstance(op, ast.Sub):
+        return _wrap64(x - y)
+    if isinstance(op, ast.Mult):
+        return _wrap64(x * y)
+    if isinstance(op, (ast.FloorDiv, ast.Mod)) and y != 0 and not (x == -2 ** 63 and y == -1):
+        return x // y if isinstance(op, ast.FloorDiv) else x % y
+    return None
+
+
 class _Return(Exception):
     pass
 
@@ -288,6 +305,7 @@ class Compiler:
         self.n_scope = 0
         self.declared = {}
         self.loop_depth = 0
+        self.loops = []
         self.kind = "kernel"
         self.subs = {}
         node = self.kmod.functions[self.entry]
@@ -409,7 +427,13 @@ class Compiler:
         for st in stmts:
             if self.b.block.is_terminated:
                 self.b.position_at_end(self.fn.append_basic_block("dead"))
-            self._stmt(st, env, scope, mod)
+            try:
+                self._stmt(st, env, scope, mod)
+            except Unsupported as err:
+                if not getattr(err, "where", None):    # the innermost statement says where
+                    err.where = f"{mod.name}:{st.lineno}: {ast.unparse(st).splitlines()[0][:100]}"
+                    err.args = (f"{err.args[0]} ({err.where})",)
+                raise
 
     def _stmt(self, st, env, scope, mod):
         if isinstance(st, ast.Assign):
@@ -425,6 +449,13 @@ class Compiler:
             self._for(st, env, scope, mod)
         elif isinstance(st, ast.If):
             self._if(st, env, scope, mod)
+        elif isinstance(st, ast.While):
+            self._while(st, env, scope, mod)
+        elif isinstance(st, (ast.Break, ast.Continue)):
+            if not self.loops:
+                raise Unsupported("break outside a loop")
+            cont, brk = self.loops[-1]
+            self.b.branch(brk if isinstance(st, ast.Break) else cont)
         elif isinstance(st, ast.Return):
             self._return(st, env, scope, mod)
         elif isinstance(st, ast.Expr):
@@ -437,6 +468,7 @@ class Compiler:
             raise Unsupported(f"statement {type(st).__name__}")
 
     def _assign(self, target, value, env, scope, mod):
+        self._fresh_alloc = False
         if isinstance(target, ast.Name):
             if (self.kind == "kernel" and target.id in self.out_bind and self.loop_depth == 0 and
                     isinstance(value, ast.Call)):
@@ -448,7 +480,11 @@ class Compiler:
             elif isinstance(v, (A, tuple)):
                 if isinstance(env.get(target.id), Var):
                     raise Unsupported("a name both scalar and array")
-                if isinstance(v, A) and self.loop_depth:
+                if isinstance(v, A) and self.loop_depth and (
+                        target.id in env or not self._fresh_alloc):
+                    # an array bound in a loop: only a new array's first name (each
+                    # iteration reuses its workspace region; a use after the loop does
+                    # not verify and goes to Numba)
                     raise Unsupported("array bound inside a loop")
                 env[target.id] = v
             else:
@@ -462,12 +498,29 @@ class Compiler:
                     raise Unsupported("unpacking target")
                 if isinstance(x, S):
                     self._store_var(scope + (t.id,), env, t.id, x)
+                elif self.loop_depth:
+                    # a function's arrays in a loop or branch: a value that changes at run
+                    # time (a scan's carry), which compile-time bindings cannot follow
+                    raise Unsupported("array bound inside a loop or branch")
                 else:
                     env[t.id] = x
         elif isinstance(target, ast.Subscript):
             arr = self._expr(target.value, env, scope, mod)
             if not isinstance(arr, A):
                 raise Unsupported("item assignment to a non-array")
+            idx = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+            if 0 < len(idx) < len(arr.shape):          # X[i] = row (or a scalar: filled)
+                sub = self._expr(ast.Subscript(target.value, target.slice, ast.Load()), env,
+                                 scope, mod)
+                v = self._expr(value, env, scope, mod)
+                if isinstance(v, A) and v.size == sub.size:
+                    self._copy(v, sub)
+                elif isinstance(v, S):
+                    fv = self._to_mem(self.cast(v, sub.dt).v, sub.dt)
+                    self._loop(sub.size, lambda i: self.b.store(fv, self.b.gep(sub.ptr, [i])))
+                else:
+                    raise Unsupported("row assignment")
+                return
             ptr = self._element(arr, target.slice, env, scope, mod)
             v = self._expr(value, env, scope, mod)
             if not isinstance(v, S):
@@ -485,10 +538,10 @@ class Compiler:
             return ir.Constant(_I64, 0), args[0], 1
         if len(args) == 2:
             return args[0], args[1], 1
-        step = call.args[2]
-        if not (isinstance(step, ast.Constant) and isinstance(step.value, int) and step.value):
+        step = args[2]
+        if not (isinstance(step, ir.Constant) and step.constant):
             raise Unsupported("range step")
-        return args[0], args[1], step.value
+        return args[0], args[1], int(step.constant)
 
     def _for(self, st, env, scope, mod):
         if st.orelse or not isinstance(st.target, ast.Name):
@@ -500,20 +553,43 @@ class Compiler:
             raise Unsupported("loop variable type")
         cond_bb = self.fn.append_basic_block("for.cond")
         body_bb = self.fn.append_basic_block("for.body")
+        inc_bb = self.fn.append_basic_block("for.inc")
         end_bb = self.fn.append_basic_block("for.end")
+        counter = self.alloca_b.alloca(_I64)      # the loop's own counter (the body may
+        self.b.store(start, counter)              # assign the loop variable)
         self.b.branch(cond_bb)
         self.b.position_at_end(cond_bb)
-        i = self.b.load(var.slot)
+        i = self.b.load(counter)
         c = self.b.icmp_signed("<" if step > 0 else ">", i, stop)
         self.b.cbranch(c, body_bb, end_bb)
         self.b.position_at_end(body_bb)
+        self.b.store(i, var.slot)
+        self._loop_body(st.body, env, scope, mod, inc_bb, end_bb)
+        self.b.position_at_end(inc_bb)
+        self.b.store(self.b.add(self.b.load(counter), ir.Constant(_I64, step)), counter)
+        self.b.branch(cond_bb)
+        self.b.position_at_end(end_bb)
+
+    def _loop_body(self, body, env, scope, mod, continue_bb, break_bb):
         self.loop_depth += 1
-        self._block(st.body, env, scope, mod)
+        self.loops.append((continue_bb, break_bb))
+        self._block(body, env, scope, mod)
+        self.loops.pop()
         self.loop_depth -= 1
         if not self.b.block.is_terminated:
-            i = self.b.load(var.slot)
-            self.b.store(self.b.add(i, ir.Constant(_I64, step)), var.slot)
-            self.b.branch(cond_bb)
+            self.b.branch(continue_bb)
+
+    def _while(self, st, env, scope, mod):
+        if st.orelse:
+            raise Unsupported("while-else")
+        cond_bb = self.fn.append_basic_block("while.cond")
+        body_bb = self.fn.append_basic_block("while.body")
+        end_bb = self.fn.append_basic_block("while.end")
+        self.b.branch(cond_bb)
+        self.b.position_at_end(cond_bb)
+        self.b.cbranch(self._truth(self._scalar(st.test, env, scope, mod)), body_bb, end_bb)
+        self.b.position_at_end(body_bb)
+        self._loop_body(st.body, env, scope, mod, cond_bb, end_bb)
         self.b.position_at_end(end_bb)
 
     def _if(self, st, env, scope, mod):
@@ -686,6 +762,8 @@ class Compiler:
             if isinstance(node.op, ast.USub):
                 if v.dt == BOOL:
                     v = self.cast(v, I64)
+                if v.lit and isinstance(v.v, ir.Constant):
+                    return S(ir.Constant(v.v.type, _wrap64(-v.v.constant)), v.dt, True)
                 r = b.fneg(v.v, flags=self._flags()) if _is_float(v.dt) else b.neg(v.v)
                 return S(r, v.dt, v.lit)
             if isinstance(node.op, ast.UAdd):
@@ -698,11 +776,15 @@ class Compiler:
                 if v.dt == BOOL:        # Numba (Python): ~True == -2
                     v = self.cast(v, I64)
                 return S(b.not_(v.v), v.dt)
-        if isinstance(node, ast.Compare):
-            if len(node.ops) != 1:
-                raise Unsupported("chained comparison")
-            return self._compare(node.ops[0], self._scalar(node.left, env, scope, mod),
-                                 self._scalar(node.comparators[0], env, scope, mod))
+        if isinstance(node, ast.Compare):      # a < b < c: (a < b) & (b < c), b once
+            left = self._scalar(node.left, env, scope, mod)
+            res = None
+            for op, right in zip(node.ops, node.comparators):
+                right = self._scalar(right, env, scope, mod)
+                c = self._compare(op, left, right).v
+                res = c if res is None else b.and_(res, c)
+                left = right
+            return S(res, BOOL)
         if isinstance(node, ast.BoolOp):
             return self._boolop(node, env, scope, mod)
         if isinstance(node, ast.IfExp):
@@ -719,6 +801,13 @@ class Compiler:
                 return base[node.slice.value]
             if not isinstance(base, A):
                 raise Unsupported("subscript of a scalar")
+            idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if 0 < len(idx) < len(base.shape):       # A[i]: the sub-array (a view)
+                rest = base.shape[len(idx):]
+                sub = A(base.ptr, base.dt, base.shape[:len(idx)])
+                off = self._offset(sub, idx, env, scope, mod)
+                step = int(np.prod(rest, dtype=np.int64))
+                return A(b.gep(base.ptr, [b.mul(off, ir.Constant(_I64, step))]), base.dt, rest)
             ptr = self._element(base, node.slice, env, scope, mod)
             return S(self._from_mem(b.load(ptr), base.dt), base.dt)
         if isinstance(node, ast.Tuple):
@@ -726,6 +815,11 @@ class Compiler:
         if isinstance(node, ast.Call):
             return self._call(node, env, scope, mod, out)
         if isinstance(node, ast.Attribute):
+            if node.attr == "shape" and not (isinstance(node.value, ast.Name) and
+                                             node.value.id == "np"):
+                base = self._expr(node.value, env, scope, mod)
+                if isinstance(base, A):
+                    return tuple(S(ir.Constant(_I64, n), I64, True) for n in base.shape)
             if isinstance(node.value, ast.Name) and node.value.id == "np":
                 if node.attr in ("inf", "nan", "pi", "e"):
                     return self._const(float(getattr(np, node.attr)))
@@ -754,6 +848,10 @@ class Compiler:
         idx = list(index.elts) if isinstance(index, ast.Tuple) else [index]
         if len(idx) != len(arr.shape) and not (arr.shape == () and len(idx) == 1):
             raise Unsupported("partial indexing")
+        return self.b.gep(arr.ptr, [self._offset(arr, idx, env, scope, mod)])
+
+    def _offset(self, arr, idx, env, scope, mod):
+        """The element offset of index expressions ``idx`` in ``arr`` (C order)."""
         off = None
         stride = 1
         dims = arr.shape or (1,)
@@ -773,7 +871,7 @@ class Compiler:
                 term = iv if stride == 1 else self.b.mul(iv, ir.Constant(_I64, stride))
             off = term if off is None else self.b.add(off, term)
             stride *= dims[k]
-        return self.b.gep(arr.ptr, [off])
+        return off
 
     def _compare(self, op, x, y):
         b = self.b
@@ -842,6 +940,10 @@ class Compiler:
             dt = I64
         xv, yv = self.cast(x, dt).v, self.cast(y, dt).v
         lit = x.lit and y.lit
+        if lit and dt == I64 and isinstance(xv, ir.Constant) and isinstance(yv, ir.Constant):
+            folded = _fold_int(op, xv.constant, yv.constant)     # shapes such as 3 * 4
+            if folded is not None:
+                return S(ir.Constant(_I64, folded), I64, True)
         if isinstance(op, ast.Pow):
             if not _is_float(dt):
                 raise Unsupported("integer power")
@@ -903,6 +1005,15 @@ class Compiler:
                 if int(np.prod(shape, dtype=np.int64)) != base.size:
                     raise Unsupported("reshape size")
                 return A(base.ptr, base.dt, shape)
+            if isinstance(base, A) and f.attr == "fill" and len(node.args) == 1:
+                fv = self._to_mem(self.cast(self._scalar(node.args[0], env, scope, mod),
+                                            base.dt).v, base.dt)
+                self._loop(base.size, lambda i: self.b.store(fv, self.b.gep(base.ptr, [i])))
+                return None
+            if isinstance(base, A) and f.attr == "astype" and len(node.args) == 1:
+                dst = self._out_array(out, self._dtype_arg(node.args[0]), base.shape)
+                self._copy(base, dst)
+                return dst
             if isinstance(base, A) and f.attr == "copy" and not node.args:
                 dst = self._out_array(out, base.dt, base.shape)
                 self._copy(base, dst)
@@ -1004,8 +1115,7 @@ class Compiler:
             if np.dtype(aval.dtype) == dt and tuple(aval.shape) == tuple(shape):
                 return A(self.b.bitcast(self.outs[out], _mem_ll(dt).as_pointer()), dt, shape)
             self.out_bind = {k: v for k, v in self.out_bind.items() if v != out}
-        if self.loop_depth:
-            raise Unsupported("allocation inside a loop")
+        self._fresh_alloc = True
         return self._alloc(dt, shape)
 
     def _dtype_arg(self, node):
@@ -1119,7 +1229,7 @@ class Compiler:
         return S(b.call(self._intrinsic("llvm." + name, dt, len(xs)), xs), dt)
 
     _STATE = ("fn", "b", "alloca_b", "ws_slot", "ws_size", "loop_depth", "fast", "kind",
-              "res_ptr", "res_spec")
+              "res_ptr", "res_spec", "loops")
 
     def _call_sub(self, func, args):
         """A call of a kernel-module function or a shared loop nest: a function of its own
@@ -1186,6 +1296,7 @@ class Compiler:
             self.alloca_b.branch(body_bb)
             self.alloca_b.position_at_start(entry_bb)
             self.ws_size, self.loop_depth, self.fast, self.kind = 0, 0, True, "sub"
+            self.loops = []
             self.res_ptr, self.res_spec = fn.args[1], None
             scope = ("s", n)
             env = {}
@@ -1236,9 +1347,10 @@ class Compiler:
         scope = ("f", node.name, self.n_scope)
         env = {}
         saved = (self.fast, getattr(self, "ret_bb", None), getattr(self, "ret_values", None),
-                 self.loop_depth, self.kind)
+                 self.loop_depth, self.kind, self.loops)
         self.fast = False
         self.kind = "inline"
+        self.loops = []
         self.ret_bb = self.fn.append_basic_block(f"ret.{node.name}")
         self.ret_values = []
         try:
@@ -1253,7 +1365,7 @@ class Compiler:
                 raise Unsupported(f"{node.name} can end without a return")
             ret_bb, rets = self.ret_bb, self.ret_values
         finally:
-            self.fast, self.ret_bb, self.ret_values, self.loop_depth, self.kind = saved
+            self.fast, self.ret_bb, self.ret_values, self.loop_depth, self.kind, self.loops = saved
         self.b.position_at_end(ret_bb)
         if not rets:
             raise Unsupported(f"{node.name} never returns")
@@ -1273,11 +1385,17 @@ class Compiler:
         dt = first.dt
         for v, _ in rets[1:]:
             dt = _promote(dt, v.dt)
-        if any(v.dt != dt for v, _ in rets):
-            raise Unsupported("returns of different types")
+        here = self.b.block
+        vals = []
+        for v, bb in rets:                 # Numba unifies the return types: cast in place
+            if v.dt != dt:
+                self.b.position_before(bb.terminator)
+                v = self.cast(v, dt)
+            vals.append((v.v, bb))
+        self.b.position_at_end(here)
         phi = self.b.phi(_ll(dt))
-        for v, bb in rets:
-            phi.add_incoming(v.v, bb)
+        for v, bb in vals:
+            phi.add_incoming(v, bb)
         return S(phi, dt)
 
 

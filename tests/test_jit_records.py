@@ -69,7 +69,7 @@ INLINED_BEFORE_LOWERING = {"custom_jvp_call", "custom_vjp_call", "custom_lin", "
                            "logsumexp"}
 
 
-def _records_for(dt):
+def _records_for(dt, real_only=False):
     """(name, index, record) of the records that run in programs of float dtype ``dt``."""
     out, firsts, complex_firsts = [], set(), set()
     for n, i in record_params():
@@ -77,6 +77,8 @@ def _records_for(dt):
         if not r.args:
             continue               # nullary: test_nullary_records_compiled_match_interpreter
         zs = [a for a in r.args if isinstance(a, Z)]
+        if zs and real_only:
+            continue
         if dt == F64 and zs:
             if n not in complex_firsts or any(a.values is not None for a in zs):
                 complex_firsts.add(n)
@@ -89,18 +91,21 @@ def _records_for(dt):
     return out
 
 
-def _program_params():
-    """One pytest param per program: (family, dtype, its records)."""
+def _program_params(tier="numba"):
+    """One pytest param per program: (family, dtype, its records, tier). The LLVM tier's
+    programs hold the real records only (it declines complex values: a program mixing
+    them would run on Numba whole)."""
     params = []
     for dt in (F64, F32):
         by_family = {}
-        for n, i, r in _records_for(dt):
+        for n, i, r in _records_for(dt, real_only=tier == "llvm"):
             by_family.setdefault(FAMILY[n], []).append((n, i, r))
         for fam in sorted(by_family):
             recs = by_family[fam]
             for k in range(0, len(recs), RECORDS_PER_PROGRAM):
                 chunk = recs[k:k + RECORDS_PER_PROGRAM]
-                params.append(pytest.param(fam, dt, chunk, id=f"{fam}-{np.dtype(dt).name}-"
+                params.append(pytest.param(fam, dt, chunk, tier,
+                                           id=f"{tier}-{fam}-{np.dtype(dt).name}-"
                                            f"{k // RECORDS_PER_PROGRAM}"))
     return params
 
@@ -141,8 +146,23 @@ def _n_results(name, record, dt):
 PROGRAMS = _program_params()
 
 
-@pytest.mark.parametrize("family,dt,recs", PROGRAMS)
-def test_records_compiled_match_interpreter(family, dt, recs):
+# Both compilers of the CPU text: Numba alone (jit_llvm_tier=False) over every program, and
+# the direct LLVM tier (backends/llvm_cpu.py) over the real records' programs; a program the
+# tier declines runs on Numba (LLVM_DECLINES says which families and why).
+LLVM_PROGRAMS = _program_params("llvm")
+
+
+@pytest.mark.parametrize("family,dt,recs,tier", PROGRAMS + LLVM_PROGRAMS)
+def test_records_compiled_match_interpreter(family, dt, recs, tier):
+    old = ad.config.jit_llvm_tier
+    ad.config.update("jit_llvm_tier", tier == "llvm")
+    try:
+        _check_records(family, dt, recs, tier)
+    finally:
+        ad.config.update("jit_llvm_tier", old)
+
+
+def _check_records(family, dt, recs, tier):
     program, ops = _program(recs, dt, f"{family}-{recs[0][0]}-{recs[0][1]}-{np.dtype(dt).name}")
     found = prims_in(ad.make_jaxpr(program)(*ops).jaxpr, set())
     missing = sorted({n for n, _, _ in recs} - found)
@@ -155,6 +175,8 @@ def test_records_compiled_match_interpreter(family, dt, recs):
         got = assert_compiled(jf, *ops)
         assert len(DEBUG_SEEN) == seen + n_debug, "the compiled debug_callback did not run"
         want = ref(*ops)
+    backend = jf._entry_for(*ops).backend
+    assert backend == "cpu" if tier == "numba" else backend in ("llvm", "cpu")
     assert len(got) == len(want)
     k = 0
     for name, i, r in recs:
@@ -172,8 +194,45 @@ def test_records_compiled_match_interpreter(family, dt, recs):
     assert k == len(got)
 
 
+#: Families whose real programs the LLVM tier declines (they run on Numba), and why.
+LLVM_DECLINES = {
+    "calls": "host callbacks (Numba's objmode)",
+    "control_flow": "arrays carried through a loop or chosen by a branch",
+    "cumulative": "sorting (numpy's sort inside Numba)",
+    "linalg": "LAPACK calls",
+}
+# and every program holding a complex value (complex results of real operands: fft,
+# ``complex``, conversions), whatever its family
+
+
+def test_the_llvm_tier_takes_every_other_family():
+    from autodiff.backends import llvm_cpu
+    from autodiff.transforms.passes import run_pipeline
+    declined = {}
+    for p in LLVM_PROGRAMS:
+        family, dt, recs, _ = p.values
+        program, ops = _program(recs, dt, f"{family}-{recs[0][0]}-{recs[0][1]}-llvm")
+        closed = run_pipeline(ad.make_jaxpr(program)(*ops))
+        has_complex = any(np.dtype(v.aval.dtype).kind == "c" for e in closed.jaxpr.eqns
+                          for v in list(e.invars) + list(e.outvars) if hasattr(v, "aval"))
+        prog = numba_cpu.lower(closed, dynamic_dims=frozenset())
+        try:
+            llvm_cpu.compile_program(prog)
+        except llvm_cpu.Unsupported as err:
+            if not has_complex:
+                declined.setdefault(family, str(err))
+        else:
+            assert not has_complex, f"{family}: compiled a program with complex values"
+    assert set(declined) <= set(LLVM_DECLINES), declined
+    assert {"elementwise", "reductions", "dot", "indexing", "shape"} - set(declined) == {
+        "elementwise", "reductions", "dot", "indexing", "shape"}
+
+
 def test_every_primitive_with_operands_has_a_compiled_record():
     covered = {n for p in PROGRAMS for n, _, _ in p.values[2] if p.values[1] == F64}
+    assert {n for p in LLVM_PROGRAMS for n, _, _ in p.values[2]} == {
+        n for p in PROGRAMS for n, _, r in p.values[2] if not any(isinstance(a, Z) for a in
+                                                                   r.args)}
     with_operands = {n for n in primitives if any(r.args for r in RECORDS[n])}
     assert covered == with_operands
     covered32 = {n for p in PROGRAMS for n, _, _ in p.values[2] if p.values[1] == F32}

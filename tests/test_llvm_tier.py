@@ -148,6 +148,33 @@ def test_programs_it_declines_go_to_numba():
     np.testing.assert_allclose(out, loop(X))
 
 
+def test_while_break_continue_and_partial_indexing():
+    src = textwrap.dedent("""
+        import numpy as np
+        def kernel(A):
+            B = np.empty((2, 3), np.float64)
+            B[0] = A[1]
+            B[1] = 0.5
+            n = 0
+            i = 0
+            while True:
+                i += 1
+                if i % 2 == 0:
+                    continue
+                if i > 7:
+                    break
+                n += i
+            return (B, n)
+    """)
+    sh = ad.core.ShapedArray
+    k = llvm_cpu.compile_source(src, "kernel", [sh((2, 3), np.dtype("float64"))],
+                                [sh((2, 3), np.dtype("float64")), sh((), np.dtype("int64"))])
+    a = np.arange(6.0).reshape(2, 3)
+    b, n = k.entry_point(a)
+    np.testing.assert_array_equal(b, [[3.0, 4.0, 5.0], [0.5, 0.5, 0.5]])
+    assert n == 1 + 3 + 5 + 7
+
+
 def test_variables_take_the_common_type_of_their_values():
     src = textwrap.dedent("""
         import numpy as np
@@ -171,9 +198,10 @@ def test_variables_take_the_common_type_of_their_values():
 def test_unknown_constructs_are_declined_not_guessed():
     aval = ad.core.ShapedArray((3,), np.dtype("float64"))
     out = [ad.core.ShapedArray((), np.dtype("float64"))]
-    for body in ("while A[0] > 0:\n        pass\n    return A[0]",
+    for body in ("with some_context():\n        pass\n    return A[0]",
                  "return some_helper(A[0])",
-                 "return A.sum()"):
+                 "return A.sum()",
+                 "return np.sort(A)[0]"):
         src = f"import numpy as np\ndef kernel(A):\n    {body}\n"
         with pytest.raises(llvm_cpu.Unsupported):
             llvm_cpu.compile_source(src, "kernel", [aval], out)
