@@ -513,8 +513,10 @@ class JitFunction(Generic[P, R]):
                         how = "reused (shape-generic kernel)"
                     elif after["disk_loads"] > before["disk_loads"]:
                         how = "loaded from the disk cache"
+                    elif entry.backend == "llvm":
+                        how = "compiled by the LLVM tier"
                     else:
-                        how = "compiled"
+                        how = "compiled by Numba"
                     _log.warning(f"jit({self._name}): kernel {entry.kernel.key[:12]} {how}")
             if entry is None:
                 entry = interpreted_entry(closed, out_tree)

@@ -267,7 +267,8 @@ def llvm_entry(closed, out_tree, leaf_keys, prog):
     try:
         kernel = llvm_cpu.compile_program(prog)
     except llvm_cpu.Unsupported as err:
-        _log.debug("llvm tier declined %s: %s", prog.entry, err)
+        if config.explain_cache_misses:
+            _log.warning(f"jit: the LLVM tier declined this program ({err}); Numba compiles it")
         return None
     entry = compiled_entry(closed, out_tree, leaf_keys, prog=prog, kernel=kernel)
     entry.backend = "llvm"
@@ -576,7 +577,9 @@ class Lowered:
             return put(None)
         if type(self.program).__name__ == "CudaProgram":
             return put(cuda_entry(closed, out_tree, keys, prog=self.program))
-        return put(compiled_entry(closed, out_tree, keys, prog=self.program))
+        entry = llvm_entry(closed, out_tree, keys, self.program) if config.jit_llvm_tier \
+            else None
+        return put(entry or compiled_entry(closed, out_tree, keys, prog=self.program))
 
     @property
     def pieces(self):

@@ -1440,7 +1440,7 @@ _PYAPI = {   # CPython functions the entry calls: name -> (restype, argtypes)
     "PyFloat_AsDouble": (_F64, [_VOIDP]), "PyLong_AsLongLong": (_I64, [_VOIDP]),
     "PyObject_IsTrue": (_I32, [_VOIDP]), "PyEval_SaveThread": (_VOIDP, []),
     "PyEval_RestoreThread": (ir.VoidType(), [_VOIDP]), "Py_IncRef": (ir.VoidType(), [_VOIDP]),
-    "PyFloat_FromDouble": (_VOIDP, [_F64]), "PyLong_FromLongLong": (_VOIDP, [_I64]),
+    "PyErr_Occurred": (_VOIDP, []), "PyFloat_FromDouble": (_VOIDP, [_F64]), "PyLong_FromLongLong": (_VOIDP, [_I64]),
     "PyLong_FromUnsignedLongLong": (_VOIDP, [_I64]), "PyBool_FromLong": (_VOIDP, [_I64]),
 }
 
@@ -1483,6 +1483,11 @@ def _add_python_entry(module, kernel_fn, param_avals, out_avals, name):
             v = v if dt.itemsize == 8 else b.trunc(v, _ll(dt))
         b.store(v, slot)
         args.append(b.bitcast(slot, _VOIDP))
+        # a conversion that failed (a Python int beyond int64: OverflowError) returns NULL
+        # with its exception, which jit turns into a clear error
+        err = b.icmp_unsigned("!=", b.call(api["PyErr_Occurred"], []), ir.Constant(_VOIDP, None))
+        with b.if_then(err, likely=False):
+            b.ret(ir.Constant(_VOIDP, None))
     if scalar_out:
         dt = np.dtype(out_avals[0].dtype)
         res = b.alloca(_mem_ll(dt))
@@ -1650,4 +1655,6 @@ def compile_program(prog):
         raise Unsupported("run-time sizes or parallel loops")
     jx = prog.jaxpr.jaxpr
     avals = [v.aval for v in list(jx.constvars) + list(jx.invars)]
+    if any(not a.shape and np.dtype(a.dtype) == np.uint64 for a in avals):
+        raise Unsupported("a uint64 scalar parameter (the entry reads scalars as int64)")
     return compile_source(prog.source, prog.entry, avals, prog.out_avals, prog.pieces)
