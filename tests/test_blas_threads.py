@@ -49,6 +49,18 @@ def threads(request):
         ad.config.update("jit_blas_threads", "auto")
 
 
+@pytest.fixture
+def numba_path():
+    """jit without the direct LLVM tier (backends/llvm_cpu.py, config ``jit_llvm_tier``):
+    for tests of the Numba path's mechanics, which programs that tier takes never reach."""
+    old = ad.config.jit_llvm_tier
+    ad.config.update("jit_llvm_tier", False)
+    try:
+        yield
+    finally:
+        ad.config.update("jit_llvm_tier", old)
+
+
 # module-level jitted functions: one compile per signature for the whole file
 mm = ad.jit(lambda a, b: a @ b)
 # dot_general contracting over leading/trailing axes: BLAS reads the operand transposed
@@ -167,7 +179,8 @@ mlp_grad = ad.jit(ad.grad(lambda w, x: anp.sum(anp.tanh(x @ w) ** 2)))
 
 
 @pytest.mark.timeout(120)
-def test_no_deadlock_when_called_from_several_threads():
+def test_no_deadlock_when_called_from_several_threads(numba_path):
+    # pins the Numba path: the GEMM pool runs the products of Numba's kernels only
     ad.config.update("jit_blas_threads", 2)
     blas_pool.set_threads(2, min_flops=1, adaptive=False)
     try:
@@ -217,8 +230,9 @@ print("CHILD", os.waitstatus_to_exitcode(status), "PARENT", np.allclose(f(a, b),
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork exists on POSIX only")
 @pytest.mark.timeout(240)
 def test_forked_child_uses_its_own_pool():
+    # pins the Numba path (AUTODIFF_JIT_LLVM_TIER=0): the GEMM pool runs Numba's products only
     r = subprocess.run([sys.executable, "-c", textwrap.dedent(FORK_CHILD)], capture_output=True,
-                       text=True, timeout=200, env=dict(os.environ))
+                       text=True, timeout=200, env=dict(os.environ, AUTODIFF_JIT_LLVM_TIER="0"))
     assert r.returncode == 0, r.stderr[-2000:]
     assert "CHILD 0 PARENT True" in r.stdout, (r.stdout, r.stderr[-2000:])
 
@@ -301,8 +315,9 @@ _LAZY_POOL = textwrap.dedent("""
 
 def test_the_pool_starts_with_the_first_kernel_that_multiplies_matrices(tmp_path):
     # a program without a product never compiles the pool's entry point nor starts its
-    # threads (the first run on a machine does not pay for them: issue 31)
-    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    # threads (the first run on a machine does not pay for them: issue 31). Pins the Numba
+    # path (AUTODIFF_JIT_LLVM_TIER=0): the pool starts with Numba's first kernel with a product
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path), AUTODIFF_JIT_LLVM_TIER="0")
     out = subprocess.run([sys.executable, "-c", _LAZY_POOL], env=env, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-3000:]
@@ -380,7 +395,8 @@ def _flat(tree):
 
 
 @pytest.mark.timeout(300)
-def test_mlp_value_and_grad_with_one_core_busy_matches_the_quiet_run():
+def test_mlp_value_and_grad_with_one_core_busy_matches_the_quiet_run(numba_path):
+    # pins the Numba path: the GEMM pool runs the products of Numba's kernels only
     rng = np.random.default_rng(8)
     params = ((rng.normal(size=(60, 140)) * 0.1, rng.normal(size=140) * 0.1),
               (rng.normal(size=(140, 5)) * 0.1, np.zeros(5)))
@@ -421,9 +437,10 @@ prange_kernel = None
 
 
 @pytest.mark.timeout(300)
-def test_gemm_pool_and_prange_regions_from_two_python_threads():
+def test_gemm_pool_and_prange_regions_from_two_python_threads(numba_path):
     # one Python thread runs a kernel with a parallel (prange) loop while another runs
-    # products on the pool: both give numpy's numbers, and nothing deadlocks
+    # products on the pool: both give numpy's numbers, and nothing deadlocks. Pins the Numba
+    # path: prange and the GEMM pool are its own
     global prange_kernel
     old = ad.config.jit_parallel_threshold
     ad.config.update("jit_parallel_threshold", 1000)

@@ -127,6 +127,18 @@ def kernel_files(cache, src):
     return path, numba_files
 
 
+@pytest.fixture
+def numba_path():
+    """jit without the direct LLVM tier (backends/llvm_cpu.py, config ``jit_llvm_tier``):
+    for tests of the Numba path's mechanics, which programs that tier takes never reach."""
+    old = ad.config.jit_llvm_tier
+    ad.config.update("jit_llvm_tier", False)
+    try:
+        yield
+    finally:
+        ad.config.update("jit_llvm_tier", old)
+
+
 def refusal(record, path):
     hits = [w for w in record if issubclass(w.category, UnsafeCacheWarning)]
     assert len(hits) == 1, [str(w.message) for w in record]
@@ -225,7 +237,8 @@ def test_group_or_world_writable_cache_dir_is_refused(tmp_path, mode):
 
 
 @posix_only
-def test_refused_end_to_end_through_jit(tmp_path):
+def test_refused_end_to_end_through_jit(tmp_path, numba_path):
+    # pins the Numba path: the disk cache (and its checks) is of Numba's kernels
     cache = tmp_path / "shared"
     cache.mkdir()
     cache.chmod(0o777)
@@ -384,7 +397,10 @@ _HELPER_CHILD = textwrap.dedent("""
 
 
 def run_helper_child(tmp_path, cache, scale):
-    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(cache), HOME=str(tmp_path / "home"))
+    # pins the Numba path (AUTODIFF_JIT_LLVM_TIER=0): the helpers are Numba's, compiled with
+    # (and the GEMM pool's entry started by) the first Numba kernel that uses them
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(cache), HOME=str(tmp_path / "home"),
+               AUTODIFF_JIT_LLVM_TIER="0")
     p = subprocess.run([sys.executable, "-c", _HELPER_CHILD, repr(scale)], env=env,
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-3000:]

@@ -507,21 +507,23 @@ assert np.allclose(f(np.ones(3)), np.cos(1.0) * 3.0 + 0.25)
 s = compile_cache.stats()
 print("STATS", s["compiles"], s["disk_loads"] + s["piece_disk_loads"])
 """
+NUMBA_PATH = {"AUTODIFF_JIT_LLVM_TIER": "0"}     # jit without the direct LLVM tier
 
 
 @pytest.mark.slow
 @pytest.mark.skipif(not hasattr(os, "geteuid"), reason="owner and mode bits are POSIX")
 def test_read_only_populated_cache_is_used(tmp_path):
+    # pins the Numba path (AUTODIFF_JIT_LLVM_TIER=0): the disk cache holds Numba's kernels
     cdir = tmp_path / "cache"
     cdir.mkdir(mode=0o700)
-    first = _run(CACHE_CHILD.format(path=str(cdir)))
+    first = _run(CACHE_CHILD.format(path=str(cdir)), env=NUMBA_PATH)
     assert first.returncode == 0, first.stderr[-2000:]
     for root, dirs, files in os.walk(cdir):
         for n in dirs + files:
             os.chmod(os.path.join(root, n), 0o500 if n in dirs else 0o400)
     os.chmod(cdir, 0o500)
     try:
-        second = _run(CACHE_CHILD.format(path=str(cdir)))
+        second = _run(CACHE_CHILD.format(path=str(cdir)), env=NUMBA_PATH)
         assert second.returncode == 0, second.stderr[-2000:]
         assert "STATS 0 " in second.stdout and "STATS 0 0" not in second.stdout, second.stdout
     finally:
@@ -531,12 +533,13 @@ def test_read_only_populated_cache_is_used(tmp_path):
 
 @pytest.mark.slow
 def test_unusable_cache_dir_writes_nothing_under_home(tmp_path):
+    # pins the Numba path (AUTODIFF_JIT_LLVM_TIER=0): the disk cache holds Numba's kernels
     home = tmp_path / "home"
     home.mkdir()
     blocker = tmp_path / "a_file"
     blocker.write_text("")
     r = _run(CACHE_CHILD.format(path=str(blocker / "cache")),
-             env={"HOME": str(home), "XDG_CACHE_HOME": str(home / ".cache")})
+             env=dict(NUMBA_PATH, HOME=str(home), XDG_CACHE_HOME=str(home / ".cache")))
     assert r.returncode == 0, r.stderr[-2000:]
     assert "STATS 1 0" in r.stdout and "compiling without the disk cache" in r.stderr
     assert list(home.rglob("*")) == []
