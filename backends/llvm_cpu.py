@@ -108,15 +108,26 @@ class S:
 
 
 class A:
-    """A C-contiguous array: its data pointer (typed), dtype and constant shape."""
-    __slots__ = ("ptr", "dt", "shape")
+    """A C-contiguous array: its data pointer (typed), dtype and constant shape. ``own``:
+    it lies in this function's workspace (not a parameter's memory or a table)."""
+    __slots__ = ("ptr", "dt", "shape", "own")
 
-    def __init__(self, ptr, dt, shape):
+    def __init__(self, ptr, dt, shape, own=True):
         self.ptr, self.dt, self.shape = ptr, np.dtype(dt), tuple(int(n) for n in shape)
+        self.own = own
 
     @property
     def size(self):
         return int(np.prod(self.shape, dtype=np.int64))
+
+
+class ArrayVar:
+    """An array variable: a stack slot holding the data pointer (promoted to a register by
+    LLVM), so that a loop or a branch may rebind it; dtype and shape are fixed."""
+    __slots__ = ("slot", "dt", "shape", "own")
+
+    def __init__(self, slot, dt, shape, own):
+        self.slot, self.dt, self.shape, self.own = slot, dt, shape, own
 
 
 class Var:
@@ -221,6 +232,19 @@ _CASTS = {"float64", "float32", "int64", "int32", "int16", "int8", "uint64", "ui
           "uint16", "uint8", "bool_", "intp"}
 
 
+def _has_continue(body):
+    """Whether a loop body continues (its own ``continue``, not a nested loop's)."""
+    todo = list(body)
+    while todo:
+        st = todo.pop()
+        if isinstance(st, ast.Continue):
+            return True
+        if isinstance(st, (ast.For, ast.While, ast.FunctionDef)):
+            continue
+        todo.extend(ast.iter_child_nodes(st))
+    return False
+
+
 def _wrap64(v):
     return (v + 2 ** 63) % 2 ** 64 - 2 ** 63
 
@@ -304,8 +328,8 @@ class Compiler:
         self.ws_size = 0
         self.n_scope = 0
         self.declared = {}
-        self.loop_depth = 0
-        self.loops = []
+        self.loop_depth = self.branch_depth = 0
+        self.loops, self.loop_branch, self.loop_continues = [], [], []
         self.kind = "kernel"
         self.subs = {}
         node = self.kmod.functions[self.entry]
@@ -317,7 +341,8 @@ class Compiler:
             p = self.fn.args[i]
             dt = np.dtype(aval.dtype)
             if aval.shape:
-                env[a.arg] = A(self.b.bitcast(p, _mem_ll(dt).as_pointer()), dt, aval.shape)
+                env[a.arg] = A(self.b.bitcast(p, _mem_ll(dt).as_pointer()), dt, aval.shape,
+                               own=False)
             else:
                 ptr = self.b.bitcast(p, _mem_ll(dt).as_pointer())
                 v = self.b.load(ptr)
@@ -356,7 +381,7 @@ class Compiler:
             raise Unsupported("output count")
         self.ret_elts = elts
         allocs = {}
-        for st in node.body:
+        for st in node.body:              # one np.empty-like assignment at the top level ...
             if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
                     isinstance(st.targets[0], ast.Name):
                 n = st.targets[0].id
@@ -364,6 +389,15 @@ class Compiler:
                             isinstance(st.value.func, ast.Attribute) and
                             st.value.func.attr in ("empty", "full", "zeros"))
                 allocs[n] = allocs.get(n, 0) + (1 if is_alloc else 1000)
+        for st in ast.walk(node):         # ... and no other binding anywhere
+            if isinstance(st, (ast.For, ast.While, ast.If)):
+                for sub in ast.walk(st):
+                    for t in (sub.targets if isinstance(sub, ast.Assign) else
+                              [sub.target] if isinstance(sub, (ast.AugAssign, ast.For))
+                              else []):
+                        for name in ast.walk(t):
+                            if isinstance(name, ast.Name):
+                                allocs[name.id] = allocs.get(name.id, 0) + 1000
         bind = {}
         for k, e in enumerate(elts):
             if isinstance(e, ast.Name) and allocs.get(e.id) == 1 and e.id not in bind and \
@@ -392,14 +426,54 @@ class Compiler:
     def _to_mem(self, v, dt):
         return self.b.zext(v, _I8) if dt == BOOL else v
 
+    def _region(self, nbytes):
+        """A workspace region of ``nbytes`` for one site (an allocation or a call). In a
+        loop the site has two regions used in turn: a value bound in the loop's body is
+        rebound every iteration (see :meth:`_bind_array`), so it is read at most one
+        iteration later, and the other region is what the next iteration writes."""
+        size = (max(nbytes, 1) + _ALIGN - 1) // _ALIGN * _ALIGN
+        b = self.b
+        ws = b.load(self.ws_slot)
+        off = self.ws_size
+        if not self.loop_depth:
+            self.ws_size += size
+            return b.gep(ws, [ir.Constant(_I64, off)])
+        self.ws_size += 2 * size
+        turn = self.alloca_b.alloca(_I1)
+        self.alloca_b.store(ir.Constant(_I1, 0), turn)
+        t = b.load(turn)
+        b.store(b.not_(t), turn)
+        o = b.select(t, ir.Constant(_I64, off + size), ir.Constant(_I64, off))
+        return b.gep(ws, [o])
+
     def _alloc(self, dt, shape):
         n = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        nbytes = max(n, 1) * np.dtype(dt).itemsize
-        off = self.ws_size
-        self.ws_size = off + (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
-        ws = self.b.load(self.ws_slot)
-        p = self.b.gep(ws, [ir.Constant(_I64, off)])
+        p = self._region(max(n, 1) * np.dtype(dt).itemsize)
         return A(self.b.bitcast(p, _mem_ll(dt).as_pointer()), dt, shape)
+
+    def _bind_array(self, env, name, a):
+        """Bind array ``a`` to ``name``: a pointer variable, so that loops and branches may
+        rebind it (a scan's carry, a cond's result). The workspace of a site in a loop is
+        double-buffered (:meth:`_region`), which is sound when every array name bound in a
+        loop is rebound on each iteration: so such a binding must stand at the top level of
+        the loop's body (not inside a branch of it), in a body without ``continue``."""
+        cur = env.get(name)
+        if isinstance(cur, (Var, S)):
+            raise Unsupported("a name both scalar and array")
+        if self.kind == "inline":
+            raise Unsupported("an array bound in a helper")
+        if self.loop_depth and (self.branch_depth != self.loop_branch[-1] or
+                                self.loop_continues[-1]):
+            raise Unsupported("an array bound in a branch of a loop, or in a loop with "
+                              "continue")
+        if isinstance(cur, ArrayVar):
+            if cur.dt != a.dt or cur.shape != a.shape:
+                raise Unsupported("an array variable changing dtype or shape")
+            cur.own = cur.own and a.own
+        else:
+            cur = ArrayVar(self.alloca_b.alloca(_VOIDP, name=name), a.dt, a.shape, a.own)
+            env[name] = cur
+        self.b.store(self.b.bitcast(a.ptr, _VOIDP), cur.slot)
 
     def _store_var(self, key, env, name, val):
         """Assign scalar ``val`` to variable ``name``: its slot's type is the common type of
@@ -468,24 +542,20 @@ class Compiler:
             raise Unsupported(f"statement {type(st).__name__}")
 
     def _assign(self, target, value, env, scope, mod):
-        self._fresh_alloc = False
         if isinstance(target, ast.Name):
             if (self.kind == "kernel" and target.id in self.out_bind and self.loop_depth == 0 and
+                    self.branch_depth == 0 and
                     isinstance(value, ast.Call)):
                 v = self._expr(value, env, scope, mod, out=self.out_bind[target.id])
             else:
                 v = self._expr(value, env, scope, mod)
             if isinstance(v, S):
                 self._store_var(scope + (target.id,), env, target.id, v)
-            elif isinstance(v, (A, tuple)):
-                if isinstance(env.get(target.id), Var):
-                    raise Unsupported("a name both scalar and array")
-                if isinstance(v, A) and self.loop_depth and (
-                        target.id in env or not self._fresh_alloc):
-                    # an array bound in a loop: only a new array's first name (each
-                    # iteration reuses its workspace region; a use after the loop does
-                    # not verify and goes to Numba)
-                    raise Unsupported("array bound inside a loop")
+            elif isinstance(v, A):
+                self._bind_array(env, target.id, v)
+            elif isinstance(v, tuple):
+                if self.loop_depth or self.branch_depth:
+                    raise Unsupported("a tuple bound in a loop or branch")
                 env[target.id] = v
             else:
                 raise Unsupported("assigned value")
@@ -498,12 +568,10 @@ class Compiler:
                     raise Unsupported("unpacking target")
                 if isinstance(x, S):
                     self._store_var(scope + (t.id,), env, t.id, x)
-                elif self.loop_depth:
-                    # a function's arrays in a loop or branch: a value that changes at run
-                    # time (a scan's carry), which compile-time bindings cannot follow
-                    raise Unsupported("array bound inside a loop or branch")
+                elif isinstance(x, A):
+                    self._bind_array(env, t.id, x)
                 else:
-                    env[t.id] = x
+                    raise Unsupported("unpacking a nested tuple")
         elif isinstance(target, ast.Subscript):
             arr = self._expr(target.value, env, scope, mod)
             if not isinstance(arr, A):
@@ -573,7 +641,11 @@ class Compiler:
     def _loop_body(self, body, env, scope, mod, continue_bb, break_bb):
         self.loop_depth += 1
         self.loops.append((continue_bb, break_bb))
+        self.loop_branch.append(self.branch_depth)
+        self.loop_continues.append(_has_continue(body))
         self._block(body, env, scope, mod)
+        self.loop_continues.pop()
+        self.loop_branch.pop()
         self.loops.pop()
         self.loop_depth -= 1
         if not self.b.block.is_terminated:
@@ -598,13 +670,13 @@ class Compiler:
         else_bb = self.fn.append_basic_block("if.else")
         end_bb = self.fn.append_basic_block("if.end")
         self.b.cbranch(c, then_bb, else_bb)
-        self.loop_depth += 1          # (no array binding inside a branch either)
+        self.branch_depth += 1
         for bb, body in ((then_bb, st.body), (else_bb, st.orelse)):
             self.b.position_at_end(bb)
             self._block(body, env, scope, mod)
             if not self.b.block.is_terminated:
                 self.b.branch(end_bb)
-        self.loop_depth -= 1
+        self.branch_depth -= 1
         self.b.position_at_end(end_bb)
 
     def _return(self, st, env, scope, mod):
@@ -743,6 +815,9 @@ class Compiler:
             v = env.get(node.id)
             if isinstance(v, Var):
                 return S(b.load(v.slot), v.dt)
+            if isinstance(v, ArrayVar):
+                return A(b.bitcast(b.load(v.slot), _mem_ll(v.dt).as_pointer()), v.dt, v.shape,
+                         v.own)
             if v is not None:
                 return v
             g = self._global(node.id, mod)
@@ -804,10 +879,11 @@ class Compiler:
             idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
             if 0 < len(idx) < len(base.shape):       # A[i]: the sub-array (a view)
                 rest = base.shape[len(idx):]
-                sub = A(base.ptr, base.dt, base.shape[:len(idx)])
+                sub = A(base.ptr, base.dt, base.shape[:len(idx)], base.own)
                 off = self._offset(sub, idx, env, scope, mod)
                 step = int(np.prod(rest, dtype=np.int64))
-                return A(b.gep(base.ptr, [b.mul(off, ir.Constant(_I64, step))]), base.dt, rest)
+                return A(b.gep(base.ptr, [b.mul(off, ir.Constant(_I64, step))]), base.dt, rest,
+                         base.own)
             ptr = self._element(base, node.slice, env, scope, mod)
             return S(self._from_mem(b.load(ptr), base.dt), base.dt)
         if isinstance(node, ast.Tuple):
@@ -842,7 +918,8 @@ class Compiler:
             g.linkage = "internal"
             g.initializer = ir.Constant(ty, [int(x) if _is_int(dt) else float(x)
                                              for x in arr.ravel()])
-        return A(self.b.gep(g, [ir.Constant(_I32, 0), ir.Constant(_I32, 0)]), dt, arr.shape)
+        return A(self.b.gep(g, [ir.Constant(_I32, 0), ir.Constant(_I32, 0)]), dt, arr.shape,
+                 own=False)
 
     def _element(self, arr, index, env, scope, mod):
         idx = list(index.elts) if isinstance(index, ast.Tuple) else [index]
@@ -1004,7 +1081,7 @@ class Compiler:
                 shape = self._shape_arg(node.args, env, scope, mod)
                 if int(np.prod(shape, dtype=np.int64)) != base.size:
                     raise Unsupported("reshape size")
-                return A(base.ptr, base.dt, shape)
+                return A(base.ptr, base.dt, shape, base.own)
             if isinstance(base, A) and f.attr == "fill" and len(node.args) == 1:
                 fv = self._to_mem(self.cast(self._scalar(node.args[0], env, scope, mod),
                                             base.dt).v, base.dt)
@@ -1115,7 +1192,6 @@ class Compiler:
             if np.dtype(aval.dtype) == dt and tuple(aval.shape) == tuple(shape):
                 return A(self.b.bitcast(self.outs[out], _mem_ll(dt).as_pointer()), dt, shape)
             self.out_bind = {k: v for k, v in self.out_bind.items() if v != out}
-        self._fresh_alloc = True
         return self._alloc(dt, shape)
 
     def _dtype_arg(self, node):
@@ -1229,7 +1305,7 @@ class Compiler:
         return S(b.call(self._intrinsic("llvm." + name, dt, len(xs)), xs), dt)
 
     _STATE = ("fn", "b", "alloca_b", "ws_slot", "ws_size", "loop_depth", "fast", "kind",
-              "res_ptr", "res_spec", "loops")
+              "res_ptr", "res_spec", "loops", "branch_depth", "loop_branch", "loop_continues")
 
     def _call_sub(self, func, args):
         """A call of a kernel-module function or a shared loop nest: a function of its own
@@ -1251,9 +1327,7 @@ class Compiler:
             sub = self.subs[key] = self._compile_sub(func, args, len(self.subs))
         fn, ws_size, spec = sub
         b = self.b
-        off = self.ws_size
-        self.ws_size += ws_size
-        ws = b.gep(b.load(self.ws_slot), [ir.Constant(_I64, off)])
+        ws = self._region(ws_size)
         res = self.alloca_b.alloca(ir.ArrayType(_I64, max(len(spec), 1)))
         resp = b.bitcast(res, _VOIDP)
         cargs = [ws, resp]
@@ -1293,16 +1367,17 @@ class Compiler:
             self.b = ir.IRBuilder(body_bb)
             self.ws_slot = self.alloca_b.alloca(_VOIDP, name="ws")
             self.alloca_b.store(fn.args[0], self.ws_slot)
-            self.alloca_b.branch(body_bb)
-            self.alloca_b.position_at_start(entry_bb)
+            self.alloca_b.position_before(self.alloca_b.branch(body_bb))
             self.ws_size, self.loop_depth, self.fast, self.kind = 0, 0, True, "sub"
-            self.loops = []
+            self.branch_depth = 0
+            self.loops, self.loop_branch, self.loop_continues = [], [], []
             self.res_ptr, self.res_spec = fn.args[1], None
             scope = ("s", n)
             env = {}
             for p, a, arg in zip(params, args, fn.args[2:]):
                 if isinstance(a, A):
-                    env[p] = A(self.b.bitcast(arg, _mem_ll(a.dt).as_pointer()), a.dt, a.shape)
+                    env[p] = A(self.b.bitcast(arg, _mem_ll(a.dt).as_pointer()), a.dt, a.shape,
+                               own=False)
                 else:
                     self._store_var(scope + (p,), env, p, S(arg, a.dt))
             try:
@@ -1325,6 +1400,12 @@ class Compiler:
         for k, x in enumerate(vals):
             slot = b.gep(self.res_ptr, [ir.Constant(_I64, 8 * k)])
             if isinstance(x, A):
+                if not x.own:
+                    # a parameter (or a view of one) handed back: a copy in this call's
+                    # region, so that every result lives where its call site's turn says
+                    dst = self._alloc(x.dt, x.shape)
+                    self._copy(x, dst)
+                    x = dst
                 b.store(b.bitcast(x.ptr, _VOIDP), b.bitcast(slot, _VOIDP.as_pointer()))
                 spec.append(("A", x.dt, x.shape))
             elif isinstance(x, S):
@@ -1359,7 +1440,6 @@ class Compiler:
                     self._store_var(scope + (p,), env, p, a)
                 else:
                     env[p] = a
-            self.loop_depth = 1        # arrays a helper allocates would outlive nothing
             self._block(node.body, env, scope, func.mod)
             if not self.b.block.is_terminated:
                 raise Unsupported(f"{node.name} can end without a return")

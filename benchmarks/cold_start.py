@@ -11,6 +11,8 @@ time is trace + transform + lower + compile + first run of the jitted function, 
   default    ``jit_background_compile=True`` (the default): the first call runs the
              traced program on the interpreter while the kernel compiles in the background
   blocking   ``jit_background_compile=False``: the first call waits for the compiled kernel
+  numba      blocking with ``jit_llvm_tier=False``: every kernel compiled by Numba (the
+             compiler before the direct LLVM tier; its helper kernels compile too)
   jax        ``jax.jit`` with ``jax_enable_x64`` (needs the ``bench`` extra)
 
 The workloads are the rows of the jit-latency issue. ``euler<k>`` is a Python-unrolled
@@ -112,6 +114,7 @@ def child(name, mode):
     if lib == "ad":
         import autodiff as ad
         ad.config.update("jit_background_compile", mode == "default")
+        ad.config.update("jit_llvm_tier", mode != "numba")
         block = lambda r: r                          # noqa: E731 - results are numpy arrays
     else:
         import jax
@@ -146,7 +149,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", nargs=2, metavar=("WORKLOAD", "MODE"))
     ap.add_argument("--only", default="", help="comma-separated subset of " + ",".join(WORKLOADS))
-    ap.add_argument("--modes", default="default,blocking,jax")
+    ap.add_argument("--modes", default="default,blocking,numba,jax")
     ap.add_argument("--json", default=None, help="also write the results to this file")
     args = ap.parse_args()
     if args.child:

@@ -1,6 +1,7 @@
 """Compile time against program size: jit of a Python-unrolled loop (issue 31).
 
-    python benchmarks/compile_scaling.py                    # K = 8, 32, 128, 512; autodiff and JAX
+    python benchmarks/compile_scaling.py                    # K = 8, 32, 128, 512; autodiff
+                                                            # (LLVM tier), Numba only, JAX
     python benchmarks/compile_scaling.py --ks 8,32,128 --libs ad
     python benchmarks/compile_scaling.py --child ad 32 CACHE  # one measurement (internal)
 
@@ -37,7 +38,7 @@ def child(lib, K):
     w1 = rng.standard_normal((16, 8)) * 0.3
     w2 = rng.standard_normal((8, 16)) * 0.3
     y0 = np.linspace(-1.0, 1.0, 8)
-    if lib == "ad":
+    if lib in ("ad", "numba"):
         import autodiff as ad
         import autodiff.numpy as xp
         ad.config.update("jit_background_compile", False)
@@ -63,7 +64,10 @@ def child(lib, K):
 def measure(lib, K, timeout):
     cache = tempfile.mkdtemp(prefix="autodiff-scaling-")
     env = dict(os.environ, AUTODIFF_CACHE_DIR=cache)
-    if lib == "ad":
+    env.pop("AUTODIFF_JIT_LLVM_TIER", None)
+    if lib == "numba":                   # autodiff with every program on Numba (the tier off)
+        env["AUTODIFF_JIT_LLVM_TIER"] = "0"
+    if lib in ("ad", "numba"):
         subprocess.run([sys.executable, "-c", WARM], env=env, check=True, timeout=timeout)
     try:
         out = subprocess.run([sys.executable, __file__, "--child", lib, str(K)], env=env,
@@ -80,7 +84,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--child", nargs=2)
     ap.add_argument("--ks", default="8,32,128,512")
-    ap.add_argument("--libs", default="ad,jax")
+    ap.add_argument("--libs", default="ad,numba,jax")
     ap.add_argument("--timeout", type=float, default=1800)
     a = ap.parse_args()
     if a.child:
@@ -95,15 +99,16 @@ def main():
             res[(lib, K)] = r
             print(f"  {lib} K={K}: " + ("timeout" if r is None else f"{r['seconds']:.2f} s"),
                   flush=True)
-    print("\n| K | autodiff s | JAX s | autodiff / JAX | autodiff t(K) / t(K/4) |")
-    print("|---|---|---|---|---|")
+    print("\n| K | autodiff s | Numba only s | JAX s | autodiff / JAX | Numba only / JAX "
+          "| autodiff t(K) / t(K/4) |")
+    print("|---|---|---|---|---|---|---|")
+    cell = lambda r: "—" if r is None else f"{r['seconds']:.2f}"         # noqa: E731
+    div = lambda a, b: f"{a['seconds'] / b['seconds']:.2f}" if a and b else "—"  # noqa: E731
     for K in ks:
-        ad_r, jx = res.get(("ad", K)), res.get(("jax", K))
+        ad_r, nb, jx = res.get(("ad", K)), res.get(("numba", K)), res.get(("jax", K))
         prev = res.get(("ad", K // 4))
-        cell = lambda r: "—" if r is None else f"{r['seconds']:.2f}"   # noqa: E731
-        ratio = (f"{ad_r['seconds'] / jx['seconds']:.1f}" if ad_r and jx else "—")
-        growth = (f"{ad_r['seconds'] / prev['seconds']:.2f}" if ad_r and prev else "—")
-        print(f"| {K} | {cell(ad_r)} | {cell(jx)} | {ratio} | {growth} |")
+        print(f"| {K} | {cell(ad_r)} | {cell(nb)} | {cell(jx)} | {div(ad_r, jx)} | "
+              f"{div(nb, jx)} | {div(ad_r, prev)} |")
 
 
 if __name__ == "__main__":

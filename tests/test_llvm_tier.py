@@ -141,11 +141,34 @@ def test_programs_it_declines_go_to_numba():
     assert backend == "cpu"
     np.testing.assert_allclose(out, big @ big)
 
-    def loop(x):
-        return lax.fori_loop(0, 5, lambda i, c: c * 0.5 + i, x)
-    out, backend = _run(loop, X)
+    out, backend = _run(lambda x: anp.sort(x, axis=1) * 2.0, X)      # numpy's sort
     assert backend == "cpu"
-    np.testing.assert_allclose(out, loop(X))
+    np.testing.assert_array_equal(out, np.sort(X, axis=1) * 2.0)
+
+
+def test_control_flow_carrying_arrays():
+    # scan / fori_loop / while_loop / cond bodies are functions of their own; an array
+    # carried through the loop lives in its call site's two alternating workspace regions
+    def loop(x):
+        return lax.fori_loop(0, 5, lambda i, c: c[::-1] * 0.5 + i, x)
+    _check(loop, X)
+
+    def scan(x):
+        def step(c, row):
+            c = anp.tanh(c * 0.9 + row)
+            return c, anp.sum(c) + c[::-1]
+        return lax.scan(step, x[0], x)
+    _check(scan, X)
+    _check(ad.grad(lambda x: anp.sum(scan(x)[1] ** 2)), X, rtol=1e-11, atol=1e-13)
+
+    def wl(x):
+        return lax.while_loop(lambda c: anp.sum(c[0]) < 100.0,
+                              lambda c: (c[0] * 1.5 + c[1], c[1][::-1]), (x, x + 1.0))
+    _check(wl, np.abs(X) + 0.1)
+    _check(lambda p, x: lax.cond(p > 0, lambda v: anp.sin(v)[::-1], lambda v: v * 2.0, x),
+           1.0, X)
+    _check(lambda p, x: lax.cond(p > 0, lambda v: anp.sin(v)[::-1], lambda v: v * 2.0, x),
+           -1.0, X)
 
 
 def test_while_break_continue_and_partial_indexing():
