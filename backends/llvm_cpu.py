@@ -18,15 +18,28 @@ integer literal is int64 and a float literal float64, ``/`` of integers is float
 and ``%`` of integers are Python's (0 for a zero divisor: ``error_model='numpy'``), a
 variable assigned values of several types has their common type, ``select``'s integer
 literal next to a float is weak. Whatever the compiler does not know (a construct, a
-helper, a dtype, a control-flow sub-function, run-time sizes) raises :class:`Unsupported`
-and the program goes to Numba instead (``jit_runtime.compiled_entry``): this tier never
-guesses.
+helper, a dtype such as complex, run-time sizes, a ``prange`` loop, a product big enough for
+the GEMM pool, a host callback) raises :class:`Unsupported` and the program goes to Numba
+instead (``jit_runtime.llvm_entry`` returns None): this tier never guesses.
 
-The compiled function takes one pointer per parameter and one per output
-(``void kernel(i8* p0, ..., i8* out0, ...)``); :class:`FastKernel` calls it through ctypes
-with arrays the caller made C-contiguous and outputs it allocates, so nothing a kernel
-returns aliases memory it frees. Intermediate arrays live in one workspace per call (on the
-stack when small, else ``malloc``).
+Functions: every function of the kernel module (chunks of a long body, control-flow bodies)
+and every shared loop nest (``Program.pieces``) is an LLVM function of its own, ``noinline``
+and compiled once per argument signature, so LLVM's time stays linear in the program;
+the ``numba_math``/``numba_runtime`` helpers are inlined. Memory: intermediate arrays live
+in one workspace per call (on the stack when small, else ``malloc``), each allocation or
+call site at a fixed region; an array name is a pointer variable, so loops and branches
+may rebind it (a scan's carry, a cond's result). A site inside a loop has two regions used
+in turn, which is sound because an array bound in a loop body is rebound on every
+iteration (bindings elsewhere in a loop are declined), so no value is read more than one
+iteration after it was written; a function's results always lie in its own region (a
+parameter handed back is copied).
+
+Calls: the kernel is ``void kernel(i8* p0, ..., i8* out0, ...)`` and beside it a
+``METH_FASTCALL`` builtin reads the arrays' data pointers (and scalar arguments), releases
+the GIL while the kernel runs, and returns None or the one scalar result as a Python
+number; :class:`FastKernel` allocates the outputs, so nothing a kernel returns aliases
+memory it frees. Compiled code lives in one MCJIT engine per process (not on disk: a
+program compiles in tens of milliseconds).
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> from autodiff.backends import llvm_cpu, numba_cpu

@@ -198,6 +198,21 @@ def test_while_break_continue_and_partial_indexing():
     assert n == 1 + 3 + 5 + 7
 
 
+def test_array_bindings_that_could_outlive_their_region_are_declined():
+    # an array rebound only on some iterations could be read two iterations after its
+    # region was rewritten: a binding inside a branch of a loop, or in a loop that continues
+    sh = ad.core.ShapedArray
+    for body in ("        if i % 2 == 0:\n            C = np.empty((3,), np.float64)\n"
+                 "            C[0] = A[0]\n",
+                 "        if i == 1:\n            continue\n"
+                 "        C = np.empty((3,), np.float64)\n        C[0] = A[0]\n"):
+        src = ("import numpy as np\ndef kernel(A):\n    C = np.empty((3,), np.float64)\n"
+               "    C[0] = 0.0\n    for i in range(4):\n" + body + "    return C[0]\n")
+        with pytest.raises(llvm_cpu.Unsupported, match="branch of a loop"):
+            llvm_cpu.compile_source(src, "kernel", [sh((3,), np.dtype("float64"))],
+                                    [sh((), np.dtype("float64"))])
+
+
 def test_variables_take_the_common_type_of_their_values():
     src = textwrap.dedent("""
         import numpy as np
