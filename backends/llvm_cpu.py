@@ -354,8 +354,10 @@ class Compiler:
             p = self.fn.args[i]
             dt = np.dtype(aval.dtype)
             if aval.shape:
-                env[a.arg] = A(self.b.bitcast(p, _mem_ll(dt).as_pointer()), dt, aval.shape,
-                               own=False)
+                # a pointer variable like every array name: a loop may rebind a parameter
+                # after reading it (a scan's carry), so reads must go through the slot
+                self._bind_array(env, a.arg, A(self.b.bitcast(p, _mem_ll(dt).as_pointer()),
+                                               dt, aval.shape, own=False))
             else:
                 ptr = self.b.bitcast(p, _mem_ll(dt).as_pointer())
                 v = self.b.load(ptr)
@@ -1389,8 +1391,8 @@ class Compiler:
             env = {}
             for p, a, arg in zip(params, args, fn.args[2:]):
                 if isinstance(a, A):
-                    env[p] = A(self.b.bitcast(arg, _mem_ll(a.dt).as_pointer()), a.dt, a.shape,
-                               own=False)
+                    self._bind_array(env, p, A(self.b.bitcast(arg, _mem_ll(a.dt).as_pointer()),
+                                               a.dt, a.shape, own=False))
                 else:
                     self._store_var(scope + (p,), env, p, S(arg, a.dt))
             try:

@@ -198,6 +198,35 @@ def test_while_break_continue_and_partial_indexing():
     assert n == 1 + 3 + 5 + 7
 
 
+def test_a_carry_that_is_a_function_parameter():
+    # a loop rebinding, after reading it, an array that entered its function as a parameter
+    # (a chunk function running a scan: found by scipy.stats.poisson.cdf)
+    src = textwrap.dedent("""
+        import numpy as np
+        def _step(C):
+            D = np.empty((3,), np.float64)
+            for i in range(3):
+                D[i] = C[2 - i] * 0.5 + 1.0
+            return (D,)
+        def _part(C):
+            for t in range(4):
+                C, = _step(C)
+            return (C,)
+        def kernel(A):
+            B, = _part(A)
+            return B
+    """)
+    sh = ad.core.ShapedArray
+    k = llvm_cpu.compile_source(src, "kernel", [sh((3,), np.dtype("float64"))],
+                                [sh((3,), np.dtype("float64"))])
+    c = np.array([1.0, 2.0, 4.0])
+    want = c.copy()
+    for _ in range(4):
+        want = want[::-1] * 0.5 + 1.0
+    np.testing.assert_array_equal(k.entry_point(c), want)
+    np.testing.assert_array_equal(c, [1.0, 2.0, 4.0])            # the input is untouched
+
+
 def test_array_bindings_that_could_outlive_their_region_are_declined():
     # an array rebound only on some iterations could be read two iterations after its
     # region was rewritten: a binding inside a branch of a loop, or in a loop that continues
