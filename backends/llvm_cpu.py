@@ -1153,26 +1153,10 @@ class Compiler:
             raise Unsupported("a product for the GEMM pool")
         b = self.b
         if m * n * k <= GEMM_INLINE_MAX or _cblas() is None:
-            def at(arr, trans, r, c):
-                i, j = (c, r) if trans else (r, c)
-                return b.gep(arr.ptr, [b.add(b.mul(i, ir.Constant(_I64, arr.shape[1])), j)])
-            saved, self.fast = self.fast, True
-
-            def row(i):
-                def col(j):
-                    acc = self.alloca_b.alloca(_ll(a.dt))
-                    b.store(ir.Constant(_ll(a.dt), 0.0), acc)
-
-                    def inner(p):
-                        x = b.load(at(a, ta, i, p))
-                        y = b.load(at(bm, tb, p, j))
-                        b.store(b.fadd(b.load(acc), b.fmul(x, y, flags=_FAST), flags=_FAST), acc)
-                    self._loop(k, inner)
-                    b.store(b.load(acc), b.gep(out.ptr, [b.add(b.mul(
-                        i, ir.Constant(_I64, n)), j)]))
-                self._loop(n, col)
-            self._loop(m, row)
-            self.fast = saved
+            # a loop nest of its own per shape (noinline, shared by every product of that
+            # shape: an unrolled net's products compile once, not once per step)
+            fn = self._small_gemm(a.dt, a.shape, bm.shape, ta, tb, m, n, k)
+            b.call(fn, [b.bitcast(x.ptr, _VOIDP) for x in (a, bm, out)])
             return None
         bits = _cblas()[0]
         it = _I64 if bits == 64 else _I32
@@ -1188,6 +1172,50 @@ class Compiler:
                     b.bitcast(bm.ptr, _VOIDP), ci(bm.shape[1]), ir.Constant(t, 0.0),
                     b.bitcast(out.ptr, _VOIDP), ci(n)])
         return None
+
+    def _small_gemm(self, dt, ashape, bshape, ta, tb, m, n, k):
+        name = (f"{self.symbol}.gemm.{dt.name}.{ashape[0]}x{ashape[1]}.{bshape[0]}x{bshape[1]}"
+                f".{int(ta)}{int(tb)}")
+        fn = self.module.globals.get(name)
+        if fn is not None:
+            return fn
+        fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), [_VOIDP] * 3), name=name)
+        fn.linkage = "internal"
+        fn.attributes.add("noinline")
+        fn.attributes.add("nounwind")
+        saved = {key: getattr(self, key, None) for key in self._STATE}
+        try:
+            self.fn = fn
+            entry_bb = fn.append_basic_block("entry")
+            body_bb = fn.append_basic_block("body")
+            self.alloca_b = ir.IRBuilder(entry_bb)
+            self.alloca_b.position_before(self.alloca_b.branch(body_bb))
+            self.b = b = ir.IRBuilder(body_bb)
+            t = _mem_ll(dt).as_pointer()
+            pa, pb, po = (b.bitcast(x, t) for x in fn.args)
+
+            def at(ptr, cols, trans, r, c):
+                i, j = (c, r) if trans else (r, c)
+                return b.gep(ptr, [b.add(b.mul(i, ir.Constant(_I64, cols)), j)])
+
+            def row(i):
+                def col(j):
+                    acc = self.alloca_b.alloca(_ll(dt))
+                    b.store(ir.Constant(_ll(dt), 0.0), acc)
+
+                    def inner(p):
+                        x = b.load(at(pa, ashape[1], ta, i, p))
+                        y = b.load(at(pb, bshape[1], tb, p, j))
+                        b.store(b.fadd(b.load(acc), b.fmul(x, y, flags=_FAST), flags=_FAST), acc)
+                    self._loop(k, inner)
+                    b.store(b.load(acc), b.gep(po, [b.add(b.mul(i, ir.Constant(_I64, n)), j)]))
+                self._loop(n, col)
+            self._loop(m, row)
+            b.ret_void()
+        finally:
+            for key, v in saved.items():
+                setattr(self, key, v)
+        return fn
 
     def _shape_arg(self, args, env, scope, mod):
         if len(args) != 1:
