@@ -10,8 +10,10 @@ cache's writes are atomic renames, so nothing half-written is ever read), giving
 
 Protocol: length-prefixed pickles on raw pipes (file descriptors 0 and 1 of the worker; no
 buffered file objects, whose locks a thread blocked at interpreter exit would hold). A job
-is ``(source, entry, params, pieces, cache_dir)``; the answer ``("ok", None)`` or
-``("error", "Type: message")``. The worker reads only what its parent writes (a pipe of
+is ``(source, entry, params, pieces, cache_dir)`` (a Numba kernel into the disk cache) or
+``("llvm", source, entry, param avals, out avals, pieces)`` (the direct LLVM tier's object
+code, sent back); the answer ``("ok", None | (symbol, object code))``,
+``("unsupported", why)`` or ``("error", "Type: message")``. The worker reads only what its parent writes (a pipe of
 the same user), so unpickling it trusts nothing the parent would not run itself.
 
 The parent starts this file with ``runpy`` (not as ``autodiff._compile_worker``), so the
@@ -72,6 +74,27 @@ def _watch_parent(ppid, busy):
             os._exit(0)
 
 
+class _Aval:
+    """What the LLVM tier reads of an abstract value: its shape and dtype."""
+
+    def __init__(self, shape, dtype):
+        import numpy as np
+        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
+
+
+def _llvm_job(job):
+    """``("llvm", source, entry, param avals, out avals, pieces)``: the direct LLVM tier's
+    object code, ``("ok", (symbol, bytes))``, which the parent loads into its own engine (no
+    disk involved), or ``("unsupported", why)`` when that tier declines the program."""
+    _, source, entry, params, outs, pieces = job
+    from autodiff.backends import llvm_cpu
+    try:
+        return ("ok", llvm_cpu.compile_object(source, entry, [_Aval(*a) for a in params],
+                                              [_Aval(*a) for a in outs], pieces))
+    except llvm_cpu.Unsupported as e:
+        return ("unsupported", str(e))
+
+
 def main():
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the user's Ctrl-C is for the parent
     inp, out = 0, os.dup(1)
@@ -81,15 +104,18 @@ def main():
     job = read_message(inp)                          # before the heavy imports below
     busy.set()
     from autodiff.config import config
-    from autodiff.backends import compile_cache
     while job is not None:
-        source, entry, params, pieces, cache_dir = job
         busy.set()
         try:
-            if config.cache_dir != cache_dir:
-                config.update("cache_dir", cache_dir)
-            compile_cache.get_kernel(source, entry, params, pieces)
-            reply = ("ok", None)
+            if job[0] == "llvm":
+                reply = _llvm_job(job)
+            else:
+                source, entry, params, pieces, cache_dir = job
+                from autodiff.backends import compile_cache
+                if config.cache_dir != cache_dir:
+                    config.update("cache_dir", cache_dir)
+                compile_cache.get_kernel(source, entry, params, pieces)
+                reply = ("ok", None)
         except BaseException as e:  # noqa: BLE001 - reported; the parent compiles itself
             reply = ("error", f"{type(e).__name__}: {e}")
         finally:

@@ -554,9 +554,15 @@ class JitFunction(Generic[P, R]):
         prog = lower_program(closed, dynamic)
         kernel = compile_cache.memory_lookup(prog.source)
         if kernel is None and config.jit_llvm_tier:
-            entry = llvm_entry(closed, out_tree, keys, prog)
-            if entry is not None:
-                return entry
+            if config.jit_background_compile:
+                from .backends import llvm_cpu
+                # the background job tries the LLVM tier first (in the worker process: the
+                # interpreter keeps the GIL, and an exit never waits), then Numba
+                prog.llvm_tier = llvm_cpu.supports(prog)
+            else:
+                entry = llvm_entry(closed, out_tree, keys, prog)
+                if entry is not None:
+                    return entry
         if kernel is None and config.jit_background_compile:
             return self._pending_entry(key, closed, out_tree, keys, prog)
         return compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
@@ -632,6 +638,8 @@ class JitFunction(Generic[P, R]):
                                  f"on the interpreter")
                     return
                 done = compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
+                if getattr(kernel, "gemm_pool", True) is False:
+                    done.backend = "llvm"
                 done.call.entry = done
                 self._cache.put(key, done.call)  # replaces in place: the next call is compiled
 

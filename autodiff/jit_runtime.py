@@ -378,16 +378,21 @@ class Compiler:
                 prog, _ = self.jobs[key]
             kernel, err = None, None
             try:
-                self._in_worker(prog)
-                with self.lock:
-                    if self.closing:
-                        return           # exiting: loading it now could keep the exit waiting
-                    self.local = True
-                try:
-                    kernel = compile_cache.get_kernel(prog.source, prog.entry, prog.params,
-                                                      prog.pieces)
-                finally:
-                    self.local = False
+                if getattr(prog, "llvm_tier", False):
+                    kernel = self._llvm(prog)        # None: declined, Numba compiles it
+                    if kernel is None and self.closing:
+                        return
+                if kernel is None:
+                    self._in_worker(prog)
+                    with self.lock:
+                        if self.closing:
+                            return       # exiting: loading it now could keep the exit waiting
+                        self.local = True
+                    try:
+                        kernel = compile_cache.get_kernel(prog.source, prog.entry,
+                                                          prog.params, prog.pieces)
+                    finally:
+                        self.local = False
             except Exception as e:  # noqa: BLE001 - reported through the waiting entries
                 err = e
             with self.lock:
@@ -397,6 +402,45 @@ class Compiler:
                     cb(kernel, err)
                 except Exception as e:  # noqa: BLE001 - never kill the compiler thread
                     _log.warning(f"jit: installing a compiled kernel failed: {e!r}")
+
+    def _llvm(self, prog):
+        """The direct LLVM tier's kernel of ``prog``, compiled in the worker process (which
+        sends the object code back: no disk needed) or, without one, in this thread; None
+        when that tier declines the program."""
+        from .backends import llvm_cpu
+        jx = prog.jaxpr.jaxpr
+        avals = [v.aval for v in list(jx.constvars) + list(jx.invars)]
+        spec = lambda a: (tuple(a.shape), np.dtype(a.dtype).str)      # noqa: E731
+        if not self.worker_failed and config.jit_compile_process:
+            worker = self._worker()
+            if worker is not None:
+                from ._compile_worker import read_message, write_message
+                try:
+                    write_message(worker.stdin.fileno(), (
+                        "llvm", prog.source, prog.entry, [spec(a) for a in avals],
+                        [spec(a) for a in prog.out_avals], list(prog.pieces)))
+                    reply = read_message(worker.stdout.fileno())
+                except (OSError, ValueError, pickle.UnpicklingError, EOFError):
+                    reply = None
+                if reply is not None and reply[0] == "ok":
+                    symbol, obj = reply[1]
+                    return llvm_cpu.load_object(symbol, obj, avals, prog.out_avals)
+                if reply is not None and reply[0] == "unsupported":
+                    return None
+                if reply is None and not self.closing:
+                    self.worker_failed = True
+                    _log.warning("jit: the compile worker process ended unexpectedly; kernels "
+                                 "compile in this process from now on")
+        with self.lock:
+            if self.closing:
+                return None
+            self.local = True
+        try:
+            return llvm_cpu.compile_program(prog)
+        except llvm_cpu.Unsupported:
+            return None
+        finally:
+            self.local = False
 
     # -- the worker process ------------------------------------------------------------
     def _in_worker(self, prog):

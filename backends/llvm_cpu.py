@@ -1631,7 +1631,11 @@ def _add_python_entry(module, kernel_fn, param_avals, out_avals, name):
             b.ret(b.call(api["PyLong_FromLongLong"], [v if dt.itemsize == 8
                                                       else b.sext(v, _I64)]))
         return fn
-    none = ir.Constant(_I64, id(None)).inttoptr(_VOIDP)
+    # None by a symbol, not its address: the object code may come from another process
+    none = module.globals.get("autodiff_py_None")
+    if none is None:
+        none = ir.GlobalVariable(module, _I8, name="autodiff_py_None")
+    none = b.bitcast(none, _VOIDP)
     b.call(api["Py_IncRef"], [none])
     b.ret(none)
     return fn
@@ -1700,11 +1704,26 @@ class FastKernel:
 
 def compile_source(text, entry, param_avals, out_avals, pieces=()):
     """Compile kernel text to a :class:`FastKernel` (raises :class:`Unsupported`)."""
+    symbol, obj = compile_object(text, entry, param_avals, out_avals, pieces)
+    return load_object(symbol, obj, param_avals, out_avals)
+
+
+def _symbol(text, entry, param_avals, out_avals, pieces):
+    h = hashlib.sha256()
+    for part in (text, entry, repr([(tuple(a.shape), np.dtype(a.dtype).str) for a in
+                                    list(param_avals) + list(out_avals)]), repr(list(pieces))):
+        h.update(part.encode())
+        h.update(b"\0")
+    return "autodiff_fast_" + h.hexdigest()[:24]
+
+
+def compile_object(text, entry, param_avals, out_avals, pieces=()):
+    """``(symbol, object code)`` of kernel text, for :func:`load_object` in this process or
+    another (the compile worker's): the code names every address it needs by a symbol."""
     with _LLVM_LOCK:
         tm, engine = _engine()
         c = Compiler(text, entry, param_avals, out_avals, pieces)
-        _COUNT[0] += 1
-        c.symbol = f"autodiff_fast_{_COUNT[0]}"
+        c.symbol = _symbol(text, entry, param_avals, out_avals, pieces)
         module = c.build()
         if _DATA_OFF is not None:
             _add_python_entry(module, c.fn, param_avals, out_avals, c.symbol + ".py")
@@ -1715,19 +1734,35 @@ def compile_source(text, entry, param_avals, out_avals, pieces=()):
             mod.verify()
         except RuntimeError as err:                  # a bug here: say so, let Numba compile
             raise Unsupported(f"invalid IR ({str(err)[:200]})") from None
-        _register_symbols()
         pto = llvm.create_pipeline_tuning_options(speed_level=3)
         pto.loop_vectorization = True
         pto.slp_vectorization = True
         pb = llvm.create_pass_builder(tm, pto)
         pb.getModulePassManager().run(mod, pb)
-        engine.add_module(mod)
+        return c.symbol, tm.emit_object(mod)
+
+
+_LOADED = {}       # symbol -> FastKernel (an object is added to the engine once)
+
+
+def load_object(symbol, obj, param_avals, out_avals):
+    """The :class:`FastKernel` of object code from :func:`compile_object`."""
+    with _LLVM_LOCK:
+        k = _LOADED.get(symbol)
+        if k is not None:
+            return k
+        tm, engine = _engine()
+        _register_symbols()
+        engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
-        addr = engine.get_function_address(c.symbol)
-        py_addr = engine.get_function_address(c.symbol + ".py") if _DATA_OFF is not None \
+        addr = engine.get_function_address(symbol)
+        py_addr = engine.get_function_address(symbol + ".py") if _DATA_OFF is not None \
             else None
-        key = hashlib.sha256(text.encode()).hexdigest()
-        return FastKernel(mod, addr, param_avals, out_avals, ir_text, "llvm-" + key, py_addr)
+        if not addr or (_DATA_OFF is not None and not py_addr):
+            raise Unsupported("the object code lacks its kernel")
+        k = _LOADED[symbol] = FastKernel(None, addr, param_avals, out_avals, "",
+                                         "llvm-" + symbol[len("autodiff_fast_"):], py_addr)
+        return k
 
 
 _SYMBOLS_DONE = False
@@ -1753,6 +1788,7 @@ def _register_symbols():
     global _SYMBOLS_DONE
     if _SYMBOLS_DONE:
         return
+    llvm.add_symbol("autodiff_py_None", id(None))
     libc = ctypes.CDLL(None)
     for name in ("malloc", "free"):
         llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)

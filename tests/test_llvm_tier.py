@@ -309,6 +309,31 @@ def test_a_fresh_process_compiles_without_importing_numba(tmp_path):
     assert abs(float(v) - want) < 1e-15 and imported == "False"
 
 
+def test_a_background_compile_lands_the_llvm_kernel_from_the_worker(tmp_path):
+    # the default mode: the first calls run on the interpreter, the worker process compiles
+    # the object code and this process loads it (no Numba here, no disk cache needed)
+    script = textwrap.dedent("""
+        import sys, numpy as np, autodiff as ad, autodiff.numpy as anp
+        from autodiff import jit_runtime
+        f = ad.jit(lambda x: anp.sum(anp.tanh(x) * 2.0))
+        x = np.linspace(0.0, 1.0, 50)
+        f(x); f(x)
+        assert ad.wait_for_compiles(60)
+        e = f._entry_for(x)
+        print(e.backend, e.state, float(f(x)), "numba" in sys.modules,
+              jit_runtime._compiler.worker_pid() is not None)
+    """)
+    env = dict(os.environ, AUTODIFF_CACHE_DIR=str(tmp_path))
+    env.pop("AUTODIFF_JIT_LLVM_TIER", None)
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    backend, state, v, numba, worker = out.stdout.split()
+    assert (backend, state, numba, worker) == ("llvm", "compiled", "False", "True")
+    x = np.linspace(0.0, 1.0, 50)
+    assert abs(float(v) - np.sum(np.tanh(x) * 2.0)) < 1e-12
+
+
 def test_the_switch_turns_it_off():
     ad.config.update("jit_llvm_tier", False)
     out, backend = _run(lambda x: anp.sum(x * 2.0), X)
