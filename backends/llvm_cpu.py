@@ -1528,7 +1528,6 @@ class Compiler:
 
 _LLVM_LOCK = threading.RLock()
 _JIT = []              # (target machine, the one execution engine every kernel is added to)
-_COUNT = [0]
 
 
 def _engine():
@@ -1659,11 +1658,10 @@ class FastKernel:
 
     gemm_pool = False                    # its products never use blas_pool's threads
 
-    def __init__(self, module, addr, param_avals, out_avals, ir_text, key="", py_addr=None):
-        self._module = module            # (its code lives as long as the process's engine)
+    def __init__(self, addr, param_avals, out_avals, key="", py_addr=None):
+        # (its code lives in the process's one engine, as long as the process)
         self.key = key
         self.param_avals, self.out_avals = param_avals, out_avals
-        self.ir_text = ir_text
         outs = [(tuple(a.shape), np.dtype(a.dtype)) for a in out_avals]
         empty = np.empty
         if py_addr is not None:
@@ -1760,7 +1758,7 @@ def load_object(symbol, obj, param_avals, out_avals):
             else None
         if not addr or (_DATA_OFF is not None and not py_addr):
             raise Unsupported("the object code lacks its kernel")
-        k = _LOADED[symbol] = FastKernel(None, addr, param_avals, out_avals, "",
+        k = _LOADED[symbol] = FastKernel(addr, param_avals, out_avals,
                                          "llvm-" + symbol[len("autodiff_fast_"):], py_addr)
         return k
 

@@ -38,3 +38,15 @@ def background_compile():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture
+def numba_path():
+    """jit without the direct LLVM tier (backends/llvm_cpu.py, config ``jit_llvm_tier``):
+    for tests of the Numba path's mechanics, which programs that tier takes never reach."""
+    old = ad.config.jit_llvm_tier
+    ad.config.update("jit_llvm_tier", False)
+    try:
+        yield
+    finally:
+        ad.config.update("jit_llvm_tier", old)

@@ -49,17 +49,6 @@ def threads(request):
         ad.config.update("jit_blas_threads", "auto")
 
 
-@pytest.fixture
-def numba_path():
-    """jit without the direct LLVM tier (backends/llvm_cpu.py, config ``jit_llvm_tier``):
-    for tests of the Numba path's mechanics, which programs that tier takes never reach."""
-    old = ad.config.jit_llvm_tier
-    ad.config.update("jit_llvm_tier", False)
-    try:
-        yield
-    finally:
-        ad.config.update("jit_llvm_tier", old)
-
 
 # module-level jitted functions: one compile per signature for the whole file
 mm = ad.jit(lambda a, b: a @ b)

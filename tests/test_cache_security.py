@@ -127,17 +127,6 @@ def kernel_files(cache, src):
     return path, numba_files
 
 
-@pytest.fixture
-def numba_path():
-    """jit without the direct LLVM tier (backends/llvm_cpu.py, config ``jit_llvm_tier``):
-    for tests of the Numba path's mechanics, which programs that tier takes never reach."""
-    old = ad.config.jit_llvm_tier
-    ad.config.update("jit_llvm_tier", False)
-    try:
-        yield
-    finally:
-        ad.config.update("jit_llvm_tier", old)
-
 
 def refusal(record, path):
     hits = [w for w in record if issubclass(w.category, UnsafeCacheWarning)]

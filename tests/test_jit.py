@@ -323,17 +323,6 @@ def test_method_decorator():
 # since the direct LLVM tier writes no cache files)
 # ---------------------------------------------------------------------------------
 
-@pytest.fixture
-def numba_path():
-    """jit without the direct LLVM tier (backends/llvm_cpu.py, config ``jit_llvm_tier``):
-    for tests of the Numba path's mechanics, which programs that tier takes never reach."""
-    old = ad.config.jit_llvm_tier
-    ad.config.update("jit_llvm_tier", False)
-    try:
-        yield
-    finally:
-        ad.config.update("jit_llvm_tier", old)
-
 
 _CHILD = textwrap.dedent("""
     import sys, numpy as np, autodiff as ad, autodiff.numpy as anp

@@ -30,17 +30,6 @@ def assert_tree_close(got, want, rtol=1e-12, atol=1e-13):
         np.testing.assert_allclose(g, w, rtol=rtol, atol=atol)
 
 
-@pytest.fixture
-def numba_path():
-    """jit without the direct LLVM tier (backends/llvm_cpu.py, config ``jit_llvm_tier``):
-    for tests of the Numba path's mechanics, which programs that tier takes never reach."""
-    old = ad.config.jit_llvm_tier
-    ad.config.update("jit_llvm_tier", False)
-    try:
-        yield
-    finally:
-        ad.config.update("jit_llvm_tier", old)
-
 
 def n_compiles():
     s = compile_cache.stats()
