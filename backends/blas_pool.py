@@ -392,9 +392,13 @@ def _gemm_any(a, b, out, flags):
     if k == 0:
         out.fill(0)
         return
-    item = out.itemsize
-    ap, bp, cp = np.intp(a.ctypes.data), np.intp(b.ctypes.data), np.intp(out.ctypes.data)
-    lda, ldb = a.shape[1], b.shape[1]
+    _gemm_ptr(out.itemsize, ta, tb, m, n, k, np.intp(a.ctypes.data), a.shape[1],
+              np.intp(b.ctypes.data), b.shape[1], np.intp(out.ctypes.data))
+
+
+@njit(**_CACHED)
+def _gemm_ptr(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp):
+    """:func:`matmul_into` on data pointers (C-contiguous operands, ``m, n, k >= 1``)."""
     if m == 1 or n == 1:
         # a matrix-vector product: memory-bound, one thread (as numpy's own matmul runs it)
         trans, rows, cols, mp, ldm, xp, incx = matvec_layout(ta, tb, m, n, k, ap, lda, bp, ldb)
@@ -519,6 +523,18 @@ def gemm_numba(a, b, out, flags):
         np.dot(a, b.T, out)
     else:
         np.dot(a.T, b.T, out)
+
+
+@cached_cfunc(types.void(types.int64, types.int64, types.int64, types.int64, types.int64,
+                         types.int64, types.int64, types.int64), nogil=True)
+def gemm_pool_entry(item, flags, m, n, k, a, b, c):
+    """The pool as a C function, for kernels compiled without Numba (backends/llvm_cpu.py):
+    ``c = op(a) @ op(b)`` on the data pointers of C-contiguous operands (``item``: 8 or 4
+    bytes per element; ``flags`` as :func:`matmul_into`'s; ``m, n, k >= 1``)."""
+    ta = (flags & 1) != 0
+    tb = (flags & 2) != 0
+    _gemm_ptr(item, ta, tb, m, n, k, np.intp(a), m if ta else k, np.intp(b),
+              k if tb else n, np.intp(c))
 
 
 matmul_into = _gemm_any if HAVE_CBLAS else gemm_numba

@@ -18,9 +18,9 @@ integer literal is int64 and a float literal float64, ``/`` of integers is float
 and ``%`` of integers are Python's (0 for a zero divisor: ``error_model='numpy'``), a
 variable assigned values of several types has their common type, ``select``'s integer
 literal next to a float is weak. Whatever the compiler does not know (a construct, a
-helper, a dtype such as complex, run-time sizes, a ``prange`` loop, a product big enough for
-the GEMM pool, a host callback) raises :class:`Unsupported` and the program goes to Numba
-instead (``jit_runtime.llvm_entry`` returns None): this tier never guesses.
+helper, a dtype such as complex, run-time sizes, a ``prange`` loop, a host callback) raises
+:class:`Unsupported` and the program goes to Numba instead (``jit_runtime.llvm_entry``
+returns None): this tier never guesses.
 
 Functions: every function of the kernel module (chunks of a long body, control-flow bodies)
 and every shared loop nest (``Program.pieces``) is an LLVM function of its own, ``noinline``
@@ -1132,7 +1132,8 @@ class Compiler:
     def _matmul(self, args, env, scope, mod):
         """``matmul_into(a, b, out, flags)`` (blas_pool's contract: ``out = op(a) @ op(b)``,
         flags bit 1 transposes a, bit 2 b): loops in the kernel for small products, numpy's
-        CBLAS for the others; products big enough for the GEMM pool's threads go to Numba."""
+        CBLAS for the others, the GEMM pool (through its hook word) for those worth its
+        threads."""
         if len(args) != 4:
             raise Unsupported("matmul_into arguments")
         a, bm, out = (self._expr(x, env, scope, mod) for x in args[:3])
@@ -1149,10 +1150,11 @@ class Compiler:
         k2, n = (bm.shape[1], bm.shape[0]) if tb else bm.shape
         if k != k2 or out.shape != (m, n):
             raise Unsupported("matmul_into shapes")
-        if 2 * m * n * k >= _GEMM_POOL_FLOPS:
-            raise Unsupported("a product for the GEMM pool")
+        big = 2 * m * n * k >= _GEMM_POOL_FLOPS
+        if big and _cblas() is None:
+            raise Unsupported("a large product without CBLAS")
         b = self.b
-        if m * n * k <= GEMM_INLINE_MAX or _cblas() is None:
+        if not big and (m * n * k <= GEMM_INLINE_MAX or _cblas() is None):
             # a loop nest of its own per shape (noinline, shared by every product of that
             # shape: an unrolled net's products compile once, not once per step)
             fn = self._small_gemm(a.dt, a.shape, bm.shape, ta, tb, m, n, k)
@@ -1167,10 +1169,31 @@ class Compiler:
                            fnty)
         c32 = lambda v: ir.Constant(_I32, v)          # noqa: E731
         ci = lambda v: ir.Constant(it, v)             # noqa: E731
-        b.call(fn, [c32(101), c32(112 if ta else 111), c32(112 if tb else 111), ci(m), ci(n),
-                    ci(k), ir.Constant(t, 1.0), b.bitcast(a.ptr, _VOIDP), ci(a.shape[1]),
-                    b.bitcast(bm.ptr, _VOIDP), ci(bm.shape[1]), ir.Constant(t, 0.0),
-                    b.bitcast(out.ptr, _VOIDP), ci(n)])
+
+        def cblas():
+            b.call(fn, [c32(101), c32(112 if ta else 111), c32(112 if tb else 111), ci(m),
+                        ci(n), ci(k), ir.Constant(t, 1.0), b.bitcast(a.ptr, _VOIDP),
+                        ci(a.shape[1]), b.bitcast(bm.ptr, _VOIDP), ci(bm.shape[1]),
+                        ir.Constant(t, 0.0), b.bitcast(out.ptr, _VOIDP), ci(n)])
+        if not big:
+            cblas()
+            return None
+        # A product worth the GEMM pool's threads calls it through the process's hook word
+        # (blas_pool.gemm_pool_entry, set once the pool is loaded: attach_gemm_pool); until
+        # then it runs as numpy's own matmul would, CBLAS with OpenBLAS's threads.
+        hook = self.module.globals.get(_HOOK_SYMBOL)
+        if hook is None:
+            hook = ir.GlobalVariable(self.module, _I64, _HOOK_SYMBOL)
+        h = b.load(hook)
+        c64 = lambda v: ir.Constant(_I64, v)          # noqa: E731
+        with b.if_else(b.icmp_unsigned("!=", h, c64(0))) as (pool, otherwise):
+            with pool:
+                pty = ir.FunctionType(ir.VoidType(), [_I64] * 8).as_pointer()
+                b.call(b.inttoptr(h, pty),
+                       [c64(a.dt.itemsize), c64(flags & 3), c64(m), c64(n), c64(k)] +
+                       [b.ptrtoint(x.ptr, _I64) for x in (a, bm, out)])
+            with otherwise:
+                cblas()
         return None
 
     def _small_gemm(self, dt, ashape, bshape, ta, tb, m, n, k):
@@ -1656,7 +1679,9 @@ class FastKernel:
     Numba kernel would (one value, or a tuple of them). The call is a builtin function
     (``METH_FASTCALL``) compiled with the kernel: about as cheap as Numba's dispatch."""
 
-    gemm_pool = False                    # its products never use blas_pool's threads
+    # its first call needs no blas_pool: large products reach the pool through a hook word
+    # (attach_gemm_pool) once it has loaded
+    gemm_pool = False
 
     def __init__(self, addr, param_avals, out_avals, key="", py_addr=None):
         # (its code lives in the process's one engine, as long as the process)
@@ -1760,7 +1785,57 @@ def load_object(symbol, obj, param_avals, out_avals):
             raise Unsupported("the object code lacks its kernel")
         k = _LOADED[symbol] = FastKernel(addr, param_avals, out_avals,
                                          "llvm-" + symbol[len("autodiff_fast_"):], py_addr)
-        return k
+    if _HOOK_SYMBOL.encode() in obj:
+        attach_gemm_pool()
+    return k
+
+
+# The hook word large products call through (0: CBLAS as numpy's matmul runs it), and its
+# symbol; registered with the engine like the C functions below, so object code from the
+# compile worker needs no Numba to load.
+_HOOK_SYMBOL = "autodiff_gemm_hook"
+_HOOK = np.zeros(1, np.int64)
+_ATTACH = []
+_ATTACH_LOCK = threading.Lock()
+
+
+def attach_gemm_pool(wait=False):
+    """Route this tier's large products through blas_pool's threads from now on.
+
+    The pool is Numba code (its helpers compile once per machine, then load from the disk
+    cache in ~0.4 s), so the first kernel that needs it starts a daemon thread that loads it
+    and sets the hook word; the kernel does not wait: until the hook is set its large
+    products run on CBLAS with OpenBLAS's own threads, as ``a @ b`` in numpy does. ``wait``
+    blocks until the pool is attached (or failed to load) and returns whether it is.
+
+    >>> from autodiff.backends import llvm_cpu
+    >>> llvm_cpu.attach_gemm_pool(wait=True)
+    True
+    """
+    with _ATTACH_LOCK:
+        if not _ATTACH:
+            t = threading.Thread(target=_load_gemm_pool, name="autodiff-gemm-pool",
+                                 daemon=True)
+            _ATTACH.append(t)
+            t.start()
+        t = _ATTACH[0]
+    if wait:
+        t.join()
+    return bool(_HOOK[0])
+
+
+def _load_gemm_pool():
+    try:
+        from . import blas_pool
+        if not blas_pool.HAVE_CBLAS:
+            return
+        blas_pool.ensure_started()
+        _HOOK[0] = blas_pool.gemm_pool_entry.address
+    except Exception as err:  # noqa: BLE001 - the kernels keep calling CBLAS; say why
+        import logging
+        logging.getLogger("autodiff.jit").warning(
+            f"the GEMM pool did not load ({type(err).__name__}: {err}); large products in "
+            f"kernels of the LLVM tier run on OpenBLAS's own threads")
 
 
 _SYMBOLS_DONE = False
@@ -1787,6 +1862,7 @@ def _register_symbols():
     if _SYMBOLS_DONE:
         return
     llvm.add_symbol("autodiff_py_None", id(None))
+    llvm.add_symbol(_HOOK_SYMBOL, _HOOK.ctypes.data)
     libc = ctypes.CDLL(None)
     for name in ("malloc", "free"):
         llvm.add_symbol(name, ctypes.cast(getattr(libc, name), ctypes.c_void_p).value)

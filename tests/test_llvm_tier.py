@@ -3,6 +3,7 @@
 Every program is checked against the numpy interpreter (and, where rounding could differ,
 against the Numba kernel of the same text), and every test asserts which tier ran.
 """
+import ctypes
 import os
 import subprocess
 import sys
@@ -134,13 +135,50 @@ def test_a_product_past_the_inline_size_calls_cblas():
            a.astype(np.float32), b.astype(np.float32), rtol=1e-5, atol=1e-5)
 
 
-def test_programs_it_declines_go_to_numba():
-    # a product worth the GEMM pool's threads, a loop (a sub-function), run-time sizes
-    big = np.ones((300, 300))
-    out, backend = _run(lambda a: a @ a, big)
-    assert backend == "cpu"
-    np.testing.assert_allclose(out, big @ big)
+def test_large_products_reach_the_gemm_pool_through_its_hook():
+    # a product worth the pool's threads runs on CBLAS until the pool has loaded, then on
+    # the pool (blas_pool.gemm_pool_entry): the same numbers both ways, every transpose
+    from autodiff.backends import blas_pool
+    rng = np.random.default_rng(3)
+    a, b = rng.normal(size=(160, 220)), rng.normal(size=(220, 190))
+    assert 2 * 160 * 220 * 190 >= llvm_cpu._GEMM_POOL_FLOPS
 
+    def f(a, b):
+        return a @ b, a.T.T @ b, (b.T @ a.T).T, anp.tanh(a @ b) @ b.T
+    hook = int(llvm_cpu._HOOK[0])
+    llvm_cpu._HOOK[0] = 0                              # as before the pool has loaded
+    try:
+        before = _check(f, a, b, rtol=1e-12, atol=1e-11)
+    finally:
+        llvm_cpu._HOOK[0] = hook
+    assert llvm_cpu.attach_gemm_pool(wait=True)
+    pool = blas_pool.gemm_pool_entry.address
+    assert llvm_cpu._HOOK[0] == pool
+    # every large product calls through the hook: count the calls on the way to the pool
+    seen = []
+    to_pool = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * 8)(pool)
+
+    def counting(*args):
+        seen.append(args[:5])
+        to_pool(*args)
+    hook = ctypes.CFUNCTYPE(None, *[ctypes.c_int64] * 8)(counting)
+    llvm_cpu._HOOK[0] = ctypes.cast(hook, ctypes.c_void_p).value
+    try:
+        after = _check(f, a, b, rtol=1e-12, atol=1e-11)
+    finally:
+        llvm_cpu._HOOK[0] = pool
+    for x, y in zip(before, after):
+        np.testing.assert_allclose(x, y, rtol=1e-13, atol=1e-12)
+    # (item, flags, m, n, k) of the products (a common subexpression may be shared; a
+    # transpose is a flag or a copy, as the planner chose)
+    assert len(seen) >= 3 and {c[0] for c in seen} == {8}, seen
+    assert {c[2:] for c in seen} == {(160, 190, 220), (160, 220, 190)}, seen
+    x32 = (a.astype(np.float32), b.astype(np.float32))
+    _check(lambda a, b: anp.tanh(a @ b), *x32, rtol=1e-5, atol=1e-5)
+
+
+def test_programs_it_declines_go_to_numba():
+    # a loop over a run-time size, numpy's sort
     out, backend = _run(lambda x: anp.sort(x, axis=1) * 2.0, X)      # numpy's sort
     assert backend == "cpu"
     np.testing.assert_array_equal(out, np.sort(X, axis=1) * 2.0)
