@@ -12,7 +12,9 @@ Protocol: length-prefixed pickles on raw pipes (file descriptors 0 and 1 of the 
 buffered file objects, whose locks a thread blocked at interpreter exit would hold). A job
 is ``(source, entry, params, pieces, cache_dir)`` (a Numba kernel into the disk cache) or
 ``("llvm", source, entry, param avals, out avals, pieces)`` (the direct LLVM tier's object
-code, sent back); the answer ``("ok", None | (symbol, object code))``,
+code, sent back) or ``("lower", pickled closed jaxpr, dynamic dims, config values)`` (the
+program lowered here too: :func:`_lower_job`); the answer ``("ok", None | (symbol, object
+code))``, ``("lowered", pickled Program, None | (symbol, object code))``,
 ``("unsupported", why)`` or ``("error", "Type: message")``. The worker reads only what its parent writes (a pipe of
 the same user), so unpickling it trusts nothing the parent would not run itself.
 
@@ -95,6 +97,59 @@ def _llvm_job(job):
         return ("unsupported", str(e))
 
 
+_OBJECTS = {}                 # symbol -> object code this worker compiled (a repeat is free)
+_OBJECT_BYTES_MAX = 64 << 20
+
+
+def _llvm_object(prog):
+    """``(symbol, object code)`` of a lowered program by the LLVM tier, or None where it
+    declines it; the same program asked for again (by another jitted function, or after
+    its entry was evicted) is not compiled again."""
+    from autodiff.backends import llvm_cpu
+    if not llvm_cpu.supports(prog):
+        return None
+    jx = prog.jaxpr.jaxpr
+    avals = [v.aval for v in list(jx.constvars) + list(jx.invars)]
+    symbol = llvm_cpu.program_symbol(prog, avals)
+    got = _OBJECTS.get(symbol)
+    if got is None:
+        try:
+            got = llvm_cpu.program_object(prog, avals)
+        except llvm_cpu.Unsupported:
+            return None
+        if sum(len(o) for _, o in _OBJECTS.values()) + len(got[1]) > _OBJECT_BYTES_MAX:
+            _OBJECTS.clear()
+        _OBJECTS[symbol] = got
+    return got
+
+
+def _lower_job(job):
+    """``("lower", pickled closed jaxpr, dynamic dims, the parent's config values)``: the
+    program lowered here (the IR passes and the Numba CPU lowering, as the parent would run
+    them under the same options), then compiled: by the LLVM tier, whose object code comes
+    back, else by Numba into the disk cache (when it is usable; the parent then loads it, or
+    compiles the kernel itself and reports an error). Answers ``("lowered", pickled
+    Program, (symbol, object code) or None)``."""
+    _, blob, dynamic, options = job
+    from autodiff.config import config
+    now = config.values()
+    for name, value in options.items():
+        if name in now and now[name] != value:
+            config.update(name, value)
+    closed = pickle.loads(blob)       # a primitive this process lacks raises: parent lowers
+    from autodiff.jit_runtime import lower_program
+    prog = lower_program(closed, dynamic)
+    obj = _llvm_object(prog) if config.jit_llvm_tier else None
+    if obj is None and config.disk_cache:
+        from autodiff.backends import compile_cache
+        if compile_cache.disk_cache_writable():
+            try:
+                compile_cache.get_kernel(prog.source, prog.entry, prog.params, prog.pieces)
+            except Exception:  # noqa: BLE001 - the parent compiles it and reports the error
+                pass
+    return ("lowered", pickle.dumps(prog, protocol=pickle.HIGHEST_PROTOCOL), obj)
+
+
 def main():
     signal.signal(signal.SIGINT, signal.SIG_IGN)     # the user's Ctrl-C is for the parent
     inp, out = 0, os.dup(1)
@@ -109,6 +164,8 @@ def main():
         try:
             if job[0] == "llvm":
                 reply = _llvm_job(job)
+            elif job[0] == "lower":
+                reply = _lower_job(job)
             else:
                 source, entry, params, pieces, cache_dir = job
                 from autodiff.backends import compile_cache

@@ -51,8 +51,8 @@ from .cache import ProgramCache, declare
 from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
 from .errors import DTypeError, UnsupportedDTypeError
-from .jit_runtime import (BACKENDS, PY_SCALARS, SCALAR_KEYS, Entry, Lowered, compiled_entry,
-                          llvm_entry,
+from .jit_runtime import (BACKENDS, PY_SCALARS, SCALAR_KEYS, Entry, Lowered, LoweringJob,
+                          compiled_entry, llvm_entry, remote_lowering,
                           cuda_entry, explain_miss, interpreted_entry, leaf_aval, leaf_key,
                           lower_program, run_pipeline, signature_structure, submit_compile,
                           wait_for_compiler)
@@ -550,6 +550,9 @@ class JitFunction(Generic[P, R]):
     def _lowered_entry(self, key, closed, out_tree, keys, dynamic):
         """The entry of a signature lowered now: compiled at once when its kernel is in
         memory already (or the compile blocks), else pending on the background compiler."""
+        if config.jit_background_compile and remote_lowering(closed):
+            # the worker process lowers it too: this process keeps interpreting meanwhile
+            return self._pending_entry(key, closed, out_tree, keys, LoweringJob(closed, dynamic))
         from .backends import compile_cache            # (loaded with the first kernel)
         prog = lower_program(closed, dynamic)
         kernel = compile_cache.memory_lookup(prog.source)
@@ -622,7 +625,8 @@ class JitFunction(Generic[P, R]):
             start()
 
     def _pending_entry(self, key, closed, out_tree, keys, prog):
-        """An interpreted entry now; the compiled one replaces it when the kernel is ready."""
+        """An interpreted entry now; the compiled one replaces it when the kernel is ready.
+        ``prog``: the lowered program, or a :class:`LoweringJob` the compiler lowers."""
         entry = interpreted_entry(closed, out_tree, state="pending")
         entry.program = prog
         placeholder = entry.call
@@ -631,13 +635,19 @@ class JitFunction(Generic[P, R]):
             with self._lock:
                 if self._table.get(key) is not placeholder:
                     return                      # evicted or cleared meanwhile
+                if isinstance(err, UnsupportedDTypeError):     # (lowered by the compiler)
+                    entry.state = "interpreted"
+                    entry.reason = self._dtype_fallback(closed, out_tree, err).reason
+                    return
                 if err is not None:
                     entry.state = "interpreted"
                     _log.warning(f"jit({self._name}): compiling the kernel failed "
                                  f"({type(err).__name__}: {err}); this signature keeps running "
                                  f"on the interpreter")
                     return
-                done = compiled_entry(closed, out_tree, keys, prog=prog, kernel=kernel)
+                lowered = prog.program if isinstance(prog, LoweringJob) else prog
+                entry.program = lowered
+                done = compiled_entry(closed, out_tree, keys, prog=lowered, kernel=kernel)
                 if getattr(kernel, "gemm_pool", True) is False:
                     done.backend = "llvm"
                 done.call.entry = done
@@ -645,7 +655,8 @@ class JitFunction(Generic[P, R]):
 
         # jobs are keyed by source alone: the version part of the kernel key is the same for
         # every job of a process, and computing it imports Numba (the worker does that)
-        job = hashlib.sha256(prog.source.encode()).hexdigest()
+        job = (hashlib.sha256(prog.source.encode()).hexdigest()
+               if not isinstance(prog, LoweringJob) else ("lower", id(prog)))
         entry.submit = lambda: submit_compile(job, prog, install)
         return entry
 

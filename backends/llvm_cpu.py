@@ -1882,12 +1882,34 @@ def supports(prog):
             and not any("prange(" in src for _, src in prog.pieces))
 
 
-def compile_program(prog):
-    """A :class:`FastKernel` for a shape-specialized :class:`~.numba_cpu.Program`."""
+def _program_avals(prog):
+    jx = prog.jaxpr.jaxpr
+    return [v.aval for v in list(jx.constvars) + list(jx.invars)]
+
+
+def _checked(prog, avals):
     if not supports(prog):
         raise Unsupported("run-time sizes or parallel loops")
-    jx = prog.jaxpr.jaxpr
-    avals = [v.aval for v in list(jx.constvars) + list(jx.invars)]
     if any(not a.shape and np.dtype(a.dtype) == np.uint64 for a in avals):
         raise Unsupported("a uint64 scalar parameter (the entry reads scalars as int64)")
+
+
+def compile_program(prog):
+    """A :class:`FastKernel` for a shape-specialized :class:`~.numba_cpu.Program`."""
+    avals = _program_avals(prog)
+    _checked(prog, avals)
     return compile_source(prog.source, prog.entry, avals, prog.out_avals, prog.pieces)
+
+
+def program_symbol(prog, avals=None):
+    """The symbol :func:`program_object` names the kernel of ``prog`` by (its content hash)."""
+    avals = _program_avals(prog) if avals is None else avals
+    return _symbol(prog.source, prog.entry, avals, prog.out_avals, prog.pieces)
+
+
+def program_object(prog, avals=None):
+    """``(symbol, object code)`` of ``prog`` for :func:`load_object` (raises
+    :class:`Unsupported`), as :func:`compile_program` compiles it."""
+    avals = _program_avals(prog) if avals is None else avals
+    _checked(prog, avals)
+    return compile_object(prog.source, prog.entry, avals, prog.out_avals, prog.pieces)

@@ -242,11 +242,12 @@ def test_background_and_blocking_tiers_agree(background_compile):
 def test_tiering_a_signature_called_once_never_lowers_or_compiles(background_compile,
                                                                   monkeypatch):
     # jit_compile_after = 2 (the default): the first call of a signature runs on the
-    # interpreter and starts nothing; the second lowers the program and starts its compile
+    # interpreter and starts nothing; the second starts its compile (lowered by the worker
+    # process, or here when it lowers in this process)
     from autodiff import jit_runtime as R
     lowered = []
-    real = R.lower_program
-    monkeypatch.setattr(sys.modules["autodiff.jit"], "lower_program",
+    real = R.submit_compile
+    monkeypatch.setattr(sys.modules["autodiff.jit"], "submit_compile",
                         lambda *a, **k: lowered.append(1) or real(*a, **k))
     k = 5.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
     f = ad.jit(lambda x: anp.sum(anp.tanh(x) * k))
@@ -305,16 +306,25 @@ def test_lower_compile_blocks_and_installs(background_compile):
     assert f.cache_info().misses == 0 and f.cache_info().hits == 1
 
 
-def test_a_failed_background_compile_keeps_the_interpreter(background_compile, monkeypatch):
-    from autodiff.backends import numba_cpu
+@pytest.mark.parametrize("where", ["here", "worker"])
+def test_a_failed_background_compile_keeps_the_interpreter(background_compile, monkeypatch,
+                                                           where):
+    from autodiff.backends import compile_cache, llvm_cpu, numba_cpu
 
-    real = numba_cpu.lower
+    if where == "here":          # lowered in this process: a kernel without its entry point
+        real = numba_cpu.lower
 
-    def broken(closed, **kw):
-        prog = real(closed, **kw)
-        prog.source = prog.source.replace("def kernel(", "def kernel_(")   # no entry point
-        return prog
-    monkeypatch.setattr(numba_cpu, "lower", broken)
+        def broken(closed, **kw):
+            prog = real(closed, **kw)
+            prog.source = prog.source.replace("def kernel(", "def kernel_(")
+            return prog
+        monkeypatch.setattr(numba_cpu, "lower", broken)
+        monkeypatch.setattr(sys.modules["autodiff.jit"], "remote_lowering", lambda c: False)
+    else:                        # lowered by the worker: what it sends back does not load
+        def fails(*a, **k):
+            raise RuntimeError("cannot load")
+        monkeypatch.setattr(llvm_cpu, "load_object", fails)
+        monkeypatch.setattr(compile_cache, "get_kernel", fails)
     k = 3.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
     f = ad.jit(lambda x: x * k)
     np.testing.assert_allclose(f(np.ones(2)), [k, k])
@@ -322,6 +332,75 @@ def test_a_failed_background_compile_keeps_the_interpreter(background_compile, m
     info = f.cache_info()
     assert info.pending == 0 and info.compiled == 0
     np.testing.assert_allclose(f(np.ones(2)), [k, k])
+
+
+def test_the_worker_lowers_a_background_compile(background_compile, monkeypatch):
+    # jit_compile_process (the default): the worker process lowers the program too, so this
+    # process never runs lower_program; the kernel it sends back agrees with the interpreter
+    from autodiff import jit_runtime as R
+    lowered = []
+    real = R.lower_program
+    monkeypatch.setattr(R, "lower_program", lambda *a, **k: lowered.append(1) or real(*a, **k))
+    monkeypatch.setattr(sys.modules["autodiff.jit"], "lower_program",
+                        lambda *a, **k: lowered.append(1) or real(*a, **k))
+    k = 1.5 + np.random.default_rng().integers(1, 10**9) * 1e-12
+    w = np.linspace(0.5, 1.5, 6).reshape(2, 3)        # a constant the program closes over
+
+    def net(x):
+        for i in range(6):                            # unrolled: a long program
+            x = anp.tanh(x * k + anp.sum(w) * i / 10)
+        return anp.sum(x * x)
+    g = ad.jit(ad.value_and_grad(net))
+    x = np.linspace(-1.0, 1.0, 9)
+    first = g(x)
+    second = g(x)                                     # starts the compile
+    assert g.wait_compiled(120)
+    assert g.cache_info().compiled == 1
+    third = g(x)
+    assert lowered == []                              # not in this process
+    for a, b in ((first, third), (second, third)):
+        np.testing.assert_allclose(a[0], b[0], rtol=1e-13)
+        np.testing.assert_allclose(a[1], b[1], rtol=1e-12, atol=1e-15)
+    # the same program from another jitted function: the worker sends its object code
+    # again without compiling it (and the answer is the same)
+    h = ad.jit(ad.value_and_grad(net))
+    h(x), h(x)
+    assert h.wait_compiled(120)
+    np.testing.assert_array_equal(h(x)[1], third[1])
+
+
+def test_the_worker_lowers_under_this_process_options(background_compile, numba_path):
+    # config options travel with the job: with jit_llvm_tier off here, the worker's
+    # kernel is Numba's (a kernel of the LLVM tier would say so in its entry's backend)
+    k = 2.5 + np.random.default_rng().integers(1, 10**9) * 1e-12
+    f = ad.jit(lambda x: anp.sum(anp.sin(x) * k))
+    x = np.linspace(0.0, 1.0, 5)
+    f(x), f(x)
+    assert f.wait_compiled(120)
+    entry = f._table[next(iter(f._table))].entry
+    assert entry.backend == "cpu" and type(entry.kernel).__name__ == "Kernel"
+    assert f(x) == pytest.approx(np.sum(np.sin(x) * k), rel=1e-14)
+
+
+def test_a_program_the_pickler_cannot_send_is_lowered_here(background_compile, monkeypatch):
+    # a pure_callback's lambda cannot travel to the worker: this process lowers the program
+    # (and the compile still happens)
+    from autodiff import jit_runtime as R
+    lowered = []
+    real = R.lower_program
+    monkeypatch.setattr(R, "lower_program", lambda *a, **k: lowered.append(1) or real(*a, **k))
+    k = 4.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
+    cb = lambda x: np.cos(x)                                            # noqa: E731
+
+    def f(x):
+        y = ad.pure_callback(cb, ad.ShapeDtypeStruct(x.shape, x.dtype), x)
+        return anp.sum(y * k)
+    g = ad.jit(f)
+    x = np.linspace(0.0, 1.0, 4)
+    g(x), g(x)
+    assert g.wait_compiled(120)
+    assert g.cache_info().compiled == 1 and lowered == [1]
+    assert g(x) == pytest.approx(np.sum(np.cos(x)) * k, rel=1e-14)
 
 
 CHILD = textwrap.dedent("""
