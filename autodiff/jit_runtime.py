@@ -335,6 +335,7 @@ class LoweringJob:
         self.program = None
 
     def lower_here(self):
+        """Lower the program in this process (when the worker cannot); returns it."""
         self.program = lower_program(self.closed, self.dynamic)
         return self.program
 
