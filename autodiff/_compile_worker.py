@@ -108,13 +108,11 @@ def _llvm_object(prog):
     from autodiff.backends import llvm_cpu
     if not llvm_cpu.supports(prog):
         return None
-    jx = prog.jaxpr.jaxpr
-    avals = [v.aval for v in list(jx.constvars) + list(jx.invars)]
-    symbol = llvm_cpu.program_symbol(prog, avals)
+    symbol = llvm_cpu.program_symbol(prog)
     got = _OBJECTS.get(symbol)
     if got is None:
         try:
-            got = llvm_cpu.program_object(prog, avals)
+            got = llvm_cpu.program_object(prog)
         except llvm_cpu.Unsupported:
             return None
         if sum(len(o) for _, o in _OBJECTS.values()) + len(got[1]) > _OBJECT_BYTES_MAX:

@@ -444,8 +444,7 @@ class Compiler:
                 remote = False
                 if isinstance(prog, LoweringJob):
                     # lowered (and compiled, as far as it could) by the worker, else here
-                    job, (prog, kernel) = prog, self._lower(prog)
-                    remote = job.remote
+                    prog, kernel, remote = self._lower(prog)
                     if self.closing:
                         return
                 if kernel is None and not remote and getattr(prog, "llvm_tier", False):
@@ -475,13 +474,12 @@ class Compiler:
                     _log.warning(f"jit: installing a compiled kernel failed: {e!r}")
 
     def _lower(self, job):
-        """``(program, kernel or None)`` of a :class:`LoweringJob`: lowered and compiled by
+        """``(program, kernel or None, remote)`` of a :class:`LoweringJob`: lowered and compiled by
         the worker process (the LLVM tier's object code comes back; a kernel Numba compiles
         is left in the disk cache, which ``get_kernel`` then loads) or, when the worker
         cannot (no worker, a jaxpr the pickler cannot send, a primitive the worker has not
-        declared, an error), lowered here and compiled by the caller. ``job.remote`` says
+        declared, an error), lowered here and compiled by the caller. ``remote`` says
         whether the worker lowered it."""
-        job.remote = False
         reply = None
         if not self.worker_failed and config.jit_compile_process:
             blob = _program_bytes(job.closed)
@@ -500,15 +498,12 @@ class Compiler:
                                  "compile in this process from now on")
         if reply is not None and reply[0] == "lowered":
             prog = job.program = pickle.loads(reply[1])
-            job.remote = True
-            if reply[2] is not None:
-                from .backends import llvm_cpu
-                jx = prog.jaxpr.jaxpr
-                symbol, obj = reply[2]
-                return prog, llvm_cpu.load_object(
-                    symbol, obj, [v.aval for v in list(jx.constvars) + list(jx.invars)],
-                    prog.out_avals)
-            return prog, None
+            if reply[2] is None:
+                return prog, None, True
+            from .backends import llvm_cpu
+            symbol, obj = reply[2]
+            return prog, llvm_cpu.load_object(symbol, obj, llvm_cpu.program_avals(prog),
+                                              prog.out_avals), True
         if reply is not None:
             _log.debug(f"jit: the compile worker could not lower a program ({reply[1]}); "
                        f"lowering it in this process")
@@ -516,15 +511,14 @@ class Compiler:
         if config.jit_llvm_tier:
             from .backends import llvm_cpu
             prog.llvm_tier = llvm_cpu.supports(prog)
-        return prog, None
+        return prog, None, False
 
     def _llvm(self, prog):
         """The direct LLVM tier's kernel of ``prog``, compiled in the worker process (which
         sends the object code back: no disk needed) or, without one, in this thread; None
         when that tier declines the program."""
         from .backends import llvm_cpu
-        jx = prog.jaxpr.jaxpr
-        avals = [v.aval for v in list(jx.constvars) + list(jx.invars)]
+        avals = llvm_cpu.program_avals(prog)
         spec = lambda a: (tuple(a.shape), np.dtype(a.dtype).str)      # noqa: E731
         if not self.worker_failed and config.jit_compile_process:
             worker = self._worker()

@@ -1882,7 +1882,8 @@ def supports(prog):
             and not any("prange(" in src for _, src in prog.pieces))
 
 
-def _program_avals(prog):
+def program_avals(prog):
+    """The abstract values of a program's kernel parameters: its constants, then inputs."""
     jx = prog.jaxpr.jaxpr
     return [v.aval for v in list(jx.constvars) + list(jx.invars)]
 
@@ -1896,20 +1897,19 @@ def _checked(prog, avals):
 
 def compile_program(prog):
     """A :class:`FastKernel` for a shape-specialized :class:`~.numba_cpu.Program`."""
-    avals = _program_avals(prog)
+    avals = program_avals(prog)
     _checked(prog, avals)
     return compile_source(prog.source, prog.entry, avals, prog.out_avals, prog.pieces)
 
 
-def program_symbol(prog, avals=None):
+def program_symbol(prog):
     """The symbol :func:`program_object` names the kernel of ``prog`` by (its content hash)."""
-    avals = _program_avals(prog) if avals is None else avals
-    return _symbol(prog.source, prog.entry, avals, prog.out_avals, prog.pieces)
+    return _symbol(prog.source, prog.entry, program_avals(prog), prog.out_avals, prog.pieces)
 
 
-def program_object(prog, avals=None):
+def program_object(prog):
     """``(symbol, object code)`` of ``prog`` for :func:`load_object` (raises
     :class:`Unsupported`), as :func:`compile_program` compiles it."""
-    avals = _program_avals(prog) if avals is None else avals
+    avals = program_avals(prog)
     _checked(prog, avals)
     return compile_object(prog.source, prog.entry, avals, prog.out_avals, prog.pieces)
