@@ -23,7 +23,7 @@ from ..core import Var
 __all__ = ["DimClasses", "unify_axes", "no_dims", "dim_bid", "dim_transpose", "dim_same",
            "dim_reduce", "dim_squeeze", "dim_expand", "dim_dot", "dim_concat", "dim_gather",
            "dim_index_gather", "dim_scatter", "dim_first_to_out", "dim_solve", "dim_slogdet",
-           "dim_eigh"]
+           "dim_eigh", "dim_qr", "dim_svd"]
 
 
 
@@ -226,6 +226,29 @@ def dim_eigh(D, e):
         unify_axes(D, a, i, w, i)
     for i in range(len(v.aval.shape)):
         unify_axes(D, a, i, v, i)
+
+
+def _batch_and(D, e, ties):
+    """The operand's batch axes tied to every result's, and ``ties``: (result, operand axis,
+    result axis) of the matrix axes a result shares with the operand (negative axes)."""
+    a = e.invars[0]
+    nb = len(a.aval.shape) - 2
+    for o in e.outvars:
+        for i in range(nb):
+            unify_axes(D, a, i, o, i)
+    for k, ai, oi in ties:
+        o = e.outvars[k]
+        unify_axes(D, a, len(a.aval.shape) + ai, o, len(o.aval.shape) + oi)
+
+
+def dim_qr(D, e):
+    # Q (..., m, k), R (..., k, n): m and n are the operand's
+    _batch_and(D, e, [(0, -2, -2), (1, -1, -1)])
+
+
+def dim_svd(D, e):
+    # [U (..., m, k), s (..., k), Vᴴ (..., k, n)] or [s]
+    _batch_and(D, e, [(0, -2, -2), (2, -1, -1)] if len(e.outvars) == 3 else [])
 
 
 def no_dims(D, e):

@@ -44,7 +44,12 @@ from .blas_pool import numpy_openblas_paths
 _OPTS = dict(fastmath=False, error_model="numpy", nogil=True)
 
 # routine -> number of hidden Fortran string lengths (trailing size_t arguments)
-ROUTINES = {"potrf": 1, "getrf": 0, "getrs": 1, "trsm": 4}
+ROUTINES = {"potrf": 1, "getrf": 0, "getrs": 1, "trsm": 4, "geqrf": 0, "orgqr": 0, "gesdd": 1}
+# routine -> its name for the complex letters, where that differs (Q of a QR: zungqr)
+_COMPLEX_NAME = {"orgqr": "ungqr"}
+# routine -> pointer arguments of the real, of the complex routine (complex gesdd: rwork)
+_N_PTR = {"potrf": (5, 5), "getrf": (6, 6), "getrs": (9, 9), "trsm": (11, 11),
+          "geqrf": (8, 8), "orgqr": (9, 9), "gesdd": (14, 15)}
 _LETTER = {types.float64: "d", types.float32: "s", types.complex128: "z", types.complex64: "c"}
 
 # Sizes from which LAPACK beats the hand loops (measured, benchmarks/RESULTS_linalg.md).
@@ -66,7 +71,8 @@ def _find():
             found = {}
             for r in ROUTINES:
                 for x in "dszc":
-                    fn = getattr(lib, f"{pre}{x}{r}{suf}", None)
+                    name = _COMPLEX_NAME.get(r, r) if x in "zc" else r
+                    fn = getattr(lib, f"{pre}{x}{name}{suf}", None)
                     if fn is not None:
                         found.setdefault(r, {})[x] = ctypes.cast(fn, ctypes.c_void_p).value
             if all(len(found.get(r, ())) == 4 for r in ROUTINES):
@@ -105,10 +111,10 @@ def file_digest():
 
 
 _EXT = {r: {x: types.ExternalFunction(f"autodiff_lapack_{x}{r}",
-                                      types.void(*([types.intp] * (_n_ptr + nlen))))
+                                      types.void(*([types.intp] * (_N_PTR[r][x in "zc"]
+                                                                   + nlen))))
             for x in "dszc"}
-        for r, nlen, _n_ptr in (("potrf", 1, 5), ("getrf", 0, 6), ("getrs", 1, 9),
-                                ("trsm", 4, 11))}
+        for r, nlen in ROUTINES.items()}
 
 
 def _ext(routine, dtype):
@@ -185,6 +191,108 @@ def _call_trsm_typed(t, x, alpha, p):
           one, one, one, one)
         return p[0] + alpha.size * 0
     return impl
+
+
+def _call_geqrf(a, tau, work, p):
+    raise TypeError("_call_geqrf is typed by its Numba overload below: it runs only "
+                    "inside a compiled kernel")
+
+
+@overload(_call_geqrf, jit_options=_OPTS)
+def _call_geqrf_typed(a, tau, work, p):
+    f = _ext("geqrf", a.dtype)
+
+    def impl(a, tau, work, p):    # p: m, n, lda, lwork, info
+        b, s = np.intp(p.ctypes.data), p.itemsize
+        f(b, b + s, np.intp(a.ctypes.data), b + 2 * s, np.intp(tau.ctypes.data),
+          np.intp(work.ctypes.data), b + 3 * s, b + 4 * s)
+        return p[4] + (tau.size + work.size) * 0
+    return impl
+
+
+def _call_orgqr(a, tau, work, p):
+    raise TypeError("_call_orgqr is typed by its Numba overload below: it runs only "
+                    "inside a compiled kernel")
+
+
+@overload(_call_orgqr, jit_options=_OPTS)
+def _call_orgqr_typed(a, tau, work, p):
+    f = _ext("orgqr", a.dtype)      # ?ungqr for the complex letters
+
+    def impl(a, tau, work, p):    # p: m, n, k, lda, lwork, info
+        b, s = np.intp(p.ctypes.data), p.itemsize
+        f(b, b + s, b + 2 * s, np.intp(a.ctypes.data), b + 3 * s, np.intp(tau.ctypes.data),
+          np.intp(work.ctypes.data), b + 4 * s, b + 5 * s)
+        return p[5] + (tau.size + work.size) * 0
+    return impl
+
+
+def _call_gesdd(a, sv, u, vt, work, rwork, iwork, p):
+    raise TypeError("_call_gesdd is typed by its Numba overload below: it runs only "
+                    "inside a compiled kernel")
+
+
+@overload(_call_gesdd, jit_options=_OPTS)
+def _call_gesdd_typed(a, sv, u, vt, work, rwork, iwork, p):
+    from numba.core.errors import TypingError
+    real = getattr(a.dtype, "underlying_float", a.dtype)
+    if sv.dtype != real or u.dtype != a.dtype or vt.dtype != a.dtype \
+            or rwork.dtype != real or work.dtype != a.dtype:
+        raise TypingError(f"gesdd: s, rwork must be {real}, u, vt, work {a.dtype}")
+    f = _ext("gesdd", a.dtype)
+    one = np.intp(1)
+
+    if isinstance(a.dtype, types.Complex):
+        def impl(a, sv, u, vt, work, rwork, iwork, p):
+            # p: jobz, m, n, lda, ldu, ldvt, lwork, info
+            b, s = np.intp(p.ctypes.data), p.itemsize
+            f(b, b + s, b + 2 * s, np.intp(a.ctypes.data), b + 3 * s, np.intp(sv.ctypes.data),
+              np.intp(u.ctypes.data), b + 4 * s, np.intp(vt.ctypes.data), b + 5 * s,
+              np.intp(work.ctypes.data), b + 6 * s, np.intp(rwork.ctypes.data),
+              np.intp(iwork.ctypes.data), b + 7 * s, one)
+            return p[7] + (sv.size + u.size + vt.size + work.size + rwork.size
+                           + iwork.size) * 0
+    else:
+        def impl(a, sv, u, vt, work, rwork, iwork, p):
+            b, s = np.intp(p.ctypes.data), p.itemsize
+            f(b, b + s, b + 2 * s, np.intp(a.ctypes.data), b + 3 * s, np.intp(sv.ctypes.data),
+              np.intp(u.ctypes.data), b + 4 * s, np.intp(vt.ctypes.data), b + 5 * s,
+              np.intp(work.ctypes.data), b + 6 * s, np.intp(iwork.ctypes.data), b + 7 * s,
+              one)
+            return p[7] + (sv.size + u.size + vt.size + work.size + iwork.size) * 0
+    return impl
+
+
+def _empty_wide(A, shape):
+    """An empty array of ``shape`` in ``A``'s dtype made double (complex128 for a complex
+    ``A``, else float64): numpy's linalg computes float32/complex64 in double precision."""
+    raise NotImplementedError
+
+
+@overload(_empty_wide, jit_options=_OPTS)
+def _empty_wide_typed(A, shape):
+    dt = np.complex128 if isinstance(A.dtype, types.Complex) else np.float64
+    return lambda A, shape: np.empty(shape, dt)
+
+
+def _rwork(F, k, mx):
+    """complex gesdd's real workspace (numpy's size for jobz 'S'); one unused entry for a
+    real ``F``."""
+    raise NotImplementedError
+
+
+@overload(_rwork, jit_options=_OPTS)
+def _rwork_typed(F, k, mx):
+    if isinstance(F.dtype, types.Complex):
+        return lambda F, k, mx: np.empty(max(1, k * max(5 * k + 7, 2 * mx + 2 * k + 1)),
+                                         np.float64)
+    return lambda F, k, mx: np.empty(1, np.float64)
+
+
+@njit(**_OPTS)
+def _lwork(work):
+    """The size a workspace query (lwork = -1) left in ``work[0]``."""
+    return max(1, int(work[0].real))
 
 
 @njit(**_OPTS)
@@ -307,6 +415,113 @@ def trsm_c(T, X, flags):
     blas_pool.openblas_threads_local(prev)
 
 
+@njit(**_OPTS)
+def _tcopy(src, dst, rows, cols):
+    """``dst[j, i] = src[i, j]`` for ``i < rows``, ``j < cols``, by 32 x 32 tiles (casting
+    to ``dst``'s dtype)."""
+    for i0 in range(0, rows, 32):
+        for j0 in range(0, cols, 32):
+            for i in range(i0, min(i0 + 32, rows)):
+                for j in range(j0, min(j0 + 32, cols)):
+                    dst[j, i] = src[i, j]
+
+
+@njit(**_OPTS)
+def geqrf_into(A, Q, R):
+    """``Q, R = numpy.linalg.qr(A, mode)`` of one matrix ``A`` (m, n; not written), signs
+    included, as numpy computes it: geqrf then orgqr/ungqr, in double precision (float32
+    and complex64 too), on a transposed copy. ``Q`` (m, kq) and ``R`` (kq, n) are written
+    in their own dtype; kq = min(m, n) is numpy's 'reduced' mode, kq = m > n its
+    'complete' one (R's rows from n on are zero). Empty A: Q gets identity columns, R
+    zeros. Returns info (nonzero only for an illegal argument; NaN input gives NaN
+    entries, as in numpy)."""
+    m, n = A.shape
+    kq = Q.shape[1]
+    k = min(m, n)
+    if k == 0:
+        for i in range(m):
+            for j in range(kq):
+                Q[i, j] = 1.0 if i == j else 0.0
+        for i in range(kq):
+            for j in range(n):
+                R[i, j] = 0.0
+        return 0
+    F = _empty_wide(A, (max(n, kq), m))     # column-major m x max(n, kq): F[j, i] = A[i, j]
+    _tcopy(A, F, m, n)
+    tau = np.empty(k, F.dtype)
+    work = np.empty(1, F.dtype)
+    p = np.empty(6, INT)
+    prev = blas_pool.openblas_threads_local(_threads(n))
+    p[0], p[1], p[2], p[3], p[4] = m, n, m, -1, 0               # workspace queries
+    _call_geqrf(F, tau, work, p)
+    lwork = _lwork(work)
+    p[0], p[1], p[2], p[3], p[4], p[5] = m, kq, k, m, -1, 0
+    _call_orgqr(F, tau, work, p)
+    work = np.empty(max(lwork, _lwork(work)), F.dtype)
+    p[0], p[1], p[2], p[3], p[4] = m, n, m, work.size, 0
+    info = _call_geqrf(F, tau, work, p)
+    if info == 0:
+        for i in range(kq):                                     # R: geqrf's upper triangle
+            for j in range(n):
+                R[i, j] = F[j, i] if i <= j else 0.0
+        p[0], p[1], p[2], p[3], p[4], p[5] = m, kq, k, m, work.size, 0
+        info = _call_orgqr(F, tau, work, p)
+        _tcopy(F, Q, kq, m)                                     # Q[i, j] = F[j, i]
+    blas_pool.openblas_threads_local(prev)
+    return info
+
+
+@njit(**_OPTS)
+def gesdd_into(A, U, S, Vt):
+    """Thin SVD ``A = U diag(S) Vt`` of one matrix ``A`` (m, n; not written), k = min(m, n):
+    ``U`` (m, k), ``S`` (k,) descending, ``Vt`` (k, n) (``Vᴴ`` for a complex A), exactly as
+    ``numpy.linalg.svd(A, full_matrices=False)`` computes it, signs (phases) included:
+    gesdd('S') on a column-major copy of A, in double precision (``S`` is the real dtype
+    of A: float32 for float32/complex64). Returns info; on non-finite input (-1) or no
+    convergence (> 0) every output is NaN."""
+    m, n = A.shape
+    k = min(m, n)
+    if k == 0:
+        return 0
+    F = _empty_wide(A, (n, m))               # column-major m x n: F[j, i] = A[i, j]
+    ok = True
+    for i in range(m):
+        for j in range(n):
+            v = A[i, j]
+            F[j, i] = v
+            ok = ok and np.isfinite(v)
+    info = -1
+    if ok:
+        Ub = _empty_wide(A, (k, m))          # column-major m x k, ldu = m
+        Vb = _empty_wide(A, (n, k))          # column-major k x n, ldvt = k
+        Sb = np.empty(k, np.float64)
+        work = np.empty(1, F.dtype)
+        rwork = _rwork(F, k, max(m, n))
+        iwork = np.empty(8 * k, INT)
+        p = np.empty(8, INT)
+        p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] = 83, m, n, m, m, k, -1, 0   # 'S'
+        prev = blas_pool.openblas_threads_local(_threads(max(m, n)))
+        _call_gesdd(F, Sb, Ub, Vb, work, rwork, iwork, p)                        # query
+        work = np.empty(_lwork(work), F.dtype)
+        p[6], p[7] = work.size, 0
+        info = _call_gesdd(F, Sb, Ub, Vb, work, rwork, iwork, p)
+        blas_pool.openblas_threads_local(prev)
+        if info == 0:
+            _tcopy(Ub, U, k, m)              # U[i, j] = Ub[j, i]
+            _tcopy(Vb, Vt, n, k)             # Vt[i, j] = Vb[j, i]
+            for i in range(k):
+                S[i] = Sb[i]
+    if info != 0:
+        for i in range(m):
+            for j in range(k):
+                U[i, j] = np.nan
+        for i in range(k):
+            S[i] = np.nan
+            for j in range(n):
+                Vt[i, j] = np.nan
+    return info
+
+
 if not HAVE_LAPACK:
     # unreachable stand-ins (every *_MIN_N is out of reach), so that no kernel references
     # a symbol this process did not register
@@ -327,3 +542,11 @@ if not HAVE_LAPACK:
     @njit(**_OPTS)
     def trsm_c(T, X, flags):    # noqa: F811
         return
+
+    @njit(**_OPTS)
+    def geqrf_into(A, Q, R):    # noqa: F811
+        return -1
+
+    @njit(**_OPTS)
+    def gesdd_into(A, U, S, Vt):    # noqa: F811
+        return -1

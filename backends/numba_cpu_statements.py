@@ -17,8 +17,8 @@ import numpy as np
 
 from ..core import primitives
 from .dimensions import (dim_bid, dim_concat, dim_dot, dim_eigh, dim_expand, dim_first_to_out,
-                         dim_gather, dim_index_gather, dim_reduce, dim_same, dim_scatter,
-                         dim_slogdet, dim_solve, dim_squeeze, dim_transpose, no_dims)
+                         dim_gather, dim_index_gather, dim_qr, dim_reduce, dim_same, dim_scatter,
+                         dim_slogdet, dim_solve, dim_squeeze, dim_svd, dim_transpose, no_dims)
 from .numba_cpu_expressions import expression, import_helper
 from .numba_emitter import (acc_dtype, call_text, carry_init, clamped_starts,
                             cond_statement, dt_text, sub_jaxpr, while_statement)
@@ -473,6 +473,52 @@ def _op_eigh(ctx):
                  f"{ctx.out(1)}.reshape(({B}, {d[-2]}, {d[-1]}))[{b}], {upper})")
 
 
+def _op_qr(ctx):
+    # LAPACK geqrf + orgqr/ungqr per matrix (numba_runtime.qr_into): numpy's signs
+    ctx.fb.mod.imports_runtime.add("qr_into")
+    a = ctx.invar(0)
+    nb = len(a.aval.shape) - 2
+    A, B = _batched(ctx, 0, nb)
+    views = []
+    for i in range(2):
+        ctx.alloc(i)
+        d, t = ctx.dims_out(i), ctx.fb.tmp("m")
+        ctx.emit(f"{t} = {ctx.out(i)}.reshape(({B}, {d[-2]}, {d[-1]}))")
+        views.append(t)
+    b = ctx.fb.tmp("bi")
+    with ctx.block(f"for {b} in range({B}):"):
+        ctx.emit(f"qr_into({A}[{b}], {views[0]}[{b}], {views[1]}[{b}])")
+
+
+def _op_svd(ctx):
+    # LAPACK gesdd per matrix (numba_runtime.svd_into); without compute_uv the singular
+    # vectors land in scratch arrays (gesdd's jobz='S' path either way: numpy's values)
+    ctx.fb.mod.imports_runtime.add("svd_into")
+    a = ctx.invar(0)
+    nb = len(a.aval.shape) - 2
+    A, B = _batched(ctx, 0, nb)
+    d = ctx.dims_in(0)
+    m, n = d[-2], d[-1]
+    uv = len(ctx.e.outvars) == 3
+    si = 1 if uv else 0
+    k = ctx.dims_out(si)[-1]
+    views = []
+    for i in range(len(ctx.e.outvars)):
+        ctx.alloc(i)
+        dd, t = ctx.dims_out(i), ctx.fb.tmp("m")
+        ctx.emit(f"{t} = {ctx.out(i)}.reshape(({B}, {', '.join(dd[nb:])}))")
+        views.append(t)
+    if not uv:
+        U, V = ctx.fb.tmp("m"), ctx.fb.tmp("m")
+        dt = dt_text(a.aval.dtype)
+        ctx.emit(f"{U} = np.empty(({B}, {m}, {k}), {dt})")
+        ctx.emit(f"{V} = np.empty(({B}, {k}, {n}), {dt})")
+        views = [U, views[0], V]
+    b = ctx.fb.tmp("bi")
+    with ctx.block(f"for {b} in range({B}):"):
+        ctx.emit(f"svd_into({A}[{b}], {views[0]}[{b}], {views[1]}[{b}], {views[2]}[{b}])")
+
+
 # ---------------------------------------------------------------------- control flow
 
 def _op_scan(ctx):
@@ -546,6 +592,8 @@ register_lowering("triangular_solve", "opaque", emit=_op_triangular_solve, dims=
 register_lowering("solve", "opaque", emit=_op_solve, dims=dim_solve)
 register_lowering("slogdet", "opaque", emit=_op_slogdet, dims=dim_slogdet)
 register_lowering("eigh", "opaque", emit=_op_eigh, dims=dim_eigh)
+register_lowering("qr", "opaque", emit=_op_qr, dims=dim_qr)
+register_lowering("svd", "opaque", emit=_op_svd, dims=dim_svd)
 register_lowering("cond", "opaque", emit=cond_statement, control=True)
 register_lowering("while", "opaque", emit=while_statement, control=True)
 register_lowering("scan", "opaque", emit=_op_scan, control=True)

@@ -456,6 +456,148 @@ BLAS = f"{BLAS};blas_pool={file_digest()};lapack={lapack.file_digest()}"
 LAPACK = lapack.LAPACK
 
 
+# ---------------------------------------------------------------------------------------
+# QR and thin SVD: numpy's OpenBLAS (lapack.geqrf_into / gesdd_into); without it, the same
+# LAPACK routines through Numba's binding of scipy's LAPACK (its np.linalg.qr / svd would
+# refuse empty or non-finite input by raising, and has no complete-mode Q)
+# ---------------------------------------------------------------------------------------
+
+def _ez_geqrf(F, tau, m, n):
+    """LAPACK ?geqrf on the column-major m x n ``F`` (lda = m) through Numba's binding."""
+    raise NotImplementedError
+
+
+@overload(_ez_geqrf, jit_options=_OPTS)
+def _ez_geqrf_typed(F, tau, m, n):
+    from numba.np.linalg import _LAPACK, ensure_lapack, get_blas_kind
+    ensure_lapack()
+    f = _LAPACK().numba_ez_geqrf(F.dtype)
+    kind = ord(get_blas_kind(F.dtype))
+    return lambda F, tau, m, n: f(kind, m, n, F.ctypes, m, tau.ctypes)
+
+
+def _ez_xxgqr(F, tau, m, kq, k):
+    """LAPACK ?orgqr/?ungqr: the first ``kq`` columns of Q from geqrf's reflectors."""
+    raise NotImplementedError
+
+
+@overload(_ez_xxgqr, jit_options=_OPTS)
+def _ez_xxgqr_typed(F, tau, m, kq, k):
+    from numba.np.linalg import _LAPACK, ensure_lapack, get_blas_kind
+    ensure_lapack()
+    f = _LAPACK().numba_ez_xxgqr(F.dtype)
+    kind = ord(get_blas_kind(F.dtype))
+    return lambda F, tau, m, kq, k: f(kind, m, kq, k, F.ctypes, m, tau.ctypes)
+
+
+def _ez_gesdd(F, sv, u, vt, rows, cols, k):
+    """LAPACK ?gesdd('S') of the column-major rows x cols ``F`` through Numba's binding."""
+    raise NotImplementedError
+
+
+@overload(_ez_gesdd, jit_options=_OPTS)
+def _ez_gesdd_typed(F, sv, u, vt, rows, cols, k):
+    from numba.np.linalg import _LAPACK, ensure_lapack, get_blas_kind
+    ensure_lapack()
+    f = _LAPACK().numba_ez_gesdd(F.dtype)
+    kind = ord(get_blas_kind(F.dtype))
+    return lambda F, sv, u, vt, rows, cols, k: f(kind, 83, rows, cols, F.ctypes, rows,
+                                                 sv.ctypes, u.ctypes, rows, vt.ctypes, k)
+
+
+def _qr_numba(A, Q, R):
+    """The body of :func:`lapack.geqrf_into` on Numba's LAPACK binding (same routines, same
+    layout: numpy's Q and R, signs included, to rounding); NaN outputs if LAPACK fails."""
+    m, n = A.shape
+    kq = Q.shape[1]
+    k = min(m, n)
+    if k == 0:
+        for i in range(m):
+            for j in range(kq):
+                Q[i, j] = 1.0 if i == j else 0.0
+        _fill2(R, 0.0)
+        return
+    F = lapack._empty_wide(A, (max(n, kq), m))
+    lapack._tcopy(A, F, m, n)
+    tau = np.empty(k, F.dtype)
+    info = _ez_geqrf(F, tau, m, n)
+    if info == 0:
+        for i in range(kq):
+            for j in range(n):
+                R[i, j] = F[j, i] if i <= j else 0.0
+        info = _ez_xxgqr(F, tau, m, kq, k)
+        lapack._tcopy(F, Q, kq, m)
+    if info != 0:
+        _fill2(Q, np.nan)
+        _fill2(R, np.nan)
+
+
+def _qr_lapack(A, Q, R):
+    if lapack.geqrf_into(A, Q, R) != 0:
+        _fill2(Q, np.nan)
+        _fill2(R, np.nan)
+
+
+def _svd_numba(A, U, S, Vt):
+    """The body of :func:`lapack.gesdd_into` on Numba's LAPACK binding (gesdd('S') of a
+    column-major copy of A: numpy's signs); NaN outputs on non-finite input or no
+    convergence."""
+    m, n = A.shape
+    k = min(m, n)
+    if k == 0:
+        return
+    F = lapack._empty_wide(A, (n, m))
+    ok = True
+    for i in range(m):
+        for j in range(n):
+            v = A[i, j]
+            F[j, i] = v
+            ok = ok and np.isfinite(v)
+    if ok:
+        Ub = lapack._empty_wide(A, (k, m))
+        Vb = lapack._empty_wide(A, (n, k))
+        Sb = np.empty(k, np.float64)
+        if _ez_gesdd(F, Sb, Ub, Vb, m, n, k) == 0:
+            lapack._tcopy(Ub, U, k, m)
+            lapack._tcopy(Vb, Vt, n, k)
+            for i in range(k):
+                S[i] = Sb[i]
+            return
+    _fill2(U, np.nan)
+    _fill2(Vt, np.nan)
+    for i in range(k):
+        S[i] = np.nan
+
+
+def _svd_lapack(A, U, S, Vt):
+    lapack.gesdd_into(A, U, S, Vt)       # NaN outputs on failure
+
+
+# LAPACK of numpy's OpenBLAS where found (one BLAS in the process, see eigh_into), Numba's
+# binding otherwise; each picks its Python function, so the disk caches of the two paths
+# never mix. Disk-cached: each costs ~1 s of compile time per dtype inside a kernel.
+qr_into = njit(**_CACHED)(_qr_lapack if lapack.HAVE_LAPACK else _qr_numba)
+svd_into = njit(**_CACHED)(_svd_lapack if lapack.HAVE_LAPACK else _svd_numba)
+# the fallbacks under their own names (tests run them where numpy's LAPACK is found too)
+qr_into_numba = njit(**_OPTS)(_qr_numba)
+svd_into_numba = njit(**_OPTS)(_svd_numba)
+qr_into.__doc__ = """``qr_into(A, Q, R)``: ``numpy.linalg.qr(A, mode)`` of one matrix, signs included.
+
+``A`` (m, n) is not written; ``Q`` (m, kq) and ``R`` (kq, n), C order, get the factors in
+their dtype: kq = min(m, n) is numpy's 'reduced' mode, kq = m > n its 'complete' one.
+geqrf then orgqr/ungqr in double precision, as numpy (:func:`lapack.geqrf_into`); NaN
+input gives NaN entries as numpy, a LAPACK failure all NaN. Cached on disk.
+"""
+svd_into.__doc__ = """``svd_into(A, U, S, Vt)``: ``numpy.linalg.svd(A, full_matrices=False)`` of one matrix.
+
+k = min(m, n): ``U`` (m, k), ``S`` (k,) descending in A's real dtype (float32 for
+float32/complex64), ``Vt`` (k, n), ``A = U diag(S) Vt``. gesdd in double precision, as
+numpy (:func:`lapack.gesdd_into`), with numpy's signs (phases) of the singular vectors.
+All NaN on non-finite input or no convergence.
+Cached on disk.
+"""
+
+
 @njit(**_CACHED)
 def sort_lane(lane):
     """Sorted copy of a 1-D array (NaN last, as numpy)."""
@@ -508,6 +650,8 @@ def _serial_after_fork():
 _DISK_CACHED = ("eigh_into", "eigh_into_c", "sort_lane", "argsort_lane")
 from .numba_cache import cache_helpers  # noqa: E402
 cache_helpers(globals(), _DISK_CACHED)
+# these inline lapack.py's helpers: its code is part of their stamp
+cache_helpers(globals(), ("qr_into", "svd_into"), depends=(lapack,))
 
 
 if hasattr(os, "register_at_fork"):

@@ -11,6 +11,8 @@ Rows (the table of issue 34), every input float64 and made once per size:
   slogdet           ``linalg.slogdet(A)``
   solve_triangular  ``solve_triangular(L, B, lower=True)``, B (n, 32) (scipy.linalg's)
   inv               ``linalg.inv(A)``
+  qr                ``linalg.qr(G)`` (reduced), G a general square matrix
+  svd               ``linalg.svd(G, full_matrices=False)``
 
 Columns: ``autodiff`` is the jitted function (blocking compile, so the compiled kernel is
 timed, not the interpreter tier), ``numpy`` numpy.linalg (scipy.linalg for
@@ -89,7 +91,8 @@ def _inputs(n, seed=0):
     m = rng.standard_normal((n, n))
     spd = m @ m.T / n + np.eye(n)
     L = np.linalg.cholesky(spd)
-    return dict(A=spd, b=rng.standard_normal(n), L=L, B=rng.standard_normal((n, 32)))
+    return dict(A=spd, b=rng.standard_normal(n), L=L, B=rng.standard_normal((n, 32)),
+                G=rng.standard_normal((n, n)))
 
 
 def _rows():
@@ -100,7 +103,8 @@ def _rows():
         jx = dict(cholesky=jax.jit(jnp.linalg.cholesky), solve=jax.jit(jnp.linalg.solve),
                   slogdet=jax.jit(jnp.linalg.slogdet),
                   solve_triangular=jax.jit(lambda L, B: jsla.solve_triangular(L, B, lower=True)),
-                  inv=jax.jit(jnp.linalg.inv))
+                  inv=jax.jit(jnp.linalg.inv), qr=jax.jit(jnp.linalg.qr),
+                  svd=jax.jit(lambda g: jnp.linalg.svd(g, full_matrices=False)))
     return {
         "cholesky": (ad.jit(anp.linalg.cholesky), np.linalg.cholesky, jx.get("cholesky"), ("A",)),
         "solve": (ad.jit(anp.linalg.solve), np.linalg.solve, jx.get("solve"), ("A", "b")),
@@ -108,6 +112,9 @@ def _rows():
         "solve_triangular": (ad.jit(lambda L, B: anp.linalg.solve_triangular(L, B, lower=True)),
                              npy_tri, jx.get("solve_triangular"), ("L", "B")),
         "inv": (ad.jit(anp.linalg.inv), np.linalg.inv, jx.get("inv"), ("A",)),
+        "qr": (ad.jit(lambda g: tuple(anp.linalg.qr(g))), np.linalg.qr, jx.get("qr"), ("G",)),
+        "svd": (ad.jit(lambda g: tuple(anp.linalg.svd(g, full_matrices=False))),
+                lambda g: np.linalg.svd(g, full_matrices=False), jx.get("svd"), ("G",)),
     }
 
 
@@ -155,7 +162,8 @@ def main(argv=None):
                 continue
             xs = tuple(data[k] for k in names)
             t0 = time.perf_counter()
-            np.asarray(adf(*xs)[0] if name == "slogdet" else adf(*xs))
+            out = adf(*xs)
+            np.asarray(out[0] if isinstance(out, tuple) else out)
             compile_s = time.perf_counter() - t0
             cands = {"ad": (adf, xs)}
             if npf is not None:

@@ -371,7 +371,8 @@ def test_custom_jvp_around_a_pure_callback():
 def test_a_primitive_without_a_rule_names_itself_and_the_line(monkeypatch):
     from autodiff.errors import UnsupportedError
     monkeypatch.delitem(jet_rules, P.sin_p)
-    monkeypatch.setattr(P.sin_p, "vectorized", False)     # and no rule derived for it
+    monkeypatch.setattr(P.sin_p, "vectorized", False)     # and no rule derived for it:
+    monkeypatch.setattr(P.sin_p, "jvp", None)              # neither elementwise nor from a jvp
     with pytest.raises(UnsupportedError, match="'sin'") as info:
         ad.taylor(lambda x: anp.sin(x) * 2.0, 2)(0.3)
     assert "test_jet.py" in str(info.value)

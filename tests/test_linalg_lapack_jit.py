@@ -228,3 +228,129 @@ def test_helpers_directly_right_hand_sides():
         x = np.empty_like(b)
         rt.solve_into(a, b, x)
         np.testing.assert_allclose(x, np.linalg.solve(a, b), rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------ qr and svd (primitives)
+
+def _mat(shape, dtype, seed=2, cond=None):
+    r = _rng(seed)
+    m, n = shape[-2:]
+    if np.dtype(dtype).kind == "c":
+        a = r.standard_normal(shape) + 1j * r.standard_normal(shape)
+    else:
+        a = r.standard_normal(shape)
+    if cond is not None:           # singular values 1 .. 1/cond
+        u, _, vt = np.linalg.svd(a, full_matrices=False)
+        a = (u * np.logspace(0, -np.log10(cond), min(m, n))) @ vt
+    return a.astype(dtype)
+
+
+SHAPES = [(7, 4), (4, 7), (LARGE, LARGE), (3, 6, 5)]
+MODES = ("reduced", "complete", "r")
+
+
+def _qr_svd_all(x):
+    # one kernel per shape and dtype for every mode (each kernel is a compile)
+    return ([tuple(anp.linalg.qr(x, mode=m)) if m != "r" else (anp.linalg.qr(x, mode=m),)
+             for m in MODES],
+            anp.linalg.svd(x, compute_uv=False),
+            [tuple(anp.linalg.svd(x, full_matrices=f)) for f in (False, True)])
+
+
+# every shape at float64; float32 and complex128 on one shape each (each case is a compile)
+CASES = [(s, np.float64) for s in SHAPES] + [((3, 6, 5), np.float32), ((7, 4), np.complex128),
+                                             ((LARGE, 24), np.complex128)]
+
+
+@pytest.mark.parametrize("shape,dtype", CASES, ids=str)
+def test_qr_svd_match_numpy(shape, dtype):
+    a = _mat(shape, dtype)
+    assert {"qr", "svd"} <= {e.primitive.name for e in ad.make_jaxpr(_qr_svd_all)(a).jaxpr.eqns}
+    qrs, s, svds = ad.jit(_qr_svd_all)(a)
+    tol = np.float32 if dtype == np.float32 else np.float64
+    for mode, got in zip(MODES, qrs):
+        want = np.linalg.qr(a, mode=mode)
+        for g, w in zip(got, (want,) if mode == "r" else want):
+            close(g, w.astype(g.dtype), tol, scale=10)    # numpy's signs: the same algorithm
+        if mode != "r":
+            q = got[0]
+            eye = np.broadcast_to(np.eye(q.shape[-1]), q.shape[:-2] + (q.shape[-1],) * 2)
+            close(np.conj(np.swapaxes(q, -1, -2)) @ q, eye.astype(q.dtype), tol, scale=10)
+    close(s, np.linalg.svd(a, compute_uv=False), tol, scale=10)
+    k = min(shape[-2:])
+    for full, (u, s2, vt) in zip((False, True), svds):
+        # canonical signs: the same U, S, Vᴴ as the eager call (numpy's LAPACK, signs fixed);
+        # a full U's (or Vᴴ's) extra columns (rows) span the complement of the range in a
+        # basis each algorithm picks (gesdd's differs from the complete QR's when it skips
+        # its QR step): those are checked for orthonormality
+        uw, sw, vw = anp.linalg.svd(a, full_matrices=full)
+        close(u[..., :, :k], np.asarray(uw)[..., :, :k], tol, scale=10)
+        close(s2, np.asarray(sw), tol, scale=10)
+        close(vt[..., :k, :], np.asarray(vw)[..., :k, :], tol, scale=10)
+        for x in (u, np.conj(np.swapaxes(vt, -1, -2))):
+            eye = np.broadcast_to(np.eye(x.shape[-1]), x.shape[:-2] + (x.shape[-1],) * 2)
+            close(np.conj(np.swapaxes(x, -1, -2)) @ x, eye.astype(x.dtype), tol, scale=10)
+        rec = (u[..., :, :k] * s2[..., None, :]) @ vt[..., :k, :]
+        close(rec, a, tol, scale=10)
+
+
+@pytest.mark.parametrize("cond", [1e8, 1e14])
+def test_qr_svd_ill_conditioned_and_rank_deficient(cond):
+    a = _mat((LARGE, 30), np.float64, seed=4, cond=cond)
+    s = ad.jit(lambda x: anp.linalg.svd(x, compute_uv=False))(a)
+    # every singular value to ~ε‖A‖, LAPACK's accuracy class (a Gram-matrix method loses
+    # the small ones)
+    np.testing.assert_allclose(s, np.linalg.svd(a, compute_uv=False), rtol=0, atol=1e-14)
+    q, r = ad.jit(lambda x: tuple(anp.linalg.qr(x)))(a)
+    np.testing.assert_allclose(q @ r, a, atol=1e-13)
+    low = np.zeros((6, 5))
+    low[:, :2] = _rng(3).standard_normal((6, 2))             # rank 2
+    s = ad.jit(lambda x: anp.linalg.svd(x, compute_uv=False))(low)
+    np.testing.assert_allclose(s, np.linalg.svd(low, compute_uv=False), atol=1e-14)
+
+
+def test_qr_svd_nan_input_gives_nan():
+    a = _mat((5, 4), np.float64)
+    a[2, 1] = np.nan
+    s = ad.jit(lambda x: anp.linalg.svd(x, compute_uv=False))(a)
+    assert np.isnan(s).all()
+    np.testing.assert_array_equal(np.isnan(s), np.isnan(interp(lambda x: anp.linalg.svd(
+        x, compute_uv=False))(a)))
+    q, r = ad.jit(lambda x: tuple(anp.linalg.qr(x)))(a)
+    assert np.isnan(r[:, 1:]).any()
+
+
+@pytest.mark.parametrize("shape", [(6, 4), (4, 6)], ids=str)
+def test_qr_svd_derivatives_through_jit(shape):
+    r = _rng(21)
+    a = _mat(shape, np.float64, seed=8)
+    v = r.standard_normal(shape)
+    m, n = shape
+    k = min(m, n)
+    w = [r.standard_normal(s) for s in ((m, k), (k, n), (m, m), (m, k), (k, n))]
+
+    def f(x):          # Q and R (both modes), s, U and Vᴴ: one gradient kernel
+        q, rr = anp.linalg.qr(x)
+        u, s, vt = anp.linalg.svd(x, full_matrices=False)
+        return (anp.sum(q * w[0]) + anp.sum(rr * w[1])
+                + anp.sum(anp.linalg.qr(x, mode="complete")[0] * w[2]) + anp.sum(s ** 3)
+                + anp.sum(u * w[3]) + anp.sum(vt * w[4]))
+    grad = ad.jit(ad.grad(f))(a)
+    want = _directional(lambda y: float(f(y)), a, v)
+    np.testing.assert_allclose(np.sum(grad * v), want, rtol=1e-6, atol=1e-8)
+    if m > n:
+        # second order: the Hessian-vector product against differences of the gradient
+        g = ad.grad(lambda x: anp.sum(anp.linalg.svd(x, compute_uv=False) ** 3)
+                    + anp.sum(anp.linalg.qr(x)[1] * w[1]))
+        hv = ad.jit(lambda x: ad.jvp(g, (x,), (v,))[1])(a)
+        np.testing.assert_allclose(hv, _directional(g, a, v), rtol=1e-5, atol=1e-7)
+
+
+def test_qr_svd_vmap_matches_the_batched_call():
+    a = _mat((3, 5, 4), np.float64)
+    q, r = ad.jit(ad.vmap(lambda x: tuple(anp.linalg.qr(x))))(a)
+    qn, rn = np.linalg.qr(a)
+    close(q, qn, np.float64, scale=10)
+    close(r, rn, np.float64, scale=10)
+    s = ad.jit(ad.vmap(lambda x: anp.linalg.svd(x, compute_uv=False)))(a)
+    close(s, np.linalg.svd(a, compute_uv=False), np.float64, scale=10)

@@ -140,8 +140,17 @@ def _eigh_projectors(outs):
     return [w, v]
 
 
+def _svd_pairs(outs):
+    # complex singular vectors share a phase per pair (u_k, v_k): checked through s and the
+    # invariant products u[i, k]·Vᴴ[k, j]
+    if len(outs) == 3 and ad.numpy.iscomplexobj(outs[0]):
+        u, s, vt = outs
+        return [s, u[..., :, :, None] * vt[..., None, :, :]]
+    return outs
+
+
 #: primitives whose outputs are checked through a function of them (gauge freedom)
-GAUGE_INVARIANT = {"eigh": _eigh_projectors}
+GAUGE_INVARIANT = {"eigh": _eigh_projectors, "svd": _svd_pairs}
 
 
 def _float_fun(p, args, params, xs):

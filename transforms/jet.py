@@ -32,7 +32,7 @@ from collections.abc import Mapping, MutableMapping
 import numpy as np
 
 from ..api_util import as_array, outputs, trace_fun
-from ..core import (Eqn, Literal, ShapedArray, Var, at_source, eval_jaxpr, is_inexact_dtype,
+from ..core import (Eqn, Literal, ShapedArray, Var, Zero, at_source, eval_jaxpr, is_inexact_dtype,
                     last_uses, register_internal_dir, trace_flat, trace_state, user_source)
 from ..errors import ShapeError, UnsupportedError
 from .. import primitives as P
@@ -126,6 +126,8 @@ def rule_for(prim):
         return _derived_unary_rule(prim)
     if getattr(prim, "inline", None) is not None:
         return _inline_rule(prim)
+    if prim.differentiable and prim.jvp is not None:
+        return _derived_rule(prim)
     return None
 
 
@@ -164,6 +166,56 @@ def _derived_unary_rule(prim):
             outs, series = jet_eval(g.jaxpr, g.consts, [x[0]], [x[1:K]], K - 1)
             w = [outs[0]] + list(series[0])
         return series_integrate(x, w, y0)
+    return rule
+
+
+def _derived_rule(prim):
+    """The Taylor rule of any primitive with a jvp rule (a factorization: ``qr``, ``svd``).
+
+    Along the curve ``x(t) = Σ x_j tʲ`` the output ``y(t) = f(x(t))`` has ``y' = jvp(x; x')``,
+    linear in ``x'``. Taylor-evaluating the jvp's own program at order ``K - 1`` on the
+    series of ``x`` and of ``x' = Σ (j+1) x_{j+1} tʲ`` gives ``y'``'s coefficients ``w``, and
+    ``y_k = w_{k-1} / k``. The jvp program holds ``f`` itself, so the rule recurses down
+    one order per level (K levels for order K, each as costly as one jvp).
+    """
+    def rule(ins, **params):
+        K = len(ins[0]) - 1
+        xs = [s[0] for s in ins]
+        y0 = prim.bind(*xs, **params)
+        outs0 = list(y0) if prim.multiple_results else [y0]
+        if K == 0 or not any(has_series(s) for s in ins):
+            res = [[o] + [None] * K for o in outs0]
+            return res if prim.multiple_results else res[0]
+        avals = _avals(ins)
+        fl = [i for i, a in enumerate(avals) if _is_float(a)]
+
+        def tangent(*args):
+            prim_args, tans = list(args[:len(avals)]), list(args[len(avals):])
+            ts = [P.zeros_like(x) for x in prim_args]
+            for i, t in zip(fl, tans):
+                ts[i] = t
+            for i, a in enumerate(avals):
+                if i not in fl:
+                    ts[i] = Zero(a)
+            _, tout = prim.jvp(prim_args, ts, **params)
+            tout = list(tout) if prim.multiple_results else [tout]
+            return [P.instantiate(t) for t in tout]
+        g = trace_flat(tangent, avals + [avals[i] for i in fl], name=f"{prim.name}_derivative")
+
+        def coef(s, j):
+            return s[j] if j < len(s) else None
+        prims = xs + [P.zeros_like(xs[i]) if ins[i][1] is None else ins[i][1] for i in fl]
+        series = [list(s[1:K]) for s in ins] + [
+            [None if coef(ins[i], j + 1) is None else scale(ins[i][j + 1], j + 1)
+             for j in range(1, K)] for i in fl]
+        if K == 1:
+            w = [[o] for o in eval_jaxpr(g.jaxpr, g.consts, *prims)]
+        else:
+            wo, ws = jet_eval(g.jaxpr, g.consts, prims, series, K - 1)
+            w = [[o] + list(s) for o, s in zip(wo, ws)]
+        res = [[o] + [None if c is None else scale(c, 1.0 / (k + 1)) for k, c in enumerate(wk)]
+               for o, wk in zip(outs0, w)]
+        return res if prim.multiple_results else res[0]
     return rule
 
 

@@ -1,6 +1,5 @@
-"""The matrix factorizations of ``autodiff.numpy.linalg``: ``cholesky`` and ``eigh`` (primitives),
-``svd`` and ``qr`` as compositions (jit, vmap and derivatives of any order for free), ``eig``
-by LAPACK on the host with the standard derivative for distinct eigenvalues.
+"""The matrix factorizations of ``autodiff.numpy.linalg``: ``cholesky``, ``eigh``, ``svd`` and ``qr``
+(primitives: LAPACK in jitted kernels, derivatives of any order), ``eig`` by LAPACK on the host with the standard derivative for distinct eigenvalues.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> anp.linalg.svd(np.diag([3.0, 4.0]))[1]
@@ -64,115 +63,26 @@ def eigvalsh(a, UPLO="L"):
 
 
 # ----------------------------------------------------------------------------
-# svd and qr as compositions (jit, vmap and derivatives of any order for free)
+# svd and qr: primitives (LAPACK gesdd / geqrf + orgqr on every backend)
 # ----------------------------------------------------------------------------
 
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 
 
-def _svd_square(r):
-    """Thin SVD of square (..., n, n) ``r`` from ``eigh`` of the symmetric augmented matrix
-    ``[[0, r], [rᵀ, 0]]``, whose eigenvalues are ±σᵢ with eigenvectors ``[uᵢ; ±vᵢ]/√2``.
-    Unlike the Gram matrix rᵀr (which squares the condition number) the augmented matrix
-    keeps LAPACK's accuracy class: every σᵢ to within ~ε‖r‖."""
-    n = shape_of(r)[-1]
-    z = P.full(shape_of(r), 0, dtype_of(r))
-    h = anp.concatenate([anp.concatenate([z, r], axis=-1), anp.concatenate([_mH(r), z], axis=-1)], axis=-2)
-    w, v = eigh(h)
-    top = anp.flip(anp.getitem(v, (Ellipsis, slice(n, 2 * n))), axis=-1)        # the n largest, descending
-    u, vv = anp.getitem(top, (Ellipsis, slice(0, n), slice(None))), anp.getitem(top, (Ellipsis, slice(n, 2 * n), slice(None)))
-
-    def unit(x):
-        nrm = anp.sqrt(anp.sum(_abs2(x), axis=-2, keepdims=True))
-        return anp.divide(x, anp.where(P.gt(nrm, P.full_like(nrm, 0)), nrm, P.full_like(nrm, 1)))
-    # the halves are normalized separately: near σ = 0 the ±σ pair mixes, which rescales
-    # u and v but leaves their directions; the sign of uᵀ r v then restores the pairing
-    u, vv = unit(u), unit(vv)
-    if _is_complex(r):
-        # complex: uᴴ r v = σ·e^{iφ}; v·e^{-iφ} makes it σ ≥ 0
-        s = anp.sum(anp.multiply(anp.conj(u), anp.matmul(r, vv)), axis=-2)
-        m = anp.absolute(s)
-        pos = P.gt(m, P.full_like(m, 0))
-        ph = anp.where(pos, anp.divide(s, anp.where(pos, m, 1.0)), 1.0)
-        vv = anp.multiply(vv, P.expand_dims(anp.conj(ph), (len(shape_of(ph)) - 1,)))
-        return u, m, _mH(vv)
-    s = anp.sum(anp.multiply(u, anp.matmul(r, vv)), axis=-2)
-    sg = anp.where(P.lt(s, P.full_like(s, 0)), P.full_like(s, -1), P.full_like(s, 1))
-    vv = anp.multiply(vv, P.expand_dims(sg, (len(shape_of(sg)) - 1,)))
-    return u, anp.absolute(s), anp.swapaxes(vv, -1, -2)
-
-
-def _svd_thin_body(a):
-    m, n = shape_of(a)[-2:]
-    if m == n:
-        return _svd_square(a)
-    if m < n:        # aᴴ = U S Vᴴ  =>  a = V S Uᴴ
-        u, s, vt = _svd_thin_body(_mH(a))
-        return _mH(vt), s, _mH(u)
-    q, r = qr(a)                       # Householder: backward stable, so σ(r) = σ(a) accurately
-    u, s, vt = _svd_square(r)
-    return anp.matmul(q, u), s, vt
-
-
-def _svd_thin_jvp(primals, tangents):
-    # the standard rule (distinct singular values): with dP = Uᴴ dA V,
-    #   dS = Re diag(dP),  dU = U (F∘(dP S + S dPᴴ) + D) + (I - UUᴴ) dA V S⁻¹,
-    #   dV = V (F∘(S dP + dPᴴ S)) + (I - VVᴴ) dAᴴ U S⁻¹,  F_ij = 1/(σ_j² - σ_i²), i ≠ j,
-    # and for complex A, D = diag(i·Im(dP_kk)/σ_k): the phase a pair (u_k, v_k) shares is
-    # a gauge; this choice (JAX's) puts its change into U. At degenerate pairs (σ_i = σ_j)
-    # F_ij is taken as 0, and S⁻¹ as 0 at σ = 0: the singular values' derivative stays
-    # exact, the vectors' is the minimum-norm choice.
-    (a,), (da,) = primals, tangents
-    u, s, vt = svd_thin(a)
-    v = _mH(vt)
-    ut = _mH(u)
-    cplx = _is_complex(a)
-    m, n = shape_of(a)[-2:]
-    k = builtins.min(m, n)
-    dp = anp.matmul(ut, anp.matmul(da, v))
-    ds = anp.diagonal(dp, 0, -2, -1)
-    si = anp.expand_dims(s, -1)            # s_i down the rows
-    sj = anp.expand_dims(s, -2)            # s_j along the columns
-    diff = anp.multiply(anp.add(sj, si), anp.subtract(sj, si))
-    eye = P.convert(_eye(k, np.int64, shape_of(s)[:-1]), np.bool_)
-    bad = P.or_p.bind(eye, P.eq(diff, P.full_like(diff, 0)))
-    F = anp.where(bad, 0.0, anp.divide(1.0, anp.where(bad, 1.0, diff)))
-    dpt = _mH(dp)
-    du = anp.matmul(u, anp.multiply(F, anp.add(anp.multiply(dp, sj), anp.multiply(si, dpt))))
-    dv = anp.matmul(v, anp.multiply(F, anp.add(anp.multiply(si, dp), anp.multiply(dpt, sj))))
-    pos = P.gt(sj, P.full_like(sj, 0))
-    sinv = anp.where(pos, anp.divide(1.0, anp.where(pos, sj, 1.0)), 0.0)
-    if cplx:
-        d = P.complex_(P.full_like(s, 0), anp.imag(ds))
-        du = anp.add(du, anp.multiply(u, anp.multiply(anp.expand_dims(d, -2), sinv)))
-        ds = anp.real(ds)
-    if m > n:
-        dav = anp.matmul(da, v)
-        du = anp.add(du, anp.multiply(anp.subtract(dav, anp.matmul(u, anp.matmul(ut, dav))), sinv))
-    if n > m:
-        dau = anp.matmul(_mH(da), u)
-        dv = anp.add(dv, anp.multiply(anp.subtract(dau, anp.matmul(v, anp.matmul(vt, dau))), sinv))
-    return (u, s, vt), (du, ds, _mH(dv))
-
-
 def svd_thin(a):
-    """The thin SVD ``(u, s, vt)`` of ``a`` with its derivative rule (``custom_jvp``)."""
-    return _svd_thin_cj(a)
-
-
-_svd_thin_cj = _custom_jvp(_svd_thin_body)
-_svd_thin_cj.defjvp(_svd_thin_jvp)
+    """The thin SVD ``(u, s, vt)`` of ``a`` (``svd_p``: LAPACK's signs, derivatives of any order)."""
+    u, s, vt = P.svd_p.bind(a, compute_uv=True)
+    return u, s, vt
 
 
 @npfunc(None)
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
-    """``numpy.linalg.svd``. Concrete input: LAPACK through numpy. Traced: QR (Householder)
-    and then ``eigh`` of the symmetric augmented matrix ``[[0, R], [Rᵀ, 0]]``, which keeps
-    every singular value accurate to ~ε‖A‖ as LAPACK's, with the standard derivative for
-    distinct singular values; at degenerate ones (σ_i = σ_j, or σ = 0) the singular values'
-    derivative is exact and the vectors' takes the degenerate terms as zero. Singular
-    vectors are unique up to sign only: in every mode each column of U has its
+    """``numpy.linalg.svd``. Concrete input: numpy's LAPACK. Traced: the ``svd`` primitive
+    (LAPACK gesdd in jitted kernels too, cuSOLVER under CuPy), with the standard derivative
+    for distinct singular values; at degenerate ones (σ_i = σ_j, or σ = 0) the singular
+    values' derivative is exact and the vectors' takes the degenerate terms as zero.
+    Singular vectors are unique up to sign only: in every mode each column of U has its
     largest-magnitude entry positive (so concrete and traced results agree).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -198,12 +108,12 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         vt = anp.multiply(_mH(v), anp.expand_dims(P.select(P.lt(w, P.full_like(w, 0)),
                                                     P.full_like(w, -1), P.full_like(w, 1)), -1))
         return SVDResult(v, s, vt)
-    u, s, vt = svd_thin(a)
     if not compute_uv:
-        return s
+        return P.svd_p.bind(a, compute_uv=False)[0]
+    u, s, vt = svd_thin(a)
     u, s, vt = _canonical_signs(u, s, vt)
     if full_matrices and m != n:
-        # the complement of the range comes from the complete QR (differentiable composition)
+        # the complement of the range comes from the complete QR
         if m > n:
             qf = qr(a, mode="complete")[0]
             u = anp.concatenate([u, anp.getitem(qf, (Ellipsis, slice(None), slice(n, m)))], axis=-1)
@@ -258,9 +168,9 @@ def svdvals(x):
 
 @npfunc(np.linalg.qr)
 def qr(a, mode="reduced"):
-    """QR by Householder reflections, unrolled over the columns (so the signs match
-    LAPACK's, and numpy's, up to rounding); ``mode`` 'reduced', 'complete' or 'r'.
-    Differentiable wherever the columns are linearly independent.
+    """``numpy.linalg.qr``, ``mode`` 'reduced', 'complete' or 'r': the ``qr`` primitive
+    (LAPACK geqrf + orgqr/ungqr, numpy's signs; in jitted kernels too). Differentiable to
+    any order wherever the leading min(m, n) columns are linearly independent.
 
     >>> import numpy as np, autodiff.numpy as anp
     >>> q, r = anp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
@@ -271,18 +181,26 @@ def qr(a, mode="reduced"):
     a = _float(a)
     if mode not in ("reduced", "complete", "r"):
         raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
-    if _is_complex(a):
-        q, r = _qr_complex(a)
-    else:
-        q, r = _qr_real(a)
     m, n = shape_of(a)[-2:]
-    k = builtins.min(m, n)
+    q, r = P.qr_p.bind(a, full=(mode == "complete" and m > n))
     if mode == "r":
-        return anp.getitem(r, (Ellipsis, slice(0, k), slice(None)))
-    if mode == "complete":
-        return QRResult(q, r)
-    return QRResult(anp.getitem(q, (Ellipsis, slice(None), slice(0, k))),
-                    anp.getitem(r, (Ellipsis, slice(0, k), slice(None))))
+        return r
+    return QRResult(q, r)
+
+
+def householder_qr(a):
+    """The complete ``(q, r)`` of ``a`` (..., m, n) by Householder reflections written with
+    library operations, LAPACK's algorithm step by step (so its signs): the reference
+    ``qr_p``'s derivative rule differentiates for the complement columns of a complete Q.
+
+    >>> import numpy as np
+    >>> a = np.array([[3.0, 1.0], [4.0, 2.0], [0.0, 1.0]])
+    >>> q, r = householder_qr(a)
+    >>> bool(np.allclose(q, np.linalg.qr(a, mode="complete")[0]))
+    True
+    """
+    a = _float(a)
+    return _qr_complex(a) if _is_complex(a) else _qr_real(a)
 
 
 def _qr_complex(a):

@@ -1,4 +1,5 @@
-"""Linear algebra on stacks of matrices: cholesky, triangular_solve, solve, slogdet, eigh.
+"""Linear algebra on stacks of matrices: cholesky, triangular_solve, solve, slogdet, eigh, qr,
+svd.
 
 Complex operands follow JAX's conventions (docs/complex.md): tangents keep the primal's
 dtype, transposes are the plain linear ones for the pairing ``Re(sum(u * v))`` (so the
@@ -12,15 +13,15 @@ from ..core import Primitive, ShapedArray, UndefinedPrimal, is_inexact_dtype, re
 from ..errors import DTypeError, ShapeError
 from ._rules import (deftaylor, deftranspose, dtype_of, full, is_zero, moveaxis, ones_like, scalar, shape_of,
                      zeros_like, _ndim, _zero_like)
-from .elementwise import (add, complex_, conj, convert, div, eq, ge, imag, mul, neg, real, select,
-                          sub)
-from .shape import broadcast_in_dim, iota, reshape, transpose
+from .elementwise import (add, complex_, conj, convert, div, eq, ge, gt, imag, mul, neg, or_p,
+                          real, select, sub)
+from .shape import broadcast_in_dim, concatenate, iota, reshape, slice_in_dim, transpose
 from .reductions import reduce_sum
 from .dot import dot_general_p
 from .taylor_series import cauchy_term, mul_term, neg_term, scale, sub_term, sum_terms
 
-__all__ = ["batched_matmul", "cholesky_p", "eigh_p", "herm_lower", "mH", "mT", "slogdet_p",
-           "solve_p", "sym_lower", "triangular_solve", "triangular_solve_p", "tril"]
+__all__ = ["batched_matmul", "cholesky_p", "eigh_p", "herm_lower", "mH", "mT", "qr_p",
+           "slogdet_p", "solve_p", "svd_p", "sym_lower", "triangular_solve", "triangular_solve_p", "tril"]
 
 # ============================================================================
 # Linear algebra (operands are stacks: (..., n, n) and (..., n, k))
@@ -505,3 +506,185 @@ def _eigh_taylor(ins, upper=False):
 
 deftaylor(eigh_p, _eigh_taylor)
 
+
+
+# ----------------------------------------------------------------------------------- qr
+
+qr_p = Primitive("qr", multiple_results=True)
+# qr_p(a, full=False) is ``numpy.linalg.qr(a, 'complete' if full else 'reduced')`` of a stack
+# (..., m, n): Q (..., m, k) with orthonormal columns and the upper trapezoidal R (..., k, n),
+# k = m if full else min(m, n). Householder reflections as LAPACK's geqrf + orgqr (ungqr),
+# with their signs (R's diagonal real for complex a): what numpy, the kernels and cuSOLVER
+# compute, so jitted and eager results agree.
+
+
+def _mat_aval(name):
+    def check(a):
+        if a.ndim < 2:
+            raise ShapeError(f"{name}: expected a (..., m, n) matrix, got shape {a.shape}")
+        if not is_inexact_dtype(a.dtype):
+            raise DTypeError(f"{name}: expected a float or complex matrix, got {a.dtype}")
+    return check
+
+
+def _qr_impl(a, full=False):
+    a = np.asarray(a)
+    q, r = np.linalg.qr(a, mode="complete" if full else "reduced")
+    return [q.astype(a.dtype, copy=False), r.astype(a.dtype, copy=False)]
+
+
+def _qr_aval(a, full=False):
+    _mat_aval("qr")(a)
+    m, n = a.shape[-2:]
+    k = m if full else min(m, n)
+    return [ShapedArray(a.shape[:-2] + (m, k), a.dtype), ShapedArray(a.shape[:-2] + (k, n), a.dtype)]
+
+
+def _qr_tangent(q, r, da):
+    # A = QR with m >= n (reduced): C = Qᴴ dA R⁻¹ and Ω = Qᴴ dQ (skew-Hermitian, so its
+    # strict lower triangle is C's and its upper one follows; for complex A the imaginary
+    # diagonal is C's, as R's diagonal stays real):
+    #   dQ = dA R⁻¹ + Q (Ω - C),  dR = (C - Ω) R
+    dar = triangular_solve(r, da, left_side=False, lower=False)
+    c = batched_matmul(mH(q), dar)
+    low = tril(c, -1)
+    om = sub(low, mH(low))
+    if _is_complex(c):
+        eye = _eye_mask(shape_of(c))
+        om = add(om, select(eye, complex_(zeros_like(real(c)), imag(c)), zeros_like(c)))
+    dq = add(batched_matmul(q, sub(om, c)), dar)
+    dr = batched_matmul(sub(c, om), r)
+    return dq, dr
+
+
+def _qr_jvp(primals, tangents, full=False):
+    (a,), (t,) = primals, tangents
+    q, r = qr_p.bind(a, full=full)
+    if is_zero(t):
+        return [q, r], [_zero_like(q), _zero_like(r)]
+    m, n = shape_of(a)[-2:]
+    nd = _ndim(a)
+    if full and m > n:
+        # the last m - n columns of a complete Q span the complement of A's range in a basis
+        # the algorithm picks: their derivative is that of the Householder composition itself
+        # (LAPACK's algorithm, so of the very Q returned)
+        from ..api import jvp
+        from ..numpy._decompositions import householder_qr
+        _, (dq, dr) = jvp(householder_qr, (a,), (t,))
+        return [q, r], [dq, dr]
+    if m < n:
+        # A = [X Y] with X square: Q R₁ = X is X's QR, and R₂ = Qᴴ Y
+        x_t, y, y_t = (slice_in_dim(t, 0, m, nd - 1), slice_in_dim(a, m, n, nd - 1),
+                       slice_in_dim(t, m, n, nd - 1))
+        dq, dr1 = _qr_tangent(q, slice_in_dim(r, 0, m, nd - 1), x_t)
+        dr2 = add(batched_matmul(mH(dq), y), batched_matmul(mH(q), y_t))
+        return [q, r], [dq, concatenate([dr1, dr2], nd - 1)]
+    return [q, r], list(_qr_tangent(q, r, t))
+
+
+qr_p.impl = _qr_impl
+qr_p.abstract_eval = _qr_aval
+qr_p.jvp = _qr_jvp
+_batch_linalg(qr_p)
+
+
+# ---------------------------------------------------------------------------------- svd
+
+svd_p = Primitive("svd", multiple_results=True)
+# svd_p(a, compute_uv=True) is the thin SVD of a stack (..., m, n), k = min(m, n):
+# [U (..., m, k), s (..., k) real and descending, Vᴴ (..., k, n)], or [s] alone;
+# ``numpy.linalg.svd(a, full_matrices=False)`` (LAPACK gesdd). The singular vectors carry
+# LAPACK's signs (phases); ``linalg.svd`` makes them canonical afterwards. A matrix LAPACK
+# cannot decompose (NaN or inf entries) gives NaN results, as the kernels do.
+
+
+def _svd_impl(a, compute_uv=True):
+    a = np.asarray(a)
+    m, n = a.shape[-2:]
+    k, rdt = min(m, n), real_dtype(a.dtype)
+    try:
+        if not compute_uv:
+            return [np.linalg.svd(a, compute_uv=False).astype(rdt, copy=False)]
+        u, s, vt = np.linalg.svd(a, full_matrices=False)
+    except np.linalg.LinAlgError:
+        if a.ndim == 2:
+            outs = [np.full((m, k), np.nan, a.dtype), np.full((k,), np.nan, rdt),
+                    np.full((k, n), np.nan, a.dtype)]
+            return outs if compute_uv else outs[1:2]
+        res = [_svd_impl(a[i], compute_uv) for i in np.ndindex(a.shape[:-2])]
+        return [np.stack([r[j] for r in res]).reshape(a.shape[:-2] + res[0][j].shape)
+                for j in range(len(res[0]))]
+    outs = [u.astype(a.dtype, copy=False), s.astype(rdt, copy=False), vt.astype(a.dtype, copy=False)]
+    return outs if compute_uv else outs[1:2]
+
+
+def _svd_aval(a, compute_uv=True):
+    _mat_aval("svd")(a)
+    m, n = a.shape[-2:]
+    k, batch = min(m, n), a.shape[:-2]
+    s = ShapedArray(batch + (k,), real_dtype(a.dtype))
+    if not compute_uv:
+        return [s]
+    return [ShapedArray(batch + (m, k), a.dtype), s, ShapedArray(batch + (k, n), a.dtype)]
+
+
+def _svd_jvp(primals, tangents, compute_uv=True):
+    # the standard rule (distinct singular values): with dP = Uᴴ dA V,
+    #   ds = Re diag(dP),  dU = U (F∘(dP S + S dPᴴ) + D) + (I - UUᴴ) dA V S⁻¹,
+    #   dV = V (F∘(S dP + dPᴴ S)) + (I - VVᴴ) dAᴴ U S⁻¹,  F_ij = 1/(σ_j² - σ_i²), i ≠ j,
+    # and for complex A, D = diag(i·Im(dP_kk)/σ_k): the phase a pair (u_k, v_k) shares is a
+    # gauge; this choice (JAX's) puts its change into U. At degenerate pairs (σ_i = σ_j) F_ij
+    # is taken as 0, and S⁻¹ as 0 at σ = 0: the singular values' derivative stays exact, the
+    # vectors' is the minimum-norm choice.
+    (a,), (da,) = primals, tangents
+    u, s, vt = svd_p.bind(a, compute_uv=True)
+    outs = [u, s, vt] if compute_uv else [s]
+    if is_zero(da):
+        return outs, [_zero_like(o) for o in outs]
+    dt, rdt = dtype_of(a), dtype_of(s)
+    cplx = _is_complex(a)
+    m, n = shape_of(a)[-2:]
+    batch_shape = shape_of(s)[:-1]
+    k = shape_of(s)[-1]
+    nd = len(batch_shape) + 2
+    batch = tuple(range(nd - 2))
+
+    def cols(vec, rows):              # (..., k) -> (..., rows, k): entry j along the columns
+        return broadcast_in_dim(vec, batch_shape + (rows, k), batch + (nd - 1,))
+
+    v, ut = mH(vt), mH(u)
+    dp = batched_matmul(ut, batched_matmul(da, v))                          # (..., k, k)
+    eye = _eye_mask(batch_shape + (k, k))
+    ds = reduce_sum(select(eye, dp, zeros_like(dp)), (nd - 1,))
+    if cplx:
+        ds_im = imag(ds)
+        ds = real(ds)
+    if not compute_uv:
+        return outs, [ds]
+    si = broadcast_in_dim(s, batch_shape + (k, k), batch + (nd - 2,))       # σ_i down the rows
+    sj = cols(s, k)                                                         # σ_j along columns
+    diff = mul(add(sj, si), sub(sj, si))
+    bad = or_p.bind(eye, eq(diff, zeros_like(diff)))
+    F = convert(select(bad, zeros_like(diff), div(ones_like(diff), select(bad, ones_like(diff), diff))), dt)
+    sic, sjc = convert(si, dt), convert(sj, dt)
+    dpt = mH(dp)
+    du = batched_matmul(u, mul(F, add(mul(dp, sjc), mul(sic, dpt))))
+    dv = batched_matmul(v, mul(F, add(mul(sic, dp), mul(dpt, sjc))))
+    pos = gt(s, zeros_like(s))
+    sinv = select(pos, div(ones_like(s), select(pos, s, ones_like(s))), zeros_like(s))  # (..., k)
+    if cplx:
+        d = complex_(zeros_like(ds_im), mul(ds_im, sinv))
+        du = add(du, mul(u, cols(d, m)))
+    if m > n:
+        dav = batched_matmul(da, v)
+        du = add(du, mul(sub(dav, batched_matmul(u, batched_matmul(ut, dav))), convert(cols(sinv, m), dt)))
+    if n > m:
+        dau = batched_matmul(mH(da), u)
+        dv = add(dv, mul(sub(dau, batched_matmul(v, batched_matmul(vt, dau))), convert(cols(sinv, n), dt)))
+    return outs, [du, ds, mH(dv)]
+
+
+svd_p.impl = _svd_impl
+svd_p.abstract_eval = _svd_aval
+svd_p.jvp = _svd_jvp
+_batch_linalg(svd_p)

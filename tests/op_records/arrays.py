@@ -210,6 +210,16 @@ sample("fft", [A(2, 6)], fft_type="RFFT", fft_lengths=(6,))
 sample("fft", [A(3, 5)], fft_type="RFFT", fft_lengths=(3, 5))
 sample("fft", [Z(2, 4)], fft_type="IRFFT", fft_lengths=(6,))
 sample("fft", [Z(3, 3)], fft_type="IRFFT", fft_lengths=(3, 5))
+# qr and svd (LAPACK geqrf + orgqr/ungqr, gesdd): tall, wide, square, batched, both modes
+sample("qr", [A(4, 3)], full=False)
+sample("qr", [A(3, 4)], full=False)
+sample("qr", [A(2, 4, 3)], full=True)
+sample("qr", [A(3, 3)], full=True)
+sample("qr", [Z(4, 3)], full=False)
+sample("svd", [A(4, 3)], compute_uv=True)
+sample("svd", [A(2, 3, 4)], compute_uv=True)
+sample("svd", [A(3, 3)], compute_uv=False)
+sample("svd", [Z(3, 2)], compute_uv=True)
 
 
 # ---------------------------------------------------------------------------------------
@@ -397,6 +407,21 @@ for _n, _jet, _jit in [
                                                 anp.linalg.eigh(a)[1].ravel()]), M),
          "test_cholesky_solve_slogdet_eigh")]:
     declare(_n, jet=_jet, special="linear algebra: tests/test_linalg*.py", cuda=_LINALG, jit=_jit)
+
+# qr and svd: the kernels call LAPACK (geqrf + orgqr/ungqr, gesdd); on CUDA they run on the
+# host between the kernels
+_T43 = u((4, 3), seed=5)
+declare("qr", jet=Jet(lambda a: anp.concatenate([anp.linalg.qr(a)[0].ravel(),
+                                                 anp.linalg.qr(a.T)[1].ravel()]), _T43),
+        special="linear algebra: tests/test_linalg_lapack_jit.py",
+        cuda=Cuda(lambda a: (P.qr_p.bind(a, full=False)[1], P.qr_p.bind(a, full=True)[0]),
+                  (u((2, 4, 3), seed=6),), rtol=1e-9, atol=1e-9),
+        jit="test_qr_svd_match_numpy (tests/test_linalg_lapack_jit.py)")
+declare("svd", jet=Jet(lambda a: anp.linalg.svd(a, compute_uv=False), _T43),
+        special="linear algebra: tests/test_linalg_lapack_jit.py",
+        cuda=Cuda(lambda a: P.svd_p.bind(a, compute_uv=False)[0], (u((2, 4, 3), seed=6),),
+                  rtol=1e-9, atol=1e-9),
+        jit="test_qr_svd_match_numpy (tests/test_linalg_lapack_jit.py)")
 
 # the Fourier transform: linear (fft_p); a product of spectra makes the jet case nonlinear
 # (a circular convolution); on CUDA it runs on the host between the kernels (numpy's rule)
