@@ -81,6 +81,9 @@ PANEL_MIN = 64     # rows or columns of C per panel, at least
  _POOLED, _WPANELS, _BUSYFALLBACK, _MODE, _SPLITRATE, _SERIALRATE, _PROBE, _ADAPTSERIAL) = range(32)
 _MTX, _CW, _CD = 32, 40, 48        # word offsets: pthread_mutex_t (40 B), 2 x pthread_cond_t (48 B)
 _CLKMONO, _ADAPT = 55, 56      # the platform's CLOCK_MONOTONIC id; adaptation on/off
+# LAPACK calls (lapack_begin/lapack_end): running means of ns per MFLOP on one OpenBLAS
+# thread and on the setting's threads, the probe counter, calls run multi-threaded
+_L1RATE, _LNRATE, _LPROBE, _LMULTI = 57, 58, 59, 60
 _WORDS = 64
 MODE_POOL, MODE_OPENBLAS = 0, 1    # MODE_OPENBLAS: OpenBLAS's own threads (for benchmarks)
 
@@ -495,6 +498,57 @@ def _gemm_ptr(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp):
     openblas_threads_local(prev)
 
 
+# LAPACK calls of at least this order may run on OpenBLAS's own threads (below it one
+# thread always: the threads' start-up and barriers outweigh the work)
+LAPACK_MIN_N = 256
+
+
+@njit(**_CACHED)
+def lapack_begin(n, mflops):
+    """Set OpenBLAS's threads for one LAPACK call of order ``n`` and ``mflops`` MFLOP, made
+    from a kernel; returns the token :func:`lapack_end` takes. One thread below
+    ``LAPACK_MIN_N``, with ``jit_blas_threads`` 1, or in ``MODE_OPENBLAS``'s absence of
+    adaptation; else the way that lately took less wall time per MFLOP: the setting's
+    threads, or one (the GEMM pool's policy, on separate means: a factorization's panels
+    synchronize far more often than a product's). Measured on the 2-core VM: at n = 800
+    one thread ran potrf in 6.3 ms where two took 15.2 ms in one hour, and the two-thread
+    inverse 0.86x of numpy's time where one thread took 1.13-1.21x in another: which wins
+    depends on what else holds the cores, so it is measured, not fixed."""
+    s = _state_addr()
+    want = _aload(s, _THREADS)
+    if want < 2 or n < LAPACK_MIN_N or _aload(s, _ADAPT) == 0:
+        one = want if (want > 1 and n >= LAPACK_MIN_N and _aload(s, _MODE) == MODE_OPENBLAS) else 1
+        return openblas_threads_local(np.int32(one)), 0, np.int64(-1), mflops
+    turn = _aadd(s, _LPROBE, 1) % PROBE_EVERY
+    r1, rn = _aload(s, _L1RATE), _aload(s, _LNRATE)
+    if r1 == 0:
+        multi = False
+    elif rn == 0:
+        multi = True
+    elif turn <= 1:
+        multi = turn == 0
+    else:
+        multi = rn < r1
+    if multi:
+        _aadd(s, _LMULTI, 1)
+    prev = openblas_threads_local(np.int32(want if multi else 1))
+    return prev, _clock_ns(s, _CLKMONO), np.int64(_LNRATE if multi else _L1RATE), mflops
+
+
+@njit(**_CACHED)
+def lapack_end(token):
+    """Restore OpenBLAS's threads after the call :func:`lapack_begin` set up, and fold its
+    wall time into the mean of the way it ran."""
+    prev, t0, word, mflops = token
+    openblas_threads_local(prev)
+    if word >= 0:
+        s = _state_addr()
+        wall = _clock_ns(s, _CLKMONO) - t0
+        rate = max(wall // max(mflops, 1), 1)
+        old = _aload(s, word)
+        _astore(s, word, rate if old == 0 else (3 * old + rate) // 4)
+
+
 @njit(**_CACHED)
 def syevd_inplace(a, w):
     """Eigen-decomposition of the symmetric C-contiguous ``a`` from its lower triangle, in
@@ -667,6 +721,7 @@ def set_threads(value, mode=MODE_POOL, min_flops=None, adaptive=True):
     _STATE[_ADAPT] = 1 if adaptive else 0
     if not adaptive or n != _STATE[_THREADS]:
         _STATE[_SPLITRATE] = _STATE[_SERIALRATE] = 0     # measure afresh
+        _STATE[_L1RATE] = _STATE[_LNRATE] = 0
     if mode == MODE_POOL and n > 1 and _active:
         _start_workers(n - 1)
     _STATE[_THREADS] = n
@@ -695,18 +750,22 @@ def stats():
     single-threaded because another thread held the pool), ``serial_adapted`` (products
     run on the calling thread because that was lately faster than a split),
     ``split_ns_per_mflop`` and ``serial_ns_per_mflop`` (the running means that choice
-    compares; 0: not measured yet), the live ``workers`` and the ``threads`` setting.
+    compares; 0: not measured yet), the live ``workers`` and the ``threads`` setting;
+    for LAPACK calls from kernels (``lapack_begin``), ``lapack_multi`` (calls run on
+    ``threads`` OpenBLAS threads) and the two means ``lapack_1_ns_per_mflop`` and
+    ``lapack_n_ns_per_mflop``.
 
-    >>> sorted(stats())
-    ['pooled', 'serial_adapted', 'serial_busy', 'serial_ns_per_mflop', 'split_ns_per_mflop',
-     'threads', 'worker_panels', 'workers']
+    >>> sorted(stats())[:4]
+    ['lapack_1_ns_per_mflop', 'lapack_multi', 'lapack_n_ns_per_mflop', 'pooled']
     """
     return {"pooled": int(_STATE[_POOLED]), "worker_panels": int(_STATE[_WPANELS]),
             "serial_busy": int(_STATE[_BUSYFALLBACK]),
             "serial_adapted": int(_STATE[_ADAPTSERIAL]),
             "split_ns_per_mflop": int(_STATE[_SPLITRATE]),
             "serial_ns_per_mflop": int(_STATE[_SERIALRATE]), "workers": int(_STATE[_WORKERS]),
-            "threads": int(_STATE[_THREADS])}
+            "threads": int(_STATE[_THREADS]), "lapack_multi": int(_STATE[_LMULTI]),
+            "lapack_1_ns_per_mflop": int(_STATE[_L1RATE]),
+            "lapack_n_ns_per_mflop": int(_STATE[_LNRATE])}
 
 
 def _after_fork_in_child():

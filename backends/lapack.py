@@ -16,7 +16,9 @@ triangular solves (one ``getrs('T')`` for a single right-hand side); ``slogdet``
 ``det Aᵀ = det A``. ``cholesky`` alone copies its triangle transposed (potrf's 'L' path,
 faster than the 'U' path on the view). Each routine returns LAPACK's ``info``; the callers turn a nonzero one into the NaN results their docstrings define.
 
-Calls run single-threaded inside OpenBLAS (:func:`_threads` has the measurement).
+Calls of order >= ``blas_pool.LAPACK_MIN_N`` run on one OpenBLAS thread or on the
+``jit_blas_threads`` setting's, whichever lately took less wall time per MFLOP
+(:func:`blas_pool.lapack_begin`); smaller ones on one.
 
 >>> import numpy as np
 >>> from autodiff.backends import lapack
@@ -295,14 +297,6 @@ def _lwork(work):
     return max(1, int(work[0].real))
 
 
-@njit(**_OPTS)
-def _threads(n):
-    """OpenBLAS threads for a call: one, as every BLAS call in a kernel but the GEMM pool's.
-    Measured at n = 800 on the 2-core machine (RESULTS_linalg.md): cholesky 6.3 ms on one
-    thread against 15.2 ms with OpenBLAS's two (numpy's own two-thread call: 6.5 ms)."""
-    return np.int32(1)
-
-
 _U, _L, _N, _T, _R, _D = 85, 76, 78, 84, 82, 78      # 'U' 'L' 'N' 'T' 'R', diag 'N'
 
 
@@ -329,9 +323,9 @@ def potrf_into(A, L):
     _tcopy_lower(A, F)          # column-major F holds A's lower triangle as is
     p = np.empty(4, INT)
     p[0], p[1], p[2], p[3] = _L, n, max(n, 1), 0
-    prev = blas_pool.openblas_threads_local(_threads(n))
+    tok = blas_pool.lapack_begin(n, n * n * n // 3_000_000)
     info = _call_potrf(F, p)
-    blas_pool.openblas_threads_local(prev)
+    blas_pool.lapack_end(tok)
     if info == 0:
         _tcopy_lower(F.T, L.T)   # L[i, j] = F[j, i], i >= j
         for i in range(n):
@@ -348,9 +342,9 @@ def getrf_t(LU, ipiv):
     n = LU.shape[0]
     p = np.empty(4, INT)
     p[0], p[1], p[2], p[3] = n, n, max(n, 1), 0
-    prev = blas_pool.openblas_threads_local(_threads(n))
+    tok = blas_pool.lapack_begin(n, 2 * n * n * n // 3_000_000)
     info = _call_getrf(LU, ipiv, p)
-    blas_pool.openblas_threads_local(prev)
+    blas_pool.lapack_end(tok)
     return info
 
 
@@ -363,7 +357,7 @@ def getrs_t(LU, ipiv, X):
     n, k = X.shape
     if n == 0 or k == 0:
         return
-    prev = blas_pool.openblas_threads_local(_threads(n))
+    tok = blas_pool.lapack_begin(n, 2 * n * n * k // 1_000_000)
     if k == 1:
         p = np.empty(6, INT)
         p[0], p[1], p[2], p[3], p[4], p[5] = _T, n, 1, n, n, 0
@@ -383,7 +377,7 @@ def getrs_t(LU, ipiv, X):
                     t = X[i, c]
                     X[i, c] = X[j, c]
                     X[j, c] = t
-    blas_pool.openblas_threads_local(prev)
+    blas_pool.lapack_end(tok)
 
 
 @njit(**_OPTS)
@@ -410,9 +404,9 @@ def trsm_c(T, X, flags):
     p[4], p[5] = c, r                                        # rows, columns of Xᵀ
     p[6], p[7] = n, c
     alpha = np.ones(1, X.dtype)
-    prev = blas_pool.openblas_threads_local(_threads(n))
+    tok = blas_pool.lapack_begin(n, n * r * c // 1_000_000)
     _call_trsm(T, X, alpha, p)
-    blas_pool.openblas_threads_local(prev)
+    blas_pool.lapack_end(tok)
 
 
 @njit(**_OPTS)
@@ -451,7 +445,7 @@ def geqrf_into(A, Q, R):
     tau = np.empty(k, F.dtype)
     work = np.empty(1, F.dtype)
     p = np.empty(6, INT)
-    prev = blas_pool.openblas_threads_local(_threads(n))
+    tok = blas_pool.lapack_begin(max(m, n), 4 * m * n * k // 1_000_000)
     p[0], p[1], p[2], p[3], p[4] = m, n, m, -1, 0               # workspace queries
     _call_geqrf(F, tau, work, p)
     lwork = _lwork(work)
@@ -467,7 +461,7 @@ def geqrf_into(A, Q, R):
         p[0], p[1], p[2], p[3], p[4], p[5] = m, kq, k, m, work.size, 0
         info = _call_orgqr(F, tau, work, p)
         _tcopy(F, Q, kq, m)                                     # Q[i, j] = F[j, i]
-    blas_pool.openblas_threads_local(prev)
+    blas_pool.lapack_end(tok)
     return info
 
 
@@ -500,12 +494,12 @@ def gesdd_into(A, U, S, Vt):
         iwork = np.empty(8 * k, INT)
         p = np.empty(8, INT)
         p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] = 83, m, n, m, m, k, -1, 0   # 'S'
-        prev = blas_pool.openblas_threads_local(_threads(max(m, n)))
+        tok = blas_pool.lapack_begin(max(m, n), 8 * m * n * k // 1_000_000)
         _call_gesdd(F, Sb, Ub, Vb, work, rwork, iwork, p)                        # query
         work = np.empty(_lwork(work), F.dtype)
         p[6], p[7] = work.size, 0
         info = _call_gesdd(F, Sb, Ub, Vb, work, rwork, iwork, p)
-        blas_pool.openblas_threads_local(prev)
+        blas_pool.lapack_end(tok)
         if info == 0:
             _tcopy(Ub, U, k, m)              # U[i, j] = Ub[j, i]
             _tcopy(Vb, Vt, n, k)             # Vt[i, j] = Vb[j, i]

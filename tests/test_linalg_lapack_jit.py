@@ -354,3 +354,25 @@ def test_qr_svd_vmap_matches_the_batched_call():
     close(r, rn, np.float64, scale=10)
     s = ad.jit(ad.vmap(lambda x: anp.linalg.svd(x, compute_uv=False)))(a)
     close(s, np.linalg.svd(a, compute_uv=False), np.float64, scale=10)
+
+
+def test_large_calls_measure_one_and_several_threads_and_agree():
+    # calls of order >= LAPACK_MIN_N run on one OpenBLAS thread or on the setting's,
+    # whichever was lately faster, probing both: every call's result is numpy's either way
+    old = ad.config.jit_blas_threads
+    ad.config.update("jit_blas_threads", 2)
+    try:
+        n = blas_pool.LAPACK_MIN_N + 44
+        a, g = spd(n), general(n)
+        before = blas_pool.stats()["lapack_multi"]
+        f = ad.jit(lambda x, y: (anp.linalg.cholesky(x), anp.linalg.inv(y)))
+        want = np.linalg.cholesky(a), np.linalg.inv(g)
+        for _ in range(2 * blas_pool.PROBE_EVERY):
+            L, inv = f(a, g)
+            close(L, want[0], np.float64)
+            close(inv, want[1], np.float64, scale=100)
+        st = blas_pool.stats()
+        assert st["lapack_multi"] > before
+        assert st["lapack_1_ns_per_mflop"] > 0 and st["lapack_n_ns_per_mflop"] > 0
+    finally:
+        ad.config.update("jit_blas_threads", old)
