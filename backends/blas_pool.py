@@ -81,10 +81,13 @@ PANEL_MIN = 64     # rows or columns of C per panel, at least
  _POOLED, _WPANELS, _BUSYFALLBACK, _MODE, _SPLITRATE, _SERIALRATE, _PROBE, _ADAPTSERIAL) = range(32)
 _MTX, _CW, _CD = 32, 40, 48        # word offsets: pthread_mutex_t (40 B), 2 x pthread_cond_t (48 B)
 _CLKMONO, _ADAPT = 55, 56      # the platform's CLOCK_MONOTONIC id; adaptation on/off
-# LAPACK calls (lapack_begin/lapack_end): running means of ns per MFLOP on one OpenBLAS
-# thread and on the setting's threads, the probe counter, calls run multi-threaded
-_L1RATE, _LNRATE, _LPROBE, _LMULTI = 57, 58, 59, 60
-_WORDS = 64
+# LAPACK calls (lapack_begin/lapack_end): the probe counter, the calls run multi-threaded,
+# and per routine family (LAPACK_FAMILIES) the running means of ns per MFLOP on one
+# OpenBLAS thread (word _LRATES + 2 f) and on the setting's threads (_LRATES + 2 f + 1)
+_LPROBE, _LMULTI = 57, 58
+_LRATES = 64
+LAPACK_FAMILIES = ("potrf", "getrf", "trsm", "geqrf", "gesdd")
+_WORDS = _LRATES + 2 * 16
 MODE_POOL, MODE_OPENBLAS = 0, 1    # MODE_OPENBLAS: OpenBLAS's own threads (for benchmarks)
 
 _STATE = np.zeros(_WORDS, np.int64)
@@ -504,13 +507,15 @@ LAPACK_MIN_N = 256
 
 
 @njit(**_CACHED)
-def lapack_begin(n, mflops):
+def lapack_begin(n, mflops, family):
     """Set OpenBLAS's threads for one LAPACK call of order ``n`` and ``mflops`` MFLOP, made
-    from a kernel; returns the token :func:`lapack_end` takes. One thread below
-    ``LAPACK_MIN_N``, with ``jit_blas_threads`` 1, or in ``MODE_OPENBLAS``'s absence of
-    adaptation; else the way that lately took less wall time per MFLOP: the setting's
-    threads, or one (the GEMM pool's policy, on separate means: a factorization's panels
-    synchronize far more often than a product's). Measured on the 2-core VM: at n = 800
+    from a kernel (``family``: its index in ``LAPACK_FAMILIES``); returns the token
+    :func:`lapack_end` takes. One thread below ``LAPACK_MIN_N`` or with
+    ``jit_blas_threads`` 1 (the setting's threads in ``MODE_OPENBLAS`` without adaptation);
+    else the way that lately took less wall time per MFLOP for this family: the setting's
+    threads, or one (the GEMM pool's policy, on means of their own per routine family: a
+    factorization's panels synchronize far more often than a product's, and the families
+    differ in speed per MFLOP). Measured on the 2-core VM: at n = 800
     one thread ran potrf in 6.3 ms where two took 15.2 ms in one hour, and the two-thread
     inverse 0.86x of numpy's time where one thread took 1.13-1.21x in another: which wins
     depends on what else holds the cores, so it is measured, not fixed."""
@@ -520,7 +525,8 @@ def lapack_begin(n, mflops):
         one = want if (want > 1 and n >= LAPACK_MIN_N and _aload(s, _MODE) == MODE_OPENBLAS) else 1
         return openblas_threads_local(np.int32(one)), 0, np.int64(-1), mflops
     turn = _aadd(s, _LPROBE, 1) % PROBE_EVERY
-    r1, rn = _aload(s, _L1RATE), _aload(s, _LNRATE)
+    w1 = _LRATES + 2 * family
+    r1, rn = _aload(s, w1), _aload(s, w1 + 1)
     if r1 == 0:
         multi = False
     elif rn == 0:
@@ -532,7 +538,7 @@ def lapack_begin(n, mflops):
     if multi:
         _aadd(s, _LMULTI, 1)
     prev = openblas_threads_local(np.int32(want if multi else 1))
-    return prev, _clock_ns(s, _CLKMONO), np.int64(_LNRATE if multi else _L1RATE), mflops
+    return prev, _clock_ns(s, _CLKMONO), np.int64(w1 + 1 if multi else w1), mflops
 
 
 @njit(**_CACHED)
@@ -721,7 +727,7 @@ def set_threads(value, mode=MODE_POOL, min_flops=None, adaptive=True):
     _STATE[_ADAPT] = 1 if adaptive else 0
     if not adaptive or n != _STATE[_THREADS]:
         _STATE[_SPLITRATE] = _STATE[_SERIALRATE] = 0     # measure afresh
-        _STATE[_L1RATE] = _STATE[_LNRATE] = 0
+        _STATE[_LRATES:] = 0
     if mode == MODE_POOL and n > 1 and _active:
         _start_workers(n - 1)
     _STATE[_THREADS] = n
@@ -752,11 +758,11 @@ def stats():
     ``split_ns_per_mflop`` and ``serial_ns_per_mflop`` (the running means that choice
     compares; 0: not measured yet), the live ``workers`` and the ``threads`` setting;
     for LAPACK calls from kernels (``lapack_begin``), ``lapack_multi`` (calls run on
-    ``threads`` OpenBLAS threads) and the two means ``lapack_1_ns_per_mflop`` and
-    ``lapack_n_ns_per_mflop``.
+    ``threads`` OpenBLAS threads) and ``lapack_ns_per_mflop``: per routine family the two
+    means ``(one thread, threads)``.
 
-    >>> sorted(stats())[:4]
-    ['lapack_1_ns_per_mflop', 'lapack_multi', 'lapack_n_ns_per_mflop', 'pooled']
+    >>> sorted(stats())[:3]
+    ['lapack_multi', 'lapack_ns_per_mflop', 'pooled']
     """
     return {"pooled": int(_STATE[_POOLED]), "worker_panels": int(_STATE[_WPANELS]),
             "serial_busy": int(_STATE[_BUSYFALLBACK]),
@@ -764,8 +770,9 @@ def stats():
             "split_ns_per_mflop": int(_STATE[_SPLITRATE]),
             "serial_ns_per_mflop": int(_STATE[_SERIALRATE]), "workers": int(_STATE[_WORKERS]),
             "threads": int(_STATE[_THREADS]), "lapack_multi": int(_STATE[_LMULTI]),
-            "lapack_1_ns_per_mflop": int(_STATE[_L1RATE]),
-            "lapack_n_ns_per_mflop": int(_STATE[_LNRATE])}
+            "lapack_ns_per_mflop": {f: (int(_STATE[_LRATES + 2 * i]),
+                                        int(_STATE[_LRATES + 2 * i + 1]))
+                                    for i, f in enumerate(LAPACK_FAMILIES)}}
 
 
 def _after_fork_in_child():

@@ -171,8 +171,11 @@ def _tri(xp, a, b, left_side, lower, transpose_a, unit_diagonal):
 
 
 def linalg(eqn, args):
-    """cholesky, triangular_solve, solve, eigh, slogdet: cuSOLVER through CuPy on device
-    arrays when CuPy is there, else :func:`host_call` (numpy/LAPACK on the host)."""
+    """cholesky, triangular_solve, solve, eigh, slogdet, qr, svd: cuSOLVER through CuPy on
+    device arrays when CuPy is there, else :func:`host_call` (numpy/LAPACK on the host).
+    qr is geqrf + orgqr/ungqr there too (LAPACK's reflectors, so numpy's signs); svd's
+    singular vectors may carry other signs than LAPACK's (``linalg.svd`` makes them
+    canonical after the primitive)."""
     cp = cupy()
     if cp is None:
         return host_call(eqn, args)
@@ -191,6 +194,13 @@ def linalg(eqn, args):
             outs = list(cp.linalg.eigh(cp.conj(cp.swapaxes(xs[0], -1, -2)), UPLO="U"))
         else:
             outs = list(cp.linalg.eigh(xs[0], UPLO="L"))
+    elif name == "qr":
+        outs = list(cp.linalg.qr(xs[0], mode="complete" if p.get("full") else "reduced"))
+    elif name == "svd":
+        if p.get("compute_uv", True):
+            outs = list(cp.linalg.svd(xs[0], full_matrices=False))
+        else:
+            outs = [cp.linalg.svd(xs[0], compute_uv=False)]
     else:                                              # slogdet
         outs = list(cp.linalg.slogdet(xs[0]))
     return tuple(_cp_out(cp, o, v.aval.dtype) for v, o in zip(eqn.outvars, outs))

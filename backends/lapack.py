@@ -323,7 +323,7 @@ def potrf_into(A, L):
     _tcopy_lower(A, F)          # column-major F holds A's lower triangle as is
     p = np.empty(4, INT)
     p[0], p[1], p[2], p[3] = _L, n, max(n, 1), 0
-    tok = blas_pool.lapack_begin(n, n * n * n // 3_000_000)
+    tok = blas_pool.lapack_begin(n, n * n * n // 3_000_000, 0)
     info = _call_potrf(F, p)
     blas_pool.lapack_end(tok)
     if info == 0:
@@ -342,7 +342,7 @@ def getrf_t(LU, ipiv):
     n = LU.shape[0]
     p = np.empty(4, INT)
     p[0], p[1], p[2], p[3] = n, n, max(n, 1), 0
-    tok = blas_pool.lapack_begin(n, 2 * n * n * n // 3_000_000)
+    tok = blas_pool.lapack_begin(n, 2 * n * n * n // 3_000_000, 1)
     info = _call_getrf(LU, ipiv, p)
     blas_pool.lapack_end(tok)
     return info
@@ -357,7 +357,7 @@ def getrs_t(LU, ipiv, X):
     n, k = X.shape
     if n == 0 or k == 0:
         return
-    tok = blas_pool.lapack_begin(n, 2 * n * n * k // 1_000_000)
+    tok = blas_pool.lapack_begin(n, 2 * n * n * k // 1_000_000, 2)
     if k == 1:
         p = np.empty(6, INT)
         p[0], p[1], p[2], p[3], p[4], p[5] = _T, n, 1, n, n, 0
@@ -404,7 +404,7 @@ def trsm_c(T, X, flags):
     p[4], p[5] = c, r                                        # rows, columns of Xᵀ
     p[6], p[7] = n, c
     alpha = np.ones(1, X.dtype)
-    tok = blas_pool.lapack_begin(n, n * r * c // 1_000_000)
+    tok = blas_pool.lapack_begin(n, n * r * c // 1_000_000, 2)
     _call_trsm(T, X, alpha, p)
     blas_pool.lapack_end(tok)
 
@@ -445,7 +445,7 @@ def geqrf_into(A, Q, R):
     tau = np.empty(k, F.dtype)
     work = np.empty(1, F.dtype)
     p = np.empty(6, INT)
-    tok = blas_pool.lapack_begin(max(m, n), 4 * m * n * k // 1_000_000)
+    tok = blas_pool.lapack_begin(max(m, n), 4 * m * n * k // 1_000_000, 3)
     p[0], p[1], p[2], p[3], p[4] = m, n, m, -1, 0               # workspace queries
     _call_geqrf(F, tau, work, p)
     lwork = _lwork(work)
@@ -494,7 +494,7 @@ def gesdd_into(A, U, S, Vt):
         iwork = np.empty(8 * k, INT)
         p = np.empty(8, INT)
         p[0], p[1], p[2], p[3], p[4], p[5], p[6], p[7] = 83, m, n, m, m, k, -1, 0   # 'S'
-        tok = blas_pool.lapack_begin(max(m, n), 8 * m * n * k // 1_000_000)
+        tok = blas_pool.lapack_begin(max(m, n), 8 * m * n * k // 1_000_000, 4)
         _call_gesdd(F, Sb, Ub, Vb, work, rwork, iwork, p)                        # query
         work = np.empty(_lwork(work), F.dtype)
         p[6], p[7] = work.size, 0

@@ -23,7 +23,7 @@ it for a GPU. A program is one Python module:
   statement uses it (a ``while`` predicate, a ``cond`` index);
 * library calls: ``dot_general`` (any dimension numbers, batch included) is cuBLAS through
   CuPy when CuPy is importable, else a tiled shared-memory matmul kernel; ``cholesky``,
-  ``triangular_solve``, ``solve``, ``eigh``, ``slogdet`` are cuSOLVER through CuPy, else
+  ``triangular_solve``, ``solve``, ``eigh``, ``slogdet``, ``qr``, ``svd`` are cuSOLVER through CuPy, else
   numpy/LAPACK on the host (copy there and back); ``cond``/``while``/``scan`` are host
   loops over the body's host function, whose operands and carry stay on the device;
 * gathers, scatters (``scatter_add`` with atomics; ``scatter`` walks the index rows in

@@ -474,5 +474,5 @@ for _n, _rule in [("pad", _op_pad), ("concatenate", _op_concatenate),
     register_statement(_n, _rule, complex=True)
 register_statement("dot_general", _op_dot_general)
 register_statement("scatter_add", _op_scatter(True))
-for _n in ("cholesky", "triangular_solve", "solve", "eigh", "slogdet"):
+for _n in ("cholesky", "triangular_solve", "solve", "eigh", "slogdet", "qr", "svd"):
     register_statement(_n, _op_linalg)

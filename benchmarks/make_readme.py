@@ -26,7 +26,7 @@ JAX 0.10.2 (x64), autograd 1.9.1. Performance is never asserted in tests.
 | `python benchmarks/control_flow_bench.py` | IR size and compile time of scan over 10 vs 100,000 steps |
 | `python benchmarks/tape_bench.py` | tape overhead per recorded op vs autograd (or PyTorch) |
 | `python benchmarks/jet_bench.py` | Taylor mode (`ad.jet`) vs nested grad and JAX's jet: IR size and time, k = 1..12 |
-| `python benchmarks/linalg_bench.py` | cholesky / solve / slogdet / solve_triangular / inv inside jit at n = 200, 800 vs numpy/scipy's LAPACK and JAX (`--threads 1`: one BLAS thread each side) |
+| `python benchmarks/linalg_bench.py` | cholesky / solve / slogdet / solve_triangular / inv / qr / svd inside jit at n = 200, 800 vs numpy/scipy's LAPACK and JAX (`--threads 1`: one BLAS thread each side) |
 | `python benchmarks/threads_bench.py` | the jitted MLP value_and_grad with the machine as it is and with one core busy: adaptive / split / one-thread GEMM vs JAX |
 | `python benchmarks/data_parallel.py` | `autodiff.distributed.data_parallel_value_and_grad` on a 2-worker LocalCluster vs the plain `client.map` pattern and one process; `scan_tqdm`'s cost |
 | `python benchmarks/api_coverage.py` | name coverage of JAX's namespaces (numpy, lax, random, tree_util, debug, ...) and autograd's API (run in the bench environment) |
