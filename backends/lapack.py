@@ -14,7 +14,12 @@ column-major ``Aᵀ``, so the solvers work on that view without transposed copie
 ``solve`` factors ``Aᵀ = P L U`` and solves ``Xᵀ Aᵀ = Bᵀ`` with two right-side
 triangular solves (one ``getrs('T')`` for a single right-hand side); ``slogdet`` uses
 ``det Aᵀ = det A``. ``cholesky`` alone copies its triangle transposed (potrf's 'L' path,
-faster than the 'U' path on the view). Each routine returns LAPACK's ``info``; the callers turn a nonzero one into the NaN results their docstrings define.
+faster than the 'U' path on the view). QR (geqrf, then orgqr/ungqr) and the thin SVD
+(gesdd) run in double precision for every dtype, as numpy's linalg does, so that their
+results (signs included) are numpy's: both work on a column-major copy of A, as numpy
+does (gesdd of the view ``Aᵀ`` would give other signs). Workspace sizes come from LAPACK's queries (lwork = -1). Each
+routine returns LAPACK's ``info``; the callers turn a nonzero one into the NaN results
+their docstrings define.
 
 Calls of order >= ``blas_pool.LAPACK_MIN_N`` run on one OpenBLAS thread or on the
 ``jit_blas_threads`` setting's, whichever lately took less wall time per MFLOP

@@ -331,9 +331,11 @@ def test_qr_svd_derivatives_through_jit(shape):
 
     def f(x):          # Q and R (both modes), s, U and Vᴴ: one gradient kernel
         q, rr = anp.linalg.qr(x)
+        qc = anp.linalg.qr(x, mode="complete")[0]     # the complement through its projector
         u, s, vt = anp.linalg.svd(x, full_matrices=False)
         return (anp.sum(q * w[0]) + anp.sum(rr * w[1])
-                + anp.sum(anp.linalg.qr(x, mode="complete")[0] * w[2]) + anp.sum(s ** 3)
+                + anp.sum(qc[:, :k] * w[0]) + anp.sum((qc[:, k:] @ qc[:, k:].T) * w[2])
+                + anp.sum(s ** 3)
                 + anp.sum(u * w[3]) + anp.sum(vt * w[4]))
     grad = ad.jit(ad.grad(f))(a)
     want = _directional(lambda y: float(f(y)), a, v)

@@ -149,8 +149,19 @@ def _svd_pairs(outs):
     return outs
 
 
+def _qr_complement(outs):
+    # a complete Q of a tall matrix: its last m - n columns are a basis of the complement of
+    # the range that the algorithm picks; checked through the projector Q₂ Q₂ᴴ
+    q, r = outs
+    m, n = r.shape[-2:]
+    if q.shape[-1] == m and m > n:
+        q2 = q[..., :, n:]
+        return [q[..., :, :n], q2 @ ad.numpy.conj(ad.numpy.swapaxes(q2, -1, -2)), r]
+    return outs
+
+
 #: primitives whose outputs are checked through a function of them (gauge freedom)
-GAUGE_INVARIANT = {"eigh": _eigh_projectors, "svd": _svd_pairs}
+GAUGE_INVARIANT = {"eigh": _eigh_projectors, "svd": _svd_pairs, "qr": _qr_complement}
 
 
 def _float_fun(p, args, params, xs):

@@ -8,7 +8,6 @@ array([4., 3.])
 array([[1., 0.],
        [0., 1.]])
 """
-import builtins
 from collections import namedtuple
 
 import numpy as np
@@ -23,7 +22,7 @@ from ..shapes import ShapeDtypeStruct
 from ._base import npfunc, shape_of, dtype_of
 from ._base import as_float as _float
 from ._linalg_base import (check_square as _square, is_complex as _is_complex,
-                           conj_transpose as _mH, abs2 as _abs2, eye as _eye)
+                           conj_transpose as _mH)
 
 
 @npfunc(np.linalg.cholesky)
@@ -170,7 +169,9 @@ def svdvals(x):
 def qr(a, mode="reduced"):
     """``numpy.linalg.qr``, ``mode`` 'reduced', 'complete' or 'r': the ``qr`` primitive
     (LAPACK geqrf + orgqr/ungqr, numpy's signs; in jitted kernels too). Differentiable to
-    any order wherever the leading min(m, n) columns are linearly independent.
+    any order wherever the leading min(m, n) columns are linearly independent. A complete
+    Q of a tall matrix holds a basis of the complement of A's range that LAPACK picks: its
+    derivative is exact for functions of that subspace (``Q₂ Q₂ᴴ``), not for Q₂'s entries.
 
     >>> import numpy as np, autodiff.numpy as anp
     >>> q, r = anp.linalg.qr(np.array([[3.0, 1.0], [4.0, 2.0]]))
@@ -186,85 +187,6 @@ def qr(a, mode="reduced"):
     if mode == "r":
         return r
     return QRResult(q, r)
-
-
-def householder_qr(a):
-    """The complete ``(q, r)`` of ``a`` (..., m, n) by Householder reflections written with
-    library operations, LAPACK's algorithm step by step (so its signs): the reference
-    ``qr_p``'s derivative rule differentiates for the complement columns of a complete Q.
-
-    >>> import numpy as np
-    >>> a = np.array([[3.0, 1.0], [4.0, 2.0], [0.0, 1.0]])
-    >>> q, r = householder_qr(a)
-    >>> bool(np.allclose(q, np.linalg.qr(a, mode="complete")[0]))
-    True
-    """
-    a = _float(a)
-    return _qr_complex(a) if _is_complex(a) else _qr_real(a)
-
-
-def _qr_complex(a):
-    """Complete ``(q, r)`` of a complex ``a`` by LAPACK's complex reflectors (zgeqrf's
-    zlarfg), so Q's and R's phases match numpy's: for column j with α = r_jj and the
-    entries below it, β = -sign(Re α)·‖(α, below)‖ (real), τ = (β - α)/β,
-    v = (1, below/(α - β)); ``H = I - τ v vᴴ`` is unitary but not Hermitian, R takes
-    ``Hᴴ`` from the left and Q accumulates ``H`` on the right, and R's diagonal is real.
-    Unlike the real case a last 1-vector gets a reflector too (it makes r_jj real)."""
-    sh = shape_of(a)
-    m, n = sh[-2:]
-    batch = sh[:-2]
-    dt = dtype_of(a)
-    q, r = _eye(m, dt, batch), a
-    rows = np.arange(m)
-    for j in range(builtins.min(m, n)):
-        x = anp.where(rows >= j, anp.getitem(r, (Ellipsis, slice(None), j)), 0.0)      # (..., m)
-        alpha = anp.getitem(x, (Ellipsis, j))
-        below = anp.sum(_abs2(anp.where(rows > j, x, 0.0)), axis=-1)
-        ar, ai = anp.real(alpha), anp.imag(alpha)
-        act = P.or_p.bind(P.gt(below, P.full_like(below, 0)), P.ne(ai, P.full_like(ai, 0)))
-        nrm = anp.sqrt(P.add(P.add(anp.multiply(ar, ar), anp.multiply(ai, ai)), below))
-        beta = anp.where(P.ge(ar, P.full_like(ar, 0)), P.neg(nrm), nrm)
-        safe_beta = anp.where(act, beta, 1.0)
-        tau = anp.where(act, anp.divide(anp.subtract(beta, alpha), safe_beta), 0.0)
-        scale = anp.divide(1.0, anp.where(act, anp.subtract(alpha, beta), 1.0))
-        v = anp.where(rows == j, 1.0, anp.where(rows > j, anp.multiply(x, anp.expand_dims(scale, -1)), 0.0))
-        vcol = anp.expand_dims(v, -1)
-        vh = anp.conj(P.mT(vcol))
-        t = anp.expand_dims(anp.expand_dims(tau, -1), -1)
-        r = anp.subtract(r, anp.multiply(anp.conj(t), anp.matmul(vcol, anp.matmul(vh, r))))
-        q = anp.subtract(q, anp.multiply(t, anp.matmul(anp.matmul(q, vcol), vh)))
-    return q, anp.triu(r)
-
-
-def _qr_real(a):
-    sh = shape_of(a)
-    m, n = sh[-2:]
-    batch = sh[:-2]
-    dt = dtype_of(a)
-    eye = P.convert(P.eq(P.iota(np.int64, batch + (m, m), len(batch)),
-                         P.iota(np.int64, batch + (m, m), len(batch) + 1)), dt)
-    q, r = eye, a
-    rows = np.arange(m)
-    for j in range(builtins.min(m - 1, n)):       # LAPACK: no reflector for a last 1-vector
-        x = anp.getitem(r, (Ellipsis, slice(None), j))                    # column j, (..., m)
-        x = anp.where(rows >= j, x, 0.0)
-        alpha = anp.getitem(x, (Ellipsis, j))
-        norm = anp.sqrt(anp.sum(anp.multiply(x, x), axis=-1))
-        # LAPACK's choice: β = -sign(α)·‖x‖, v = x - β e_j, H = I - 2 v vᵀ / vᵀv
-        sgn = P.convert(anp.where(P.ge(alpha, P.full_like(alpha, 0)), 1.0, -1.0), dt)
-        beta = anp.multiply(anp.multiply(sgn, norm), -1.0)
-        v = anp.subtract(x, anp.where(rows == j, anp.expand_dims(beta, -1), 0.0))
-        vv = anp.sum(anp.multiply(v, v), axis=-1)
-        # nothing below the diagonal: LAPACK's dlarfg takes H = I (τ = 0), keeping α's sign
-        below = anp.sum(anp.multiply(anp.where(rows > j, x, 0.0), x), axis=-1)
-        act = P.gt(below, P.full_like(below, 0))
-        tau = anp.where(act, anp.divide(2.0, anp.where(act, vv, 1.0)), 0.0)
-        vcol = anp.expand_dims(v, -1)
-        r = anp.subtract(r, anp.multiply(anp.expand_dims(anp.expand_dims(tau, -1), -1),
-                                 anp.matmul(vcol, anp.matmul(anp.swapaxes(vcol, -1, -2), r))))
-        q = anp.subtract(q, anp.multiply(anp.expand_dims(anp.expand_dims(tau, -1), -1),
-                                 anp.matmul(anp.matmul(q, vcol), anp.swapaxes(vcol, -1, -2))))
-    return q, anp.triu(r)
 
 
 # ----------------------------------------------------------------------------

@@ -565,13 +565,17 @@ def _qr_jvp(primals, tangents, full=False):
     m, n = shape_of(a)[-2:]
     nd = _ndim(a)
     if full and m > n:
-        # the last m - n columns of a complete Q span the complement of A's range in a basis
-        # the algorithm picks: their derivative is that of the Householder composition itself
-        # (LAPACK's algorithm, so of the very Q returned)
-        from ..api import jvp
-        from ..numpy._decompositions import householder_qr
-        _, (dq, dr) = jvp(householder_qr, (a,), (t,))
-        return [q, r], [dq, dr]
+        # Q = [Q₁ Q₂]: Q₁ and R's top rows as the reduced factorization, R's bottom rows stay
+        # zero. Q₂ spans the complement of A's range in a basis the algorithm picks (a gauge,
+        # as an eigenvector's sign): its tangent is the one with Q₂ᴴ dQ₂ = 0, so
+        # dQ₂ = -Q₁ dQ₁ᴴ Q₂ (orthogonality to Q₁ kept). Functions of the complement through
+        # Q₂ Q₂ᴴ (or of Q₁, R) get their exact derivative; Q₂'s entries themselves follow
+        # LAPACK's basis, whose motion this does not model (JAX and PyTorch give none).
+        q1, q2 = slice_in_dim(q, 0, n, nd - 1), slice_in_dim(q, n, m, nd - 1)
+        dq1, dr1 = _qr_tangent(q1, slice_in_dim(r, 0, n, nd - 2), t)
+        dq2 = neg(batched_matmul(q1, batched_matmul(mH(dq1), q2)))
+        dr = concatenate([dr1, zeros_like(slice_in_dim(r, n, m, nd - 2))], nd - 2)
+        return [q, r], [concatenate([dq1, dq2], nd - 1), dr]
     if m < n:
         # A = [X Y] with X square: Q R₁ = X is X's QR, and R₂ = Qᴴ Y
         x_t, y, y_t = (slice_in_dim(t, 0, m, nd - 1), slice_in_dim(a, m, n, nd - 1),
