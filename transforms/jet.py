@@ -117,8 +117,8 @@ OPAQUE = _ReasonTable("opaque")
 
 def rule_for(prim):
     """The Taylor rule of ``prim``: its own (``prim.taylor``), or one derived from its other
-    declarations (a unary elementwise primitive's jvp, a composite's ``inline`` body);
-    ``None`` when it has none."""
+    declarations (a unary elementwise primitive's jvp, a composite's ``inline`` body, any
+    other primitive's jvp); ``None`` when it has none."""
     if prim.taylor is not None:
         return prim.taylor
     if (getattr(prim, "vectorized", False) and prim.differentiable and prim.jvp is not None
