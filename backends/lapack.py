@@ -426,6 +426,50 @@ def _tcopy(src, dst, rows, cols):
 
 
 @njit(**_OPTS)
+def qr_of_empty(Q, R):
+    """The factors of an empty A (min(m, n) = 0): Q's columns of the identity, R zeros."""
+    for i in range(Q.shape[0]):
+        for j in range(Q.shape[1]):
+            Q[i, j] = 1.0 if i == j else 0.0
+    for i in range(R.shape[0]):
+        for j in range(R.shape[1]):
+            R[i, j] = 0.0
+
+
+@njit(**_OPTS)
+def load_finite_t(A, F):
+    """``F[j, i] = A[i, j]`` (F holds A column-major); returns whether every entry is finite."""
+    ok = True
+    for i in range(A.shape[0]):
+        for j in range(A.shape[1]):
+            v = A[i, j]
+            F[j, i] = v
+            ok = ok and np.isfinite(v)
+    return ok
+
+
+@njit(**_OPTS)
+def svd_store(Ub, Sb, Vb, U, S, Vt, info):
+    """gesdd's column-major results ``Ub`` (k x m) and ``Vb`` (n x k) into the C-order ``U``
+    and ``Vt`` (and ``Sb`` into ``S``), in their dtypes; every output NaN if ``info`` != 0."""
+    m, k = U.shape
+    n = Vt.shape[1]
+    if info == 0:
+        _tcopy(Ub, U, k, m)              # U[i, j] = Ub[j, i]
+        _tcopy(Vb, Vt, n, k)             # Vt[i, j] = Vb[j, i]
+        for i in range(k):
+            S[i] = Sb[i]
+        return
+    for i in range(m):
+        for j in range(k):
+            U[i, j] = np.nan
+    for i in range(k):
+        S[i] = np.nan
+        for j in range(n):
+            Vt[i, j] = np.nan
+
+
+@njit(**_OPTS)
 def geqrf_into(A, Q, R):
     """``Q, R = numpy.linalg.qr(A, mode)`` of one matrix ``A`` (m, n; not written), signs
     included, as numpy computes it: geqrf then orgqr/ungqr, in double precision (float32
@@ -438,12 +482,7 @@ def geqrf_into(A, Q, R):
     kq = Q.shape[1]
     k = min(m, n)
     if k == 0:
-        for i in range(m):
-            for j in range(kq):
-                Q[i, j] = 1.0 if i == j else 0.0
-        for i in range(kq):
-            for j in range(n):
-                R[i, j] = 0.0
+        qr_of_empty(Q, R)
         return 0
     F = _empty_wide(A, (max(n, kq), m))     # column-major m x max(n, kq): F[j, i] = A[i, j]
     _tcopy(A, F, m, n)
@@ -483,17 +522,11 @@ def gesdd_into(A, U, S, Vt):
     if k == 0:
         return 0
     F = _empty_wide(A, (n, m))               # column-major m x n: F[j, i] = A[i, j]
-    ok = True
-    for i in range(m):
-        for j in range(n):
-            v = A[i, j]
-            F[j, i] = v
-            ok = ok and np.isfinite(v)
+    Ub = _empty_wide(A, (k, m))              # column-major m x k, ldu = m
+    Vb = _empty_wide(A, (n, k))              # column-major k x n, ldvt = k
+    Sb = np.empty(k, np.float64)
     info = -1
-    if ok:
-        Ub = _empty_wide(A, (k, m))          # column-major m x k, ldu = m
-        Vb = _empty_wide(A, (n, k))          # column-major k x n, ldvt = k
-        Sb = np.empty(k, np.float64)
+    if load_finite_t(A, F):
         work = np.empty(1, F.dtype)
         rwork = _rwork(F, k, max(m, n))
         iwork = np.empty(8 * k, INT)
@@ -505,19 +538,7 @@ def gesdd_into(A, U, S, Vt):
         p[6], p[7] = work.size, 0
         info = _call_gesdd(F, Sb, Ub, Vb, work, rwork, iwork, p)
         blas_pool.lapack_end(tok)
-        if info == 0:
-            _tcopy(Ub, U, k, m)              # U[i, j] = Ub[j, i]
-            _tcopy(Vb, Vt, n, k)             # Vt[i, j] = Vb[j, i]
-            for i in range(k):
-                S[i] = Sb[i]
-    if info != 0:
-        for i in range(m):
-            for j in range(k):
-                U[i, j] = np.nan
-        for i in range(k):
-            S[i] = np.nan
-            for j in range(n):
-                Vt[i, j] = np.nan
+    svd_store(Ub, Sb, Vb, U, S, Vt, info)
     return info
 
 

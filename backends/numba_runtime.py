@@ -512,10 +512,7 @@ def _qr_numba(A, Q, R):
     kq = Q.shape[1]
     k = min(m, n)
     if k == 0:
-        for i in range(m):
-            for j in range(kq):
-                Q[i, j] = 1.0 if i == j else 0.0
-        _fill2(R, 0.0)
+        lapack.qr_of_empty(Q, R)
         return
     F = lapack._empty_wide(A, (max(n, kq), m))
     lapack._tcopy(A, F, m, n)
@@ -547,26 +544,13 @@ def _svd_numba(A, U, S, Vt):
     if k == 0:
         return
     F = lapack._empty_wide(A, (n, m))
-    ok = True
-    for i in range(m):
-        for j in range(n):
-            v = A[i, j]
-            F[j, i] = v
-            ok = ok and np.isfinite(v)
-    if ok:
-        Ub = lapack._empty_wide(A, (k, m))
-        Vb = lapack._empty_wide(A, (n, k))
-        Sb = np.empty(k, np.float64)
-        if _ez_gesdd(F, Sb, Ub, Vb, m, n, k) == 0:
-            lapack._tcopy(Ub, U, k, m)
-            lapack._tcopy(Vb, Vt, n, k)
-            for i in range(k):
-                S[i] = Sb[i]
-            return
-    _fill2(U, np.nan)
-    _fill2(Vt, np.nan)
-    for i in range(k):
-        S[i] = np.nan
+    Ub = lapack._empty_wide(A, (k, m))
+    Vb = lapack._empty_wide(A, (n, k))
+    Sb = np.empty(k, np.float64)
+    info = -1
+    if lapack.load_finite_t(A, F):
+        info = _ez_gesdd(F, Sb, Ub, Vb, m, n, k)
+    lapack.svd_store(Ub, Sb, Vb, U, S, Vt, info)
 
 
 def _svd_lapack(A, U, S, Vt):
