@@ -511,8 +511,7 @@ def lapack_begin(n, mflops, family):
     """Set OpenBLAS's threads for one LAPACK call of order ``n`` and ``mflops`` MFLOP, made
     from a kernel (``family``: its index in ``LAPACK_FAMILIES``); returns the token
     :func:`lapack_end` takes. One thread below ``LAPACK_MIN_N`` or with
-    ``jit_blas_threads`` 1 (the setting's threads in ``MODE_OPENBLAS`` without adaptation);
-    else the way that lately took less wall time per MFLOP for this family: the setting's
+    ``jit_blas_threads`` 1, the setting's threads without adaptation; else the way that lately took less wall time per MFLOP for this family: the setting's
     threads, or one (the GEMM pool's policy, on means of their own per routine family: a
     factorization's panels synchronize far more often than a product's, and the families
     differ in speed per MFLOP). Measured on the 2-core VM: at n = 800
@@ -521,9 +520,10 @@ def lapack_begin(n, mflops, family):
     depends on what else holds the cores, so it is measured, not fixed."""
     s = _state_addr()
     want = _aload(s, _THREADS)
-    if want < 2 or n < LAPACK_MIN_N or _aload(s, _ADAPT) == 0:
-        one = want if (want > 1 and n >= LAPACK_MIN_N and _aload(s, _MODE) == MODE_OPENBLAS) else 1
-        return openblas_threads_local(np.int32(one)), 0, np.int64(-1), mflops
+    if want < 2 or n < LAPACK_MIN_N:
+        return openblas_threads_local(np.int32(1)), 0, np.int64(-1), mflops
+    if _aload(s, _ADAPT) == 0:                 # adaptation off: the setting's threads
+        return openblas_threads_local(np.int32(want)), 0, np.int64(-1), mflops
     turn = _aadd(s, _LPROBE, 1) % PROBE_EVERY
     w1 = _LRATES + 2 * family
     r1, rn = _aload(s, w1), _aload(s, w1 + 1)

@@ -437,6 +437,14 @@ def qr_of_empty(Q, R):
 
 
 @njit(**_OPTS)
+def store_r(F, R):
+    """R (kq, n) from geqrf's column-major result ``F``: its upper triangle, zeros below."""
+    for i in range(R.shape[0]):
+        for j in range(R.shape[1]):
+            R[i, j] = F[j, i] if i <= j else 0.0
+
+
+@njit(**_OPTS)
 def load_finite_t(A, F):
     """``F[j, i] = A[i, j]`` (F holds A column-major); returns whether every entry is finite."""
     ok = True
@@ -499,9 +507,7 @@ def geqrf_into(A, Q, R):
     p[0], p[1], p[2], p[3], p[4] = m, n, m, work.size, 0
     info = _call_geqrf(F, tau, work, p)
     if info == 0:
-        for i in range(kq):                                     # R: geqrf's upper triangle
-            for j in range(n):
-                R[i, j] = F[j, i] if i <= j else 0.0
+        store_r(F, R)
         p[0], p[1], p[2], p[3], p[4], p[5] = m, kq, k, m, work.size, 0
         info = _call_orgqr(F, tau, work, p)
         _tcopy(F, Q, kq, m)                                     # Q[i, j] = F[j, i]

@@ -519,9 +519,7 @@ def _qr_numba(A, Q, R):
     tau = np.empty(k, F.dtype)
     info = _ez_geqrf(F, tau, m, n)
     if info == 0:
-        for i in range(kq):
-            for j in range(n):
-                R[i, j] = F[j, i] if i <= j else 0.0
+        lapack.store_r(F, R)
         info = _ez_xxgqr(F, tau, m, kq, k)
         lapack._tcopy(F, Q, kq, m)
     if info != 0:

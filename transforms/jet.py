@@ -190,30 +190,21 @@ def _derived_rule(prim):
         fl = [i for i, a in enumerate(avals) if _is_float(a)]
 
         def tangent(*args):
-            prim_args, tans = list(args[:len(avals)]), list(args[len(avals):])
-            ts = [P.zeros_like(x) for x in prim_args]
-            for i, t in zip(fl, tans):
-                ts[i] = t
-            for i, a in enumerate(avals):
-                if i not in fl:
-                    ts[i] = Zero(a)
-            _, tout = prim.jvp(prim_args, ts, **params)
-            tout = list(tout) if prim.multiple_results else [tout]
-            return [P.instantiate(t) for t in tout]
+            tans = iter(args[len(avals):])
+            ts = [next(tans) if i in fl else Zero(a) for i, a in enumerate(avals)]
+            _, tout = prim.jvp(list(args[:len(avals)]), ts, **params)
+            return [P.instantiate(t) for t in (tout if prim.multiple_results else [tout])]
         g = trace_flat(tangent, avals + [avals[i] for i in fl], name=f"{prim.name}_derivative")
-
-        def coef(s, j):
-            return s[j] if j < len(s) else None
+        # x' = Σ (j+1) x_{j+1} tʲ: its value and its coefficients 1 .. K-1
         prims = xs + [P.zeros_like(xs[i]) if ins[i][1] is None else ins[i][1] for i in fl]
-        series = [list(s[1:K]) for s in ins] + [
-            [None if coef(ins[i], j + 1) is None else scale(ins[i][j + 1], j + 1)
-             for j in range(1, K)] for i in fl]
+        series = [list(s[1:K]) for s in ins] + [[scale(ins[i][j + 1], j + 1) for j in range(1, K)]
+                                               for i in fl]
         if K == 1:
             w = [[o] for o in eval_jaxpr(g.jaxpr, g.consts, *prims)]
         else:
             wo, ws = jet_eval(g.jaxpr, g.consts, prims, series, K - 1)
             w = [[o] + list(s) for o, s in zip(wo, ws)]
-        res = [[o] + [None if c is None else scale(c, 1.0 / (k + 1)) for k, c in enumerate(wk)]
+        res = [[o] + [scale(c, 1.0 / (k + 1)) for k, c in enumerate(wk)]
                for o, wk in zip(outs0, w)]
         return res if prim.multiple_results else res[0]
     return rule
