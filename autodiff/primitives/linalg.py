@@ -27,12 +27,20 @@ __all__ = ["batched_matmul", "cholesky_p", "eigh_p", "herm_lower", "mH", "mT", "
 # Linear algebra (operands are stacks: (..., n, n) and (..., n, k))
 # ============================================================================
 
+def _mat_aval(name):
+    def check(a):
+        if a.ndim < 2:
+            raise ShapeError(f"{name}: expected a (..., m, n) matrix, got shape {a.shape}")
+        if not is_inexact_dtype(a.dtype):
+            raise DTypeError(f"{name}: expected a float or complex matrix, got {a.dtype}")
+    return check
+
+
 def _sq_aval(name):
     def check(a):
         if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
             raise ShapeError(f"{name}: expected a (..., n, n) matrix, got shape {a.shape}")
-        if not is_inexact_dtype(a.dtype):
-            raise DTypeError(f"{name}: expected a float or complex matrix, got {a.dtype}")
+        _mat_aval(name)(a)
     return check
 
 
@@ -516,15 +524,6 @@ qr_p = Primitive("qr", multiple_results=True)
 # k = m if full else min(m, n). Householder reflections as LAPACK's geqrf + orgqr (ungqr),
 # with their signs (R's diagonal real for complex a): what numpy, the kernels and cuSOLVER
 # compute, so jitted and eager results agree.
-
-
-def _mat_aval(name):
-    def check(a):
-        if a.ndim < 2:
-            raise ShapeError(f"{name}: expected a (..., m, n) matrix, got shape {a.shape}")
-        if not is_inexact_dtype(a.dtype):
-            raise DTypeError(f"{name}: expected a float or complex matrix, got {a.dtype}")
-    return check
 
 
 def _qr_impl(a, full=False):
