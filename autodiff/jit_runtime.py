@@ -502,8 +502,12 @@ class Compiler:
                 return prog, None, True
             from .backends import llvm_cpu
             symbol, obj = reply[2]
-            return prog, llvm_cpu.load_object(symbol, obj, llvm_cpu.program_avals(prog),
-                                              prog.out_avals), True
+            try:
+                kernel = llvm_cpu.load_object(symbol, obj, llvm_cpu.program_avals(prog),
+                                              prog.out_avals)
+            except llvm_cpu.Unsupported:     # a helper's C entry point did not load
+                kernel = None
+            return prog, kernel, True
         if reply is not None:
             _log.debug(f"jit: the compile worker could not lower a program ({reply[1]}); "
                        f"lowering it in this process")
@@ -533,7 +537,10 @@ class Compiler:
                     reply = None
                 if reply is not None and reply[0] == "ok":
                     symbol, obj = reply[1]
-                    return llvm_cpu.load_object(symbol, obj, avals, prog.out_avals)
+                    try:
+                        return llvm_cpu.load_object(symbol, obj, avals, prog.out_avals)
+                    except llvm_cpu.Unsupported:     # a helper's C entry point did not load
+                        return None
                 if reply is not None and reply[0] == "unsupported":
                     return None
                 if reply is None and not self.closing:

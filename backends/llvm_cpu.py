@@ -55,6 +55,7 @@ import ast
 import ctypes
 import hashlib
 import os
+import re
 import threading
 
 import numpy as np
@@ -203,6 +204,15 @@ class SourceModule:
             exec(compile(ast.Module([node], []), "<autodiff llvm_cpu>", "exec"), ns)
         except Exception:     # noqa: BLE001 - a name this tier cannot evaluate stays unknown
             pass
+
+
+def _c_abi():
+    """``numba_runtime.C_ABI``, read from its source: the helpers called as C functions."""
+    return source_module("numba_runtime").values.get("C_ABI", {})
+
+
+def _c_abi_dtypes():
+    return source_module("numba_runtime").values.get("C_ABI_DTYPES", ())
 
 
 def source_module(name):
@@ -812,6 +822,8 @@ class Compiler:
                 return self._global(orig, pm)
             if src == "numba_intrinsics" and orig in _INTRINSICS:
                 return ("intrinsic", orig)
+            if src == "numba_runtime" and orig in _c_abi():
+                return ("cabi", orig)
             if src in ("numba_math", "numba_runtime", "trig_reduction", "numba_intrinsics"):
                 return self._global(orig, source_module(src))
             raise Unsupported(f"name {name} from {src}")
@@ -1127,7 +1139,51 @@ class Compiler:
             return self._intrinsic_call(g[1], node.args, env, scope, mod)
         if isinstance(g, tuple) and g[0] == "builtin":
             return self._builtin(g[1], node.args, env, scope, mod)
+        if isinstance(g, tuple) and g[0] == "cabi":
+            return self._cabi_call(g[1], node.args, env, scope, mod)
         raise Unsupported(f"call of {f.id}")
+
+    def _cabi_call(self, name, args, env, scope, mod):
+        """A call of a ``numba_runtime`` helper through its C entry point (its ``C_ABI``
+        row: arrays as data pointer and dimensions, int64 scalars, results through
+        pointers). The object code names it ``autodiff_cabi_<name>_<dtype>``; the process
+        that loads the code binds that symbol to the Numba-compiled wrapper
+        (:func:`_bind_c_entries`), so the kernel itself needs no Numba to compile."""
+        kinds = _c_abi()[name]
+        vals = [self._expr(a, env, scope, mod) for a in args]
+        if len(vals) != sum(k[0] in "ai" for k in kinds):
+            raise Unsupported(f"{name}: arguments")
+        dts = {v.dt for v in vals if isinstance(v, A)}
+        if len(dts) != 1 or next(iter(dts)).name not in _c_abi_dtypes():
+            raise Unsupported(f"{name} of {sorted(d.name for d in dts)}")
+        dt = dts.pop()
+        b = self.b
+        types_, cargs, outs = [], [], []
+        it = iter(vals)
+        for k in kinds:
+            if k[0] == "a":
+                v = next(it)
+                if not isinstance(v, A) or len(v.shape) != int(k[1:]):
+                    raise Unsupported(f"{name}: an array argument")
+                types_ += [_VOIDP] + [_I64] * len(v.shape)
+                cargs += [b.bitcast(v.ptr, _VOIDP)] + [ir.Constant(_I64, d) for d in v.shape]
+            elif k == "i":
+                v = next(it)
+                if not isinstance(v, S) or not (_is_int(v.dt) or v.dt == BOOL):
+                    raise Unsupported(f"{name}: an integer argument")
+                types_.append(_I64)
+                cargs.append(self.cast(v, I64).v)
+            else:
+                rdt = dt if k == "r" else F64
+                slot = self.alloca_b.alloca(_mem_ll(rdt))
+                types_.append(_VOIDP)
+                cargs.append(b.bitcast(slot, _VOIDP))
+                outs.append((slot, rdt))
+        fn = self._declare(f"{_CABI_PREFIX}{name}_{dt.name}",
+                           ir.FunctionType(ir.VoidType(), types_))
+        b.call(fn, cargs)
+        res = tuple(S(self._from_mem(b.load(slot), rdt), rdt) for slot, rdt in outs)
+        return None if not res else res[0] if len(res) == 1 else res
 
     def _matmul(self, args, env, scope, mod):
         """``matmul_into(a, b, out, flags)`` (blas_pool's contract: ``out = op(a) @ op(b)``,
@@ -1776,6 +1832,7 @@ def load_object(symbol, obj, param_avals, out_avals):
             return k
         tm, engine = _engine()
         _register_symbols()
+        _bind_c_entries(obj)
         engine.add_object_file(llvm.ObjectFileRef.from_data(obj))
         engine.finalize_object()
         addr = engine.get_function_address(symbol)
@@ -1788,6 +1845,30 @@ def load_object(symbol, obj, param_avals, out_avals):
     if _HOOK_SYMBOL.encode() in obj:
         attach_gemm_pool()
     return k
+
+
+_CABI_PREFIX = "autodiff_cabi_"
+_CABI_RE = re.compile(rb"autodiff_cabi_([a-z0-9_]+)_(float(?:64|32))\0")
+_CABI_BOUND = set()
+
+
+def _bind_c_entries(obj):
+    """Bind the C entry points of ``numba_runtime`` helpers that object code ``obj`` calls
+    (``autodiff_cabi_<name>_<dtype>``) to their wrappers in this process: compiled by Numba
+    once per machine, then loaded from the disk cache (Numba is imported only here, by
+    the first program that calls such a helper)."""
+    for name, dtype in set(_CABI_RE.findall(obj)):
+        sym = (_CABI_PREFIX.encode() + name + b"_" + dtype).decode()
+        if sym in _CABI_BOUND:
+            continue
+        from . import numba_runtime
+        try:
+            addr = numba_runtime.c_abi_address(name.decode(), dtype.decode())
+        except Exception as err:  # noqa: BLE001 - Numba compiles the program instead
+            raise Unsupported(f"the C entry point {sym} ({type(err).__name__}: {err})") \
+                from None
+        llvm.add_symbol(sym, addr)
+        _CABI_BOUND.add(sym)
 
 
 # The hook word large products call through (0: CBLAS as numpy's matmul runs it), and its

@@ -242,21 +242,24 @@ def cache_helpers(namespace, names=None, depends=()):
             obj._cache = HelperCache(obj.py_func, files)
 
 
-def cached_cfunc(sig, **options):
+def cached_cfunc(sig, depends=(), **options):
     """``numba.cfunc(sig, **options)`` whose compiled code is cached under
-    ``ad.config.cache_dir`` (:class:`HelperCache`), in place of ``cache=True``; compiled
-    (or loaded) at the first use of its ``address``, not at import: a process whose
-    programs never need it never pays for it."""
+    ``ad.config.cache_dir`` (:class:`HelperCache`; ``depends``: the modules whose code it
+    inlines), in place of ``cache=True``; compiled (or loaded) at the first use of its
+    ``address``, not at import: a process whose programs never need it never pays for it."""
+    files = tuple(m.__file__ for m in depends)
+
     def wrap(pyfunc):
-        return _LazyCFunc(pyfunc, sig, options)
+        return _LazyCFunc(pyfunc, sig, options, files)
     return wrap
 
 
 class _LazyCFunc:
     """A cached ``numba.cfunc``, compiled when its ``address`` is first read."""
 
-    def __init__(self, pyfunc, sig, options):
+    def __init__(self, pyfunc, sig, options, depends=()):
         self._args = (pyfunc, sig, options)
+        self._depends = depends
         self._cfunc = None
         self._lock = threading.Lock()
 
@@ -268,7 +271,7 @@ class _LazyCFunc:
                 pyfunc, sig, options = self._args
                 res = CFunc(pyfunc, sigutils.normalize_signature(sig), locals={},
                             options=options)
-                res._cache = HelperCache(pyfunc)
+                res._cache = HelperCache(pyfunc, self._depends)
                 res.compile()
                 self._cfunc = res
             return self._cfunc

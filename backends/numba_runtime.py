@@ -24,13 +24,15 @@ because Numba does not notice when an inlined helper changes.
 import os
 
 import numpy as np
-from numba import njit, types
+from numba import carray, njit, types
 from numba.extending import intrinsic, overload
 
 from ..config import config
 from .blas_pool import HAVE_LAPACKE, lapacke_dsyevd, openblas_threads_local
+from . import blas_pool as _blas_pool
 from . import lapack
 from .lapack import getrf_t, getrs_t, potrf_into, trsm_c
+from .numba_cache import cache_helpers, cached_cfunc
 
 _OPTS = dict(fastmath=False, error_model="numpy", nogil=True)
 
@@ -599,6 +601,94 @@ def select_fallback(c, a, b):
 
 
 # ---------------------------------------------------------------------------------------
+# C entry points for the direct LLVM tier (backends/llvm_cpu.py)
+#
+# That tier compiles kernels without Numba, from their text and the helpers' source; the
+# solvers and decompositions above reach LAPACK through Numba overloads it cannot compile,
+# so it calls them as C functions: one wrapper per helper and dtype, compiled once per
+# machine (cached under ad.config.cache_dir) when the first kernel that calls it loads.
+# C_ABI is read by the tier from this file's text (without importing Numba): each helper's
+# arguments in order, "a<k>" a C-contiguous k-d array of the kernel's dtype (its data
+# pointer, then its k dimensions as int64), "i" an int64, and the results the helper
+# returns, written through pointers: "r" one of the arrays' dtype, "R" a float64.
+# ---------------------------------------------------------------------------------------
+C_ABI = {
+    "cholesky_into": ("a2", "a2"),
+    "trisolve": ("a2", "a2", "a2", "i"),
+    "solve_into": ("a2", "a2", "a2"),
+    "slogdet_2d": ("a2", "r", "R"),
+    "eigh_into": ("a2", "a1", "a2", "i"),
+    "qr_into": ("a2", "a2", "a2"),
+    "svd_into": ("a2", "a2", "a1", "a2"),
+}
+C_ABI_DTYPES = ("float64", "float32")
+
+
+def _c_cholesky_into(a, a0, a1, l, l0, l1):
+    cholesky_into(carray(a, (a0, a1)), carray(l, (l0, l1)))
+
+
+def _c_trisolve(t, t0, t1, b, b0, b1, x, x0, x1, flags):
+    trisolve(carray(t, (t0, t1)), carray(b, (b0, b1)), carray(x, (x0, x1)), flags)
+
+
+def _c_solve_into(a, a0, a1, b, b0, b1, x, x0, x1):
+    solve_into(carray(a, (a0, a1)), carray(b, (b0, b1)), carray(x, (x0, x1)))
+
+
+def _c_slogdet_2d(a, a0, a1, sign, logdet):
+    s, d = slogdet_2d(carray(a, (a0, a1)))
+    sign[0] = s
+    logdet[0] = d
+
+
+def _c_eigh_into(a, a0, a1, w, w0, v, v0, v1, upper):
+    eigh_into(carray(a, (a0, a1)), carray(w, (w0,)), carray(v, (v0, v1)), upper != 0)
+
+
+def _c_qr_into(a, a0, a1, q, q0, q1, r, r0, r1):
+    qr_into(carray(a, (a0, a1)), carray(q, (q0, q1)), carray(r, (r0, r1)))
+
+
+def _c_svd_into(a, a0, a1, u, u0, u1, s, s0, v, v0, v1):
+    svd_into(carray(a, (a0, a1)), carray(u, (u0, u1)), carray(s, (s0,)), carray(v, (v0, v1)))
+
+
+def _c_signature(kinds, dtype):
+    t = getattr(types, dtype)
+    args = []
+    for k in kinds:
+        if k[0] == "a":
+            args += [types.CPointer(t)] + [types.int64] * int(k[1:])
+        elif k == "i":
+            args.append(types.int64)
+        else:
+            args.append(types.CPointer(t if k == "r" else types.float64))
+    return types.void(*args)
+
+
+_C_WRAPPERS = {(name, dt): cached_cfunc(_c_signature(kinds, dt), depends=(lapack, _blas_pool),
+                                        **_CACHED)(globals()["_c_" + name])
+               for name, kinds in C_ABI.items() for dt in C_ABI_DTYPES}
+
+
+def c_abi_address(name, dtype):
+    """The address of helper ``name``'s C entry point for arrays of ``dtype`` (see
+    ``C_ABI``), compiled now or loaded from the disk cache.
+
+    >>> import ctypes, numpy as np
+    >>> a = np.array([[4.0, 2.0], [2.0, 3.0]]); L = np.empty_like(a)
+    >>> f = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+    ...                      ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)(
+    ...     c_abi_address("cholesky_into", "float64"))
+    >>> f(a.ctypes.data, 2, 2, L.ctypes.data, 2, 2)
+    >>> bool(np.allclose(L @ L.T, a))
+    True
+    """
+    return _C_WRAPPERS[(name, dtype)].address
+
+
+# ---------------------------------------------------------------------------------------
 # fork safety
 # ---------------------------------------------------------------------------------------
 # Upstream behaviour: once Numba's OpenMP (GNU libgomp) pool has run a parallel region, a
@@ -630,7 +720,6 @@ def _serial_after_fork():
 # The helpers compiled once per machine (see _CACHED): their disk cache lives under
 # ad.config.cache_dir, like the kernels' (numba_cache.cache_helpers).
 _DISK_CACHED = ("eigh_into", "eigh_into_c", "sort_lane", "argsort_lane")
-from .numba_cache import cache_helpers  # noqa: E402
 cache_helpers(globals(), _DISK_CACHED)
 # these inline lapack.py's helpers: its code is part of their stamp
 cache_helpers(globals(), ("qr_into", "svd_into"), depends=(lapack,))
