@@ -34,6 +34,11 @@ iteration (bindings elsewhere in a loop are declined), so no value is read more 
 iteration after it was written; a function's results always lie in its own region (a
 parameter handed back is copied).
 
+Helpers that call LAPACK (the solvers and decompositions of ``numba_runtime``) go through
+Numba overloads this compiler cannot read; their ``numba_runtime.C_ABI`` row makes them C
+calls instead, of a symbol ``autodiff_cabi_<helper>_<dtype>`` that the loading process binds
+to a Numba-compiled, disk-cached wrapper (:func:`_bind_c_entries`).
+
 Calls: the kernel is ``void kernel(i8* p0, ..., i8* out0, ...)`` and beside it a
 ``METH_FASTCALL`` builtin reads the arrays' data pointers (and scalar arguments), releases
 the GIL while the kernel runs, and returns None or the one scalar result as a Python

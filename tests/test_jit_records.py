@@ -199,8 +199,8 @@ LLVM_DECLINES = {
     "calls": "host callbacks (Numba's objmode)",
     "control_flow": "arrays carried through a loop or chosen by a branch",
     "cumulative": "sorting (numpy's sort inside Numba)",
-    "linalg": "LAPACK calls",
 }
+# (linalg's LAPACK calls it makes through C entry points: numba_runtime.C_ABI)
 # and every program holding a complex value (complex results of real operands: fft,
 # ``complex``, conversions), whatever its family
 

@@ -379,3 +379,65 @@ def test_large_calls_measure_one_and_several_threads_and_agree():
         assert min(rates["potrf"]) > 0 and min(rates["getrf"]) > 0    # both ways measured
     finally:
         ad.config.update("jit_blas_threads", old)
+
+
+# ------------------------------------------------------------------ the LLVM tier's C calls
+
+def _every_factorization(a, s, b, t):
+    # every helper of numba_runtime.C_ABI in one program
+    w, v = anp.linalg.eigh(s)
+    q, r = anp.linalg.qr(a)
+    u, sv, vt = anp.linalg.svd(a, full_matrices=False)
+    sign, logdet = anp.linalg.slogdet(a)
+    return (anp.linalg.cholesky(s), anp.linalg.solve(a, b), sign, logdet,
+            triangular_solve(t, b, left_side=True, lower=True), w, v, q, r, u, sv, vt)
+
+
+def _factorization_operands(n, dtype):
+    r = _rng(31)
+    t = (r.standard_normal((n, n)) / n + 2 * np.eye(n)).astype(dtype)
+    return general(n, (), dtype), spd(n, (), dtype), r.standard_normal((n, 3)).astype(dtype), t
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_llvm_tier_calls_lapack_through_c_entry_points(dtype):
+    # shape-specialized programs of every factorization go to the direct LLVM tier, which
+    # calls the helpers as C functions (numba_runtime.C_ABI): below and above the LAPACK
+    # crossovers, results as the interpreter's
+    from autodiff.backends import llvm_cpu
+    for n in (SMALL, LARGE):
+        ops = _factorization_operands(n, dtype)
+        f = ad.jit(_every_factorization)
+        got = f(*ops)
+        assert f._entry_for(*ops).backend == "llvm"
+        want = interp(_every_factorization)(*ops)
+        for g, w in zip(got, want):
+            close(g, w, dtype, scale=10)
+    assert {f"autodiff_cabi_{name}_{np.dtype(dtype).name}" for name in rt.C_ABI} \
+        <= llvm_cpu._CABI_BOUND
+
+
+def test_c_entry_points_bind_in_the_process_that_loads_the_worker_s_code(background_compile):
+    # with the background compile the worker process compiles the object code; this
+    # process binds its C entry points when it loads it
+    a, s, b, t = _factorization_operands(LARGE - 1, np.float64)
+    f = ad.jit(_every_factorization)
+    want = interp(_every_factorization)(a, s, b, t)
+    f(a, s, b, t)
+    assert ad.wait_for_compiles(120)
+    got = f(a, s, b, t)
+    assert f._entry_for(a, s, b, t).backend == "llvm"
+    for g, w in zip(got, want):
+        close(g, w, np.float64, scale=10)
+
+
+def test_a_second_size_runs_every_factorization_on_the_numba_kernel():
+    # the first size's kernel is the LLVM tier's; a second size turns the dimension
+    # dynamic and Numba compiles the shape-generic kernel, whose helpers run inline
+    f = ad.jit(_every_factorization)
+    for n in (LARGE, LARGE + 2):
+        ops = _factorization_operands(n, np.float64)
+        got = f(*ops)
+        assert f._entry_for(*ops).backend == ("llvm" if n == LARGE else "cpu")
+        for g, w in zip(got, interp(_every_factorization)(*ops)):
+            close(g, w, np.float64, scale=10)
