@@ -10,7 +10,9 @@ Two caches sit at the stage boundaries (docs/design.md, "jit and the graph cache
   to compiled machine code, in memory and on disk; each loop nest is a module of its
   own keyed by its text, so kernels share the pieces they have in common.
 
-A signature's first kernel is specialized to its sizes; a dimension whose size changes
+A signature's first kernel is specialized to its sizes. While the direct LLVM tier
+compiles a function's kernels (milliseconds each), each new size gets a specialized kernel
+too, up to ``SPECIALIZED_SIZES``; otherwise (or after those) a dimension whose size changes
 in a later call turns dynamic (``_dynamic_for``), once, and the shape-generic kernel it
 gets serves every later size with a re-trace (milliseconds), not a compile. A miss does
 not wait for Numba: the entry runs on the interpreter until the background compiler
@@ -72,6 +74,10 @@ background (the rest run on the interpreter by choice: ``backend="interpret"``,
 ``debug_nans``)."""
 declare("jit", "cache_size")     # listed by ad.config.caches() before the first jit(f)
 _log = logging.getLogger("autodiff.jit")
+
+# Sizes of one signature structure that get kernels of their own while the LLVM tier
+# compiles them (JitFunction._specializes); the next changed dimension turns dynamic.
+SPECIALIZED_SIZES = 8
 _ndarray = np.ndarray
 _instances = weakref.WeakSet()   # every JitFunction (config changes and forks reach them)
 _disabled = 0                    # > 0 inside ``disable_jit()``
@@ -181,7 +187,8 @@ class JitFunction(Generic[P, R]):
         self._name = getattr(fun, "__name__", "fun")
         self._dtype_fallback_logged = False  # the interpreter fallback is logged once
         self._dynamic_shapes = dynamic_shapes
-        # signature structure (sizes -> ranks) -> [first shapes, {(leaf, axis) turned dynamic}]
+        # signature structure (sizes -> ranks) -> [first shapes, {(leaf, axis) turned dynamic},
+        # [keys of the sizes that got specialized kernels]]
         self._shapes = {}
         # key -> start(): signatures whose compile waits for their n-th call (tiering)
         self._deferred = {}
@@ -290,9 +297,18 @@ class JitFunction(Generic[P, R]):
         seen = self._shapes.get(struct)
         if seen is None:
             if record:
-                self._shapes[struct] = [shapes, set()]
+                self._shapes[struct] = [shapes, set(), [key]]
             return frozenset()
-        first, dyn = seen
+        first, dyn, special = seen
+        if not dyn and self._specializes(special):
+            if record and key not in special:
+                special.append(key)
+                if config.explain_cache_misses:
+                    _log.warning(f"jit({self._name}): a new size gets a kernel of its own (the "
+                                 f"LLVM tier compiles it in milliseconds; "
+                                 f"{SPECIALIZED_SIZES - len(special)} more before a changed "
+                                 f"dimension turns dynamic)")
+            return frozenset()
         new = set(dyn)
         for i, (a, b) in enumerate(zip(first, shapes)):
             if a is not None:
@@ -305,6 +321,20 @@ class JitFunction(Generic[P, R]):
                                  f"one shape-generic kernel serves its later sizes")
             seen[1] = new
         return frozenset(new)
+
+    def _specializes(self, keys):
+        """Whether another size of a signature structure gets a kernel specialized to it
+        (as XLA compiles one per shape) rather than turning a dimension dynamic: while every
+        kernel of its sizes so far is the LLVM tier's (tens of milliseconds to compile,
+        where Numba's shape-generic kernel takes seconds) and there are fewer than
+        ``SPECIALIZED_SIZES``. A size still compiling, or compiled by Numba, ends it."""
+        if len(keys) >= SPECIALIZED_SIZES:
+            return False
+        for k in keys:
+            entry = getattr(self._table.get(k), "entry", None)
+            if getattr(entry, "backend", None) != "llvm":
+                return False
+        return True
 
     # -------------------------------------------------------------- calling
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> R:
@@ -832,7 +862,9 @@ def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (
     Kernels are specialized to the sizes of their first call (constant loop bounds,
     arrays of up to four elements kept in scalar variables); when a later call changes
     the size of a dimension, that dimension turns dynamic once and one shape-generic
-    kernel serves all its later sizes. ``dynamic_shapes=True`` is generic from the
+    kernel serves all its later sizes (while the LLVM tier compiles the function's
+    kernels, in milliseconds, the first ``SPECIALIZED_SIZES`` sizes get kernels of their
+    own first). ``dynamic_shapes=True`` is generic from the
     start, ``False`` always specializes (each new size compiles), ``None`` (default)
     follows ``ad.config.jit_dynamic_shapes``, which defaults to that automatic rule.
     ``donate_argnums`` / ``donate_argnames`` are accepted and validated as in JAX (an

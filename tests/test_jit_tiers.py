@@ -786,3 +786,29 @@ def test_the_planner_imports_no_numba_and_serves_another_emitter():
     assert any("dot_general" in ln for c in p.stages for ln in c.post) or any(
         "dot_general" in ln for ln in p.entry_stmts)
     assert p.loc[closed.jaxpr.outvars[1]][0] == "scalar"
+
+
+def test_new_sizes_get_llvm_kernels_until_one_goes_to_numba():
+    # while the LLVM tier compiles a function's kernels, each new size gets its own
+    # (specialized: constant trip counts); a size whose kernel is Numba's ends that, and
+    # the next changed size turns the dimension dynamic (one shape-generic kernel)
+    from autodiff.jit import SPECIALIZED_SIZES
+    f = ad.jit(lambda x: anp.sum(anp.tanh(x) * x))
+    sizes = [3 + k for k in range(SPECIALIZED_SIZES + 2)]
+    backends = []
+    for n in sizes:
+        x = np.linspace(-1.0, 1.0, n)
+        np.testing.assert_allclose(f(x), np.sum(np.tanh(x) * x), rtol=1e-13)
+        backends.append(f._entry_for(x).backend)
+    assert backends == ["llvm"] * SPECIALIZED_SIZES + ["cpu", "cpu"]
+    g = ad.jit(lambda x: anp.sum(anp.tanh(x) * x))
+    old = ad.config.jit_llvm_tier
+    ad.config.update("jit_llvm_tier", False)          # the first size's kernel is Numba's
+    try:
+        g(np.ones(3))
+    finally:
+        ad.config.update("jit_llvm_tier", old)
+    for n in (4, 5):
+        x = np.linspace(-1.0, 1.0, n)
+        np.testing.assert_allclose(g(x), np.sum(np.tanh(x) * x), rtol=1e-13)
+        assert g._entry_for(x).backend == "cpu"
