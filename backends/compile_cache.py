@@ -163,13 +163,21 @@ def _openmp_defaults():
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 
+def prepare_numba():
+    """What must precede Numba's first compile in this process (idempotent): the OpenMP
+    defaults and the upstream workarounds of :mod:`.numba_upstream`. Every path that
+    compiles or loads Numba code calls it first (kernels here; the LLVM tier's C entry
+    points and GEMM pool in ``llvm_cpu``)."""
+    _openmp_defaults()           # before Numba's threading layer loads (see there)
+    lazy_blas_check()            # before Numba's first compile (see numba_upstream)
+    defer_fft_extension()        # before Numba's first dispatcher (see numba_upstream)
+    fix_log2_intrinsic()         # before Numba's first compile (see numba_upstream)
+
+
 def _version_text():
     global _versions
     if _versions is None:
-        _openmp_defaults()           # before Numba's threading layer loads (see there)
-        lazy_blas_check()            # before Numba's first compile (see numba_upstream)
-        defer_fft_extension()        # before Numba's first dispatcher (see numba_upstream)
-        fix_log2_intrinsic()         # before Numba's first compile (see numba_upstream)
+        prepare_numba()
         import numba                 # (Numba and the modules importing it load here, lazily)
         # the package's version: autodiff/__init__ sets it before anything else (importing
         # the package from here would be an import from the layer above)

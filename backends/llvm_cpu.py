@@ -1866,6 +1866,8 @@ def _bind_c_entries(obj):
         sym = (_CABI_PREFIX.encode() + name + b"_" + dtype).decode()
         if sym in _CABI_BOUND:
             continue
+        from .compile_cache import prepare_numba
+        prepare_numba()
         from . import numba_runtime
         try:
             addr = numba_runtime.c_abi_address(name.decode(), dtype.decode())
@@ -1912,6 +1914,8 @@ def attach_gemm_pool(wait=False):
 
 def _load_gemm_pool():
     try:
+        from .compile_cache import prepare_numba
+        prepare_numba()
         from . import blas_pool
         if not blas_pool.HAVE_CBLAS:
             return
