@@ -302,13 +302,14 @@ def _panel(s, i):
     c, ldc = _aload(s, _C), _aload(s, _LDC)
     ps = _aload(s, _PSIZE)
     lo = i * ps
+    last = i == _aload(s, _NPANELS) - 1    # the last panel takes the remainder too
     if _aload(s, _SPLIT) == 0:             # rows lo:hi of C = rows of op(A) @ op(B)
-        hi = min(m, lo + ps)
+        hi = m if last else min(m, lo + ps)
         a_off = lo if ta else lo * lda     # op(A) = A^T: rows of op(A) are columns of A
         _gemm(item, ta, tb, hi - lo, n, k, a + a_off * item, lda, b, ldb,
               c + lo * ldc * item, ldc)
     else:                                  # columns lo:hi of C = op(A) @ columns of op(B)
-        hi = min(n, lo + ps)
+        hi = n if last else min(n, lo + ps)
         b_off = lo * ldb if tb else lo
         _gemm(item, ta, tb, m, hi - lo, k, a, lda, b + b_off * item, ldb, c + lo * item, ldc)
 
@@ -429,15 +430,18 @@ def _gemm_ptr(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp):
         _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
         openblas_threads_local(prev)
         return
-    # Panels: ~4 per thread (a stalled thread holds at most a quarter of its share).
-    # Column panels of C when it has >= 128 columns: each panel call packs A again but B
-    # only for its own columns, and measured here 64-column panels of a 256x784 @ 784x512
-    # product cost 3.74 ms in total against 3.43 ms for the whole, where 32-row panels
-    # (packing all of B each time) cost 5.0 ms. Never thinner than PANEL_MIN.
+    # Panels: one per thread, of C's columns when it has >= 128 of them (else of its
+    # rows), never thinner than PANEL_MIN; the last takes the remainder. Each panel call
+    # packs the other operand again, so few wide panels win: a 256x784 @ 784x512 product
+    # on 2 threads took 1.27 ms as two 256-column panels, 1.52 ms as two of 192 columns
+    # and two of 64, 1.67 ms as eight of 64 (one thread: 2.2 ms); row panels, packing all
+    # of B each time, cost more still. A thread stalled on a busy core holds its panel to
+    # the end: the adaptation below (split, or the calling thread alone, by measured wall
+    # time per FLOP) answers that case.
     split = 1 if n >= 2 * PANEL_MIN else 0
     side = n if split == 1 else m
-    ps = max(PANEL_MIN, -(-side // (4 * use)))
-    npan = -(-side // ps)
+    ps = max(PANEL_MIN, side // use)
+    npan = max(1, side // ps)
     if npan < 2:                           # one panel: nothing to share
         _gemm(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp, n)
         openblas_threads_local(prev)
