@@ -505,16 +505,19 @@ def _gemm_ptr(item, ta, tb, m, n, k, ap, lda, bp, ldb, cp):
     openblas_threads_local(prev)
 
 
-# LAPACK calls of at least this order may run on OpenBLAS's own threads (below it one
-# thread always: the threads' start-up and barriers outweigh the work)
+# LAPACK calls of at least this order, or of at least this many MFLOP (a solve with many
+# right-hand sides: an inverse of order 200 is 16 MFLOP of triangular solves, which numpy
+# runs on its threads in 0.8x the time of one), may run on OpenBLAS's own threads; smaller
+# ones on one thread always: the threads' start-up and barriers outweigh the work
 LAPACK_MIN_N = 256
+LAPACK_MIN_MFLOPS = 2 * FLOPS_PER_THREAD // 1_000_000
 
 
 @njit(**_CACHED)
 def lapack_begin(n, mflops, family):
     """Set OpenBLAS's threads for one LAPACK call of order ``n`` and ``mflops`` MFLOP, made
     from a kernel (``family``: its index in ``LAPACK_FAMILIES``); returns the token
-    :func:`lapack_end` takes. One thread below ``LAPACK_MIN_N`` or with
+    :func:`lapack_end` takes. One thread below ``LAPACK_MIN_N`` and ``LAPACK_MIN_MFLOPS`` or with
     ``jit_blas_threads`` 1, the setting's threads without adaptation; else the way that lately took less wall time per MFLOP for this family: the setting's
     threads, or one (the GEMM pool's policy, on means of their own per routine family: a
     factorization's panels synchronize far more often than a product's, and the families
@@ -524,7 +527,7 @@ def lapack_begin(n, mflops, family):
     depends on what else holds the cores, so it is measured, not fixed."""
     s = _state_addr()
     want = _aload(s, _THREADS)
-    if want < 2 or n < LAPACK_MIN_N:
+    if want < 2 or (n < LAPACK_MIN_N and mflops < LAPACK_MIN_MFLOPS):
         return openblas_threads_local(np.int32(1)), 0, np.int64(-1), mflops
     if _aload(s, _ADAPT) == 0:                 # adaptation off: the setting's threads
         return openblas_threads_local(np.int32(want)), 0, np.int64(-1), mflops

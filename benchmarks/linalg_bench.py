@@ -73,13 +73,20 @@ def compare(cands, rounds, min_time=0.05):
     first candidate's time divided by each candidate's (interleaved rounds)."""
     reps = {k: _reps(fn, args, min_time) for k, (fn, args) in cands.items()}
     times = {k: [] for k in cands}
-    for _ in range(rounds):
-        for k, (fn, args) in cands.items():
+    names = list(cands)
+    # the order rotates every round: a side's threads that keep spinning after its calls
+    # (JAX's pool, OpenBLAS's) slow down whichever side runs next, so no side may always
+    # run after the same one; round -1 is a warm-up (our LAPACK thread policy settles over
+    # its first probes), not timed
+    for r in range(-1, rounds):
+        for k in names[r % len(names):] + names[:r % len(names)]:
+            fn, args = cands[k]
             t = time.perf_counter()
             for _ in range(reps[k]):
                 fn(*args)
-            times[k].append((time.perf_counter() - t) / reps[k])
-    first = next(iter(cands))
+            if r >= 0:
+                times[k].append((time.perf_counter() - t) / reps[k])
+    first = names[0]
     med = {k: statistics.median(v) for k, v in times.items()}
     ratio = {k: statistics.median([a / b for a, b in zip(times[first], v)])
              for k, v in times.items()}

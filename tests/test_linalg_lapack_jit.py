@@ -441,3 +441,26 @@ def test_the_shape_generic_numba_kernel_runs_every_factorization():
         assert f._entry_for(*ops).backend == "cpu"
         for g, w in zip(got, interp(_every_factorization)(*ops)):
             close(g, w, np.float64, scale=10)
+
+
+def test_solves_with_many_right_hand_sides_may_use_threads_below_the_order_threshold():
+    # an inverse of order 200 is 16 MFLOP of triangular solves (getrs with 200 right-hand
+    # sides): enough for OpenBLAS's threads (LAPACK_MIN_MFLOPS), though its order is below
+    # LAPACK_MIN_N; its factorization (5 MFLOP) stays on one thread
+    old = ad.config.jit_blas_threads
+    ad.config.update("jit_blas_threads", 2)
+    try:
+        n = 200
+        assert n < blas_pool.LAPACK_MIN_N
+        assert 2 * n ** 3 // 1_000_000 >= blas_pool.LAPACK_MIN_MFLOPS > 2 * n ** 3 // 3_000_000
+        a = general(n)
+        before = blas_pool.stats()["lapack_multi"]
+        f = ad.jit(anp.linalg.inv)
+        for _ in range(2 * blas_pool.PROBE_EVERY):
+            close(f(a), np.linalg.inv(a), np.float64, scale=100)
+        st = blas_pool.stats()
+        if lapack.HAVE_LAPACK:
+            assert st["lapack_multi"] > before
+            assert min(st["lapack_ns_per_mflop"]["trsm"]) > 0     # both ways measured
+    finally:
+        ad.config.update("jit_blas_threads", old)
