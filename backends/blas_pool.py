@@ -67,6 +67,10 @@ _CACHED = dict(fastmath=False, error_model="numpy", nogil=True)
 # every PROBE_EVERY-th product tries the split and the one after it the calling thread, so
 # both measurements stay current (odd, so the probes rotate over a program's products).
 PROBE_EVERY = 7
+# The same for LAPACK calls, less often: a factorization on the slower thread count costs
+# 25-40% more (gesdd at n = 800: 201-212 ms against 157-167 ms), and one call in 7 on it
+# added ~4% to the mean
+LAPACK_PROBE_EVERY = 15
 # Below this many FLOPs per thread a panel costs more in wake-up and in B/A re-packing
 # than it saves (measured on the 2-core EPYC: see RESULTS_jit.md). 2*M*N*K FLOPs.
 FLOPS_PER_THREAD = 8_000_000
@@ -531,7 +535,7 @@ def lapack_begin(n, mflops, family):
         return openblas_threads_local(np.int32(1)), 0, np.int64(-1), mflops
     if _aload(s, _ADAPT) == 0:                 # adaptation off: the setting's threads
         return openblas_threads_local(np.int32(want)), 0, np.int64(-1), mflops
-    turn = _aadd(s, _LPROBE, 1) % PROBE_EVERY
+    turn = _aadd(s, _LPROBE, 1) % LAPACK_PROBE_EVERY
     w1 = _LRATES + 2 * family
     r1, rn = _aload(s, w1), _aload(s, w1 + 1)
     if r1 == 0:

@@ -720,9 +720,11 @@ def _serial_after_fork():
 # The helpers compiled once per machine (see _CACHED): their disk cache lives under
 # ad.config.cache_dir, like the kernels' (numba_cache.cache_helpers).
 _DISK_CACHED = ("eigh_into", "eigh_into_c", "sort_lane", "argsort_lane")
-cache_helpers(globals(), _DISK_CACHED)
-# these inline lapack.py's helpers: its code is part of their stamp
-cache_helpers(globals(), ("qr_into", "svd_into"), depends=(lapack,))
+# eigh_into inlines blas_pool's LAPACKE binding and thread setting, qr_into and svd_into
+# lapack.py's helpers and blas_pool's thread policy: their code is part of the stamp (a
+# helper loaded from the disk cache would otherwise keep the old code of either)
+cache_helpers(globals(), _DISK_CACHED, depends=(_blas_pool,))
+cache_helpers(globals(), ("qr_into", "svd_into"), depends=(lapack, _blas_pool))
 
 
 if hasattr(os, "register_at_fork"):

@@ -425,3 +425,19 @@ def test_helpers_follow_a_changed_cache_dir_and_disk_cache_off(tmp_path):
         ad.config.update("cache_dir", old_dir)
         ad.config.update("disk_cache", old_disk)
     assert type(numba_math.exp_f64._cache) is numba_cache.HelperCache
+
+
+def test_disk_cached_helpers_are_stamped_with_the_modules_they_inline():
+    # a helper loaded from the disk cache keeps the code it was compiled with: the stamp
+    # must change with every module whose code it inlines (blas_pool's thread policy and
+    # LAPACKE binding, lapack.py's routines), or an upgrade would run the old code
+    from autodiff.backends import blas_pool, lapack, numba_runtime as rt
+    from autodiff.backends.numba_cache import HelperCache
+    for name in ("eigh_into", "qr_into", "svd_into"):
+        cache = getattr(rt, name)._cache
+        assert isinstance(cache, HelperCache)
+        assert blas_pool.__file__ in cache._depends, name
+    for name in ("qr_into", "svd_into"):
+        assert lapack.__file__ in getattr(rt, name)._cache._depends
+    for (name, dtype), wrapper in rt._C_WRAPPERS.items():     # the LLVM tier's C entries
+        assert {blas_pool.__file__, lapack.__file__} <= set(wrapper._depends), name

@@ -369,7 +369,7 @@ def test_large_calls_measure_one_and_several_threads_and_agree():
         before = blas_pool.stats()["lapack_multi"]
         f = ad.jit(lambda x, y: (anp.linalg.cholesky(x), anp.linalg.inv(y)))
         want = np.linalg.cholesky(a), np.linalg.inv(g)
-        for _ in range(2 * blas_pool.PROBE_EVERY):
+        for _ in range(2 * blas_pool.LAPACK_PROBE_EVERY):
             L, inv = f(a, g)
             close(L, want[0], np.float64)
             close(inv, want[1], np.float64, scale=100)
@@ -456,7 +456,7 @@ def test_solves_with_many_right_hand_sides_may_use_threads_below_the_order_thres
         a = general(n)
         before = blas_pool.stats()["lapack_multi"]
         f = ad.jit(anp.linalg.inv)
-        for _ in range(2 * blas_pool.PROBE_EVERY):
+        for _ in range(2 * blas_pool.LAPACK_PROBE_EVERY):
             close(f(a), np.linalg.inv(a), np.float64, scale=100)
         st = blas_pool.stats()
         if lapack.HAVE_LAPACK:
