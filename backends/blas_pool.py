@@ -87,7 +87,8 @@ _MTX, _CW, _CD = 32, 40, 48        # word offsets: pthread_mutex_t (40 B), 2 x p
 _CLKMONO, _ADAPT = 55, 56      # the platform's CLOCK_MONOTONIC id; adaptation on/off
 # LAPACK calls (lapack_begin/lapack_end): the probe counter, the calls run multi-threaded,
 # and per routine family (LAPACK_FAMILIES) the running means of ns per MFLOP on one
-# OpenBLAS thread (word _LRATES + 2 f) and on the setting's threads (_LRATES + 2 f + 1)
+# OpenBLAS thread (word _LRATES + 2 f) and on the setting's threads (_LRATES + 2 f + 1);
+# the calls below LAPACK_MIN_N have their own pairs after those (f + len(LAPACK_FAMILIES))
 _LPROBE, _LMULTI = 57, 58
 _LRATES = 64
 LAPACK_FAMILIES = ("potrf", "getrf", "trsm", "geqrf", "gesdd")
@@ -536,7 +537,10 @@ def lapack_begin(n, mflops, family):
     if _aload(s, _ADAPT) == 0:                 # adaptation off: the setting's threads
         return openblas_threads_local(np.int32(want)), 0, np.int64(-1), mflops
     turn = _aadd(s, _LPROBE, 1) % LAPACK_PROBE_EVERY
-    w1 = _LRATES + 2 * family
+    # means per family and size class: threads pay off differently on a call of order 200
+    # than on one of 800, and one mean over both chose one thread for gesdd at n = 800
+    # after the calls of order 200 (1.28x numpy's time instead of 1.04x)
+    w1 = _LRATES + 2 * (family + (0 if n >= LAPACK_MIN_N else len(LAPACK_FAMILIES)))
     r1, rn = _aload(s, w1), _aload(s, w1 + 1)
     if r1 == 0:
         multi = False
@@ -770,11 +774,13 @@ def stats():
     compares; 0: not measured yet), the live ``workers`` and the ``threads`` setting;
     for LAPACK calls from kernels (``lapack_begin``), ``lapack_multi`` (calls run on
     ``threads`` OpenBLAS threads) and ``lapack_ns_per_mflop``: per routine family the two
-    means ``(one thread, threads)``.
+    means ``(one thread, threads)`` of calls of order >= ``LAPACK_MIN_N``
+    (``lapack_ns_per_mflop_small``: of the smaller calls of >= ``LAPACK_MIN_MFLOPS``).
 
     >>> sorted(stats())[:3]
     ['lapack_multi', 'lapack_ns_per_mflop', 'pooled']
     """
+    nf = len(LAPACK_FAMILIES)
     return {"pooled": int(_STATE[_POOLED]), "worker_panels": int(_STATE[_WPANELS]),
             "serial_busy": int(_STATE[_BUSYFALLBACK]),
             "serial_adapted": int(_STATE[_ADAPTSERIAL]),
@@ -783,7 +789,10 @@ def stats():
             "threads": int(_STATE[_THREADS]), "lapack_multi": int(_STATE[_LMULTI]),
             "lapack_ns_per_mflop": {f: (int(_STATE[_LRATES + 2 * i]),
                                         int(_STATE[_LRATES + 2 * i + 1]))
-                                    for i, f in enumerate(LAPACK_FAMILIES)}}
+                                    for i, f in enumerate(LAPACK_FAMILIES)},
+            "lapack_ns_per_mflop_small": {f: (int(_STATE[_LRATES + 2 * (i + nf)]),
+                                              int(_STATE[_LRATES + 2 * (i + nf) + 1]))
+                                          for i, f in enumerate(LAPACK_FAMILIES)}}
 
 
 def _after_fork_in_child():
