@@ -777,8 +777,8 @@ def stats():
     means ``(one thread, threads)`` of calls of order >= ``LAPACK_MIN_N``
     (``lapack_ns_per_mflop_small``: of the smaller calls of >= ``LAPACK_MIN_MFLOPS``).
 
-    >>> sorted(stats())[:3]
-    ['lapack_multi', 'lapack_ns_per_mflop', 'pooled']
+    >>> sorted(stats())[:4]
+    ['lapack_multi', 'lapack_ns_per_mflop', 'lapack_ns_per_mflop_small', 'pooled']
     """
     nf = len(LAPACK_FAMILIES)
     return {"pooled": int(_STATE[_POOLED]), "worker_panels": int(_STATE[_WPANELS]),
