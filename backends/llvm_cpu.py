@@ -1178,6 +1178,15 @@ class Compiler:
                     raise Unsupported(f"{name}: an integer argument")
                 types_.append(_I64)
                 cargs.append(self.cast(v, I64).v)
+            elif k[0] in "oO":           # an array result shaped as the first argument
+                first = next(v for v in vals if isinstance(v, A))
+                if len(first.shape) != int(k[1:]):
+                    raise Unsupported(f"{name}: an array result")
+                out = self._alloc(dt if k[0] == "o" else I64, first.shape)
+                types_ += [_VOIDP] + [_I64] * len(first.shape)
+                cargs += [b.bitcast(out.ptr, _VOIDP)] + [ir.Constant(_I64, d)
+                                                         for d in first.shape]
+                outs.append(out)
             else:
                 rdt = dt if k == "r" else F64
                 slot = self.alloca_b.alloca(_mem_ll(rdt))
@@ -1187,7 +1196,8 @@ class Compiler:
         fn = self._declare(f"{_CABI_PREFIX}{name}_{dt.name}",
                            ir.FunctionType(ir.VoidType(), types_))
         b.call(fn, cargs)
-        res = tuple(S(self._from_mem(b.load(slot), rdt), rdt) for slot, rdt in outs)
+        res = tuple(o if isinstance(o, A) else S(self._from_mem(b.load(o[0]), o[1]), o[1])
+                    for o in outs)
         return None if not res else res[0] if len(res) == 1 else res
 
     def _matmul(self, args, env, scope, mod):

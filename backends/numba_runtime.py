@@ -610,7 +610,9 @@ def select_fallback(c, a, b):
 # C_ABI is read by the tier from this file's text (without importing Numba): each helper's
 # arguments in order, "a<k>" a C-contiguous k-d array of the kernel's dtype (its data
 # pointer, then its k dimensions as int64), "i" an int64, and the results the helper
-# returns, written through pointers: "r" one of the arrays' dtype, "R" a float64.
+# returns, written through pointers: "r" one of the arrays' dtype, "R" a float64, "o<k>" an
+# array shaped as the first argument in its dtype, "O<k>" the same in int64 (each passed as
+# an array argument, which the caller allocates).
 # ---------------------------------------------------------------------------------------
 C_ABI = {
     "cholesky_into": ("a2", "a2"),
@@ -620,6 +622,8 @@ C_ABI = {
     "eigh_into": ("a2", "a1", "a2", "i"),
     "qr_into": ("a2", "a2", "a2"),
     "svd_into": ("a2", "a2", "a1", "a2"),
+    "sort_lane": ("a1", "o1"),
+    "argsort_lane": ("a1", "O1"),
 }
 C_ABI_DTYPES = ("float64", "float32")
 
@@ -654,12 +658,22 @@ def _c_svd_into(a, a0, a1, u, u0, u1, s, s0, v, v0, v1):
     svd_into(carray(a, (a0, a1)), carray(u, (u0, u1)), carray(s, (s0,)), carray(v, (v0, v1)))
 
 
+def _c_sort_lane(x, x0, out, out0):
+    carray(out, (out0,))[:] = sort_lane(carray(x, (x0,)))
+
+
+def _c_argsort_lane(x, x0, out, out0):
+    carray(out, (out0,))[:] = argsort_lane(carray(x, (x0,)))
+
+
 def _c_signature(kinds, dtype):
     t = getattr(types, dtype)
     args = []
     for k in kinds:
-        if k[0] == "a":
+        if k[0] in "ao":
             args += [types.CPointer(t)] + [types.int64] * int(k[1:])
+        elif k[0] == "O":
+            args += [types.CPointer(types.int64)] + [types.int64] * int(k[1:])
         elif k == "i":
             args.append(types.int64)
         else:

@@ -198,9 +198,9 @@ def _check_records(family, dt, recs, tier):
 LLVM_DECLINES = {
     "calls": "host callbacks (Numba's objmode)",
     "control_flow": "arrays carried through a loop or chosen by a branch",
-    "cumulative": "sorting (numpy's sort inside Numba)",
 }
-# (linalg's LAPACK calls it makes through C entry points: numba_runtime.C_ABI)
+# (linalg's LAPACK calls and float sorting it makes through C entry points:
+# numba_runtime.C_ABI)
 # and every program holding a complex value (complex results of real operands: fft,
 # ``complex``, conversions), whatever its family
 

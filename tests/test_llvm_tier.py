@@ -178,10 +178,11 @@ def test_large_products_reach_the_gemm_pool_through_its_hook():
 
 
 def test_programs_it_declines_go_to_numba():
-    # numpy's sort (a helper this tier does not compile)
-    out, backend = _run(lambda x: anp.sort(x, axis=1) * 2.0, X)      # numpy's sort
+    # numpy's sort of integers (its C entry points are the float dtypes')
+    xi = (X * 10).astype(np.int64)
+    out, backend = _run(lambda x: anp.sort(x, axis=1) * 2, xi)
     assert backend == "cpu"
-    np.testing.assert_array_equal(out, np.sort(X, axis=1) * 2.0)
+    np.testing.assert_array_equal(out, np.sort(xi, axis=1) * 2)
 
 
 def test_control_flow_carrying_arrays():
@@ -376,3 +377,19 @@ def test_the_switch_turns_it_off():
     ad.config.update("jit_llvm_tier", False)
     out, backend = _run(lambda x: anp.sum(x * 2.0), X)
     assert backend == "cpu" and out == np.sum(X * 2.0)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sorting_calls_its_c_entry_point(dtype):
+    # sort and argsort lanes run numpy's sort through numba_runtime's C entry points
+    # (C_ABI rows with an array result the kernel allocates): NaN last, argsort stable
+    x = np.random.default_rng(3).standard_normal((5, 8)).astype(dtype)
+    x[1, 2] = np.nan
+    x[3, :4] = 0.5                          # ties: the stable order
+    (s1, a0, s0), backend = _run(lambda v: (anp.sort(v, axis=1), anp.argsort(v, axis=0),
+                                            anp.sort(v, axis=0) * 2), x)
+    assert backend == "llvm"
+    np.testing.assert_array_equal(s1, np.sort(x, axis=1))
+    np.testing.assert_array_equal(a0, np.argsort(x, axis=0, kind="stable"))
+    np.testing.assert_array_equal(s0, np.sort(x, axis=0) * 2)
+    assert s1.dtype == dtype
