@@ -522,11 +522,12 @@ LAPACK_MIN_MFLOPS = 2 * FLOPS_PER_THREAD // 1_000_000
 def lapack_begin(n, mflops, family):
     """Set OpenBLAS's threads for one LAPACK call of order ``n`` and ``mflops`` MFLOP, made
     from a kernel (``family``: its index in ``LAPACK_FAMILIES``); returns the token
-    :func:`lapack_end` takes. One thread below ``LAPACK_MIN_N`` and ``LAPACK_MIN_MFLOPS`` or with
-    ``jit_blas_threads`` 1, the setting's threads without adaptation; else the way that lately took less wall time per MFLOP for this family: the setting's
-    threads, or one (the GEMM pool's policy, on means of their own per routine family: a
-    factorization's panels synchronize far more often than a product's, and the families
-    differ in speed per MFLOP). Measured on the 2-core VM: at n = 800
+    :func:`lapack_end` takes. One thread below both ``LAPACK_MIN_N`` and
+    ``LAPACK_MIN_MFLOPS`` or with ``jit_blas_threads`` 1; the setting's threads without
+    adaptation; else the way that lately took less wall time per MFLOP for this family and
+    size class: the setting's threads, or one (the GEMM pool's policy, on means of their own
+    per routine family: a factorization's panels synchronize far more often than a
+    product's, and the families differ in speed per MFLOP). Measured on the 2-core VM: at n = 800
     one thread ran potrf in 6.3 ms where two took 15.2 ms in one hour, and the two-thread
     inverse 0.86x of numpy's time where one thread took 1.13-1.21x in another: which wins
     depends on what else holds the cores, so it is measured, not fixed."""

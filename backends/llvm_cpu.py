@@ -1872,15 +1872,17 @@ def _bind_c_entries(obj):
     (``autodiff_cabi_<name>_<dtype>``) to their wrappers in this process: compiled by Numba
     once per machine, then loaded from the disk cache (Numba is imported only here, by
     the first program that calls such a helper)."""
-    for name, dtype in set(_CABI_RE.findall(obj)):
-        sym = (_CABI_PREFIX.encode() + name + b"_" + dtype).decode()
-        if sym in _CABI_BOUND:
-            continue
-        from .compile_cache import prepare_numba
-        prepare_numba()
-        from . import numba_runtime
+    todo = {(n.decode(), d.decode()) for n, d in _CABI_RE.findall(obj)}
+    todo = {(n, d) for n, d in todo if f"{_CABI_PREFIX}{n}_{d}" not in _CABI_BOUND}
+    if not todo:
+        return
+    from .compile_cache import prepare_numba
+    prepare_numba()
+    from . import numba_runtime
+    for name, dtype in todo:
+        sym = f"{_CABI_PREFIX}{name}_{dtype}"
         try:
-            addr = numba_runtime.c_abi_address(name.decode(), dtype.decode())
+            addr = numba_runtime.c_abi_address(name, dtype)
         except Exception as err:  # noqa: BLE001 - Numba compiles the program instead
             raise Unsupported(f"the C entry point {sym} ({type(err).__name__}: {err})") \
                 from None
