@@ -77,6 +77,7 @@ class Config:
         "jit_dynamic_shapes": None,    # None: specialize, then generalize a dimension once it changes
         "traceback_filtering": "on",   # "off": errors keep autodiff's internal frames
         "jit_blas_threads": "auto",    # threads per matrix product in kernels: "auto" or int >= 1
+        "jit_cuda_fuse_launches": True,  # backend="cuda": merge kernel launches (backends/cuda_launches.py)
     }
 
     def __init__(self):

@@ -36,6 +36,104 @@ def row_blocks(n):
     return max(1, min(int(n), MAX_BLOCKS))
 
 
+# ------------------------------------------------------------------------- launches
+
+class Launches:
+    """What :func:`count_launches` records: ``total`` kernel launches (generated kernels,
+    the runtime's own, and library calls, one each) and, per launch, ``(name, grid,
+    block, ms)`` in ``records`` (``ms`` is None unless profiling)."""
+
+    def __init__(self, profile):
+        self.profile, self.total, self.records = profile, 0, []
+
+    def note(self, name, grid, block, ms=None):
+        self.total += 1
+        self.records.append((name, grid, block, ms))
+
+    def by_name(self):
+        """``{name: launches}``, for tests and reports."""
+        out = {}
+        for r in self.records:
+            out[r[0]] = out.get(r[0], 0) + 1
+        return out
+
+
+_COUNTERS = []
+
+
+class _Counted:
+    """A kernel seen through :func:`count_launches`: ``k[grid, block](*args)`` as the
+    kernel's own, noting the launch (timed between two synchronizations when profiling)."""
+
+    wraps_kernel = True
+
+    def __init__(self, kernel, name):
+        self.wrapped_kernel, self.name = kernel, name
+
+    def __getitem__(self, cfg):
+        launch = self.wrapped_kernel[cfg]
+
+        def call(*args):
+            return _launch_noted(self.name, cfg[0], cfg[1], launch, args)
+        return call
+
+    def __getattr__(self, attr):              # py_func, specialize, ... as the kernel's
+        return getattr(self.wrapped_kernel, attr)
+
+
+def _launch_noted(name, grid, block, launch, args):
+    import time
+    if not _COUNTERS:
+        return launch(*args)
+    prof = any(c.profile for c in _COUNTERS)
+    if prof:
+        cuda.synchronize()
+        t0 = time.perf_counter()
+    out = launch(*args)
+    ms = None
+    if prof:
+        cuda.synchronize()
+        ms = (time.perf_counter() - t0) * 1e3
+    for c in _COUNTERS:
+        c.note(name, grid, block, ms)
+    return out
+
+
+def note_library_call(name, ms=None):
+    """A library call (cuBLAS/cuSOLVER through CuPy) counts as one launch."""
+    for c in _COUNTERS:
+        c.note(name, None, None, ms)
+
+
+class count_launches:
+    """Count (and with ``profile=True`` time) every kernel launch of the CUDA backend
+    inside the ``with`` block: the generated programs' kernels, the runtime's (matmul,
+    permute) and library calls. Outside such a block launches cost nothing extra.
+
+    >>> with count_launches() as n:          # doctest: +SKIP
+    ...     f(x)
+    >>> n.total                              # doctest: +SKIP
+    1
+    """
+
+    def __init__(self, profile=False):
+        self.launches = Launches(profile)
+
+    def __enter__(self):
+        from . import numba_cuda
+        if not _COUNTERS:
+            numba_cuda.wrap_kernels(lambda k, name: _Counted(k, name))
+        _COUNTERS.append(self.launches)
+        return self.launches
+
+    def __exit__(self, *exc):
+        from . import numba_cuda
+        _COUNTERS.remove(self.launches)
+        if not _COUNTERS:
+            numba_cuda.wrap_kernels(None)
+        return False
+
+
 # ------------------------------------------------------------------------- buffers
 
 def is_device(a):
@@ -51,6 +149,16 @@ def empty(shape, dtype):
 def zeros(shape, dtype):
     """A device array of zeros."""
     return cuda.to_device(np.zeros(tuple(int(n) for n in shape), dtype=np.dtype(dtype)))
+
+
+def ticket(store, k):
+    """Counter ``k`` of a program's ``store``: a one-element int32 device array, zero when
+    made (numba_cuda_emitter's one-launch grid reduction takes a ticket from it and the
+    last block resets it)."""
+    t = store.get(k)
+    if t is None:
+        t = store[k] = cuda.to_device(np.zeros(1, np.int32))
+    return t
 
 
 def to_device(x):
@@ -203,6 +311,8 @@ def linalg(eqn, args):
             outs = [cp.linalg.svd(xs[0], compute_uv=False)]
     else:                                              # slogdet
         outs = list(cp.linalg.slogdet(xs[0]))
+    if _COUNTERS:
+        note_library_call(f"cusolver {name}")
     return tuple(_cp_out(cp, o, v.aval.dtype) for v, o in zip(eqn.outvars, outs))
 
 
@@ -270,14 +380,17 @@ def matmul(x, y, out, tx, ty):
         if ty:
             Y = Y.swapaxes(1, 2)
         cp.matmul(X, Y, out=cp.asarray(out))
+        if _COUNTERS:
+            note_library_call("cublas matmul")
         return
     B, M, N = out.shape
     if B * M * N == 0:
         return
     cap = 2 if SIMULATOR else 65535
     grid = (min((N + TILE - 1) // TILE, cap), min((M + TILE - 1) // TILE, cap), min(B, cap))
-    _matmul_kernel("f" if out.dtype.kind == "f" else "i")[grid, (TILE, TILE)](
-        x, y, out, bool(tx), bool(ty))
+    _launch_noted("matmul_tiled", grid, (TILE, TILE),
+                  _matmul_kernel("f" if out.dtype.kind == "f" else "i")[grid, (TILE, TILE)],
+                  (x, y, out, bool(tx), bool(ty)))
 
 
 @cuda.jit
@@ -305,6 +418,6 @@ def permute(src, perm):
         acc *= src.shape[a]
     sstr = tuple(np.int64(strides[p]) for p in perm)
     dsh = tuple(np.int64(s) for s in shape)
-    _permute_kernel[blocks(out.size), TPB](src.reshape(src.size), out.reshape(out.size),
-                                           dsh, sstr)
+    _launch_noted("permute", blocks(out.size), TPB, _permute_kernel[blocks(out.size), TPB],
+                  (src.reshape(src.size), out.reshape(out.size), dsh, sstr))
     return out

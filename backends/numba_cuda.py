@@ -168,6 +168,27 @@ class _Module(ModuleBase):
         self.sub_texts = {}
         self.host_eqns = []          # _E: the equations host calls run
         self.host_prims = set()      # which primitives went to the host
+        self.tickets = []            # grid reductions' counters (module globals)
+        self.device_fns, self.device_names = [], {}   # device functions (device loops)
+
+    def device_function(self, text):
+        """Register a device function (``def «K»(...)``, a kernel's text called from another
+        kernel: a scan body's launch inside a device loop); equal texts are one."""
+        got = self.device_names.get(text)
+        if got is None:
+            got = self.device_names[text] = f"_d{len(self.device_names)}"
+            self.device_fns.append(text.replace("«K»", got, 1))
+        return got
+
+    def ticket(self):
+        """Host text giving a one-int32 device counter, zero, for one grid reduction's
+        last-block ticket (the kernel resets it after each launch): one per launch site,
+        made at its first use and kept in the module's ``_TK`` (launches of one program
+        run in order on the default stream)."""
+        if not self.tickets:
+            self.const_lines.append("_TK = {}")
+        self.tickets.append(len(self.tickets))
+        return f"_rt.ticket(_TK, {len(self.tickets) - 1})"
 
     def host_eqn(self, e):
         self.host_eqns.append(e)
@@ -211,6 +232,8 @@ class _Module(ModuleBase):
         head += [f"_T_{n} = cuda.{n}" for n in sorted(self.types)]
         head += self.const_lines
         body = []
+        for k in self.device_fns:
+            body += ["", "", "@cuda.jit(device=True)", k.replace("«M»", "_dm").replace("«C»", "_dm")]
         for k in self.kernels:
             body += ["", "", deco, k.replace("«M»", "_dm").replace("«C»", "_dm")]
         for f in self.functions:
@@ -294,7 +317,30 @@ def load(source):
             exec(compile(source, f"<autodiff cuda {key[:12]}>", "exec"), mod.__dict__)
         STATS["modules_loaded"] += 1
         _MODULES[key] = mod
+        if _WRAP:
+            _wrap_module(mod, _WRAP[0])
         return mod
+
+
+_WRAP = []          # the wrapper count_launches puts around kernels while it counts
+
+
+def _wrap_module(mod, wrapper):
+    for n, k in list(vars(mod).items()):
+        if n.startswith("_k") and n[2:].isdigit():
+            base = k.wrapped_kernel if getattr(type(k), "wraps_kernel", False) else k
+            setattr(mod, n, base if wrapper is None else wrapper(base, n))
+
+
+def wrap_kernels(wrapper):
+    """Put ``wrapper(kernel, name)`` around every generated kernel of every loaded program
+    (and of programs loaded later); ``None`` takes the wrappers off again. The host
+    functions look their kernels up in the module's globals at each launch, so this is
+    what ``cuda_runtime.count_launches`` uses: nothing extra on the launch path otherwise."""
+    with _LOAD_LOCK:
+        _WRAP[:] = [wrapper] if wrapper is not None else []
+        for mod in _MODULES.values():
+            _wrap_module(mod, wrapper)
 
 
 def entry(prog):

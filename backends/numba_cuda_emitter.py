@@ -14,14 +14,16 @@ import re
 
 import numpy as np
 
+from ..config import config
 from ..core import Literal
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
 from .numba_cuda_statements import free_names, host_statement, statement_rule, unravel_lines
+from .cuda_launches import Launch, Section, fuse, render
 from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
 from .plan import LOWERINGS
 
-__all__ = ["CudaFunction", "free_at_last_use", "numba_type_name"]
+__all__ = ["CudaFunction", "free_at_last_use", "numba_type_name", "group_statements"]
 
 
 def _rt():
@@ -279,29 +281,21 @@ class CudaFunction(NumbaFunction):
                 e = rest[0]
                 axes = next(ax for ee, ax in reds if ee is e)
                 red_info.append(self._reduce_body(e, axes, c, idx, R, strat, host, body))
-        kname, args = self._kernel(strat, sizes, idx, P, R, body, red_info)
         np_txt = " * ".join(sizes[k] for k in P) or "1"
         nr_txt = " * ".join(sizes[k] for k in R) or "1"
-        out.append(f"# ---- loop nest over {self.shape_of_names(sizes) if r else 'a scalar'}: "
-                   f"{sum(1 for m in members if m[0] != 'copy')} fused equation(s), "
-                   f"{strat} kernel")
-        out.extend(host)
-        call = ", ".join(args)
-        if strat == "block":
-            out.append(f"{kname}[_rt.row_blocks({np_txt}), _TPB]({call})")
-        elif strat == "grid":
-            nb = self.tmp("nb")
-            out.append(f"{nb} = _rt.blocks({nr_txt})")
+        work = {"block": np_txt, "grid": nr_txt, "serial": np_txt}.get(
+            strat, " * ".join(sizes) or "1")
+        sec = self._section(strat, sizes, idx, P, R, body, red_info, work)
+        if strat == "grid":
             for ri in red_info:
-                out.append(f"{ri['part']} = _rt.empty(({nb},), {dt_text(ri['acc_dt'])})")
-            out.append(f"{kname}[{nb}, _TPB]({call})")
-            for ri in red_info:
-                fin = self._finalize(ri)
-                tgt = ri["out"] if ri["o"].aval.shape == () else f"{ri['out']}.reshape((1,))"
-                out.append(f"{fin}[1, _TPB]({ri['part']}, {tgt}, {nb})")
-        else:
-            total = np_txt if strat == "serial" else (" * ".join(sizes) or "1")
-            out.append(f"{kname}[_rt.blocks({total}), _TPB]({call})")
+                host.append(f"{ri['part']} = _rt.empty((_rt.MAX_BLOCKS,), "
+                            f"{dt_text(ri['acc_dt'])})")
+            host.append(f"{red_info[0]['ticket']} = {self.mod.ticket()}")
+        note = (f"# ---- loop nest over {self.shape_of_names(sizes) if r else 'a scalar'}: "
+                f"{sum(1 for m in members if m[0] != 'copy')} fused equation(s), "
+                f"{strat} kernel")
+        sec.elems = " * ".join(sizes) or "1"
+        out.append(Launch([sec], host, [note]))
 
     def _reduce_body(self, e, axes, c, idx, R, strat, host, body):
         u, o = e.invars[0], e.outvars[0]
@@ -357,25 +351,25 @@ class CudaFunction(NumbaFunction):
         lines += [pad + "    cuda.syncthreads()", pad + "    _s //= 2"]
         return lines
 
-    def _kernel(self, strat, sizes, idx, P, R, body, reds):
-        """The kernel text of one nest; returns its name and parameters."""
+    def _section(self, strat, sizes, idx, P, R, body, reds, work):
+        """The kernel body of one nest as a :class:`~.cuda_launches.Section`."""
         r = len(idx)
-        ln = []
         ind = lambda k, s: "    " * k + s   # noqa: E731
         fin = lambda ri, v: v if ri["acc_dt"] == ri["dt_out"] else self.cast(v, ri["dt_out"])  # noqa: E731
+        pre, header, inner, post = [], [], [], []
         if strat == "map":
             if r == 0:
-                ln.append(ind(1, "if cuda.grid(1) == 0:"))
-                ln += [ind(2, s) for s in body]
-            else:
-                total = " * ".join(sizes)
-                ln.append(ind(1, f"for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"))
-                ln += [ind(2, s) for s in unravel_lines("_f", list(range(r)), sizes, idx)]
-                ln += [ind(2, s) for s in body]
+                return Section("single", [], [ind(1, "if cuda.grid(1) == 0:")],
+                               [ind(2, s) for s in body], [], "1")
+            total = " * ".join(sizes)
+            header.append(ind(1, f"for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"))
+            header += [ind(2, s) for s in unravel_lines("_f", list(range(r)), sizes, idx)]
+            inner += [ind(2, s) for s in body]
         elif strat == "serial":
             total = " * ".join(sizes[k] for k in P) or "1"
-            ln.append(ind(1, f"for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"))
-            ln += [ind(2, s) for s in unravel_lines("_f", P, sizes, idx)]
+            header.append(ind(1, f"for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"))
+            header += [ind(2, s) for s in unravel_lines("_f", P, sizes, idx)]
+            ln = inner
             for ri in reds:
                 if "acc" in ri:
                     ln.append(ind(2, f"{ri['acc']} = {ri['init']}"))
@@ -403,14 +397,15 @@ class CudaFunction(NumbaFunction):
         else:
             for ri in reds:
                 ri["sh"] = self.tmp("sh")
-                ln.append(ind(1, f"{ri['sh']} = cuda.shared.array(_TPB, "
-                                 f"{self.mod.type_name(ri['acc_dt'])})"))
-            ln.append(ind(1, "_tx = cuda.threadIdx.x"))
+                pre.append(ind(1, f"{ri['sh']} = cuda.shared.array(_TPB, "
+                                  f"{self.mod.type_name(ri['acc_dt'])})"))
+            pre.append(ind(1, "_tx = cuda.threadIdx.x"))
             nr = " * ".join(sizes[k] for k in R) or "1"
             if strat == "block":
                 npt = " * ".join(sizes[k] for k in P)
-                ln.append(ind(1, f"for _p in range(cuda.blockIdx.x, {npt}, cuda.gridDim.x):"))
-                ln += [ind(2, s) for s in unravel_lines("_p", P, sizes, idx)]
+                header.append(ind(1, f"for _p in range(cuda.blockIdx.x, {npt}, cuda.gridDim.x):"))
+                header += [ind(2, s) for s in unravel_lines("_p", P, sizes, idx)]
+                ln = inner
                 ln += [ind(2, f"{ri['acc']} = {ri['init']}") for ri in reds]
                 ln.append(ind(2, f"for _r in range(_tx, {nr}, _TPB):"))
                 ln += [ind(3, s) for s in unravel_lines("_r", R, sizes, idx)]
@@ -421,30 +416,43 @@ class CudaFunction(NumbaFunction):
                        for ri in reds]
                 ln.append(ind(2, "cuda.syncthreads()"))
             else:   # grid
-                ln += [ind(1, f"{ri['acc']} = {ri['init']}") for ri in reds]
-                ln.append(ind(1, f"for _r in range(cuda.grid(1), {nr}, cuda.gridsize(1)):"))
-                ln += [ind(2, s) for s in unravel_lines("_r", R, sizes, idx)]
-                ln += [ind(2, s) for s in body]
-                ln += self._tree(reds, 1)
-                ln.append(ind(1, "if _tx == 0:"))
-                ln += [ind(2, f"{ri['part']}[cuda.blockIdx.x] = {ri['sh']}[0]") for ri in reds]
-        params = free_names("\n".join(ln), self.mod.consts.values())
-        text = "\n".join([f"def «K»({', '.join(params)}):"] + ln)
-        return self.mod.kernel(text), params
+                pre += [ind(1, f"{ri['acc']} = {ri['init']}") for ri in reds]
+                header.append(ind(1, f"for _f in range(cuda.grid(1), {nr}, cuda.gridsize(1)):"))
+                header += [ind(2, s) for s in unravel_lines("_f", R, sizes, idx)]
+                inner += [ind(2, s) for s in body]
+                post += self._tree(reds, 1)
+                post += self._last_block_combine(reds)
+        return Section(strat, pre, header, inner, post, work)
 
-    def _finalize(self, ri):
-        """The one-block pass combining the blocks' partial results of a grid reduction."""
-        kind, acc_dt = ri["kind"], ri["acc_dt"]
-        val = "_sh[0]" if acc_dt == ri["dt_out"] else self.cast("_sh[0]", ri["dt_out"])
-        ln = ["def «K»(_P, _O, _nb):",
-              f"    _sh = cuda.shared.array(_TPB, {self.mod.type_name(acc_dt)})",
-              "    _tx = cuda.threadIdx.x",
-              f"    _a = {ri['init']}",
-              "    for _i in range(_tx, _nb, _TPB):",
-              f"        _a = {_combine(kind, '_a', '_P[_i]', acc_dt)}"]
-        ln += self._tree([dict(ri, sh="_sh", acc="_a")], 1)
-        ln += ["    if _tx == 0:", f"        _O[0] = {val}"]
-        return self.mod.kernel("\n".join(ln))
+    def _last_block_combine(self, reds):
+        """The end of a one-launch grid reduction: each block writes its partial results,
+        takes a ticket (an atomic increment of a counter the program keeps on the device,
+        after a fence that makes its partials visible), and the block that takes the last
+        ticket combines every block's partials in block order (so the result does not
+        depend on which block finishes last), writes the results and resets the counter
+        for the next launch. One launch where a second one-block pass used to be."""
+        tk = reds[0]["ticket"] = f"{reds[0]['out']}_TK"
+        ln = ["    _last = cuda.shared.array(1, _T_int32)",
+              "    if _tx == 0:"]
+        self.mod.types.add("int32")
+        ln += [f"        {ri['part']}[cuda.blockIdx.x] = {ri['sh']}[0]" for ri in reds]
+        ln += ["        cuda.threadfence()",
+               f"        _last[0] = cuda.atomic.add({tk}, 0, 1) == cuda.gridDim.x - 1",
+               "    cuda.syncthreads()",
+               "    if _last[0]:"]
+        fin = [dict(ri, acc=f"_b{i}") for i, ri in enumerate(reds)]
+        ln += [f"        {ri['acc']} = {ri['init']}" for ri in fin]
+        ln.append("        for _i in range(_tx, cuda.gridDim.x, _TPB):")
+        ln += [f"            {ri['acc']} = {_combine(ri['kind'], ri['acc'], ri['part'] + '[_i]', ri['acc_dt'])}"
+               for ri in fin]
+        ln += self._tree(fin, 2)
+        ln.append("        if _tx == 0:")
+        for ri in fin:
+            v = f"{ri['sh']}[0]"
+            v = v if ri["acc_dt"] == ri["dt_out"] else self.cast(v, ri["dt_out"])
+            ln.append(f"            {ri['out']}[{ri['oidx']}] = {v}")
+        ln.append(f"            {tk}[0] = 0")
+        return ln
 
     # ------------------------------------------------------------------ the host function
     def build(self):
@@ -476,16 +484,35 @@ class CudaFunction(NumbaFunction):
         for c in self.stages:
             self.emit_cluster(c, lines)
             lines.extend(c.post)
+        self.items = group_statements(lines)
+        if config.jit_cuda_fuse_launches:
+            self.items = fuse(self.items)
+        lines, self.launches = render(self.items, self.mod.kernel)
+        lines = [ln for it in lines for ln in it.split("\n")]
         params = [self.aname(v) if v.aval.shape else self.sname(v)
                   for v in list(j.constvars) + list(j.invars)]
         size_reads = [f"n{k} = slot_i64(_sz, {k})" for k in sorted(set(self.slots_used))
                       if f"n{k}" in self.used_size_names()]
         size_reads += self.lit_reads
         ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
+        self.rets, self.param_names, self.head_reads = rets, params, size_reads
         body = free_at_last_use(size_reads + lines,
                                  set(params) | set(_ARRAY_NAME.findall(ret)))
         self.publish("\n".join([f"def {self.name}({', '.join(params)}«SZ»):"]
                                 + ["    " + s for s in body + [ret]]), params)
+
+
+def group_statements(lines):
+    """Host lines as items for :func:`~.cuda_launches.fuse`: each top-level statement with
+    its indented block as one text, launches as they are."""
+    items = []
+    for ln in lines:
+        if isinstance(ln, str) and ln.startswith((" ", "\t")) and items \
+                and isinstance(items[-1], str):
+            items[-1] += "\n" + ln
+        else:
+            items.append(ln)
+    return items
 
 
 _ARRAY_NAME = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?![\w(])")

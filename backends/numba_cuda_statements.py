@@ -17,9 +17,11 @@ over their bodies' functions; an opaque primitive without a record runs on the h
 (True, False)
 """
 import ast
+import re
 
 import numpy as np
 
+from ..config import config
 from ..core import primitives
 from .numba_cuda_expressions import Record, expression_rule
 from .numba_emitter import (EwCtx, call_text, carry_init, clamped_starts, cond_statement,
@@ -149,8 +151,9 @@ def _op_dot_general(ctx):
 
 
 def _op_scan(ctx):
-    """A host loop over the body's host function; carry and stacked outputs stay on the
-    device (rank-0 per-step values are gathered on the host and copied once)."""
+    """A device loop (:func:`_device_loop`: every step in one kernel) where the body
+    allows, else a host loop over the body's host function; carry and stacked outputs stay
+    on the device (rank-0 per-step values are gathered on the host and copied once)."""
     p = ctx.p
     nconst, ncarry = p["num_consts"], p["num_carry"]
     fn = ctx.fb.mod.sub_function(sub_jaxpr(p["jaxpr"]), "scan")
@@ -159,6 +162,8 @@ def _op_scan(ctx):
     outs = ctx.outs
     carry = [n for _, n in outs[:ncarry]]
     ys = outs[ncarry:]
+    if _device_loop(ctx, fn):
+        return
     for name, ref, v in zip(carry, refs[nconst:nconst + ncarry],
                             ctx.e.invars[nconst:nconst + ncarry]):
         ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
@@ -198,6 +203,123 @@ def _op_scan(ctx):
             ctx.emit(f"{name} = _rt.to_device({h})")
 
 
+def _static_shape(aval):
+    return all(isinstance(d, (int, np.integer)) for d in aval.shape)
+
+
+def _device_loop(ctx, fn):
+    """``scan`` as one launch: a kernel of one block whose loop runs every step, each of
+    the body's launches a device function called in order with a barrier between, then the
+    step's outputs copied into the stacked results and the carry (each thread its share of
+    the elements). The body's buffers are allocated once, before the launch; the host does
+    nothing per step. Where the body does something a kernel cannot (a library call, a
+    host statement, a rank-0 carry or slice, a loop nest over more than
+    ``cuda_launches.LOOP_MAX`` elements, sizes known only at run time) this returns False
+    and the scan is a host loop. Returns whether it emitted the loop."""
+    from .cuda_launches import LOOP_MAX, Launch, Section, kernel_text
+    p, e, fb = ctx.p, ctx.e, ctx.fb
+    nconst, ncarry = p["num_consts"], p["num_carry"]
+    if not config.jit_cuda_fuse_launches or ctx.ind or not fb.mod.static:
+        return False
+    body = sub_jaxpr(p["jaxpr"])
+    if any(not v.aval.shape or not _static_shape(v.aval)
+           for v in list(body.invars[nconst:]) + list(body.outvars)):
+        return False                      # rank-0 carry or slice: host scalars
+    launches = []
+    for it in fn.items:
+        if isinstance(it, Launch):
+            if not it.small(LOOP_MAX):
+                return False
+            launches.append(it)
+        elif not all(ln.strip().startswith("#") for ln in it.split("\n")):
+            return False                  # a host statement in the body
+    if not launches:
+        return False
+    pre = f"L{fb.tmp('')[1:]}_"
+    names = {}                            # the body's names -> the loop kernel's
+    refs = ctx.ins
+    bparams = fn.param_names
+    for i, (name, r, v) in enumerate(zip(bparams, refs, e.invars)):
+        if i < nconst:
+            if r[0] == "array":
+                names[name] = r[2]
+            elif re.fullmatch(r"[A-Za-z_]\w*(\[0\])?|[-+.\w()]+", r[2]):
+                names[name] = r[2]
+            else:
+                return False
+    carry = [n for _, n in ctx.outs[:ncarry]]
+    for name, buf in zip(bparams[nconst:nconst + ncarry], carry):
+        names[name] = buf
+    xs = [r[2] for r in refs[nconst + ncarry:]]
+    t = "_t"
+    for name, x in zip(bparams[nconst + ncarry:], xs):
+        names[name] = f"{x}[{t}]"
+    allocs = []
+    for lc in launches:
+        for a in lc.allocs:
+            m = re.match(r"([A-Z_][A-Z0-9_]*)\s*=\s*(.+)$", a)
+            if m is None:
+                return False
+            names[m.group(1)] = pre + m.group(1)
+            allocs.append(f"{pre}{m.group(1)} = {m.group(2)}")
+    rets = fn.rets
+    if not all(re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names for r in rets):
+        return False
+    for i, r in enumerate(rets[:ncarry]):
+        if r in bparams[nconst:nconst + ncarry] and bparams.index(r) != nconst + i:
+            return False                  # carries swapping places: no in-place copy
+    length = fb.size_param(p["length"])
+
+    def mapped(n):
+        return names.get(n, n)
+    lines = [f"    for _tt in range({length}):",
+             f"        {t} = {length} - 1 - _tt" if p["reverse"] else f"        {t} = _tt"]
+    for lc in launches:
+        text, params = kernel_text(lc)
+        dname = fb.mod.device_function(text)
+        lines.append(f"        {dname}({', '.join(mapped(q) for q in params)})")
+        lines.append("        cuda.syncthreads()")
+
+    def copy(dst_of, src, aval):
+        dims = [str(int(d)) for d in aval.shape]
+        J = [f"j{k}" for k in range(len(dims))]
+        out = [f"        for _f in range(cuda.threadIdx.x, {' * '.join(dims)}, _TPB):"]
+        out += ["            " + ln for ln in unravel_lines("_f", list(range(len(dims))), dims, J)]
+        out.append(f"            {dst_of(', '.join(J))} = {src}[{', '.join(J)}]")
+        return out
+    ys_names = [n for _, n in ctx.outs[ncarry:]]
+    for r, yname, v in zip(rets[ncarry:], ys_names, body.outvars[ncarry:]):
+        lines += copy(lambda ix, y=yname: f"{y}[{t}, {ix}]", mapped(r), v.aval)
+    if len(rets) > ncarry:
+        lines.append("        cuda.syncthreads()")
+    for i, (r, v) in enumerate(zip(rets[:ncarry], body.outvars[:ncarry])):
+        if r != bparams[nconst + i]:
+            lines += copy(lambda ix, c=carry[i]: f"{c}[{ix}]", mapped(r), v.aval)
+    lines.append("        cuda.syncthreads()")
+    # outer host lines: the carry buffers (copies of the initial values: the kernel
+    # writes them), the stacked outputs, the body's buffers, its size and literal reads
+    head = list(fn.head_reads)
+    init = []
+    for name, r, v in zip(carry, refs[nconst:nconst + ncarry], e.invars[nconst:nconst + ncarry]):
+        head.append(f"{name} = _rt.empty({fb.shape(v)}, {dt_text(v.aval.dtype)})")
+        if r[0] != "array":
+            return False
+        init += [ln[4:] for ln in copy(lambda ix, c=name: f"{c}[{ix}]", r[2], v.aval)]
+    # the initial carry is copied in the kernel (it may be computed by a launch merged
+    # before this one), then the loop
+    lines = init + ["    cuda.syncthreads()"] + lines
+    for i, name in enumerate(ys_names):
+        head.append(f"{name} = _rt.empty({ctx.shape_out(ncarry + i)}, "
+                    f"{dt_text(e.outvars[ncarry + i].aval.dtype)})")
+    head += allocs
+    writes = frozenset(carry + ys_names + [a.split(" = ")[0] for a in allocs])
+    sec = Section("loop", [], [], lines, [], "1", elems="1", also_writes=writes)
+    ctx.lines.append(Launch([sec], head, [f"# ---- scan: {p['length']} steps in one launch "
+                                          f"(a device loop over {len(launches)} launch(es) "
+                                          f"of the body)"], one_block=True))
+    return True
+
+
 # ---------------------------------------------------------------------- data movement
 # One thread per output element (grid-stride), index arithmetic as the CPU rules'.
 
@@ -219,6 +341,14 @@ def _map_kernel(ctx, dims, make_body):
         ln = [f"    for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"]
         ln += ["        " + b for b in unravel_lines("_f", list(range(r)), dims, I)]
         ln += ["        " + b for b in body]
+    if ctx.ind == 0:                  # a launch record: the fusion pass may merge it
+        from .cuda_launches import Launch, Section
+        sec = (Section("single", [], ln[:1], ln[1:], [], "1") if r == 0 else
+               Section("map", [], ln[:1 + len(unravel_lines("_f", list(range(r)), dims, I))],
+                       [b for b in ln[1 + len(unravel_lines("_f", list(range(r)), dims, I)):]],
+                       [], total))
+        ctx.lines.append(Launch([sec]))
+        return
     params = free_names("\n".join(ln), fb.mod.consts.values())
     name = fb.mod.kernel("\n".join([f"def «K»({', '.join(params)}):"] + ln))
     ctx.emit(f"{name}[_rt.blocks({total}), _TPB]({', '.join(params)})")

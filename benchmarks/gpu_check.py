@@ -44,6 +44,9 @@ def parse():
     p.add_argument("--without-row-stack", action="store_true",
                    help="remove numpy.row_stack first, as numpy >= 2.5 has none (numba-cuda "
                         "0.30.4 overloads it: backends/cuda_math.py works around that)")
+    p.add_argument("--profile", action="store_true",
+                   help="after each row, one call with every launch timed: each kernel's "
+                        "grid, block and ms, and the host remainder")
     p.add_argument("--compile-recorded", metavar="FILE", help=argparse.SUPPRESS)
     a = p.parse_args()
     a.simulate = a.simulate or a.ptx
@@ -227,27 +230,53 @@ def jax_fn(jax, kind):
                     "rk4": jax.grad(rk4_ad(jnp, jax.lax.scan), argnums=(0, 1))}[kind])
 
 
+#: kernel launches per call the backend must stay within (issue 32), by row kind
+LAUNCH_BUDGET = {"f": 1, "grad f": 1, "mlp": 8, "hess": 3, "rk4": 4}
+
+
+def launches(fn, args, label):
+    """Kernel launches of one call (counted; timed per launch with --profile)."""
+    from autodiff.backends.cuda_runtime import count_launches
+    t0 = time.perf_counter()
+    with count_launches(profile=ARGS.profile) as n:
+        ad.block_until_ready(fn(*args))
+    wall = (time.perf_counter() - t0) * 1e3
+    if ARGS.profile:
+        print(f"\n{label}: {n.total} launches, {wall:.3f} ms with a sync around each")
+        for name, grid, block, ms in n.records:
+            geo = "library call" if grid is None else f"grid {grid} block {block}"
+            print(f"  {name:<16} {geo:<34} {ms:9.3f} ms")
+        print(f"  host remainder {wall - sum(r[3] for r in n.records):9.3f} ms")
+    return n.total
+
+
 def speed():
     jax = jax_setup()
     table = []
+    over = []
     for label, fn, args, kind, jargs in rows(jax):
         dargs = ad.device_put(args, "cuda")
         try:
             ours = timed(fn, dargs, ad.block_until_ready)
+            nl = launches(fn, dargs, label)
         except Exception as e:  # noqa: BLE001 - a row that fails is reported, not fatal
-            table.append((label, f"error: {type(e).__name__}: {str(e)[:80]}", "", ""))
+            table.append((label, f"error: {type(e).__name__}: {str(e)[:80]}", "", "", ""))
             continue
+        if nl > LAUNCH_BUDGET[kind]:
+            over.append(f"{label}: {nl} launches (budget {LAUNCH_BUDGET[kind]})")
         theirs = ratio = ""
         if jax is not None:
             jf = jax_fn(jax, kind)
             ja = jax.device_put(jargs, jax.devices("gpu")[0])
             t = timed(jf, ja, lambda r: jax.block_until_ready(r))
             theirs, ratio = f"{t:10.3f}", f"{ours / t:6.2f}"
-        table.append((label, f"{ours:10.3f}", theirs, ratio))
+        table.append((label, f"{ours:10.3f}", theirs, ratio, str(nl)))
     w = max(len(r[0]) for r in table)
-    print(f"\n{'row':<{w}}  {'autodiff ms':>11}  {'JAX ms':>10}  {'ratio':>6}")
+    print(f"\n{'row':<{w}}  {'autodiff ms':>11}  {'JAX ms':>10}  {'ratio':>6}  {'launches':>8}")
     for r in table:
-        print(f"{r[0]:<{w}}  {r[1]:>11}  {r[2]:>10}  {r[3]:>6}")
+        print(f"{r[0]:<{w}}  {r[1]:>11}  {r[2]:>10}  {r[3]:>6}  {r[4]:>8}")
+    for o in over:
+        print(f"  over the launch budget: {o}")
     if jax is None:
         print("(JAX with a GPU not importable here: autodiff column only)")
 

@@ -321,6 +321,48 @@ def test_mlp_value_and_grad_agrees_with_cpu():
     _agree(ad.value_and_grad(_mlp_loss), params, x, y)
 
 
+def _launches(fn, *args):
+    """Kernel launches of one call of ``fn`` (compiled by a first call), and its result."""
+    from autodiff.backends.cuda_runtime import count_launches
+    ad.block_until_ready(fn(*args))
+    with count_launches() as n:
+        out = ad.block_until_ready(fn(*args))
+    return n.total, out
+
+
+def test_launches_per_call_within_budget():
+    """Issue 32's launch budget, counted: f 1, grad f 1, hessian <= 3 (each result checked
+    against numpy's own computation, so a fused kernel that drops work cannot pass)."""
+    x = u((300,))
+    want = np.sum(np.tanh(x) * np.sin(x) + np.exp(-x * x))
+    n, got = _launches(ad.jit(_f, backend="cuda"), x)
+    np.testing.assert_allclose(float(np.asarray(got)), want, rtol=1e-12)
+    assert n == 1
+    n, got = _launches(ad.jit(ad.grad(_f), backend="cuda"), x)
+    np.testing.assert_allclose(np.asarray(got), np.cos(x) * np.tanh(x) + np.sin(x) / np.cosh(x) ** 2
+                               - 2 * x * np.exp(-x * x), rtol=1e-10, atol=1e-12)
+    assert n == 1
+    n, got = _launches(ad.jit(ad.hessian(_f), backend="cuda"), x[:6])
+    np.testing.assert_allclose(np.asarray(got), np.asarray(ad.hessian(_f)(x[:6])), rtol=1e-10,
+                               atol=1e-12)
+    assert n <= 3
+
+
+def test_launch_counter_sees_runtime_kernels_and_profiles():
+    from autodiff.backends.cuda_runtime import count_launches
+    a, b = u((3, 4)), u((4, 2), seed=1)
+    f = ad.jit(lambda a, b: anp.tanh(a @ b), backend="cuda")
+    f(a, b)
+    with count_launches(profile=True) as n:
+        got = np.asarray(f(a, b))
+    np.testing.assert_allclose(got, np.tanh(a @ b), rtol=1e-12)
+    names = [r[0] for r in n.records]
+    assert n.total == 2 and names[0] == "matmul_tiled" and names[1].startswith("_k"), n.records
+    assert all(r[3] is not None and r[3] >= 0 for r in n.records)
+    f(a, b)                       # outside the block: nothing counted, the kernels unwrapped
+    assert n.total == 2
+
+
 def test_matmul_fallback_kernel_tiles_and_batches():
     """The tiled shared-memory matmul (no CuPy here) on sizes that are not tile multiples,
     transposed operands (flags) and a batch."""
