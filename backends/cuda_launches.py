@@ -44,7 +44,7 @@ __all__ = ["Section", "Launch", "fuse", "render", "subscripts", "free_names_of"]
 #: names generated code uses that are never data (globals and builtins of the module)
 _GLOBALS = frozenset({"np", "cuda", "_dm", "_hc", "_rt", "_TPB", "range", "min", "max", "int",
                       "float", "bool", "complex", "abs", "len", "slot_i64", "slot_f64",
-                      "True", "False", "None", "_sz", "_E", "del", "return", "for", "in",
+                      "True", "False", "None", "_sz", "_E", "_TK", "del", "return", "for", "in",
                       "if", "else", "elif", "while", "not", "and", "or", "is", "break"})
 _IDENT = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)")
 _INDEX_TOKENS = re.compile(r"^[\sij0-9,]*$")
@@ -101,6 +101,7 @@ class Section:
     work: str
     elems: str = None             # elements the section computes (default: work)
     also_writes: frozenset = frozenset()   # written inside device functions it calls
+    shared: int = 0               # block-sized shared arrays of device functions it calls
 
     @property
     def lines(self):
@@ -146,11 +147,19 @@ class Launch:
 
     @property
     def uses(self):
-        return frozenset().union(*[s.uses for s in self.sections])
+        """Names the kernel reads or writes, and those its allocations read."""
+        alloc = frozenset(n for a in self.allocs for n in _IDENT.findall(a.split("=", 1)[-1])
+                          if n not in _GLOBALS)
+        return alloc.union(*[s.uses for s in self.sections])
 
     @property
     def lines(self):
         return [ln for s in self.sections for ln in s.lines]
+
+    def shared_arrays(self):
+        """Block-sized shared arrays the kernel declares (its own and its device loops')."""
+        return sum(s.shared for s in self.sections) + sum(
+            ln.count("cuda.shared.array(_TPB") for ln in self.lines)
 
     def small(self, limit):
         """Whether every section computes at most ``limit`` elements (known sizes)."""
@@ -271,9 +280,16 @@ def static_int(text):
     return int(eval(text))          # noqa: S307 - digits and operators only
 
 
+#: at most this many block-sized shared arrays in one kernel (8 x 256 x 16 bytes: 32 kB of
+#: the 48 kB a block may declare statically)
+MAX_SHARED = 8
+
+
 def merge(x, y):
     """``x`` and the later launch ``y`` as one launch, or None (the rules of the module
     docstring)."""
+    if x.shared_arrays() + y.shared_arrays() > MAX_SHARED:
+        return None
     wx, ux, wy, uy = x.writes, x.uses, y.writes, y.uses
     allocs = x.allocs + y.allocs
     comments = x.comments + y.comments

@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from ..config import config
-from ..core import Literal
+from ..core import Literal, Var
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
 from .numba_cuda_statements import free_names, host_statement, statement_rule, unravel_lines
@@ -137,6 +137,22 @@ class CudaFunction(NumbaFunction):
         # no values in scalar variables: on a GPU a tiny array is a buffer like any other
         # (host scalars would mean a copy back for every element a kernel computes)
         return 0
+
+    def plan_ew_unrolled(self, e):
+        """A rank-0 equation reading a value in device memory (a full reduction's result,
+        ``C[0]``) runs in a one-thread kernel and stores its result in a 1-element buffer,
+        where the host would read the value back (a synchronisation) only to compute on it;
+        one reading host scalars alone stays a host statement."""
+        o = e.outvars[0]
+        if not o.aval.shape and any(
+                isinstance(u, Var) and _DEVICE_READ.search(self.elem(u, 0)[0])
+                for u in e.invars):
+            self.plan_ew(e)                   # loc: ("scalar", cluster position, ...)
+            c = self.stages[self.loc[o][1]]
+            c.stored.add(o)
+            self.loc[o] = ("scalar", c.pos + 1, f"{self.aname(o)}[0]")
+            return
+        super().plan_ew_unrolled(e)
 
     def plan_reduce(self, e):
         super().plan_reduce(e)
@@ -515,6 +531,7 @@ def group_statements(lines):
     return items
 
 
+_DEVICE_READ = re.compile(r"(?<![\w.])[A-Z_][A-Z0-9_]*\[")
 _ARRAY_NAME = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?![\w(])")
 
 

@@ -216,7 +216,7 @@ def _device_loop(ctx, fn):
     host statement, a rank-0 carry or slice, a loop nest over more than
     ``cuda_launches.LOOP_MAX`` elements, sizes known only at run time) this returns False
     and the scan is a host loop. Returns whether it emitted the loop."""
-    from .cuda_launches import LOOP_MAX, Launch, Section, kernel_text
+    from .cuda_launches import LOOP_MAX, MAX_SHARED, Launch, Section, kernel_text
     p, e, fb = ctx.p, ctx.e, ctx.fb
     nconst, ncarry = p["num_consts"], p["num_carry"]
     if not config.jit_cuda_fuse_launches or ctx.ind or not fb.mod.static:
@@ -233,7 +233,7 @@ def _device_loop(ctx, fn):
             launches.append(it)
         elif not all(ln.strip().startswith("#") for ln in it.split("\n")):
             return False                  # a host statement in the body
-    if not launches:
+    if not launches or sum(lc.shared_arrays() for lc in launches) > MAX_SHARED:
         return False
     pre = f"L{fb.tmp('')[1:]}_"
     names = {}                            # the body's names -> the loop kernel's
@@ -313,7 +313,8 @@ def _device_loop(ctx, fn):
                     f"{dt_text(e.outvars[ncarry + i].aval.dtype)})")
     head += allocs
     writes = frozenset(carry + ys_names + [a.split(" = ")[0] for a in allocs])
-    sec = Section("loop", [], [], lines, [], "1", elems="1", also_writes=writes)
+    sec = Section("loop", [], [], lines, [], "1", elems="1", also_writes=writes,
+                  shared=sum(lc.shared_arrays() for lc in launches))
     ctx.lines.append(Launch([sec], head, [f"# ---- scan: {p['length']} steps in one launch "
                                           f"(a device loop over {len(launches)} launch(es) "
                                           f"of the body)"], one_block=True))

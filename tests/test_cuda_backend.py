@@ -348,6 +348,146 @@ def test_launches_per_call_within_budget():
     assert n <= 3
 
 
+def _rk4_states(steps):
+    def loss(y0, k):
+        def step(y, _):
+            f = lambda y: -k * y + anp.sin(y)    # noqa: E731
+            h = 0.05
+            k1 = f(y)
+            k2 = f(y + h / 2 * k1)
+            k3 = f(y + h / 2 * k2)
+            k4 = f(y + h * k3)
+            return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), None
+        y, _ = lax.scan(step, y0, None, length=steps)
+        return anp.sum(y * y)
+    return loss
+
+
+@pytest.mark.parametrize("steps", [3, 11])
+def test_rk4_scan_grad_is_at_most_four_launches_whatever_the_steps(steps):
+    """The scans run as device loops (every step in one kernel): the launches of the
+    gradient do not grow with the step count, and it agrees with the interpreter."""
+    y0 = u((40,))
+    g = ad.grad(_rk4_states(steps), argnums=(0, 1))
+    n, got = _launches(ad.jit(g, backend="cuda"), y0, 0.7)
+    want = ad.jit(g, backend="interpret")(y0, 0.7)
+    for a, b in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11, atol=1e-13)
+    assert n <= 4
+
+
+def test_mlp_value_and_grad_is_at_most_eight_launches():
+    """Five products (the fallback matmul kernel here; cuBLAS calls on a GPU with CuPy)
+    and three kernels: the bias-and-tanh epilogue, the per-row logsumexp chain with the
+    mean's sum, the column sums of the bias gradients."""
+    rng = np.random.default_rng(3)
+    params = ((rng.normal(size=(6, 12)) * 0.3, rng.normal(size=12) * 0.1),
+              (rng.normal(size=(12, 4)) * 0.3, rng.normal(size=4) * 0.1))
+    x = rng.normal(size=(9, 6))
+    y = np.eye(4)[rng.integers(0, 4, size=9)]
+    vg = ad.value_and_grad(_mlp_loss)
+    n, got = _launches(ad.jit(vg, backend="cuda"), params, x, y)
+    want = vg(params, x, y)
+    for a, b in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-13)
+    assert n <= 8
+
+
+def _interp_agrees(f, *args, rtol=1e-11, atol=1e-13):
+    got = ad.jit(f, backend="cuda")(*args)
+    want = ad.jit(f, backend="interpret")(*args)
+    for a, b in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=rtol, atol=atol)
+
+
+def _one_launch(f, *args):
+    n, _ = _launches(ad.jit(f, backend="cuda"), *args)
+    return n
+
+
+def test_device_loop_carries_stacks_and_reverses():
+    x0, xs = u((7,)), u((5, 7), seed=2)
+    w = u((7,), seed=3)
+
+    def f(c0, xs, w):
+        def body(c, x):                       # array ys: carry-in, a new value; xs rows
+            c2 = anp.tanh(c * w + x)
+            return c2, (c, c2 * 2.0 - x)
+        c, (a, b) = lax.scan(body, c0, xs, reverse=True)
+        return c, a, b
+    _interp_agrees(f, x0, xs, w)
+    assert _one_launch(f, x0, xs, w) == 1
+
+    def g(c0, d0, xs):                        # a carry passed through unchanged
+        def body(cd, x):
+            c, d = cd
+            return (c + x * d, d), c * 1.0
+        return lax.scan(body, (c0, d0), xs)
+    _interp_agrees(g, x0, w, xs)
+
+
+def test_device_loop_body_with_reductions_and_rows():
+    """A body with a full reduction (a grid section: its ticket taken every step by the
+    loop's one block) and a row reduction, over a matrix carry."""
+    m0 = u((6, 9))
+
+    def f(m):
+        def body(m, _):
+            s = anp.sum(m * m)
+            r = anp.max(m, axis=1, keepdims=True)
+            m2 = anp.sin(m - r) + 0.01 * s
+            return m2, anp.mean(m2, axis=0)
+        return lax.scan(body, m, None, length=4)
+    _interp_agrees(f, m0)
+    _interp_agrees(ad.grad(lambda m: anp.sum(f(m)[1] ** 2)), m0)
+
+
+def test_scan_bodies_a_kernel_cannot_run_stay_host_loops_and_agree():
+    a = u((5, 5))
+    # a matrix product in the body (a library call), a rank-0 per-step output, carries
+    # swapping places: each keeps the host loop, with the same results
+    _interp_agrees(lambda c: lax.scan(lambda c, _: (anp.tanh(a @ c), anp.sum(c)), c, None,
+                                      length=3), u((5,)))
+    _interp_agrees(lambda p, q: lax.scan(lambda pq, _: ((pq[1], pq[0] + 1.0), pq[0]), (p, q),
+                                         None, length=3), u((4,)), u((4,), seed=1))
+
+
+def test_nested_scans_and_fusion_switched_off_agree():
+    x = u((8,))
+
+    def f(x):
+        def outer(c, _):
+            inner, _ = lax.scan(lambda d, _: (anp.cos(d) * 0.9 + c, None), c, None, length=3)
+            return inner, anp.max(inner)
+        return lax.scan(outer, x, None, length=4)
+    _interp_agrees(f, x)
+    old = ad.config.jit_cuda_fuse_launches
+    ad.config.update("jit_cuda_fuse_launches", False)
+    try:
+        _interp_agrees(f, x)
+        n = _one_launch(_f, x)
+    finally:
+        ad.config.update("jit_cuda_fuse_launches", old)
+    assert n == 1               # a one-launch grid reduction does not depend on the pass
+
+
+def test_fusion_keeps_dependencies_between_large_nests():
+    """Above the one-block size, a nest that reads another's elements elsewhere (a
+    reversed read, a neighbour) is its own launch after the first; both agree with numpy."""
+    x = u((5000,))
+
+    def f(x):
+        y = anp.exp(x) * 0.5
+        z = y[::-1] + anp.roll(y, 1)
+        return anp.sum(z * x), z
+    n, got = _launches(ad.jit(f, backend="cuda"), x)
+    y = np.exp(x) * 0.5
+    z = y[::-1] + np.roll(y, 1)
+    np.testing.assert_allclose(np.asarray(got[1]), z, rtol=1e-13)
+    np.testing.assert_allclose(float(np.asarray(got[0])), np.sum(z * x), rtol=1e-12)
+    assert n >= 2
+
+
 def test_launch_counter_sees_runtime_kernels_and_profiles():
     from autodiff.backends.cuda_runtime import count_launches
     a, b = u((3, 4)), u((4, 2), seed=1)
