@@ -285,11 +285,22 @@ def static_int(text):
 MAX_SHARED = 8
 
 
+#: at most this many parameters in one kernel: Numba passes an array as 7 + 2 x rank
+#: words, and a kernel's parameters have 4 kB (before CUDA 12.1)
+MAX_PARAMS = 40
+
+
 def merge(x, y):
     """``x`` and the later launch ``y`` as one launch, or None (the rules of the module
     docstring)."""
-    if x.shared_arrays() + y.shared_arrays() > MAX_SHARED:
+    m = _merge(x, y)
+    if m is not None and (m.shared_arrays() > MAX_SHARED
+                          or len(free_names_of(m.lines)) > MAX_PARAMS):
         return None
+    return m
+
+
+def _merge(x, y):
     wx, ux, wy, uy = x.writes, x.uses, y.writes, y.uses
     allocs = x.allocs + y.allocs
     comments = x.comments + y.comments

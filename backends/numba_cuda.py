@@ -68,7 +68,7 @@ from ..devices import CudaArray
 from ..errors import UnsupportedError
 from . import numba_cpu  # noqa: F401  (the planner records of views, reductions, opaque primitives)
 from .cache_files import cache_dir_problem, ensure_private_dir, write_source
-from .numba_cuda_emitter import CudaFunction, numba_type_name
+from .numba_cuda_emitter import CudaFunction, NotOnDevice as _NotOnDevice, numba_type_name
 from .numba_cuda_statements import statement_rule
 from .numba_emitter import ModuleBase, dtype_name, has_arrays
 from .plan import LOWERINGS
@@ -208,9 +208,19 @@ class _Module(ModuleBase):
             self.kernels.append(text.replace("«K»", got, 1))
         return got
 
-    def sub_function(self, jaxpr, hint):
+    def sub_function(self, jaxpr, hint, device_from=None):
+        """The function of a control-flow body. ``device_from``: build it for a device
+        loop instead (``CudaFunction.device_from``): nothing is added to the module but
+        its launches, read by the caller; returns None where it cannot be one."""
         self.n_sub += 1
         fb = CudaFunction(self, jaxpr, f"_{hint}{self.n_sub}", top=False)
+        if device_from is not None:
+            fb.device_from = device_from
+            try:
+                fb.build()
+            except _NotOnDevice:
+                return None
+            return fb
         fb.build()
         return fb
 

@@ -23,7 +23,8 @@ from .cuda_launches import Launch, Section, fuse, render
 from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
 from .plan import LOWERINGS
 
-__all__ = ["CudaFunction", "free_at_last_use", "numba_type_name", "group_statements"]
+__all__ = ["CudaFunction", "NotOnDevice", "free_at_last_use", "numba_type_name",
+           "group_statements"]
 
 
 def _rt():
@@ -102,8 +103,33 @@ def numba_type_name(dt):
 # The function
 # =====================================================================================
 
+class NotOnDevice(Exception):
+    """A body built for a device loop does something only the host can (internal)."""
+
+
 class CudaFunction(NumbaFunction):
-    """One host function (the program, or a control-flow body) and its kernels."""
+    """One host function (the program, or a control-flow body) and its kernels.
+
+    ``device_from``: the index of the first parameter that is a loop's carry or slice
+    (None for an ordinary function). Such a body is built for a device loop: its rank-0
+    carries and slices are 1-element device buffers (``A[0]``), every rank-0 equation
+    runs on the device, and the build stops at the launches (``items``) and the names
+    it returns (``rets``), raising :class:`NotOnDevice` where a value would be a host
+    scalar."""
+
+    device_from = None
+
+    @property
+    def device_outs(self):
+        d = self.__dict__.get("_device_outs")
+        if d is None:
+            d = self.__dict__["_device_outs"] = {}
+        return d
+
+    def param_loc(self, v, i):
+        if self.device_from is not None and i >= self.device_from and not v.aval.shape:
+            return ("scalar", 0, f"{self.aname(v)}[0]")
+        return super().param_loc(v, i)
 
     def check_records(self):
         """Refuse a program this target has no text for: ``UnsupportedError`` naming an
@@ -144,15 +170,24 @@ class CudaFunction(NumbaFunction):
         where the host would read the value back (a synchronisation) only to compute on it;
         one reading host scalars alone stays a host statement."""
         o = e.outvars[0]
-        if not o.aval.shape and any(
+        if not o.aval.shape and (self.device_from is not None or any(
                 isinstance(u, Var) and _DEVICE_READ.search(self.elem(u, 0)[0])
-                for u in e.invars):
+                for u in e.invars)):
             self.plan_ew(e)                   # loc: ("scalar", cluster position, ...)
             c = self.stages[self.loc[o][1]]
             c.stored.add(o)
             self.loc[o] = ("scalar", c.pos + 1, f"{self.aname(o)}[0]")
             return
         super().plan_ew_unrolled(e)
+
+    def plan_opaque(self, e):
+        """As the planner's; a rank-0 result a statement left in a device buffer (a device
+        loop's scalar carry: ``device_outs``) is read there, not as a host scalar."""
+        super().plan_opaque(e)
+        for o in e.outvars:
+            got = self.device_outs.pop(o, None)
+            if got is not None:
+                self.loc[o] = ("scalar", self.loc[o][1], got)
 
     def plan_reduce(self, e):
         super().plan_reduce(e)
@@ -456,7 +491,9 @@ class CudaFunction(NumbaFunction):
                f"        _last[0] = cuda.atomic.add({tk}, 0, 1) == cuda.gridDim.x - 1",
                "    cuda.syncthreads()",
                "    if _last[0]:"]
-        fin = [dict(ri, acc=f"_b{i}") for i, ri in enumerate(reds)]
+        # fresh names: a merged kernel may hold reductions of other dtypes (Numba would
+        # unify one name's types across the kernel)
+        fin = [dict(ri, acc=self.tmp("b")) for ri in reds]
         ln += [f"        {ri['acc']} = {ri['init']}" for ri in fin]
         ln.append("        for _i in range(_tx, cuda.gridDim.x, _TPB):")
         ln += [f"            {ri['acc']} = {_combine(ri['kind'], ri['acc'], ri['part'] + '[_i]', ri['acc_dt'])}"
@@ -485,7 +522,11 @@ class CudaFunction(NumbaFunction):
             if not v.aval.shape:
                 expr = self.base_ref(v)[2]
                 m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)\[0\]", expr)
-                if self.top and m is not None:
+                if self.device_from is not None:
+                    if m is None:
+                        raise NotOnDevice(v)
+                    rets.append(m.group(1))
+                elif self.top and m is not None:
                     rets.append(m.group(1))           # the 1-element device array itself
                 else:
                     rets.append(self.cast(expr, v.aval.dtype))
@@ -503,15 +544,17 @@ class CudaFunction(NumbaFunction):
         self.items = group_statements(lines)
         if config.jit_cuda_fuse_launches:
             self.items = fuse(self.items)
-        lines, self.launches = render(self.items, self.mod.kernel)
-        lines = [ln for it in lines for ln in it.split("\n")]
-        params = [self.aname(v) if v.aval.shape else self.sname(v)
-                  for v in list(j.constvars) + list(j.invars)]
+        params = [self.aname(v) if v.aval.shape or self.loc[v][2].endswith("[0]")
+                  else self.sname(v) for v in list(j.constvars) + list(j.invars)]
         size_reads = [f"n{k} = slot_i64(_sz, {k})" for k in sorted(set(self.slots_used))
                       if f"n{k}" in self.used_size_names()]
         size_reads += self.lit_reads
-        ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
         self.rets, self.param_names, self.head_reads = rets, params, size_reads
+        if self.device_from is not None:
+            return                  # a device loop's body: its caller writes the kernels
+        lines, self.launches = render(self.items, self.mod.kernel)
+        lines = [ln for it in lines for ln in it.split("\n")]
+        ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
         body = free_at_last_use(size_reads + lines,
                                  set(params) | set(_ARRAY_NAME.findall(ret)))
         self.publish("\n".join([f"def {self.name}({', '.join(params)}«SZ»):"]

@@ -154,6 +154,8 @@ def _op_scan(ctx):
     """A device loop (:func:`_device_loop`: every step in one kernel) where the body
     allows, else a host loop over the body's host function; carry and stacked outputs stay
     on the device (rank-0 per-step values are gathered on the host and copied once)."""
+    if _device_loop(ctx):
+        return
     p = ctx.p
     nconst, ncarry = p["num_consts"], p["num_carry"]
     fn = ctx.fb.mod.sub_function(sub_jaxpr(p["jaxpr"]), "scan")
@@ -162,8 +164,6 @@ def _op_scan(ctx):
     outs = ctx.outs
     carry = [n for _, n in outs[:ncarry]]
     ys = outs[ncarry:]
-    if _device_loop(ctx, fn):
-        return
     for name, ref, v in zip(carry, refs[nconst:nconst + ncarry],
                             ctx.e.invars[nconst:nconst + ncarry]):
         ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
@@ -207,24 +207,28 @@ def _static_shape(aval):
     return all(isinstance(d, (int, np.integer)) for d in aval.shape)
 
 
-def _device_loop(ctx, fn):
+def _device_loop(ctx):
     """``scan`` as one launch: a kernel of one block whose loop runs every step, each of
     the body's launches a device function called in order with a barrier between, then the
     step's outputs copied into the stacked results and the carry (each thread its share of
-    the elements). The body's buffers are allocated once, before the launch; the host does
-    nothing per step. Where the body does something a kernel cannot (a library call, a
-    host statement, a rank-0 carry or slice, a loop nest over more than
-    ``cuda_launches.LOOP_MAX`` elements, sizes known only at run time) this returns False
-    and the scan is a host loop. Returns whether it emitted the loop."""
-    from .cuda_launches import LOOP_MAX, MAX_SHARED, Launch, Section, kernel_text
+    the elements). The body is built for it (``CudaFunction.device_from``: rank-0 carries
+    and slices are 1-element device buffers, rank-0 equations run on the device); its
+    buffers are allocated once, before the launch; the host does nothing per step. Where
+    the body does something a kernel cannot (a library call, a host call, a loop nest over
+    more than ``cuda_launches.LOOP_MAX`` elements, sizes known only at run time) this
+    returns False and the scan is a host loop. Returns whether it emitted the loop."""
+    from .cuda_launches import (LOOP_MAX, MAX_PARAMS, MAX_SHARED, Launch, Section,
+                                free_names_of, kernel_text)
     p, e, fb = ctx.p, ctx.e, ctx.fb
     nconst, ncarry = p["num_consts"], p["num_carry"]
     if not config.jit_cuda_fuse_launches or ctx.ind or not fb.mod.static:
         return False
     body = sub_jaxpr(p["jaxpr"])
-    if any(not v.aval.shape or not _static_shape(v.aval)
-           for v in list(body.invars[nconst:]) + list(body.outvars)):
-        return False                      # rank-0 carry or slice: host scalars
+    if not all(_static_shape(v.aval) for v in list(body.invars) + list(body.outvars)):
+        return False
+    fn = fb.mod.sub_function(body, "scan", device_from=nconst)
+    if fn is None:
+        return False
     launches = []
     for it in fn.items:
         if isinstance(it, Launch):
@@ -239,21 +243,25 @@ def _device_loop(ctx, fn):
     names = {}                            # the body's names -> the loop kernel's
     refs = ctx.ins
     bparams = fn.param_names
-    for i, (name, r, v) in enumerate(zip(bparams, refs, e.invars)):
-        if i < nconst:
-            if r[0] == "array":
-                names[name] = r[2]
-            elif re.fullmatch(r"[A-Za-z_]\w*(\[0\])?|[-+.\w()]+", r[2]):
-                names[name] = r[2]
-            else:
-                return False
-    carry = [n for _, n in ctx.outs[:ncarry]]
+    for name, r in zip(bparams[:nconst], refs):
+        if r[0] == "array" or re.fullmatch(r"[A-Za-z_]\w*(\[0\])?|[-+.\w()]+", r[2]):
+            names[name] = r[2]
+        else:
+            return False
+    head = list(fn.head_reads)
+    carry = []
+    for i, (kind, nm) in enumerate(ctx.outs[:ncarry]):
+        v = e.outvars[i]
+        buf = nm if kind == "array" else f"{pre}C{i}"
+        carry.append(buf)
+        head.append(f"{buf} = _rt.empty({fb.shape(v) if v.aval.shape else '(1,)'}, "
+                    f"{dt_text(v.aval.dtype)})")
     for name, buf in zip(bparams[nconst:nconst + ncarry], carry):
         names[name] = buf
-    xs = [r[2] for r in refs[nconst + ncarry:]]
     t = "_t"
-    for name, x in zip(bparams[nconst + ncarry:], xs):
-        names[name] = f"{x}[{t}]"
+    for name, r, v in zip(bparams[nconst + ncarry:], refs[nconst + ncarry:],
+                          body.invars[nconst + ncarry:]):
+        names[name] = f"{r[2]}[{t}]" if v.aval.shape else f"{r[2]}[{t}:{t} + 1]"
     allocs = []
     for lc in launches:
         for a in lc.allocs:
@@ -272,47 +280,56 @@ def _device_loop(ctx, fn):
 
     def mapped(n):
         return names.get(n, n)
-    lines = [f"    for _tt in range({length}):",
-             f"        {t} = {length} - 1 - _tt" if p["reverse"] else f"        {t} = _tt"]
+
+    def copy(dst_of, src, aval, ind="        "):
+        """Every thread its share of the elements of ``src`` into ``dst_of(index)``."""
+        if not aval.shape:
+            return [f"{ind}if cuda.threadIdx.x == 0:", f"{ind}    {dst_of('0')} = {src}"]
+        dims = [str(int(d)) for d in aval.shape]
+        J = [f"j{k}" for k in range(len(dims))]
+        out = [f"{ind}for _f in range(cuda.threadIdx.x, {' * '.join(dims)}, _TPB):"]
+        out += [f"{ind}    " + ln for ln in unravel_lines("_f", list(range(len(dims))), dims, J)]
+        out.append(f"{ind}    {dst_of(', '.join(J))} = {src}[{', '.join(J)}]")
+        return out
+
+    def elem0(r, aval):
+        return f"{mapped(r)}[0]" if not aval.shape else mapped(r)
+    lines = []
+    # the initial carry, copied in the kernel (a launch merged before this one may
+    # compute it), then the loop
+    for i, (r, v) in enumerate(zip(refs[nconst:nconst + ncarry],
+                                   e.invars[nconst:nconst + ncarry])):
+        src = r[2] if r[0] == "array" else carry_init(ctx, r, v.aval)
+        lines += copy(lambda ix, c=carry[i]: f"{c}[{ix}]", src, v.aval, "    ")
+    lines.append("    cuda.syncthreads()")
+    lines += [f"    for _tt in range({length}):",
+              f"        {t} = {length} - 1 - _tt" if p["reverse"] else f"        {t} = _tt"]
     for lc in launches:
         text, params = kernel_text(lc)
         dname = fb.mod.device_function(text)
         lines.append(f"        {dname}({', '.join(mapped(q) for q in params)})")
         lines.append("        cuda.syncthreads()")
-
-    def copy(dst_of, src, aval):
-        dims = [str(int(d)) for d in aval.shape]
-        J = [f"j{k}" for k in range(len(dims))]
-        out = [f"        for _f in range(cuda.threadIdx.x, {' * '.join(dims)}, _TPB):"]
-        out += ["            " + ln for ln in unravel_lines("_f", list(range(len(dims))), dims, J)]
-        out.append(f"            {dst_of(', '.join(J))} = {src}[{', '.join(J)}]")
-        return out
-    ys_names = [n for _, n in ctx.outs[ncarry:]]
-    for r, yname, v in zip(rets[ncarry:], ys_names, body.outvars[ncarry:]):
-        lines += copy(lambda ix, y=yname: f"{y}[{t}, {ix}]", mapped(r), v.aval)
+    if len(free_names_of(lines)) > MAX_PARAMS + 16:
+        return False                      # kernel parameters past 4 kB (CUDA < 12.1)
+    ys_out = ctx.outs[ncarry:]
+    for r, (kind, yname), v in zip(rets[ncarry:], ys_out, body.outvars[ncarry:]):
+        dst = (lambda ix, y=yname: f"{y}[{t}, {ix}]") if v.aval.shape else \
+              (lambda ix, y=yname: f"{y}[{t}]")
+        lines += copy(dst, elem0(r, v.aval), v.aval)
     if len(rets) > ncarry:
         lines.append("        cuda.syncthreads()")
     for i, (r, v) in enumerate(zip(rets[:ncarry], body.outvars[:ncarry])):
         if r != bparams[nconst + i]:
-            lines += copy(lambda ix, c=carry[i]: f"{c}[{ix}]", mapped(r), v.aval)
+            lines += copy(lambda ix, c=carry[i]: f"{c}[{ix}]", elem0(r, v.aval), v.aval)
     lines.append("        cuda.syncthreads()")
-    # outer host lines: the carry buffers (copies of the initial values: the kernel
-    # writes them), the stacked outputs, the body's buffers, its size and literal reads
-    head = list(fn.head_reads)
-    init = []
-    for name, r, v in zip(carry, refs[nconst:nconst + ncarry], e.invars[nconst:nconst + ncarry]):
-        head.append(f"{name} = _rt.empty({fb.shape(v)}, {dt_text(v.aval.dtype)})")
-        if r[0] != "array":
-            return False
-        init += [ln[4:] for ln in copy(lambda ix, c=name: f"{c}[{ix}]", r[2], v.aval)]
-    # the initial carry is copied in the kernel (it may be computed by a launch merged
-    # before this one), then the loop
-    lines = init + ["    cuda.syncthreads()"] + lines
-    for i, name in enumerate(ys_names):
-        head.append(f"{name} = _rt.empty({ctx.shape_out(ncarry + i)}, "
-                    f"{dt_text(e.outvars[ncarry + i].aval.dtype)})")
+    for i, (kind, yname) in enumerate(ys_out):
+        v = e.outvars[ncarry + i]
+        head.append(f"{yname} = _rt.empty({ctx.shape_out(ncarry + i)}, {dt_text(v.aval.dtype)})")
     head += allocs
-    writes = frozenset(carry + ys_names + [a.split(" = ")[0] for a in allocs])
+    for i, (kind, nm) in enumerate(ctx.outs[:ncarry]):
+        if kind != "array":               # a rank-0 carry stays in its device buffer
+            fb.device_outs[e.outvars[i]] = f"{carry[i]}[0]"
+    writes = frozenset(carry + [n for _, n in ys_out] + [a.split(" = ")[0] for a in allocs])
     sec = Section("loop", [], [], lines, [], "1", elems="1", also_writes=writes,
                   shared=sum(lc.shared_arrays() for lc in launches))
     ctx.lines.append(Launch([sec], head, [f"# ---- scan: {p['length']} steps in one launch "

@@ -516,13 +516,16 @@ class Planner(TinyValues):
         return ref
 
     # ------------------------------------------------------------------ planning
+    def param_loc(self, v, i):
+        """Where parameter ``v`` (the ``i``-th) lives: arrays by name, scalars by value."""
+        if v.aval.shape:
+            return ("array", 0, self.aname(v), True)
+        return ("scalar", 0, self.sname(v))
+
     def plan(self):
         j = self.jaxpr
-        for v in list(j.constvars) + list(j.invars):
-            if v.aval.shape:
-                self.loc[v] = ("array", 0, self.aname(v), True)
-            else:
-                self.loc[v] = ("scalar", 0, self.sname(v))
+        for i, v in enumerate(list(j.constvars) + list(j.invars)):
+            self.loc[v] = self.param_loc(v, i)
         for e in j.eqns:
             name = e.primitive.name
             low = LOWERINGS.get(name)

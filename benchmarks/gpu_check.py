@@ -322,6 +322,11 @@ def compile_recorded(path, cc=(9, 0)):
     import types as pytypes
     from numba import cuda, types as t
     from autodiff.backends import cuda_runtime as rt
+    from numba.cuda import dispatcher as _disp
+
+    class _Device:                  # numba-cuda compiles a device function a kernel calls
+        compute_capability = cc     # for the current device's cc, which asks the driver:
+    _disp.get_current_device = _Device   # there is none here, so it is told sm_90
     has = "present" if hasattr(np, "row_stack") else "absent"
     print(f"compiling with numpy {np.__version__}, numpy.row_stack {has}")
     with open(path, "rb") as f:

@@ -442,6 +442,28 @@ def test_device_loop_body_with_reductions_and_rows():
     _interp_agrees(ad.grad(lambda m: anp.sum(f(m)[1] ** 2)), m0)
 
 
+def test_device_loop_scalar_carries_slices_and_outputs():
+    """Rank-0 carries (fori_loop's counter), per-step scalars in and out, and a scalar
+    carry read after the loop: 1-element device buffers in one launch."""
+    x = u((8,))
+    f = lambda x: lax.fori_loop(0, 5, lambda i, c: anp.sin(c) * 0.5 + i, x)   # noqa: E731
+    _interp_agrees(f, x)
+    assert _one_launch(f, x) == 1
+    _interp_agrees(ad.grad(lambda x: anp.sum(f(x))), x)
+    ts = np.arange(4.0) * 0.25
+    g = lambda x: lax.scan(lambda c, t: (c * t + anp.sum(c), anp.max(c) * t), x, ts)  # noqa: E731
+    _interp_agrees(g, x)
+    assert _one_launch(g, x) == 1
+
+    def h(x, s):
+        def body(cs, _):
+            c, s = cs
+            return (c * 0.9 + s, s * 0.5 + anp.mean(c)), s
+        (c, s), ss = lax.scan(body, (x, s), None, length=6)
+        return c * s, ss
+    _interp_agrees(h, x, 0.3)
+
+
 def test_scan_bodies_a_kernel_cannot_run_stay_host_loops_and_agree():
     a = u((5, 5))
     # a matrix product in the body (a library call), a rank-0 per-step output, carries

@@ -1,0 +1,112 @@
+"""The launch fusion pass of the CUDA backend (backends/cuda_launches.py), on launch records.
+
+The pass is pure (records in, records out) and imports no CUDA, so these run in the main
+process. What the fused kernels compute is checked against the interpreter in
+tests/test_cuda_backend.py (the simulator); here, which merges the rules allow and refuse.
+"""
+from autodiff.backends.cuda_launches import (LOOP_MAX, ONE_BLOCK_MAX, Launch, Section, fuse,
+                                             render, static_int, subscripts)
+
+
+def _map(n, body, allocs=()):
+    hdr = [f"    for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):", "        i0 = _f"]
+    return Launch([Section("map", [], hdr, ["        " + b for b in body], [], str(n),
+                           elems=str(n))], list(allocs))
+
+
+def _single(body):
+    return Launch([Section("single", [], ["    if cuda.grid(1) == 0:"],
+                           ["        " + b for b in body], [], "1")])
+
+
+def _grid(n, src, out):
+    pre = ["    _sh1 = cuda.shared.array(_TPB, _T_float64)", "    _tx = cuda.threadIdx.x",
+           "    _acc = 0.0"]
+    hdr = [f"    for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):", "        i0 = _f"]
+    post = ["    _sh1[_tx] = _acc", "    _last = cuda.shared.array(1, _T_int32)",
+            "    if _last[0]:", "        if _tx == 0:", f"            {out}[0] = _sh1[0]"]
+    return Launch([Section("grid", pre, hdr, [f"        _acc += {src}[i0]"], post, str(n),
+                           elems=str(n))])
+
+
+def _launches(items):
+    return [it for it in items if isinstance(it, Launch)]
+
+
+def test_subscripts_and_sizes():
+    assert subscripts("        B[i0, j] = A[I[k]] + 1") == [("B", "i0, j", True),
+                                                           ("A", "I[k]", False),
+                                                           ("I", "k", False)]
+    assert subscripts("    X[i0] += y") == [("X", "i0", True)]
+    assert subscripts("    cuda.atomic.add(O, j0, v)") == [("O", "j0", True)]
+    assert static_int("8 * 32") == 256 and static_int("n3 * 2") is None
+
+
+def test_independent_launches_run_side_by_side():
+    big = 10 * ONE_BLOCK_MAX
+    out = fuse([_map(big, ["B[i0] = A[i0] * 2.0"]), _map(big // 2, ["D[i0] = C[i0] + 1.0"])])
+    (k,) = _launches(out)
+    assert len(k.sections) == 2 and not k.one_block
+    assert k.grid_text() == f"max(_rt.blocks({big}), _rt.blocks({big // 2}))"
+
+
+def test_pointwise_dependency_joins_the_loop_and_other_reads_do_not():
+    big = 10 * ONE_BLOCK_MAX
+    out = fuse([_map(big, ["B[i0] = A[i0] * 2.0"]), _map(big, ["C[i0] = B[i0] + A[i0]"])])
+    (k,) = _launches(out)
+    assert len(k.sections) == 1 and len(k.sections[0].header) == 2
+    # a read at another element (a reversed view) needs every thread's B first: two launches
+    out = fuse([_map(big, ["B[i0] = A[i0] * 2.0"]),
+                _map(big, [f"C[i0] = B[{big - 1} - i0]"])])
+    assert len(_launches(out)) == 2
+    # a different loop (other element count) reading B: two launches
+    out = fuse([_map(big, ["B[i0] = A[i0] * 2.0"]), _map(big // 2, ["C[i0] = B[i0]"])])
+    assert len(_launches(out)) == 2
+
+
+def test_small_dependent_launches_share_one_block():
+    out = fuse([_map(100, ["B[i0] = A[i0] * 2.0"]), _map(100, ["C[i0] = B[99 - i0]"])])
+    (k,) = _launches(out)
+    assert k.one_block and k.grid_text() == "1"
+    assert [s.kind for s in k.sections] == ["map", "sync", "map"]
+
+
+def test_scalar_after_a_grid_reduction_runs_in_its_last_block():
+    big = 10 * ONE_BLOCK_MAX
+    out = fuse([_grid(big, "A", "S"), _single(["m = S[0] / 8.0", "M[0] = m"])])
+    (k,) = _launches(out)
+    assert len(k.sections) == 1 and k.sections[0].post[-1] == "            M[0] = m"
+
+
+def test_a_scalar_kernel_becomes_the_prologue_of_its_reader():
+    big = 10 * ONE_BLOCK_MAX
+    out = fuse([_single(["g = -K[0]", "G[0] = g"]), _map(big, ["H[i0] = G[0] * A[i0]"])])
+    (k,) = _launches(out)
+    assert k.sections[0].kind == "prologue"
+    assert k.sections[1].inner == ["        H[i0] = g * A[i0]"]
+    assert "        G[0] = g" in k.sections[0].pre     # still stored for later readers
+
+
+def test_launches_move_past_statements_they_do_not_depend_on():
+    big = 10 * ONE_BLOCK_MAX
+    a = _map(big, ["B[i0] = A[i0] * 2.0"])
+    c = _map(big, ["D[i0] = C[i0] + 1.0"])
+    mm = "_rt.matmul(X, Y, C, False, False)"          # writes C, which c reads
+    out = fuse([a, mm, c])
+    assert len(_launches(out)) == 1 and out.index(mm) == 0    # a sank past the product
+    host = "s = B[0] + 1.0"                             # reads what a writes
+    out = fuse([a, host, _map(big, ["E[i0] = A[i0]"])])
+    assert len(_launches(out)) == 1 and out[1] == host          # the later one rose
+    out = fuse([a, host, _map(big, ["E[i0] = s * A[i0]"])])     # reads the host's s
+    assert len(_launches(out)) == 2 and out.index(host) == 1
+
+
+def test_render_names_kernels_and_passes_the_free_names():
+    big = 10 * ONE_BLOCK_MAX
+    lines, named = render(fuse([_map(big, ["B[i0] = A[i0] * c3"],
+                                     ["B = _rt.empty((8,), np.float64)"])]),
+                          lambda text: "_k7")
+    assert lines == ["B = _rt.empty((8,), np.float64)",
+                     f"_k7[_rt.blocks({big}), _TPB](B, A, c3)"]
+    assert list(named) == ["_k7"]
+    assert LOOP_MAX >= ONE_BLOCK_MAX
