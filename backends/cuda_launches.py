@@ -102,6 +102,7 @@ class Section:
     elems: str = None             # elements the section computes (default: work)
     also_writes: frozenset = frozenset()   # written inside device functions it calls
     shared: int = 0               # block-sized shared arrays of device functions it calls
+    grid: str = None              # the launch's blocks, where not derived from ``work``
 
     @property
     def lines(self):
@@ -125,6 +126,8 @@ class Section:
         return {ix for ln in self.lines for n, ix, st in subscripts(ln) if st and n == name}
 
     def grid_text(self):
+        if self.grid is not None:
+            return self.grid
         if self.kind in ("single", "prologue", "sync", "loop"):
             return "1"
         if self.kind == "block":

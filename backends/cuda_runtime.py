@@ -151,14 +151,30 @@ def zeros(shape, dtype):
     return cuda.to_device(np.zeros(tuple(int(n) for n in shape), dtype=np.dtype(dtype)))
 
 
-def ticket(store, k):
-    """Counter ``k`` of a program's ``store``: a one-element int32 device array, zero when
-    made (numba_cuda_emitter's one-launch grid reduction takes a ticket from it and the
-    last block resets it)."""
+def ticket(store, k, count=1):
+    """Counters ``k`` of a program's ``store``: an int32 device array of at least
+    ``count`` elements, zero when made (a one-launch reduction takes tickets from it and
+    each last block resets its counter)."""
     t = store.get(k)
-    if t is None:
-        t = store[k] = cuda.to_device(np.zeros(1, np.int32))
+    if t is None or t.shape[0] < count:
+        t = store[k] = cuda.to_device(np.zeros(max(1, int(count)), np.int32))
     return t
+
+
+def tiles(n):
+    """Tiles of ``TPB`` consecutive elements covering ``n``."""
+    return max(1, (int(n) + TPB - 1) // TPB)
+
+
+def split_chunks(npar, nrows):
+    """Row chunks of a "split" reduction (numba_cuda_emitter): enough blocks to fill the
+    device (``MAX_BLOCKS`` over the tiles of kept elements), each chunk at least 16 rows."""
+    return max(1, min(int(nrows) // 16, MAX_BLOCKS // tiles(npar)))
+
+
+def split_blocks(npar, nch):
+    """Blocks of a "split" reduction's launch (the kernel strides over the rest)."""
+    return max(1, min(tiles(npar) * int(nch), MAX_BLOCKS))
 
 
 def to_device(x):

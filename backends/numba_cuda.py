@@ -180,15 +180,16 @@ class _Module(ModuleBase):
             self.device_fns.append(text.replace("«K»", got, 1))
         return got
 
-    def ticket(self):
-        """Host text giving a one-int32 device counter, zero, for one grid reduction's
-        last-block ticket (the kernel resets it after each launch): one per launch site,
+    def ticket(self, count="1"):
+        """Host text giving ``count`` int32 device counters, zero, for a reduction's
+        last-block tickets (the kernel resets each after use): one set per launch site,
         made at its first use and kept in the module's ``_TK`` (launches of one program
         run in order on the default stream)."""
         if not self.tickets:
             self.const_lines.append("_TK = {}")
         self.tickets.append(len(self.tickets))
-        return f"_rt.ticket(_TK, {len(self.tickets) - 1})"
+        extra = "" if count == "1" else f", {count}"
+        return f"_rt.ticket(_TK, {len(self.tickets) - 1}{extra})"
 
     def host_eqn(self, e):
         self.host_eqns.append(e)

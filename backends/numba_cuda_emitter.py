@@ -261,11 +261,12 @@ class CudaFunction(NumbaFunction):
         npar = 1
         for k in P:
             npar *= self.D.value[c.domain[k]]
-        if max(P) > max(R) and npar >= 4 * _rt().TPB:
+        if max(P) > max(R):
             # the innermost axis is kept (a column sum, a bias gradient over the batch):
-            # a thread per kept element reads consecutive addresses across a warp, where a
-            # block per element would read one column with strided loads
-            return "serial"
+            # consecutive threads take consecutive kept elements (coalesced reads); with
+            # many rows, blocks also split the rows ("split": partial results per chunk of
+            # rows, combined per tile of columns by the tile's last block)
+            return "split" if nr >= SPLIT_MIN_ROWS else "serial"
         return "block" if nr >= _rt().TPB else "serial"
 
     def red_axes(self, e):
@@ -336,7 +337,18 @@ class CudaFunction(NumbaFunction):
         nr_txt = " * ".join(sizes[k] for k in R) or "1"
         work = {"block": np_txt, "grid": nr_txt, "serial": np_txt}.get(
             strat, " * ".join(sizes) or "1")
-        sec = self._section(strat, sizes, idx, P, R, body, red_info, work)
+        if strat == "split":
+            tk = f"{red_info[0]['out']}_TK"
+            nch = f"{red_info[0]['out']}_NCH"
+            host.append(f"{nch} = _rt.split_chunks({np_txt}, {nr_txt})")
+            for ri in red_info:
+                host.append(f"{ri['part']} = _rt.empty(({nch} * ({np_txt}),), "
+                            f"{dt_text(ri['acc_dt'])})")
+            host.append(f"{tk} = {self.mod.ticket(f'_rt.tiles({np_txt})')}")
+            sec = self._split_section(sizes, idx, P, R, body, red_info, np_txt, nr_txt,
+                                      tk, nch)
+        else:
+            sec = self._section(strat, sizes, idx, P, R, body, red_info, work)
         if strat == "grid":
             for ri in red_info:
                 host.append(f"{ri['part']} = _rt.empty((_rt.MAX_BLOCKS,), "
@@ -385,9 +397,50 @@ class CudaFunction(NumbaFunction):
                 body.append(f"{a} {'+' if kind == 'sum' else '*'}= {xn}")
             else:
                 body.append(f"{a} = {_combine(kind, a, xn, acc_dt)}")
-            if strat == "grid":
+            if strat in ("grid", "split"):
                 info["part"] = f"{out_name}_PART"
         return info
+
+    def _split_section(self, sizes, idx, P, R, body, reds, npt, nr, tk, nch):
+        """A reduction keeping the innermost axis, over many rows: block ``b`` takes tile
+        ``b % NT`` of ``_TPB`` consecutive kept elements (a thread each: coalesced reads)
+        and chunk ``b // NT`` of the rows (every ``NCH``-th); each thread writes its
+        partial result, takes a ticket of its tile after a fence, and the tile's last
+        block combines the ``NCH`` partials of each element in chunk order."""
+        ind = lambda k, s: "    " * k + s   # noqa: E731
+        nt = f"(({npt}) + _TPB - 1) // _TPB"
+        pre = [ind(1, "_tx = cuda.threadIdx.x"),
+               ind(1, "_last = cuda.shared.array(1, _T_int32)")]
+        self.mod.types.add("int32")
+        header = [ind(1, f"for _b in range(cuda.blockIdx.x, {nt} * {nch}, cuda.gridDim.x):"),
+                  ind(2, f"_tile = _b % ({nt})"), ind(2, f"_ch = _b // ({nt})"),
+                  ind(2, "_p = _tile * _TPB + _tx")]
+        inner = [ind(2, f"{ri['acc']} = {ri['init']}") for ri in reds]
+        inner.append(ind(2, f"if _p < {npt}:"))
+        inner += [ind(3, s) for s in unravel_lines("_p", P, sizes, idx)]
+        inner.append(ind(3, f"for _r in range(_ch, {nr}, {nch}):"))
+        inner += [ind(4, s) for s in unravel_lines("_r", R, sizes, idx)]
+        inner += [ind(4, s) for s in body]
+        inner += [ind(3, f"{ri['part']}[_ch * ({npt}) + _p] = {ri['acc']}") for ri in reds]
+        inner += [ind(3, "cuda.threadfence()"), ind(2, "cuda.syncthreads()"),
+                  ind(2, "if _tx == 0:"),
+                  ind(3, f"_last[0] = cuda.atomic.add({tk}, _tile, 1) == {nch} - 1"),
+                  ind(2, "cuda.syncthreads()"), ind(2, "if _last[0]:"),
+                  ind(3, f"if _p < {npt}:")]
+        inner += [ind(4, s) for s in unravel_lines("_p", P, sizes, idx)]
+        for ri in reds:
+            b = self.tmp("b")
+            v = b if ri["acc_dt"] == ri["dt_out"] else self.cast(b, ri["dt_out"])
+            inner += [ind(4, f"{b} = {ri['init']}"),
+                      ind(4, f"for _c in range({nch}):"),
+                      ind(5, f"{b} = " + _combine(ri["kind"], b,
+                                                  f"{ri['part']}[_c * ({npt}) + _p]",
+                                                  ri["acc_dt"])),
+                      ind(4, f"{ri['out']}[{ri['oidx']}] = {v}")]
+        inner += [ind(3, "if _tx == 0:"), ind(4, f"{tk}[_tile] = 0"),
+                  ind(2, "cuda.syncthreads()")]
+        return Section("split", pre, header, inner, [], npt,
+                       grid=f"_rt.split_blocks({npt}, {nch})")
 
     def _tree(self, infos, ind):
         """Shared-memory tree reduction of every accumulator of a block."""
@@ -573,6 +626,10 @@ def group_statements(lines):
             items.append(ln)
     return items
 
+
+#: the fewest rows for which a reduction keeping the innermost axis splits its rows
+#: among blocks (numba_cuda_emitter.CudaFunction.strategy)
+SPLIT_MIN_ROWS = 64
 
 _DEVICE_READ = re.compile(r"(?<![\w.])[A-Z_][A-Z0-9_]*\[")
 _ARRAY_NAME = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?![\w(])")

@@ -202,13 +202,21 @@ def test_reduction_strategies_all_agree():
            "block": (lambda x: anp.max(anp.sin(x), axis=1), (5, 70)),
            "serial": (lambda x: (anp.sum(x * x, axis=0), anp.mean(x, axis=1), anp.min(x)),
                       (5, 70)),
-           "column": (lambda x: anp.sum(anp.tanh(x), axis=0), (3, 130))}
+           "column": (lambda x: anp.sum(anp.tanh(x), axis=0), (3, 130)),
+           # many rows, the innermost axis kept: tiles of columns x chunks of rows
+           "split": (lambda x: (anp.sum(anp.tanh(x), axis=0), anp.max(x, axis=0),
+                                anp.sum(x > 0, axis=0), anp.sum(x * 2.0, axis=(0, 1))),
+                     (300, 70)),
+           "split 3-d": (lambda x: anp.mean(x * x, axis=(0, 1)), (9, 20, 45))}
     for strategy, (f, shape) in fns.items():
         for dt in (F64, F32):
             check(f, [(u(shape, dt),)])
         src = ad.jit(f, backend="cuda").lower(u(shape)).source
         if strategy == "column":        # the innermost axis kept: a thread per column
             assert "serial kernel" in src and "block kernel" not in src
+            continue
+        if strategy.startswith("split"):
+            assert "split kernel" in src and "_rt.split_chunks(" in src, src
             continue
         assert f"{strategy} kernel" in src, src
         if strategy != "serial":
