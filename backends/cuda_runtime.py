@@ -6,8 +6,8 @@ Imported only by ``backends/numba_cuda.py`` (and so only for ``backend="cuda"`` 
 ``device_put(x, "cuda")``): a CPU install never imports ``numba.cuda``.
 
 Launch geometry. Kernels are grid-stride loops over ``TPB`` threads a block, at most
-``MAX_BLOCKS`` blocks. On a GPU: 256 threads, up to 1024 blocks (enough to fill an H200's
-132 SMs several times over; grid-stride loops take the rest). Under the simulator every
+``MAX_BLOCKS`` blocks. On a GPU: 256 threads, up to 8 blocks per SM (1056 on an H200's
+132 SMs: every SM full; grid-stride loops take the rest). Under the simulator every
 CUDA thread is a Python thread, so 32 threads and 2 blocks keep launches cheap while
 still exercising the block-level code (shared memory, ``syncthreads``, several blocks).
 
@@ -21,8 +21,19 @@ import numpy as np
 
 from .cuda_math import SIMULATOR, cuda      # numba.cuda, through the numpy >= 2.5 guard there
 
+def _sm_count():
+    """Streaming multiprocessors of the current GPU (132 on an H200), or None where no
+    driver answers (a process compiling PTX without a GPU)."""
+    try:
+        return int(cuda.get_current_device().MULTIPROCESSOR_COUNT)
+    except Exception:  # noqa: BLE001 - no driver or no device: the default grid
+        return None
+
+
 TPB = 32 if SIMULATOR else 256
-MAX_BLOCKS = 2 if SIMULATOR else 1024
+#: blocks of a grid-stride launch: 8 resident blocks of 256 threads on each SM (2048
+#: threads, an SM's most), so one launch fills the device; 1024 where the count is unknown
+MAX_BLOCKS = 2 if SIMULATOR else 8 * (_sm_count() or 128)
 TILE = 4 if SIMULATOR else 16          # matmul tile edge: TILE*TILE threads a block
 
 
@@ -380,8 +391,9 @@ _MATMUL = {}
 def _matmul_kernel(kind):
     k = _MATMUL.get(kind)
     if k is None:
-        k = _MATMUL[kind] = (_make_matmul(0.0, cuda.float64) if kind == "f"
-                             else _make_matmul(0, cuda.int64))
+        k = _MATMUL[kind] = {"f": lambda: _make_matmul(0.0, cuda.float64),
+                             "c": lambda: _make_matmul(0j, cuda.complex128),
+                             "i": lambda: _make_matmul(0, cuda.int64)}[kind]()
     return k
 
 
@@ -389,7 +401,7 @@ def matmul(x, y, out, tx, ty):
     """``out[b] = op(x[b]) @ op(y[b])`` on (B, ., .) device arrays: cuBLAS through CuPy
     when available, else the tiled shared-memory kernel above."""
     cp = cupy()
-    if cp is not None and out.dtype.kind == "f":
+    if cp is not None and out.dtype.kind in "fc":       # cuBLAS gemm (complex: cgemm/zgemm)
         X, Y = cp.asarray(x), cp.asarray(y)
         if tx:
             X = X.swapaxes(1, 2)
@@ -404,8 +416,9 @@ def matmul(x, y, out, tx, ty):
         return
     cap = 2 if SIMULATOR else 65535
     grid = (min((N + TILE - 1) // TILE, cap), min((M + TILE - 1) // TILE, cap), min(B, cap))
+    kind = out.dtype.kind if out.dtype.kind in "fc" else "i"
     _launch_noted("matmul_tiled", grid, (TILE, TILE),
-                  _matmul_kernel("f" if out.dtype.kind == "f" else "i")[grid, (TILE, TILE)],
+                  _matmul_kernel(kind)[grid, (TILE, TILE)],
                   (x, y, out, bool(tx), bool(ty)))
 
 

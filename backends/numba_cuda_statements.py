@@ -142,12 +142,12 @@ def _op_dot_general(ctx):
     if kind == "array":
         ctx.emit(f"{name} = _rt.empty({ctx.shape_out(0)}, {dt_text(dt)})")
         target = name
-    else:                                     # a rank-0 result: through a 1-element buffer
-        target = fb.tmp("dot")
+    else:                 # a rank-0 result stays in a 1-element buffer, read as T[0]
+        target = f"{name.upper()}_DOT"
         ctx.emit(f"{target} = _rt.empty((1,), {dt_text(dt)})")
     ctx.emit(f"_rt.matmul({xa}, {ya}, {target}.reshape(({B}, {M}, {N})), {xt}, {yt})")
     if kind != "array":
-        ctx.emit(f"{name} = _rt.to_host_scalar({target})")
+        fb.device_outs[o] = f"{target}[0]"
 
 
 def _op_scan(ctx):
@@ -620,7 +620,7 @@ for _n, _rule in [("pad", _op_pad), ("concatenate", _op_concatenate),
                   ("argmax", _op_argext("max")), ("argmin", _op_argext("min")),
                   ("cond", cond_statement), ("while", while_statement), ("scan", _op_scan)]:
     register_statement(_n, _rule, complex=True)
-register_statement("dot_general", _op_dot_general)
+register_statement("dot_general", _op_dot_general, complex=True)
 register_statement("scatter_add", _op_scatter(True))
 for _n in ("cholesky", "triangular_solve", "solve", "eigh", "slogdet", "qr", "svd"):
     register_statement(_n, _op_linalg)

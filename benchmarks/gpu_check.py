@@ -342,7 +342,8 @@ def compile_recorded(path, cc=(9, 0)):
         except Exception as e:  # noqa: BLE001 - reported
             failed.append((name, sig, str(e).splitlines()[0][:300]))
     extra = 0
-    for kind, dt in (("f", t.float64), ("f", t.float32), ("i", t.int64), ("i", t.int32)):
+    for kind, dt in (("f", t.float64), ("f", t.float32), ("i", t.int64), ("i", t.int32),
+                     ("c", t.complex128), ("c", t.complex64)):
         a = dt[:, :, ::1]
         cuda.compile_ptx(rt._matmul_kernel(kind).py_func, (a, a, a, t.boolean, t.boolean),
                          cc=cc)

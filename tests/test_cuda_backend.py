@@ -547,6 +547,29 @@ def test_matmul_fallback_kernel_tiles_and_batches():
                                rtol=1e-12)
 
 
+def test_complex_products_and_scalar_products_stay_on_the_device():
+    """A complex dot_general runs on the device (cuBLAS with CuPy, else the tiled kernel
+    accumulating in complex128); a rank-0 product stays a 1-element device buffer read by
+    the kernels after it (no copy back to the host)."""
+    rng = np.random.default_rng(4)
+    a = rng.normal(size=(2, 5, 3)) + 1j * rng.normal(size=(2, 5, 3))
+    b = rng.normal(size=(2, 3, 4)) + 1j * rng.normal(size=(2, 3, 4))
+    f = lambda a, b: (anp.matmul(a, b), anp.exp(a[0] @ b[0]) * 0.5)   # noqa: E731
+    for dt, tol in ((np.complex128, 1e-12), (np.complex64, 1e-5)):
+        n, got = _launches(ad.jit(f, backend="cuda"), a.astype(dt), b.astype(dt))
+        assert n >= 2                     # the products ran as launches, not interpreted
+        want = f(a.astype(dt), b.astype(dt))
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == dt
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=tol, atol=tol)
+    v = u((7,))
+    g = lambda v: anp.tanh(v * anp.dot(v, v))                         # noqa: E731
+    prog = ad.jit(g, backend="cuda").lower(v).source
+    assert "_DOT[0]" in prog and "to_host_scalar" not in prog
+    np.testing.assert_allclose(np.asarray(ad.jit(g, backend="cuda")(v)),
+                               np.tanh(v * np.dot(v, v)), rtol=1e-13)
+
+
 def test_factorizations_fall_back_to_host_lapack_without_cupy():
     from autodiff.backends import cuda_runtime as rt
     assert rt.cupy() is None
