@@ -17,8 +17,11 @@ process without the simulator. That needs NVVM and NVRTC but no GPU
 2. Speed, side by side with JAX on the same GPU when JAX sees one, float64 and float32:
    f(x) = sum(tanh(x)*sin(x) + exp(-x*x)) and its grad at n = 1e6 and 1e8, an MLP
    784-2048-10 value_and_grad at batch 4096, a hessian at n = 1000, the gradient of an
-   RK4 integration written with lax.scan. One table of medians (ms) and ratios
-   (autodiff / JAX; the goal on an H200 is <= 1.5 on every row).
+   RK4 integration written with lax.scan. One table of medians (ms), ratios
+   (autodiff / JAX; the goal on an H200 is <= 1.5 on every row) and kernel launches per
+   call (counted; issue 32's budget: f 1, grad f 1, MLP <= 8, hessian <= 3, RK4 <= 4);
+   then each reduction shape next to CuPy's sum. ``--profile`` adds, per row, every
+   launch's grid, block and time and the host remainder.
 
 Inputs are put on the device first (ad.device_put / jax.device_put), so copies are not
 timed; every timed call waits for the device (block_until_ready). The first call of each
@@ -250,6 +253,33 @@ def launches(fn, args, label):
     return n.total
 
 
+def reductions():
+    """Each reduction shape the backend has (one value, rows, columns) next to CuPy's
+    ``sum`` on the same device arrays, when CuPy is there: medians (ms) and launches."""
+    from autodiff.backends import cuda_runtime as rt
+    cp = rt.cupy()
+    n, (r, c) = S["ns"][0], ((4096, 2048) if not SIM else (300, 70))
+    rng = np.random.default_rng(1)
+    shapes = [("sum of everything", (n,), None), ("row sums", (r, c), 1),
+              ("column sums", (r, c), 0)]
+    print(f"\n{'reduction (float64)':<32}  {'autodiff ms':>11}  {'CuPy ms':>9}  {'ratio':>6}  "
+          f"{'launches':>8}")
+    for label, shape, axis in shapes:
+        x = rng.uniform(-1, 1, shape)
+        fn = ad.jit(lambda v, axis=axis: anp.sum(v, axis=axis), backend="cuda")
+        dx = ad.device_put(x, "cuda")
+        ours = timed(fn, (dx,), ad.block_until_ready)
+        nl = launches(fn, (dx,), label)
+        theirs = ratio = ""
+        if cp is not None:
+            cx = cp.asarray(x)
+            t = timed(lambda v: cp.sum(v, axis=axis), (cx,),
+                      lambda _: cp.cuda.get_current_stream().synchronize())
+            theirs, ratio = f"{t:9.3f}", f"{ours / t:6.2f}"
+        print(f"{label + ' ' + 'x'.join(map(str, shape)):<32}  {ours:11.3f}  {theirs:>9}  "
+              f"{ratio:>6}  {nl:>8}")
+
+
 def speed():
     jax = jax_setup()
     table = []
@@ -279,6 +309,7 @@ def speed():
         print(f"  over the launch budget: {o}")
     if jax is None:
         print("(JAX with a GPU not importable here: autodiff column only)")
+    reductions()
 
 
 # ----------------------------------------------------------------------------- --ptx

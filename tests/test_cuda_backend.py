@@ -518,6 +518,15 @@ def test_fusion_keeps_dependencies_between_large_nests():
     assert n >= 2
 
 
+def test_the_launch_example_of_docs_cuda_md_runs(capsys):
+    import re as _re
+    text = open(os.path.join(ROOT, "docs", "cuda.md"), encoding="utf-8").read()
+    block = _re.search(r"```python no-run\n(import os\n.*?count_launches.*?)```", text,
+                       _re.S).group(1)
+    exec(compile(block, "docs/cuda.md", "exec"), {})
+    assert capsys.readouterr().out.strip() == "1"
+
+
 def test_launch_counter_sees_runtime_kernels_and_profiles():
     from autodiff.backends.cuda_runtime import count_launches
     a, b = u((3, 4)), u((4, 2), seed=1)
