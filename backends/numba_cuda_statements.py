@@ -269,7 +269,11 @@ def _device_loop(ctx):
             if m is None:
                 return False
             names[m.group(1)] = pre + m.group(1)
-            allocs.append(f"{pre}{m.group(1)} = {m.group(2)}")
+            # a buffer's size may name another of the body's (a split's chunk count)
+            rhs = re.sub(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?!\w)",
+                         lambda q: pre + q.group(1) if q.group(1) in names else q.group(1),
+                         m.group(2))
+            allocs.append(f"{pre}{m.group(1)} = {rhs}")
     rets = fn.rets
     if not all(re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names for r in rets):
         return False

@@ -258,7 +258,7 @@ def reductions():
     ``sum`` on the same device arrays, when CuPy is there: medians (ms) and launches."""
     from autodiff.backends import cuda_runtime as rt
     cp = rt.cupy()
-    n, (r, c) = S["ns"][0], ((4096, 2048) if not SIM else (300, 70))
+    n, (r, c) = S["ns"][0], ((4096, 2048) if not SIM else (64, 70))
     rng = np.random.default_rng(1)
     shapes = [("sum of everything", (n,), None), ("row sums", (r, c), 1),
               ("column sums", (r, c), 0)]

@@ -448,6 +448,14 @@ def test_device_loop_body_with_reductions_and_rows():
         return lax.scan(body, m, None, length=4)
     _interp_agrees(f, m0)
     _interp_agrees(ad.grad(lambda m: anp.sum(f(m)[1] ** 2)), m0)
+    assert _one_launch(f, m0) == 1
+    # column means over 100 rows: a split reduction (its chunk count sizes its partials)
+    g = lambda m: lax.scan(lambda m, _: (anp.tanh(m - anp.mean(m, axis=0)),   # noqa: E731
+                                         anp.sum(m, axis=0)), m, None, length=3)
+    m1 = u((100, 20), seed=5)
+    assert "_rt.split_chunks(" in ad.jit(g, backend="cuda").lower(m1).source
+    _interp_agrees(g, m1)
+    assert _one_launch(g, m1) == 1
 
 
 def test_device_loop_scalar_carries_slices_and_outputs():
