@@ -535,6 +535,34 @@ def test_the_launch_example_of_docs_cuda_md_runs(capsys):
     assert capsys.readouterr().out.strip() == "1"
 
 
+def _host_launches(source):
+    """Launch statements (kernels and matrix products) of the top host function of a
+    lowered program, and whether any host function loops."""
+    import re as _re
+    fns = _re.split(r"\n(?=def )", source)
+    top = next(f for f in fns if f.startswith("def kernel("))
+    loops = any(_re.search(r"\n    +for ", f) for f in fns if "_sz" in f.split("\n")[0])
+    return len(_re.findall(r"_k\d+\[", top)) + top.count("_rt.matmul("), loops
+
+
+def test_issue32_rows_at_h200_sizes_lower_within_the_launch_budget():
+    """The gpu_check rows at the sizes of the H200 table, lowered (not run: the
+    simulator would take hours): the same budgets, and no host loop anywhere."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-2, 2, 1_000_000)
+    params = ((rng.normal(size=(784, 2048)) * 0.03, np.zeros(2048)),
+              (rng.normal(size=(2048, 10)) * 0.03, np.zeros(10)))
+    xb = rng.normal(size=(4096, 784))
+    yb = np.eye(10)[rng.integers(0, 10, size=4096)]
+    rows = [(_f, (x,), 1), (ad.grad(_f), (x,), 1),
+            (ad.value_and_grad(_mlp_loss), (params, xb, yb), 8),
+            (ad.hessian(_f), (x[:1000],), 3),
+            (ad.grad(_rk4_states(200), argnums=(0, 1)), (x[:1000], 0.7), 4)]
+    for fn, args, budget in rows:
+        n, loops = _host_launches(ad.jit(fn, backend="cuda").lower(*args).source)
+        assert n <= budget and not loops, (fn, n, loops)
+
+
 def test_launch_counter_sees_runtime_kernels_and_profiles():
     from autodiff.backends.cuda_runtime import count_launches
     a, b = u((3, 4)), u((4, 2), seed=1)
