@@ -147,6 +147,14 @@ else:                                              # pragma: no cover - needs a 
         return math.copysign(0.0, x / y)
 
 
+@cuda.jit(device=True, inline=True)
+def threadfence():
+    """A device-wide memory fence (``cuda.threadfence``). Kernels call it through this
+    module: the one place naming it, for a compiler that spells it otherwise
+    (numba-cuda-mlir 0.6.0 has no lowering for ``cuda.threadfence``: docs/cuda.md)."""
+    cuda.threadfence()
+
+
 # ---------------------------------------------------------------------------------------
 # complex operands
 # ---------------------------------------------------------------------------------------

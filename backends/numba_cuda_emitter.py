@@ -422,7 +422,7 @@ class CudaFunction(NumbaFunction):
         inner += [ind(4, s) for s in unravel_lines("_r", R, sizes, idx)]
         inner += [ind(4, s) for s in body]
         inner += [ind(3, f"{ri['part']}[_ch * ({npt}) + _p] = {ri['acc']}") for ri in reds]
-        inner += [ind(3, "cuda.threadfence()"), ind(2, "cuda.syncthreads()"),
+        inner += [ind(3, "_dm.threadfence()"), ind(2, "cuda.syncthreads()"),
                   ind(2, "if _tx == 0:"),
                   ind(3, f"_last[0] = cuda.atomic.add({tk}, _tile, 1) == {nch} - 1"),
                   ind(2, "cuda.syncthreads()"), ind(2, "if _last[0]:"),
@@ -540,7 +540,7 @@ class CudaFunction(NumbaFunction):
               "    if _tx == 0:"]
         self.mod.types.add("int32")
         ln += [f"        {ri['part']}[cuda.blockIdx.x] = {ri['sh']}[0]" for ri in reds]
-        ln += ["        cuda.threadfence()",
+        ln += ["        _dm.threadfence()",
                f"        _last[0] = cuda.atomic.add({tk}, 0, 1) == cuda.gridDim.x - 1",
                "    cuda.syncthreads()",
                "    if _last[0]:"]

@@ -308,11 +308,23 @@ def _device_loop(ctx):
     lines.append("    cuda.syncthreads()")
     lines += [f"    for _tt in range({length}):",
               f"        {t} = {length} - 1 - _tt" if p["reverse"] else f"        {t} = _tt"]
+    shared = {}                           # the body's shared arrays, declared here
     for lc in launches:
-        text, params = kernel_text(lc)
+        # a device function receives its shared arrays from the kernel (numba-cuda-mlir
+        # 0.6.0 fails on some shared arrays declared in device functions: docs/cuda.md)
+        body_lines = []
+        for ln in lc.lines:
+            m = re.fullmatch(r"\s*(_\w+) = (cuda\.shared\.array\(.*\))\s*", ln)
+            if m:
+                shared.setdefault(m.group(1), m.group(2))
+                names[m.group(1)] = f"{pre}{m.group(1)[1:]}"
+            else:
+                body_lines.append(ln)
+        text, params = kernel_text(Launch([Section("map", body_lines, [], [], [], "1")]))
         dname = fb.mod.device_function(text)
         lines.append(f"        {dname}({', '.join(mapped(q) for q in params)})")
         lines.append("        cuda.syncthreads()")
+    lines = [f"    {names[n]} = {decl}" for n, decl in shared.items()] + lines
     if len(free_names_of(lines)) > MAX_PARAMS + 16:
         return False                      # kernel parameters past 4 kB (CUDA < 12.1)
     ys_out = ctx.outs[ncarry:]
