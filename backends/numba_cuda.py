@@ -6,16 +6,19 @@ it for a GPU. A program is one Python module:
 
 * every loop nest becomes a ``@cuda.jit`` kernel, a grid-stride loop with one thread per
   element of the nest's parallel dimensions (views are index arithmetic, as on the CPU);
-* a nest with reductions picks one of three shapes (``numba_cuda_emitter.CudaFunction.strategy``):
+* a nest with reductions picks one of four shapes (``numba_cuda_emitter.CudaFunction.strategy``):
   ``grid`` (everything reduced to one value: every thread accumulates a strided share,
-  each block combines its threads in shared memory, a one-block pass combines the blocks),
+  each block combines its threads in shared memory and takes a ticket, and the block with
+  the last ticket combines the blocks' partials in block order: one launch),
   ``block`` (one block per kept element, its threads share the reduced elements, combined
-  in shared memory), ``serial`` (one thread per kept element loops over the reduced ones:
-  short reductions, and reductions keeping the innermost axis, whose threads then read
-  consecutive addresses); a nest reducing several axis sets is one kernel per set. No
-  warp shuffles (the
-  simulator has none), no atomics: results do not depend on scheduling. Sums accumulate in
-  float64 (int64) as on the CPU;
+  in shared memory), ``split`` (the innermost axis kept, many rows: a block per tile of
+  kept elements and chunk of rows, each tile's last block combining the chunks),
+  ``serial`` (one thread per kept element loops over the reduced ones: short reductions);
+  a nest reducing several axis sets is one kernel per set. No warp shuffles (the
+  simulator has none), atomics only for tickets: results do not depend on scheduling.
+  Sums accumulate in float64 (int64) as on the CPU;
+* every nest is first a launch record; ``backends/cuda_launches.py`` merges the launches
+  of a host function where what they read and write allows, before the text is written;
 * a host function (plain Python) allocates the device buffers, launches the kernels in
   plan order and drops each buffer after its last use (``del``), so device memory is
   freed as the numpy interpreter frees host memory. Scalars live on the host: a rank-0
@@ -24,7 +27,9 @@ it for a GPU. A program is one Python module:
 * library calls: ``dot_general`` (any dimension numbers, batch included) is cuBLAS through
   CuPy when CuPy is importable, else a tiled shared-memory matmul kernel; ``cholesky``,
   ``triangular_solve``, ``solve``, ``eigh``, ``slogdet``, ``qr``, ``svd`` are cuSOLVER through CuPy, else
-  numpy/LAPACK on the host (copy there and back); ``cond``/``while``/``scan`` are host
+  numpy/LAPACK on the host (copy there and back); a ``scan`` whose body is kernels of
+  known size is a device loop (one kernel of one block runs every step:
+  ``numba_cuda_statements._device_loop``); ``cond``/``while``/other scans are host
   loops over the body's host function, whose operands and carry stay on the device;
 * gathers, scatters (``scatter_add`` with atomics; ``scatter`` walks the index rows in
   order so the last write wins, as in numpy), dynamic slices and updates, ``pad``,
