@@ -78,7 +78,7 @@ def _cuda_devices():
     ok, why = available()
     if not ok:
         return []
-    from numba import cuda
+    from .backends.cuda_math import cuda      # the kernels' compiler (numba-cuda by default)
     if "simulator" in why:
         return [CudaDevice(0, "CUDA simulator")]
     out = []
@@ -181,7 +181,7 @@ class CudaArray:
 
     def block_until_ready(self):
         """Wait for the device's queued work (JAX's name); returns the array."""
-        from numba import cuda
+        from .backends.cuda_math import cuda
         cuda.synchronize()
         return self
 

@@ -36,6 +36,7 @@ one Python definition each, device functions on a GPU and under the simulator.
 """
 import cmath
 import math
+import os as _os
 import types as _pytypes
 
 import numpy as np
@@ -85,6 +86,16 @@ from numba.cuda.core import config as _cuda_config  # noqa: E402
 
 SIMULATOR = bool(_cuda_config.ENABLE_CUDASIM)
 
+#: the compiler of the kernels: numba-cuda (its simulator runs them in CI), or on a GPU
+#: numba-cuda-mlir where ``AUTODIFF_CUDA_COMPILER=numba-cuda-mlir`` asks for it (its C++
+#: launcher; docs/cuda.md "The compiler"). Generated programs, the runtime's kernels and
+#: the device functions here all take ``cuda`` from this module: one compiler for all.
+COMPILER = "numba-cuda"
+if not SIMULATOR and _os.environ.get("AUTODIFF_CUDA_COMPILER", "").strip().lower() in (
+        "numba-cuda-mlir", "mlir"):                # pragma: no cover - needs the package
+    from numba_cuda_mlir import cuda  # noqa: E402,F811
+    COMPILER = "numba-cuda-mlir"
+
 def _numpy_names():
     """The numpy names of the elementwise primitives (their lowering facts): the names the
     CUDA records' default text calls (``«M».arcsinh(x)``, ``«C».casinh(z)``)."""
@@ -108,7 +119,7 @@ if SIMULATOR:
         if hasattr(np, _n):
             globals()[_n] = getattr(np, _n)
 else:                                              # pragma: no cover - needs a GPU
-    from numba.cuda import libdevice as _ld
+    _ld = cuda.libdevice
     # math's floor/ceil return integers in numba; libdevice has rint (numpy's round) and cbrt
     _LIBDEVICE = {"floor": _ld.floor, "ceil": _ld.ceil, "rint": _ld.rint, "cbrt": _ld.cbrt}
     for _n in _numpy_names() + ["fabs"]:
@@ -147,12 +158,20 @@ else:                                              # pragma: no cover - needs a 
         return math.copysign(0.0, x / y)
 
 
-@cuda.jit(device=True, inline=True)
-def threadfence():
-    """A device-wide memory fence (``cuda.threadfence``). Kernels call it through this
-    module: the one place naming it, for a compiler that spells it otherwise
-    (numba-cuda-mlir 0.6.0 has no lowering for ``cuda.threadfence``: docs/cuda.md)."""
-    cuda.threadfence()
+if COMPILER == "numba-cuda-mlir":                 # pragma: no cover - needs the package
+    from numba_cuda_mlir.cuda import experimental
+
+    @cuda.jit(device=True, inline=True)
+    def threadfence():
+        """A device-wide memory fence: ``membar.gl`` (numba-cuda-mlir 0.6.0 types
+        ``cuda.threadfence`` but has no lowering for it)."""
+        experimental.inline_ptx("membar.gl;")
+else:
+    @cuda.jit(device=True, inline=True)
+    def threadfence():
+        """A device-wide memory fence (``cuda.threadfence``). Kernels call it through this
+        module: the one place naming it, for a compiler that spells it otherwise."""
+        cuda.threadfence()
 
 
 # ---------------------------------------------------------------------------------------

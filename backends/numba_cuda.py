@@ -238,7 +238,7 @@ class _Module(ModuleBase):
                 "# loop nest of the plan) and the host functions that launch them. Each",
                 "# statement is preceded by the jaxpr equation it computes.",
                 "import numpy as np",
-                "from numba import cuda",
+                "from autodiff.backends.cuda_math import cuda",
                 "from autodiff.backends import cuda_math as _dm",
                 "from autodiff.backends.cuda_math import HOST as _hc",
                 "from autodiff.backends import cuda_runtime as _rt",
@@ -295,7 +295,8 @@ STATS = {"modules_loaded": 0, "from_disk": 0}
 def _module_key(source):
     import numba
     from importlib.metadata import version
-    text = "\n".join([source, numba.__version__, version("numba-cuda")])
+    from .cuda_math import COMPILER
+    text = "\n".join([source, numba.__version__, COMPILER, version(COMPILER)])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
