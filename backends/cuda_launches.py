@@ -23,7 +23,10 @@ launches, every merge justified by what the sections read and write:
   known: a mean's division, a loss's scalar chain;
 * **as a prologue**: a one-thread launch computing rank-0 values (``G[0] = -k``) is
   recomputed by every thread of the launch that reads them, which reads the locals instead
-  (thread 0 still stores the buffers for later launches).
+  (thread 0 still stores the buffers for later launches);
+* **in one block**: launches of at most :data:`ONE_BLOCK_MAX` elements each, dependent or
+  not, run in order in one block with a barrier between (a device loop, which runs as one
+  block, takes its small neighbours this way).
 
 A launch moves earlier or later past statements and launches it does not depend on (nor
 they on it), so a column sum can wait for the next column sum past two library calls.
@@ -39,7 +42,9 @@ import ast
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["Section", "Launch", "fuse", "render", "subscripts", "free_names_of"]
+__all__ = ["Section", "Launch", "fuse", "merge", "render", "kernel_text", "subscripts",
+           "free_names_of", "static_int", "ONE_BLOCK_MAX", "LOOP_MAX", "MAX_SHARED",
+           "MAX_PARAMS"]
 
 #: names generated code uses that are never data (globals and builtins of the module)
 _GLOBALS = frozenset({"np", "cuda", "_dm", "_hc", "_rt", "_TPB", "range", "min", "max", "int",
@@ -406,7 +411,7 @@ def render(items, kernel):
     return lines, named
 
 
-def kernel_text(launch, name="«K»", decorator_free=True):
+def kernel_text(launch, name="«K»"):
     """``def name(params):`` and the launch's sections; returns the text and params."""
     body = launch.lines
     params = free_names_of(body)

@@ -377,10 +377,9 @@ def _map_kernel(ctx, dims, make_body):
         ln += ["        " + b for b in body]
     if ctx.ind == 0:                  # a launch record: the fusion pass may merge it
         from .cuda_launches import Launch, Section
-        sec = (Section("single", [], ln[:1], ln[1:], [], "1") if r == 0 else
-               Section("map", [], ln[:1 + len(unravel_lines("_f", list(range(r)), dims, I))],
-                       [b for b in ln[1 + len(unravel_lines("_f", list(range(r)), dims, I)):]],
-                       [], total))
+        head = 1 + (len(unravel_lines("_f", list(range(r)), dims, I)) if r else 0)
+        sec = Section("single" if r == 0 else "map", [], ln[:head], ln[head:], [],
+                      "1" if r == 0 else total, elems="1" if r == 0 else total)
         ctx.lines.append(Launch([sec]))
         return
     params = free_names("\n".join(ln), fb.mod.consts.values())

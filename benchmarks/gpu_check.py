@@ -4,6 +4,7 @@
     python benchmarks/gpu_check.py --simulate   # end to end in numba-cuda's simulator, tiny sizes
     python benchmarks/gpu_check.py --ptx        # no GPU: every kernel through the real compiler
     python benchmarks/gpu_check.py --ptx --without-row-stack   # ... as on numpy >= 2.5
+    python benchmarks/gpu_check.py --ptx --compiler numba-cuda-mlir   # ... its successor
 
 ``--ptx`` closes the simulator's blind spot (it runs kernels as Python, so it never sees
 numba-cuda's type checks): it runs the ``--simulate`` flow, records each kernel launched
@@ -50,6 +51,10 @@ def parse():
     p.add_argument("--profile", action="store_true",
                    help="after each row, one call with every launch timed: each kernel's "
                         "grid, block and ms, and the host remainder")
+    p.add_argument("--compiler", choices=("numba-cuda", "numba-cuda-mlir"),
+                   default="numba-cuda",
+                   help="with --ptx: the compiler of the second process (numba-cuda-mlir: "
+                        "pip install numba-cuda-mlir 'cuda-toolkit[nvjitlink]==13.*')")
     p.add_argument("--compile-recorded", metavar="FILE", help=argparse.SUPPRESS)
     a = p.parse_args()
     a.simulate = a.simulate or a.ptx
@@ -346,20 +351,46 @@ def record_kernels():
     return seen
 
 
+def _mlir_types(sig):
+    """numba types (as recorded) as numba-cuda-mlir's own types, by name."""
+    from numba import types as nt
+    from numba_cuda_mlir.numba_cuda import types as mt
+
+    def conv(x):
+        if isinstance(x, nt.Array):
+            return mt.Array(conv(x.dtype), x.ndim, x.layout)
+        if isinstance(x, nt.UniTuple):
+            return mt.UniTuple(conv(x.dtype), x.count)
+        return getattr(mt, str(x))
+    return tuple(conv(x) for x in sig)
+
+
 def compile_recorded(path, cc=(9, 0)):
     """The second process of --ptx: compile each recorded kernel (and the runtime's own
-    kernels) with numba-cuda's real compiler; returns the number of failures."""
+    kernels) with the real compiler; returns the number of failures."""
     import pickle
     import types as pytypes
-    from numba import cuda, types as t
+    from numba import types as t
+    from autodiff.backends import cuda_math
     from autodiff.backends import cuda_runtime as rt
-    from numba.cuda import dispatcher as _disp
+    cuda = cuda_math.cuda
+    mlir = cuda_math.COMPILER == "numba-cuda-mlir"
+    if mlir:                        # its compile_ptx asks the driver for the host's GPU
+        from numba_cuda_mlir import tools as _tools
+        _tools._cached_cc = cc      # (an internal cache: there is no driver here)
+        conv = _mlir_types
+    else:
+        from numba.cuda import dispatcher as _disp
 
-    class _Device:                  # numba-cuda compiles a device function a kernel calls
-        compute_capability = cc     # for the current device's cc, which asks the driver:
-    _disp.get_current_device = _Device   # there is none here, so it is told sm_90
+        class _Device:              # numba-cuda compiles a device function a kernel calls
+            compute_capability = cc     # for the current device's cc, which asks the
+        _disp.get_current_device = _Device   # driver: there is none, so it is told sm_90
+
+        def conv(sig):
+            return sig
     has = "present" if hasattr(np, "row_stack") else "absent"
-    print(f"compiling with numpy {np.__version__}, numpy.row_stack {has}")
+    print(f"compiling with {cuda_math.COMPILER}, numpy {np.__version__}, "
+          f"numpy.row_stack {has}")
     with open(path, "rb") as f:
         recs = pickle.load(f)
     mods, failed = {}, []
@@ -369,20 +400,24 @@ def compile_recorded(path, cc=(9, 0)):
             m = mods[src] = pytypes.ModuleType("autodiff_cuda_program")
             exec(compile(src, "<program>", "exec"), m.__dict__)
         try:
-            cuda.compile_ptx(getattr(m, name).py_func, sig, cc=cc)
+            k = getattr(m, name)
+            cuda.compile_ptx(getattr(k, "py_func", k), conv(sig), cc=cc)
         except Exception as e:  # noqa: BLE001 - reported
-            failed.append((name, sig, str(e).splitlines()[0][:300]))
+            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            failed.append((name, sig, f"{type(e).__name__}: {why}"[:300]))
     extra = 0
     for kind, dt in (("f", t.float64), ("f", t.float32), ("i", t.int64), ("i", t.int32),
                      ("c", t.complex128), ("c", t.complex64)):
         a = dt[:, :, ::1]
-        cuda.compile_ptx(rt._matmul_kernel(kind).py_func, (a, a, a, t.boolean, t.boolean),
+        k = rt._matmul_kernel(kind)
+        cuda.compile_ptx(getattr(k, "py_func", k), conv((a, a, a, t.boolean, t.boolean)),
                          cc=cc)
         extra += 1
     for r in (1, 2, 3, 4):
-        cuda.compile_ptx(rt._permute_kernel.py_func, (t.float64[::1], t.float64[::1],
-                                                      t.UniTuple(t.int64, r),
-                                                      t.UniTuple(t.int64, r)), cc=cc)
+        k = rt._permute_kernel
+        cuda.compile_ptx(getattr(k, "py_func", k),
+                         conv((t.float64[::1], t.float64[::1], t.UniTuple(t.int64, r),
+                               t.UniTuple(t.int64, r))), cc=cc)
         extra += 1
     print(f"ptx (sm_{cc[0]}{cc[1]}): {len(recs) - len(failed)} of {len(recs)} recorded "
           f"kernels and {extra} runtime kernels compiled")
@@ -401,6 +436,7 @@ def ptx():
     with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as f:
         pickle.dump(list(seen), f)
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    env["AUTODIFF_CUDA_COMPILER"] = ARGS.compiler
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--compile-recorded",
                         f.name] + (["--without-row-stack"] if ARGS.without_row_stack else []),
                        env=env)
