@@ -254,6 +254,10 @@ def _as_prologue(x, later):
             continue
         if not _SIMPLE.match(ln):
             return None
+        # every thread runs the prologue, and only thread 0 stores: a value it stored
+        # earlier is read from its local, never from the buffer
+        for n, v in stores.items():
+            ln = re.sub(rf"(?<![\w.]){re.escape(n)}\[0\]", v, ln)
         pre.append("    " + ln.strip())
     if not stores:
         return None

@@ -563,6 +563,49 @@ def test_issue32_rows_at_h200_sizes_lower_within_the_launch_budget():
         assert n <= budget and not loops, (fn, n, loops)
 
 
+_OPS = [
+    ("sin", 1, lambda a: anp.sin(a)), ("tanh", 1, lambda a: anp.tanh(a) * 1.5),
+    ("gauss", 1, lambda a: anp.exp(-a * a)), ("rev0", 1, lambda a: a[::-1]),
+    ("rev1", 1, lambda a: a[:, ::-1]), ("roll", 1, lambda a: anp.roll(a, 3, axis=1)),
+    ("colsum", 1, lambda a: a - anp.mean(a, axis=0, keepdims=True)),
+    ("rowmax", 1, lambda a: a - anp.max(a, axis=1, keepdims=True)),
+    ("norm", 1, lambda a: a / (1.0 + anp.sqrt(anp.sum(a * a)))),
+    ("mul", 2, lambda a, b: a * b), ("add", 2, lambda a, b: a + 0.5 * b),
+    ("where", 2, lambda a, b: anp.where(a > b, a, b)),
+]
+
+
+def _random_program(rng, depth=6):
+    """A random chain of the operations above (each reading one or two earlier values);
+    returns it, with its outputs: the last value, its column sums and its total."""
+    picks = [(_OPS[k], [int(rng.integers(0, i + 1)) for _ in range(2)])
+             for i, k in enumerate(rng.integers(0, len(_OPS), size=depth))]
+
+    def prog(x):
+        vals = [x]
+        for (name, arity, fn), srcs in picks:
+            vals.append(fn(*[vals[j] for j in srcs[:arity]]))
+        last = vals[-1]
+        return last, anp.sum(last, axis=0), anp.sum(last * vals[len(vals) // 2])
+    return prog, [p[0][0] for p in picks]
+
+
+@pytest.mark.parametrize("shape", [(6, 7), (80, 60)])
+def test_random_programs_agree_fused_and_unfused(shape):
+    """Random chains of elementwise maps, reversed and rolled reads, row/column/full
+    reductions and broadcasts back: fused launches (one block for the small shape, several
+    blocks and every merge rule for the large one) agree with the interpreter."""
+    rng = np.random.default_rng(11)
+    x = u(shape, seed=2)
+    for trial in range(6):
+        prog, names = _random_program(rng)
+        got = ad.jit(prog, backend="cuda")(x)
+        want = ad.jit(prog, backend="interpret")(x)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-10, atol=1e-10,
+                                       err_msg=f"{shape} {names}")
+
+
 def test_launch_counter_sees_runtime_kernels_and_profiles():
     from autodiff.backends.cuda_runtime import count_launches
     a, b = u((3, 4)), u((4, 2), seed=1)

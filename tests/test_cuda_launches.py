@@ -87,6 +87,21 @@ def test_a_scalar_kernel_becomes_the_prologue_of_its_reader():
     assert "        G[0] = g" in k.sections[0].pre     # still stored for later readers
 
 
+def test_a_prologue_reads_its_own_earlier_values_from_locals():
+    """Two scalar kernels chained (the second reads what the first stored) become one
+    prologue: every thread runs it and only thread 0 stores, so the second value must
+    read the first's local, not its buffer (a race the random-program test caught)."""
+    big = 10 * ONE_BLOCK_MAX
+    out = fuse([_single(["g = F[0] * 2.0", "G[0] = g"]),
+                _single(["h = G[0] + 1.0", "H[0] = h"]),
+                _map(big, ["J[i0] = A[i0] / H[0]"])])
+    (k,) = _launches(out)
+    pro = k.sections[0]
+    assert pro.kind == "prologue" and "    h = g + 1.0" in pro.pre
+    assert not any("G[0]" in ln for ln in pro.pre if not ln.lstrip().startswith("G[0] ="))
+    assert k.sections[1].inner == ["        J[i0] = A[i0] / h"]
+
+
 def test_launches_move_past_statements_they_do_not_depend_on():
     big = 10 * ONE_BLOCK_MAX
     a = _map(big, ["B[i0] = A[i0] * 2.0"])
