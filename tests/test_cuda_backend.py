@@ -606,6 +606,25 @@ def test_random_programs_agree_fused_and_unfused(shape):
                                        err_msg=f"{shape} {names}")
 
 
+def test_random_scan_bodies_agree():
+    """The same random programs as scan bodies (device loops), and the gradients through
+    them (reverse device loops), against the interpreter."""
+    rng = np.random.default_rng(5)
+    x = u((40, 30), seed=3)
+    for trial in range(3):
+        prog, names = _random_program(rng, depth=5)
+
+        def f(x, prog=prog):
+            def body(c, _):
+                last, cols, tot = prog(c)
+                return anp.tanh(last), (cols, tot)
+            return lax.scan(body, x, None, length=3)
+        g = ad.grad(lambda x, f=f: anp.sum(f(x)[1][0]) + anp.sum(f(x)[0] ** 2))
+        _interp_agrees(f, x, rtol=1e-10, atol=1e-10)
+        _interp_agrees(g, x, rtol=1e-10, atol=1e-10)
+        assert _one_launch(f, x) == 1, names
+
+
 def test_launch_counter_sees_runtime_kernels_and_profiles():
     from autodiff.backends.cuda_runtime import count_launches
     a, b = u((3, 4)), u((4, 2), seed=1)
