@@ -591,7 +591,7 @@ def _random_program(rng, depth=6):
 
 
 @pytest.mark.parametrize("shape", [(6, 7), (80, 60)])
-def test_random_programs_agree_fused_and_unfused(shape):
+def test_random_programs_agree_with_the_interpreter(shape):
     """Random chains of elementwise maps, reversed and rolled reads, row/column/full
     reductions and broadcasts back: fused launches (one block for the small shape, several
     blocks and every merge rule for the large one) agree with the interpreter."""
