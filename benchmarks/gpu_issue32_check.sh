@@ -27,4 +27,10 @@ rc=${PIPESTATUS[0]}
 timeout -k 10 150 python3 benchmarks/gpu_check.py --reps 2 --skip-correctness --profile \
     > "$OUT/gpu_profile.log" 2>&1 || echo "profile run: exit $?" | tee -a "$log"
 echo "gpu_check exit status: $rc (0: all agree; 1: a correctness check failed; 124: cut at 340 s)" | tee -a "$log"
+# WITH_MLIR=1: the same check with numba-cuda-mlir compiling every kernel (its C++
+# launcher; docs/cuda.md "The compiler"), in $OUT/gpu_check_mlir.log
+if [ "${WITH_MLIR:-0}" = 1 ] && python3 -c 'import numba_cuda_mlir' 2>/dev/null; then
+    AUTODIFF_CUDA_COMPILER=numba-cuda-mlir timeout -k 10 340 python3 benchmarks/gpu_check.py \
+        --reps 5 > "$OUT/gpu_check_mlir.log" 2>&1 || echo "mlir run: exit $?" | tee -a "$log"
+fi
 exit "$rc"
