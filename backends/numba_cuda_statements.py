@@ -207,151 +207,257 @@ def _static_shape(aval):
     return all(isinstance(d, (int, np.integer)) for d in aval.shape)
 
 
+class _DeviceBody:
+    """A control-flow body built for a device loop (``CudaFunction.device_from``): rank-0
+    carries and slices are 1-element device buffers, rank-0 equations run on the device.
+    ``calls``: the lines calling its launches as device functions in order, a barrier
+    after each (indented for the loop); ``shared``: the shared arrays they take from the
+    kernel; ``allocs``: its buffers, renamed ``<pre>NAME`` (made once, before the launch);
+    ``rets``: what it returns, as the kernel reads each (``X`` or ``X[0]``). ``ok`` is
+    False where the body does something a kernel cannot (a library call, a host call, a
+    loop nest over more than ``cuda_launches.LOOP_MAX`` elements, a value returned that
+    is not a buffer)."""
+
+    def __init__(self, ctx, jaxpr, nconst, hint, pre, outer):
+        from .cuda_launches import LOOP_MAX, MAX_SHARED, Launch, Section, kernel_text
+        self.ok = False
+        fb = ctx.fb
+        fn = fb.mod.sub_function(jaxpr, hint, device_from=nconst)
+        if fn is None:
+            return
+        launches = []
+        for it in fn.items:
+            if isinstance(it, Launch):
+                if not it.small(LOOP_MAX):
+                    return
+                launches.append(it)
+            elif not all(ln.strip().startswith("#") for ln in it.split("\n")):
+                return                    # a host statement in the body
+        if not launches or sum(lc.shared_arrays() for lc in launches) > MAX_SHARED:
+            return
+        names = dict(zip(fn.param_names, outer))     # its parameters -> the kernel's
+        self.allocs = []
+        for lc in launches:
+            for a in lc.allocs:
+                m = re.match(r"([A-Z_][A-Z0-9_]*)\s*=\s*(.+)$", a)
+                if m is None:
+                    return
+                names[m.group(1)] = pre + m.group(1)
+                # a buffer's size may name another of the body's (a split's chunk count)
+                rhs = re.sub(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?!\w)",
+                             lambda q: pre + q.group(1) if q.group(1) in names else q.group(1),
+                             m.group(2))
+                self.allocs.append(f"{pre}{m.group(1)} = {rhs}")
+        if not all(re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names for r in fn.rets):
+            return
+        self.shared, self.calls = {}, []
+        for lc in launches:
+            # a device function receives its shared arrays from the kernel (numba-cuda-mlir
+            # 0.6.0 fails on some shared arrays declared in device functions: docs/cuda.md)
+            body_lines = []
+            for ln in lc.lines:
+                m = re.fullmatch(r"\s*(_\w+) = (cuda\.shared\.array\(.*\))\s*", ln)
+                if m:
+                    names[m.group(1)] = f"{pre}{m.group(1)[1:]}"
+                    self.shared.setdefault(names[m.group(1)], m.group(2))
+                else:
+                    body_lines.append(ln)
+            text, params = kernel_text(Launch([Section("map", body_lines, [], [], [], "1")]))
+            dname = fb.mod.device_function(text)
+            self.calls.append(f"        {dname}({', '.join(names.get(q, q) for q in params)})")
+            self.calls.append("        cuda.syncthreads()")
+        self.fn, self.params, self.head_reads = fn, fn.param_names, list(fn.head_reads)
+        self.ret_names = list(fn.rets)
+        self.rets = [names[r] if v.aval.shape else f"{names[r]}[0]"
+                     for r, v in zip(fn.rets, jaxpr.outvars)]
+        self.n_launches = len(launches)
+        self.shared_count = sum(lc.shared_arrays() for lc in launches)
+        self.ok = True
+
+
+def _copy_lines(dst_of, src, aval, ind="        "):
+    """Every thread of the block its share of the elements of ``src`` (an array, or for
+    rank 0 a value thread 0 writes) into ``dst_of(index)``."""
+    if not aval.shape:
+        return [f"{ind}if cuda.threadIdx.x == 0:", f"{ind}    {dst_of('0')} = {src}"]
+    dims = [str(int(d)) for d in aval.shape]
+    J = [f"j{k}" for k in range(len(dims))]
+    out = [f"{ind}for _f in range(cuda.threadIdx.x, {' * '.join(dims)}, _TPB):"]
+    out += [f"{ind}    " + ln for ln in unravel_lines("_f", list(range(len(dims))), dims, J)]
+    out.append(f"{ind}    {dst_of(', '.join(J))} = {src}[{', '.join(J)}]")
+    return out
+
+
+def _carry_buffers(ctx, carry_outs, carry_ins, carry_refs, pre):
+    """The loop's carry buffers (a rank-0 carry gets a 1-element one), their allocations,
+    and the kernel lines copying the initial values in (a launch merged before this one
+    may compute them). None where an initial value is not on the device."""
+    bufs, head, init = [], [], []
+    for i, ((kind, nm), v, r) in enumerate(zip(carry_outs, carry_ins, carry_refs)):
+        buf = nm if kind == "array" else f"{pre}C{i}"
+        bufs.append(buf)
+        head.append(f"{buf} = _rt.empty({ctx.fb.shape(v) if v.aval.shape else '(1,)'}, "
+                    f"{dt_text(v.aval.dtype)})")
+        src = r[2] if r[0] == "array" else carry_init(ctx, r, v.aval)
+        init += _copy_lines(lambda ix, c=buf: f"{c}[{ix}]", src, v.aval, "    ")
+    return bufs, head, init + ["    cuda.syncthreads()"]
+
+
+def _carry_updates(body, nconst, carry):
+    """Lines copying the body's carry results into the carry buffers, after a step; None
+    where carries swap places (no in-place copy)."""
+    lines = []
+    params = body.params[nconst:nconst + len(carry)]
+    for i, (r, name, v) in enumerate(zip(body.rets, body.ret_names, body.fn.jaxpr.outvars)):
+        if i >= len(carry):
+            break
+        if name == params[i]:
+            continue                      # returned unchanged
+        if name in params:
+            return None
+        lines += _copy_lines(lambda ix, c=carry[i]: f"{c}[{ix}]", r, v.aval)
+    return lines
+
+
+def _consts_outer(refs):
+    """The kernel's names of a body's constant operands; None where one is a host value
+    a kernel cannot take."""
+    out = []
+    for r in refs:
+        if r[0] != "array" and not re.fullmatch(r"[A-Za-z_]\w*(\[0\])?|[-+.\w()]+", r[2]):
+            return None
+        out.append(r[2])
+    return out
+
+
+def _loop_launch(ctx, lines, head, bodies, writes, what):
+    """The device loop's launch record (one block), or False where its kernel would take
+    too many parameters."""
+    from .cuda_launches import MAX_PARAMS, Launch, Section, free_names_of
+    shared = {}
+    for b in bodies:
+        shared.update(b.shared)
+    lines = [f"    {n} = {decl}" for n, decl in shared.items()] + lines
+    if len(free_names_of(lines)) > MAX_PARAMS + 16:
+        return False                      # kernel parameters past 4 kB (CUDA < 12.1)
+    sec = Section("loop", [], [], lines, [], "1", elems="1", also_writes=frozenset(writes),
+                  shared=sum(b.shared_count for b in bodies))
+    ctx.lines.append(Launch([sec], head, [f"# ---- {what}"], one_block=True))
+    return True
+
+
+def _device_possible(ctx, jaxprs):
+    return (config.jit_cuda_fuse_launches and not ctx.ind and ctx.fb.mod.static
+            and all(_static_shape(v.aval) for j in jaxprs
+                    for v in list(j.invars) + list(j.outvars)))
+
+
 def _device_loop(ctx):
     """``scan`` as one launch: a kernel of one block whose loop runs every step, each of
     the body's launches a device function called in order with a barrier between, then the
     step's outputs copied into the stacked results and the carry (each thread its share of
-    the elements). The body is built for it (``CudaFunction.device_from``: rank-0 carries
-    and slices are 1-element device buffers, rank-0 equations run on the device); its
-    buffers are allocated once, before the launch; the host does nothing per step. Where
-    the body does something a kernel cannot (a library call, a host call, a loop nest over
-    more than ``cuda_launches.LOOP_MAX`` elements, sizes known only at run time) this
-    returns False and the scan is a host loop. Returns whether it emitted the loop."""
-    from .cuda_launches import (LOOP_MAX, MAX_PARAMS, MAX_SHARED, Launch, Section,
-                                free_names_of, kernel_text)
+    the elements). The body is built for it (:class:`_DeviceBody`); its buffers are made
+    once, before the launch; the host does nothing per step. Where the body does something
+    a kernel cannot, or sizes are known only at run time, this returns False and the scan
+    is a host loop. Returns whether it emitted the loop."""
     p, e, fb = ctx.p, ctx.e, ctx.fb
     nconst, ncarry = p["num_consts"], p["num_carry"]
-    if not config.jit_cuda_fuse_launches or ctx.ind or not fb.mod.static:
-        return False
     body = sub_jaxpr(p["jaxpr"])
-    if not all(_static_shape(v.aval) for v in list(body.invars) + list(body.outvars)):
+    if not _device_possible(ctx, [body]):
         return False
-    fn = fb.mod.sub_function(body, "scan", device_from=nconst)
-    if fn is None:
-        return False
-    launches = []
-    for it in fn.items:
-        if isinstance(it, Launch):
-            if not it.small(LOOP_MAX):
-                return False
-            launches.append(it)
-        elif not all(ln.strip().startswith("#") for ln in it.split("\n")):
-            return False                  # a host statement in the body
-    if not launches or sum(lc.shared_arrays() for lc in launches) > MAX_SHARED:
+    refs = ctx.ins
+    consts = _consts_outer(refs[:nconst])
+    if consts is None:
         return False
     pre = f"L{fb.tmp('')[1:]}_"
-    names = {}                            # the body's names -> the loop kernel's
-    refs = ctx.ins
-    bparams = fn.param_names
-    for name, r in zip(bparams[:nconst], refs):
-        if r[0] == "array" or re.fullmatch(r"[A-Za-z_]\w*(\[0\])?|[-+.\w()]+", r[2]):
-            names[name] = r[2]
-        else:
-            return False
-    head = list(fn.head_reads)
-    carry = []
-    for i, (kind, nm) in enumerate(ctx.outs[:ncarry]):
-        v = e.outvars[i]
-        buf = nm if kind == "array" else f"{pre}C{i}"
-        carry.append(buf)
-        head.append(f"{buf} = _rt.empty({fb.shape(v) if v.aval.shape else '(1,)'}, "
-                    f"{dt_text(v.aval.dtype)})")
-    for name, buf in zip(bparams[nconst:nconst + ncarry], carry):
-        names[name] = buf
+    carry, head, init = _carry_buffers(ctx, ctx.outs[:ncarry], e.invars[nconst:nconst + ncarry],
+                                       refs[nconst:nconst + ncarry], pre)
     t = "_t"
-    for name, r, v in zip(bparams[nconst + ncarry:], refs[nconst + ncarry:],
-                          body.invars[nconst + ncarry:]):
-        names[name] = f"{r[2]}[{t}]" if v.aval.shape else f"{r[2]}[{t}:{t} + 1]"
-    allocs = []
-    for lc in launches:
-        for a in lc.allocs:
-            m = re.match(r"([A-Z_][A-Z0-9_]*)\s*=\s*(.+)$", a)
-            if m is None:
-                return False
-            names[m.group(1)] = pre + m.group(1)
-            # a buffer's size may name another of the body's (a split's chunk count)
-            rhs = re.sub(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?!\w)",
-                         lambda q: pre + q.group(1) if q.group(1) in names else q.group(1),
-                         m.group(2))
-            allocs.append(f"{pre}{m.group(1)} = {rhs}")
-    rets = fn.rets
-    if not all(re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names for r in rets):
+    xs = [f"{r[2]}[{t}]" if v.aval.shape else f"{r[2]}[{t}:{t} + 1]"
+          for r, v in zip(refs[nconst + ncarry:], body.invars[nconst + ncarry:])]
+    b = _DeviceBody(ctx, body, nconst, "scan", pre, consts + carry + xs)
+    if not b.ok:
         return False
-    for i, r in enumerate(rets[:ncarry]):
-        if r in bparams[nconst:nconst + ncarry] and bparams.index(r) != nconst + i:
-            return False                  # carries swapping places: no in-place copy
+    updates = _carry_updates(b, nconst, carry)
+    if updates is None:
+        return False
     length = fb.size_param(p["length"])
-
-    def mapped(n):
-        return names.get(n, n)
-
-    def copy(dst_of, src, aval, ind="        "):
-        """Every thread its share of the elements of ``src`` into ``dst_of(index)``."""
-        if not aval.shape:
-            return [f"{ind}if cuda.threadIdx.x == 0:", f"{ind}    {dst_of('0')} = {src}"]
-        dims = [str(int(d)) for d in aval.shape]
-        J = [f"j{k}" for k in range(len(dims))]
-        out = [f"{ind}for _f in range(cuda.threadIdx.x, {' * '.join(dims)}, _TPB):"]
-        out += [f"{ind}    " + ln for ln in unravel_lines("_f", list(range(len(dims))), dims, J)]
-        out.append(f"{ind}    {dst_of(', '.join(J))} = {src}[{', '.join(J)}]")
-        return out
-
-    def elem0(r, aval):
-        return f"{mapped(r)}[0]" if not aval.shape else mapped(r)
-    lines = []
-    # the initial carry, copied in the kernel (a launch merged before this one may
-    # compute it), then the loop
-    for i, (r, v) in enumerate(zip(refs[nconst:nconst + ncarry],
-                                   e.invars[nconst:nconst + ncarry])):
-        src = r[2] if r[0] == "array" else carry_init(ctx, r, v.aval)
-        lines += copy(lambda ix, c=carry[i]: f"{c}[{ix}]", src, v.aval, "    ")
-    lines.append("    cuda.syncthreads()")
-    lines += [f"    for _tt in range({length}):",
-              f"        {t} = {length} - 1 - _tt" if p["reverse"] else f"        {t} = _tt"]
-    shared = {}                           # the body's shared arrays, declared here
-    for lc in launches:
-        # a device function receives its shared arrays from the kernel (numba-cuda-mlir
-        # 0.6.0 fails on some shared arrays declared in device functions: docs/cuda.md)
-        body_lines = []
-        for ln in lc.lines:
-            m = re.fullmatch(r"\s*(_\w+) = (cuda\.shared\.array\(.*\))\s*", ln)
-            if m:
-                shared.setdefault(m.group(1), m.group(2))
-                names[m.group(1)] = f"{pre}{m.group(1)[1:]}"
-            else:
-                body_lines.append(ln)
-        text, params = kernel_text(Launch([Section("map", body_lines, [], [], [], "1")]))
-        dname = fb.mod.device_function(text)
-        lines.append(f"        {dname}({', '.join(mapped(q) for q in params)})")
-        lines.append("        cuda.syncthreads()")
-    lines = [f"    {names[n]} = {decl}" for n, decl in shared.items()] + lines
-    if len(free_names_of(lines)) > MAX_PARAMS + 16:
-        return False                      # kernel parameters past 4 kB (CUDA < 12.1)
+    lines = init + [f"    for _tt in range({length}):",
+                    f"        {t} = {length} - 1 - _tt" if p["reverse"] else f"        {t} = _tt"]
+    lines += b.calls
     ys_out = ctx.outs[ncarry:]
-    for r, (kind, yname), v in zip(rets[ncarry:], ys_out, body.outvars[ncarry:]):
+    for r, (kind, yname), v in zip(b.rets[ncarry:], ys_out, body.outvars[ncarry:]):
         dst = (lambda ix, y=yname: f"{y}[{t}, {ix}]") if v.aval.shape else \
               (lambda ix, y=yname: f"{y}[{t}]")
-        lines += copy(dst, elem0(r, v.aval), v.aval)
-    if len(rets) > ncarry:
+        lines += _copy_lines(dst, r, v.aval)
+    if len(b.rets) > ncarry:
         lines.append("        cuda.syncthreads()")
-    for i, (r, v) in enumerate(zip(rets[:ncarry], body.outvars[:ncarry])):
-        if r != bparams[nconst + i]:
-            lines += copy(lambda ix, c=carry[i]: f"{c}[{ix}]", elem0(r, v.aval), v.aval)
-    lines.append("        cuda.syncthreads()")
+    lines += updates + ["        cuda.syncthreads()"]
+    head = b.head_reads + head
     for i, (kind, yname) in enumerate(ys_out):
         v = e.outvars[ncarry + i]
-        head.append(f"{yname} = _rt.empty({ctx.shape_out(ncarry + i)}, {dt_text(v.aval.dtype)})")
-    head += allocs
+        head.append(f"{yname} = _rt.empty({ctx.shape_out(ncarry + i)}, "
+                    f"{dt_text(v.aval.dtype)})")
+    head += b.allocs
+    writes = carry + [n for _, n in ys_out] + [a.split(" = ")[0] for a in b.allocs]
+    if not _loop_launch(ctx, lines, head, [b], writes,
+                        f"scan: {p['length']} steps in one launch (a device loop over "
+                        f"{b.n_launches} launch(es) of the body)"):
+        return False
     for i, (kind, nm) in enumerate(ctx.outs[:ncarry]):
         if kind != "array":               # a rank-0 carry stays in its device buffer
             fb.device_outs[e.outvars[i]] = f"{carry[i]}[0]"
-    writes = frozenset(carry + [n for _, n in ys_out] + [a.split(" = ")[0] for a in allocs])
-    sec = Section("loop", [], [], lines, [], "1", elems="1", also_writes=writes,
-                  shared=sum(lc.shared_arrays() for lc in launches))
-    ctx.lines.append(Launch([sec], head, [f"# ---- scan: {p['length']} steps in one launch "
-                                          f"(a device loop over {len(launches)} launch(es) "
-                                          f"of the body)"], one_block=True))
     return True
+
+
+def _device_while(ctx):
+    """``while`` as one launch: one block evaluates the predicate's launches, reads the
+    predicate (after a barrier, every thread the same value), runs the body's launches and
+    copies the carry, until the predicate is false (or ``max_steps``). The host reads
+    nothing per step. False (a host loop) where either function cannot run on the device."""
+    p, e, fb = ctx.p, ctx.e, ctx.fb
+    nc, nb = p["cond_nconsts"], p["body_nconsts"]
+    cj, bj = sub_jaxpr(p["cond_jaxpr"]), sub_jaxpr(p["body_jaxpr"])
+    if not _device_possible(ctx, [cj, bj]):
+        return False
+    refs = ctx.ins
+    cc, bc = _consts_outer(refs[:nc]), _consts_outer(refs[nc:nc + nb])
+    if cc is None or bc is None:
+        return False
+    pre = f"W{fb.tmp('')[1:]}_"
+    ncarry = len(ctx.outs)
+    carry, head, init = _carry_buffers(ctx, ctx.outs, e.invars[nc + nb:], refs[nc + nb:], pre)
+    cb = _DeviceBody(ctx, cj, nc, "cond", pre + "c", cc + carry)
+    bb = _DeviceBody(ctx, bj, nb, "body", pre + "b", bc + carry)
+    if not (cb.ok and bb.ok):
+        return False
+    updates = _carry_updates(bb, nb, carry)
+    if updates is None:
+        return False
+    lines = init + ["    _step = 0", "    while True:"]
+    maxs = p.get("max_steps")
+    if maxs is not None:
+        lines += [f"        if _step >= {int(maxs)}:", "            break"]
+    lines += cb.calls
+    lines += [f"        if not {cb.rets[0]}:", "            break"]
+    lines += bb.calls + updates + ["        cuda.syncthreads()", "        _step += 1"]
+    head = cb.head_reads + bb.head_reads + head + cb.allocs + bb.allocs
+    writes = carry + [a.split(" = ")[0] for a in cb.allocs + bb.allocs]
+    if not _loop_launch(ctx, lines, head, [cb, bb], writes,
+                        f"while: every step in one launch (a device loop over "
+                        f"{cb.n_launches} + {bb.n_launches} launch(es))"):
+        return False
+    for i, (kind, nm) in enumerate(ctx.outs):
+        if kind != "array":
+            fb.device_outs[e.outvars[i]] = f"{carry[i]}[0]"
+    return True
+
+
+def _op_while(ctx):
+    """A device loop (:func:`_device_while`) where the functions allow, else the host
+    loop both targets write (``numba_emitter.while_statement``)."""
+    if not _device_while(ctx):
+        while_statement(ctx)
 
 
 # ---------------------------------------------------------------------- data movement
@@ -633,7 +739,7 @@ for _n, _rule in [("pad", _op_pad), ("concatenate", _op_concatenate),
                   ("dynamic_update_slice", _op_dynamic_update_slice), ("gather", _op_gather),
                   ("index_gather", _op_index_gather), ("scatter", _op_scatter(False)),
                   ("argmax", _op_argext("max")), ("argmin", _op_argext("min")),
-                  ("cond", cond_statement), ("while", while_statement), ("scan", _op_scan)]:
+                  ("cond", cond_statement), ("while", _op_while), ("scan", _op_scan)]:
     register_statement(_n, _rule, complex=True)
 register_statement("dot_general", _op_dot_general, complex=True)
 register_statement("scatter_add", _op_scatter(True))

@@ -480,6 +480,32 @@ def test_device_loop_scalar_carries_slices_and_outputs():
     _interp_agrees(h, x, 0.3)
 
 
+def test_while_loops_run_on_the_device():
+    """A while_loop whose predicate and body are kernels is one launch: the block reads
+    the predicate itself each step (the host reads nothing per step), with array and
+    scalar carries, a reduction in the predicate, and max_steps-free convergence loops."""
+    a = u((8,), lo=0.1, hi=2.0)
+
+    def newton(a):                          # sqrt by Newton's method, until converged
+        def cond(c):
+            y, it = c
+            return (anp.max(anp.abs(y * y - a)) > 1e-12) & (it < 50)
+
+        def body(c):
+            y, it = c
+            return 0.5 * (y + a / y), it + 1
+        return lax.while_loop(cond, body, (a, 0))
+    _interp_agrees(newton, a)
+    assert _one_launch(newton, a) == 1
+    y, it = ad.jit(newton, backend="cuda")(a)
+    np.testing.assert_allclose(np.asarray(y), np.sqrt(a), rtol=1e-12)
+    assert 3 <= int(np.asarray(it)) < 50
+    # a fori_loop with a traced trip count is a while loop
+    f = lambda x, n: lax.fori_loop(0, n, lambda i, c: anp.sin(c) * 0.5 + i, x)   # noqa: E731
+    _interp_agrees(f, a, 4)
+    assert _one_launch(f, a, 4) == 1
+
+
 def test_scan_bodies_a_kernel_cannot_run_stay_host_loops_and_agree():
     a = u((5, 5))
     # a matrix product in the body (a library call), a rank-0 per-step output, carries
@@ -590,14 +616,14 @@ def _random_program(rng, depth=6):
     return prog, [p[0][0] for p in picks]
 
 
-@pytest.mark.parametrize("shape", [(6, 7), (80, 60)])
+@pytest.mark.parametrize("shape", [(6, 7), (64, 70)])
 def test_random_programs_agree_with_the_interpreter(shape):
     """Random chains of elementwise maps, reversed and rolled reads, row/column/full
     reductions and broadcasts back: fused launches (one block for the small shape, several
     blocks and every merge rule for the large one) agree with the interpreter."""
     rng = np.random.default_rng(11)
     x = u(shape, seed=2)
-    for trial in range(6):
+    for trial in range(5):
         prog, names = _random_program(rng)
         got = ad.jit(prog, backend="cuda")(x)
         want = ad.jit(prog, backend="interpret")(x)
@@ -611,7 +637,7 @@ def test_random_scan_bodies_agree():
     them (reverse device loops), against the interpreter."""
     rng = np.random.default_rng(5)
     x = u((40, 30), seed=3)
-    for trial in range(3):
+    for trial in range(2):
         prog, names = _random_program(rng, depth=5)
 
         def f(x, prog=prog):
