@@ -16,7 +16,6 @@ over their bodies' functions; an opaque primitive without a record runs on the h
 >>> statement_rule("gather").complex, statement_rule("cholesky").complex
 (True, False)
 """
-import ast
 import re
 
 import numpy as np
@@ -62,18 +61,11 @@ GLOBALS = {"cuda", "np", "_dm", "_hc", "_rt", "_TPB", "range", "len", "abs", "mi
 
 
 def free_names(text, consts):
-    """Names a kernel body reads that it does not define: its parameters, in order."""
-    tree = ast.parse("def _f():\n" + text.replace("«M»", "_dm").replace("«C»", "_dm"))
-    defined, order = set(), {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            if isinstance(node.ctx, ast.Store):
-                defined.add(node.id)
-            else:
-                order.setdefault(node.id, (node.lineno, node.col_offset))
-    skip = GLOBALS | set(consts) | defined
-    return [n for n in sorted(order, key=order.get)
-            if n not in skip and not n.startswith("_T_")]
+    """Names a kernel body reads that it does not define: its parameters, in order
+    (``cuda_launches.free_names_of``, less the module's named constants)."""
+    from .cuda_launches import free_names_of
+    skip = GLOBALS | set(consts)
+    return [n for n in free_names_of(text.split("\n")) if n not in skip]
 
 
 def unravel_lines(flat, pos, sizes, idx):

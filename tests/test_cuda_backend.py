@@ -623,7 +623,7 @@ def test_random_programs_agree_with_the_interpreter(shape):
     blocks and every merge rule for the large one) agree with the interpreter."""
     rng = np.random.default_rng(11)
     x = u(shape, seed=2)
-    for trial in range(5):
+    for trial in range(3):                # the third once caught a race in the pass
         prog, names = _random_program(rng)
         got = ad.jit(prog, backend="cuda")(x)
         want = ad.jit(prog, backend="interpret")(x)
@@ -637,7 +637,7 @@ def test_random_scan_bodies_agree():
     them (reverse device loops), against the interpreter."""
     rng = np.random.default_rng(5)
     x = u((40, 30), seed=3)
-    for trial in range(2):
+    for trial in range(1):
         prog, names = _random_program(rng, depth=5)
 
         def f(x, prog=prog):
