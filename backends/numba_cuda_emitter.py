@@ -18,7 +18,7 @@ from ..config import config
 from ..core import Literal, Var
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
-from .numba_cuda_statements import free_names, host_statement, statement_rule, unravel_lines
+from .numba_cuda_statements import host_statement, statement_rule, unravel_lines
 from .cuda_launches import Launch, Section, fuse, render
 from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
 from .plan import LOWERINGS
