@@ -15,7 +15,9 @@ still exercising the block-level code (shared memory, ``syncthreads``, several b
 >>> rt.blocks(10 ** 9) <= rt.MAX_BLOCKS                   # doctest: +SKIP
 True
 """
+import collections
 import os
+import time
 
 import numpy as np
 
@@ -63,10 +65,7 @@ class Launches:
 
     def by_name(self):
         """``{name: launches}``, for tests and reports."""
-        out = {}
-        for r in self.records:
-            out[r[0]] = out.get(r[0], 0) + 1
-        return out
+        return dict(collections.Counter(r[0] for r in self.records))
 
 
 _COUNTERS = []
@@ -93,7 +92,6 @@ class _Counted:
 
 
 def _launch_noted(name, grid, block, launch, args):
-    import time
     if not _COUNTERS:
         return launch(*args)
     prof = any(c.profile for c in _COUNTERS)
@@ -110,10 +108,10 @@ def _launch_noted(name, grid, block, launch, args):
     return out
 
 
-def note_library_call(name, ms=None):
+def note_library_call(name):
     """A library call (cuBLAS/cuSOLVER through CuPy) counts as one launch."""
     for c in _COUNTERS:
-        c.note(name, None, None, ms)
+        c.note(name, None, None)
 
 
 class count_launches:

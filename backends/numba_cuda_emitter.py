@@ -119,12 +119,9 @@ class CudaFunction(NumbaFunction):
 
     device_from = None
 
-    @property
-    def device_outs(self):
-        d = self.__dict__.get("_device_outs")
-        if d is None:
-            d = self.__dict__["_device_outs"] = {}
-        return d
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.device_outs = {}         # rank-0 results statements left in device buffers
 
     def param_loc(self, v, i):
         if self.device_from is not None and i >= self.device_from and not v.aval.shape:

@@ -300,14 +300,13 @@ def _carry_updates(body, nconst, carry):
     where carries swap places (no in-place copy)."""
     lines = []
     params = body.params[nconst:nconst + len(carry)]
-    for i, (r, name, v) in enumerate(zip(body.rets, body.ret_names, body.fn.jaxpr.outvars)):
-        if i >= len(carry):
-            break
-        if name == params[i]:
+    for c, param, r, name, v in zip(carry, params, body.rets, body.ret_names,
+                                    body.fn.jaxpr.outvars):
+        if name == param:
             continue                      # returned unchanged
         if name in params:
             return None
-        lines += _copy_lines(lambda ix, c=carry[i]: f"{c}[{ix}]", r, v.aval)
+        lines += _copy_lines(lambda ix, c=c: f"{c}[{ix}]", r, v.aval)
     return lines
 
 

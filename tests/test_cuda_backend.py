@@ -294,15 +294,19 @@ def test_hessian_agrees_with_cpu():
     _agree(ad.hessian(lambda v: anp.sum(anp.sin(v) * v[::-1]) ** 2), u((5,)))
 
 
+def _rk4_step(y, k, h):
+    """One RK4 step of y' = -k y + sin(y)."""
+    f = lambda y: -k * y + anp.sin(y)        # noqa: E731
+    k1 = f(y)
+    k2 = f(y + h / 2 * k1)
+    k3 = f(y + h / 2 * k2)
+    k4 = f(y + h * k3)
+    return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+
 def _rk4_loss(y0, k):
     def step(y, _):
-        f = lambda y: -k * y + anp.sin(y)    # noqa: E731
-        h = 0.1
-        k1 = f(y)
-        k2 = f(y + h / 2 * k1)
-        k3 = f(y + h / 2 * k2)
-        k4 = f(y + h * k3)
-        y = y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        y = _rk4_step(y, k, 0.1)
         return y, anp.sum(y)
     y, ys = lax.scan(step, y0, None, length=6)
     return anp.sum(y * y) + anp.sum(ys)
@@ -358,15 +362,7 @@ def test_launches_per_call_within_budget():
 
 def _rk4_states(steps):
     def loss(y0, k):
-        def step(y, _):
-            f = lambda y: -k * y + anp.sin(y)    # noqa: E731
-            h = 0.05
-            k1 = f(y)
-            k2 = f(y + h / 2 * k1)
-            k3 = f(y + h / 2 * k2)
-            k4 = f(y + h * k3)
-            return y + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4), None
-        y, _ = lax.scan(step, y0, None, length=steps)
+        y, _ = lax.scan(lambda y, _: (_rk4_step(y, k, 0.05), None), y0, None, length=steps)
         return anp.sum(y * y)
     return loss
 
