@@ -53,10 +53,10 @@ from .cache import ProgramCache, declare
 from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
 from .errors import DTypeError, UnsupportedDTypeError
-from .jit_runtime import (BACKENDS, PY_SCALARS, SCALAR_KEYS, Entry, Lowered, LoweringJob,
-                          compiled_entry, llvm_entry, remote_lowering,
-                          cuda_entry, explain_miss, interpreted_entry, leaf_aval, leaf_key,
-                          lower_program, run_pipeline, signature_structure, submit_compile,
+from .jit_runtime import (PY_SCALARS, SCALAR_KEYS, Entry, Lowered, LoweringJob,
+                          compiled_entry, llvm_entry, remote_lowering, get_backend,
+                          explain_miss, interpreted_entry, leaf_aval, leaf_key,
+                          lower_program, signature_structure, submit_compile,
                           wait_for_compiler)
 from .numpy.random import warn_numpy_random_calls
 from .pickling import reduce_transformed
@@ -162,11 +162,10 @@ class JitFunction(Generic[P, R]):
                             f"{dynamic_shapes!r}")
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
-        if backend is not None and backend not in BACKENDS:
-            raise ValueError(f"jit: unknown backend {backend!r}; choose one of {BACKENDS}")
-        if backend == "cuda":            # says what is missing: numba-cuda, a GPU
-            from .backends.numba_cuda import require_available  # the backends load lazily
-            require_available(source=user_source())
+        if backend is not None:
+            require = get_backend(backend).require
+            if require is not None:      # says what is missing (numba-cuda, a GPU)
+                require(user_source())
         functools.update_wrapper(self, fun)
         self._fun = fun
         self._backend = backend
@@ -271,14 +270,10 @@ class JitFunction(Generic[P, R]):
         keys = [leaf_key(x) for x in leaves]
         closed, out_tree = self._trace(leaves, keys, in_tree, statics, kw, args)
         install = (closed, out_tree, keys, functools.partial(self._put_entry, key))
-        if self._backend_now() == "interpret":
+        backend = self._backend_now()
+        if backend.lower is None:
             return Lowered(closed, None, None, None, install=install)
-        dynamic = self._dynamic_for(key, record=False)
-        if self._backend_now() == "cuda":
-            from .backends import numba_cuda    # (the backends load at the first lowering)
-            prog = numba_cuda.lower(run_pipeline(closed), dynamic_dims=dynamic)
-        else:
-            prog = lower_program(closed, dynamic)
+        prog = backend.lower(closed, self._dynamic_for(key, record=False))
         return Lowered(prog.jaxpr, prog.source, prog.sizes, prog,
                        install=install)
 
@@ -430,7 +425,7 @@ class JitFunction(Generic[P, R]):
         else:
             leaves, in_tree = tree_flatten(tuple(dyn_args))
             static_kw = (static_kw, False)
-        keep = self._backend_now() == "cuda"        # device arrays stay on the device
+        keep = self._backend_now().device_arrays     # device arrays stay on the device
         leaves = [x if keep and getattr(x, "_autodiff_device", None) else _as_leaf(x)
                   for x in leaves]
         _check_int_range(leaves, self._name)
@@ -445,10 +440,12 @@ class JitFunction(Generic[P, R]):
         return ("tree", in_tree, statics, tuple(keys)), leaves, in_tree, statics, static_kw
 
     def _backend_now(self):
-        b = self._backend or config.default_backend
+        """The :class:`~autodiff.jit_runtime.Backend` a call runs now."""
         if config.debug_nans:
-            return "interpret"       # the interpreter checks every equation for NaNs
-        return b
+            name = "interpret"       # the interpreter checks every equation for NaNs
+        else:
+            name = self._backend or config.default_backend
+        return get_backend(name, "jit" if self._backend else "config.default_backend")
 
     def _trace(self, leaves, keys, in_tree, statics, static_kw, args):
         warn_numpy_random_calls(self._fun)      # a numpy.random draw would be frozen in
@@ -518,12 +515,13 @@ class JitFunction(Generic[P, R]):
                 return tree_unflatten(out_tree, [to_output(o) for o in outs])
             backend = self._backend_now()
             entry = None
-            if backend == "cuda":
+            if not backend.tiered:
+                dynamic = self._dynamic_for(key) if backend.lower is not None else None
                 try:
-                    entry = cuda_entry(closed, out_tree, keys, self._dynamic_for(key))
+                    entry = backend.entry(closed, out_tree, keys, dynamic)
                 except UnsupportedDTypeError as err:     # as on the CPU: the interpreter
                     entry = self._dtype_fallback(closed, out_tree, err)
-            elif backend == "cpu":
+            else:
                 from .backends import compile_cache    # the Numba side loads at a first compile
                 before = compile_cache.stats()
                 try:
@@ -853,7 +851,8 @@ def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (
     ``backend``: ``"cpu"`` (default, Numba), ``"interpret"`` (numpy reference
     evaluator), ``"cuda"`` (numba-cuda kernels on a GPU, or in its simulator with
     ``NUMBA_ENABLE_CUDASIM=1``; takes numpy or device arrays, returns device arrays:
-    docs/cuda.md; ``UnsupportedError`` names what is missing where it cannot run).
+    docs/cuda.md; ``UnsupportedError`` names what is missing where it cannot run), or
+    any name registered with :func:`autodiff.jit_runtime.register_backend`.
 
     The first call for a signature never waits for Numba: it runs the traced program on
     the numpy interpreter while the kernel compiles in a background worker process, and later

@@ -5,7 +5,10 @@ Its interface to :mod:`autodiff.jit` (``__all__``):
 
 * signatures: :func:`leaf_key` (one argument leaf's part of a cache key), :func:`leaf_aval`,
   :func:`signature_structure` (a key with sizes replaced by ranks), :func:`explain_miss`,
-  and the tables ``PY_SCALARS`` / ``SCALAR_KEYS`` (the fast path's) and ``BACKENDS``;
+  and the tables ``PY_SCALARS`` / ``SCALAR_KEYS`` (the fast path's);
+* backends: :class:`Backend`, one record per way of running a program, registered by name
+  (:func:`register_backend`, :func:`get_backend`, ``BACKENDS``): jit asks the record, never
+  the name, what to do;
 * entries: :class:`Entry` and the functions building one, :func:`compiled_entry`,
   :func:`cuda_entry`, :func:`interpreted_entry`; :func:`run_pipeline` and
   :func:`lower_program` (the IR passes, then the Numba CPU lowering);
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
     from .jit import JitFunction
 
 __all__ = ["leaf_key", "leaf_aval", "signature_structure", "explain_miss", "PY_SCALARS",
-           "SCALAR_KEYS", "BACKENDS", "Entry", "compiled_entry", "cuda_entry",
+           "SCALAR_KEYS", "BACKENDS", "Backend", "register_backend", "get_backend", "Entry", "compiled_entry", "cuda_entry",
            "interpreted_entry", "run_pipeline", "lower_program", "submit_compile",
            "wait_for_compiler", "Compiler", "LoweringJob", "remote_lowering",
            "abandon_pending_compiles", "EXIT_WAIT_S", "Lowered"]
@@ -55,7 +58,6 @@ PY_SCALARS = {float: np.dtype(np.float64), int: np.dtype(np.int64), bool: np.dty
 SCALAR_KEYS = {t: (t if t in PY_SCALARS else ((), np.dtype(t)))
                for t in list(PY_SCALARS) + [np.float64, np.float32, np.int64, np.int32, np.bool_,
                                             np.complex128, np.complex64]}
-BACKENDS = ("cpu", "interpret", "cuda")
 
 # ----------------------------------------------------------------------------------
 # signatures
@@ -284,7 +286,7 @@ def cuda_entry(closed, out_tree, leaf_keys, dynamic=True, prog=None):
     from .backends import numba_cuda
     numba_cuda.require_available(source=user_source())
     if prog is None:
-        prog = numba_cuda.lower(run_pipeline(closed), dynamic_dims=dynamic)
+        prog = _cuda_lower(closed, dynamic)
     flat = numba_cuda.entry(prog)
     if out_tree.node_type is None:
         def call(*leaves):
@@ -315,6 +317,112 @@ def interpreted_entry(closed, out_tree, state="interpreted"):
                  if np.ndim(o) == 0 else np.asarray(o)) for o in outs]
         return tree_unflatten(out_tree, outs)
     return Entry(call, closed, out_tree, backend="interpret", state=state)
+
+
+# ----------------------------------------------------------------------------------
+# backends: one record each, registered by name
+# ----------------------------------------------------------------------------------
+
+class Backend:
+    """One way :func:`autodiff.jit` runs a program: what ``jit(f, backend=name)`` and
+    ``config.default_backend`` name. jit reads what to do from the record, never from the
+    name (docs/design.md, "The backend seam").
+
+    ``entry(closed, out_tree, leaf_keys, dynamic) -> Entry``
+        the cache entry running ``closed`` (a closed jaxpr before the IR passes) for one
+        signature; ``dynamic`` says which input dimensions its kernel reads at run time
+        (``True``: all, a frozenset of ``(leaf, axis)``, or None where ``lower`` is None).
+        An ``UnsupportedDTypeError`` from it makes jit run the signature on the interpreter
+        (logged once); any other error is the user's.
+    ``lower(closed, dynamic) -> program``
+        the generated program without compiling it (``jitted.lower(...)``: its ``jaxpr``,
+        ``source`` and ``sizes``); None for a backend that runs the jaxpr as it is.
+    ``require(source)``
+        raises ``UnsupportedError`` (naming ``source``, the user's line) when this machine
+        cannot run the backend, at ``jit(f, backend=name)``; None when it always can.
+    ``device_arrays``
+        its arguments may be arrays in device memory (those with ``_autodiff_device``), which
+        reach ``entry``'s call as they are, and its results stay there.
+    ``tiered``
+        jit's CPU tiers run it: the interpreter first, then a kernel compiled in the
+        background, the disk cache and the LLVM tier (autodiff/jit.py); ``entry`` is then the
+        synchronous path (``config.jit_background_compile=False``).
+
+    >>> import numpy as np, autodiff as ad
+    >>> from autodiff.jit_runtime import Backend, register_backend, interpreted_entry
+    >>> calls = []
+    >>> def counted(closed, out_tree, leaf_keys, dynamic):
+    ...     calls.append(len(closed.jaxpr.eqns))
+    ...     return interpreted_entry(closed, out_tree)
+    >>> _ = register_backend(Backend("counted", "the interpreter, counting", entry=counted))
+    >>> float(ad.jit(lambda x: x * 2.0 + 1.0, backend="counted")(3.0)), calls
+    (7.0, [2])
+    >>> from autodiff.jit_runtime import BACKENDS
+    >>> _ = BACKENDS.pop("counted")
+    """
+
+    __slots__ = ("name", "summary", "entry", "lower", "require", "device_arrays", "tiered")
+
+    def __init__(self, name, summary, *, entry, lower=None, require=None,
+                 device_arrays=False, tiered=False):
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"Backend: name must be a non-empty string, got {name!r}")
+        if not callable(entry):
+            raise TypeError(f"Backend {name!r}: entry must be callable, got {entry!r}")
+        self.name = name
+        self.summary = summary
+        self.entry = entry
+        self.lower = lower
+        self.require = require
+        self.device_arrays = device_arrays
+        self.tiered = tiered
+
+    def __repr__(self):
+        return f"<Backend {self.name!r}: {self.summary}>"
+
+
+BACKENDS = {}                   # name -> Backend, in registration order
+
+
+def register_backend(backend):
+    """Make ``backend`` (a :class:`Backend`) what ``jit(..., backend=backend.name)`` runs;
+    a record of the same name is replaced (the entries of functions already compiled for
+    it stay). Returns it."""
+    if not isinstance(backend, Backend):
+        raise TypeError(f"register_backend expects a Backend, got {type(backend).__name__}")
+    BACKENDS[backend.name] = backend
+    return backend
+
+
+def get_backend(name, what="jit"):
+    """The registered :class:`Backend` called ``name``; ``ValueError`` listing the names
+    otherwise (``what`` says who asked)."""
+    b = BACKENDS.get(name) if isinstance(name, str) else None
+    if b is None:
+        raise ValueError(f"{what}: unknown backend {name!r}; choose one of "
+                         f"{tuple(BACKENDS)}")
+    return b
+
+
+def _cuda_lower(closed, dynamic):
+    from .backends import numba_cuda
+    return numba_cuda.lower(run_pipeline(closed), dynamic_dims=dynamic)
+
+
+def _cuda_require(source):
+    from .backends import numba_cuda     # says what is missing: numba-cuda, a GPU
+    numba_cuda.require_available(source=source)
+
+
+register_backend(Backend(
+    "cpu", "Numba kernels on the CPU (the LLVM tier for small specialized programs)",
+    entry=compiled_entry, lower=lower_program, tiered=True))
+register_backend(Backend(
+    "interpret", "the numpy interpreter, equation by equation (the reference)",
+    entry=lambda closed, out_tree, keys, dynamic: interpreted_entry(closed, out_tree)))
+register_backend(Backend(
+    "cuda", "numba-cuda kernels on a GPU, or in numba-cuda's simulator (docs/cuda.md)",
+    entry=cuda_entry, lower=_cuda_lower, require=_cuda_require, device_arrays=True))
 
 
 # ----------------------------------------------------------------------------------

@@ -1,0 +1,160 @@
+"""The backend seam (autodiff/jit_runtime.py, ``Backend``): jit runs whatever record is
+registered under a name and reads every decision from the record, never from the name."""
+import ast
+import pathlib
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff.errors import UnsupportedDTypeError, UnsupportedError
+from autodiff.jit_runtime import (BACKENDS, Backend, get_backend, interpreted_entry,
+                                  register_backend)
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def registered():
+    """register_backend for one test; the records it added are removed after."""
+    added = []
+
+    def reg(b):
+        added.append(b.name)
+        return register_backend(b)
+    yield reg
+    for n in added:
+        BACKENDS.pop(n, None)
+
+
+def f(x, y):
+    return anp.sum(anp.sin(x) * y) + 2.0 * x[0]
+
+
+def test_the_three_builtin_backends_are_records():
+    assert list(BACKENDS)[:3] == ["cpu", "interpret", "cuda"]
+    assert get_backend("cpu").tiered and get_backend("cpu").lower is not None
+    assert get_backend("interpret").lower is None and not get_backend("interpret").tiered
+    cuda = get_backend("cuda")
+    assert cuda.device_arrays and cuda.require is not None and cuda.lower is not None
+
+
+def test_a_registered_backend_runs_through_its_record(registered):
+    calls = []
+
+    def entry(closed, out_tree, leaf_keys, dynamic):
+        calls.append(([e.primitive.name for e in closed.jaxpr.eqns], leaf_keys, dynamic))
+        return interpreted_entry(closed, out_tree)
+    registered(Backend("traced-interpreter", "test", entry=entry))
+    x, y = np.array([0.3, -1.2, 2.0]), np.array([1.5, 0.25, -2.0])
+    g = ad.jit(f, backend="traced-interpreter")
+    want = np.sum(np.sin(x) * y) + 2.0 * x[0]
+    assert g(x, y) == pytest.approx(want, rel=1e-15)
+    assert g(x, y) == pytest.approx(want, rel=1e-15)          # a cache hit: no new entry
+    assert len(calls) == 1
+    prims, keys, dynamic = calls[0]
+    assert "sin" in prims and "reduce_sum" in prims
+    assert keys == [((3,), np.dtype(np.float64))] * 2
+    assert dynamic is None                                     # no lower(): nothing sized
+    # jit of grad composes through the same record
+    gx = ad.jit(ad.grad(f), backend="traced-interpreter")(x, y)
+    np.testing.assert_allclose(gx, np.cos(x) * y + np.array([2.0, 0.0, 0.0]), rtol=1e-14)
+    assert len(calls) == 2
+    # lower() of a backend without a lowering: the jaxpr, no source
+    low = g.lower(x, y)
+    assert low.source is None and "sin" in str(low.jaxpr)
+
+
+def test_a_backend_with_a_lowering_is_asked_for_it(registered):
+    seen = []
+    cpu = get_backend("cpu")
+
+    def lower(closed, dynamic):
+        seen.append(dynamic)
+        return cpu.lower(closed, dynamic)
+    registered(Backend("lowering-only", "test", lower=lower,
+                       entry=lambda closed, out_tree, keys, dynamic:
+                       interpreted_entry(closed, out_tree)))
+    x, y = np.ones(4), np.arange(4.0)
+    low = ad.jit(f, backend="lowering-only").lower(x, y)
+    assert seen == [frozenset()]                               # specialized on first sight
+    assert "sin" in low.source and low.jaxpr is not None
+
+
+def test_require_runs_where_jit_is_called(registered):
+    def require(source):
+        raise UnsupportedError("this machine has no frobnicator", source=source)
+    registered(Backend("needs-frobnicator", "test", require=require,
+                       entry=lambda *a: pytest.fail("never reached")))
+    with pytest.raises(UnsupportedError, match="frobnicator") as info:
+        ad.jit(f, backend="needs-frobnicator")
+    assert "test_backend_seam.py" in str(info.value)           # names the user's line
+
+
+def test_an_unsupported_dtype_falls_back_to_the_interpreter(registered, caplog):
+    def entry(closed, out_tree, keys, dynamic):
+        raise UnsupportedDTypeError("no float32 kernels here")
+    registered(Backend("float64-only", "test", entry=entry))
+    x = np.linspace(0, 1, 5, dtype=np.float32)
+    g = ad.jit(lambda x: anp.sum(x * x), backend="float64-only")
+    with caplog.at_level("WARNING", logger="autodiff.jit"):
+        r = g(x)
+    assert r == pytest.approx(float(np.sum(x * x)), rel=1e-6)
+    assert "no float32 kernels here" in caplog.text
+    assert g._entry_for(x).reason == "no float32 kernels here"
+
+
+def test_device_arrays_reach_only_a_backend_that_takes_them(registered):
+    class Dev:
+        """A stand-in device array: numpy converts it, a device backend takes it as is."""
+        _autodiff_device = "fake"
+        shape, dtype = (3,), np.dtype(np.float64)
+
+        def __array__(self, dtype=None, copy=None):
+            return np.array([1.0, 2.0, 3.0])
+    got = []
+
+    def entry(closed, out_tree, keys, dynamic):
+        def call(*leaves):
+            got.append(type(leaves[0]))
+            return interpreted_entry(closed, out_tree).call(*leaves)
+        return interpreted_entry(closed, out_tree).__class__(call, closed, out_tree)
+    registered(Backend("host", "test", entry=entry))
+    registered(Backend("device", "test", entry=entry, device_arrays=True))
+    h = ad.jit(lambda x: anp.sum(x), backend="host")(Dev())
+    d = ad.jit(lambda x: anp.sum(x), backend="device")(Dev())
+    assert h == d == 6.0
+    assert got == [np.ndarray, Dev]
+
+
+def test_unknown_names_are_typed_errors():
+    with pytest.raises(ValueError, match=r"unknown backend 'tpu'.*'cpu', 'interpret', 'cuda'"):
+        ad.jit(f, backend="tpu")
+    g = ad.jit(lambda x: x + 1.0)
+    try:
+        ad.config.update("default_backend", "tpu")
+        with pytest.raises(ValueError, match="config.default_backend: unknown backend 'tpu'"):
+            g(1.0)
+    finally:
+        ad.config.update("default_backend", "cpu")
+    assert g(1.0) == 2.0
+    with pytest.raises(TypeError, match="expects a Backend"):
+        register_backend("cpu")
+    with pytest.raises(TypeError, match="entry must be callable"):
+        Backend("x", "test", entry=None)
+
+
+def test_jit_never_compares_a_backend_name():
+    """The seam's rule: autodiff/jit.py decides from the record (tiered, lower,
+    device_arrays, require), so no comparison in it names a backend."""
+    tree = ast.parse((ROOT / "autodiff" / "jit.py").read_text())
+    names = {"cpu", "interpret", "cuda"}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            for c in [node.left] + node.comparators:
+                elts = c.elts if isinstance(c, (ast.Tuple, ast.List, ast.Set)) else [c]
+                found += [(node.lineno, e.value) for e in elts
+                          if isinstance(e, ast.Constant) and e.value in names]
+    assert found == []
