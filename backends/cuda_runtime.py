@@ -17,6 +17,7 @@ True
 """
 import collections
 import os
+import threading
 import time
 
 import numpy as np
@@ -150,9 +151,81 @@ def is_device(a):
     return hasattr(a, "copy_to_host")
 
 
+# ------------------------------------------------------------------------- buffers
+#
+# The caching allocator. A program returns each buffer it made and is done with (those
+# no other name can still reach: numba_cuda_emitter.free_at_last_use decides which) to a
+# pool with ``give``; the next ``empty`` of the same shape and dtype takes it back
+# instead of allocating: no cuMemAlloc, no new device-array object. Reuse is safe
+# because every program's work is ordered on one stream (numba-cuda's default stream):
+# a kernel writing a reused buffer runs after the kernels that read it. Each thread has
+# its own pool (with NUMBA_CUDA_PER_THREAD_DEFAULT_STREAM=1 threads do not share a
+# stream), holding at most POOL_BYTES in at most POOL_PER_SHAPE buffers a shape.
+
+#: the most bytes one thread's pool keeps
+POOL_BYTES = 1 << 30
+#: the most buffers of one shape and dtype it keeps
+POOL_PER_SHAPE = 4
+
+
+class _Pool(threading.local):
+    def __init__(self):
+        self.free = {}                   # (shape, dtype) -> [device array, ...]
+        self.nbytes = 0
+        self.reused = 0
+        self.allocated = 0
+
+
+_POOL = _Pool()
+
+
 def empty(shape, dtype):
-    """An uninitialized C-contiguous device array."""
-    return cuda.device_array(tuple(int(s) for s in shape), dtype=np.dtype(dtype))
+    """An uninitialized C-contiguous device array: one from this thread's pool when it
+    holds one of this shape and dtype, else a new one."""
+    key = (tuple(int(s) for s in shape), np.dtype(dtype))
+    p = _POOL
+    free = p.free.get(key)
+    if free:
+        a = free.pop()
+        p.nbytes -= a.nbytes
+        p.reused += 1
+        return a
+    p.allocated += 1
+    try:
+        return cuda.device_array(key[0], dtype=key[1])
+    except Exception:  # noqa: BLE001 - out of device memory: the pool's buffers first
+        if not p.nbytes:
+            raise
+        release_pool()
+        return cuda.device_array(key[0], dtype=key[1])
+
+
+def give(*arrays):
+    """Return buffers a program made with :func:`empty` and no longer reaches to this
+    thread's pool (within ``POOL_BYTES`` and ``POOL_PER_SHAPE``; the rest are dropped)."""
+    p = _POOL
+    for a in arrays:
+        n = a.nbytes
+        if p.nbytes + n > POOL_BYTES:
+            continue
+        free = p.free.setdefault((a.shape, a.dtype), [])
+        if len(free) < POOL_PER_SHAPE:
+            free.append(a)
+            p.nbytes += n
+
+
+def pool_info():
+    """This thread's pool: ``{"reused": empty() calls served from it, "allocated": those
+    that allocated, "kept_bytes", "kept_buffers"}``."""
+    p = _POOL
+    return {"reused": p.reused, "allocated": p.allocated, "kept_bytes": p.nbytes,
+            "kept_buffers": sum(len(v) for v in p.free.values())}
+
+
+def release_pool():
+    """Drop this thread's pooled buffers (numba-cuda frees their memory)."""
+    _POOL.free.clear()
+    _POOL.nbytes = 0
 
 
 def zeros(shape, dtype):

@@ -632,11 +632,33 @@ _DEVICE_READ = re.compile(r"(?<![\w.])[A-Z_][A-Z0-9_]*\[")
 _ARRAY_NAME = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?![\w(])")
 
 
+#: a statement binding names (``A = ...``, ``A, B = ...``), not an item assignment
+_BINDS = re.compile(r"\s*[A-Za-z_][\w\s,]*=(?!=)")
+_EMPTY = re.compile(r"([A-Z_][A-Z0-9_]*) = _rt\.empty\(")
+
+
 def free_at_last_use(lines, params):
     """The host statements with ``del NAME`` after the top-level statement that last
     reads each device buffer the function allocated (array names are upper case), so its
     memory goes back to numba-cuda's allocator as soon as the program is done with it.
-    Buffers the function returns are never deleted (the return reads them)."""
+    Buffers the function returns are never deleted (the return reads them).
+
+    A buffer made by ``_rt.empty`` that no other name can reach goes back to the
+    runtime's pool instead (``_rt.give``, the caching allocator of cuda_runtime), for the
+    next ``empty`` of its shape: one that only its own allocation binds, the rest of the
+    program passing it to launches and calls. A buffer named in any other binding
+    statement (a view ``Y = X.reshape(...)``, a host call's result, a loop's swap), or
+    inside a ``def`` or ``lambda``, may be reachable after its last textual use and is
+    only deleted.
+
+    >>> free_at_last_use(["A = _rt.empty((3,), np.float64)", "_k0[1, 32](X, A)",
+    ...                   "B = _rt.empty((3,), np.float64)", "_k1[1, 32](A, B)",
+    ...                   "V = B.reshape((1, 3))", "_k2[1, 32](V, O)"], {"X", "O"})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    ['A = _rt.empty((3,), np.float64)', '_k0[1, 32](X, A)',
+     'B = _rt.empty((3,), np.float64)', '_k1[1, 32](A, B)', '_rt.give(A)', 'del A',
+     'V = B.reshape((1, 3))', 'del B', '_k2[1, 32](V, O)', 'del V']
+    """
     blocks = []                       # [start, end) of each top-level statement
     for i, s in enumerate(lines):
         if not s.startswith(" ") and not s.startswith("#"):
@@ -657,11 +679,23 @@ def free_at_last_use(lines, params):
                         made.add(n)
             for n in _ARRAY_NAME.findall(code):
                 last[n] = b
+    pooled, reached = set(), set()
+    for s in lines:
+        code = s.split("#", 1)[0]
+        own = _EMPTY.match(code)
+        if own:
+            pooled.add(own.group(1))
+        if _BINDS.match(code) or "def " in code or "lambda" in code:
+            reached.update(n for n in _ARRAY_NAME.findall(code)
+                           if not (own and n == own.group(1)))
     out = []
     for b, (lo, hi) in enumerate(blocks):
         out.extend(lines[lo:hi])
         dead = sorted(n for n in made if last.get(n) == b and n not in params
                       and not n.startswith("_"))
+        back = [n for n in dead if n in pooled and n not in reached]
+        if back:
+            out.append("_rt.give(" + ", ".join(back) + ")")
         if dead:
             out.append("del " + ", ".join(dead))
     return out

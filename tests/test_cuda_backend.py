@@ -254,6 +254,74 @@ def test_buffers_are_freed_at_last_use():
                                np.sum(np.sort(np.exp(u((6,)))) * 2.0) + np.sum(u((6,))))
 
 
+def test_the_pool_reuses_dead_buffers_and_never_an_output():
+    from autodiff.backends import cuda_runtime as rt
+
+    def mlp(p, x, y):
+        (W1, b1), (W2, b2) = p
+        h = anp.tanh(x @ W1 + b1)
+        return anp.mean((h @ W2 + b2 - y) ** 2)
+    p = [(u((6, 8), seed=1), u((8,), seed=2)), (u((8, 3), seed=3), u((3,), seed=4))]
+    x, y = u((5, 6), seed=5), u((5, 3), seed=6)
+    f = ad.jit(ad.value_and_grad(mlp), backend="cuda")
+    src = f.lower(p, x, y).source
+    assert "_rt.give(" in src
+    rt.release_pool()
+    first = f(p, x, y)
+    before = rt.pool_info()
+    second = f(p, 2.0 * x, y)
+    after = rt.pool_info()
+    # the second call allocates its five results and nothing else
+    assert after["allocated"] - before["allocated"] == 5
+    assert after["reused"] - before["reused"] >= 5
+    # results are never pooled: the first call's still hold their values
+    for got, want in ((first, ad.value_and_grad(mlp)(p, x, y)),
+                      (second, ad.value_and_grad(mlp)(p, 2.0 * x, y))):
+        for g, w in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-11, atol=1e-12)
+    assert {id(a) for a in ad.tree_util.tree_leaves(first)}.isdisjoint(
+        id(a) for a in ad.tree_util.tree_leaves(second))
+
+
+def test_a_buffer_another_name_reaches_is_not_pooled():
+    def f(x):
+        e = anp.exp(x) * 2.0
+        return e.reshape(2, 3), anp.sum(anp.sort(e.T.reshape(-1)))   # views and a host call
+    g = ad.jit(f, backend="cuda")
+    xs = [u((3, 2), seed=s) for s in range(3)]
+    outs = [g(x) for x in xs]
+    for x, (a, b) in zip(xs, outs):
+        np.testing.assert_allclose(np.asarray(a), (np.exp(x) * 2.0).reshape(2, 3), rtol=1e-12)
+        np.testing.assert_allclose(float(np.asarray(b)), np.sum(np.exp(x) * 2.0), rtol=1e-12)
+
+
+def test_the_pool_keeps_within_its_bounds_and_each_thread_its_own():
+    import threading
+    from autodiff.backends import cuda_runtime as rt
+    rt.release_pool()
+    bufs = [rt.empty((4,), F64) for _ in range(rt.POOL_PER_SHAPE + 2)]
+    rt.give(*bufs)
+    assert rt.pool_info()["kept_buffers"] == rt.POOL_PER_SHAPE
+    assert rt.empty((4,), F64) is bufs[rt.POOL_PER_SHAPE - 1]     # last in, first out
+    assert rt.empty((4,), F32) is not None and rt.pool_info()["kept_buffers"] == \
+        rt.POOL_PER_SHAPE - 1                                       # another dtype: new
+    seen = []
+    t = threading.Thread(target=lambda: seen.append(rt.pool_info()["kept_buffers"]))
+    t.start()
+    t.join()
+    assert seen == [0]
+    old = rt.POOL_BYTES
+    try:
+        rt.release_pool()
+        rt.POOL_BYTES = 100
+        rt.give(rt.empty((10,), F64), rt.empty((10,), F64))         # 80 bytes each
+        assert rt.pool_info()["kept_bytes"] == 80
+    finally:
+        rt.POOL_BYTES = old
+        rt.release_pool()
+    assert rt.pool_info()["kept_bytes"] == 0
+
+
 def test_dynamic_shapes_reuse_the_program_and_static_argnums():
     f = ad.jit(lambda x, k: anp.sum(anp.sin(x) * k, axis=-1), backend="cuda", static_argnums=1)
     for n in (3, 5, 8):
