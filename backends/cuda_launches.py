@@ -47,7 +47,7 @@ __all__ = ["Section", "Launch", "fuse", "merge", "render", "kernel_text", "subsc
            "MAX_PARAMS"]
 
 #: names generated code uses that are never data (globals and builtins of the module)
-_GLOBALS = frozenset({"np", "cuda", "_dm", "_hc", "_rt", "_TPB", "range", "min", "max", "int",
+_GLOBALS = frozenset({"np", "cuda", "_dm", "_hc", "_rt", "_TPB", "_RG", "_RPB", "range", "min", "max", "int",
                       "float", "bool", "complex", "abs", "len", "slot_i64", "slot_f64",
                       "True", "False", "None", "_sz", "_E", "_TK", "del", "return", "for", "in",
                       "if", "else", "elif", "while", "not", "and", "or", "is", "break"})
@@ -95,7 +95,7 @@ class Section:
     """A piece of kernel body: ``pre`` lines, a loop ``header`` (its ``for`` line and the
     index unravelling; for ``single``, the ``if`` choosing one thread), the ``inner`` lines
     of the loop, and ``post`` lines after it (a reduction's tree and last block). ``kind``:
-    ``map``, ``serial``, ``grid``, ``block``, ``single`` or ``prologue``; ``work``: how many
+    ``map``, ``serial``, ``grid``, ``block``, ``rows``, ``single`` or ``prologue``; ``work``: how many
     elements its loop covers (text), which sets the launch's grid."""
 
     kind: str
@@ -137,6 +137,8 @@ class Section:
             return "1"
         if self.kind == "block":
             return f"_rt.row_blocks({self.work})"
+        if self.kind == "rows":
+            return f"_rt.group_blocks({self.work})"
         return f"_rt.blocks({self.work})"
 
 

@@ -50,6 +50,17 @@ def row_blocks(n):
     return max(1, min(int(n), MAX_BLOCKS))
 
 
+#: threads reducing one row of a "rows" reduction (numba_cuda_emitter): a warp on a GPU;
+#: 8 in the simulator, so that its 32-thread blocks hold several groups
+ROW_GROUP = 8 if SIMULATOR else 32
+ROWS_PER_BLOCK = TPB // ROW_GROUP
+
+
+def group_blocks(n):
+    """Blocks for a "rows" launch over ``n`` rows (``ROWS_PER_BLOCK`` a block)."""
+    return max(1, min((int(n) + ROWS_PER_BLOCK - 1) // ROWS_PER_BLOCK, MAX_BLOCKS))
+
+
 # ------------------------------------------------------------------------- launches
 
 class Launches:
@@ -468,23 +479,33 @@ def _matmul_kernel(kind):
     return k
 
 
-def matmul(x, y, out, tx, ty):
-    """``out[b] = op(x[b]) @ op(y[b])`` on (B, ., .) device arrays: cuBLAS through CuPy
-    when available, else the tiled shared-memory kernel above."""
+def _as_shape(a, shape):
+    return a if a.shape == shape else a.reshape(shape)
+
+
+def matmul(x, y, out, tx, ty, dims):
+    """``out[b] = op(x[b]) @ op(y[b])`` for ``dims = (B, M, K, N)``: C-contiguous device
+    arrays of any rank holding x as (B, M, K) (as (B, K, M) when ``tx``: op transposes),
+    y as (B, K, N) (as (B, N, K) when ``ty``) and out as (B, M, N). cuBLAS through CuPy
+    when available (the views are CuPy's, so the hot path makes no numba-cuda array
+    object), else the tiled shared-memory kernel above."""
+    B, M, K, N = (int(d) for d in dims)
+    xs = (B, K, M) if tx else (B, M, K)
+    ys = (B, N, K) if ty else (B, K, N)
     cp = cupy()
     if cp is not None and out.dtype.kind in "fc":       # cuBLAS gemm (complex: cgemm/zgemm)
-        X, Y = cp.asarray(x), cp.asarray(y)
+        X, Y = cp.asarray(x).reshape(xs), cp.asarray(y).reshape(ys)
         if tx:
             X = X.swapaxes(1, 2)
         if ty:
             Y = Y.swapaxes(1, 2)
-        cp.matmul(X, Y, out=cp.asarray(out))
+        cp.matmul(X, Y, out=cp.asarray(out).reshape((B, M, N)))
         if _COUNTERS:
             note_library_call("cublas matmul")
         return
-    B, M, N = out.shape
     if B * M * N == 0:
         return
+    x, y, out = _as_shape(x, xs), _as_shape(y, ys), _as_shape(out, (B, M, N))
     cap = 2 if SIMULATOR else 65535
     grid = (min((N + TILE - 1) // TILE, cap), min((M + TILE - 1) // TILE, cap), min(B, cap))
     kind = out.dtype.kind if out.dtype.kind in "fc" else "i"

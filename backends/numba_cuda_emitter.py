@@ -264,7 +264,9 @@ class CudaFunction(NumbaFunction):
             # many rows, blocks also split the rows ("split": partial results per chunk of
             # rows, combined per tile of columns by the tile's last block)
             return "split" if nr >= SPLIT_MIN_ROWS else "serial"
-        return "block" if nr >= _rt().TPB else "serial"
+        if nr >= _rt().TPB:
+            return "block"
+        return "rows" if nr >= _rt().ROW_GROUP else "serial"
 
     def red_axes(self, e):
         """The reduced axes of reduction ``e`` as positions of its loop nest's indices."""
@@ -332,7 +334,7 @@ class CudaFunction(NumbaFunction):
                 red_info.append(self._reduce_body(e, axes, c, idx, R, strat, host, body))
         np_txt = " * ".join(sizes[k] for k in P) or "1"
         nr_txt = " * ".join(sizes[k] for k in R) or "1"
-        work = {"block": np_txt, "grid": nr_txt, "serial": np_txt}.get(
+        work = {"block": np_txt, "rows": np_txt, "grid": nr_txt, "serial": np_txt}.get(
             strat, " * ".join(sizes) or "1")
         if strat == "split":
             tk = f"{red_info[0]['out']}_TK"
@@ -439,12 +441,13 @@ class CudaFunction(NumbaFunction):
         return Section("split", pre, header, inner, [], npt,
                        grid=f"_rt.split_blocks({npt}, {nch})")
 
-    def _tree(self, infos, ind):
-        """Shared-memory tree reduction of every accumulator of a block."""
+    def _tree(self, infos, ind, group="_TPB", lane="_tx"):
+        """Shared-memory tree reduction of every accumulator of a block (of each group of
+        ``group`` consecutive threads, ``lane`` a thread's place in its group)."""
         pad = "    " * ind
         lines = [pad + f"{ri['sh']}[_tx] = {ri['acc']}" for ri in infos]
-        lines += [pad + "cuda.syncthreads()", pad + "_s = _TPB // 2", pad + "while _s > 0:",
-                  pad + "    if _tx < _s:"]
+        lines += [pad + "cuda.syncthreads()", pad + f"_s = {group} // 2", pad + "while _s > 0:",
+                  pad + f"    if {lane} < _s:"]
         for ri in infos:
             sh = ri["sh"]
             lines.append(pad + "        " + f"{sh}[_tx] = "
@@ -514,6 +517,29 @@ class CudaFunction(NumbaFunction):
                 ln += self._tree(reds, 2)
                 ln.append(ind(2, "if _tx == 0:"))
                 ln += [ind(3, f"{ri['out']}[{ri['oidx']}] = {fin(ri, ri['sh'] + '[0]')}")
+                       for ri in reds]
+                ln.append(ind(2, "cuda.syncthreads()"))
+            elif strat == "rows":
+                # a group of ROW_GROUP threads (a warp on a GPU) per kept element: its
+                # lanes stride over the reduced elements (consecutive lanes, consecutive
+                # elements of a row: coalesced), then a tree within the group; a block
+                # takes _TPB // ROW_GROUP rows a step, every thread at every barrier
+                npt = " * ".join(sizes[k] for k in P)
+                pre += [ind(1, "_g = _tx // _RG"), ind(1, "_ln = _tx % _RG")]
+                header.append(ind(1, f"for _p0 in range(cuda.blockIdx.x * _RPB, "
+                                     f"{npt}, cuda.gridDim.x * _RPB):"))
+                header.append(ind(2, "_p = _p0 + _g"))
+                ln = inner
+                ln += [ind(2, f"{ri['acc']} = {ri['init']}") for ri in reds]
+                ln.append(ind(2, f"if _p < {npt}:"))
+                ln += [ind(3, s) for s in unravel_lines("_p", P, sizes, idx)]
+                ln.append(ind(3, f"for _r in range(_ln, {nr}, _RG):"))
+                ln += [ind(4, s) for s in unravel_lines("_r", R, sizes, idx)]
+                ln += [ind(4, s) for s in body]
+                ln += self._tree(reds, 2, "_RG", "_ln")
+                ln.append(ind(2, f"if _ln == 0 and _p < {npt}:"))
+                ln += [ind(3, s) for s in unravel_lines("_p", P, sizes, idx)]
+                ln += [ind(3, f"{ri['out']}[{ri['oidx']}] = {fin(ri, ri['sh'] + '[_tx]')}")
                        for ri in reds]
                 ln.append(ind(2, "cuda.syncthreads()"))
             else:   # grid

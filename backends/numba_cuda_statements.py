@@ -119,17 +119,19 @@ def _op_dot_general(ctx):
     N = ctx.prod([dy[i] for i in yf])
     fb = ctx.fb
 
-    def operand(name, order_mk, order_km, rank, first, second):
+    def operand(name, order_mk, order_km, rank):
+        # the operand as it is when its axes are (batch, free, contracted) or (batch,
+        # contracted, free) in memory (the runtime views it as (B, ., .)), else a copy
         if order_mk == list(range(rank)):
-            return f"{name}.reshape(({B}, {first}, {second}))", False
+            return name, False
         if order_km == list(range(rank)):
-            return f"{name}.reshape(({B}, {second}, {first}))", True
+            return name, True
         t = fb.tmp("perm")
         ctx.emit(f"{t} = _rt.permute({name}, {tuple(order_mk)})")
-        return f"{t}.reshape(({B}, {first}, {second}))", False
+        return t, False
 
-    xa, xt = operand(ctx.arr(0), list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr, M, K)
-    ya, yt = operand(ctx.arr(1), list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr, K, N)
+    xa, xt = operand(ctx.arr(0), list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr)
+    ya, yt = operand(ctx.arr(1), list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr)
     kind, name = ctx.outs[0]
     if kind == "array":
         ctx.emit(f"{name} = _rt.empty({ctx.shape_out(0)}, {dt_text(dt)})")
@@ -137,7 +139,7 @@ def _op_dot_general(ctx):
     else:                 # a rank-0 result stays in a 1-element buffer, read as T[0]
         target = f"{name.upper()}_DOT"
         ctx.emit(f"{target} = _rt.empty((1,), {dt_text(dt)})")
-    ctx.emit(f"_rt.matmul({xa}, {ya}, {target}.reshape(({B}, {M}, {N})), {xt}, {yt})")
+    ctx.emit(f"_rt.matmul({xa}, {ya}, {target}, {xt}, {yt}, ({B}, {M}, {K}, {N}))")
     if kind != "array":
         fb.device_outs[o] = f"{target}[0]"
 

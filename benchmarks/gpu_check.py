@@ -259,14 +259,15 @@ def launches(fn, args, label):
 
 
 def reductions():
-    """Each reduction shape the backend has (one value, rows, columns) next to CuPy's
-    ``sum`` on the same device arrays, when CuPy is there: medians (ms) and launches."""
+    """Each reduction shape the backend has (one value, rows, short rows, columns) next to
+    CuPy's ``sum`` on the same device arrays, when CuPy is there: medians (ms), launches."""
     from autodiff.backends import cuda_runtime as rt
     cp = rt.cupy()
     n, (r, c) = S["ns"][0], ((4096, 2048) if not SIM else (64, 70))
     rng = np.random.default_rng(1)
+    short = (4096, 100) if not SIM else (64, 20)        # rows of a warp's "rows" strategy
     shapes = [("sum of everything", (n,), None), ("row sums", (r, c), 1),
-              ("column sums", (r, c), 0)]
+              ("short row sums", short, 1), ("column sums", (r, c), 0)]
     print(f"\n{'reduction (float64)':<32}  {'autodiff ms':>11}  {'CuPy ms':>9}  {'ratio':>6}  "
           f"{'launches':>8}")
     for label, shape, axis in shapes:

@@ -194,9 +194,15 @@ def test_debug_callback_runs_on_the_host_in_order():
 # kernels: strategies, views, dtypes, device arrays
 # ---------------------------------------------------------------------------------
 
+def jax_softmax(x):
+    z = x - anp.max(x, axis=-1, keepdims=True)
+    return anp.exp(z) / anp.sum(anp.exp(z), axis=-1, keepdims=True)
+
+
 def test_reduction_strategies_all_agree():
-    """grid (all to one value), block (one block per kept element), serial (short rows, or
-    several axis sets in one nest) kernels, float64 and float32 (summed in float64)."""
+    """grid (all to one value), block (one block per kept element), rows (a group of
+    threads per kept element), serial (short rows, or several axis sets in one nest)
+    kernels, float64 and float32 (summed in float64)."""
     from autodiff.backends import numba_cuda as nc
     fns = {"grid": (lambda x: anp.sum(anp.exp(x) * 2.0), (5, 70)),
            "block": (lambda x: anp.max(anp.sin(x), axis=1), (5, 70)),
@@ -207,7 +213,12 @@ def test_reduction_strategies_all_agree():
            "split": (lambda x: (anp.sum(anp.tanh(x), axis=0), anp.max(x, axis=0),
                                 anp.sum(x > 0, axis=0), anp.sum(x * 2.0, axis=(0, 1))),
                      (300, 70)),
-           "split 3-d": (lambda x: anp.mean(x * x, axis=(0, 1)), (9, 20, 45))}
+           "split 3-d": (lambda x: anp.mean(x * x, axis=(0, 1)), (9, 20, 45)),
+           # rows shorter than a block: a group of _rt.ROW_GROUP threads (a warp) per row
+           "rows": (lambda x: (anp.max(anp.sin(x), axis=1), anp.sum(x * x, axis=-1),
+                               anp.sum(x > 0.5, axis=1)), (37, 20)),
+           "rows 3-d": (lambda x: anp.prod(1.0 + 0.1 * x, axis=(1, 2)), (13, 3, 5)),
+           "rows softmax": (lambda x: jax_softmax(x), (11, 9))}
     for strategy, (f, shape) in fns.items():
         for dt in (F64, F32):
             check(f, [(u(shape, dt),)])
@@ -217,6 +228,10 @@ def test_reduction_strategies_all_agree():
             continue
         if strategy.startswith("split"):
             assert "split kernel" in src and "_rt.split_chunks(" in src, src
+            continue
+        if strategy.startswith("rows"):
+            assert "rows kernel" in src and (          # (or a small program's one block)
+                "_rt.group_blocks(" in src or "[1, _TPB]" in src), src
             continue
         assert f"{strategy} kernel" in src, src
         if strategy != "serial":
@@ -635,9 +650,14 @@ def _host_launches(source):
     return len(_re.findall(r"_k\d+\[", top)) + top.count("_rt.matmul("), loops
 
 
-def test_issue32_rows_at_h200_sizes_lower_within_the_launch_budget():
+def test_issue32_rows_at_h200_sizes_lower_within_the_launch_budget(monkeypatch):
     """The gpu_check rows at the sizes of the H200 table, lowered (not run: the
-    simulator would take hours): the same budgets, and no host loop anywhere."""
+    simulator would take hours) with a GPU's launch geometry (256 threads a block, a
+    warp of 32 per short row): the same budgets, and no host loop anywhere."""
+    from autodiff.backends import cuda_runtime as rt
+    for name, value in (("TPB", 256), ("ROW_GROUP", 32), ("ROWS_PER_BLOCK", 8),
+                        ("MAX_BLOCKS", 1056)):
+        monkeypatch.setattr(rt, name, value)
     rng = np.random.default_rng(0)
     x = rng.uniform(-2, 2, 1_000_000)
     params = ((rng.normal(size=(784, 2048)) * 0.03, np.zeros(2048)),
@@ -742,6 +762,32 @@ def test_matmul_fallback_kernel_tiles_and_batches():
     np.testing.assert_allclose(np.asarray(r1), a @ b, rtol=1e-12)
     np.testing.assert_allclose(np.asarray(r2), np.swapaxes(a, 1, 2)[:, :, :5] @ b[:, :5],
                                rtol=1e-12)
+
+
+def test_the_cublas_branch_views_operands_of_any_rank(monkeypatch):
+    """rt.matmul's CuPy branch (no CuPy here: numpy stands in for its array API, over the
+    simulator's arrays' memory) with the operands as programs pass them: unreshaped, of
+    any rank, transposed by flag, batched."""
+    import types
+    from autodiff.backends import cuda_runtime as rt
+    calls = []
+
+    def matmul(a, b, out):
+        calls.append((a.shape, b.shape, out.shape))
+        np.matmul(a, b, out=out)
+    fake = types.SimpleNamespace(asarray=lambda a: getattr(a, "_ary", a), matmul=matmul)
+    monkeypatch.setattr(rt, "_CUPY", [fake])
+    a, b = u((2, 5, 7)), u((2, 7, 3), seed=1)
+    w, x = u((4, 3, 2), seed=2), u((6, 3), seed=3)
+    f = ad.jit(lambda a, b, w, x: (a @ b, anp.swapaxes(a, 1, 2) @ a,
+                                   anp.tensordot(x, w, axes=([1], [1])), x @ x.T),
+               backend="cuda")
+    r = [np.asarray(t) for t in f(a, b, w, x)]
+    np.testing.assert_allclose(r[0], a @ b, rtol=1e-12)
+    np.testing.assert_allclose(r[1], np.swapaxes(a, 1, 2) @ a, rtol=1e-12)
+    np.testing.assert_allclose(r[2], np.tensordot(x, w, axes=([1], [1])), rtol=1e-12)
+    np.testing.assert_allclose(r[3], x @ x.T, rtol=1e-12)
+    assert (1, 6, 6) in [c[2] for c in calls] and len(calls) == 4
 
 
 def test_complex_products_and_scalar_products_stay_on_the_device():
