@@ -368,9 +368,23 @@ def _cp_in(cp, a):
     return cp.asarray(a) if is_device(a) else a
 
 
+# The __cuda_array_interface__ "stream" values that need no wait before a numba-cuda
+# launch: none, CUDA's legacy default stream (1: numba-cuda launches there) and the
+# per-thread default stream (2: blocking, so ordered with the legacy stream).
+_ORDERED_STREAMS = (None, 1, 2)
+
+
 def _cp_out(cp, o, dtype):
+    """A CuPy result as a numba-cuda device array (rank 0: a host scalar). numba-cuda's
+    ``as_cuda_array`` synchronizes the stream the interface names by default, and CuPy
+    names its null stream (1): a host wait for every kernel before it, per library call.
+    Work on the default streams is ordered with numba-cuda's launches, so that wait is
+    skipped there; CuPy on a stream of the user's own is still waited for."""
     o = cp.ascontiguousarray(cp.asarray(o, dtype=dtype))
-    return cuda.as_cuda_array(o) if o.ndim else o.get()[()]
+    if not o.ndim:
+        return o.get()[()]
+    return cuda.as_cuda_array(
+        o, sync=o.__cuda_array_interface__.get("stream") not in _ORDERED_STREAMS)
 
 
 def _tri(xp, a, b, left_side, lower, transpose_a, unit_diagonal):

@@ -790,6 +790,31 @@ def test_the_cublas_branch_views_operands_of_any_rank(monkeypatch):
     assert (1, 6, 6) in [c[2] for c in calls] and len(calls) == 4
 
 
+def test_cupy_results_on_the_default_streams_are_not_waited_for(monkeypatch):
+    """rt._cp_out takes a CuPy result without numba-cuda's host wait when CuPy worked on a
+    default stream (ordered with numba-cuda's launches), and waits for a stream of the
+    user's own (numpy stands in for CuPy; the interface is written out by hand)."""
+    import types
+    from autodiff.backends import cuda_runtime as rt
+
+    class Result:
+        def __init__(self, stream):
+            self.ndim, self.stream = 2, stream
+
+        @property
+        def __cuda_array_interface__(self):
+            return {"shape": (2, 2), "typestr": "<f8", "data": (0, False), "version": 3,
+                    "stream": self.stream}
+    fake = types.SimpleNamespace(asarray=lambda o, dtype=None: o,
+                                 ascontiguousarray=lambda o: o)
+    waits = []
+    monkeypatch.setattr(rt.cuda, "as_cuda_array", lambda o, sync=True: waits.append(sync),
+                        raising=False)            # the simulator has none
+    for stream in (None, 1, 2, 0x7F00DEAD):
+        rt._cp_out(fake, Result(stream), np.float64)
+    assert waits == [False, False, False, True]
+
+
 def test_complex_products_and_scalar_products_stay_on_the_device():
     """A complex dot_general runs on the device (cuBLAS with CuPy, else the tiled kernel
     accumulating in complex128); a rank-0 product stays a 1-element device buffer read by
