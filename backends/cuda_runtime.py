@@ -175,8 +175,9 @@ def is_device(a):
 
 #: the most bytes one thread's pool keeps
 POOL_BYTES = 1 << 30
-#: the most buffers of one shape and dtype it keeps
-POOL_PER_SHAPE = 4
+#: the most buffers of one shape and dtype it keeps (a host loop's step can have a
+#: dozen of one shape in flight: its body's temporaries, outputs and replaced carries)
+POOL_PER_SHAPE = 16
 
 
 class _Pool(threading.local):

@@ -584,6 +584,15 @@ class CudaFunction(NumbaFunction):
         return ln
 
     # ------------------------------------------------------------------ the host function
+    def consumed_carries(self, first, n):
+        """For a loop body whose inputs ``first .. first + n`` are the carries its first
+        ``n`` results replace: per carry, whether the body is done with it when it returns
+        (no result carries it on, no statement binds it; one returned as a per-step
+        output is copied into its stack first)."""
+        names = self.param_names[len(self.jaxpr.constvars):]
+        return [not self.bound_inputs[first + i] and names[first + i] not in self.rets[:n]
+                for i in range(n)]
+
     def build(self):
         j = self.jaxpr
         self.check_dtypes("cuda")
@@ -631,10 +640,50 @@ class CudaFunction(NumbaFunction):
         lines, self.launches = render(self.items, self.mod.kernel)
         lines = [ln for it in lines for ln in it.split("\n")]
         ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
+        made, reached = _bindings(lines)
+        own = made - reached
+        #: per result, whether it is a buffer of its own (made by ``_rt.empty``, reached
+        #: by no other name) at its first place among the results: a host loop calling
+        #: this body gives each such buffer back to the pool once its stack holds a copy
+        #: (a per-step output) or the step after has consumed it (a carry; carries come
+        #: first among the results)
+        self.fresh_rets = [r in own and rets.index(r) == i for i, r in enumerate(rets)]
+        #: per input (``jaxpr.invars``), whether a statement binds a name to it (a view of
+        #: it, a loop carrying it, a host call's result made from it)
+        self.bound_inputs = [n in reached for n in params[len(j.constvars):]]
         body = free_at_last_use(size_reads + lines,
                                  set(params) | set(_ARRAY_NAME.findall(ret)))
         self.publish("\n".join([f"def {self.name}({', '.join(params)}«SZ»):"]
                                 + ["    " + s for s in body + [ret]]), params)
+
+
+def own_buffers(lines):
+    """The buffers of host ``lines`` that only their own allocation binds: made by
+    ``_rt.empty`` at the top level and named in no other binding statement (a view
+    ``Y = X.reshape(...)``, a host call's result, a loop's swap), ``def`` or ``lambda``;
+    the rest of the program only passes them to launches and calls.
+
+    >>> sorted(own_buffers(["A = _rt.empty((3,), np.float64)", "_k0[1, 32](X, A)",
+    ...                     "B = _rt.empty((3,), np.float64)", "V = B.reshape((1, 3))"]))
+    ['A']
+    """
+    made, reached = _bindings(lines)
+    return made - reached
+
+
+def _bindings(lines):
+    """(the buffers top-level ``_rt.empty`` calls bind, the array names any other binding
+    statement, ``def`` or ``lambda`` mentions)."""
+    pooled, reached = set(), set()
+    for s in lines:
+        code = s.split("#", 1)[0]
+        own = _EMPTY.match(code)
+        if own:
+            pooled.add(own.group(1))
+        if _BINDS.match(code) or "def " in code or "lambda" in code:
+            reached.update(n for n in _ARRAY_NAME.findall(code)
+                           if not (own and n == own.group(1)))
+    return pooled, reached
 
 
 def group_statements(lines):
@@ -705,21 +754,13 @@ def free_at_last_use(lines, params):
                         made.add(n)
             for n in _ARRAY_NAME.findall(code):
                 last[n] = b
-    pooled, reached = set(), set()
-    for s in lines:
-        code = s.split("#", 1)[0]
-        own = _EMPTY.match(code)
-        if own:
-            pooled.add(own.group(1))
-        if _BINDS.match(code) or "def " in code or "lambda" in code:
-            reached.update(n for n in _ARRAY_NAME.findall(code)
-                           if not (own and n == own.group(1)))
+    own = own_buffers(lines)
     out = []
     for b, (lo, hi) in enumerate(blocks):
         out.extend(lines[lo:hi])
         dead = sorted(n for n in made if last.get(n) == b and n not in params
                       and not n.startswith("_"))
-        back = [n for n in dead if n in pooled and n not in reached]
+        back = [n for n in dead if n in own]
         if back:
             out.append("_rt.give(" + ", ".join(back) + ")")
         if dead:

@@ -427,8 +427,10 @@ def cond_statement(ctx):
             ctx.emit(f"{tgt} = {call_text(fn, ops)}" if outs else call_text(fn, ops))
 
 
-def while_statement(ctx):
-    """``while``: a loop calling the predicate's and the body's functions."""
+def while_statement(ctx, recycle=None):
+    """``while``: a loop calling the predicate's and the body's functions.
+    ``recycle(ctx, step, olds, done)`` (the CUDA target's) writes what a step does with
+    the carries it replaced (``olds``: those the body function marks ``fresh_rets``)."""
     p = ctx.p
     nc, nb = p["cond_nconsts"], p["body_nconsts"]
     cf = ctx.fb.mod.sub_function(sub_jaxpr(p["cond_jaxpr"]), "cond")
@@ -451,7 +453,14 @@ def while_statement(ctx):
         ctx.emit(f"({pr},) = {call_text(cf, cc + carry)}")
         with ctx.block(f"if not {pr}:"):
             ctx.emit("break")
+        olds = [] if recycle is None else [
+            (c, ctx.fb.tmp("old")) for c, f, done in
+            zip(carry, bf.fresh_rets, bf.consumed_carries(nb, len(carry))) if f and done]
+        if olds:
+            ctx.emit(f"{', '.join(o for _, o in olds)}, = {', '.join(c for c, _ in olds)},")
         ctx.emit(f"{tgt} = {call_text(bf, bc + carry)}")
+        if olds:
+            recycle(ctx, step, [o for _, o in olds], [])
         ctx.emit(f"{step} += 1")
 
 

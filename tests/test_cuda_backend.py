@@ -310,6 +310,60 @@ def test_a_buffer_another_name_reaches_is_not_pooled():
         np.testing.assert_allclose(float(np.asarray(b)), np.sum(np.exp(x) * 2.0), rtol=1e-12)
 
 
+def _host_loops():
+    """Loops whose bodies hold a matrix product (a library call: host loops), with carries
+    the body makes, passes through unchanged, and returns again as a per-step output."""
+    def rnn(h0, W, xs):
+        def step(c, x):
+            h, g, k = c
+            h = anp.tanh(h @ W + x * g)
+            return (h, h * 0.5 + 0.5, k), (h * 2.0, h)   # h: a carry and an output
+        (h, g, k), (ys, hs) = lax.scan(step, (h0, h0, W), xs)
+        return anp.sum(h) + anp.sum(g) + anp.sum(ys * hs) + anp.sum(k)
+
+    def wl(h0, W, n):
+        def body(c):
+            return anp.tanh(c[0] @ W) + 0.1, c[1] * 1.5, c[2] + 1
+        h, s, _ = lax.while_loop(lambda c: c[2] < n, body, (h0, h0, 0))
+        return anp.sum(h * s)
+
+    def wl_view(h0, W, n):        # r: a view of the old h, so h's buffer is kept a step
+        def body(c):
+            return anp.tanh(c[0] @ W) + 0.1, c[1] * 1.5, c[0].reshape(-1), c[3] + 1
+        h, s, r, _ = lax.while_loop(lambda c: c[3] < n, body, (h0, h0, h0.reshape(-1), 0))
+        return anp.sum(h * s) + anp.sum(r * r[::-1])
+    return rnn, wl, wl_view
+
+
+def test_host_loops_allocate_nothing_per_step():
+    """A host loop gives a step's outputs and the carries it replaced back to the pool
+    (``_rt.give``): a warm call allocates as much at 2 steps as at 5, and the values, with
+    carries passed through, returned twice and kept as views, are the interpreter's (the
+    gradient holds the forward scan, with residuals, and the reverse one)."""
+    from autodiff.backends import cuda_runtime as rt
+    rnn, wl, wl_view = _host_loops()
+    h0, W = u((2, 3), seed=1), u((3, 3), seed=2) * 0.3
+    fns = [(ad.grad(rnn, argnums=(0, 1)), lambda T: (h0, W, u((T, 2, 3), seed=T))),
+           (wl, lambda T: (h0, W, T)), (wl_view, lambda T: (h0, W, T))]
+    for fn, args in fns:
+        g = ad.jit(fn, backend="cuda", static_argnums=(2,) if fn in (wl, wl_view) else ())
+        assert "_rt.give(_old" in g.lower(*args(2)).source
+        allocated = []
+        for T in (2, 5):
+            g(*args(T))
+            before = rt.pool_info()["allocated"]
+            got = g(*args(T))
+            allocated.append(rt.pool_info()["allocated"] - before)
+            for a, b in zip(ad.tree_util.tree_leaves(got),
+                            ad.tree_util.tree_leaves(fn(*args(T)))):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11,
+                                           atol=1e-12)
+        if fn is wl_view:         # h's buffer is new each step; s's is still recycled
+            assert allocated[1] - allocated[0] == 3, allocated
+        else:
+            assert allocated[0] == allocated[1], (fn, allocated)
+
+
 def test_the_pool_keeps_within_its_bounds_and_each_thread_its_own():
     import threading
     from autodiff.backends import cuda_runtime as rt
