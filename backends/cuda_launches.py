@@ -47,8 +47,8 @@ __all__ = ["Section", "Launch", "fuse", "merge", "render", "kernel_text", "subsc
            "MAX_PARAMS"]
 
 #: names generated code uses that are never data (globals and builtins of the module)
-_GLOBALS = frozenset({"np", "cuda", "_dm", "_hc", "_rt", "_TPB", "_RG", "_RPB", "range", "min", "max", "int",
-                      "float", "bool", "complex", "abs", "len", "slot_i64", "slot_f64",
+_GLOBALS = frozenset({"np", "cuda", "_dm", "_hc", "_rt", "_TPB", "_RG", "_RPB", "range",
+                      "min", "max", "int", "float", "bool", "complex", "abs", "len", "slot_i64", "slot_f64",
                       "True", "False", "None", "_sz", "_E", "_TK", "del", "return", "for", "in",
                       "if", "else", "elif", "while", "not", "and", "or", "is", "break"})
 _IDENT = re.compile(r"(?<![\w.'\"])([A-Za-z_]\w*)")
@@ -95,8 +95,8 @@ class Section:
     """A piece of kernel body: ``pre`` lines, a loop ``header`` (its ``for`` line and the
     index unravelling; for ``single``, the ``if`` choosing one thread), the ``inner`` lines
     of the loop, and ``post`` lines after it (a reduction's tree and last block). ``kind``:
-    ``map``, ``serial``, ``grid``, ``block``, ``rows``, ``single`` or ``prologue``; ``work``: how many
-    elements its loop covers (text), which sets the launch's grid."""
+    ``map``, ``serial``, ``grid``, ``block``, ``rows``, ``single`` or ``prologue``;
+    ``work``: how many elements its loop covers (text), which sets the launch's grid."""
 
     kind: str
     pre: list

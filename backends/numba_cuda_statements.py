@@ -183,13 +183,9 @@ def _op_scan(ctx):
     t, tt = ctx.fb.tmp("t"), ctx.fb.tmp("tt")
     ytmp = [ctx.fb.tmp("y") for _ in ys]
     tgt = carry + ytmp
-    fresh = fn.fresh_rets
-    olds = [(c, ctx.fb.tmp("old")) for c, f, done in
-            zip(carry, fresh, fn.consumed_carries(nconst, ncarry)) if f and done]
     with ctx.block(f"for {tt} in range({length}):"):
         ctx.emit(f"{t} = {length} - 1 - {tt}" if p["reverse"] else f"{t} = {tt}")
-        if olds:
-            ctx.emit(f"{', '.join(o for _, o in olds)}, = {', '.join(c for c, _ in olds)},")
+        give_back = recycling(ctx, fn, carry, nconst)
         call = call_text(fn, consts + carry + [f"{x}[{t}]" for x in xargs])
         if tgt:
             ctx.emit(f"{', '.join(tgt)}{',' if len(tgt) == 1 else ''} = {call}")
@@ -197,28 +193,37 @@ def _op_scan(ctx):
             ctx.emit(call)
         for (name, h, v), y in zip(stacks, ytmp):
             ctx.emit(f"{h}[{t}] = {y}" if h is not None else f"_rt.set_row({name}, {t}, {y})")
-        recycle_lines(ctx, tt, [o for _, o in olds],
-                      [y for (_, h, _), y, f in zip(stacks, ytmp, fresh[ncarry:])
+        give_back(tt, [y for (_, h, _), y, f in zip(stacks, ytmp, fn.fresh_rets[ncarry:])
                        if f and h is None])
     for name, h, v in stacks:
         if h is not None:
             ctx.emit(f"{name} = _rt.to_device({h})")
 
 
-def recycle_lines(ctx, step, olds, done):
-    """A host loop's buffers back to the pool (``_rt.give``) once a step is over: ``done``
-    (this step's per-step outputs, copied into their stacks) now, and ``olds`` (the
-    carries the step consumed) from the second step on, when the body made them: no
-    allocation per step in a steady loop. Only buffers the body made, each once however
-    often it returns one (``CudaFunction.fresh_rets``), come here, and a carry only where
-    the body is done with it once it returns (``CudaFunction.consumed_carries``: not
-    passed on as another carry, no view of it kept): nothing else can reach them, and the device runs
-    every launch in order, so a later step's writes come after this step's reads."""
-    if done:
-        ctx.emit(f"_rt.give({', '.join(done)})")
+def recycling(ctx, fn, carry, first):
+    """A host loop's buffers back to the pool (``_rt.give``), so that a steady loop
+    allocates nothing per step. Called in the loop before the call of body ``fn`` (whose
+    inputs ``first ..`` are the ``carry`` names): holds the carries the call will consume
+    and returns ``give_back(step, done=())``, which writes, after the call, the giving
+    back of ``done`` (this step's per-step outputs, copied into their stacks) and, from
+    the second step on, of the held carries. Only buffers the body made, each once however
+    often it returns one (``CudaFunction.fresh_rets``), are given back, and a carry only
+    where the body is done with it when it returns (``CudaFunction.consumed_carries``: not
+    passed on as another carry, no view of it kept): nothing else can reach them, and the
+    device runs every launch in order, so a later step's writes come after this step's
+    reads."""
+    olds = [(c, ctx.fb.tmp("old")) for c, f, done in
+            zip(carry, fn.fresh_rets, fn.consumed_carries(first, len(carry))) if f and done]
     if olds:
-        with ctx.block(f"if {step}:"):
-            ctx.emit(f"_rt.give({', '.join(olds)})")
+        ctx.emit(f"{', '.join(o for _, o in olds)}, = {', '.join(c for c, _ in olds)},")
+
+    def give_back(step, done=()):
+        if done:
+            ctx.emit(f"_rt.give({', '.join(done)})")
+        if olds:
+            with ctx.block(f"if {step}:"):
+                ctx.emit(f"_rt.give({', '.join(o for _, o in olds)})")
+    return give_back
 
 
 def _static_shape(aval):
@@ -474,7 +479,7 @@ def _op_while(ctx):
     """A device loop (:func:`_device_while`) where the functions allow, else the host
     loop both targets write (``numba_emitter.while_statement``)."""
     if not _device_while(ctx):
-        while_statement(ctx, recycle_lines)
+        while_statement(ctx, recycling)
 
 
 # ---------------------------------------------------------------------- data movement

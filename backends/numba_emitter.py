@@ -429,8 +429,9 @@ def cond_statement(ctx):
 
 def while_statement(ctx, recycle=None):
     """``while``: a loop calling the predicate's and the body's functions.
-    ``recycle(ctx, step, olds, done)`` (the CUDA target's) writes what a step does with
-    the carries it replaced (``olds``: those the body function marks ``fresh_rets``)."""
+    ``recycle(ctx, body, carry, first)`` (the CUDA target's
+    ``numba_cuda_statements.recycling``) writes, before each call of the body, what the
+    step needs to give its buffers back, and returns ``give_back(step)`` for after it."""
     p = ctx.p
     nc, nb = p["cond_nconsts"], p["body_nconsts"]
     cf = ctx.fb.mod.sub_function(sub_jaxpr(p["cond_jaxpr"]), "cond")
@@ -453,14 +454,10 @@ def while_statement(ctx, recycle=None):
         ctx.emit(f"({pr},) = {call_text(cf, cc + carry)}")
         with ctx.block(f"if not {pr}:"):
             ctx.emit("break")
-        olds = [] if recycle is None else [
-            (c, ctx.fb.tmp("old")) for c, f, done in
-            zip(carry, bf.fresh_rets, bf.consumed_carries(nb, len(carry))) if f and done]
-        if olds:
-            ctx.emit(f"{', '.join(o for _, o in olds)}, = {', '.join(c for c, _ in olds)},")
+        give_back = recycle(ctx, bf, carry, nb) if recycle is not None else None
         ctx.emit(f"{tgt} = {call_text(bf, bc + carry)}")
-        if olds:
-            recycle(ctx, step, [o for _, o in olds], [])
+        if give_back is not None:
+            give_back(step)
         ctx.emit(f"{step} += 1")
 
 
