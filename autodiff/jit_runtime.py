@@ -816,9 +816,19 @@ class Lowered:
     ``jaxpr`` is the ClosedJaxpr that is compiled (calls inlined, dead code removed),
     ``source`` the generated Python/Numba module (``None`` for the interpreter), which
     imports its loop nests from the modules in ``pieces`` (``as_text()`` shows all),
-    ``sizes`` the run-time size vector for these arguments. ``install``: ``(closed jaxpr,
-    output treedef, leaf keys, put)``, where ``put(entry)`` makes the jitted function run
-    ``entry`` for this signature (None: nothing to install) and returns the function.
+    ``sizes`` the run-time size vector for these arguments, ``plan`` the kernel's
+    :class:`~autodiff.backends.kernel_plan.KernelPlan` (its loop nests and the statements
+    between them: ``print(low.plan.describe())``; None for the interpreter). ``install``:
+    ``(closed jaxpr, output treedef, leaf keys, put)``, where ``put(entry)`` makes the
+    jitted function run ``entry`` for this signature (None: nothing to install) and
+    returns the function.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> f = ad.jit(lambda x, w: anp.sum(anp.tanh(x) @ w))
+    >>> print(f.lower(np.ones((3, 3)), np.ones((3, 8))).plan.describe())
+    nest 0 over 2 dims: ew tanh
+    then opaque dot_general
+    nest 1 over 2 dims: reduce reduce_sum
     """
 
     def __init__(self, jaxpr, source, sizes, program, install=None):
@@ -826,6 +836,7 @@ class Lowered:
         self.source = source
         self.sizes = sizes
         self.program = program
+        self.plan = getattr(program, "plan", None)
         self._install = install
 
     def compile(self) -> "JitFunction[..., Any]":

@@ -83,8 +83,17 @@ class Program:
     per kernel parameter, ``("array", dtype, ndim)``, ``("scalar", dtype)`` or
     ``("sizes",)``; ``sizes``: the int64 ``_sz`` vector for the traced shapes;
     ``consts``: values of the leading constant parameters; ``out_avals``; ``parallel``;
-    ``pieces``: ``(module name, source)`` of the shared loop-nest modules it imports.
+    ``pieces``: ``(module name, source)`` of the shared loop-nest modules it imports;
+    ``plan``: the kernel's :class:`~autodiff.backends.kernel_plan.KernelPlan` (None once
+    pickled: the compile worker sends programs back without it).
     """
+
+    plan = None
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("plan", None)        # index maps are closures: not picklable, not needed
+        return state
 
     def __init__(self, source, entry, params, sizes, consts, out_avals, parallel, jaxpr,
                  pieces=()):
@@ -590,7 +599,9 @@ def lower(closed, parallel_threshold=None, dynamic_dims=True):
     sig = ", ".join(f"{short(p[1])}[{p[2]}d]" if p[0] == "array" else short(p[1])
                     if p[0] == "scalar" else "sizes" for p in params)
     source = f"# kernel parameters: ({sig})\n" + source
-    return Program(source, "kernel", params, np.array(mod.sizes, dtype=np.int64),
+    prog = Program(source, "kernel", params, np.array(mod.sizes, dtype=np.int64),
                    list(closed.consts), [v.aval for v in closed.jaxpr.outvars], mod.parallel,
                    closed, mod.pieces)
+    prog.plan = fb.kernel_plan
+    return prog
 

@@ -220,38 +220,25 @@ class CpuFunction(NumbaFunction):
         self.check_dtypes("cpu")
         self.check_records()
         self.analyse()
-        self.plan()
-        # outputs
+        plan = self.kernel_plan = self.plan()
         rets = []
         seen = set()
-        for v in j.outvars:
+        for v, ref in zip(j.outvars, plan.outputs):
             if isinstance(v, Literal):
                 rets.append(self.jlit(v) if v.aval.dtype == np.float64
                             else self.cast(self.jlit(v), v.aval.dtype))
                 continue
             if not v.aval.shape:
-                ref = self.base_ref(v)
                 expr = ref[2]
                 rets.append(expr if (self.top and v.aval.dtype == np.float64)
                             else self.cast(expr, v.aval.dtype))
                 continue
-            ref = self.ensure(v)
             name = ref[2]
             if self.top and (ref[3] or name in seen):
                 name = f"{name}.copy()"      # never hand the caller an alias of its input
             seen.add(ref[2])
             rets.append(name)
-        # emission
-        lines = []
-        lines.extend(self.entry_stmts)
-        for c in self.stages:
-            if c.domain and self.mod.outline_loops:
-                nest = []
-                self.emit_cluster(c, nest)
-                lines.extend(self.mod.outline(nest))
-            else:
-                self.emit_cluster(c, lines)
-            lines.extend(c.post)
+        lines = self.plan_lines(plan, self.nest_lines)
         params = [self.aname(v) if v.aval.shape else self.sname(v)
                   for v in list(j.constvars) + list(j.invars)]
         head = f"def {self.name}({', '.join(params)}«SZ»):"
@@ -267,6 +254,16 @@ class CpuFunction(NumbaFunction):
         text = [head] + ["    " + s for s in size_reads + lines + [ret]]
         self.publish("\n".join(text), params)
 
+
+    def nest_lines(self, c, lines):
+        """Loop nest ``c``'s text, appended to ``lines`` (an outlined nest: the line that
+        stands for it)."""
+        if c.domain and self.mod.outline_loops:
+            nest = []
+            self.emit_cluster(c, nest)
+            lines.extend(self.mod.outline(nest))
+        else:
+            self.emit_cluster(c, lines)
 
     # ------------------------------------------------------------------ planner hooks
     def code_size(self, e):

@@ -141,10 +141,12 @@ def _rt():
 class CudaProgram:
     """A lowered program: the module ``source``, its host function ``entry``, parameter
     specs as the CPU's ``Program``, the ``_sz`` vector, constants, output avals, and
-    ``host_eqns``, the equations its host calls run (passed to it as ``_E``)."""
+    ``host_eqns``, the equations its host calls run (passed to it as ``_E``), and the top
+    function's ``plan`` (:class:`~autodiff.backends.kernel_plan.KernelPlan`)."""
 
     pieces = ()
     parallel = False
+    plan = None
 
     def __init__(self, source, entry, params, sizes, consts, out_avals, jaxpr, host_eqns):
         self.source, self.entry, self.params, self.sizes = source, entry, params, sizes
@@ -286,9 +288,11 @@ def lower(closed, dynamic_dims=True):
     sig = ", ".join(f"{dtype_name(p[1])}[{p[2]}d]" if p[0] == "array" else dtype_name(p[1])
                     for p in params)
     source = f"# kernel parameters: ({sig})\n" + mod.source()
-    return CudaProgram(source, "kernel", params, np.array(mod.sizes, dtype=np.int64),
+    prog = CudaProgram(source, "kernel", params, np.array(mod.sizes, dtype=np.int64),
                        list(closed.consts), [v.aval for v in closed.jaxpr.outvars], closed,
                        list(mod.host_eqns))
+    prog.plan = fb.kernel_plan
+    return prog
 
 
 _MODULES = {}

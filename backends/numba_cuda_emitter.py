@@ -15,7 +15,7 @@ import re
 import numpy as np
 
 from ..config import config
-from ..core import Literal, Var
+from ..core import DropVar, Literal, Var
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
 from .numba_cuda_statements import host_statement, statement_rule, unravel_lines
@@ -178,13 +178,21 @@ class CudaFunction(NumbaFunction):
         super().plan_ew_unrolled(e)
 
     def plan_opaque(self, e):
-        """As the planner's; a rank-0 result a statement left in a device buffer (a device
-        loop's scalar carry: ``device_outs``) is read there, not as a host scalar."""
-        super().plan_opaque(e)
+        """As the planner's; a rank-0 result a statement left in a device buffer (a dot
+        product, a device loop's scalar carry: ``device_outs``) is read there, not as a
+        host scalar. Only the statement's rule knows that (whether a loop runs on the
+        device is decided by building its body), so a statement with a rank-0 result is
+        written now, while planning (its record keeps the ``lines``), and its readers are
+        planned knowing where the value is."""
+        st = super().plan_opaque(e)
+        if any(isinstance(o, Var) and not isinstance(o, DropVar) and not o.aval.shape
+               for o in e.outvars):
+            st.lines = self.opaque_lines(st.eqn, st.refs, st.outs)
         for o in e.outvars:
             got = self.device_outs.pop(o, None)
             if got is not None:
                 self.loc[o] = ("scalar", self.loc[o][1], got)
+        return st
 
     def plan_reduce(self, e):
         super().plan_reduce(e)
@@ -598,14 +606,14 @@ class CudaFunction(NumbaFunction):
         self.check_dtypes("cuda")
         self.check_records()
         self.analyse()
-        self.plan()
+        plan = self.kernel_plan = self.plan()
         rets, seen = [], set()
-        for v in j.outvars:
+        for v, ref in zip(j.outvars, plan.outputs):
             if isinstance(v, Literal):
                 rets.append(self.cast(self.jlit(v), v.aval.dtype))
                 continue
             if not v.aval.shape:
-                expr = self.base_ref(v)[2]
+                expr = ref[2]
                 m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)\[0\]", expr)
                 if self.device_from is not None:
                     if m is None:
@@ -616,16 +624,12 @@ class CudaFunction(NumbaFunction):
                 else:
                     rets.append(self.cast(expr, v.aval.dtype))
                 continue
-            ref = self.ensure(v)
             name = ref[2]
             if self.top and (ref[3] or name in seen):
                 name = f"_rt.dcopy({name})"           # never hand back an alias of an input
             seen.add(ref[2])
             rets.append(name)
-        lines = list(self.entry_stmts)
-        for c in self.stages:
-            self.emit_cluster(c, lines)
-            lines.extend(c.post)
+        lines = self.plan_lines(plan, self.emit_cluster)
         self.items = group_statements(lines)
         if config.jit_cuda_fuse_launches:
             self.items = fuse(self.items)

@@ -21,6 +21,7 @@ import contextlib
 import numpy as np
 
 from ..core import SIZE_PARAMS, ClosedJaxpr, DropVar, Jaxpr, Literal, Var, pp_param
+from .kernel_plan import Materialize, Opaque, ReduceGroups, Reshape, Unrolled
 from .plan import Planner, parenthesized
 
 __all__ = ["is_float", "is_complex", "dt_text", "dtype_name", "SHORT_DTYPES", "acc_dtype",
@@ -235,7 +236,43 @@ class ModuleBase:
 class NumbaFunction(Planner):
     """One generated function in Numba Python: the planner's hooks both targets write
     alike. A target's subclass adds its expressions (``ew_expr``), its loop nests
-    (``emit_cluster``), its statements (``opaque_lines``) and the function (``build``)."""
+    (``emit_cluster``), its statements (``opaque_lines``, ``reshape_lines``,
+    ``materialize_lines``, ``reduce_group_lines``) and the function (``build``), which
+    renders the :class:`~autodiff.backends.kernel_plan.KernelPlan` that ``plan()``
+    returns."""
+
+    def statement_lines(self, st):
+        """The text of plan statement ``st`` (a :class:`~.kernel_plan.Statement`)."""
+        if st.lines is not None:
+            return st.lines
+        if isinstance(st, Opaque):
+            return self.opaque_lines(st.eqn, st.refs, st.outs)
+        if isinstance(st, Reshape):
+            return self.reshape_lines(st.eqn, st.ref)
+        if isinstance(st, Materialize):
+            return self.materialize_lines(st.var, st.name, st.els)
+        lines = [self.eqn_comment(st.eqn)]
+        if isinstance(st, Unrolled):
+            lines += [self.assign(name, self.ew_expr(st.eqn, args, idx))
+                      for name, args, idx in zip(st.names, st.cols, st.idxs)]
+        elif isinstance(st, ReduceGroups):
+            for acc, xs in st.groups:
+                lines += self.reduce_group_lines(st.kind, acc, xs, st.dt_in, st.dt_out)
+        else:
+            raise TypeError(f"not a statement of the plan: {st!r}")
+        return lines
+
+    def plan_lines(self, plan, nest_lines):
+        """The function body's statements: ``plan``'s entry statements, then each nest
+        (``nest_lines(nest, out)`` appends its text) followed by its statements."""
+        lines = []
+        for st in plan.entry:
+            lines.extend(self.statement_lines(st))
+        for c in plan.nests:
+            nest_lines(c, lines)
+            for st in c.post:
+                lines.extend(self.statement_lines(st))
+        return lines
 
     def publish(self, text, params):
         """Add this function's ``text`` to its module; a nested function whose body another

@@ -37,13 +37,18 @@ Every value gets a *location* (``Planner.loc``)::
 The plan is the list of stages (loop nests, each followed by the statements that can run
 after it) plus these locations. Expressions and index maps are Python expression text
 (both Numba targets write Python); what the text *says* beyond indexing and arithmetic
-comes from the emitter, which a subclass of :class:`Planner` provides::
+comes from the emitter, a subclass of :class:`Planner`. :meth:`Planner.plan` returns
+the plan as a :class:`KernelPlan`: :class:`Cluster` loop nests with their members, and
+:class:`Statement` records between them (:class:`Opaque` library calls and control flow,
+:class:`Reshape`, and for tiny values :class:`Materialize`, :class:`Unrolled`,
+:class:`ReduceGroups`), which the emitter renders afterwards. While planning, the planner
+asks the emitter only for what decides the plan::
 
-    code_size(e)            loop-budget units of an elementwise equation
-    ew_expr(e, args, idx)   the scalar expression of an elementwise equation
-    lit(v, dtype), jlit(v), cast(expr, dtype), assign(name, expr), eqn_comment(e)
-    reshape_lines(e, ref), opaque_lines(e, refs, outs), materialize_lines(v, name, els),
-    reduce_group_lines(kind, acc, xs, dt_in, dt_out)
+    code_size(e)            loop-budget units of an elementwise equation (fusion)
+    jlit(v)                 a literal's text (it may take a slot of the sizes vector)
+
+and a target may override a planning step (the CUDA target keeps rank-0 values that
+device code computes in device buffers).
 
 Every primitive has one :class:`Lowering` record in ``LOWERINGS``: its kind, dimension
 rule and cost for the planner, and the Numba-CPU emitter's expression or statement rule
@@ -66,9 +71,10 @@ import numpy as np
 from ..core import DropVar, Literal, Var, primitives, var_namer
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .dimensions import DimClasses, dim_same
+from .kernel_plan import Cluster, KernelPlan, Opaque, Reshape
 from .tiny_values import TinyValues
 
-__all__ = ["Planner", "Cluster", "Lowering", "LOWERINGS", "LOOP_BUDGET",
+__all__ = ["Planner", "Cluster", "KernelPlan", "Lowering", "LOWERINGS", "LOOP_BUDGET",
            "SUPPORTED_DTYPES", "REMAT_BEGIN", "REMAT_END",
            "register_lowering", "register_elementwise", "derived_lowering", "parenthesized"]
 
@@ -199,31 +205,14 @@ RESERVED = set(keyword.kwlist) | set(dir(builtins)) | {"np", "nb", "njit", "pran
 from ..transforms.passes import REMAT_BEGIN, REMAT_END  # noqa: E402
 
 
-class Cluster:
-    """A loop nest over one iteration domain (a tuple of dimension classes)."""
-
-    def __init__(self, pos, domain):
-        self.pos = pos
-        self.domain = domain
-        self.members = []        # ("ew", eqn) | ("reduce", eqn) | ("copy", var, name)
-        self.stored = set()      # fused vars also written to an array
-        self.stored_as = {}      # fused var -> (array name, its var, index map): written
-        #                          straight into the layout of a permutation view of it
-        self.post = []           # statements placed right after this stage
-        self.cost = 0            # inlined code size so far (see LOOP_BUDGET)
-
-    def __repr__(self):
-        return f"Cluster({self.pos}, {self.domain}, {len(self.members)} members)"
-
-
 class Planner(TinyValues):
     """The plan of one generated function (the kernel, or a control-flow body).
 
     ``mod`` is the module being generated (sizes vector: ``slot(value)``, and the flags
     ``static``, ``dynamic_dims``, ``param_literals``); ``jaxpr`` a finished jaxpr (the
     output of transforms/passes.py's ``run_pipeline``). A subclass (the emitter) supplies
-    the text hooks listed in this module's docstring and calls :meth:`analyse`, then
-    :meth:`plan`, then reads ``stages``, ``entry_stmts`` and ``loc`` to write the function.
+    the hooks listed in this module's docstring and calls :meth:`analyse`, then
+    :meth:`plan`, and renders the :class:`KernelPlan` it returns.
     """
 
     def __init__(self, mod, jaxpr, name, top):
@@ -523,8 +512,10 @@ class Planner(TinyValues):
         return ("scalar", 0, self.sname(v))
 
     def plan(self):
+        """Plan every equation and the results: the :class:`KernelPlan` of this function."""
         j = self.jaxpr
-        for i, v in enumerate(list(j.constvars) + list(j.invars)):
+        params = list(j.constvars) + list(j.invars)
+        for i, v in enumerate(params):
             self.loc[v] = self.param_loc(v, i)
         for e in j.eqns:
             name = e.primitive.name
@@ -570,6 +561,16 @@ class Planner(TinyValues):
                 raise UnsupportedError(
                     f"jit (cpu backend) has no lowering for primitive {name!r}; use "
                     f"backend='interpret' for this function", source=e.source)
+        outputs = [self.output_ref(v) for v in j.outvars]
+        return KernelPlan([self.loc[v] for v in params], self.entry_stmts, self.stages,
+                          outputs, self.loc)
+
+    def output_ref(self, v):
+        """Where result ``v`` is read: None for a literal, a scalar ref for a rank-0 value,
+        else an array ref (views and fused values get their arrays here)."""
+        if isinstance(v, Literal):
+            return None
+        return self.ensure(v) if v.aval.shape else self.base_ref(v)
 
     def plan_generator(self, e):
         """An elementwise value computed from indices and literals alone (``iota``, an
@@ -750,7 +751,7 @@ class Planner(TinyValues):
                            (lambda I, m=m, inner=inner: inner(m(I))))
             return
         ref = self.ensure(u)
-        self.place(ref[1]).extend(self.reshape_lines(e, ref))
+        self.place(ref[1]).append(Reshape(e, ref))
         self.loc[o] = ("array", ref[1], self.aname(o), ref[3])
 
     def plan_reduce(self, e):
@@ -783,7 +784,8 @@ class Planner(TinyValues):
                 outs.append(("array", self.aname(o)))
             else:
                 outs.append(("scalar", self.sname(o)))
-        self.place(ready).extend(self.opaque_lines(e, refs, outs))
+        stmt = Opaque(e, refs, outs)
+        self.place(ready).append(stmt)
         # control flow may hand back its operands unchanged (a zero-trip loop, a branch
         # returning its input): the kernel must not return those aliases to the caller
         may_alias = LOWERINGS[e.primitive.name].control
@@ -794,6 +796,7 @@ class Planner(TinyValues):
                 self.loc[o] = ("array", ready, nm, may_alias)
             else:
                 self.loc[o] = ("scalar", ready, nm)
+        return stmt
 
     def can_unroll_move(self, e):
         return all(isinstance(u, Literal) or not u.aval.shape or self.tiny(u)

@@ -7,12 +7,14 @@ reduction equations over them are one statement per element, placed as early as 
 operands exist. ``UNROLL_MAX`` bounds the elements of such a value and ``UNROLL_BUDGET`` the
 element statements of one function. It works on the planner's state (``loc``, ``unrolled``,
 ``materialized``) through the planner's methods (``is_static``, ``domain``, ``realize``,
-``store``, ``after``, ``place``, ``aname``, ``sname``, ``jlit``) and the emitter's text hooks
-(``assign``, ``ew_expr``, ``eqn_comment``, ``materialize_lines``, ``reduce_group_lines``).
+``store``, ``after``, ``place``, ``aname``, ``sname``, ``jlit``); what it places are the plan's
+statement records (:class:`~autodiff.backends.plan.Materialize`, ``Unrolled``,
+``ReduceGroups``), which the emitter renders.
 """
 import numpy as np
 
 from ..core import DropVar, Literal, Var
+from .kernel_plan import Materialize, ReduceGroups, Unrolled
 
 __all__ = ["TinyValues", "UNROLL_MAX", "UNROLL_BUDGET"]
 
@@ -70,7 +72,7 @@ class TinyValues:
         if got is None:
             _, ready, els = self.loc[v]
             name = self.aname(v)
-            self.place(ready).extend(self.materialize_lines(v, name, els))
+            self.place(ready).append(Materialize(v, name, els))
             got = self.materialized[v] = ("array", ready, name, False)
         return got
 
@@ -109,9 +111,8 @@ class TinyValues:
         o = e.outvars[0]
         shape = o.aval.shape
         n = self.tiny(o) if shape else 1
-        lines = [self.eqn_comment(e)]
         els, ready = [], 0
-        cols = []
+        cols, idxs = [], []
         for flat in range(n):
             args = []
             for u in e.invars:
@@ -121,12 +122,10 @@ class TinyValues:
             cols.append(args)
         if shape:
             self.unrolled += n
-        for flat, args in enumerate(cols):
-            idx = [str(i) for i in np.unravel_index(flat, shape)] if shape else []
-            name = f"{self.sname(o)}_{flat}" if shape else self.sname(o)
-            lines.append(self.assign(name, self.ew_expr(e, args, idx)))
-            els.append(name)
-        self.place(ready).extend(lines)
+        for flat in range(len(cols)):
+            idxs.append([str(i) for i in np.unravel_index(flat, shape)] if shape else [])
+            els.append(f"{self.sname(o)}_{flat}" if shape else self.sname(o))
+        self.place(ready).append(Unrolled(e, list(els), cols, idxs))
         self.loc[o] = ("elems", ready, els) if shape else ("scalar", ready, els[0])
 
     def plan_reduce_unrolled(self, e):
@@ -141,8 +140,7 @@ class TinyValues:
         dt_in, dt_out = u.aval.dtype, o.aval.dtype
         if dt_in == np.bool_:
             kind = {"sum": "or", "prod": "and"}.get(kind, kind)
-        lines = [self.eqn_comment(e)]
-        els, ready = [], 0
+        els, ready, pieces = [], 0, []
         for g, members in enumerate(groups.tolist()):
             xs = []
             for flat in members:
@@ -150,9 +148,9 @@ class TinyValues:
                 xs.append(x)
                 ready = max(ready, r)
             acc = f"{self.sname(o)}_{g}" if o.aval.shape else self.sname(o)
-            lines.extend(self.reduce_group_lines(kind, acc, xs, dt_in, dt_out))
+            pieces.append((acc, xs))
             els.append(acc)
-        self.place(ready).extend(lines)
+        self.place(ready).append(ReduceGroups(e, kind, pieces, dt_in, dt_out))
         if o.aval.shape:
             self.loc[o] = ("elems", ready, els)
         else:

@@ -734,7 +734,7 @@ def test_the_planner_imports_no_numba_and_serves_another_emitter():
     assert "NUMBA False" in out.stdout
 
     import autodiff.backends.numba_cpu  # noqa: F401  (registers the LOWERINGS records)
-    from autodiff.backends.plan import Planner
+    from autodiff.backends.plan import KernelPlan, Planner
     from autodiff.transforms.passes import run_pipeline
 
     class Mod:                       # the module interface the planner reads
@@ -747,30 +747,12 @@ def test_the_planner_imports_no_numba_and_serves_another_emitter():
             self.sizes.append(int(value))
             return len(self.sizes) - 1
 
-    class Recorder(Planner):         # a minimal emitter: expressions as s-expressions
+    class Recorder(Planner):         # all the planner asks a target while planning
         def code_size(self, e):
             return 1
 
-        def ew_expr(self, e, args, idx):
-            return f"({e.primitive.name} {' '.join(args)})"
-
         def jlit(self, v):
             return repr(float(v.val))
-
-        def lit(self, v, dtype):
-            return repr(v)
-
-        def cast(self, expr, dtype):
-            return expr
-
-        def assign(self, name, expr):
-            return f"{name} := {expr}"
-
-        def eqn_comment(self, e):
-            return f"; {e.primitive.name}"
-
-        def opaque_lines(self, e, refs, outs):
-            return [f"{e.primitive.name} {[r[2] for r in refs]} -> {[o[1] for o in outs]}"]
 
     def f(x, w):
         y = anp.tanh(x) * 2.0 + anp.sin(x).T         # one loop nest, the transpose a view
@@ -778,14 +760,20 @@ def test_the_planner_imports_no_numba_and_serves_another_emitter():
     closed = run_pipeline(ad.make_jaxpr(f)(np.ones((3, 3)), np.ones((3, 2))))
     p = Recorder(Mod(), closed.jaxpr, "k", top=True)
     p.analyse()
-    p.plan()
-    nests = [c for c in p.stages if c.domain]
+    plan = p.plan()                   # records only: no text of any target
+    assert isinstance(plan, KernelPlan)
+    nests = [c for c in plan.nests if c.domain]
     kinds = sorted(m[0] for c in nests for m in c.members)
     assert kinds.count("ew") == 4 and kinds.count("reduce") == 2, kinds   # tanh mul sin add
     assert len(nests[0].domain) == 2                  # the 3 x 3 loop
-    assert any("dot_general" in ln for c in p.stages for ln in c.post) or any(
-        "dot_general" in ln for ln in p.entry_stmts)
-    assert p.loc[closed.jaxpr.outvars[1]][0] == "scalar"
+    stmts = plan.entry + [st for c in plan.nests for st in c.post]
+    assert [type(st).__name__ for st in stmts] == ["Opaque"]
+    dot = stmts[0]
+    assert dot.eqn.primitive.name == "dot_general" and dot.lines is None
+    assert [r[0] for r in dot.refs] == ["array", "array"] and dot.outs[0][0] == "array"
+    assert plan.outputs[1] == plan.loc[closed.jaxpr.outvars[1]]
+    assert plan.outputs[1][0] == "scalar"
+    assert plan.describe().splitlines()[0].startswith("nest 0 over 2 dims: ew tanh")
 
 
 def test_new_sizes_get_llvm_kernels_until_one_goes_to_numba():
