@@ -158,3 +158,58 @@ def test_jit_never_compares_a_backend_name():
                 found += [(node.lineno, e.value) for e in elts
                           if isinstance(e, ast.Constant) and e.value in names]
     assert found == []
+
+
+# ---------------------------------------------------------------------------------
+# The kernel plan (backends/kernel_plan.py): records the emitters render
+# ---------------------------------------------------------------------------------
+
+def _plan_case(x, w):
+    t = anp.reshape(anp.tanh(x).T, (-1,))          # a transpose then a reshape that moves
+    small = x[0, :2] * 3.0                          # a tiny value: scalars, unrolled
+    return anp.sum(anp.reshape(t, x.shape) @ w) + anp.sum(small * small), x @ w
+
+
+def test_the_plan_is_records_that_the_emitter_renders():
+    from autodiff.backends.kernel_plan import (KernelPlan, Opaque, ReduceGroups, Reshape,
+                                               Unrolled)
+    x, w = np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(0, 1, 20).reshape(4, 5)
+    low = ad.jit(_plan_case).lower(x, w)
+    plan = low.plan
+    assert isinstance(plan, KernelPlan)
+    stmts = plan.entry + [st for c in plan.nests for st in c.post]
+    kinds = [type(st) for st in stmts]
+    assert kinds.count(Opaque) == 2 and Reshape in kinds, kinds      # two products
+    assert Unrolled in kinds and ReduceGroups in kinds, kinds
+    assert all(st.lines is None for st in stmts)    # nothing was written while planning
+    dots = [st for st in stmts if isinstance(st, Opaque)]
+    assert {st.eqn.primitive.name for st in dots} == {"dot_general"}
+    assert all(r[0] == "array" for st in dots for r in st.refs)
+    # the results: the loss a scalar, the product an array the caller gets
+    assert plan.outputs[0][0] == "scalar" and plan.outputs[1][0] == "array"
+    # every statement's text is in the source, in the plan's order
+    text = low.source
+    at = 0
+    for st in stmts:
+        at = text.index(f"= {st.eqn.primitive.name}", at) + 1     # ValueError: not there
+    lines = plan.describe().splitlines()
+    assert any(ln.startswith("nest ") for ln in lines)
+    assert sum("opaque dot_general" in ln for ln in lines) == 2
+    got = ad.jit(_plan_case)(x, w)
+    want = _plan_case(x, w)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def test_programs_pickle_without_their_plan():
+    # the compile worker sends lowered programs back pickled; a plan's index maps are
+    # closures, so a program travels without it and keeps everything else
+    import pickle
+    from autodiff.backends.numba_cpu import lower
+    from autodiff.transforms.passes import run_pipeline
+    x, w = np.ones((3, 4)), np.ones((4, 5))
+    prog = lower(run_pipeline(ad.make_jaxpr(_plan_case)(x, w)))
+    assert prog.plan is not None and prog.plan.nests
+    back = pickle.loads(pickle.dumps(prog))
+    assert back.plan is None and back.source == prog.source
+    assert ad.jit(_plan_case, backend="interpret").lower(x, w).plan is None

@@ -1039,3 +1039,24 @@ if not IN_SIMULATOR:
     test_cuda_backend_in_simulator = _test_cuda_backend_in_simulator
     test_cuda_backend_runs_where_numpy_has_no_row_stack = (
         _test_cuda_backend_runs_where_numpy_has_no_row_stack)
+
+
+def test_plan_statements_with_rank0_results_are_written_while_planning():
+    """The CUDA target's one departure from a plan rendered after planning: a statement
+    with a rank-0 result (here a dot product, kept in a 1-element device buffer) is
+    written while planning, since where its value lives decides how its readers are
+    planned; every other statement is rendered from its record afterwards."""
+    from autodiff.backends.kernel_plan import Opaque
+    x, m = u((9,), seed=3), u((4, 9), seed=4)
+    f = lambda x, m: anp.dot(x, x) * (m @ x)        # noqa: E731
+    low = ad.jit(f, backend="cuda").lower(x, m)
+    stmts = [st for st in low.plan.entry + [s for c in low.plan.nests for s in c.post]
+             if isinstance(st, Opaque)]
+    by_rank = {len(st.eqn.outvars[0].aval.shape): st for st in stmts}
+    assert set(by_rank) == {0, 1}
+    assert by_rank[0].lines is not None and any("_rt.matmul" in ln for ln in by_rank[0].lines
+                                                if isinstance(ln, str))
+    assert by_rank[1].lines is None
+    assert low.plan.loc[by_rank[0].eqn.outvars[0]][2].endswith("_DOT[0]")  # on the device
+    np.testing.assert_allclose(np.asarray(ad.jit(f, backend="cuda")(x, m)), f(x, m),
+                               rtol=1e-12)
