@@ -16,8 +16,12 @@ nest 1 over 1 dims: ew mul
 >>> low.plan.outputs[0][0], low.plan
 ('array', KernelPlan(2 nests, 0 statements))
 """
+import abc
+from dataclasses import dataclass
+
 __all__ = ["KernelPlan", "Cluster", "Statement", "Opaque", "Reshape", "Materialize",
-           "Unrolled", "ReduceGroups"]
+           "Unrolled", "ReduceGroups", "IndexMap", "Broadcast", "Transpose", "Reverse", "Roll",
+           "Offset", "Regroup", "Composed"]
 
 
 
@@ -164,3 +168,131 @@ class KernelPlan:
     def __repr__(self):
         return (f"KernelPlan({len(self.nests)} nests, "
                 f"{len(self.entry) + sum(len(c.post) for c in self.nests)} statements)")
+
+
+# -------------------------------------------------------------------------------------
+# Index maps: a view's location is ("view", base ref, index map). Calling the map with a
+# view's index expressions (one per axis of the view) gives the base's; a map of None
+# reads the base at the view's own indices.
+# -------------------------------------------------------------------------------------
+
+def parenthesized(expr):
+    """``expr`` safe to embed in a larger expression (index maps compose)."""
+    return expr if expr.isidentifier() or expr.isdigit() or (
+        expr.startswith("(") and expr.endswith(")") and expr.count("(") == 1) else f"({expr})"
+
+
+class IndexMap(abc.ABC):
+    """A view's index map (see above); the records below are the views the planner
+    makes, each a frozen dataclass, so a plan can be compared, hashed and pickled."""
+
+    @abc.abstractmethod
+    def __call__(self, I):
+        """The base's index expressions for the view's ``I``."""
+
+
+@dataclass(frozen=True)
+class Broadcast(IndexMap):
+    """``broadcast_in_dim``: operand axis ``k`` reads result axis ``axes[k]`` (None: the
+    operand's size-1 axis, index 0).
+
+    >>> Broadcast((None, 1))(["i", "j"])
+    ['0', 'j']
+    """
+    axes: tuple
+
+    def __call__(self, I):
+        return ["0" if a is None else I[a] for a in self.axes]
+
+
+@dataclass(frozen=True)
+class Transpose(IndexMap):
+    """``transpose`` by ``perm``: result axis ``k`` is operand axis ``perm[k]``.
+
+    >>> Transpose((2, 0, 1))(["i", "j", "k"])
+    ['j', 'k', 'i']
+    """
+    perm: tuple
+
+    def __call__(self, I):
+        X = [None] * len(self.perm)
+        for k, pk in enumerate(self.perm):
+            X[pk] = I[k]
+        return X
+
+
+@dataclass(frozen=True)
+class Reverse(IndexMap):
+    """``rev`` of axes ``dims`` (``sizes``: each axis' size text).
+
+    >>> Reverse(frozenset({0}), ("5",))(["i"])
+    ['(5 - 1 - i)']
+    """
+    dims: frozenset
+    sizes: tuple
+
+    def __call__(self, I):
+        return [f"({self.sizes[d]} - 1 - {parenthesized(I[d])})" if d in self.dims else I[d]
+                for d in range(len(I))]
+
+
+@dataclass(frozen=True)
+class Roll(IndexMap):
+    """``roll`` of ``axis`` (size text ``n``) by ``shift``: ``out[i] = x[(i - shift) mod
+    n]``, without a modulo (one compare and a select)."""
+    axis: int
+    n: str
+    shift: str
+
+    def __call__(self, I):
+        i, n, s = parenthesized(I[self.axis]), self.n, self.shift
+        return [f"({i} + ({n} - {s}) if {i} < {s} else {i} - {s})" if d == self.axis
+                else I[d] for d in range(len(I))]
+
+
+@dataclass(frozen=True)
+class Offset(IndexMap):
+    """``slice``: index ``starts[k] + i * strides[k]`` of each axis.
+
+    >>> Offset(("2", "0"), (1, 3))(["i", "j"])
+    ['(2 + i)', '(0 + j * 3)']
+    """
+    starts: tuple
+    strides: tuple
+
+    def __call__(self, I):
+        return [f"({s} + {i})" if st == 1 else f"({s} + {parenthesized(i)} * {st})"
+                for s, i, st in zip(self.starts, I, self.strides)]
+
+
+@dataclass(frozen=True)
+class Regroup(IndexMap):
+    """A reshape that only adds or drops size-1 axes: view axis ``oa`` is operand axis
+    ``ia`` for each ``(oa, ia)`` in ``pairs``; the operand's other axes (of size 1) read 0.
+
+    >>> Regroup(((0, 1),), 2)(["i"])
+    ['0', 'i']
+    """
+    pairs: tuple
+    rank: int
+
+    def __call__(self, I):
+        X = ["0"] * self.rank
+        for oa, ia in self.pairs:
+            X[ia] = I[oa]
+        return X
+
+
+@dataclass(frozen=True)
+class Composed(IndexMap):
+    """A view of a view: ``outer`` maps the view's indices to the inner view's, and
+    ``inner`` those to its base's.
+
+    >>> Composed(Transpose((1, 0)), Offset(("1", "0"), (1, 1)))(["i", "j"])
+    ['(1 + j)', '(0 + i)']
+    """
+    outer: IndexMap
+    inner: IndexMap
+
+    def __call__(self, I):
+        return self.inner(self.outer(I))

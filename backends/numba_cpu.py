@@ -85,14 +85,15 @@ class Program:
     ``consts``: values of the leading constant parameters; ``out_avals``; ``parallel``;
     ``pieces``: ``(module name, source)`` of the shared loop-nest modules it imports;
     ``plan``: the kernel's :class:`~autodiff.backends.kernel_plan.KernelPlan` (None once
-    pickled: the compile worker sends programs back without it).
+    pickled: the compile worker sends programs back without it, which nothing there
+    reads).
     """
 
     plan = None
 
     def __getstate__(self):
         state = dict(self.__dict__)
-        state.pop("plan", None)        # index maps are closures: not picklable, not needed
+        state.pop("plan", None)        # as large again as the jaxpr, and not read
         return state
 
     def __init__(self, source, entry, params, sizes, consts, out_avals, parallel, jaxpr,

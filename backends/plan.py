@@ -29,14 +29,18 @@ Every value gets a *location* (``Planner.loc``)::
     ("scalar", ready, expr[, after])    a scalar expression
     ("fused", cluster)                  computed inside a loop nest (also stored when read
                                         outside it)
-    ("view", base_ref, index_map)       an index map over another ref
+    ("view", base_ref, index_map)       an index map over another ref (a record of
+                                        ``kernel_plan``: Broadcast, Transpose, Reverse,
+                                        Roll, Offset, Regroup, Composed; None: the same
+                                        indices)
     ("alias", var, eqn)                 a size-1 reshape/view of a fused value
     ("elems", ready, [expr, ...])       a tiny value, one expression per element
     ("gen", eqn)                        recomputed from loop indices
 
 The plan is the list of stages (loop nests, each followed by the statements that can run
-after it) plus these locations. Expressions and index maps are Python expression text
-(both Numba targets write Python); what the text *says* beyond indexing and arithmetic
+after it) plus these locations. Scalar and element expressions, and what index maps
+return, are Python expression text (both Numba targets write Python); what the text *says*
+beyond indexing and arithmetic
 comes from the emitter, a subclass of :class:`Planner`. :meth:`Planner.plan` returns
 the plan as a :class:`KernelPlan`: :class:`Cluster` loop nests with their members, and
 :class:`Statement` records between them (:class:`Opaque` library calls and control flow,
@@ -71,7 +75,8 @@ import numpy as np
 from ..core import DropVar, Literal, Var, primitives, var_namer
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .dimensions import DimClasses, dim_same
-from .kernel_plan import Cluster, KernelPlan, Opaque, Reshape
+from .kernel_plan import (Broadcast, Cluster, Composed, KernelPlan, Offset, Opaque, Regroup,
+                          Reshape, Reverse, Roll, Transpose, parenthesized)
 from .tiny_values import TinyValues
 
 __all__ = ["Planner", "Cluster", "KernelPlan", "Lowering", "LOWERINGS", "LOOP_BUDGET",
@@ -180,12 +185,6 @@ _lowering, _ew = register_lowering, register_elementwise     # the registrations
 # are inlined in full, sin/cos being the largest); later equations start a new nest and
 # read the values crossing over from arrays.
 LOOP_BUDGET = 160
-
-def parenthesized(expr):
-    """``expr`` safe to embed in a larger expression (index maps compose)."""
-    return expr if expr.isidentifier() or expr.isdigit() or (
-        expr.startswith("(") and expr.endswith(")") and expr.count("(") == 1) else f"({expr})"
-
 
 # elementwise primitives whose values, computed from indices and literals only, loops
 # recompute instead of reading (see Planner.plan_generator)
@@ -669,46 +668,18 @@ class Planner(TinyValues):
         xs = u.aval.shape
         if name == "broadcast_in_dim":
             bd = p["broadcast_dimensions"]
-
-            def m(I, bd=bd, xs=xs):
-                return ["0" if xs[j] == 1 else I[bd[j]] for j in range(len(xs))]
+            m = Broadcast(tuple(None if xs[j] == 1 else bd[j] for j in range(len(xs))))
         elif name == "transpose":
-            perm = p["permutation"]
-
-            def m(I, perm=perm):
-                X = [None] * len(perm)
-                for k, pk in enumerate(perm):
-                    X[pk] = I[k]
-                return X
+            m = Transpose(tuple(p["permutation"]))
         elif name == "rev":
-            dims = set(p["dimensions"])
-            sizes = self.dims(u)
-
-            def m(I, dims=dims, sizes=sizes):
-                return [f"({sizes[d]} - 1 - {parenthesized(I[d])})" if d in dims else I[d]
-                        for d in range(len(I))]
+            m = Reverse(frozenset(p["dimensions"]), tuple(self.dims(u)))
         elif name == "roll":
             ax = p["axis"]
-            n = self.dims(u)[ax]
-            s = self.size_param(p["shift"])
-
-            def m(I, ax=ax, n=n, s=s):
-                # out[i] = x[(i - shift) mod n], without a modulo: one compare and a select
-                i = parenthesized(I[ax])
-                return [f"({i} + ({n} - {s}) if {i} < {s} else {i} - {s})" if d == ax else I[d]
-                        for d in range(len(I))]
+            m = Roll(ax, self.dims(u)[ax], self.size_param(p["shift"]))
         else:  # slice
-            starts = [self.size_param(s) for s in p["start_indices"]]
-            strides = p["strides"] or (1,) * len(xs)
-
-            def m(I, starts=starts, strides=strides):
-                return [f"({s} + {i})" if st == 1 else f"({s} + {parenthesized(i)} * {st})"
-                        for s, i, st in zip(starts, I, strides)]
-        if inner is not None:
-            imap = (lambda I, m=m, inner=inner: inner(m(I)))
-        else:
-            imap = m
-        self.loc[o] = ("view", base, imap)
+            m = Offset(tuple(self.size_param(s) for s in p["start_indices"]),
+                       tuple(p["strides"] or (1,) * len(xs)))
+        self.loc[o] = ("view", base, m if inner is None else Composed(m, inner))
 
     def plan_reshape(self, e):
         u, o = e.invars[0], e.outvars[0]
@@ -739,16 +710,8 @@ class Planner(TinyValues):
             if base[0] == "scalar":
                 self.loc[o] = ("view", base, None)
                 return
-            pairs = list(zip(o_axes, x_axes))
-            rank = len(xs)
-
-            def m(I, pairs=pairs, rank=rank):
-                X = ["0"] * rank
-                for oa, ia in pairs:
-                    X[ia] = I[oa]
-                return X
-            self.loc[o] = ("view", base, m if inner is None else
-                           (lambda I, m=m, inner=inner: inner(m(I))))
+            m = Regroup(tuple(zip(o_axes, x_axes)), len(xs))
+            self.loc[o] = ("view", base, m if inner is None else Composed(m, inner))
             return
         ref = self.ensure(u)
         self.place(ref[1]).append(Reshape(e, ref))

@@ -201,10 +201,18 @@ def test_the_plan_is_records_that_the_emitter_renders():
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
 
 
-def test_programs_pickle_without_their_plan():
-    # the compile worker sends lowered programs back pickled; a plan's index maps are
-    # closures, so a program travels without it and keeps everything else
+def test_plans_are_data_and_programs_pickle_without_them():
+    # a plan is records all the way down (views are IndexMap dataclasses, not closures):
+    # it pickles and compares; the compile worker sends programs back without theirs
     import pickle
+    from autodiff.backends.kernel_plan import Composed, Reverse, Transpose
+    low = ad.jit(lambda x: anp.sum(anp.tanh(x).T[::-1] * x[::-1].T)).lower(np.ones((4, 3)))
+    views = [loc[2] for loc in low.plan.loc.values() if loc[0] == "view"]
+    assert Transpose((1, 0)) in views and Composed(Reverse(frozenset({0}), ("3", "4")),
+                                                   Transpose((1, 0))) in views, views
+    back = pickle.loads(pickle.dumps(low.plan))
+    assert back.describe() == low.plan.describe()
+    assert [loc[2] for loc in back.loc.values() if loc[0] == "view"] == views
     from autodiff.backends.numba_cpu import lower
     from autodiff.transforms.passes import run_pipeline
     x, w = np.ones((3, 4)), np.ones((4, 5))

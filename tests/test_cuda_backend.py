@@ -1022,25 +1022,6 @@ def _test_cuda_backend_runs_where_numpy_has_no_row_stack():
     assert "ROW_STACK False" in r.stdout, r.stdout
 
 
-def _test_cuda_backend_in_simulator():
-    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
-                        "-p", "no:randomly", os.path.abspath(__file__)],
-                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
-    assert r.returncode == 0, (r.stdout[-6000:] + r.stderr[-3000:])
-    assert " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-2000:]
-
-
-if not IN_SIMULATOR:
-    # the simulator tests above run in the subprocess of the driver below
-    for _name in [n for n in list(globals()) if n.startswith("test_")]:
-        del globals()[_name]
-    test_cpu_install_never_imports_numba_cuda = _test_cpu_install_never_imports_numba_cuda
-    test_cuda_backend_in_simulator = _test_cuda_backend_in_simulator
-    test_cuda_backend_runs_where_numpy_has_no_row_stack = (
-        _test_cuda_backend_runs_where_numpy_has_no_row_stack)
-
-
 def test_plan_statements_with_rank0_results_are_written_while_planning():
     """The CUDA target's one departure from a plan rendered after planning: a statement
     with a rank-0 result (here a dot product, kept in a 1-element device buffer) is
@@ -1060,3 +1041,23 @@ def test_plan_statements_with_rank0_results_are_written_while_planning():
     assert low.plan.loc[by_rank[0].eqn.outvars[0]][2].endswith("_DOT[0]")  # on the device
     np.testing.assert_allclose(np.asarray(ad.jit(f, backend="cuda")(x, m)), f(x, m),
                                rtol=1e-12)
+
+
+def _test_cuda_backend_in_simulator():
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider",
+                        "-p", "no:randomly", os.path.abspath(__file__)],
+                       capture_output=True, text=True, env=env, cwd=ROOT, timeout=900)
+    assert r.returncode == 0, (r.stdout[-6000:] + r.stderr[-3000:])
+    assert " passed" in r.stdout and "failed" not in r.stdout, r.stdout[-2000:]
+
+
+if not IN_SIMULATOR:
+    # the simulator tests above run in the subprocess of the driver below
+    for _name in [n for n in list(globals()) if n.startswith("test_")]:
+        del globals()[_name]
+    test_cpu_install_never_imports_numba_cuda = _test_cpu_install_never_imports_numba_cuda
+    test_cuda_backend_in_simulator = _test_cuda_backend_in_simulator
+    test_cuda_backend_runs_where_numpy_has_no_row_stack = (
+        _test_cuda_backend_runs_where_numpy_has_no_row_stack)
+
