@@ -85,6 +85,9 @@ cuda = _import_numba_cuda()
 from numba.cuda.core import config as _cuda_config  # noqa: E402
 
 SIMULATOR = bool(_cuda_config.ENABLE_CUDASIM)
+if SIMULATOR:        # its block runner polls its threads without pause: cuda_simulator.py
+    from . import cuda_simulator as _cuda_simulator
+    _cuda_simulator.install()
 
 #: the compiler of the kernels: numba-cuda (its simulator runs them in CI), or on a GPU
 #: numba-cuda-mlir where ``AUTODIFF_CUDA_COMPILER=numba-cuda-mlir`` asks for it (its C++

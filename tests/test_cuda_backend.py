@@ -126,6 +126,8 @@ def _cases():
 
 
 CASES = _cases() if IN_SIMULATOR else {}
+if IN_SIMULATOR:
+    from autodiff.backends.cuda_math import cuda as _sim_cuda
 # records without a registry case: where they are covered instead
 NOT_TRACEABLE = {"_copy": "an internal copy the planner inserts, covered by every case",
                  **{n: r.cuda for n, r in ROWS.items() if isinstance(r.cuda, str)}}
@@ -1041,6 +1043,76 @@ def test_plan_statements_with_rank0_results_are_written_while_planning():
     assert low.plan.loc[by_rank[0].eqn.outvars[0]][2].endswith("_DOT[0]")  # on the device
     np.testing.assert_allclose(np.asarray(ad.jit(f, backend="cuda")(x, m)), f(x, m),
                                rtol=1e-12)
+
+
+def test_simulator_barriers_do_not_poll():
+    """backends/cuda_simulator.py: numba-cuda's simulator released a block's barriers by
+    polling its threads in a loop without pause (``is_alive()`` on each, over and over);
+    the replacement sleeps until a thread reaches a barrier or ends. The barrier rule is
+    upstream's (every live thread at it, ``syncthreads_count`` through it), an error in
+    one thread is raised with its indices instead of hanging the others, and no thread is
+    polled."""
+    import threading
+    from numba.cuda.simulator import kernel as sim_kernel
+    from autodiff.backends import cuda_simulator
+    assert cuda_simulator.installed()
+
+    @_sim_cuda.jit            # a module global: the simulator swaps kernels' globals only
+    def tree(x, out, count):
+        sh = _sim_cuda.shared.array(8, np.float64)
+        t = _sim_cuda.threadIdx.x
+        i = _sim_cuda.blockIdx.x * 8 + t
+        sh[t] = x[i]
+        for _ in range(3):                     # a barrier in a loop, as a device loop has
+            _sim_cuda.syncthreads()
+            s = 4
+            while s > 0:
+                if t < s:
+                    sh[t] += sh[t + s]
+                _sim_cuda.syncthreads()
+                s //= 2
+            if t == 0:
+                out[_sim_cuda.blockIdx.x] += sh[0]
+            _sim_cuda.syncthreads()
+            sh[t] = x[i]
+        c = _sim_cuda.syncthreads_count(x[i] > 0)
+        if t == 0:
+            count[_sim_cuda.blockIdx.x] = c
+        if t >= 5:
+            return                            # threads that end early leave the barrier
+        _sim_cuda.syncthreads()
+
+    x = u((24,), seed=9)
+    out, count = np.zeros(3), np.zeros(3, np.int64)
+    calls = []
+    is_alive = threading.Thread.is_alive
+    threading.Thread.is_alive = lambda self: calls.append(1) or is_alive(self)
+    try:
+        tree[3, 8](x, out, count)
+        assert not calls                      # nothing polled
+        upstream = sim_kernel.BlockManager.run
+        sim_kernel.BlockManager.run = cuda_simulator._UPSTREAM["run"]
+        try:
+            out2, count2 = np.zeros(3), np.zeros(3, np.int64)
+            tree[3, 8](x, out2, count2)
+        finally:
+            sim_kernel.BlockManager.run = upstream
+        assert len(calls) > 24                # upstream: every thread, again and again
+    finally:
+        threading.Thread.is_alive = is_alive
+    np.testing.assert_allclose(out, 3 * x.reshape(3, 8).sum(axis=1), rtol=1e-13)
+    np.testing.assert_array_equal(count, (x.reshape(3, 8) > 0).sum(axis=1))
+    np.testing.assert_allclose(out2, out, rtol=1e-13)
+    np.testing.assert_array_equal(count2, count)
+
+    @_sim_cuda.jit
+    def bad(x):
+        sh = _sim_cuda.shared.array(4, np.float64)
+        sh[_sim_cuda.threadIdx.x] = x[_sim_cuda.threadIdx.x * 10]   # thread 1 reads past the end
+        _sim_cuda.syncthreads()
+
+    with pytest.raises(IndexError, match=r"tid=\[1, 0, 0\]"):
+        bad[1, 4](np.ones(5))
 
 
 def _test_cuda_backend_in_simulator():

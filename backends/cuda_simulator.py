@@ -1,0 +1,108 @@
+"""Barriers without busy polling in numba-cuda's simulator (``NUMBA_ENABLE_CUDASIM=1``).
+
+The simulator runs every thread of a block as a Python thread. Its ``BlockManager.run``
+(``numba_cuda/numba/cuda/simulator/kernel.py``, numba-cuda 0.30.4) finds out that every
+live thread of the block waits in ``syncthreads()`` by polling, in a loop with no wait:
+it calls ``is_alive()`` on every thread and reads every thread's flag, over and over,
+holding the interpreter lock while the block's threads wait for it. A kernel with a
+barrier in a loop (a device loop over the steps of a ``scan``, a shared-memory tree of a
+reduction) spends most of its time there: measured in the suite's simulator tests, 80 %
+of the main thread's time was that loop.
+
+:func:`install` replaces it, under the simulator only, with a block runner that sleeps
+until a thread reports that it has reached a barrier or ended, and releases the barrier
+when every live thread is at it, which is the upstream rule. Everything else is the
+upstream classes' own: a thread's ``syncthreads_count``/``and``/``or`` call the
+barrier below, an exception in one thread aborts the others and is raised with its
+thread's indices, as upstream does. ``cuda_math``, the one module that imports
+``numba.cuda`` for the backend, calls :func:`install` when the simulator is on; the
+simulator's tests (``tests/test_cuda_backend.py``,
+``test_simulator_barriers_do_not_poll``) check both the rule and that no thread is
+polled.
+"""
+import threading
+
+__all__ = ["install", "installed"]
+
+_UPSTREAM = {}
+
+
+def _block_thread_class(kernel_mod):
+    """A ``BlockThread`` that tells its block when it reaches a barrier or ends."""
+
+    class BlockThread(kernel_mod.BlockThread):
+        def syncthreads(self):
+            if self.abort:
+                raise RuntimeError("abort flag set on syncthreads call")
+            block = self._manager
+            with block.cond:
+                self.syncthreads_blocked = True
+                block.at_barrier.append(self)
+                block.cond.notify()
+            self.syncthreads_event.wait()
+            self.syncthreads_event.clear()
+            if self.abort:
+                raise RuntimeError("abort flag set on syncthreads clear")
+
+        def run(self):
+            try:
+                super().run()
+            finally:
+                block = self._manager
+                with block.cond:
+                    block.ended += 1
+                    block.cond.notify()
+
+    return BlockThread
+
+
+def _run(kernel_mod, thread_class):
+    def run(self, grid_point, *args):
+        """Run one block: start its threads, release each barrier once every live thread
+        is at it, return when all have ended (the upstream rule, without polling)."""
+        import numpy as np
+        self.cond = threading.Condition()
+        self.at_barrier, self.ended = [], 0
+        threads = []
+        for block_point in np.ndindex(*self._block_dim):
+            def target():
+                self._f(*args)
+            t = thread_class(target, self, grid_point, block_point, self._debug)
+            threads.append(t)
+        n = len(threads)
+        for t in threads:
+            t.start()
+        with self.cond:
+            while True:
+                self.cond.wait_for(lambda: self.ended + len(self.at_barrier) == n
+                                   or any(t.exception for t in threads))
+                failed = next((t for t in threads if t.exception), None)
+                if failed is not None:
+                    for other in threads:             # as upstream: abort the others
+                        other.abort = True
+                        other.syncthreads_blocked = False
+                        other.syncthreads_event.set()
+                    raise failed.exception[0].with_traceback(failed.exception[1])
+                if self.ended == n:
+                    break
+                released, self.at_barrier = self.at_barrier, []
+                for t in released:
+                    t.syncthreads_blocked = False
+                    t.syncthreads_event.set()
+        for t in threads:
+            t.join()
+    return run
+
+
+def install():
+    """Use the polling-free block runner (idempotent; only under the simulator)."""
+    from numba.cuda.simulator import kernel as kernel_mod
+    if _UPSTREAM:
+        return
+    _UPSTREAM["run"] = kernel_mod.BlockManager.run
+    kernel_mod.BlockManager.run = _run(kernel_mod, _block_thread_class(kernel_mod))
+
+
+def installed():
+    """Whether :func:`install` replaced the simulator's block runner in this process."""
+    return bool(_UPSTREAM)
