@@ -275,7 +275,7 @@ class JitFunction(Generic[P, R]):
             return Lowered(closed, None, None, None, install=install)
         prog = backend.lower(closed, self._dynamic_for(key, record=False))
         return Lowered(prog.jaxpr, prog.source, prog.sizes, prog,
-                       install=install)
+                       install=install, backend=backend)
 
     def _dynamic_for(self, key, record=True):
         """Which input dimensions the kernel for ``key`` reads at run time (see lower())."""

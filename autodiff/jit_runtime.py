@@ -347,6 +347,9 @@ class Backend:
         jit's CPU tiers run it: the interpreter first, then a kernel compiled in the
         background, the disk cache and the LLVM tier (autodiff/jit.py); ``entry`` is then the
         synchronous path (``config.jit_background_compile=False``).
+    ``compile(closed, out_tree, leaf_keys, program) -> Entry``
+        the entry running ``program``, a result of ``lower`` (``jitted.lower(...).compile()``:
+        it compiles now, blocking); None: ``entry`` with ``dynamic`` True.
 
     >>> import numpy as np, autodiff as ad
     >>> from autodiff.jit_runtime import Backend, register_backend, interpreted_entry
@@ -361,10 +364,11 @@ class Backend:
     >>> _ = BACKENDS.pop("counted")
     """
 
-    __slots__ = ("name", "summary", "entry", "lower", "require", "device_arrays", "tiered")
+    __slots__ = ("name", "summary", "entry", "lower", "require", "device_arrays", "tiered",
+                 "compile")
 
     def __init__(self, name, summary, *, entry, lower=None, require=None,
-                 device_arrays=False, tiered=False):
+                 device_arrays=False, tiered=False, compile=None):
         if not isinstance(name, str) or not name:
             raise TypeError(f"Backend: name must be a non-empty string, got {name!r}")
         if not callable(entry):
@@ -376,6 +380,7 @@ class Backend:
         self.require = require
         self.device_arrays = device_arrays
         self.tiered = tiered
+        self.compile = compile
 
     def __repr__(self):
         return f"<Backend {self.name!r}: {self.summary}>"
@@ -414,15 +419,22 @@ def _cuda_require(source):
     numba_cuda.require_available(source=source)
 
 
+def _cpu_compile(closed, out_tree, leaf_keys, prog):
+    """The LLVM tier's entry for ``prog`` where it takes the program, else Numba's."""
+    entry = llvm_entry(closed, out_tree, leaf_keys, prog) if config.jit_llvm_tier else None
+    return entry or compiled_entry(closed, out_tree, leaf_keys, prog=prog)
+
+
 register_backend(Backend(
     "cpu", "Numba kernels on the CPU (the LLVM tier for small specialized programs)",
-    entry=compiled_entry, lower=lower_program, tiered=True))
+    entry=compiled_entry, lower=lower_program, tiered=True, compile=_cpu_compile))
 register_backend(Backend(
     "interpret", "the numpy interpreter, equation by equation (the reference)",
     entry=lambda closed, out_tree, keys, dynamic: interpreted_entry(closed, out_tree)))
 register_backend(Backend(
     "cuda", "numba-cuda kernels on a GPU, or in numba-cuda's simulator (docs/cuda.md)",
-    entry=cuda_entry, lower=_cuda_lower, require=_cuda_require, device_arrays=True))
+    entry=cuda_entry, lower=_cuda_lower, require=_cuda_require, device_arrays=True,
+    compile=lambda closed, out_tree, keys, prog: cuda_entry(closed, out_tree, keys, prog=prog)))
 
 
 # ----------------------------------------------------------------------------------
@@ -831,13 +843,14 @@ class Lowered:
     nest 1 over 2 dims: reduce reduce_sum
     """
 
-    def __init__(self, jaxpr, source, sizes, program, install=None):
+    def __init__(self, jaxpr, source, sizes, program, install=None, backend=None):
         self.jaxpr = jaxpr
         self.source = source
         self.sizes = sizes
         self.program = program
         self.plan = getattr(program, "plan", None)
         self._install = install
+        self._backend = backend
 
     def compile(self) -> "JitFunction[..., Any]":
         """Compile now (blocking) and return a callable taking the same arguments.
@@ -854,11 +867,10 @@ class Lowered:
         closed, out_tree, keys, put = self._install
         if self.program is None:           # the interpreter backend: nothing to compile
             return put(None)
-        if type(self.program).__name__ == "CudaProgram":
-            return put(cuda_entry(closed, out_tree, keys, prog=self.program))
-        entry = llvm_entry(closed, out_tree, keys, self.program) if config.jit_llvm_tier \
-            else None
-        return put(entry or compiled_entry(closed, out_tree, keys, prog=self.program))
+        b = self._backend
+        if b.compile is None:
+            return put(b.entry(closed, out_tree, keys, True))
+        return put(b.compile(closed, out_tree, keys, self.program))
 
     @property
     def pieces(self):

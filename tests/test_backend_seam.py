@@ -80,6 +80,28 @@ def test_a_backend_with_a_lowering_is_asked_for_it(registered):
     low = ad.jit(f, backend="lowering-only").lower(x, y)
     assert seen == [frozenset()]                               # specialized on first sight
     assert "sin" in low.source and low.jaxpr is not None
+    # no compile in the record: lower(...).compile() builds the entry with ``entry``
+    np.testing.assert_allclose(low.compile()(x, y), f(x, y), rtol=1e-14)
+
+
+def test_lowered_compile_runs_the_records_compile(registered):
+    """``jitted.lower(...).compile()`` hands the lowered program to the record's
+    ``compile`` (it used to pick the CPU or CUDA path by the program's class name)."""
+    cpu = get_backend("cpu")
+    compiled = []
+
+    def compile_(closed, out_tree, keys, prog):
+        compiled.append(prog)
+        return cpu.compile(closed, out_tree, keys, prog)
+    registered(Backend("compiling", "test", lower=cpu.lower, compile=compile_,
+                       entry=lambda closed, out_tree, keys, dynamic:
+                       interpreted_entry(closed, out_tree)))
+    x, y = np.linspace(0, 1, 4), np.arange(4.0)
+    low = ad.jit(f, backend="compiling").lower(x, y)
+    c = low.compile()
+    assert compiled == [low.program]
+    np.testing.assert_allclose(c(x, y), f(x, y), rtol=1e-14)
+    assert get_backend("interpret").compile is None and get_backend("cuda").compile
 
 
 def test_require_runs_where_jit_is_called(registered):
@@ -146,17 +168,21 @@ def test_unknown_names_are_typed_errors():
 
 
 def test_jit_never_compares_a_backend_name():
-    """The seam's rule: autodiff/jit.py decides from the record (tiered, lower,
-    device_arrays, require), so no comparison in it names a backend."""
-    tree = ast.parse((ROOT / "autodiff" / "jit.py").read_text())
-    names = {"cpu", "interpret", "cuda"}
+    """The seam's rule: autodiff/jit.py and the runtime's ``Lowered`` decide from the
+    record (tiered, lower, device_arrays, require, compile), so no comparison in them
+    names a backend or a program's class."""
+    names = {"cpu", "interpret", "cuda", "Program", "CudaProgram"}
+    jit_tree = ast.parse((ROOT / "autodiff" / "jit.py").read_text())
+    runtime = ast.parse((ROOT / "autodiff" / "jit_runtime.py").read_text())
+    lowered = next(n for n in runtime.body if isinstance(n, ast.ClassDef) and n.name == "Lowered")
     found = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Compare):
-            for c in [node.left] + node.comparators:
-                elts = c.elts if isinstance(c, (ast.Tuple, ast.List, ast.Set)) else [c]
-                found += [(node.lineno, e.value) for e in elts
-                          if isinstance(e, ast.Constant) and e.value in names]
+    for tree in (jit_tree, lowered):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Compare):
+                for c in [node.left] + node.comparators:
+                    elts = c.elts if isinstance(c, (ast.Tuple, ast.List, ast.Set)) else [c]
+                    found += [(node.lineno, e.value) for e in elts
+                              if isinstance(e, ast.Constant) and e.value in names]
     assert found == []
 
 

@@ -1045,6 +1045,17 @@ def test_plan_statements_with_rank0_results_are_written_while_planning():
                                rtol=1e-12)
 
 
+def test_lower_then_compile_runs_the_lowered_program():
+    """``jitted.lower(x).compile()`` on the CUDA backend: its record's ``compile`` builds
+    the entry of that very program, which the jitted function then uses."""
+    x = u((7,), seed=11)
+    f = ad.jit(lambda x: anp.sum(anp.tanh(x) * x), backend="cuda")
+    c = f.lower(x).compile()
+    np.testing.assert_allclose(float(np.asarray(c(x))), float(np.sum(np.tanh(x) * x)),
+                               rtol=1e-12)
+    assert f.cache_info().size == 1
+
+
 def test_simulator_barriers_do_not_poll():
     """backends/cuda_simulator.py: numba-cuda's simulator released a block's barriers by
     polling its threads in a loop without pause (``is_alive()`` on each, over and over);
