@@ -307,6 +307,13 @@ def set_row(Y, t, y):
         row.copy_to_device(y if is_device(y) else np.ascontiguousarray(y, dtype=Y.dtype))
 
 
+def set_elem(Y, t, y):
+    """``Y[t] = y[0]`` for a device vector ``Y`` (a scan's stacked rank-0 outputs) and a
+    1-element device buffer ``y``: a copy on the device, which the host does not wait for
+    (reading ``y[0]`` would wait for every launch before it)."""
+    Y[t:t + 1].copy_to_device(y)
+
+
 def stack_host(values, dtype):
     """A device vector from a list of host scalars (a scan's rank-0 outputs)."""
     return cuda.to_device(np.asarray(values, dtype=dtype).reshape(-1))

@@ -218,12 +218,15 @@ class _Module(ModuleBase):
             self.kernels.append(text.replace("«K»", got, 1))
         return got
 
-    def sub_function(self, jaxpr, hint, device_from=None):
+    def sub_function(self, jaxpr, hint, device_from=None, device_rets_from=None):
         """The function of a control-flow body. ``device_from``: build it for a device
         loop instead (``CudaFunction.device_from``): nothing is added to the module but
-        its launches, read by the caller; returns None where it cannot be one."""
+        its launches, read by the caller; returns None where it cannot be one.
+        ``device_rets_from``: rank-0 results from that index on stay in device buffers
+        where they are computed there (``CudaFunction.device_rets_from``)."""
         self.n_sub += 1
         fb = CudaFunction(self, jaxpr, f"_{hint}{self.n_sub}", top=False)
+        fb.device_rets_from = device_rets_from
         if device_from is not None:
             fb.device_from = device_from
             try:

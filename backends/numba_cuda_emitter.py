@@ -118,6 +118,11 @@ class CudaFunction(NumbaFunction):
     scalar."""
 
     device_from = None
+    #: the index of the first result that, where it is rank-0 and its value is in a
+    #: device buffer (``X[0]``), is returned as that 1-element buffer instead of being read
+    #: back (a host loop's per-step outputs: no wait for the device each step); which
+    #: ones are is ``device_rets`` after the build (None: every rank-0 result is read)
+    device_rets_from = None
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -607,7 +612,7 @@ class CudaFunction(NumbaFunction):
         self.check_records()
         self.analyse()
         plan = self.kernel_plan = self.plan()
-        rets, seen = [], set()
+        rets, seen, on_device = [], set(), set()
         for v, ref in zip(j.outvars, plan.outputs):
             if isinstance(v, Literal):
                 rets.append(self.cast(self.jlit(v), v.aval.dtype))
@@ -619,7 +624,9 @@ class CudaFunction(NumbaFunction):
                     if m is None:
                         raise NotOnDevice(v)
                     rets.append(m.group(1))
-                elif self.top and m is not None:
+                elif m is not None and (self.top or (self.device_rets_from is not None
+                                                     and len(rets) >= self.device_rets_from)):
+                    on_device.add(len(rets))
                     rets.append(m.group(1))           # the 1-element device array itself
                 else:
                     rets.append(self.cast(expr, v.aval.dtype))
@@ -629,6 +636,7 @@ class CudaFunction(NumbaFunction):
                 name = f"_rt.dcopy({name})"           # never hand back an alias of an input
             seen.add(ref[2])
             rets.append(name)
+        self.device_rets = [i in on_device for i in range(len(rets))]
         lines = self.plan_lines(plan, self.emit_cluster)
         self.items = group_statements(lines)
         if config.jit_cuda_fuse_launches:

@@ -147,12 +147,15 @@ def _op_dot_general(ctx):
 def _op_scan(ctx):
     """A device loop (:func:`_device_loop`: every step in one kernel) where the body
     allows, else a host loop over the body's host function; carry and stacked outputs stay
-    on the device (rank-0 per-step values are gathered on the host and copied once)."""
+    on the device. A rank-0 per-step output the body computes on the device is copied
+    into its stack there (``_rt.set_elem``), not read back: the host never waits for the
+    device inside the loop for it; one the body computes on the host is gathered on the
+    host and copied once."""
     if _device_loop(ctx):
         return
     p = ctx.p
     nconst, ncarry = p["num_consts"], p["num_carry"]
-    fn = ctx.fb.mod.sub_function(sub_jaxpr(p["jaxpr"]), "scan")
+    fn = ctx.fb.mod.sub_function(sub_jaxpr(p["jaxpr"]), "scan", device_rets_from=ncarry)
     refs = ctx.ins
     consts = [r[2] for r in refs[:nconst]]
     outs = ctx.outs
@@ -173,7 +176,7 @@ def _op_scan(ctx):
     stacks = []
     for i, (kind, name) in enumerate(ys):
         v = ctx.e.outvars[ncarry + i]
-        if len(v.aval.shape) == 1:
+        if len(v.aval.shape) == 1 and not fn.device_rets[ncarry + i]:
             h = ctx.fb.tmp("yh")
             ctx.emit(f"{h} = np.empty({ctx.shape_out(ncarry + i)}, {dt_text(v.aval.dtype)})")
             stacks.append((name, h, v))
@@ -192,7 +195,12 @@ def _op_scan(ctx):
         else:
             ctx.emit(call)
         for (name, h, v), y in zip(stacks, ytmp):
-            ctx.emit(f"{h}[{t}] = {y}" if h is not None else f"_rt.set_row({name}, {t}, {y})")
+            if h is not None:
+                ctx.emit(f"{h}[{t}] = {y}")
+            elif len(v.aval.shape) == 1:                  # a 1-element buffer of the body's
+                ctx.emit(f"_rt.set_elem({name}, {t}, {y})")
+            else:
+                ctx.emit(f"_rt.set_row({name}, {t}, {y})")
         give_back(tt, [y for (_, h, _), y, f in zip(stacks, ytmp, fn.fresh_rets[ncarry:])
                        if f and h is None])
     for name, h, v in stacks:
