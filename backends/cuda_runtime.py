@@ -307,6 +307,15 @@ def set_row(Y, t, y):
         row.copy_to_device(y if is_device(y) else np.ascontiguousarray(y, dtype=Y.dtype))
 
 
+def scalar_buffer(x, dtype):
+    """A 1-element device buffer holding host scalar ``x`` (a host loop's rank-0 carry
+    that the loop keeps on the device: its initial value, or a step's value computed on
+    the host)."""
+    out = empty((1,), dtype)
+    out.copy_to_device(np.full((1,), x, dtype))
+    return out
+
+
 def set_elem(Y, t, y):
     """``Y[t] = y[0]`` for a device vector ``Y`` (a scan's stacked rank-0 outputs) and a
     1-element device buffer ``y``: a copy on the device, which the host does not wait for

@@ -218,15 +218,17 @@ class _Module(ModuleBase):
             self.kernels.append(text.replace("«K»", got, 1))
         return got
 
-    def sub_function(self, jaxpr, hint, device_from=None, device_rets_from=None):
+    def sub_function(self, jaxpr, hint, device_from=None, **device_scalars):
         """The function of a control-flow body. ``device_from``: build it for a device
         loop instead (``CudaFunction.device_from``): nothing is added to the module but
         its launches, read by the caller; returns None where it cannot be one.
-        ``device_rets_from``: rank-0 results from that index on stay in device buffers
-        where they are computed there (``CudaFunction.device_rets_from``)."""
+        ``device_scalars``: ``device_params``, ``device_rets_ok``, ``device_rets_must``
+        (sets of positions: which rank-0 values a host loop's body takes and returns in
+        device buffers; see ``CudaFunction``)."""
         self.n_sub += 1
         fb = CudaFunction(self, jaxpr, f"_{hint}{self.n_sub}", top=False)
-        fb.device_rets_from = device_rets_from
+        for k, positions in device_scalars.items():
+            setattr(fb, k, frozenset(positions))
         if device_from is not None:
             fb.device_from = device_from
             try:

@@ -118,18 +118,22 @@ class CudaFunction(NumbaFunction):
     scalar."""
 
     device_from = None
-    #: the index of the first result that, where it is rank-0 and its value is in a
-    #: device buffer (``X[0]``), is returned as that 1-element buffer instead of being read
-    #: back (a host loop's per-step outputs: no wait for the device each step); which
-    #: ones are is ``device_rets`` after the build (None: every rank-0 result is read)
-    device_rets_from = None
+    #: a host loop's body (``numba_cuda_statements._op_scan``), so that the host need not
+    #: wait for the device each step: the rank-0 parameters at positions in
+    #: ``device_params`` (of constvars + invars) are 1-element device buffers (``A[0]``);
+    #: a rank-0 result at a position in ``device_rets_ok`` whose value is in a device
+    #: buffer is returned as that buffer instead of being read back; one in
+    #: ``device_rets_must`` always is (a host value gets a new buffer). ``device_rets``
+    #: says, after the build, which results are such buffers.
+    device_params = device_rets_ok = device_rets_must = frozenset()
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.device_outs = {}         # rank-0 results statements left in device buffers
 
     def param_loc(self, v, i):
-        if self.device_from is not None and i >= self.device_from and not v.aval.shape:
+        if not v.aval.shape and ((self.device_from is not None and i >= self.device_from)
+                                 or i in self.device_params):
             return ("scalar", 0, f"{self.aname(v)}[0]")
         return super().param_loc(v, i)
 
@@ -624,10 +628,13 @@ class CudaFunction(NumbaFunction):
                     if m is None:
                         raise NotOnDevice(v)
                     rets.append(m.group(1))
-                elif m is not None and (self.top or (self.device_rets_from is not None
-                                                     and len(rets) >= self.device_rets_from)):
+                elif m is not None and (self.top or len(rets) in self.device_rets_ok
+                                        or len(rets) in self.device_rets_must):
                     on_device.add(len(rets))
                     rets.append(m.group(1))           # the 1-element device array itself
+                elif len(rets) in self.device_rets_must:
+                    on_device.add(len(rets))
+                    rets.append(f"_rt.scalar_buffer({expr}, {dt_text(v.aval.dtype)})")
                 else:
                     rets.append(self.cast(expr, v.aval.dtype))
                 continue

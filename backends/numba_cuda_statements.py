@@ -21,7 +21,7 @@ import re
 import numpy as np
 
 from ..config import config
-from ..core import primitives
+from ..core import Var, primitives
 from .numba_cuda_expressions import Record, expression_rule
 from .numba_emitter import (EwCtx, call_text, carry_init, clamped_starts, cond_statement,
                             dt_text, sub_jaxpr, while_statement)
@@ -155,15 +155,24 @@ def _op_scan(ctx):
         return
     p = ctx.p
     nconst, ncarry = p["num_consts"], p["num_carry"]
-    fn = ctx.fb.mod.sub_function(sub_jaxpr(p["jaxpr"]), "scan", device_rets_from=ncarry)
+    body = sub_jaxpr(p["jaxpr"])
+    dev = device_carries(body, nconst, ncarry)
+    fn = ctx.fb.mod.sub_function(body, "scan", device_params={nconst + i for i in dev},
+                                 device_rets_ok=range(ncarry, len(body.outvars)),
+                                 device_rets_must=dev)
     refs = ctx.ins
     consts = [r[2] for r in refs[:nconst]]
     outs = ctx.outs
-    carry = [n for _, n in outs[:ncarry]]
+    carry = [f"{n.upper()}_DC" if i in dev else n for i, (_, n) in enumerate(outs[:ncarry])]
     ys = outs[ncarry:]
-    for name, ref, v in zip(carry, refs[nconst:nconst + ncarry],
-                            ctx.e.invars[nconst:nconst + ncarry]):
-        ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
+    for i, (name, ref, v) in enumerate(zip(carry, refs[nconst:nconst + ncarry],
+                                           ctx.e.invars[nconst:nconst + ncarry])):
+        if i not in dev:
+            ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
+            continue
+        m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)\[0\]", ref[2])     # already on the device
+        ctx.emit(f"{name} = {m.group(1)}" if m else
+                 f"{name} = _rt.scalar_buffer({ref[2]}, {dt_text(v.aval.dtype)})")
     length = ctx.fb.size_param(p["length"])
     xargs = []
     for r, v in zip(refs[nconst + ncarry:], ctx.e.invars[nconst + ncarry:]):
@@ -206,6 +215,45 @@ def _op_scan(ctx):
     for name, h, v in stacks:
         if h is not None:
             ctx.emit(f"{name} = _rt.to_device({h})")
+    for i in dev:                          # a rank-0 carry stays in its device buffer
+        ctx.fb.device_outs[ctx.e.outvars[i]] = f"{carry[i]}[0]"
+
+
+def device_carries(jaxpr, nconst, ncarry):
+    """The rank-0 carries of a host loop's body ``jaxpr`` whose next value the body
+    computes from arrays (a reduction, an element, a dot product: a value a kernel
+    makes) or from such a carry: kept in 1-element device buffers from step to step,
+    so that the host does not read each back (and wait for the device). Carries computed
+    from host scalars alone (a counter) stay host values, which statements read freely.
+
+    >>> import autodiff as ad, autodiff.numpy as anp, numpy as np
+    >>> def body(c, x):
+    ...     i, loss, h = c
+    ...     return (i + 1, loss + anp.sum(h * x), h * 0.5), None
+    >>> j = ad.make_jaxpr(body)((0, 0.0, np.ones(3)), np.ones(3)).jaxpr
+    >>> device_carries(j, 0, 3)
+    [1]
+    """
+    carries = jaxpr.invars[nconst:nconst + ncarry]
+    # per rank-0 value: the carries it depends on, and "array" where it reads an array
+    deps = {v: {k} for k, v in enumerate(carries) if not v.aval.shape}
+    for e in jaxpr.eqns:
+        got = set()
+        for u in e.invars:
+            if isinstance(u, Var):
+                got |= {"array"} if u.aval.shape else deps.get(u, set())
+        for o in e.outvars:
+            if not o.aval.shape:
+                deps[o] = got
+    dev = set()
+    outs = jaxpr.outvars[:ncarry]
+    while True:
+        more = {k for k, o in enumerate(outs)
+                if not carries[k].aval.shape and isinstance(o, Var)
+                and ("array" in deps.get(o, ()) or deps.get(o, set()) & dev)} - dev
+        if not more:
+            return sorted(dev)
+        dev |= more
 
 
 def recycling(ctx, fn, carry, first):

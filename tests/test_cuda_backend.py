@@ -366,57 +366,75 @@ def test_host_loops_allocate_nothing_per_step():
             assert allocated[0] == allocated[1], (fn, allocated)
 
 
-def test_host_loop_scalar_outputs_stay_on_the_device():
-    """A host loop's rank-0 per-step output that the body computes on the device (a
-    loss per step, next to a matrix product) is copied into its stack on the device
-    (``_rt.set_elem``): the host reads no device value inside the loop (it used to read
-    each step's, waiting for every launch before it), and a warm call allocates as much
-    at 2 steps as at 5. One the body computes on the host stays a host value."""
+def _host_reads(fn, args):
+    """Element reads of device values by the host (not by kernel threads) during a warm
+    call of ``fn``, and its result."""
     import threading
     from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-    from autodiff.backends import cuda_runtime as rt
-    W = u((3, 3), seed=2) * 0.3
-
-    def f(h0, xs):
-        def step(h, xt):
-            x, t = xt
-            h = anp.tanh(h @ W + x * t)
-            # per step: a loss and an element (device values), and a host value (from t,
-            # a per-step scalar the host reads from one copy of ``ts``)
-            return h, (anp.sum(h * h), x[0] * 2.0, t * 3.0)
-        ts = anp.linspace(0.5, 1.0, xs.shape[0])
-        h, (losses, firsts, ts3) = lax.scan(step, h0, (xs, ts))
-        return (anp.sum(h) + anp.sum(losses * anp.arange(losses.shape[0])), losses, firsts,
-                ts3)
-
-    h0 = u((3,), seed=1)
-    g = ad.jit(f, backend="cuda")
-    src = g.lower(h0, u((2, 3), seed=2)).source
-    assert src.count("_rt.set_elem(") == 2 and "_rt.to_device(_yh" in src
+    fn(*args)
     reads, getitem = [], FakeCUDAArray.__getitem__
 
-    def counted(self, key):             # element reads by the host (not by kernel threads)
+    def counted(self, key):
         got = getitem(self, key)
         if np.ndim(got) == 0 and threading.current_thread() is threading.main_thread():
             reads.append(key)
         return got
-    allocated, counts = [], []
-    for T in (2, 5):
-        xs = u((T, 3), seed=T)
-        g(h0, xs)
-        before = rt.pool_info()["allocated"]
-        FakeCUDAArray.__getitem__ = counted
-        try:
-            reads.clear()
-            got = g(h0, xs)
-            counts.append(len(reads))
-        finally:
-            FakeCUDAArray.__getitem__ = getitem
-        allocated.append(rt.pool_info()["allocated"] - before)
-        for a, b in zip(got, f(h0, xs)):
-            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-13)
-    assert counts[0] == counts[1], counts           # no device value read per step
-    assert allocated[0] == allocated[1], allocated
+    FakeCUDAArray.__getitem__ = counted
+    try:
+        got = fn(*args)
+    finally:
+        FakeCUDAArray.__getitem__ = getitem
+    return len(reads), got
+
+
+def test_host_loop_scalars_stay_on_the_device():
+    """A host loop's rank-0 values that the body computes on the device stay there: a
+    per-step output (a loss per step, next to a matrix product) is copied into its stack
+    on the device (``_rt.set_elem``), and a carry computed from arrays (an accumulated
+    loss, and what is computed from it) is a 1-element device buffer from step to step
+    (``device_carries``). The host reads no device value inside the loop (it used to
+    read each, waiting for every launch before it), and a warm call allocates as much at
+    2 steps as at 5. A value computed from host scalars alone (a counter, a per-step
+    scalar read from one host copy) stays a host value."""
+    from autodiff.backends import cuda_runtime as rt
+    W = u((3, 3), seed=2) * 0.3
+
+    def f(h0, xs):
+        def step(c, xt):
+            h, loss, scale, i = c
+            x, t = xt
+            h = anp.tanh(h @ W + x * t)
+            loss = loss + anp.sum(h * h) * scale
+            # per step: a loss and an element (device values), and a host value (from t)
+            return (h, loss, scale * 0.5 + loss * 0.01, i + 1), \
+                (anp.sum(h * h), x[0] * 2.0, t * 3.0)
+        ts = anp.linspace(0.5, 1.0, xs.shape[0])
+        (h, loss, scale, n), (losses, firsts, ts3) = lax.scan(step, (h0, 0.0, 1.0, 0),
+                                                              (xs, ts))
+        return (anp.sum(h) + anp.sum(losses * anp.arange(losses.shape[0])) + loss * scale,
+                losses, firsts, ts3, n)
+
+    h0 = u((3,), seed=1)
+    src = ad.jit(f, backend="cuda").lower(h0, u((2, 3), seed=2)).source
+    assert src.count("_rt.set_elem(") == 2 and "_rt.to_device(_yh" in src
+    assert src.count("_DC = _rt.scalar_buffer(") == 2          # loss and scale; not i
+    loss_grad = ad.grad(lambda h0, xs: f(h0, xs)[0])
+    for fn in (f, loss_grad):
+        g = ad.jit(fn, backend="cuda")
+        allocated, counts = [], []
+        for T in (2, 5):
+            xs = u((T, 3), seed=T)
+            g(h0, xs)
+            before = rt.pool_info()["allocated"]
+            n, got = _host_reads(g, (h0, xs))
+            counts.append(n)
+            allocated.append(rt.pool_info()["allocated"] - before)
+            for a, b in zip(ad.tree_util.tree_leaves(got),
+                            ad.tree_util.tree_leaves(fn(h0, xs))):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12,
+                                           atol=1e-13)
+        assert counts[0] == counts[1], (fn, counts)     # no device value read per step
+        assert allocated[1] - allocated[0] == 0, (fn, allocated)
 
 
 def test_the_pool_keeps_within_its_bounds_and_each_thread_its_own():
