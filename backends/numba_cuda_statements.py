@@ -156,23 +156,16 @@ def _op_scan(ctx):
     p = ctx.p
     nconst, ncarry = p["num_consts"], p["num_carry"]
     body = sub_jaxpr(p["jaxpr"])
-    dev = device_carries(body, nconst, ncarry)
-    fn = ctx.fb.mod.sub_function(body, "scan", device_params={nconst + i for i in dev},
+    dc = DeviceCarries(body, nconst, ncarry)
+    fn = ctx.fb.mod.sub_function(body, "scan", device_params=dc.params(nconst),
                                  device_rets_ok=range(ncarry, len(body.outvars)),
-                                 device_rets_must=dev)
+                                 device_rets_must=dc.dev)
     refs = ctx.ins
     consts = [r[2] for r in refs[:nconst]]
     outs = ctx.outs
-    carry = [f"{n.upper()}_DC" if i in dev else n for i, (_, n) in enumerate(outs[:ncarry])]
+    carry = dc.init(ctx, [n for _, n in outs[:ncarry]], refs[nconst:nconst + ncarry],
+                    ctx.e.invars[nconst:nconst + ncarry])
     ys = outs[ncarry:]
-    for i, (name, ref, v) in enumerate(zip(carry, refs[nconst:nconst + ncarry],
-                                           ctx.e.invars[nconst:nconst + ncarry])):
-        if i not in dev:
-            ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
-            continue
-        m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)\[0\]", ref[2])     # already on the device
-        ctx.emit(f"{name} = {m.group(1)}" if m else
-                 f"{name} = _rt.scalar_buffer({ref[2]}, {dt_text(v.aval.dtype)})")
     length = ctx.fb.size_param(p["length"])
     xargs = []
     for r, v in zip(refs[nconst + ncarry:], ctx.e.invars[nconst + ncarry:]):
@@ -215,8 +208,43 @@ def _op_scan(ctx):
     for name, h, v in stacks:
         if h is not None:
             ctx.emit(f"{name} = _rt.to_device({h})")
-    for i in dev:                          # a rank-0 carry stays in its device buffer
-        ctx.fb.device_outs[ctx.e.outvars[i]] = f"{carry[i]}[0]"
+    dc.keep(ctx, carry)
+
+
+class DeviceCarries:
+    """A host loop's rank-0 carries that stay in 1-element device buffers
+    (:func:`device_carries` of its body ``jaxpr``, whose first ``nconst`` inputs are
+    constants), and the statements that put them there and read them after the loop."""
+
+    def __init__(self, jaxpr, nconst, ncarry):
+        self.dev = device_carries(jaxpr, nconst, ncarry)
+
+    def params(self, first):
+        """The parameter positions of those carries in a function whose carries start at
+        ``first``."""
+        return {first + i for i in self.dev}
+
+    def init(self, ctx, names, refs, invars):
+        """Write the carries' initial values (``refs``) to the loop's carry variables
+        (``names``, the statement's result names); returns the variables, a device
+        carry's renamed as an array (a 1-element buffer)."""
+        out = []
+        for i, (name, ref, v) in enumerate(zip(names, refs, invars)):
+            if i not in self.dev:
+                ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
+                out.append(name)
+                continue
+            buf = f"{name.upper()}_DC"
+            m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)\[0\]", ref[2])   # already on the device
+            ctx.emit(f"{buf} = {m.group(1)}" if m else
+                     f"{buf} = _rt.scalar_buffer({ref[2]}, {dt_text(v.aval.dtype)})")
+            out.append(buf)
+        return out
+
+    def keep(self, ctx, carry):
+        """After the loop: its rank-0 device carries are read where they are."""
+        for i in self.dev:
+            ctx.fb.device_outs[ctx.e.outvars[i]] = f"{carry[i]}[0]"
 
 
 def device_carries(jaxpr, nconst, ncarry):
@@ -535,7 +563,10 @@ def _op_while(ctx):
     """A device loop (:func:`_device_while`) where the functions allow, else the host
     loop both targets write (``numba_emitter.while_statement``)."""
     if not _device_while(ctx):
-        while_statement(ctx, recycling)
+        p = ctx.p
+        nb = p["body_nconsts"]
+        while_statement(ctx, recycling,
+                        DeviceCarries(sub_jaxpr(p["body_jaxpr"]), nb, len(ctx.outs)))
 
 
 # ---------------------------------------------------------------------- data movement

@@ -464,21 +464,30 @@ def cond_statement(ctx):
             ctx.emit(f"{tgt} = {call_text(fn, ops)}" if outs else call_text(fn, ops))
 
 
-def while_statement(ctx, recycle=None):
+def while_statement(ctx, recycle=None, device=None):
     """``while``: a loop calling the predicate's and the body's functions.
     ``recycle(ctx, body, carry, first)`` (the CUDA target's
     ``numba_cuda_statements.recycling``) writes, before each call of the body, what the
-    step needs to give its buffers back, and returns ``give_back(step)`` for after it."""
+    step needs to give its buffers back, and returns ``give_back(step)`` for after it.
+    ``device`` (the CUDA target's ``numba_cuda_statements.DeviceCarries``): the rank-0
+    carries both functions take and the body returns in 1-element device buffers."""
     p = ctx.p
     nc, nb = p["cond_nconsts"], p["body_nconsts"]
-    cf = ctx.fb.mod.sub_function(sub_jaxpr(p["cond_jaxpr"]), "cond")
-    bf = ctx.fb.mod.sub_function(sub_jaxpr(p["body_jaxpr"]), "body")
+    kw_c, kw_b = {}, {}
+    if device is not None:
+        kw_c = {"device_params": device.params(nc)}
+        kw_b = {"device_params": device.params(nb), "device_rets_must": device.dev}
+    cf = ctx.fb.mod.sub_function(sub_jaxpr(p["cond_jaxpr"]), "cond", **kw_c)
+    bf = ctx.fb.mod.sub_function(sub_jaxpr(p["body_jaxpr"]), "body", **kw_b)
     refs = ctx.ins
     cc = [r[2] for r in refs[:nc]]
     bc = [r[2] for r in refs[nc:nc + nb]]
     carry = [n for _, n in ctx.outs]
-    for name, ref, v in zip(carry, refs[nc + nb:], ctx.e.invars[nc + nb:]):
-        ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
+    if device is not None:
+        carry = device.init(ctx, carry, refs[nc + nb:], ctx.e.invars[nc + nb:])
+    else:
+        for name, ref, v in zip(carry, refs[nc + nb:], ctx.e.invars[nc + nb:]):
+            ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
     tgt = ", ".join(carry) + ("," if len(carry) == 1 else "")
     maxs = p.get("max_steps")
     step = ctx.fb.tmp("step")
@@ -496,6 +505,8 @@ def while_statement(ctx, recycle=None):
         if give_back is not None:
             give_back(step)
         ctx.emit(f"{step} += 1")
+    if device is not None:
+        device.keep(ctx, carry)
 
 
 def integer_pow_text(ctx, x, complex_power):

@@ -395,7 +395,8 @@ def test_host_loop_scalars_stay_on_the_device():
     (``device_carries``). The host reads no device value inside the loop (it used to
     read each, waiting for every launch before it), and a warm call allocates as much at
     2 steps as at 5. A value computed from host scalars alone (a counter, a per-step
-    scalar read from one host copy) stays a host value."""
+    scalar read from one host copy) stays a host value. A ``while`` host loop keeps its
+    carries so too (its predicate function takes them where they are)."""
     from autodiff.backends import cuda_runtime as rt
     W = u((3, 3), seed=2) * 0.3
 
@@ -435,6 +436,23 @@ def test_host_loop_scalars_stay_on_the_device():
                                            atol=1e-13)
         assert counts[0] == counts[1], (fn, counts)     # no device value read per step
         assert allocated[1] - allocated[0] == 0, (fn, allocated)
+
+    def wl(h0, n):                # a while host loop: the same for its carries
+        def body(c):
+            h, err, acc, i = c
+            h2 = anp.tanh(h @ W) + 0.1
+            return h2, anp.sum(anp.abs(h2 - h)), acc + anp.sum(h2) * err, i + 1
+        h, err, acc, i = lax.while_loop(lambda c: c[3] < n, body, (h0, 1.0, 0.0, 0))
+        return anp.sum(h) + acc, err, i
+    g = ad.jit(wl, backend="cuda", static_argnums=(1,))
+    assert g.lower(h0, 2).source.count("_DC = _rt.scalar_buffer(") == 2      # err, acc
+    counts = []
+    for T in (2, 5):
+        n, got = _host_reads(g, (h0, T))
+        counts.append(n)
+        for a, b in zip(got, wl(h0, T)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
+    assert counts[0] == counts[1], counts
 
 
 def test_the_pool_keeps_within_its_bounds_and_each_thread_its_own():
