@@ -4,7 +4,9 @@
 (:class:`Cluster`) in order, the :class:`Statement` records placed before and between them,
 a ref for each result and every value's location. An emitter renders it in its target's
 language (``numba_emitter.NumbaFunction.statement_lines`` and each target's
-``emit_cluster``); nothing in it is target text except names and index expressions.
+``emit_cluster``). Nothing in it is target text but names, sizes, and the expressions of
+tiny values and of what index maps return (Python expression text: both targets write
+Python).
 
 ``jitted.lower(*args).plan`` is the plan of a jitted function's kernel:
 
@@ -22,7 +24,6 @@ from dataclasses import dataclass
 __all__ = ["KernelPlan", "Cluster", "Statement", "Opaque", "Reshape", "Materialize",
            "Unrolled", "ReduceGroups", "IndexMap", "Broadcast", "Transpose", "Reverse", "Roll",
            "Offset", "Regroup", "Composed"]
-
 
 
 class Cluster:
