@@ -450,7 +450,7 @@ def cond_statement(ctx):
     branches = ctx.p["branches"]
     fns = [ctx.fb.mod.sub_function(sub_jaxpr(b), "branch") for b in branches]
     ops = [r[2] for r in ctx.ins[1:]]
-    k = ctx.fb.tmp("k")
+    k = ctx.fb.tmp("br")      # not "_k<n>": the CUDA module's kernels are named so
     ctx.emit(f"{k} = min(max(np.int64({ctx.rd(0, [])}), 0), {len(fns) - 1})")
     outs = [n for _, n in ctx.outs]
     tgt = ", ".join(outs) + ("," if len(outs) == 1 else "")

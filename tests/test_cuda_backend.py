@@ -455,6 +455,74 @@ def test_host_loop_scalars_stay_on_the_device():
     assert counts[0] == counts[1], counts
 
 
+def test_host_loops_with_nested_control_flow_agree():
+    """Host loops (a matrix product in each body) whose rank-0 carries stay on the device,
+    around other control flow: a nested scan with its own carried sum, a ``cond`` on a
+    carried loss (its index read on the host; the branch-index temporary once took the
+    name of a kernel, ``_k1``, and the call of that kernel failed), an int carry computed
+    by ``argmax`` and used as an index, carries that swap places, ``fori_loop``, and a
+    ``while`` of zero and three trips; values and gradients against the interpreter."""
+    W = u((3, 3), seed=2) * 0.2
+
+    def nested(h0, xs):
+        def outer(c, x):
+            h, loss = c
+
+            def inner(ci, _):
+                hh, l2 = ci
+                hh = anp.tanh(hh @ W + x)
+                return (hh, l2 + anp.sum(hh)), anp.max(hh)
+            (h, l2), ms = lax.scan(inner, (h, loss * 0.5), None, length=3)
+            return (h, loss + l2 + anp.sum(ms)), l2
+        (h, loss), ls = lax.scan(outer, (h0, 0.0), xs)
+        return anp.sum(h) + loss, ls
+
+    def with_cond(h0, xs):
+        def step(c, x):
+            h, loss = c
+            h = anp.tanh(h @ W + x)
+            loss = lax.cond(loss > 0.5, lambda v: v * 0.5, lambda v: v + anp.sum(h * h),
+                            loss)
+            return (h, loss), loss
+        return lax.scan(step, (h0, 0.0), xs)
+
+    def dyn_index(h0, xs):
+        def step(c, x):
+            h, k = c
+            h = anp.tanh(h @ W + x)
+            k = anp.argmax(h)
+            return (h, k), h[k] + xs[k % xs.shape[0], 0]
+        return lax.scan(step, (h0, 0), xs)
+
+    def swapped(h0, xs):
+        def step(c, x):
+            h, a, b = c
+            h = anp.tanh(h @ W + x)
+            return (h, b, a + anp.sum(h)), a
+        return lax.scan(step, (h0, 1.0, 2.0), xs)
+
+    def fori(h0):
+        return lax.fori_loop(0, 4, lambda i, c: (anp.tanh(c[0] @ W) * (i + 1),
+                                                 c[1] + anp.sum(c[0])), (h0, 0.0))
+
+    def trips(h0, n):
+        return lax.while_loop(lambda c: c[2] < n, lambda c: (anp.tanh(c[0] @ W),
+                                                             c[1] + anp.sum(c[0]), c[2] + 1),
+                              (h0, 0.0, 0))
+
+    h0, xs = u((3,), seed=1) * 0.5, u((4, 3), seed=3) * 0.5
+    cases = [(nested, (h0, xs)), (with_cond, (h0, xs)), (dyn_index, (h0, xs)),
+             (swapped, (h0, xs)), (fori, (h0,)),
+             (ad.grad(lambda h0, xs: nested(h0, xs)[0]), (h0, xs)),
+             (ad.grad(lambda h0, xs: with_cond(h0, xs)[0][1]), (h0, xs)),
+             (ad.grad(lambda h0, xs: anp.sum(swapped(h0, xs)[1])), (h0, xs))]
+    for fn, args in cases:
+        assert "_DC = " in ad.jit(fn, backend="cuda").lower(*args).source   # device carries
+        _interp_agrees(fn, *args)
+    for n in (0, 3):
+        _interp_agrees(lambda h0: trips(h0, n), h0)
+
+
 def test_the_pool_keeps_within_its_bounds_and_each_thread_its_own():
     import threading
     from autodiff.backends import cuda_runtime as rt
