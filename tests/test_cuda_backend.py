@@ -948,6 +948,29 @@ def test_random_scan_bodies_agree():
         assert _one_launch(f, x) == 1, names
 
 
+def test_random_host_loop_bodies_agree():
+    """The random programs as bodies of host loops (a matrix product in each step) with
+    rank-0 carries computed from them (kept on the device) and per-step scalars, and the
+    gradients through them, against the interpreter."""
+    rng = np.random.default_rng(7)
+    x = u((6, 7), seed=3) * 0.5
+    M = u((7, 7), seed=4) * 0.2
+    for trial in range(3):
+        prog, names = _random_program(rng, depth=4)
+
+        def f(x, prog=prog):
+            def body(c, t):
+                h, s, k = c
+                last, cols, tot = prog(h)
+                s = s * 0.5 + tot * t          # a carry from a reduction: device
+                return (anp.tanh(last @ M) + s * 1e-3, s, k + 1), (tot, s * k)
+            return lax.scan(body, (x, 0.0, 0), anp.linspace(0.1, 0.3, 3))
+        g = ad.grad(lambda x, f=f: f(x)[0][1] + anp.sum(f(x)[1][0]) + anp.sum(f(x)[0][0]))
+        assert "_DC = " in ad.jit(f, backend="cuda").lower(x).source, names
+        _interp_agrees(f, x, rtol=1e-10, atol=1e-10)
+        _interp_agrees(g, x, rtol=1e-10, atol=1e-10)
+
+
 def test_launch_counter_sees_runtime_kernels_and_profiles():
     from autodiff.backends.cuda_runtime import count_launches
     a, b = u((3, 4)), u((4, 2), seed=1)
