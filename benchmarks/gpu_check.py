@@ -21,8 +21,10 @@ process without the simulator. That needs NVVM and NVRTC but no GPU
    RK4 integration written with lax.scan. One table of medians (ms), ratios
    (autodiff / JAX; the goal on an H200 is <= 1.5 on every row) and kernel launches per
    call (counted; issue 32's budget: f 1, grad f 1, MLP <= 8, hessian <= 3, RK4 <= 4);
-   then each reduction shape next to CuPy's sum. ``--profile`` adds, per row, every
-   launch's grid, block and time and the host remainder.
+   then each reduction shape next to CuPy's sum, then the host time of a call that is
+   one launch (1 and 8 array arguments; the goal is <= 10 us) next to CuPy's and JAX's.
+   ``--profile`` adds, per row, every launch's grid, block and time and the host
+   remainder.
 
 Inputs are put on the device first (ad.device_put / jax.device_put), so copies are not
 timed; every timed call waits for the device (block_until_ready). The first call of each
@@ -286,6 +288,51 @@ def reductions():
               f"{ratio:>6}  {nl:>8}")
 
 
+def launch_cost(jax):
+    """Host time per call of a program that is one launch (``tanh`` of 1 or 8 arrays of
+    1,024 elements, summed: one fused map kernel), next to CuPy's and JAX's: many calls
+    queued without waiting, then one wait, over their number (microseconds). It
+    includes jit's dispatch and the result's allocation: what a user's call costs on the
+    host. Issue 32's goal is <= 10 us of host time per launch."""
+    from autodiff.backends import cuda_runtime as rt
+    cp = rt.cupy()
+    calls = 20 if SIM else 2000
+    rng = np.random.default_rng(2)
+    print(f"\n{'one launch, host us per call':<32}  {'autodiff':>9}  {'CuPy':>9}  {'JAX':>9}  "
+          f"{'launches':>8}")
+
+    def per_call(fn, args, wait):
+        wait(fn(*args))
+        t0 = time.perf_counter()
+        for _ in range(calls):
+            out = fn(*args)
+        wait(out)
+        return (time.perf_counter() - t0) / calls * 1e6
+
+    def total(*v):
+        out = v[0]
+        for a in v[1:]:
+            out = out + a
+        return out
+    for k in (1, 8):
+        xs = [rng.uniform(-1, 1, 1024) for _ in range(k)]
+        fn = ad.jit(lambda *v: total(*[anp.tanh(a) for a in v]), backend="cuda")
+        dxs = ad.device_put(xs, "cuda")
+        ours = per_call(fn, dxs, ad.block_until_ready)
+        nl = launches(fn, dxs, f"{k} arrays")
+        theirs = jaxs = ""
+        if cp is not None:
+            cx = [cp.asarray(x) for x in xs]
+            t = per_call(lambda *v: total(*[cp.tanh(a) for a in v]), cx,
+                         lambda _: cp.cuda.get_current_stream().synchronize())
+            theirs = f"{t:9.1f}"
+        if jax is not None:
+            jf = jax.jit(lambda *v: total(*[jax.numpy.tanh(a) for a in v]))
+            ja = jax.device_put(xs, jax.devices("gpu")[0])
+            jaxs = f"{per_call(jf, ja, jax.block_until_ready):9.1f}"
+        print(f"{f'{k} array argument(s)':<32}  {ours:9.1f}  {theirs:>9}  {jaxs:>9}  {nl:>8}")
+
+
 def speed():
     jax = jax_setup()
     table = []
@@ -316,6 +363,7 @@ def speed():
     if jax is None:
         print("(JAX with a GPU not importable here: autodiff column only)")
     reductions()
+    launch_cost(jax)
 
 
 # ----------------------------------------------------------------------------- --ptx
