@@ -722,6 +722,7 @@ def group_statements(lines):
 #: among blocks (numba_cuda_emitter.CudaFunction.strategy)
 SPLIT_MIN_ROWS = 64
 
+_CLAUSE = re.compile(r"(else|elif|except|finally)\b")
 _DEVICE_READ = re.compile(r"(?<![\w.])[A-Z_][A-Z0-9_]*\[")
 _ARRAY_NAME = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?![\w(])")
 
@@ -752,10 +753,20 @@ def free_at_last_use(lines, params):
     ['A = _rt.empty((3,), np.float64)', '_k0[1, 32](X, A)',
      'B = _rt.empty((3,), np.float64)', '_k1[1, 32](A, B)', '_rt.give(A)', 'del A',
      'V = B.reshape((1, 3))', 'del B', '_k2[1, 32](V, O)', 'del V']
+
+    An ``if`` statement ends after its ``else`` (a buffer read in one branch only is
+    freed after both):
+
+    >>> free_at_last_use(["E = _rt.empty((3,), np.float64)", "if n > 0:",
+    ...                   "    _k0[1, 32](X, E)", "else:", "    X = None", "_k1[1, 32](X)"],
+    ...                  {"X"})     # doctest: +NORMALIZE_WHITESPACE
+    ['E = _rt.empty((3,), np.float64)', 'if n > 0:', '    _k0[1, 32](X, E)', 'else:',
+     '    X = None', '_rt.give(E)', 'del E', '_k1[1, 32](X)']
     """
     blocks = []                       # [start, end) of each top-level statement
     for i, s in enumerate(lines):
-        if not s.startswith(" ") and not s.startswith("#"):
+        if not s.startswith(" ") and not s.startswith("#") and not (
+                blocks and _CLAUSE.match(s)):   # an "else:" continues its "if" statement
             blocks.append([i, i + 1])
         elif blocks:
             blocks[-1][1] = i + 1

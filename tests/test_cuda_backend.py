@@ -523,6 +523,38 @@ def test_host_loops_with_nested_control_flow_agree():
         _interp_agrees(lambda h0: trips(h0, n), h0)
 
 
+def test_gathers_and_scatters_of_computed_arrays_agree():
+    """A gather reads its operand in one branch of an ``if`` (the other makes zeros for
+    an empty operand); where that read was the operand's last use, the buffer's ``del``
+    went between the branches and the module did not compile (``SyntaxError`` for
+    ``anp.cumsum(x)[idx]``: ``free_at_last_use`` now ends an ``if`` statement after its
+    ``else``). Gathers, scatters, sorts and cumulative sums of computed arrays, in a scan
+    host loop, their gradients, float32 and complex, against the interpreter."""
+    rng = np.random.default_rng(0)
+    for n in (5, 33):
+        x = rng.uniform(-1, 1, n)
+        idx = rng.integers(0, n, size=7)
+        M = rng.uniform(-1, 1, (n, n)) * 0.1
+        _interp_agrees(lambda x: anp.cumsum(x)[idx], x)
+        _interp_agrees(lambda x: anp.cumsum(anp.sort(x))[idx] * x[idx[::-1]], x)
+        _interp_agrees(lambda x: anp.cumsum(anp.sort(x))[idx] * x[idx[::-1]],
+                       x.astype(np.float32), rtol=1e-5, atol=1e-6)
+        _interp_agrees(lambda x: x.at[idx].add(anp.tanh(x[idx])) - anp.cumprod(1 + 0.01 * x),
+                       x)
+        _interp_agrees(ad.grad(lambda x: anp.sum(x.at[idx].add(anp.tanh(x[idx])) ** 2)), x)
+
+        def scan_g(x):
+            def body(c, i):
+                c = c.at[i].set(anp.tanh(c @ M)[i]) + anp.cumsum(c)[::-1] * 0.01
+                return c, anp.sort(c)[0]
+            return lax.scan(body, x, idx)
+        _interp_agrees(scan_g, x)
+        _interp_agrees(ad.grad(lambda x: anp.sum(scan_g(x)[1]) + anp.sum(scan_g(x)[0])), x)
+        z = x + 1j * rng.uniform(-1, 1, n)
+        _interp_agrees(lambda z: anp.cumsum(z * 2.0)[idx] + anp.sum(anp.exp(z) * anp.conj(z)),
+                       z)
+
+
 def test_the_pool_keeps_within_its_bounds_and_each_thread_its_own():
     import threading
     from autodiff.backends import cuda_runtime as rt
