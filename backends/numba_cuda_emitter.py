@@ -616,7 +616,7 @@ class CudaFunction(NumbaFunction):
         self.check_records()
         self.analyse()
         plan = self.kernel_plan = self.plan()
-        rets, seen, on_device = [], set(), set()
+        rets, seen, on_device, to_buffers = [], set(), set(), []
         for v, ref in zip(j.outvars, plan.outputs):
             if isinstance(v, Literal):
                 rets.append(self.cast(self.jlit(v), v.aval.dtype))
@@ -632,9 +632,12 @@ class CudaFunction(NumbaFunction):
                                         or len(rets) in self.device_rets_must):
                     on_device.add(len(rets))
                     rets.append(m.group(1))           # the 1-element device array itself
-                elif len(rets) in self.device_rets_must:
+                elif len(rets) in self.device_rets_must:   # a host value, put in a buffer
                     on_device.add(len(rets))
-                    rets.append(f"_rt.scalar_buffer({expr}, {dt_text(v.aval.dtype)})")
+                    name = f"_SB{len(rets)}"
+                    to_buffers.append(f"{name} = _rt.scalar_buffer({expr}, "
+                                      f"{dt_text(v.aval.dtype)})")
+                    rets.append(name)
                 else:
                     rets.append(self.cast(expr, v.aval.dtype))
                 continue
@@ -644,7 +647,7 @@ class CudaFunction(NumbaFunction):
             seen.add(ref[2])
             rets.append(name)
         self.device_rets = [i in on_device for i in range(len(rets))]
-        lines = self.plan_lines(plan, self.emit_cluster)
+        lines = self.plan_lines(plan, self.emit_cluster) + to_buffers
         self.items = group_statements(lines)
         if config.jit_cuda_fuse_launches:
             self.items = fuse(self.items)
@@ -659,7 +662,9 @@ class CudaFunction(NumbaFunction):
         lines, self.launches = render(self.items, self.mod.kernel)
         lines = [ln for it in lines for ln in it.split("\n")]
         ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
-        made, reached = _bindings(lines)
+        ones = [n for n, v in zip(params, list(j.constvars) + list(j.invars))
+                if not v.aval.shape and n.isupper()]          # rank-0 device parameters
+        made, reached = _bindings(lines, ones)
         own = made - reached
         #: per result, whether it is a buffer of its own (made by ``_rt.empty``, reached
         #: by no other name) at its first place among the results: a host loop calling
@@ -678,7 +683,7 @@ class CudaFunction(NumbaFunction):
 
 def own_buffers(lines):
     """The buffers of host ``lines`` that only their own allocation binds: made by
-    ``_rt.empty`` at the top level and named in no other binding statement (a view
+    ``_rt.empty`` (or ``_rt.scalar_buffer``) at the top level and named in no other binding statement (a view
     ``Y = X.reshape(...)``, a host call's result, a loop's swap), ``def`` or ``lambda``;
     the rest of the program only passes them to launches and calls.
 
@@ -690,17 +695,24 @@ def own_buffers(lines):
     return made - reached
 
 
-def _bindings(lines):
+def _bindings(lines, ones=()):
     """(the buffers top-level ``_rt.empty`` calls bind, the array names any other binding
-    statement, ``def`` or ``lambda`` mentions)."""
+    statement, ``def`` or ``lambda`` mentions). Reading the element of a 1-element
+    buffer (``K[0]``: one made as such here, or one of ``ones``) gives a scalar, not a
+    name for the buffer: a binding statement that only does that (a ``cond``'s index, a
+    branch called with a scalar kept on the device) does not reach it."""
     pooled, reached = set(), set()
+    ones = set(ones) | {m.group(1) for m in map(_ONE.match, lines) if m}
+
+    def element(m):
+        return "" if m.group(1) in ones else m.group(0)
     for s in lines:
         code = s.split("#", 1)[0]
         own = _EMPTY.match(code)
         if own:
             pooled.add(own.group(1))
         if _BINDS.match(code) or "def " in code or "lambda" in code:
-            reached.update(n for n in _ARRAY_NAME.findall(code)
+            reached.update(n for n in _ARRAY_NAME.findall(_ELEMENT.sub(element, code))
                            if not (own and n == own.group(1)))
     return pooled, reached
 
@@ -729,7 +741,9 @@ _ARRAY_NAME = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?![\w(])")
 
 #: a statement binding names (``A = ...``, ``A, B = ...``), not an item assignment
 _BINDS = re.compile(r"\s*[A-Za-z_][\w\s,]*=(?!=)")
-_EMPTY = re.compile(r"([A-Z_][A-Z0-9_]*) = _rt\.empty\(")
+_EMPTY = re.compile(r"([A-Z_][A-Z0-9_]*) = _rt\.(?:empty|scalar_buffer)\(")
+_ONE = re.compile(r"([A-Z_][A-Z0-9_]*) = _rt\.(?:empty\(\(1,\)|scalar_buffer\()")
+_ELEMENT = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)\[0\]")
 
 
 def free_at_last_use(lines, params):

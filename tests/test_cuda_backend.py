@@ -345,8 +345,18 @@ def test_host_loops_allocate_nothing_per_step():
     from autodiff.backends import cuda_runtime as rt
     rnn, wl, wl_view = _host_loops()
     h0, W = u((2, 3), seed=1), u((3, 3), seed=2) * 0.3
+
+    def cond_loss(h0, W, xs):      # a cond on a carried loss: its index and operand are
+        def step(c, x):            # read as elements of 1-element buffers (no views)
+            h, loss = c
+            h = anp.tanh(h @ W + x)
+            loss = lax.cond(loss > 0.5, lambda v: v * 0.5, lambda v: v + anp.sum(h * h),
+                            loss)
+            return (h, loss), loss
+        return lax.scan(step, (h0, 0.0), xs)
     fns = [(ad.grad(rnn, argnums=(0, 1)), lambda T: (h0, W, u((T, 2, 3), seed=T))),
-           (wl, lambda T: (h0, W, T)), (wl_view, lambda T: (h0, W, T))]
+           (wl, lambda T: (h0, W, T)), (wl_view, lambda T: (h0, W, T)),
+           (cond_loss, lambda T: (h0, W, u((T, 2, 3), seed=T)))]
     for fn, args in fns:
         g = ad.jit(fn, backend="cuda", static_argnums=(2,) if fn in (wl, wl_view) else ())
         assert "_rt.give(_old" in g.lower(*args(2)).source
