@@ -337,6 +337,16 @@ def _host_loops():
     return rnn, wl, wl_view
 
 
+def _cond_loss(h0, W, xs):
+    """A scan host loop with a ``cond`` on a carried loss."""
+    def step(c, x):
+        h, loss = c
+        h = anp.tanh(h @ W + x)
+        loss = lax.cond(loss > 0.5, lambda v: v * 0.5, lambda v: v + anp.sum(h * h), loss)
+        return (h, loss), loss
+    return lax.scan(step, (h0, 0.0), xs)
+
+
 def test_host_loops_allocate_nothing_per_step():
     """A host loop gives a step's outputs and the carries it replaced back to the pool
     (``_rt.give``): a warm call allocates as much at 2 steps as at 5, and the values, with
@@ -346,14 +356,7 @@ def test_host_loops_allocate_nothing_per_step():
     rnn, wl, wl_view = _host_loops()
     h0, W = u((2, 3), seed=1), u((3, 3), seed=2) * 0.3
 
-    def cond_loss(h0, W, xs):      # a cond on a carried loss: its index and operand are
-        def step(c, x):            # read as elements of 1-element buffers (no views)
-            h, loss = c
-            h = anp.tanh(h @ W + x)
-            loss = lax.cond(loss > 0.5, lambda v: v * 0.5, lambda v: v + anp.sum(h * h),
-                            loss)
-            return (h, loss), loss
-        return lax.scan(step, (h0, 0.0), xs)
+    cond_loss = _cond_loss         # its cond's index and operand are read as elements
     fns = [(ad.grad(rnn, argnums=(0, 1)), lambda T: (h0, W, u((T, 2, 3), seed=T))),
            (wl, lambda T: (h0, W, T)), (wl_view, lambda T: (h0, W, T)),
            (cond_loss, lambda T: (h0, W, u((T, 2, 3), seed=T)))]
@@ -488,13 +491,7 @@ def test_host_loops_with_nested_control_flow_agree():
         return anp.sum(h) + loss, ls
 
     def with_cond(h0, xs):
-        def step(c, x):
-            h, loss = c
-            h = anp.tanh(h @ W + x)
-            loss = lax.cond(loss > 0.5, lambda v: v * 0.5, lambda v: v + anp.sum(h * h),
-                            loss)
-            return (h, loss), loss
-        return lax.scan(step, (h0, 0.0), xs)
+        return _cond_loss(h0, W, xs)
 
     def dyn_index(h0, xs):
         def step(c, x):
