@@ -22,6 +22,8 @@ polled.
 """
 import threading
 
+import numpy as np
+
 __all__ = ["install", "installed"]
 
 _UPSTREAM = {}
@@ -60,7 +62,6 @@ def _run(kernel_mod, thread_class):
     def run(self, grid_point, *args):
         """Run one block: start its threads, release each barrier once every live thread
         is at it, return when all have ended (the upstream rule, without polling)."""
-        import numpy as np
         self.cond = threading.Condition()
         self.at_barrier, self.ended = [], 0
         threads = []

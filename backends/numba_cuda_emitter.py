@@ -18,7 +18,7 @@ from ..config import config
 from ..core import DropVar, Literal, Var
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
-from .numba_cuda_statements import host_statement, statement_rule, unravel_lines
+from .numba_cuda_statements import device_buffer, host_statement, statement_rule, unravel_lines
 from .cuda_launches import Launch, Section, fuse, render
 from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
 from .plan import LOWERINGS
@@ -623,15 +623,15 @@ class CudaFunction(NumbaFunction):
                 continue
             if not v.aval.shape:
                 expr = ref[2]
-                m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)\[0\]", expr)
+                held = device_buffer(expr)
                 if self.device_from is not None:
-                    if m is None:
+                    if held is None:
                         raise NotOnDevice(v)
-                    rets.append(m.group(1))
-                elif m is not None and (self.top or len(rets) in self.device_rets_ok
-                                        or len(rets) in self.device_rets_must):
+                    rets.append(held)
+                elif held is not None and (self.top or len(rets) in self.device_rets_ok
+                                           or len(rets) in self.device_rets_must):
                     on_device.add(len(rets))
-                    rets.append(m.group(1))           # the 1-element device array itself
+                    rets.append(held)                 # the 1-element device array itself
                 elif len(rets) in self.device_rets_must:   # a host value, put in a buffer
                     on_device.add(len(rets))
                     name = f"_SB{len(rets)}"
@@ -683,9 +683,10 @@ class CudaFunction(NumbaFunction):
 
 def own_buffers(lines):
     """The buffers of host ``lines`` that only their own allocation binds: made by
-    ``_rt.empty`` (or ``_rt.scalar_buffer``) at the top level and named in no other binding statement (a view
-    ``Y = X.reshape(...)``, a host call's result, a loop's swap), ``def`` or ``lambda``;
-    the rest of the program only passes them to launches and calls.
+    ``_rt.empty`` (or ``_rt.scalar_buffer``) at the top level and named in no other
+    binding statement (a view ``Y = X.reshape(...)``, a host call's result, a loop's
+    swap), ``def`` or ``lambda``; the rest of the program only passes them to launches
+    and calls.
 
     >>> sorted(own_buffers(["A = _rt.empty((3,), np.float64)", "_k0[1, 32](X, A)",
     ...                     "B = _rt.empty((3,), np.float64)", "V = B.reshape((1, 3))"]))

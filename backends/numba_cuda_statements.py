@@ -211,6 +211,20 @@ def _op_scan(ctx):
     dc.keep(ctx, carry)
 
 
+def device_buffer(expr):
+    """The 1-element device buffer whose element rank-0 expression ``expr`` reads
+    (``X[0]`` -> ``X``), or None for a host value.
+
+    >>> device_buffer("K_DOT[0]"), device_buffer("b * 2.0")
+    ('K_DOT', None)
+    """
+    m = _DEVICE_SCALAR.fullmatch(expr)
+    return m.group(1) if m else None
+
+
+_DEVICE_SCALAR = re.compile(r"([A-Z_][A-Z0-9_]*)\[0\]")
+
+
 class DeviceCarries:
     """A host loop's rank-0 carries that stay in 1-element device buffers
     (:func:`device_carries` of its body ``jaxpr``, whose first ``nconst`` inputs are
@@ -234,9 +248,8 @@ class DeviceCarries:
                 ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
                 out.append(name)
                 continue
-            buf = f"{name.upper()}_DC"
-            m = re.fullmatch(r"([A-Z_][A-Z0-9_]*)\[0\]", ref[2])   # already on the device
-            ctx.emit(f"{buf} = {m.group(1)}" if m else
+            buf, held = f"{name.upper()}_DC", device_buffer(ref[2])
+            ctx.emit(f"{buf} = {held}" if held else
                      f"{buf} = _rt.scalar_buffer({ref[2]}, {dt_text(v.aval.dtype)})")
             out.append(buf)
         return out

@@ -39,9 +39,9 @@ Every value gets a *location* (``Planner.loc``)::
 
 The plan is the list of stages (loop nests, each followed by the statements that can run
 after it) plus these locations. Scalar and element expressions, and what index maps
-return, are Python expression text (both Numba targets write Python); what the text *says*
-beyond indexing and arithmetic
-comes from the emitter, a subclass of :class:`Planner`. :meth:`Planner.plan` returns
+return, are Python expression text (both Numba targets write Python); what the text
+*says* beyond indexing and arithmetic comes from the emitter, a subclass of
+:class:`Planner`. :meth:`Planner.plan` returns
 the plan as a :class:`KernelPlan`: :class:`Cluster` loop nests with their members, and
 :class:`Statement` records between them (:class:`Opaque` library calls and control flow,
 :class:`Reshape`, and for tiny values :class:`Materialize`, :class:`Unrolled`,

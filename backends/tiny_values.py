@@ -8,7 +8,7 @@ operands exist. ``UNROLL_MAX`` bounds the elements of such a value and ``UNROLL_
 element statements of one function. It works on the planner's state (``loc``, ``unrolled``,
 ``materialized``) through the planner's methods (``is_static``, ``domain``, ``realize``,
 ``store``, ``after``, ``place``, ``aname``, ``sname``, ``jlit``); what it places are the plan's
-statement records (:class:`~autodiff.backends.plan.Materialize`, ``Unrolled``,
+statement records (:class:`~autodiff.backends.kernel_plan.Materialize`, ``Unrolled``,
 ``ReduceGroups``), which the emitter renders.
 """
 import numpy as np
