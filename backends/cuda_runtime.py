@@ -514,28 +514,36 @@ def _as_shape(a, shape):
     return a if a.shape == shape else a.reshape(shape)
 
 
-def matmul(x, y, out, tx, ty, dims):
+def _rows(arrays, rows):
+    return tuple(a if r is None else a[r] for a, r in zip(arrays, rows))
+
+
+def matmul(x, y, out, tx, ty, dims, rows=(None, None, None)):
     """``out[b] = op(x[b]) @ op(y[b])`` for ``dims = (B, M, K, N)``: C-contiguous device
     arrays of any rank holding x as (B, M, K) (as (B, K, M) when ``tx``: op transposes),
-    y as (B, K, N) (as (B, N, K) when ``ty``) and out as (B, M, N). cuBLAS through CuPy
-    when available (the views are CuPy's, so the hot path makes no numba-cuda array
-    object), else the tiled shared-memory kernel above."""
+    y as (B, K, N) (as (B, N, K) when ``ty``) and out as (B, M, N). An array whose
+    ``rows`` entry (x, y, out) is an int is that row of the array passed (a host loop's
+    body reading its step's slice of a stack, or writing its per-step output). cuBLAS
+    through CuPy when available (the views are CuPy's, so the hot path makes no
+    numba-cuda array object), else the tiled shared-memory kernel above."""
     B, M, K, N = (int(d) for d in dims)
     xs = (B, K, M) if tx else (B, M, K)
     ys = (B, N, K) if ty else (B, K, N)
     cp = cupy()
     if cp is not None and out.dtype.kind in "fc":       # cuBLAS gemm (complex: cgemm/zgemm)
-        X, Y = cp.asarray(x).reshape(xs), cp.asarray(y).reshape(ys)
+        X, Y, O = _rows((cp.asarray(x), cp.asarray(y), cp.asarray(out)), rows)
+        X, Y = X.reshape(xs), Y.reshape(ys)
         if tx:
             X = X.swapaxes(1, 2)
         if ty:
             Y = Y.swapaxes(1, 2)
-        cp.matmul(X, Y, out=cp.asarray(out).reshape((B, M, N)))
+        cp.matmul(X, Y, out=O.reshape((B, M, N)))
         if _COUNTERS:
             note_library_call("cublas matmul")
         return
     if B * M * N == 0:
         return
+    x, y, out = _rows((x, y, out), rows)
     x, y, out = _as_shape(x, xs), _as_shape(y, ys), _as_shape(out, (B, M, N))
     cap = 2 if SIMULATOR else 65535
     grid = (min((N + TILE - 1) // TILE, cap), min((M + TILE - 1) // TILE, cap), min(B, cap))
@@ -546,11 +554,11 @@ def matmul(x, y, out, tx, ty, dims):
 
 
 @cuda.jit
-def _permute_kernel(src, dst, dshape, sstrides):
+def _permute_kernel(src, dst, dshape, sstrides, base):
     t = cuda.grid(1)
     for f in range(t, dst.size, cuda.gridsize(1)):
         q = f
-        off = 0
+        off = base
         for a in range(len(dshape) - 1, -1, -1):
             i = q % dshape[a]
             q = q // dshape[a]
@@ -558,18 +566,22 @@ def _permute_kernel(src, dst, dshape, sstrides):
         dst[f] = src[off]
 
 
-def permute(src, perm):
-    """A C-contiguous device copy of ``src`` (C-contiguous) with its axes permuted."""
-    shape = tuple(src.shape[p] for p in perm)
+def permute(src, perm, row=None):
+    """A C-contiguous device copy of ``src`` (C-contiguous) with its axes permuted; of
+    its row ``row`` where that is an int (a host loop's body reading its step's slice of
+    a stack: the kernel starts at the row, no slice is made)."""
+    sshape = src.shape if row is None else src.shape[1:]
+    shape = tuple(sshape[p] for p in perm)
     out = cuda.device_array(shape, dtype=src.dtype)
     if out.size == 0:
         return out
-    strides, acc = [0] * src.ndim, 1
-    for a in range(src.ndim - 1, -1, -1):
+    strides, acc = [0] * len(sshape), 1
+    for a in range(len(sshape) - 1, -1, -1):
         strides[a] = acc
-        acc *= src.shape[a]
+        acc *= sshape[a]
     sstr = tuple(np.int64(strides[p]) for p in perm)
     dsh = tuple(np.int64(s) for s in shape)
+    base = np.int64(0 if row is None else row * acc)
     _launch_noted("permute", blocks(out.size), TPB, _permute_kernel[blocks(out.size), TPB],
-                  (src.reshape(src.size), out.reshape(out.size), dsh, sstr))
+                  (src.reshape(src.size), out.reshape(out.size), dsh, sstr, base))
     return out

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 __all__ = ["KernelPlan", "Cluster", "Statement", "Opaque", "Reshape", "Materialize",
            "Unrolled", "ReduceGroups", "IndexMap", "Broadcast", "Transpose", "Reverse", "Roll",
-           "Offset", "Regroup", "Composed"]
+           "Offset", "Regroup", "Composed", "Row"]
 
 
 class Cluster:
@@ -31,9 +31,12 @@ class Cluster:
     stage. ``members`` in order, each ``("ew", eqn)`` (an elementwise value),
     ``("identity", eqn)`` (a copy through a reduction over no axes), ``("reduce", eqn)`` (an
     accumulator of the nest) or ``("copy", var, name)`` (a view written to array
-    ``name``); ``stored``: the fused values also written to arrays; ``stored_as``: values
-    written straight into the layout of a permutation view of them; ``post``: the
-    statements (:class:`Statement` records) that run right after the nest."""
+    ``name``, or into a row of stack ``name`` where ``row_writes`` has it); ``stored``: the fused values also written to arrays; ``stored_as``: values
+    written straight into the layout of a permutation view of them; ``row_writes``:
+    ``(var, stack, step)`` for each fused value also written into row ``step`` of array
+    ``stack`` (a host loop's body writing a per-step output into the caller's stack:
+    ``CudaFunction.row_rets``); ``post``: the statements (:class:`Statement` records)
+    that run right after the nest."""
 
     def __init__(self, pos, domain):
         self.pos = pos
@@ -42,6 +45,7 @@ class Cluster:
         self.stored = set()      # fused vars also written to an array
         self.stored_as = {}      # fused var -> (array name, its var, index map): written
         #                          straight into the layout of a permutation view of it
+        self.row_writes = []     # (fused var, stack name, step name): also written to a row
         self.post = []           # statements placed right after this stage
         self.cost = 0            # inlined code size so far (see LOOP_BUDGET)
 
@@ -130,7 +134,8 @@ class KernelPlan:
     ``entry``    :class:`Statement` records that run before the first nest
     ``nests``    the stages in order: :class:`Cluster` loop nests, each followed by its
                  ``post`` statements
-    ``outputs``  one ref per result (None for a literal result)
+    ``outputs``  one ref per result (None for a literal result; ``("row", stack)`` for
+                 one a nest writes into the caller's stack: ``Cluster.row_writes``)
     ``loc``      every value's location
 
     Nothing in it is target text but names and index expressions; an emitter renders it
@@ -297,3 +302,18 @@ class Composed(IndexMap):
 
     def __call__(self, I):
         return self.inner(self.outer(I))
+
+
+@dataclass(frozen=True)
+class Row(IndexMap):
+    """Row ``step`` (a name) of a stack: the view's indices follow the step's. A host
+    loop's body reads its step's slice of a ``scan``'s ``xs`` so, in place, from the
+    whole stack and the step index (``CudaFunction.row_params``): no slice is made.
+
+    >>> Row("_step")(["i", "j"])
+    ['_step', 'i', 'j']
+    """
+    step: str
+
+    def __call__(self, I):
+        return [self.step, *I]

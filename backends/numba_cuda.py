@@ -224,11 +224,12 @@ class _Module(ModuleBase):
         its launches, read by the caller; returns None where it cannot be one.
         ``device_scalars``: ``device_params``, ``device_rets_ok``, ``device_rets_must``
         (sets of positions: which rank-0 values a host loop's body takes and returns in
-        device buffers; see ``CudaFunction``)."""
+        device buffers), ``row_params`` and ``row_rets`` (which stack rows it reads and
+        writes in place; see ``CudaFunction``)."""
         self.n_sub += 1
         fb = CudaFunction(self, jaxpr, f"_{hint}{self.n_sub}", top=False)
         for k, positions in device_scalars.items():
-            setattr(fb, k, frozenset(positions))
+            setattr(fb, k, dict(positions) if k == "row_rets" else frozenset(positions))
         if device_from is not None:
             fb.device_from = device_from
             try:

@@ -18,10 +18,12 @@ from ..config import config
 from ..core import DropVar, Literal, Var
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
-from .numba_cuda_statements import device_buffer, host_statement, statement_rule, unravel_lines
+from .numba_cuda_statements import (device_buffer, host_statement, on_matmul, statement_rule,
+                                     unravel_lines)
 from .cuda_launches import Launch, Section, fuse, render
 from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
-from .plan import LOWERINGS
+from .kernel_plan import Opaque, Row
+from .plan import LOOP_BUDGET, LOWERINGS
 
 __all__ = ["CudaFunction", "NotOnDevice", "free_at_last_use", "numba_type_name",
            "group_statements"]
@@ -126,16 +128,99 @@ class CudaFunction(NumbaFunction):
     #: ``device_rets_must`` always is (a host value gets a new buffer). ``device_rets``
     #: says, after the build, which results are such buffers.
     device_params = device_rets_ok = device_rets_must = frozenset()
+    #: a host loop's body reading and writing the loop's stacks in place, so that the host
+    #: makes no slice of them per step (``numba_cuda_statements._op_scan``): the array
+    #: parameters at positions in ``row_params`` are passed as the whole stack, read at
+    #: row ``STEP`` (a parameter after the others: :class:`kernel_plan.Row`); a result at
+    #: a position ``k`` in ``row_rets`` that a loop nest computes is written by that nest
+    #: into row ``STEP`` of the stack passed as parameter ``row_rets[k]`` and returned as
+    #: None. ``row_written`` says, after the build, which results were written so.
+    row_params = frozenset()
+    row_rets = {}
+    STEP = "_step"
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.device_outs = {}         # rank-0 results statements left in device buffers
+        self.row_written = []         # positions of results written into a stack
 
     def param_loc(self, v, i):
         if not v.aval.shape and ((self.device_from is not None and i >= self.device_from)
                                  or i in self.device_params):
             return ("scalar", 0, f"{self.aname(v)}[0]")
+        if i in self.row_params:
+            return ("view", ("array", 0, self.aname(v), True), Row(self.STEP))
         return super().param_loc(v, i)
+
+    def _product_into_row(self, v, loc, stack):
+        """A matrix product whose result ``v`` is only this per-step output writes it
+        into the caller's stack row itself (``_rt.matmul`` takes an output row): its
+        statement's result becomes ``("row", stack)``."""
+        j = self.jaxpr
+        if sum(o is v for o in j.outvars) != 1 or any(
+                u is v for e in j.eqns for u in e.invars):
+            return False
+        for st in self.place(loc[1]):
+            if isinstance(st, Opaque) and st.lines is None and st.outs[0][1] == loc[2] \
+                    and st.eqn.primitive.name == "dot_general" and on_matmul(st.eqn):
+                st.outs[0] = ("row", stack)
+                return True
+        return False
+
+    def operand_ref(self, e, u):
+        """A stack row (``row_params``) that a matrix product reads is passed to
+        ``_rt.matmul`` as the stack and its row (no copy, no slice)."""
+        if e.primitive.name == "dot_general" and isinstance(u, Var) and on_matmul(e):
+            loc = self.loc[u]
+            if loc[0] == "view" and isinstance(loc[2], Row):
+                return loc
+        return super().operand_ref(e, u)
+
+    def result_ref(self, k, v):
+        """A per-step output of a host loop's body (``row_rets``) is written into the
+        caller's stack by what computes it, where that is a loop nest (an elementwise
+        value, a reduction: ``Cluster.row_writes``) or a matrix product; else a view, or
+        an array that a later nest over its domain can copy at no launch of its own, is
+        copied there by a nest. Its ref is then ``("row", stack)``; any other result is
+        returned (the caller copies it into the stack)."""
+        stack = self.row_rets.get(k)
+        if stack is None or not isinstance(v, Var):
+            return super().result_ref(k, v)
+        loc = self.loc[v]
+        if v.aval.shape and loc[0] == "fused":
+            loc[1].row_writes.append((v, stack, self.STEP))
+            return ("row", stack)
+        made_by = self.stages[loc[1] - 1] if loc[0] in ("array", "scalar") and loc[1] \
+            else None
+        if made_by is not None and (v.aval.shape or device_buffer(loc[2])) and any(
+                m[0] == "reduce" and m[1].outvars[0] is v for m in made_by.members):
+            made_by.row_writes.append((v, stack, self.STEP))     # where its array is
+            return ("row", stack)
+        if loc[0] == "array" and self._product_into_row(v, loc, stack):
+            return ("row", stack)
+        if v.aval.shape and loc[0] in ("view", "array"):
+            dom = self.loop_domain(v)
+            lo = self.ready_of(v, dom)
+            if loc[0] == "view" or any(pos >= lo and self.stages[pos].cost < LOOP_BUDGET
+                                       for pos in self.by_domain.get(dom, ())):
+                c = self.find_cluster(dom, lo)
+                c.members.append(("copy", v, stack))
+                c.row_writes.append((v, stack, self.STEP))
+                return ("row", stack)
+        return super().result_ref(k, v)
+        if c is not None:
+            pass
+        if c is None and ((not v.aval.shape and loc[0] == "scalar" and device_buffer(loc[2]))
+                          or loc[0] == "array"):
+            # a reduction's result: the nest writes it where it writes its array
+            got = self.stages[loc[1] - 1] if loc[1] else None
+            if got is not None and any(m[0] == "reduce" and m[1].outvars[0] is v
+                                       for m in got.members):
+                c = got
+        if c is None:
+            return super().result_ref(k, v)
+        c.row_writes.append((v, stack, self.STEP))
+        return ("row", stack)
 
     def check_records(self):
         """Refuse a program this target has no text for: ``UnsupportedError`` naming an
@@ -335,6 +420,9 @@ class CudaFunction(NumbaFunction):
                 if o in c.stored and stores:
                     host.append(self.alloc(self.aname(o), o))
                     body.append(f"{self.aname(o)}[{', '.join(full) or '0'}] = {self.sname(o)}")
+                for rv, stack, step in c.row_writes if stores else ():
+                    if rv is o:
+                        body.append(f"{stack}[{', '.join([step] + full)}] = {self.sname(o)}")
                 if o in c.stored_as and stores:
                     name, view, perm = c.stored_as[o]
                     host.append(self.alloc(name, view))
@@ -342,8 +430,14 @@ class CudaFunction(NumbaFunction):
                     body.append(f"{name}[{', '.join(vix) or '0'}] = {self.sname(o)}")
             elif kind == "copy":
                 v, name = rest
-                host.append(self.alloc(name, v))
-                body.append(f"{name}[{', '.join(self.vidx(v, idx)) or '0'}] = "
+                at = self.vidx(v, idx)
+                step = next((sp for rv, st, sp in c.row_writes if rv is v and st == name),
+                            None)
+                if step is None:
+                    host.append(self.alloc(name, v))
+                else:                                   # into a row of the caller's stack
+                    at = [step] + at
+                body.append(f"{name}[{', '.join(at) or '0'}] = "
                             f"{self.read(v, c, idx)}  # copy {self.sname(v)}")
             else:
                 e = rest[0]
@@ -395,7 +489,8 @@ class CudaFunction(NumbaFunction):
         oidx = ", ".join(self.vidx(o, [idx[k] for k in kept])) or "0"
         info = dict(e=e, o=o, kind=kind, acc_dt=acc_dt, dt_out=dt_out, out=out_name,
                     init=self.lit(_init_value(kind, acc_dt), acc_dt), oidx=oidx,
-                    partial=sorted(set(R) - set(axes)), kept=kept)
+                    partial=sorted(set(R) - set(axes)), kept=kept,
+                    rows=[(st, sp) for rv, st, sp in c.row_writes if rv is o])
         if strat == "serial" and info["partial"]:
             # reduced over some of the serial axes only: accumulate in the output (or an
             # accumulator array of the accumulation dtype) indexed by the kept axes
@@ -416,6 +511,16 @@ class CudaFunction(NumbaFunction):
             if strat in ("grid", "split"):
                 info["part"] = f"{out_name}_PART"
         return info
+
+    @staticmethod
+    def _result_writes(ri, value):
+        """The lines writing a reduction's result ``value``: to its array, and where the
+        result is a host loop's rank-0 per-step output (``row_rets``), into the caller's
+        stack at the step too (``Cluster.row_writes``)."""
+        out = f"{ri['out']}[{ri['oidx']}]"
+        at = ri["oidx"] if ri["o"].aval.shape else None
+        return [f"{out} = {value}"] + [f"{stack}[{step if at is None else f'{step}, {at}'}]"
+                                       f" = {out}" for stack, step in ri.get("rows", ())]
 
     def _split_section(self, sizes, idx, P, R, body, reds, npt, nr, tk, nch):
         """A reduction keeping the innermost axis, over many rows: block ``b`` takes tile
@@ -452,7 +557,7 @@ class CudaFunction(NumbaFunction):
                       ind(5, f"{b} = " + _combine(ri["kind"], b,
                                                   f"{ri['part']}[_c * ({npt}) + _p]",
                                                   ri["acc_dt"])),
-                      ind(4, f"{ri['out']}[{ri['oidx']}] = {v}")]
+                      *[ind(4, w) for w in self._result_writes(ri, v)]]
         inner += [ind(3, "if _tx == 0:"), ind(4, f"{tk}[_tile] = 0"),
                   ind(2, "cuda.syncthreads()")]
         return Section("split", pre, header, inner, [], npt,
@@ -507,14 +612,15 @@ class CudaFunction(NumbaFunction):
             ln += [ind(d, s) for s in body]
             for ri in reds:
                 if "acc" in ri:
-                    ln.append(ind(2, f"{ri['out']}[{ri['oidx']}] = {fin(ri, ri['acc'])}"))
-                elif ri["acc_arr"] != ri["out"]:
+                    ln += [ind(2, w) for w in self._result_writes(ri, fin(ri, ri['acc']))]
+                elif ri["acc_arr"] != ri["out"] or ri["rows"]:
                     d = 2
                     for k in ri["partial"]:
                         ln.append(ind(d, f"for {idx[k]} in range({sizes[k]}):"))
                         d += 1
-                    ln.append(ind(d, f"{ri['out']}[{ri['oidx']}] = "
-                                     f"{fin(ri, ri['acc_arr'] + '[' + ri['oidx'] + ']')}"))
+                    w = self._result_writes(
+                        ri, fin(ri, ri['acc_arr'] + '[' + ri['oidx'] + ']'))
+                    ln += [ind(d, x) for x in (w if ri["acc_arr"] != ri["out"] else w[1:])]
         else:
             for ri in reds:
                 ri["sh"] = self.tmp("sh")
@@ -533,8 +639,8 @@ class CudaFunction(NumbaFunction):
                 ln += [ind(3, s) for s in body]
                 ln += self._tree(reds, 2)
                 ln.append(ind(2, "if _tx == 0:"))
-                ln += [ind(3, f"{ri['out']}[{ri['oidx']}] = {fin(ri, ri['sh'] + '[0]')}")
-                       for ri in reds]
+                ln += [ind(3, w) for ri in reds
+                       for w in self._result_writes(ri, fin(ri, ri['sh'] + '[0]'))]
                 ln.append(ind(2, "cuda.syncthreads()"))
             elif strat == "rows":
                 # a group of ROW_GROUP threads (a warp on a GPU) per kept element: its
@@ -556,8 +662,8 @@ class CudaFunction(NumbaFunction):
                 ln += self._tree(reds, 2, "_RG", "_ln")
                 ln.append(ind(2, f"if _ln == 0 and _p < {npt}:"))
                 ln += [ind(3, s) for s in unravel_lines("_p", P, sizes, idx)]
-                ln += [ind(3, f"{ri['out']}[{ri['oidx']}] = {fin(ri, ri['sh'] + '[_tx]')}")
-                       for ri in reds]
+                ln += [ind(3, w) for ri in reds
+                       for w in self._result_writes(ri, fin(ri, ri['sh'] + '[_tx]'))]
                 ln.append(ind(2, "cuda.syncthreads()"))
             else:   # grid
                 pre += [ind(1, f"{ri['acc']} = {ri['init']}") for ri in reds]
@@ -596,7 +702,7 @@ class CudaFunction(NumbaFunction):
         for ri in fin:
             v = f"{ri['sh']}[0]"
             v = v if ri["acc_dt"] == ri["dt_out"] else self.cast(v, ri["dt_out"])
-            ln.append(f"            {ri['out']}[{ri['oidx']}] = {v}")
+            ln += ["            " + w for w in self._result_writes(ri, v)]
         ln.append(f"            {tk}[0] = 0")
         return ln
 
@@ -620,6 +726,10 @@ class CudaFunction(NumbaFunction):
         for v, ref in zip(j.outvars, plan.outputs):
             if isinstance(v, Literal):
                 rets.append(self.cast(self.jlit(v), v.aval.dtype))
+                continue
+            if ref[0] == "row":                       # written into the caller's stack
+                self.row_written.append(len(rets))
+                rets.append("None")
                 continue
             if not v.aval.shape:
                 expr = ref[2]
@@ -657,6 +767,11 @@ class CudaFunction(NumbaFunction):
                       if f"n{k}" in self.used_size_names()]
         size_reads += self.lit_reads
         self.rets, self.param_names, self.head_reads = rets, params, size_reads
+        #: the parameters after the equation's: the stacks written (``row_written``) and
+        #: the step, where the body reads or writes a stack's row
+        self.row_args = [self.row_rets[k] for k in self.row_written]
+        if self.row_args or self.row_params:
+            self.row_args.append(self.STEP)
         if self.device_from is not None:
             return                  # a device loop's body: its caller writes the kernels
         lines, self.launches = render(self.items, self.mod.kernel)
@@ -675,9 +790,9 @@ class CudaFunction(NumbaFunction):
         #: per input (``jaxpr.invars``), whether a statement binds a name to it (a view of
         #: it, a loop carrying it, a host call's result made from it)
         self.bound_inputs = [n in reached for n in params[len(j.constvars):]]
-        body = free_at_last_use(size_reads + lines,
-                                 set(params) | set(_ARRAY_NAME.findall(ret)))
-        self.publish("\n".join([f"def {self.name}({', '.join(params)}«SZ»):"]
+        body = free_at_last_use(size_reads + lines, set(params) | set(self.row_args)
+                                 | set(_ARRAY_NAME.findall(ret)))
+        self.publish("\n".join([f"def {self.name}({', '.join(params + self.row_args)}«SZ»):"]
                                 + ["    " + s for s in body + [ret]]), params)
 
 

@@ -102,11 +102,18 @@ def _op_linalg(ctx):
     host_statement(ctx, "linalg")
 
 
+def on_matmul(e):
+    """Whether dot_general ``e`` runs as ``_rt.matmul`` (else on the host)."""
+    x, y = e.invars
+    return (e.outvars[0].aval.dtype != np.bool_ and len(x.aval.shape) > 0
+            and len(y.aval.shape) > 0 and x.aval.dtype == y.aval.dtype)
+
+
 def _op_dot_general(ctx):
     x, y, o = ctx.invar(0), ctx.invar(1), ctx.outvar(0)
     dt = o.aval.dtype
     xr, yr = len(x.aval.shape), len(y.aval.shape)
-    if dt == np.bool_ or xr == 0 or yr == 0 or x.aval.dtype != y.aval.dtype:
+    if not on_matmul(ctx.e):
         host_statement(ctx)
         return
     (xc, yc), (xb, yb) = ctx.p["dimension_numbers"]
@@ -119,28 +126,37 @@ def _op_dot_general(ctx):
     N = ctx.prod([dy[i] for i in yf])
     fb = ctx.fb
 
-    def operand(name, order_mk, order_km, rank):
+    def operand(i, order_mk, order_km, rank):
         # the operand as it is when its axes are (batch, free, contracted) or (batch,
-        # contracted, free) in memory (the runtime views it as (B, ., .)), else a copy
+        # contracted, free) in memory (the runtime views it as (B, ., .)), else a copy.
+        # A stack's row (CudaFunction.row_params) is passed as the stack and the row.
+        ref = ctx.ins[i]
+        name, row = (ref[1][2], ref[2].step) if ref[0] == "view" else (ref[2], None)
         if order_mk == list(range(rank)):
-            return name, False
+            return name, False, row
         if order_km == list(range(rank)):
-            return name, True
+            return name, True, row
         t = fb.tmp("perm")
-        ctx.emit(f"{t} = _rt.permute({name}, {tuple(order_mk)})")
-        return t, False
+        ctx.emit(f"{t} = _rt.permute({name}, {tuple(order_mk)}"
+                 f"{'' if row is None else f', {row}'})")
+        return t, False, None
 
-    xa, xt = operand(ctx.arr(0), list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr)
-    ya, yt = operand(ctx.arr(1), list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr)
+    xa, xt, xrow = operand(0, list(xb) + xf + list(xc), list(xb) + list(xc) + xf, xr)
+    ya, yt, yrow = operand(1, list(yb) + list(yc) + yf, list(yb) + yf + list(yc), yr)
     kind, name = ctx.outs[0]
+    orow = None
     if kind == "array":
         ctx.emit(f"{name} = _rt.empty({ctx.shape_out(0)}, {dt_text(dt)})")
         target = name
+    elif kind == "row":   # a host loop's per-step output: into the caller's stack row
+        target, orow = name, fb.STEP
     else:                 # a rank-0 result stays in a 1-element buffer, read as T[0]
         target = f"{name.upper()}_DOT"
         ctx.emit(f"{target} = _rt.empty((1,), {dt_text(dt)})")
-    ctx.emit(f"_rt.matmul({xa}, {ya}, {target}, {xt}, {yt}, ({B}, {M}, {K}, {N}))")
-    if kind != "array":
+    rows = "" if xrow is None and yrow is None and orow is None else \
+        f", rows=({xrow}, {yrow}, {orow})"
+    ctx.emit(f"_rt.matmul({xa}, {ya}, {target}, {xt}, {yt}, ({B}, {M}, {K}, {N}){rows})")
+    if kind == "scalar":
         fb.device_outs[o] = f"{target}[0]"
 
 
@@ -157,9 +173,16 @@ def _op_scan(ctx):
     nconst, ncarry = p["num_consts"], p["num_carry"]
     body = sub_jaxpr(p["jaxpr"])
     dc = DeviceCarries(body, nconst, ncarry)
+    first_x = nconst + ncarry
+    # xs rows the body reads in place (kernels index the stack with the step), and ys rows
+    # its loop nests write in place: the host makes no slice of a stack per step
+    row_params = {first_x + i for i, v in enumerate(body.invars[first_x:])
+                  if v.aval.shape and row_readable(body, v, ncarry)}
+    row_rets = {ncarry + i: f"_YS{i}" for i in range(len(body.outvars) - ncarry)}
     fn = ctx.fb.mod.sub_function(body, "scan", device_params=dc.params(nconst),
                                  device_rets_ok=range(ncarry, len(body.outvars)),
-                                 device_rets_must=dc.dev)
+                                 device_rets_must=dc.dev, row_params=row_params,
+                                 row_rets=row_rets)
     refs = ctx.ins
     consts = [r[2] for r in refs[:nconst]]
     outs = ctx.outs
@@ -168,17 +191,18 @@ def _op_scan(ctx):
     ys = outs[ncarry:]
     length = ctx.fb.size_param(p["length"])
     xargs = []
-    for r, v in zip(refs[nconst + ncarry:], ctx.e.invars[nconst + ncarry:]):
+    for k, (r, v) in enumerate(zip(refs[first_x:], ctx.e.invars[first_x:])):
         if len(v.aval.shape) == 1:            # a scalar per step: read from one host copy
             h = ctx.fb.tmp("xh")
             ctx.emit(f"{h} = _rt.host_view({r[2]})")
             xargs.append(h)
         else:
-            xargs.append(r[2])
+            xargs.append((r[2], first_x + k in fn.row_params))
     stacks = []
     for i, (kind, name) in enumerate(ys):
         v = ctx.e.outvars[ncarry + i]
-        if len(v.aval.shape) == 1 and not fn.device_rets[ncarry + i]:
+        if len(v.aval.shape) == 1 and not fn.device_rets[ncarry + i] \
+                and ncarry + i not in fn.row_written:
             h = ctx.fb.tmp("yh")
             ctx.emit(f"{h} = np.empty({ctx.shape_out(ncarry + i)}, {dt_text(v.aval.dtype)})")
             stacks.append((name, h, v))
@@ -191,12 +215,17 @@ def _op_scan(ctx):
     with ctx.block(f"for {tt} in range({length}):"):
         ctx.emit(f"{t} = {length} - 1 - {tt}" if p["reverse"] else f"{t} = {tt}")
         give_back = recycling(ctx, fn, carry, nconst)
-        call = call_text(fn, consts + carry + [f"{x}[{t}]" for x in xargs])
+        xs = [f"{x}[{t}]" if isinstance(x, str) else x[0] if x[1] else f"{x[0]}[{t}]"
+              for x in xargs]
+        rows = [stacks[k - ncarry][0] for k in fn.row_written] + [t] if fn.row_args else []
+        call = call_text(fn, consts + carry + xs + rows)
         if tgt:
             ctx.emit(f"{', '.join(tgt)}{',' if len(tgt) == 1 else ''} = {call}")
         else:
             ctx.emit(call)
-        for (name, h, v), y in zip(stacks, ytmp):
+        for k, ((name, h, v), y) in enumerate(zip(stacks, ytmp)):
+            if ncarry + k in fn.row_written:
+                continue                                    # the body wrote it in place
             if h is not None:
                 ctx.emit(f"{h}[{t}] = {y}")
             elif len(v.aval.shape) == 1:                  # a 1-element buffer of the body's
@@ -209,6 +238,53 @@ def _op_scan(ctx):
         if h is not None:
             ctx.emit(f"{name} = _rt.to_device({h})")
     dc.keep(ctx, carry)
+
+
+def row_readable(jaxpr, v, ncarry):
+    """Whether a host loop's body ``jaxpr`` can read its input ``v`` (a step's slice of a
+    ``scan``'s ``xs``) as a row of the whole stack, in place
+    (``CudaFunction.row_params``): only loop nests read it (elementwise equations and
+    reductions, through views and reshapes that only add or drop size-1 axes), a
+    matrix product (``_rt.matmul`` takes a row), or the body's per-step outputs (a loop
+    nest copies it into their stacks' rows: ``CudaFunction.result_ref``). Any other
+    reader (a library call, control flow, a carry: its first ``ncarry`` results) takes
+    an array of its own, which a slice made on the host gives for free.
+
+    >>> import autodiff as ad, autodiff.numpy as anp, numpy as np
+    >>> def body(h, x):
+    ...     return anp.tanh(h + x.T[0] * 2.0), anp.sum(x)
+    >>> j = ad.make_jaxpr(body)(np.ones(3), np.ones((3, 2))).jaxpr
+    >>> row_readable(j, j.invars[1], 1)
+    True
+    >>> j = ad.make_jaxpr(lambda h, x: (h, anp.sort(x)))(np.ones(3), np.ones(3)).jaxpr
+    >>> row_readable(j, j.invars[1], 1)
+    False
+    """
+    from .plan import LOWERINGS
+    if any(o is v for o in jaxpr.outvars[:ncarry]):
+        return False
+    for e in jaxpr.eqns:
+        if not any(u is v for u in e.invars):
+            continue
+        low = LOWERINGS.get(e.primitive.name)
+        kind = low.kind if low is not None else None
+        if kind == "view" or (kind == "reshape" and _regroups(e)):
+            if not all(row_readable(jaxpr, o, ncarry) for o in e.outvars):
+                return False
+        elif kind == "reduce" or (kind == "elementwise" and e.outvars[0].aval.shape):
+            continue
+        elif e.primitive.name == "dot_general" and on_matmul(e):
+            continue
+        else:
+            return False
+    return True
+
+
+def _regroups(e):
+    """Whether reshape ``e`` only adds or drops size-1 axes of an array, to an array (an
+    index map of the planner, as ``x[1]``'s squeeze): not to a rank-0 value."""
+    xs, os_ = e.invars[0].aval.shape, e.outvars[0].aval.shape
+    return bool(os_) and [n for n in xs if n != 1] == [n for n in os_ if n != 1]
 
 
 def device_buffer(expr):

@@ -435,6 +435,8 @@ class Planner(TinyValues):
     @staticmethod
     def after(ref):
         """Readiness of a ref for a statement placed between stages."""
+        if ref[0] == "view":                        # a view a rule reads in place
+            return Planner.after(ref[1])
         return ref[3] if ref[0] == "scalar" and len(ref) > 3 else ref[1]
 
     def place(self, ready):
@@ -560,7 +562,7 @@ class Planner(TinyValues):
                 raise UnsupportedError(
                     f"jit (cpu backend) has no lowering for primitive {name!r}; use "
                     f"backend='interpret' for this function", source=e.source)
-        outputs = [self.output_ref(v) for v in j.outvars]
+        outputs = [self.result_ref(k, v) for k, v in enumerate(j.outvars)]
         return KernelPlan([self.loc[v] for v in params], self.entry_stmts, self.stages,
                           outputs, self.loc)
 
@@ -570,6 +572,18 @@ class Planner(TinyValues):
         if isinstance(v, Literal):
             return None
         return self.ensure(v) if v.aval.shape else self.base_ref(v)
+
+    def result_ref(self, k, v):
+        """The ref of the ``k``-th result ``v`` (:meth:`output_ref`; a target may place a
+        result elsewhere: the CUDA target writes a host loop's per-step output into the
+        caller's stack)."""
+        return self.output_ref(v)
+
+    def operand_ref(self, e, u):
+        """The ref opaque equation ``e`` reads operand ``u`` from (:meth:`ensure`: views
+        are copied into arrays; a target whose rule for ``e`` reads some views in place
+        returns those)."""
+        return self.ensure(u)
 
     def plan_generator(self, e):
         """An elementwise value computed from indices and literals alone (``iota``, an
@@ -735,7 +749,7 @@ class Planner(TinyValues):
             self.loc[o] = ("scalar", c.pos + 1, self.sname(o))
 
     def plan_opaque(self, e):
-        refs = [self.ensure(u) for u in e.invars]
+        refs = [self.operand_ref(e, u) for u in e.invars]
         ready = max([self.after(r) for r in refs], default=0)
         if getattr(e.primitive, "effectful", False):   # side effects keep program order
             ready = self.last_effect = max(ready, self.last_effect)

@@ -430,7 +430,10 @@ def test_host_loop_scalars_stay_on_the_device():
 
     h0 = u((3,), seed=1)
     src = ad.jit(f, backend="cuda").lower(h0, u((2, 3), seed=2)).source
-    assert src.count("_rt.set_elem(") == 2 and "_rt.to_device(_yh" in src
+    # the loss per step is written into its stack by the reduction's kernel; the element
+    # (read from a slice of xs) is copied there on the device
+    assert src.count("_rt.set_elem(") == 1 and "_rt.to_device(_yh" in src
+    assert "_YS0[_step] = " in src
     assert src.count("_DC = _rt.scalar_buffer(") == 2          # loss and scale; not i
     loss_grad = ad.grad(lambda h0, xs: f(h0, xs)[0])
     for fn in (f, loss_grad):
@@ -466,6 +469,121 @@ def test_host_loop_scalars_stay_on_the_device():
         for a, b in zip(got, wl(h0, T)):
             np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12)
     assert counts[0] == counts[1], counts
+
+
+def _stack_slices_and_copies(fn, args):
+    """Per warm call of ``fn``: the device arrays the host slices (``X[t]``: an array
+    object each on hardware) and the device-to-device copies it starts, counting the
+    host's own calls only: not those inside numba-cuda's simulator, nor the views that
+    ``_rt.matmul`` makes of its operands (CuPy's on hardware; the simulator has no CuPy,
+    and its tiled kernel's path reshapes and slices numba-cuda arrays)."""
+    import threading
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+    fn(*args)
+    got, main = {"slices": 0, "copies": 0}, threading.main_thread()
+    getitem, copy = FakeCUDAArray.__getitem__, FakeCUDAArray.copy_to_device
+
+    def ours():
+        if threading.current_thread() is not main:
+            return False
+        caller = sys._getframe(2).f_code
+        frame, inside = sys._getframe(2), set()
+        while frame is not None and len(inside) < 4:
+            inside.add(frame.f_code.co_name)
+            frame = frame.f_back
+        return "matmul" not in inside and "/numba/" not in caller.co_filename
+
+    def counted_getitem(self, key):
+        out = getitem(self, key)
+        if np.ndim(out) and ours():
+            got["slices"] += 1
+        return out
+
+    def counted_copy(self, *a, **kw):
+        if ours():
+            got["copies"] += 1
+        return copy(self, *a, **kw)
+    FakeCUDAArray.__getitem__, FakeCUDAArray.copy_to_device = counted_getitem, counted_copy
+    try:
+        fn(*args)
+    finally:
+        FakeCUDAArray.__getitem__, FakeCUDAArray.copy_to_device = getitem, copy
+    return got
+
+
+def test_host_loops_read_and_write_stack_rows_in_place():
+    """A host loop's body reads its step's slice of ``xs`` from the whole stack at the
+    step index (its kernels index the stack; ``_rt.matmul`` takes a row), and its loop
+    nests write its per-step outputs (elementwise values, a rank-0 loss) into the
+    caller's stacks: the host slices no stack and copies nothing per step (it made a
+    device array object per slice and started a copy per output). Readers that need an
+    array of their own (a sort, a result passed through) still get a slice, and the
+    values agree either way: forward and gradient, reversed, float32, xs read through
+    views and by products with and without a permutation."""
+    W = u((6, 6), seed=3) * 0.3
+    V = u((3, 5, 4), seed=4)
+
+    def rnn(h0, xs, reverse=False):
+        Wd = W.astype(h0.dtype)
+
+        def step(h, x):
+            h = anp.tanh(Wd @ h + x[::-1] * 0.5)
+            return h, (anp.sum(h * h), h * 2.0, h)
+        h, (ls, hs, hh) = lax.scan(step, h0, xs, reverse=reverse)
+        return anp.sum(ls * anp.arange(ls.shape[0])) + anp.sum(h) + anp.sum(hs ** 2 * hh)
+
+    def views(h0, xs):                     # xs of (T, 2, 6): a transposed row, a product
+        def step(h, x):
+            h = anp.tanh(h + x.T[:, 0] + x[1] * anp.sum(x @ W, axis=0))
+            return h, anp.max(x, axis=0) + h
+        h, ys = lax.scan(step, h0, xs)
+        return anp.sum(h) + anp.sum(ys * ys)
+
+    def permuted(h0, xs):                 # xs of (T, 4, 3, 5): a product that permutes
+        def step(h, x):
+            y = anp.einsum("abc,bcd->bad", x, V)
+            return h + anp.sum(y), x[0, 0] * h
+        h, ys = lax.scan(step, h0, xs)
+        return h + anp.sum(ys)
+
+    def sorted_(h0, xs):                  # a sort reads xs: a slice of its own
+        def step(h, x):
+            return h + anp.sum(x * h), anp.sort(x[0, 0]) * h
+        h, ys = lax.scan(step, h0, xs)
+        return h + anp.sum(ys)
+
+    h0 = u((6,), seed=1) * 0.1
+    cases = [(rnn, h0, lambda T: u((T, 6), seed=T), True),
+             (lambda h0, xs: rnn(h0, xs, True), h0, lambda T: u((T, 6), seed=T), True),
+             (views, h0, lambda T: u((T, 2, 6), seed=T), True),
+             (permuted, 0.5, lambda T: u((T, 4, 3, 5), seed=T), True),
+             (sorted_, 0.5, lambda T: u((T, 4, 3, 5), seed=T), False)]
+    for f, a0, xs_of, in_place in cases:
+        src = ad.jit(f, backend="cuda").lower(a0, xs_of(2)).source
+        assert "_step" in src, f
+        for fn in (f, ad.grad(f, argnums=(0, 1))):
+            g = ad.jit(fn, backend="cuda")
+            counts = []
+            for T in (2, 5):
+                xs = xs_of(T)
+                counts.append(_stack_slices_and_copies(g, (a0, xs)))
+                for a, b in zip(ad.tree_util.tree_leaves(g(a0, xs)),
+                                ad.tree_util.tree_leaves(fn(a0, xs))):
+                    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11,
+                                               atol=1e-12)
+            if in_place:
+                assert counts[0] == counts[1], (f, fn, counts)       # nothing per step
+    src = ad.jit(views, backend="cuda").lower(h0, u((2, 2, 6))).source
+    assert "rows=(" in src and "_rt.set_row(" not in src
+    src = ad.jit(permuted, backend="cuda").lower(0.5, u((2, 4, 3, 5))).source
+    assert ", (1, 0, 2), _step)" in src                    # the row, permuted for cuBLAS
+    src = ad.jit(sorted_, backend="cuda").lower(0.5, u((2, 4, 3, 5))).source
+    assert "_step" in src and "[_t" in src          # the sort's operand: a slice of its own
+    f32 = ad.jit(ad.grad(rnn, argnums=(0, 1)), backend="cuda")
+    for a, b in zip(f32(h0.astype(np.float32), u((4, 6), F32)),
+                    ad.grad(rnn, argnums=(0, 1))(h0.astype(np.float32), u((4, 6), F32))):
+        assert a.dtype == np.float32
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5, atol=1e-6)
 
 
 def test_host_loops_with_nested_control_flow_agree():
