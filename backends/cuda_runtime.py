@@ -280,8 +280,9 @@ def to_device(x):
 
 
 def dcopy(a):
-    """A device-to-device copy (results never alias an input of the caller)."""
-    out = cuda.device_array(a.shape, dtype=a.dtype)
+    """A device-to-device copy (results never alias an input of the caller; an update's
+    operand), in a buffer from the pool (:func:`empty`)."""
+    out = empty(a.shape, a.dtype)
     if a.size:
         out.copy_to_device(a)
     return out

@@ -225,11 +225,13 @@ class _Module(ModuleBase):
         ``device_scalars``: ``device_params``, ``device_rets_ok``, ``device_rets_must``
         (sets of positions: which rank-0 values a host loop's body takes and returns in
         device buffers), ``row_params`` and ``row_rets`` (which stack rows it reads and
-        writes in place; see ``CudaFunction``)."""
+        writes in place), ``donated_params`` (which carries it may update in place; see
+        ``CudaFunction``)."""
         self.n_sub += 1
         fb = CudaFunction(self, jaxpr, f"_{hint}{self.n_sub}", top=False)
         for k, positions in device_scalars.items():
-            setattr(fb, k, dict(positions) if k == "row_rets" else frozenset(positions))
+            setattr(fb, k, dict(positions) if k in ("row_rets", "donated_params")
+                    else frozenset(positions))
         if device_from is not None:
             fb.device_from = device_from
             try:

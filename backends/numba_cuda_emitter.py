@@ -138,11 +138,20 @@ class CudaFunction(NumbaFunction):
     row_params = frozenset()
     row_rets = {}
     STEP = "_step"
+    #: a host loop's body whose carries the loop owns: ``{parameter position: result
+    #: position}`` of the array carries (the result is the next step's parameter). An
+    #: update (a scatter, a dynamic update) may write into such a parameter's buffer in
+    #: place (:func:`update_in_place`) where that stays safe at the next step: the
+    #: result the body returns there is a buffer of its own or that parameter's, and no
+    #: other carry's. ``overwritten`` says, after the build, which parameter positions
+    #: were (the loop copies their initial values once, so that the caller's stay).
+    donated_params = {}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         self.device_outs = {}         # rank-0 results statements left in device buffers
         self.row_written = []         # positions of results written into a stack
+        self.overwritten = set()      # positions of donated parameters updated in place
 
     def param_loc(self, v, i):
         if not v.aval.shape and ((self.device_from is not None and i >= self.device_from)
@@ -716,6 +725,26 @@ class CudaFunction(NumbaFunction):
         return [not self.bound_inputs[first + i] and names[first + i] not in self.rets[:n]
                 for i in range(n)]
 
+    def updates_in_place(self, lines, params, rets):
+        """:func:`update_in_place` of the function's ``lines`` (its return last), with
+        the ``donated_params`` that stay safe at the next step: the result returned in
+        place of each overwritten parameter must be a buffer the body made or that
+        parameter's own, and no other carry result's."""
+        donated = {params[p]: r for p, r in self.donated_params.items()}
+        while True:
+            out, written = update_in_place(lines, set(donated))
+            carries = set(self.donated_params.values())
+            roots = {r: buffer_root(rets[r], out)[0] for r in carries if r < len(rets)}
+            bad = {n for n in written
+                   if not (roots.get(donated[n]) == n or _made_here(roots.get(donated[n]),
+                                                                     out))
+                   or list(roots.values()).count(roots.get(donated[n])) > 1}
+            if not bad:
+                self.overwritten = {p for p in self.donated_params if params[p] in written}
+                return out
+            for n in bad:
+                del donated[n]
+
     def build(self):
         j = self.jaxpr
         self.check_dtypes("cuda")
@@ -777,6 +806,8 @@ class CudaFunction(NumbaFunction):
         lines, self.launches = render(self.items, self.mod.kernel)
         lines = [ln for it in lines for ln in it.split("\n")]
         ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
+        lines = self.updates_in_place(size_reads + lines + [ret], params, rets)
+        lines = lines[len(size_reads):-1]
         ones = [n for n, v in zip(params, list(j.constvars) + list(j.invars))
                 if not v.aval.shape and n.isupper()]          # rank-0 device parameters
         made, reached = _bindings(lines, ones)
@@ -857,9 +888,86 @@ _ARRAY_NAME = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?![\w(])")
 
 #: a statement binding names (``A = ...``, ``A, B = ...``), not an item assignment
 _BINDS = re.compile(r"\s*[A-Za-z_][\w\s,]*=(?!=)")
-_EMPTY = re.compile(r"([A-Z_][A-Z0-9_]*) = _rt\.(?:empty|scalar_buffer)\(")
+_EMPTY = re.compile(r"([A-Z_][A-Z0-9_]*) = _rt\.(?:empty|scalar_buffer|dcopy)\(")
 _ONE = re.compile(r"([A-Z_][A-Z0-9_]*) = _rt\.(?:empty\(\(1,\)|scalar_buffer\()")
 _ELEMENT = re.compile(r"(?<![\w.])([A-Z_][A-Z0-9_]*)\[0\]")
+
+
+def update_in_place(lines, donated=()):
+    """The host statements with each copy that an update starts from (``X =
+    _rt.dcopy(V)``, the operand of a scatter or a dynamic update, which then writes into
+    ``X``) dropped where nothing reads ``V``'s buffer after it: ``X = V``, the update
+    writes into that buffer. The buffer must be one this function may overwrite: made
+    here (``_rt.empty``, ``_rt.dcopy``) or a parameter in ``donated`` (a host loop's
+    carry, which the loop owns: ``CudaFunction.donated_params``); ``V`` may be a
+    reshape of it (``V = F.reshape(...)``). Nothing reads it after when no later line
+    names it or any other name bound to it. A loop's ``x = x.at[i].set(v)`` so costs
+    no allocation and no copy of ``x`` per step. Returns the lines and the donated
+    parameters overwritten.
+
+    >>> update_in_place(["V = F.reshape((6,))", "X = _rt.dcopy(V)", "_k0[1, 32](X, U)",
+    ...                  "Y = X.reshape((2, 3))", "return (Y,)"], {"F"})
+    ... # doctest: +NORMALIZE_WHITESPACE
+    (['V = F.reshape((6,))', 'X = V', '_k0[1, 32](X, U)', 'Y = X.reshape((2, 3))',
+      'return (Y,)'], {'F'})
+
+    A parameter not donated, or a buffer read after the copy, is copied as before:
+
+    >>> update_in_place(["X = _rt.dcopy(F)", "_k0[1, 32](X, U)", "return (X,)"])[1]
+    set()
+    >>> update_in_place(["E = _rt.empty((3,), np.float64)", "X = _rt.dcopy(E)",
+    ...                  "_k0[1, 32](X, E)", "return (X,)"])[0][1]
+    'X = _rt.dcopy(E)'
+    """
+    out = list(lines)
+    overwritten = set()
+    for i, s in enumerate(out):
+        m = _DCOPY.fullmatch(s)
+        if not m:
+            continue
+        target, src = m.groups()
+        root, views = buffer_root(src, out[:i])
+        made = _made_here(root, out[:i])
+        if not (made or root in donated):
+            continue
+        group, grew = set(views), True                # every name bound to the buffer
+        while grew:
+            grew = False
+            for x in out:
+                b = _VIEW_OF.fullmatch(x.strip())
+                if b and b.group(2) in group and b.group(1) not in group:
+                    group.add(b.group(1))
+                    grew = True
+        after = [x.split("#", 1)[0] for x in out[i + 1:]] + [
+            x.split("#", 1)[0] for x in out[:i] if "def " in x or "lambda" in x]
+        if any(n in _ARRAY_NAME.findall(x) for x in after for n in group):
+            continue
+        out[i] = f"{target} = {src}"
+        if not made:
+            overwritten.add(root)
+    return out, overwritten
+
+
+def buffer_root(name, lines):
+    """The buffer that array ``name`` is at the end of host ``lines``, following
+    top-level bindings ``V = F`` and ``V = F.reshape(...)`` back; and the names on the
+    way."""
+    root, views = name, {name}
+    for prev in reversed(lines):
+        b = _VIEW_OF.fullmatch(prev)
+        if b and b.group(1) == root:
+            root = b.group(2)
+            views.add(root)
+    return root, views
+
+
+def _made_here(name, lines):
+    """Whether top-level ``lines`` allocate ``name`` (``_rt.empty``, ``_rt.dcopy``)."""
+    return any(re.fullmatch(rf"{name} = _rt\.(?:empty|dcopy)\(.*", x) for x in lines)
+
+
+_DCOPY = re.compile(r"([A-Z_][A-Z0-9_]*) = _rt\.dcopy\(([A-Z_][A-Z0-9_]*)\)")
+_VIEW_OF = re.compile(r"([A-Z_][A-Z0-9_]*) = ([A-Z_][A-Z0-9_]*)(?:\.reshape\(.*\))?")
 
 
 def free_at_last_use(lines, params):

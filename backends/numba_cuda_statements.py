@@ -16,6 +16,7 @@ over their bodies' functions; an opaque primitive without a record runs on the h
 >>> statement_rule("gather").complex, statement_rule("cholesky").complex
 (True, False)
 """
+import contextlib
 import re
 
 import numpy as np
@@ -182,12 +183,14 @@ def _op_scan(ctx):
     fn = ctx.fb.mod.sub_function(body, "scan", device_params=dc.params(nconst),
                                  device_rets_ok=range(ncarry, len(body.outvars)),
                                  device_rets_must=dc.dev, row_params=row_params,
-                                 row_rets=row_rets)
+                                 row_rets=row_rets, donated_params=donated_carries(
+                                     body, nconst, ncarry))
     refs = ctx.ins
     consts = [r[2] for r in refs[:nconst]]
     outs = ctx.outs
     carry = dc.init(ctx, [n for _, n in outs[:ncarry]], refs[nconst:nconst + ncarry],
                     ctx.e.invars[nconst:nconst + ncarry])
+    own_carries(ctx, fn, carry, nconst)
     ys = outs[ncarry:]
     length = ctx.fb.size_param(p["length"])
     xargs = []
@@ -240,6 +243,22 @@ def _op_scan(ctx):
     dc.keep(ctx, carry)
 
 
+def donated_carries(jaxpr, nconst, ncarry):
+    """A host loop's body ``jaxpr`` may update its array carries in place
+    (``CudaFunction.donated_params``: parameter position -> result position)."""
+    return {nconst + i: i for i, v in enumerate(jaxpr.invars[nconst:nconst + ncarry])
+            if v.aval.shape}
+
+
+def own_carries(ctx, fn, carry, first):
+    """Before a host loop: a copy of each initial carry its body ``fn`` updates in place
+    (``fn.overwritten``; its carries are the parameters from ``first`` on), so that the
+    caller's array stays as it was; from the second step on the body updates what it
+    returned."""
+    for p in sorted(fn.overwritten):
+        ctx.emit(f"{carry[p - first]} = _rt.dcopy({carry[p - first]})")
+
+
 def row_readable(jaxpr, v, ncarry):
     """Whether a host loop's body ``jaxpr`` can read its input ``v`` (a step's slice of a
     ``scan``'s ``xs``) as a row of the whole stack, in place
@@ -251,6 +270,7 @@ def row_readable(jaxpr, v, ncarry):
     an array of its own, which a slice made on the host gives for free.
 
     >>> import autodiff as ad, autodiff.numpy as anp, numpy as np
+    >>> import autodiff.backends.numba_cpu    # the planner's records of views, reductions
     >>> def body(h, x):
     ...     return anp.tanh(h + x.T[0] * 2.0), anp.sum(x)
     >>> j = ad.make_jaxpr(body)(np.ones(3), np.ones((3, 2))).jaxpr
@@ -789,7 +809,20 @@ def _gather_parts(ctx):
     idx = ctx.invar(1)
     k = idx.aval.shape[-1]
     xd, idd = ctx.dims_in(0), ctx.dims_in(1)
-    return k, xd, idd[:-1], xd[k:], " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
+    return k, xd, idd[:-1], xd[k:], _nonempty(xd[:k])
+
+
+def _nonempty(sizes):
+    """The condition that axes of ``sizes`` (size texts) are all non-empty; None where
+    every one is a constant above 0 (no branch is written, so the buffers of the
+    statement stay ones the pool can take back)."""
+    return " and ".join(f"{s} > 0" for s in sizes if not (s.isdigit() and int(s) > 0)) \
+        or None
+
+
+def _when(ctx, cond):
+    """``ctx.block(f"if {cond}:")``, or nothing where ``cond`` is None (always true)."""
+    return contextlib.nullcontext() if cond is None else ctx.block(f"if {cond}:")
 
 
 def _emit_gather(ctx, k, lead, reads):
@@ -804,11 +837,13 @@ def _emit_gather(ctx, k, lead, reads):
         t = [f"_g{a}" for a in range(k)]
         return _clip_lines(t, reads(L), xd[:k]) + [
             f"{O}[{', '.join(I)}] = {X}[{', '.join(t + R)}]"]
-    nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
-    with ctx.block(f"if {nonempty}:"):
+    nonempty = _nonempty(xd[:k])
+    with _when(ctx, nonempty):
         _map_kernel(ctx, lead + xd[k:], body)
-    with ctx.block("else:"):
-        ctx.emit(f"{O} = _rt.zeros({ctx.shape_out(0)}, {dt_text(ctx.outvar(0).aval.dtype)})")
+    if nonempty is not None:
+        with ctx.block("else:"):
+            ctx.emit(f"{O} = _rt.zeros({ctx.shape_out(0)}, "
+                     f"{dt_text(ctx.outvar(0).aval.dtype)})")
 
 
 def _op_gather(ctx):
@@ -862,7 +897,7 @@ def _op_scatter(add):
                 lines.append(f"    {O}[{', '.join(t + R)}] = {U}[{', '.join(L + R)}]")
                 return lines
             dims = trail
-        with ctx.block(f"if {nonempty}:"):
+        with _when(ctx, nonempty):
             _map_kernel(ctx, dims, body)
     return rule
 
