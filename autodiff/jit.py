@@ -344,6 +344,8 @@ class JitFunction(Generic[P, R]):
                     key = tuple([(a.shape, a.dtype) if type(a) is _ndarray
                                  else SCALAR_KEYS[type(a)] for a in args])
                 except KeyError:
+                    key = None        # (the slow path outside the handler: an error it
+                if key is None:       # raises does not carry this KeyError as context)
                     return self._call_slow(args, kwargs)
                 table = self._table
                 call = table.get(key)

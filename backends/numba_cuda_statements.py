@@ -183,14 +183,13 @@ def _op_scan(ctx):
     fn = ctx.fb.mod.sub_function(body, "scan", device_params=dc.params(nconst),
                                  device_rets_ok=range(ncarry, len(body.outvars)),
                                  device_rets_must=dc.dev, row_params=row_params,
-                                 row_rets=row_rets, donated_params=donated_carries(
-                                     body, nconst, ncarry))
+                                 row_rets=row_rets, donated_params=dc.donated)
     refs = ctx.ins
     consts = [r[2] for r in refs[:nconst]]
     outs = ctx.outs
     carry = dc.init(ctx, [n for _, n in outs[:ncarry]], refs[nconst:nconst + ncarry],
                     ctx.e.invars[nconst:nconst + ncarry])
-    own_carries(ctx, fn, carry, nconst)
+    dc.own(ctx, fn, carry, nconst)
     ys = outs[ncarry:]
     length = ctx.fb.size_param(p["length"])
     xargs = []
@@ -241,22 +240,6 @@ def _op_scan(ctx):
         if h is not None:
             ctx.emit(f"{name} = _rt.to_device({h})")
     dc.keep(ctx, carry)
-
-
-def donated_carries(jaxpr, nconst, ncarry):
-    """A host loop's body ``jaxpr`` may update its array carries in place
-    (``CudaFunction.donated_params``: parameter position -> result position)."""
-    return {nconst + i: i for i, v in enumerate(jaxpr.invars[nconst:nconst + ncarry])
-            if v.aval.shape}
-
-
-def own_carries(ctx, fn, carry, first):
-    """Before a host loop: a copy of each initial carry its body ``fn`` updates in place
-    (``fn.overwritten``; its carries are the parameters from ``first`` on), so that the
-    caller's array stays as it was; from the second step on the body updates what it
-    returned."""
-    for p in sorted(fn.overwritten):
-        ctx.emit(f"{carry[p - first]} = _rt.dcopy({carry[p - first]})")
 
 
 def row_readable(jaxpr, v, ncarry):
@@ -328,6 +311,19 @@ class DeviceCarries:
 
     def __init__(self, jaxpr, nconst, ncarry):
         self.dev = device_carries(jaxpr, nconst, ncarry)
+        #: the array carries the loop owns, which its body may update in place
+        #: (``CudaFunction.donated_params``: parameter position -> result position)
+        self.donated = {nconst + i: i for i, v in
+                        enumerate(jaxpr.invars[nconst:nconst + ncarry]) if v.aval.shape}
+
+    @staticmethod
+    def own(ctx, fn, carry, first):
+        """Before the loop: a copy of each initial carry its body ``fn`` updates in
+        place (``fn.overwritten``; its carries are the parameters from ``first`` on),
+        so that the caller's array stays as it was; from the second step on the body
+        updates what it returned."""
+        for p in sorted(fn.overwritten):
+            ctx.emit(f"{carry[p - first]} = _rt.dcopy({carry[p - first]})")
 
     def params(self, first):
         """The parameter positions of those carries in a function whose carries start at

@@ -470,13 +470,15 @@ def while_statement(ctx, recycle=None, device=None):
     ``numba_cuda_statements.recycling``) writes, before each call of the body, what the
     step needs to give its buffers back, and returns ``give_back(step)`` for after it.
     ``device`` (the CUDA target's ``numba_cuda_statements.DeviceCarries``): the rank-0
-    carries both functions take and the body returns in 1-element device buffers."""
+    carries both functions take and the body returns in 1-element device buffers, and
+    the array carries the body may update in place."""
     p = ctx.p
     nc, nb = p["cond_nconsts"], p["body_nconsts"]
     kw_c, kw_b = {}, {}
     if device is not None:
         kw_c = {"device_params": device.params(nc)}
-        kw_b = {"device_params": device.params(nb), "device_rets_must": device.dev}
+        kw_b = {"device_params": device.params(nb), "device_rets_must": device.dev,
+                "donated_params": device.donated}
     cf = ctx.fb.mod.sub_function(sub_jaxpr(p["cond_jaxpr"]), "cond", **kw_c)
     bf = ctx.fb.mod.sub_function(sub_jaxpr(p["body_jaxpr"]), "body", **kw_b)
     refs = ctx.ins
@@ -485,6 +487,7 @@ def while_statement(ctx, recycle=None, device=None):
     carry = [n for _, n in ctx.outs]
     if device is not None:
         carry = device.init(ctx, carry, refs[nc + nb:], ctx.e.invars[nc + nb:])
+        device.own(ctx, bf, carry, nb)
     else:
         for name, ref, v in zip(carry, refs[nc + nb:], ctx.e.invars[nc + nb:]):
             ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")

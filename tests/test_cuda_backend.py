@@ -630,6 +630,15 @@ def test_host_loop_updates_write_their_carries_in_place():
         h, a, b = lax.fori_loop(0, xs.shape[0], body, (h0, ys0, ys0 * 2.0))
         return anp.sum(h), a + b * 0.5
 
+    def wfill(h0, ys0, xs):                     # a while loop: Lanczos-like vectors
+        def body(c):
+            k, h, ys = c
+            h = anp.tanh(W @ h + xs[k])
+            return k + 1, h / anp.sqrt(anp.sum(h * h)), anp.at(ys)[k].set(h)
+        k, h, ys = lax.while_loop(lambda c: c[0] < xs.shape[0], body, (0, h0, ys0),
+                                  max_steps=xs.shape[0])
+        return anp.sum(h) + anp.sum(ys), ys
+
     C = u((4, 5), seed=9)
 
     def constant(h0, ys0, xs):          # the updated carry's next value is a constant
@@ -641,13 +650,14 @@ def test_host_loop_updates_write_their_carries_in_place():
         return anp.sum(h), ys
 
     h0, xs = u((5,), seed=1), u((4, 5), seed=2)
-    for f, in_place in ((fill, True), (dus, True), (read_after, False), (twice, False),
-                        (constant, False)):
+    for f, in_place in ((fill, True), (dus, True), (wfill, True), (read_after, False),
+                        (twice, False), (constant, False)):
         ys0 = ad.device_put(u((4, 5), seed=5), "cuda")
         kept = np.asarray(ys0).copy()
         g = ad.jit(f, backend="cuda")
         src = g.lower(h0, ys0, xs).source
-        body = src.split("\ndef _scan")[1].split("\ndef ")[0]
+        body = src.split("\ndef _scan" if f is not wfill else "\ndef _body")[1].split(
+            "\ndef ")[0]
         assert ("_rt.dcopy(" not in body) == in_place, (f, body)
         for _ in range(2):
             got = g(h0, ys0, xs)

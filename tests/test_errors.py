@@ -288,3 +288,16 @@ def test_leaked_tracer_converted_by_numpy_is_a_leak_error():
         np.asarray(_LEAKED[-1])
     with pytest.raises(TracerLeakError):
         np.sin(_LEAKED[-1])
+
+
+def test_a_jit_error_for_arguments_off_the_fast_path_carries_no_internal_keyerror():
+    """jit's fast path keys its cache by array and scalar types; any other argument (a
+    tuple, a device array) takes the slow path. An error raised there used to show the
+    fast path's KeyError first ("During handling of the above exception ..."), naming
+    an internal table instead of the user's mistake."""
+    f = ad.jit(lambda x, pair: anp.dot(x, pair[0]))
+    with pytest.raises(ShapeError) as info:
+        f(np.ones(3), (np.ones(4), 1.0))
+    assert not isinstance(info.value.__context__, KeyError), info.value.__context__
+    assert "KeyError" not in "".join(
+        __import__("traceback").format_exception(info.value))
