@@ -158,6 +158,8 @@ class CudaFunction(NumbaFunction):
                                  or i in self.device_params):
             return ("scalar", 0, f"{self.aname(v)}[0]")
         if i in self.row_params:
+            if not v.aval.shape:            # a per-step scalar, read in the kernels
+                return ("scalar", 0, f"{self.aname(v)}[{self.STEP}]")
             return ("view", ("array", 0, self.aname(v), True), Row(self.STEP))
         return super().param_loc(v, i)
 
@@ -188,7 +190,8 @@ class CudaFunction(NumbaFunction):
     def result_ref(self, k, v):
         """A per-step output of a host loop's body (``row_rets``) is written into the
         caller's stack by what computes it, where that is a loop nest (an elementwise
-        value, a reduction: ``Cluster.row_writes``) or a matrix product; else a view, or
+        value, a reduction, a rank-0 value a one-thread nest computes:
+        ``Cluster.row_writes``) or a matrix product; else a view, or
         an array that a later nest over its domain can copy at no launch of its own, is
         copied there by a nest. Its ref is then ``("row", stack)``; any other result is
         returned (the caller copies it into the stack)."""
@@ -202,8 +205,10 @@ class CudaFunction(NumbaFunction):
         made_by = self.stages[loc[1] - 1] if loc[0] in ("array", "scalar") and loc[1] \
             else None
         if made_by is not None and (v.aval.shape or device_buffer(loc[2])) and any(
-                m[0] == "reduce" and m[1].outvars[0] is v for m in made_by.members):
-            made_by.row_writes.append((v, stack, self.STEP))     # where its array is
+                m[0] in ("reduce", "ew") and m[1].outvars[0] is v for m in made_by.members):
+            # a reduction's result, or a rank-0 value a one-thread nest computes: written
+            # where its array is
+            made_by.row_writes.append((v, stack, self.STEP))
             return ("row", stack)
         if loc[0] == "array" and self._product_into_row(v, loc, stack):
             return ("row", stack)
@@ -791,7 +796,8 @@ class CudaFunction(NumbaFunction):
         if config.jit_cuda_fuse_launches:
             self.items = fuse(self.items)
         params = [self.aname(v) if v.aval.shape or self.loc[v][2].endswith("[0]")
-                  else self.sname(v) for v in list(j.constvars) + list(j.invars)]
+                  or i in self.row_params else self.sname(v)
+                  for i, v in enumerate(list(j.constvars) + list(j.invars))]
         size_reads = [f"n{k} = slot_i64(_sz, {k})" for k in sorted(set(self.slots_used))
                       if f"n{k}" in self.used_size_names()]
         size_reads += self.lit_reads

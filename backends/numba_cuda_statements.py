@@ -178,7 +178,7 @@ def _op_scan(ctx):
     # xs rows the body reads in place (kernels index the stack with the step), and ys rows
     # its loop nests write in place: the host makes no slice of a stack per step
     row_params = {first_x + i for i, v in enumerate(body.invars[first_x:])
-                  if v.aval.shape and row_readable(body, v, ncarry)}
+                  if row_readable(body, v, ncarry)}
     row_rets = {ncarry + i: f"_YS{i}" for i in range(len(body.outvars) - ncarry)}
     fn = ctx.fb.mod.sub_function(body, "scan", device_params=dc.params(nconst),
                                  device_rets_ok=range(ncarry, len(body.outvars)),
@@ -194,7 +194,8 @@ def _op_scan(ctx):
     length = ctx.fb.size_param(p["length"])
     xargs = []
     for k, (r, v) in enumerate(zip(refs[first_x:], ctx.e.invars[first_x:])):
-        if len(v.aval.shape) == 1:            # a scalar per step: read from one host copy
+        if len(v.aval.shape) == 1 and first_x + k not in fn.row_params:
+            # a scalar per step that the host reads: from one host copy of the stack
             h = ctx.fb.tmp("xh")
             ctx.emit(f"{h} = _rt.host_view({r[2]})")
             xargs.append(h)
@@ -250,7 +251,10 @@ def row_readable(jaxpr, v, ncarry):
     matrix product (``_rt.matmul`` takes a row), or the body's per-step outputs (a loop
     nest copies it into their stacks' rows: ``CudaFunction.result_ref``). Any other
     reader (a library call, control flow, a carry: its first ``ncarry`` results) takes
-    an array of its own, which a slice made on the host gives for free.
+    an array of its own, which a slice made on the host gives for free. A per-step
+    scalar (rank 0) is read as ``X[step]`` where only loop nests read it (an elementwise
+    equation or a broadcast with an array result: in a kernel); anything else (host
+    arithmetic, an index, a result) reads it from one host copy of the stack.
 
     >>> import autodiff as ad, autodiff.numpy as anp, numpy as np
     >>> import autodiff.backends.numba_cpu    # the planner's records of views, reductions
@@ -264,13 +268,20 @@ def row_readable(jaxpr, v, ncarry):
     False
     """
     from .plan import LOWERINGS
-    if any(o is v for o in jaxpr.outvars[:ncarry]):
+    scalar = not v.aval.shape
+    if any(o is v for o in jaxpr.outvars[:len(jaxpr.outvars) if scalar else ncarry]):
         return False
     for e in jaxpr.eqns:
         if not any(u is v for u in e.invars):
             continue
         low = LOWERINGS.get(e.primitive.name)
         kind = low.kind if low is not None else None
+        if scalar:         # a per-step scalar: read by loop nests only (X[step] in a kernel)
+            if not (kind in ("elementwise", "view") and e.outvars[0].aval.shape
+                    and (kind == "elementwise" or row_readable(jaxpr, e.outvars[0],
+                                                               ncarry))):
+                return False
+            continue
         if kind == "view" or (kind == "reshape" and _regroups(e)):
             if not all(row_readable(jaxpr, o, ncarry) for o in e.outvars):
                 return False

@@ -431,10 +431,10 @@ def test_host_loop_scalars_stay_on_the_device():
 
     h0 = u((3,), seed=1)
     src = ad.jit(f, backend="cuda").lower(h0, u((2, 3), seed=2)).source
-    # the loss per step is written into its stack by the reduction's kernel; the element
-    # (read from a slice of xs) is copied there on the device
-    assert src.count("_rt.set_elem(") == 1 and "_rt.to_device(_yh" in src
-    assert "_YS0[_step] = " in src
+    # the loss per step is written into its stack by the reduction's kernel, the element
+    # (read from a slice of xs) by the one-thread kernel computing x[0] * 2.0
+    assert "_rt.set_elem(" not in src and "_rt.to_device(_yh" in src
+    assert "_YS0[_step] = " in src and "_YS1[_step] = " in src
     assert src.count("_DC = _rt.scalar_buffer(") == 2          # loss and scale; not i
     loss_grad = ad.grad(lambda h0, xs: f(h0, xs)[0])
     for fn in (f, loss_grad):
@@ -585,6 +585,54 @@ def test_host_loops_read_and_write_stack_rows_in_place():
                     ad.grad(rnn, argnums=(0, 1))(h0.astype(np.float32), u((4, 6), F32))):
         assert a.dtype == np.float32
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5, atol=1e-6)
+
+
+def test_per_step_scalars_that_kernels_read_stay_on_the_device():
+    """A host loop's per-step scalars (``xs`` of shape (T,): time steps, the cotangents
+    of per-step losses in a gradient) that only kernels read are read there, as
+    ``X[step]``: the host copies no stack to itself (it did once per call, waiting for
+    every launch before it). One the host needs (a dynamic index) still comes from a
+    host copy, and the values agree."""
+    import threading
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+    W = u((4, 4), seed=3) * 0.4
+
+    def rnn(h0, xs, dts):
+        def step(h, xt):
+            x, dt = xt
+            h = h + dt * anp.tanh(W @ h + x)
+            return h, anp.sum(h * h)
+        h, ls = lax.scan(step, h0, (xs, dts))
+        return anp.sum(ls * anp.linspace(1.0, 2.0, ls.shape[0])) + anp.sum(h)
+
+    def indexed(h0, xs, dts):
+        def step(h, k):
+            return anp.tanh(W @ h + xs[k]), h[0]
+        h, firsts = lax.scan(step, h0, anp.arange(xs.shape[0])[::-1])
+        return anp.sum(h) + anp.sum(firsts * dts)
+
+    h0, xs, dts = u((4,), seed=1), u((5, 4), seed=2), u((5,), F64, 0.1, 0.2, seed=4)
+    for f, on_device in ((rnn, True), (indexed, False)):
+        for fn in (f, ad.grad(f, argnums=(0, 1, 2))):
+            g = ad.jit(fn, backend="cuda")
+            assert ("_rt.host_view(" not in g.lower(h0, xs, dts).source) == on_device
+            g(h0, xs, dts)
+            reads, copy = [], FakeCUDAArray.copy_to_host
+
+            def counted(self, *a, **kw):
+                if threading.current_thread() is threading.main_thread():
+                    reads.append(self.shape)
+                return copy(self, *a, **kw)
+            FakeCUDAArray.copy_to_host = counted
+            try:
+                got = g(h0, xs, dts)
+            finally:
+                FakeCUDAArray.copy_to_host = copy
+            assert (not reads) == on_device, (f, fn, reads)
+            for a, b in zip(ad.tree_util.tree_leaves(got),
+                            ad.tree_util.tree_leaves(fn(h0, xs, dts))):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12,
+                                           atol=1e-13)
 
 
 def test_host_loop_updates_write_their_carries_in_place():
