@@ -656,13 +656,14 @@ def _device_while(ctx):
     updates = _carry_updates(bb, nb, carry)
     if updates is None:
         return False
-    lines = init + ["    _step = 0", "    while True:"]
+    # (its counter is not "_step": a host loop's body reads its rows at parameter _step)
+    lines = init + ["    _wstep = 0", "    while True:"]
     maxs = p.get("max_steps")
     if maxs is not None:
-        lines += [f"        if _step >= {int(maxs)}:", "            break"]
+        lines += [f"        if _wstep >= {int(maxs)}:", "            break"]
     lines += cb.calls
     lines += [f"        if not {cb.rets[0]}:", "            break"]
-    lines += bb.calls + updates + ["        cuda.syncthreads()", "        _step += 1"]
+    lines += bb.calls + updates + ["        cuda.syncthreads()", "        _wstep += 1"]
     head = cb.head_reads + bb.head_reads + head + cb.allocs + bb.allocs
     writes = carry + [a.split(" = ")[0] for a in cb.allocs + bb.allocs]
     if not _loop_launch(ctx, lines, head, [cb, bb], writes,
