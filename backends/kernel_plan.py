@@ -31,12 +31,13 @@ class Cluster:
     stage. ``members`` in order, each ``("ew", eqn)`` (an elementwise value),
     ``("identity", eqn)`` (a copy through a reduction over no axes), ``("reduce", eqn)`` (an
     accumulator of the nest) or ``("copy", var, name)`` (a view written to array
-    ``name``, or into a row of stack ``name`` where ``row_writes`` has it); ``stored``: the fused values also written to arrays; ``stored_as``: values
-    written straight into the layout of a permutation view of them; ``row_writes``:
-    ``(var, stack, step)`` for each fused value also written into row ``step`` of array
-    ``stack`` (a host loop's body writing a per-step output into the caller's stack:
-    ``CudaFunction.row_rets``); ``post``: the statements (:class:`Statement` records)
-    that run right after the nest."""
+    ``name``, or into a row of stack ``name`` where ``row_writes`` has it); ``stored``:
+    the fused values also written to arrays; ``stored_as``: values written straight into
+    the layout of a permutation view of them; ``row_writes``: ``(var, stack, step)`` for
+    each value of the nest (an elementwise value, a reduction's result, a copy) also
+    written into row ``step`` of array ``stack`` (a host loop's body writing a per-step
+    output into the caller's stack: ``CudaFunction.result_ref``); ``post``: the
+    statements (:class:`Statement` records) that run right after the nest."""
 
     def __init__(self, pos, domain):
         self.pos = pos
@@ -45,7 +46,7 @@ class Cluster:
         self.stored = set()      # fused vars also written to an array
         self.stored_as = {}      # fused var -> (array name, its var, index map): written
         #                          straight into the layout of a permutation view of it
-        self.row_writes = []     # (fused var, stack name, step name): also written to a row
+        self.row_writes = []     # (var, stack name, step name): also written to a row
         self.post = []           # statements placed right after this stage
         self.cost = 0            # inlined code size so far (see LOOP_BUDGET)
 
@@ -167,7 +168,9 @@ class KernelPlan:
             for m in c.members:
                 parts.append(f"copy {m[2]}" if m[0] == "copy"
                              else f"{m[0]} {m[1].primitive.name}")
-            out.append(f"nest {c.pos} over {len(c.domain)} dims: " + ", ".join(parts))
+            rows = sorted({st for _, st, _ in c.row_writes})
+            out.append(f"nest {c.pos} over {len(c.domain)} dims: " + ", ".join(parts)
+                       + (f"; into rows of {', '.join(rows)}" if rows else ""))
             out.extend(f"then {stmt(s)}" for s in c.post)
         return "\n".join(out)
 
