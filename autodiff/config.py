@@ -78,6 +78,7 @@ class Config:
         "traceback_filtering": "on",   # "off": errors keep autodiff's internal frames
         "jit_blas_threads": "auto",    # threads per matrix product in kernels: "auto" or int >= 1
         "jit_cuda_fuse_launches": True,  # backend="cuda": merge kernel launches (backends/cuda_launches.py)
+        "jit_cuda_loop_products": True,  # backend="cuda": products in loop bodies as loop nests
     }
 
     def __init__(self):

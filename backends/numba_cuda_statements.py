@@ -430,12 +430,81 @@ def _static_shape(aval):
     return all(isinstance(d, (int, np.integer)) for d in aval.shape)
 
 
+def dots_as_nests(jaxpr):
+    """``jaxpr`` with each matrix product (``dot_general`` of one dtype) written as a
+    broadcast multiply and a sum over the contracted axes: loop nests, which a device
+    loop runs in its one kernel, where ``_rt.matmul`` (cuBLAS) is a library call that
+    keeps the loop on the host, a few launches per step. A device loop is tried with
+    this body first (:class:`_DeviceBody`); a product too large for one block's loop
+    nest (``cuda_launches.LOOP_MAX`` elements) keeps it a host loop over the original
+    body, as does ``ad.config.update("jit_cuda_loop_products", False)``. A pure pass;
+    None where there is no product.
+
+    >>> import numpy as np, autodiff as ad
+    >>> j = ad.make_jaxpr(lambda W, h: W @ h)(np.ones((3, 4)), np.ones(4)).jaxpr
+    >>> print(dots_as_nests(j))
+    { lambda ; a:f64[3,4] b:f64[4]. let
+        c:f64[3,4] = transpose[permutation=(0, 1)] a
+        d:f64[4] = transpose[permutation=(0,)] b
+        e:f64[3,4] = broadcast_in_dim[broadcast_dimensions=(0, 1) shape=(3, 4)] c
+        f:f64[3,4] = broadcast_in_dim[broadcast_dimensions=(1,) shape=(3, 4)] d
+        g:f64[3,4] = mul e f
+        h:f64[3] = reduce_sum[axes=(1,)] g
+      in (h,) }
+    """
+    from ..core import Eqn, Jaxpr, ShapedArray
+    from ..primitives import broadcast_in_dim_p, mul_p, reduce_sum_p, transpose_p
+    eqns, changed = [], False
+    for e in jaxpr.eqns:
+        x, y = e.invars if e.primitive.name == "dot_general" else (None, None)
+        o = e.outvars[0] if x is not None else None
+        if x is None or not on_matmul(e) or not x.aval.dtype == y.aval.dtype == o.aval.dtype \
+                or o.aval.dtype == np.bool_:
+            eqns.append(e)
+            continue
+        changed = True
+        (xc, yc), (xb, yb) = e.params["dimension_numbers"]
+        xf = [i for i in range(len(x.aval.shape)) if i not in xc and i not in xb]
+        yf = [i for i in range(len(y.aval.shape)) if i not in yc and i not in yb]
+        nb, nxf, nyf = len(xb), len(xf), len(yf)
+        xs, ys_ = x.aval.shape, y.aval.shape
+        full = tuple([xs[i] for i in xb] + [xs[i] for i in xf] + [ys_[i] for i in yf]
+                     + [xs[i] for i in xc])
+        dt = o.aval.dtype
+
+        def var(shape):
+            return Var(ShapedArray(tuple(shape), dt))
+        xperm, yperm = tuple(xb) + tuple(xf) + tuple(xc), tuple(yb) + tuple(yf) + tuple(yc)
+        xt, yt = var(xs[i] for i in xperm), var(ys_[i] for i in yperm)
+        xe, ye, m = var(full), var(full), var(full)
+        nc = len(xc)
+        bshared = tuple(range(nb))
+        cdims = tuple(range(nb + nxf + nyf, nb + nxf + nyf + nc))
+        eqns += [Eqn(transpose_p, [x], [xt], dict(permutation=xperm), e.source),
+                 Eqn(transpose_p, [y], [yt], dict(permutation=yperm), e.source),
+                 Eqn(broadcast_in_dim_p, [xt], [xe],
+                     dict(shape=full, broadcast_dimensions=bshared + tuple(
+                         range(nb, nb + nxf)) + cdims), e.source),
+                 Eqn(broadcast_in_dim_p, [yt], [ye],
+                     dict(shape=full, broadcast_dimensions=bshared + tuple(
+                         range(nb + nxf, nb + nxf + nyf)) + cdims), e.source),
+                 Eqn(mul_p, [xe, ye], [m], {}, e.source),
+                 Eqn(reduce_sum_p, [m], [o], dict(axes=cdims), e.source)]
+    if not changed:
+        return None
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
+
+
+_ALLOCATION = re.compile(r"[A-Z_][A-Z0-9_]* = _rt\.empty\(.*\)")
+
+
 class _DeviceBody:
     """A control-flow body built for a device loop (``CudaFunction.device_from``): rank-0
     carries and slices are 1-element device buffers, rank-0 equations run on the device.
     ``calls``: the lines calling its launches as device functions in order, a barrier
     after each (indented for the loop); ``shared``: the shared arrays they take from the
-    kernel; ``allocs``: its buffers, renamed ``<pre>NAME`` (made once, before the launch);
+    kernel; ``allocs``: its buffers (its launches', and those its statements allocate
+    for a launch to write: a pad's), renamed ``<pre>NAME`` (made once, before the launch);
     ``rets``: what it returns, as the kernel reads each (``X`` or ``X[0]``). ``ok`` is
     False where the body does something a kernel cannot (a library call, a host call, a
     loop nest over more than ``cuda_launches.LOOP_MAX`` elements, a value returned that
@@ -445,32 +514,36 @@ class _DeviceBody:
         from .cuda_launches import LOOP_MAX, MAX_SHARED, Launch, Section, kernel_text
         self.ok = False
         fb = ctx.fb
-        fn = fb.mod.sub_function(jaxpr, hint, device_from=nconst)
+        # matrix products as loop nests, which the loop's kernel runs (dots_as_nests)
+        nests = dots_as_nests(jaxpr) if config.jit_cuda_loop_products else None
+        fn = fb.mod.sub_function(nests or jaxpr, hint, device_from=nconst)
         if fn is None:
             return
-        launches = []
+        launches, made = [], []
         for it in fn.items:
             if isinstance(it, Launch):
                 if not it.small(LOOP_MAX):
                     return
                 launches.append(it)
-            elif not all(ln.strip().startswith("#") for ln in it.split("\n")):
+                continue
+            code = [ln for ln in it.split("\n") if not ln.strip().startswith("#")]
+            if not all(_ALLOCATION.fullmatch(ln) for ln in code):
                 return                    # a host statement in the body
+            made += code                  # the buffer a statement's launch writes (a pad)
         if not launches or sum(lc.shared_arrays() for lc in launches) > MAX_SHARED:
             return
         names = dict(zip(fn.param_names, outer))     # its parameters -> the kernel's
         self.allocs = []
-        for lc in launches:
-            for a in lc.allocs:
-                m = re.match(r"([A-Z_][A-Z0-9_]*)\s*=\s*(.+)$", a)
-                if m is None:
-                    return
-                names[m.group(1)] = pre + m.group(1)
-                # a buffer's size may name another of the body's (a split's chunk count)
-                rhs = re.sub(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?!\w)",
-                             lambda q: pre + q.group(1) if q.group(1) in names else q.group(1),
-                             m.group(2))
-                self.allocs.append(f"{pre}{m.group(1)} = {rhs}")
+        for a in made + [a for lc in launches for a in lc.allocs]:
+            m = re.match(r"([A-Z_][A-Z0-9_]*)\s*=\s*(.+)$", a)
+            if m is None:
+                return
+            names[m.group(1)] = pre + m.group(1)
+            # a buffer's size may name another of the body's (a split's chunk count)
+            rhs = re.sub(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?!\w)",
+                         lambda q: pre + q.group(1) if q.group(1) in names else q.group(1),
+                         m.group(2))
+            self.allocs.append(f"{pre}{m.group(1)} = {rhs}")
         if not all(re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names for r in fn.rets):
             return
         self.shared, self.calls = {}, []

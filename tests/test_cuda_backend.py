@@ -337,6 +337,16 @@ def _host_loops():
     return rnn, wl, wl_view
 
 
+@pytest.fixture
+def products_on_the_host():
+    """Host loops: a matrix product in a loop body stays a cuBLAS call (the tests' bodies
+    are small enough for a device loop otherwise: ``dots_as_nests``)."""
+    old = ad.config.jit_cuda_loop_products
+    ad.config.update("jit_cuda_loop_products", False)
+    yield
+    ad.config.update("jit_cuda_loop_products", old)
+
+
 def _cond_loss(h0, W, xs):
     """A scan host loop with a ``cond`` on a carried loss."""
     def step(c, x):
@@ -347,6 +357,7 @@ def _cond_loss(h0, W, xs):
     return lax.scan(step, (h0, 0.0), xs)
 
 
+@pytest.mark.usefixtures("products_on_the_host")
 def test_host_loops_allocate_nothing_per_step():
     """A host loop gives a step's outputs and the carries it replaced back to the pool
     (``_rt.give``): a warm call allocates as much at 2 steps as at 5, and the values, with
@@ -401,6 +412,7 @@ def _host_reads(fn, args):
     return len(reads), got
 
 
+@pytest.mark.usefixtures("products_on_the_host")
 def test_host_loop_scalars_stay_on_the_device():
     """A host loop's rank-0 values that the body computes on the device stay there: a
     per-step output (a loss per step, next to a matrix product) is copied into its stack
@@ -512,6 +524,7 @@ def _stack_slices_and_copies(fn, args):
     return got
 
 
+@pytest.mark.usefixtures("products_on_the_host")
 def test_host_loops_read_and_write_stack_rows_in_place():
     """A host loop's body reads its step's slice of ``xs`` from the whole stack at the
     step index (its kernels index the stack; ``_rt.matmul`` takes a row), and its loop
@@ -587,6 +600,7 @@ def test_host_loops_read_and_write_stack_rows_in_place():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=2e-5, atol=1e-6)
 
 
+@pytest.mark.usefixtures("products_on_the_host")
 def test_per_step_scalars_that_kernels_read_stay_on_the_device():
     """A host loop's per-step scalars (``xs`` of shape (T,): time steps, the cotangents
     of per-step losses in a gradient) that only kernels read are read there, as
@@ -635,6 +649,7 @@ def test_per_step_scalars_that_kernels_read_stay_on_the_device():
                                            atol=1e-13)
 
 
+@pytest.mark.usefixtures("products_on_the_host")
 def test_host_loop_updates_write_their_carries_in_place():
     """A host loop's ``ys = ys.at[i].set(v)`` (a scatter) or ``dynamic_update_slice`` on
     a carry writes into the carry's buffer, which the loop owns (``donated_params``):
@@ -720,6 +735,7 @@ def test_host_loop_updates_write_their_carries_in_place():
         np.testing.assert_array_equal(np.asarray(ys0), kept)
 
 
+@pytest.mark.usefixtures("products_on_the_host")
 def test_host_loops_with_nested_control_flow_agree():
     """Host loops (a matrix product in each body) whose rank-0 carries stay on the device,
     around other control flow: a nested scan with its own carried sum, a ``cond`` on a
@@ -996,6 +1012,87 @@ def _one_launch(f, *args):
     return n
 
 
+def test_loop_bodies_with_matrix_products_run_on_the_device():
+    """A scan or while body whose matrix products are small (an RNN's ``W @ h``, a
+    vector-matrix product, a batched or outer product, complex, float32) runs as one
+    device loop: each product a broadcast multiply and a row sum in the loop's kernel
+    (``dots_as_nests``), where each was a cuBLAS call and every step a few launches from
+    the host. The launches per call do not grow with the steps, and values and gradients
+    agree. A product too large for one block's loop nest, or the option switched off,
+    keeps a host loop."""
+    W = u((6, 6), seed=3) * 0.3
+    V = u((6, 4), seed=4) * 0.3
+
+    def rnn(h0, xs):
+        Wd, Vd = W.astype(h0.dtype), V.astype(h0.dtype)
+
+        def step(h, x):
+            h = anp.tanh(Wd @ h + x @ Vd.T)
+            return h, (anp.sum(h * h), h @ Wd)
+        h, (ls, hw) = lax.scan(step, h0, xs)
+        return anp.sum(ls) + anp.sum(h) + anp.sum(hw * hw)
+
+    def batched(h0, xs):                       # (B, n) @ (n, n), an einsum with a batch axis
+        def step(h, x):
+            hb = anp.tanh((h[None, :] * np.array([[1.0], [0.5]])) @ W + x[:2, None] * 0.1)
+            o = anp.sum(anp.outer(h, x) * 0.01, axis=1)             # no contraction
+            return hb[0] + anp.einsum("bi,bi->i", hb, hb) * 0.01 + o, hb.sum()
+        h, s = lax.scan(step, h0, xs)
+        return anp.sum(h) + anp.sum(s)
+
+    def power(h0, xs):                          # a while loop until a count
+        def body(c):
+            k, v = c
+            w = W @ v + xs[0].sum() * 0.0
+            return k + 1, w / anp.sqrt(anp.sum(w * w))
+        k, v = lax.while_loop(lambda c: c[0] < 4, body, (0, h0), max_steps=4)
+        return anp.sum(v * (W @ v))
+
+    h0 = u((6,), seed=1) * 0.5
+    # (the gradient of a bounded while is a scan over a cond: a host loop, products or not)
+    for f, fns in ((rnn, 2), (batched, 2), (power, 1)):
+        for fn in (f, ad.grad(f, argnums=(0, 1)))[:fns]:
+            counts = []
+            for T in (3, 7):
+                xs = u((T, 4), seed=T)
+                g = ad.jit(fn, backend="cuda")            # a program per length: static
+                src = g.lower(h0, xs).source            # no host loop's function
+                assert "def _scan" not in src and "def _body" not in src, (f, fn)
+                n, got = _launches(g, h0, xs)
+                counts.append(n)
+                for a, b in zip(ad.tree_util.tree_leaves(got),
+                                ad.tree_util.tree_leaves(fn(h0, xs))):
+                    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11,
+                                               atol=1e-12)
+            assert counts[0] == counts[1] and counts[0] <= 6, (f, fn, counts)
+    g32 = ad.jit(ad.grad(rnn, argnums=(0, 1)), backend="cuda")
+    for a, b in zip(g32(h0.astype(F32), u((4, 4), F32)),
+                    ad.grad(rnn, argnums=(0, 1))(h0.astype(F32), u((4, 4), F32))):
+        assert a.dtype == F32
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=3e-5, atol=1e-6)
+    Wc = W + 1j * W.T
+
+    def crnn(h0, xs):
+        def step(h, x):
+            h = anp.tanh(Wc @ h + x[:6 - 2].sum())
+            return h, anp.sum(anp.abs(h) ** 2)
+        return lax.scan(step, h0, xs)
+    hc = h0 + 0.5j * h0
+    assert "_rt.matmul(" not in ad.jit(crnn, backend="cuda").lower(hc, u((3, 4))).source
+    _interp_agrees(crnn, hc, u((3, 4)))
+    big = u((260, 260), seed=5) * 0.01              # 260 x 260 > LOOP_MAX: cuBLAS per step
+
+    def large(h0, xs):
+        return lax.scan(lambda h, x: (anp.tanh(big @ h + x.sum()), None), h0, xs)[0]
+    assert "_rt.matmul(" in ad.jit(large, backend="cuda").lower(u((260,)), u((3, 4))).source
+    old = ad.config.jit_cuda_loop_products
+    ad.config.update("jit_cuda_loop_products", False)
+    try:
+        assert "_rt.matmul(" in ad.jit(rnn, backend="cuda").lower(h0, u((3, 4))).source
+    finally:
+        ad.config.update("jit_cuda_loop_products", old)
+
+
 def test_device_loop_carries_stacks_and_reverses():
     x0, xs = u((7,)), u((5, 7), seed=2)
     w = u((7,), seed=3)
@@ -1239,6 +1336,7 @@ def test_random_scan_bodies_agree():
         assert _one_launch(f, x) == 1, names
 
 
+@pytest.mark.usefixtures("products_on_the_host")
 def test_random_host_loop_bodies_agree():
     """The random programs as bodies of host loops (a matrix product in each step) with
     rank-0 carries computed from them (kept on the device) and per-step scalars, and the
