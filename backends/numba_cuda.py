@@ -231,7 +231,7 @@ class _Module(ModuleBase):
         fb = CudaFunction(self, jaxpr, f"_{hint}{self.n_sub}", top=False)
         for k, positions in device_scalars.items():
             setattr(fb, k, dict(positions) if k in ("row_rets", "donated_params")
-                    else frozenset(positions))
+                    else frozenset(positions))      # (param_dynamic: Planner's)
         if device_from is not None:
             fb.device_from = device_from
             try:

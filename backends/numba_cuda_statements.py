@@ -510,13 +510,14 @@ class _DeviceBody:
     loop nest over more than ``cuda_launches.LOOP_MAX`` elements, a value returned that
     is not a buffer)."""
 
-    def __init__(self, ctx, jaxpr, nconst, hint, pre, outer):
+    def __init__(self, ctx, jaxpr, nconst, hint, pre, outer, dynamic=()):
         from .cuda_launches import LOOP_MAX, MAX_SHARED, Launch, Section, kernel_text
         self.ok = False
         fb = ctx.fb
         # matrix products as loop nests, which the loop's kernel runs (dots_as_nests)
         nests = dots_as_nests(jaxpr) if config.jit_cuda_loop_products else None
-        fn = fb.mod.sub_function(nests or jaxpr, hint, device_from=nconst)
+        fn = fb.mod.sub_function(nests or jaxpr, hint, device_from=nconst,
+                                 param_dynamic=dynamic)
         if fn is None:
             return
         launches, made = [], []
@@ -642,9 +643,27 @@ def _loop_launch(ctx, lines, head, bodies, writes, what):
 
 
 def _device_possible(ctx, jaxprs):
-    return (config.jit_cuda_fuse_launches and not ctx.ind and ctx.fb.mod.static
+    """Whether a loop may run on the device: launch fusion on, at the top level of its
+    function, its bodies' values of known shapes. In a program with run-time sizes (one
+    generalized after a new sequence length) the bodies' sizes that are constants in the
+    caller stay constants (``operand_dynamic``): the loop's length may be a run-time
+    size."""
+    return (config.jit_cuda_fuse_launches and not ctx.ind
             and all(_static_shape(v.aval) for j in jaxprs
                     for v in list(j.invars) + list(j.outvars)))
+
+
+def operand_dynamic(ctx, operands, drop_lead=()):
+    """``(parameter index, axis)`` of a body whose parameters are ``operands`` of the
+    caller (``drop_lead``: the indices of those it takes a row of, a ``scan``'s ``xs``)
+    where the caller's size is a run-time size (``Planner.param_dynamic``)."""
+    out = set()
+    for i, u in enumerate(operands):
+        if not isinstance(u, Var):
+            continue
+        dims = ctx.fb.dims(u)[1:] if i in drop_lead else ctx.fb.dims(u)
+        out |= {(i, ax) for ax, d in enumerate(dims) if not d.isdigit()}
+    return out
 
 
 def _device_loop(ctx):
@@ -670,7 +689,9 @@ def _device_loop(ctx):
     t = "_t"
     xs = [f"{r[2]}[{t}]" if v.aval.shape else f"{r[2]}[{t}:{t} + 1]"
           for r, v in zip(refs[nconst + ncarry:], body.invars[nconst + ncarry:])]
-    b = _DeviceBody(ctx, body, nconst, "scan", pre, consts + carry + xs)
+    first_x = nconst + ncarry
+    b = _DeviceBody(ctx, body, nconst, "scan", pre, consts + carry + xs,
+                    operand_dynamic(ctx, e.invars, range(first_x, len(e.invars))))
     if not b.ok:
         return False
     updates = _carry_updates(b, nconst, carry)
@@ -722,8 +743,11 @@ def _device_while(ctx):
     pre = f"W{fb.tmp('')[1:]}_"
     ncarry = len(ctx.outs)
     carry, head, init = _carry_buffers(ctx, ctx.outs, e.invars[nc + nb:], refs[nc + nb:], pre)
-    cb = _DeviceBody(ctx, cj, nc, "cond", pre + "c", cc + carry)
-    bb = _DeviceBody(ctx, bj, nb, "body", pre + "b", bc + carry)
+    carries = list(e.invars[nc + nb:])
+    cb = _DeviceBody(ctx, cj, nc, "cond", pre + "c", cc + carry,
+                     operand_dynamic(ctx, list(e.invars[:nc]) + carries))
+    bb = _DeviceBody(ctx, bj, nb, "body", pre + "b", bc + carry,
+                     operand_dynamic(ctx, list(e.invars[nc:nc + nb]) + carries))
     if not (cb.ok and bb.ok):
         return False
     updates = _carry_updates(bb, nb, carry)

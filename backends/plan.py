@@ -234,6 +234,10 @@ class Planner(TinyValues):
         self.dims_memo = {}
         self.domain_memo = {}
         self.static_roots = set()    # dimension classes with a constant size (see lower())
+        #: a sub-function's ``(parameter index, axis)`` pairs whose sizes are run-time
+        #: sizes in its caller (None: every size of a sub-function of a program with
+        #: run-time sizes is one); the other parameter axes are constants
+        self.param_dynamic = None
         self.loop_memo = {}
         self.unrolled = 0            # element statements of unrolled values (UNROLL_BUDGET)
         self.materialized = {}       # unrolled value -> its array ref, once one was needed
@@ -282,9 +286,16 @@ class Planner(TinyValues):
             self.D.dims(v)
         if self.top and not self.mod.static and self.mod.dynamic_dims is not True:
             # partly dynamic: a class is constant when it holds a parameter dimension whose
-            # size stays put and none that changed (sub-functions stay fully symbolic)
+            # size stays put and none that changed (sub-functions stay fully symbolic,
+            # unless their caller says which of their parameters' axes are run-time sizes)
             dyn = {self.D.find(self.D.dims(j.invars[i])[ax]) for i, ax in self.mod.dynamic_dims
                    if i < len(j.invars) and ax < len(j.invars[i].aval.shape)}
+        elif not self.top and not self.mod.static and self.param_dynamic is not None:
+            params = list(j.constvars) + list(j.invars)
+            dyn = {self.D.find(self.D.dims(params[i])[ax]) for i, ax in self.param_dynamic}
+        else:
+            dyn = None
+        if dyn is not None:
             for v in list(j.constvars) + list(j.invars):
                 for d in self.D.dims(v):
                     r = self.D.find(d)

@@ -1093,6 +1093,43 @@ def test_loop_bodies_with_matrix_products_run_on_the_device():
         ad.config.update("jit_cuda_loop_products", old)
 
 
+def test_device_loops_stay_device_loops_after_a_new_length():
+    """jit generalizes a scan's length once a call brings a new one (its size is then
+    read at run time); the loop body's other sizes stay constants (the caller knows
+    them: ``Planner.param_dynamic``), so the loop is still one launch, where it became a
+    host loop of a few launches per step. Values agree at every length; a scan whose
+    rows change size too keeps a host loop, and agrees."""
+    W = u((5, 5), seed=3) * 0.4
+
+    def rnn(h0, xs):
+        def step(h, x):
+            h = anp.tanh(W @ h + x)
+            return h, anp.sum(h * h)
+        h, ls = lax.scan(step, h0, xs)
+        return anp.sum(ls) + anp.sum(h), ls
+
+    g = ad.jit(rnn, backend="cuda")
+    h0 = u((5,), seed=1)
+    counts = []
+    for T in (3, 5, 8):
+        xs = u((T, 5), seed=T)
+        n, got = _launches(g, h0, xs)
+        counts.append(n)
+        for a, b in zip(got, rnn(h0, xs)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-13)
+    src = g.lower(h0, u((8, 5))).source
+    assert "slot_i64(_sz" in src and "def _scan" not in src, src
+    assert counts[1] == counts[2] <= 3, counts
+
+    def rows(h0, xs):                          # the row's size is a run-time size too
+        return lax.scan(lambda h, x: (h * 0.5 + anp.sum(x), anp.sum(x * x)), h0, xs)
+    g = ad.jit(rows, backend="cuda")
+    for shape in ((3, 4), (5, 6), (4, 7)):
+        xs = u(shape, seed=shape[1])
+        for a, b in zip(g(0.5, xs), rows(0.5, xs)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-13)
+
+
 def test_device_loop_carries_stacks_and_reverses():
     x0, xs = u((7,)), u((5, 7), seed=2)
     w = u((7,), seed=3)
