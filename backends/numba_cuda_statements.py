@@ -657,12 +657,18 @@ def operand_dynamic(ctx, operands, drop_lead=()):
     """``(parameter index, axis)`` of a body whose parameters are ``operands`` of the
     caller (``drop_lead``: the indices of those it takes a row of, a ``scan``'s ``xs``)
     where the caller's size is a run-time size (``Planner.param_dynamic``)."""
-    out = set()
+    fb, out = ctx.fb, set()
     for i, u in enumerate(operands):
         if not isinstance(u, Var):
             continue
-        dims = ctx.fb.dims(u)[1:] if i in drop_lead else ctx.fb.dims(u)
-        out |= {(i, ax) for ax, d in enumerate(dims) if not d.isdigit()}
+        skip = 1 if i in drop_lead else 0
+        for ax, d in enumerate(fb.dims(u)[skip:]):
+            # a size the caller reads at run time because a parameter brings it; one it
+            # reads so only to keep its text general (a size of its own making, as a
+            # constant folded into a broadcast) is the body's constant
+            if not d.isdigit() and (fb.dyn_roots is None or fb.D.find(
+                    fb.D.dims(u)[ax + skip]) in fb.dyn_roots):
+                out.add((i, ax))
     return out
 
 

@@ -238,6 +238,10 @@ class Planner(TinyValues):
         #: sizes in its caller (None: every size of a sub-function of a program with
         #: run-time sizes is one); the other parameter axes are constants
         self.param_dynamic = None
+        #: the classes of run-time sizes that parameters bring (None: every class that is
+        #: not a constant may be one); a loop body called from here is told which of its
+        #: parameters' axes are such (``param_dynamic``)
+        self.dyn_roots = None
         self.loop_memo = {}
         self.unrolled = 0            # element statements of unrolled values (UNROLL_BUDGET)
         self.materialized = {}       # unrolled value -> its array ref, once one was needed
@@ -291,10 +295,16 @@ class Planner(TinyValues):
             dyn = {self.D.find(self.D.dims(j.invars[i])[ax]) for i, ax in self.mod.dynamic_dims
                    if i < len(j.invars) and ax < len(j.invars[i].aval.shape)}
         elif not self.top and not self.mod.static and self.param_dynamic is not None:
+            # a body whose caller says which parameter axes are run-time sizes: every other
+            # class is a constant (a program's text holds its constants, and one lowered
+            # for other sizes is other text, compiled anew: never a wrong size)
             params = list(j.constvars) + list(j.invars)
             dyn = {self.D.find(self.D.dims(params[i])[ax]) for i, ax in self.param_dynamic}
+            self.static_roots |= {r for r in map(self.D.find, range(len(self.D.parent)))
+                                  if r not in dyn}
         else:
             dyn = None
+        self.dyn_roots = dyn
         if dyn is not None:
             for v in list(j.constvars) + list(j.invars):
                 for d in self.D.dims(v):

@@ -1097,8 +1097,10 @@ def test_device_loops_stay_device_loops_after_a_new_length():
     """jit generalizes a scan's length once a call brings a new one (its size is then
     read at run time); the loop body's other sizes stay constants (the caller knows
     them: ``Planner.param_dynamic``), so the loop is still one launch, where it became a
-    host loop of a few launches per step. Values agree at every length; a scan whose
-    rows change size too keeps a host loop, and agrees."""
+    host loop of a few launches per step; so is the gradient's reverse loop, whose
+    carry starts from a constant the caller folded into a broadcast (a size of its own
+    making: not a run-time size for the body). Values agree at every length; a scan
+    whose rows change size too keeps a host loop, and agrees."""
     W = u((5, 5), seed=3) * 0.4
 
     def rnn(h0, xs):
@@ -1108,18 +1110,21 @@ def test_device_loops_stay_device_loops_after_a_new_length():
         h, ls = lax.scan(step, h0, xs)
         return anp.sum(ls) + anp.sum(h), ls
 
-    g = ad.jit(rnn, backend="cuda")
     h0 = u((5,), seed=1)
-    counts = []
-    for T in (3, 5, 8):
-        xs = u((T, 5), seed=T)
-        n, got = _launches(g, h0, xs)
-        counts.append(n)
-        for a, b in zip(got, rnn(h0, xs)):
-            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-13)
-    src = g.lower(h0, u((8, 5))).source
-    assert "slot_i64(_sz" in src and "def _scan" not in src, src
-    assert counts[1] == counts[2] <= 3, counts
+    loss_grad = ad.grad(lambda h0, xs: rnn(h0, xs)[0], argnums=(0, 1))
+    for fn in (rnn, loss_grad):
+        g = ad.jit(fn, backend="cuda")
+        counts = []
+        for T in (3, 5, 8):
+            xs = u((T, 5), seed=T)
+            n, got = _launches(g, h0, xs)
+            counts.append(n)
+            for a, b in zip(got, fn(h0, xs)):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12,
+                                           atol=1e-13)
+        src = g.lower(h0, u((8, 5))).source
+        assert "slot_i64(_sz" in src and "def _scan" not in src, src
+        assert counts[1] == counts[2] <= 4, (fn, counts)
 
     def rows(h0, xs):                          # the row's size is a run-time size too
         return lax.scan(lambda h, x: (h * 0.5 + anp.sum(x), anp.sum(x * x)), h0, xs)
