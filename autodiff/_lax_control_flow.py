@@ -307,8 +307,15 @@ def _while_steps(cond_fun, body_fun, leaves, tree, avals, max_steps):
     steps = 0
     expected = [(a.shape, a.dtype) for a in avals]
     Tracer, bool_ = _Tracer, _np.dtype(_np.bool_)
+    from .numpy._creation import FreshArray
+
+    def user(leaves):
+        # the functions see numpy arrays that also have JAX's .at[] (FreshArray), as they
+        # would see traced values: a body written for jit (x.at[i].set(v)) runs as it is
+        return _tree_unflatten(tree, [x.view(FreshArray) if type(x) is _np.ndarray else x
+                                      for x in leaves])
     while max_steps is None or steps < max_steps:
-        pred = cond_fun(_tree_unflatten(tree, leaves))
+        pred = cond_fun(user(leaves))
         if isinstance(pred, Tracer):        # (the usual case: checked without a new aval)
             pa = pred.aval
             concrete = pred._trace.concrete and pred._trace.closed is False
@@ -321,7 +328,7 @@ def _while_steps(cond_fun, body_fun, leaves, tree, avals, max_steps):
             break
         if not bool(pred):
             return True, leaves, None
-        out, out_tree = _tree_flatten(body_fun(_tree_unflatten(tree, leaves)))
+        out, out_tree = _tree_flatten(body_fun(user(leaves)))
         out = [_P.convert(_as_array(o), a.dtype) if _is_python_scalar(o)
                else o if isinstance(o, Tracer) else _as_array(o)
                for o, a in zip(out, avals)]

@@ -802,3 +802,28 @@ def test_while_on_values_runs_cond_once_per_step_in_every_mode():
         seen.clear()
         g(3.0)
         assert [float(v) for v in seen] == [0.0, 1.0, 2.0, 3.0], g
+
+
+def test_eager_while_loop_bodies_have_jax_functional_updates():
+    """Outside transforms while_loop runs its functions on values, step by step; they
+    see numpy arrays that also have ``.at[]`` (as traced values do), so a body written
+    for jit (``ys.at[k].set(v)``) runs as it is. It used to raise AttributeError:
+    'numpy.ndarray' object has no attribute 'at'. Results are plain numpy arrays, and
+    they equal jit's and the gradient's."""
+    def body(c):
+        k, ys, s = c
+        return k + 1, ys.at[k].set(np.sin(k * 0.5) + ys[(k + 1) % 4]), s + np.sum(ys)
+
+    def f(y0):
+        return lax.while_loop(lambda c: c[0] < 4, body, (0, y0, 0.0))
+    y0 = np.linspace(0.0, 1.0, 4)
+    got = f(y0)
+    assert type(got[1]) is np.ndarray
+    want = ad.jit(f)(y0)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-14)
+    np.testing.assert_array_equal(y0, np.linspace(0.0, 1.0, 4))        # not written into
+    g = ad.grad(lambda y0: f(y0)[2] + anp.sum(f(y0)[1] ** 2))(y0)
+    np.testing.assert_allclose(g, ad.jit(ad.grad(lambda y0: ad.lax.while_loop(
+        lambda c: c[0] < 4, body, (0, y0, 0.0), max_steps=4)[2] + anp.sum(ad.lax.while_loop(
+            lambda c: c[0] < 4, body, (0, y0, 0.0), max_steps=4)[1] ** 2)))(y0), rtol=1e-12)
