@@ -807,12 +807,13 @@ def test_while_on_values_runs_cond_once_per_step_in_every_mode():
 def test_eager_while_loop_bodies_have_jax_functional_updates():
     """Outside transforms while_loop runs its functions on values, step by step; they
     see numpy arrays that also have ``.at[]`` (as traced values do), so a body written
-    for jit (``ys.at[k].set(v)``) runs as it is. It used to raise AttributeError:
-    'numpy.ndarray' object has no attribute 'at'. Results are plain numpy arrays, and
-    they equal jit's and the gradient's."""
+    for jit (``ys.at[k].set(v).at[j].add(w)``, chained) runs as it is. It used to
+    raise AttributeError: 'numpy.ndarray' object has no attribute 'at'. Results are
+    plain numpy arrays, and they equal jit's and the gradient's."""
     def body(c):
         k, ys, s = c
-        return k + 1, ys.at[k].set(np.sin(k * 0.5) + ys[(k + 1) % 4]), s + np.sum(ys)
+        ys = ys.at[k].set(np.sin(k * 0.5) + ys[(k + 1) % 4]).at[(k + 2) % 4].add(0.25)
+        return k + 1, ys, s + np.sum(ys)
 
     def f(y0):
         return lax.while_loop(lambda c: c[0] < 4, body, (0, y0, 0.0))

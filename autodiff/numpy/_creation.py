@@ -61,6 +61,33 @@ def _has_tracer(idx):
     return False
 
 
+class _FreshAt:
+    """``fresh.at``: ``anp.at``'s indexer, whose updated arrays of values are FreshArrays."""
+
+    __slots__ = ("indexer",)
+
+    def __init__(self, indexer):
+        self.indexer = indexer
+
+    def __getitem__(self, idx):
+        return _FreshAtRef(self.indexer[idx])
+
+
+class _FreshAtRef:
+    __slots__ = ("ref",)
+
+    def __init__(self, ref):
+        self.ref = ref
+
+    def __getattr__(self, name):              # set, add, multiply, ..., get
+        method = getattr(self.ref, name)
+
+        def update(*args, **kwargs):
+            out = method(*args, **kwargs)
+            return out.view(FreshArray) if type(out) is np.ndarray else out
+        return update
+
+
 class FreshArray(np.ndarray):
     """What a creation function returns inside a transform: a numpy array with JAX's
     ``.at[idx].set/add/multiply/min/max/get`` and indexing by traced indices. Every other
@@ -75,8 +102,15 @@ class FreshArray(np.ndarray):
 
     @property
     def at(self):
-        """JAX's functional updates, as ``anp.at(x)``."""
-        return at(self.view(np.ndarray))
+        """JAX's functional updates, as ``anp.at(x)``; an updated array of values is a
+        FreshArray too, so updates chain as in JAX.
+
+        >>> import numpy as np
+        >>> from autodiff.numpy._creation import FreshArray
+        >>> np.zeros(3).view(FreshArray).at[0].set(1.0).at[2].add(5.0).view(np.ndarray)
+        array([1., 0., 5.])
+        """
+        return _FreshAt(at(self.view(np.ndarray)))
 
     def __getitem__(self, idx):
         base = self.view(np.ndarray)
