@@ -226,12 +226,13 @@ class _Module(ModuleBase):
         (sets of positions: which rank-0 values a host loop's body takes and returns in
         device buffers), ``row_params`` and ``row_rets`` (which stack rows it reads and
         writes in place), ``donated_params`` (which carries it may update in place; see
-        ``CudaFunction``)."""
+        ``CudaFunction``), ``param_dynamic`` (which of its parameters' axes are run-time
+        sizes: ``Planner.param_dynamic``)."""
         self.n_sub += 1
         fb = CudaFunction(self, jaxpr, f"_{hint}{self.n_sub}", top=False)
         for k, positions in device_scalars.items():
             setattr(fb, k, dict(positions) if k in ("row_rets", "donated_params")
-                    else frozenset(positions))      # (param_dynamic: Planner's)
+                    else frozenset(positions))
         if device_from is not None:
             fb.device_from = device_from
             try:

@@ -222,19 +222,6 @@ class CudaFunction(NumbaFunction):
                 c.row_writes.append((v, stack, self.STEP))
                 return ("row", stack)
         return super().result_ref(k, v)
-        if c is not None:
-            pass
-        if c is None and ((not v.aval.shape and loc[0] == "scalar" and device_buffer(loc[2]))
-                          or loc[0] == "array"):
-            # a reduction's result: the nest writes it where it writes its array
-            got = self.stages[loc[1] - 1] if loc[1] else None
-            if got is not None and any(m[0] == "reduce" and m[1].outvars[0] is v
-                                       for m in got.members):
-                c = got
-        if c is None:
-            return super().result_ref(k, v)
-        c.row_writes.append((v, stack, self.STEP))
-        return ("row", stack)
 
     def check_records(self):
         """Refuse a program this target has no text for: ``UnsupportedError`` naming an
@@ -738,12 +725,13 @@ class CudaFunction(NumbaFunction):
         donated = {params[p]: r for p, r in self.donated_params.items()}
         while True:
             out, written = update_in_place(lines, set(donated))
-            carries = set(self.donated_params.values())
-            roots = {r: buffer_root(rets[r], out)[0] for r in carries if r < len(rets)}
-            bad = {n for n in written
-                   if not (roots.get(donated[n]) == n or _made_here(roots.get(donated[n]),
-                                                                     out))
-                   or list(roots.values()).count(roots.get(donated[n])) > 1}
+            roots = {r: buffer_root(rets[r], out)[0] for r in donated.values()}
+            owned = list(roots.values())
+
+            def safe(n):       # the next step's buffer: this one's or new, and no other's
+                root = roots[donated[n]]
+                return (root == n or _made_here(root, out)) and owned.count(root) == 1
+            bad = {n for n in written if not safe(n)}
             if not bad:
                 self.overwritten = {p for p in self.donated_params if params[p] in written}
                 return out

@@ -192,15 +192,16 @@ def _op_scan(ctx):
     dc.own(ctx, fn, carry, nconst)
     ys = outs[ncarry:]
     length = ctx.fb.size_param(p["length"])
-    xargs = []
+    xargs = []                       # (stack, whether the body takes it whole)
     for k, (r, v) in enumerate(zip(refs[first_x:], ctx.e.invars[first_x:])):
-        if len(v.aval.shape) == 1 and first_x + k not in fn.row_params:
+        whole = first_x + k in fn.row_params
+        if len(v.aval.shape) == 1 and not whole:
             # a scalar per step that the host reads: from one host copy of the stack
             h = ctx.fb.tmp("xh")
             ctx.emit(f"{h} = _rt.host_view({r[2]})")
-            xargs.append(h)
+            xargs.append((h, False))
         else:
-            xargs.append((r[2], first_x + k in fn.row_params))
+            xargs.append((r[2], whole))
     stacks = []
     for i, (kind, name) in enumerate(ys):
         v = ctx.e.outvars[ncarry + i]
@@ -218,8 +219,7 @@ def _op_scan(ctx):
     with ctx.block(f"for {tt} in range({length}):"):
         ctx.emit(f"{t} = {length} - 1 - {tt}" if p["reverse"] else f"{t} = {tt}")
         give_back = recycling(ctx, fn, carry, nconst)
-        xs = [f"{x}[{t}]" if isinstance(x, str) else x[0] if x[1] else f"{x[0]}[{t}]"
-              for x in xargs]
+        xs = [x if whole else f"{x}[{t}]" for x, whole in xargs]
         rows = [stacks[k - ncarry][0] for k in fn.row_written] + [t] if fn.row_args else []
         call = call_text(fn, consts + carry + xs + rows)
         if tgt:
@@ -456,12 +456,11 @@ def dots_as_nests(jaxpr):
     from ..primitives import broadcast_in_dim_p, mul_p, reduce_sum_p, transpose_p
     eqns, changed = [], False
     for e in jaxpr.eqns:
-        x, y = e.invars if e.primitive.name == "dot_general" else (None, None)
-        o = e.outvars[0] if x is not None else None
-        if x is None or not on_matmul(e) or not x.aval.dtype == y.aval.dtype == o.aval.dtype \
-                or o.aval.dtype == np.bool_:
+        if e.primitive.name != "dot_general" or not on_matmul(e) \
+                or e.outvars[0].aval.dtype != e.invars[0].aval.dtype:
             eqns.append(e)
             continue
+        (x, y), o = e.invars, e.outvars[0]
         changed = True
         (xc, yc), (xb, yb) = e.params["dimension_numbers"]
         xf = [i for i in range(len(x.aval.shape)) if i not in xc and i not in xb]

@@ -288,29 +288,24 @@ class Planner(TinyValues):
             self.D.unify_eqn(e)
         for v in list(j.constvars) + list(j.invars):
             self.D.dims(v)
+        params = list(j.constvars) + list(j.invars)
+        dyn = None
         if self.top and not self.mod.static and self.mod.dynamic_dims is not True:
             # partly dynamic: a class is constant when it holds a parameter dimension whose
             # size stays put and none that changed (sub-functions stay fully symbolic,
             # unless their caller says which of their parameters' axes are run-time sizes)
             dyn = {self.D.find(self.D.dims(j.invars[i])[ax]) for i, ax in self.mod.dynamic_dims
                    if i < len(j.invars) and ax < len(j.invars[i].aval.shape)}
+            fixed = [d for v in params for d in self.D.dims(v)]
         elif not self.top and not self.mod.static and self.param_dynamic is not None:
             # a body whose caller says which parameter axes are run-time sizes: every other
             # class is a constant (a program's text holds its constants, and one lowered
             # for other sizes is other text, compiled anew: never a wrong size)
-            params = list(j.constvars) + list(j.invars)
             dyn = {self.D.find(self.D.dims(params[i])[ax]) for i, ax in self.param_dynamic}
-            self.static_roots |= {r for r in map(self.D.find, range(len(self.D.parent)))
-                                  if r not in dyn}
-        else:
-            dyn = None
+            fixed = range(len(self.D.parent))
         self.dyn_roots = dyn
         if dyn is not None:
-            for v in list(j.constvars) + list(j.invars):
-                for d in self.D.dims(v):
-                    r = self.D.find(d)
-                    if r not in dyn:
-                        self.static_roots.add(r)
+            self.static_roots |= {r for r in map(self.D.find, fixed) if r not in dyn}
         # parameter sizes first, in order, so every function reads them the same way
         for v in list(j.constvars) + list(j.invars):
             self.dims(v)
