@@ -18,8 +18,8 @@ from ..config import config
 from ..core import DropVar, Literal, Var
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
-from .numba_cuda_statements import (device_buffer, host_statement, on_matmul, statement_rule,
-                                     unravel_lines)
+from .numba_cuda_statements import (device_buffer, host_statement, nests_as_dots, on_matmul,
+                                     statement_rule, unravel_lines)
 from .cuda_launches import Launch, Section, fuse, render
 from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
 from .kernel_plan import Opaque, Row
@@ -147,8 +147,9 @@ class CudaFunction(NumbaFunction):
     #: were (the loop copies their initial values once, so that the caller's stay).
     donated_params = {}
 
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
+    def __init__(self, mod, jaxpr, name, top):
+        # matrix-shaped reductions become products, for cuBLAS (nests_as_dots)
+        super().__init__(mod, nests_as_dots(jaxpr) or jaxpr, name, top)
         self.device_outs = {}         # rank-0 results statements left in device buffers
         self.row_written = []         # positions of results written into a stack
         self.overwritten = set()      # positions of donated parameters updated in place

@@ -494,6 +494,152 @@ def dots_as_nests(jaxpr):
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
+def _broadcast_source(v, producer):
+    """Follow ``v`` back through the equations that only broadcast it or add or drop
+    size-1 axes (``broadcast_in_dim``, ``expand_dims``, ``squeeze``, such a ``reshape``):
+    ``(base, {axis of base: axis of v})`` for the base's axes of size > 1 (an axis of v
+    no base axis maps to is a broadcast one: the values do not vary along it)."""
+    shape = v.aval.shape
+    amap = {i: i for i in range(len(shape)) if shape[i] != 1}
+    while True:
+        e = producer.get(id(v))
+        if e is None:
+            return v, amap
+        name, src = e.primitive.name, e.invars[0]
+        if not hasattr(src, "aval") or not _static_shape(src.aval):
+            return v, amap
+        ss, os_ = src.aval.shape, v.aval.shape
+        if name == "broadcast_in_dim":
+            bd = e.params["broadcast_dimensions"]
+            new = {j: amap[bd[j]] for j in range(len(ss)) if ss[j] != 1 and bd[j] in amap}
+        elif name in ("expand_dims", "squeeze", "reshape"):
+            if [d for d in ss if d != 1] != [d for d in os_ if d != 1]:
+                return v, amap                       # a reshape that moves elements
+            src_axes = [j for j in range(len(ss)) if ss[j] != 1]
+            out_axes = [i for i in range(len(os_)) if os_[i] != 1]
+            new = {j: amap[i] for j, i in zip(src_axes, out_axes) if i in amap}
+        else:
+            return v, amap
+        v, amap = src, new
+
+
+def nests_as_dots(jaxpr, min_elements=None):
+    """``jaxpr`` with each matrix-shaped reduction written as a matrix product: a
+    ``reduce_sum`` of a ``mul`` of two arrays broadcast against each other
+    (``anp.sum(A[:, :, None] * B[None], axis=1)``, and what the gradient of a broadcast
+    product makes) where each operand is read again by several results (a free axis of
+    each, as ``A @ B``; not a matrix-vector product, which reads its matrix once either
+    way), over more than ``min_elements`` products (``cuda_launches.LOOP_MAX``: the
+    size above which ``dots_as_nests`` keeps a product a product), becomes a
+    ``dot_general`` (cuBLAS) and a ``transpose``/``reshape`` to the sum's layout. A loop
+    nest computes each result's K products in one thread, reading both operands from
+    memory every time; cuBLAS tiles them. The inverse of :func:`dots_as_nests`, so
+    either way of writing a product runs as the same kind of code. A pure pass; None
+    where nothing changed.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> f = lambda A, B: anp.sum(A[:, :, None] * B[None], axis=1)
+    >>> j = ad.make_jaxpr(f)(np.ones((3, 4)), np.ones((4, 5))).jaxpr
+    >>> print(nests_as_dots(j, min_elements=8))
+    { lambda ; a:f64[3,4] b:f64[4,5]. let
+        c:f64[3,5] = dot_general[dimension_numbers=(((1,), (0,)), ((), ()))] a b
+      in (c,) }
+    """
+    from ..core import Eqn, Jaxpr, ShapedArray
+    from ..primitives import dot_general_p, reshape_p, transpose_p
+    if min_elements is None:
+        from .cuda_launches import LOOP_MAX as min_elements
+    producer, uses = {}, {}
+    for e in jaxpr.eqns:
+        for o in e.outvars:
+            producer[id(o)] = e
+        for v in e.invars:
+            uses[id(v)] = uses.get(id(v), 0) + 1
+    for v in jaxpr.outvars:
+        uses[id(v)] = uses.get(id(v), 0) + 1
+    replaced, dropped = {}, set()
+    for e in jaxpr.eqns:
+        if e.primitive.name != "reduce_sum":
+            continue
+        m, r = e.invars[0], e.outvars[0]
+        pe = producer.get(id(m))
+        if pe is None or pe.primitive.name != "mul" or uses.get(id(m)) != 1 \
+                or not _static_shape(m.aval) or m.aval.dtype.kind not in "fc":
+            continue
+        x, y = pe.invars
+        if not all(hasattr(u, "aval") and u.aval.dtype == m.aval.dtype
+                   and u.aval.shape == m.aval.shape for u in (x, y)):
+            continue
+        (a, amap), (b, bmap) = _broadcast_source(x, producer), _broadcast_source(y, producer)
+        shape, red = m.aval.shape, set(e.params["axes"])
+        ina = {i: j for j, i in amap.items()}
+        inb = {i: j for j, i in bmap.items()}
+        axes = [i for i in range(len(shape)) if shape[i] != 1]
+        if any(i not in ina and i not in inb for i in axes) or any(
+                i in red and (i not in ina or i not in inb) for i in axes):
+            continue                        # a broadcast result, or a sum of one operand
+        batch = [i for i in axes if i not in red and i in ina and i in inb]
+        contract = [i for i in axes if i in red]
+        free_a = sorted((i for i in axes if i not in red and i not in inb), key=ina.get)
+        free_b = sorted((i for i in axes if i not in red and i not in ina), key=inb.get)
+        size = int(np.prod(shape))
+        if not contract or not free_a or not free_b or size <= min_elements:
+            continue
+        dt = m.aval.dtype
+        eqns = []
+
+        def squeezed(base, inv):
+            # the base without its size-1 axes (a dot_general operand): its axis j is
+            # axis ``pos[j]`` of the squeezed array
+            keep = sorted(inv.values())
+            pos = {j: k for k, j in enumerate(keep)}
+            if len(keep) == len(base.aval.shape):
+                return base, pos
+            sq = Var(ShapedArray(tuple(base.aval.shape[j] for j in keep), dt))
+            eqns.append(Eqn(reshape_p, [base], [sq], dict(new_sizes=sq.aval.shape),
+                            e.source))
+            return sq, pos
+        a2, pa = squeezed(a, ina)
+        b2, pb = squeezed(b, inb)
+        dims = ((tuple(pa[ina[i]] for i in contract), tuple(pb[inb[i]] for i in contract)),
+                (tuple(pa[ina[i]] for i in batch), tuple(pb[inb[i]] for i in batch)))
+        order = batch + free_a + free_b              # the product's axes, as m's
+        kept = sorted(order)
+        perm = tuple(order.index(i) for i in kept)
+        steps = [(dot_general_p, tuple(shape[i] for i in order),
+                  dict(dimension_numbers=dims))]
+        if perm != tuple(range(len(perm))):
+            steps.append((transpose_p, tuple(shape[i] for i in kept),
+                          dict(permutation=perm)))
+        if steps[-1][1] != r.aval.shape:              # the sum's size-1 axes
+            steps.append((reshape_p, r.aval.shape, dict(new_sizes=r.aval.shape)))
+        ins = [a2, b2]
+        for k, (prim, shp, params) in enumerate(steps):
+            o = r if k == len(steps) - 1 else Var(ShapedArray(shp, dt))
+            eqns.append(Eqn(prim, ins, [o], params, e.source))
+            ins = [o]
+        replaced[id(e)] = eqns
+        dropped.add(id(pe))
+    if not replaced:
+        return None
+    out = []
+    for e in jaxpr.eqns:
+        if id(e) not in dropped:
+            out += replaced.get(id(e), [e])
+    # the broadcasts only the products read are dead now
+    live = {id(v) for v in jaxpr.outvars}
+    kept_eqns = []
+    for e in reversed(out):
+        if e.primitive.name in _VIEWS and not any(id(o) in live for o in e.outvars):
+            continue
+        kept_eqns.append(e)
+        live.update(id(v) for v in e.invars)
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept_eqns[::-1])
+
+
+_VIEWS = frozenset({"broadcast_in_dim", "expand_dims", "squeeze", "reshape"})
+
+
 _ALLOCATION = re.compile(r"[A-Z_][A-Z0-9_]* = _rt\.empty\(.*\)")
 
 
