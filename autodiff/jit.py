@@ -52,8 +52,9 @@ from .api import as_array, to_output
 from .cache import ProgramCache, declare
 from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
+from .devices import CudaArray
 from .errors import DTypeError, UnsupportedDTypeError
-from .jit_runtime import (PY_SCALARS, SCALAR_KEYS, Entry, Lowered, LoweringJob,
+from .jit_runtime import (BACKENDS, PY_SCALARS, SCALAR_KEYS, Entry, Lowered, LoweringJob,
                           compiled_entry, llvm_entry, remote_lowering, get_backend,
                           explain_miss, interpreted_entry, leaf_aval, leaf_key,
                           lower_program, signature_structure, submit_compile,
@@ -79,6 +80,7 @@ _log = logging.getLogger("autodiff.jit")
 # compiles them (JitFunction._specializes); the next changed dimension turns dynamic.
 SPECIALIZED_SIZES = 8
 _ndarray = np.ndarray
+_CudaArray = CudaArray
 _instances = weakref.WeakSet()   # every JitFunction (config changes and forks reach them)
 _disabled = 0                    # > 0 inside ``disable_jit()``
 
@@ -344,8 +346,10 @@ class JitFunction(Generic[P, R]):
                     key = tuple([(a.shape, a.dtype) if type(a) is _ndarray
                                  else SCALAR_KEYS[type(a)] for a in args])
                 except KeyError:
-                    key = None        # (the slow path outside the handler: an error it
-                if key is None:       # raises does not carry this KeyError as context)
+                    # device arrays (CudaArray) where the backend keeps them there
+                    key = self._device_key(args)
+                if key is None:       # (the slow path outside the handler: an error it
+                    # raises does not carry this KeyError as context)
                     return self._call_slow(args, kwargs)
                 table = self._table
                 call = table.get(key)
@@ -364,6 +368,27 @@ class JitFunction(Generic[P, R]):
             if shown is None:
                 raise
             raise shown from None
+
+    def _device_key(self, args):
+        """The fast path's key of flat arguments some of which are device arrays
+        (:class:`~autodiff.devices.CudaArray`: shape and dtype, as ``leaf_key``), where
+        this function's backend takes them as they are; None otherwise (the slow path
+        copies them to the host, or they are something else)."""
+        # (a backend named here: the configured one goes the slow path)
+        b = BACKENDS.get(self._backend) if isinstance(self._backend, str) else None
+        if b is None or not b.device_arrays or config.debug_nans:
+            return None
+        key = []
+        for a in args:
+            t = type(a)
+            if t is _ndarray or t is _CudaArray:
+                key.append((a.shape, a.dtype))
+            else:
+                k = SCALAR_KEYS.get(t)
+                if k is None:
+                    return None
+                key.append(k)
+        return tuple(key)
 
     # The cache's lock discipline: lookups (``get``) take no lock; every change (insert,
     # evict, clear, the install of a compiled kernel) holds ``self._lock``; the LRU touch
@@ -436,7 +461,8 @@ class JitFunction(Generic[P, R]):
             return None, leaves, in_tree, statics, static_kw
         simple = (not statics and not dyn_kw and in_tree.node_type is tuple
                   and all(c is LEAF or c.node_type is None for c in in_tree.children)
-                  and all(type(x) is _ndarray or type(x) in SCALAR_KEYS for x in leaves))
+                  and all(type(x) is _ndarray or type(x) in SCALAR_KEYS
+                          or (keep and type(x) is _CudaArray) for x in leaves))
         if simple:
             return tuple(keys), leaves, in_tree, statics, static_kw
         return ("tree", in_tree, statics, tuple(keys)), leaves, in_tree, statics, static_kw

@@ -253,6 +253,17 @@ def test_device_arrays_in_and_out():
     np.testing.assert_allclose(np.asarray(f(r)), np.tanh(np.tanh(x) * 2.0) * 2.0, rtol=1e-12)
     assert f.cache_info().misses == 1           # device and numpy arguments: one signature
     np.testing.assert_allclose(np.asarray(f(x)), np.tanh(x) * 2.0, rtol=1e-12)
+    assert f.cache_info().misses == 1 and f.cache_info().size == 1
+
+    def slow(*a):
+        raise AssertionError("a device array's warm call took the slow path")
+    f._call_slow = slow        # warm calls with device arrays take jit's fast path
+    np.testing.assert_allclose(np.asarray(f(d)), np.tanh(x) * 2.0, rtol=1e-12)
+    del f._call_slow
+    g = ad.jit(lambda v, k: anp.sum(v * k))     # the CPU backend: copied to the host
+    assert float(g(d, 2.0)) == pytest.approx(float(np.sum(x * 2.0)))
+    assert float(g(x, 2.0)) == pytest.approx(float(np.sum(x * 2.0)))
+    assert g.cache_info().misses == 1
     # eager anp and transforms accept device arrays (on a host copy)
     np.testing.assert_allclose(anp.sin(d), np.sin(x))
     np.testing.assert_allclose(ad.grad(lambda v: anp.sum(v ** 2))(d), 2 * x)
