@@ -494,6 +494,96 @@ def dots_as_nests(jaxpr):
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
+def conds_as_selects(jaxpr):
+    """``jaxpr`` with each ``cond`` whose branches are straight-line code (no loop, no
+    ``cond`` left after this pass, no host call) computing every branch and picking
+    each result with ``select`` on the index (clamped to the branches, as ``cond``
+    clamps it), as JAX's ``vmap`` of a ``cond`` does. A device loop's kernel so runs a
+    body with a ``cond`` (a piecewise step, the reverse loop of a bounded
+    ``while_loop``'s gradient, which is a ``scan`` over a ``cond``), where the ``cond``
+    made a host loop that read its index back from the device every step. Both
+    branches run; a value the other branch would not have computed (a NaN of a
+    ``log`` of a negative) is computed and dropped. A device loop is tried with this
+    body (:class:`_DeviceBody`); a body that still cannot be one keeps a host loop
+    over the original. A pure pass; None where there is no such ``cond``.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> from autodiff import lax
+    >>> f = lambda k, x: lax.cond(k > 0, lambda x: x * 2.0, lambda x: x - 1.0, x)
+    >>> j = ad.make_jaxpr(f)(1, np.ones(2)).jaxpr
+    >>> print(conds_as_selects(j))
+    { lambda ; a:i64[] b:f64[2]. let
+        c:bool[] = gt a 0:i64[]
+        d:i32[] = convert_element_type[new_dtype=int32] c
+        e:f64[2] = sub b 1.0:f64[]
+        f:f64[2] = mul b 2.0:f64[]
+        g:bool[] = ge d 1:i32[]
+        h:f64[2] = select g f e
+      in (h,) }
+    """
+    from ..core import Eqn, Jaxpr, ShapedArray
+    from ..ir import Literal
+    from ..primitives import ge_p, select_p
+    eqns, changed = [], False
+    for e in jaxpr.eqns:
+        if e.primitive.name != "cond":
+            eqns.append(e)
+            continue
+        branches = []
+        for b in e.params["branches"]:
+            bj = sub_jaxpr(b)
+            bj = conds_as_selects(bj) or bj
+            if bj.constvars or any(_has_body(be) for be in bj.eqns):
+                break                    # a loop in a branch: the cond stays
+            branches.append(bj)
+        else:
+            changed = True
+            index, ops = e.invars[0], e.invars[1:]
+            outs = []
+            for bj in branches:
+                env = dict(zip(bj.invars, ops))
+                for be in bj.eqns:
+                    new = [Var(o.aval) for o in be.outvars]
+                    env.update(zip(be.outvars, new))
+                    eqns.append(be.replace(
+                        invars=[env.get(v, v) if isinstance(v, Var) else v
+                                for v in be.invars], outvars=new))
+                outs.append([env.get(v, v) if isinstance(v, Var) else v
+                             for v in bj.outvars])
+            picks = []
+            for k in range(1, len(branches)):          # index >= k: branch k or later
+                g = Var(ShapedArray((), np.dtype(np.bool_)))
+                eqns.append(Eqn(ge_p, [index, Literal(np.asarray(k, index.aval.dtype)[()])],
+                                [g], {}, e.source))
+                picks.append(g)
+            for i, o in enumerate(e.outvars):
+                cur = outs[0][i]
+                for k in range(1, len(branches)):
+                    last = k == len(branches) - 1
+                    nxt = o if last else Var(o.aval)
+                    eqns.append(Eqn(select_p, [picks[k - 1], outs[k][i], cur], [nxt], {},
+                                    e.source))
+                    cur = nxt
+                if len(branches) == 1:
+                    eqns.append(Eqn(select_p, [Literal(np.bool_(True)), cur, cur], [o], {},
+                                    e.source))
+            continue
+        eqns.append(e)
+    if not changed:
+        return None
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
+
+
+def _has_body(e):
+    """Whether equation ``e`` has a jaxpr of its own (control flow, a call)."""
+    from ..core import ClosedJaxpr, Jaxpr
+    for v in e.params.values():
+        for x in (v if isinstance(v, (tuple, list)) else (v,)):
+            if isinstance(x, (Jaxpr, ClosedJaxpr)):
+                return True
+    return False
+
+
 def _broadcast_source(v, producer):
     """Follow ``v`` back through the equations that only broadcast it or add or drop
     size-1 axes (``broadcast_in_dim``, ``expand_dims``, ``squeeze``, such a ``reshape``):
@@ -659,10 +749,12 @@ class _DeviceBody:
         from .cuda_launches import LOOP_MAX, MAX_SHARED, Launch, Section, kernel_text
         self.ok = False
         fb = ctx.fb
-        # matrix products as loop nests, which the loop's kernel runs (dots_as_nests)
-        nests = dots_as_nests(jaxpr) if config.jit_cuda_loop_products else None
-        fn = fb.mod.sub_function(nests or jaxpr, hint, device_from=nconst,
-                                 param_dynamic=dynamic)
+        # conds as selects and matrix products as loop nests, which the loop's kernel
+        # runs (conds_as_selects, dots_as_nests)
+        body = conds_as_selects(jaxpr) or jaxpr
+        if config.jit_cuda_loop_products:
+            body = dots_as_nests(body) or body
+        fn = fb.mod.sub_function(body, hint, device_from=nconst, param_dynamic=dynamic)
         if fn is None:
             return
         launches, made = [], []

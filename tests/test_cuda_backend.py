@@ -1104,6 +1104,86 @@ def test_loop_bodies_with_matrix_products_run_on_the_device():
         ad.config.update("jit_cuda_loop_products", old)
 
 
+# the branch not taken divides by zero (a bounded while's padded steps): the simulator's
+# threads warn, the select drops the value
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_loop_bodies_with_a_cond_run_on_the_device():
+    """A ``cond`` or ``switch`` in a scan body (a piecewise step; and the reverse loop of
+    a bounded while_loop's gradient, a scan over a cond) computes its branches and
+    selects (``conds_as_selects``), so the loop is one device loop: its launches do not
+    grow with the steps, where each step was a few launches and a read of the index
+    back from the device. Values and gradients agree with the interpreter, the switch
+    index clamped as cond clamps it; a branch with a loop of its own keeps a host loop."""
+    W = u((6, 6), seed=3) * 0.3
+
+    def piece(h0, xs):
+        def step(h, x):
+            h = lax.cond(x[0] > 0, lambda h: anp.tanh(W @ h) * 2.0, lambda h: h - x[1], h)
+            return h, anp.sum(h)
+        h, s = lax.scan(step, h0, xs)
+        return anp.sum(h) + anp.sum(s)
+
+    def switch(h0, xs):                   # index -2..3 for three branches: clamped
+        def step(c, x):
+            h, n = c
+            i = (x[0] * 3.0).astype(np.int32)
+            h, k, z = lax.switch(i, [lambda h: (anp.sin(h), 1, 0.5),
+                                     lambda h: (h, 2, anp.sum(h)),
+                                     lambda h: (h * x[2], 3, 0.0)], h)
+            return (h, n + k), z
+        (h, n), zs = lax.scan(step, (h0, 0), xs)
+        return anp.sum(h) + anp.sum(zs) + n
+
+    def power(h0, steps):                 # its gradient: a scan over a cond
+        def f(h0, xs):
+            def body(c):
+                k, v = c
+                w = W @ v + xs[0].sum() * 0.0
+                return k + 1, w / anp.sqrt(anp.sum(w * w))
+            k, v = lax.while_loop(lambda c: c[0] < steps - 1, body, (0, h0),
+                                  max_steps=steps)
+            return anp.sum(v * (W @ v))
+        return f
+
+    h0 = u((6,), seed=1) * 0.5
+    cases = [(piece, lambda T: u((T, 6), seed=T)),
+             (ad.grad(piece, argnums=(0, 1)), lambda T: u((T, 6), seed=T)),
+             (switch, lambda T: u((T, 6), seed=T, lo=-0.9, hi=1.2)),
+             (ad.grad(lambda h0, xs: switch(h0, xs)), lambda T: u((T, 6), seed=T, lo=-0.9,
+                                                                  hi=1.2))]
+    for f, xs in cases:
+        counts = []
+        for T in (3, 8):
+            g = ad.jit(f, backend="cuda")
+            src = g.lower(h0, xs(T)).source
+            assert "def _scan" not in src and "def _body" not in src, f
+            n, got = _launches(g, h0, xs(T))
+            counts.append(n)
+            want = ad.jit(f, backend="interpret")(h0, xs(T))
+            for a, b in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11,
+                                           atol=1e-12)
+        assert counts[0] == counts[1] and counts[0] <= 3, (f, counts)
+    counts = []
+    for steps in (3, 8):
+        g = ad.grad(power(h0, steps), argnums=(0, 1))
+        n, got = _launches(ad.jit(g, backend="cuda"), h0, u((2, 6)))
+        counts.append(n)
+        want = ad.jit(g, backend="interpret")(h0, u((2, 6)))
+        for a, b in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11, atol=1e-12)
+    assert counts[0] == counts[1], counts
+
+    def looped(h0, xs):                   # a loop in a branch: the cond stays
+        def step(h, x):
+            h = lax.cond(x[0] > 0, lambda h: lax.fori_loop(0, 2, lambda i, v: v * 0.5, h),
+                         lambda h: h + 1.0, h)
+            return h, None
+        return lax.scan(step, h0, xs)[0]
+    assert "def _scan" in ad.jit(looped, backend="cuda").lower(h0, u((3, 6))).source
+    _interp_agrees(looped, h0, u((3, 6)))
+
+
 def test_matrix_shaped_sums_run_as_matrix_products():
     """A sum of a broadcast product that is a matrix product (``(A[:, :, None] *
     B[None]).sum(1)``, batched, transposed, keepdims, complex, float32, and the
