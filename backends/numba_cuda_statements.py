@@ -1066,7 +1066,14 @@ def _all_arrays(ctx, ins=None):
 
 def _alloc_out(ctx, i=0, init=None):
     v = ctx.outvar(i)
-    if init is not None:
+    if init is not None and ctx.fb.device_from is not None:
+        # a device loop's body: its buffer is made once before the loop, and a launch
+        # copies the operand (_rt.dcopy is a host call: a host loop)
+        O = ctx.out(i)
+        ctx.emit(f"{O} = _rt.empty({ctx.shape_out(i)}, {dt_text(v.aval.dtype)})")
+        _map_kernel(ctx, ctx.dims_out(i), lambda I: [
+            f"{O}[{', '.join(I)}] = {init}[{', '.join(I)}]"])
+    elif init is not None:
         ctx.emit(f"{ctx.out(i)} = _rt.dcopy({init})")
     else:
         ctx.emit(f"{ctx.out(i)} = _rt.empty({ctx.shape_out(i)}, {dt_text(v.aval.dtype)})")
@@ -1122,24 +1129,30 @@ def _op_concatenate(ctx):
 def _op_dynamic_slice(ctx):
     if not _all_arrays(ctx, [0]) or not ctx.invar(0).aval.shape:
         return host_statement(ctx)
-    r = len(ctx.invar(0).aval.shape)
-    st = clamped_starts(ctx, [ctx.rd(1 + i, []) for i in range(r)], ctx.dims_in(0),
-                              ctx.dims_out(0))
+    st, clamp = _kernel_starts(ctx, 1, ctx.dims_in(0), ctx.dims_out(0))
     X, O = ctx.arr(0), ctx.out(0)
     _alloc_out(ctx)
-    _map_kernel(ctx, ctx.dims_out(0), lambda I: [
+    _map_kernel(ctx, ctx.dims_out(0), lambda I: clamp + [
         f"{O}[{', '.join(I)}] = {X}[{', '.join(f'{s} + {i}' for s, i in zip(st, I))}]"])
+
+
+def _kernel_starts(ctx, first, xdims, wdims):
+    """A dynamic slice's starts (operands ``first``, ...) clamped into ``[0, n - w]``
+    by the kernel: ``(names, lines)``. A start a kernel computed stays in its device
+    buffer (no read back to the host, which waits for the device), and a device loop's
+    body can slice at its own step's index."""
+    names = [ctx.fb.tmp("st") for _ in xdims]
+    return names, [f"{t} = min(max(np.int64({ctx.rd(first + k, [])}), 0), {n} - {w})"
+                   for k, (t, n, w) in enumerate(zip(names, xdims, wdims))]
 
 
 def _op_dynamic_update_slice(ctx):
     if not _all_arrays(ctx, [0, 1]) or not ctx.invar(0).aval.shape:
         return host_statement(ctx)
-    r = len(ctx.invar(0).aval.shape)
-    st = clamped_starts(ctx, [ctx.rd(2 + i, []) for i in range(r)], ctx.dims_in(0),
-                              ctx.dims_in(1))
+    st, clamp = _kernel_starts(ctx, 2, ctx.dims_in(0), ctx.dims_in(1))
     U, O = ctx.arr(1), ctx.out(0)
     _alloc_out(ctx, init=ctx.arr(0))
-    _map_kernel(ctx, ctx.dims_in(1), lambda I: [
+    _map_kernel(ctx, ctx.dims_in(1), lambda I: clamp + [
         f"{O}[{', '.join(f'{s} + {i}' for s, i in zip(st, I))}] = {U}[{', '.join(I)}]"])
 
 

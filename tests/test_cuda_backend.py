@@ -1184,6 +1184,51 @@ def test_loop_bodies_with_a_cond_run_on_the_device():
     _interp_agrees(looped, h0, u((3, 6)))
 
 
+def test_loop_bodies_with_dynamic_indexing_run_on_the_device():
+    """A loop body that indexes at its step (``xs[i]`` in a ``fori_loop``, a row written
+    with ``dynamic_update_slice``, starts out of range) is one device
+    loop: the kernels clamp the starts themselves (``_kernel_starts``; the host read
+    each start back from the device) and an update's copy is a launch of the loop's
+    kernel. So is the gradient, which updates its cotangent at the step's row. Launches
+    do not grow with the steps; values agree with the interpreter."""
+    W = u((6, 6), seed=3) * 0.3
+
+    def reads(h0, xs):
+        def body(i, h):
+            return anp.tanh(W @ h + xs[i] * xs[xs.shape[0] - 1 - i])
+        return anp.sum(lax.fori_loop(0, xs.shape[0], body, h0))
+
+    def fills(h0, xs):
+        def body(i, c):
+            h, ys = c
+            h = anp.tanh(W @ h + xs[i])
+            ys = lax.dynamic_update_slice(ys, (h * 2.0)[None], (i, 0))
+            ys = lax.dynamic_update_slice(ys, (h[:2] + 1.0)[None], (i + 5, 3))  # clamped
+            return h, ys + lax.dynamic_slice(ys, (i - 9, 0), (xs.shape[0], 6)) * 0.1
+        h, ys = lax.fori_loop(0, xs.shape[0], body, (h0, anp.zeros_like(xs)))
+        return anp.sum(h) + anp.sum(ys * ys)
+
+    h0 = u((6,), seed=1) * 0.5
+    for f in (reads, ad.grad(reads, argnums=(0, 1)), fills, ad.grad(fills, argnums=(0, 1))):
+        counts = []
+        for T in (3, 8):
+            xs = u((T, 6), seed=T)
+            g = ad.jit(f, backend="cuda")
+            src = g.lower(h0, xs).source
+            assert "def _scan" not in src and "def _body" not in src, f
+            n, got = _launches(g, h0, xs)
+            counts.append(n)
+            want = ad.jit(f, backend="interpret")(h0, xs)
+            for a, b in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11,
+                                           atol=1e-12)
+        assert counts[0] == counts[1] and counts[0] <= 3, (f, counts)
+    # a start a kernel computed is clamped in the kernel that slices
+    top = lambda h, xs: anp.sum(xs[anp.argmax(h) + 4]) + lax.dynamic_slice(   # noqa: E731
+        h, (anp.argmin(h) - 2,), (2,)).sum()
+    _interp_agrees(top, h0, u((5, 6)))
+
+
 def test_matrix_shaped_sums_run_as_matrix_products():
     """A sum of a broadcast product that is a matrix product (``(A[:, :, None] *
     B[None]).sum(1)``, batched, transposed, keepdims, complex, float32, and the
