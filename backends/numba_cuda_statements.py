@@ -731,6 +731,9 @@ _VIEWS = frozenset({"broadcast_in_dim", "expand_dims", "squeeze", "reshape"})
 
 
 _ALLOCATION = re.compile(r"[A-Z_][A-Z0-9_]* = _rt\.empty\(.*\)")
+# a view statement a device loop's kernel can make itself: an alias, or a reshape of a
+# C-contiguous buffer to constant sizes
+_VIEW = re.compile(r"([A-Z_][A-Z0-9_]*) = ([A-Z_][A-Z0-9_]*)(\.reshape\(\((?:\d+, )*\d*,?\)\))?")
 
 
 class _DeviceBody:
@@ -757,17 +760,23 @@ class _DeviceBody:
         fn = fb.mod.sub_function(body, hint, device_from=nconst, param_dynamic=dynamic)
         if fn is None:
             return
-        launches, made = [], []
+        launches, made, seq = [], [], []
         for it in fn.items:
             if isinstance(it, Launch):
                 if not it.small(LOOP_MAX):
                     return
                 launches.append(it)
+                seq.append(it)
                 continue
-            code = [ln for ln in it.split("\n") if not ln.strip().startswith("#")]
-            if not all(_ALLOCATION.fullmatch(ln) for ln in code):
-                return                    # a host statement in the body
-            made += code                  # the buffer a statement's launch writes (a pad)
+            for ln in it.split("\n"):
+                if ln.strip().startswith("#"):
+                    continue
+                if _ALLOCATION.fullmatch(ln):
+                    made.append(ln)       # the buffer a statement's launch writes (a pad)
+                elif _VIEW.fullmatch(ln):
+                    seq.append(ln)        # a reshaped view (an .at update's flat scatter):
+                else:                     # the kernel makes it, in order
+                    return                # a host statement in the body
         if not launches or sum(lc.shared_arrays() for lc in launches) > MAX_SHARED:
             return
         names = dict(zip(fn.param_names, outer))     # its parameters -> the kernel's
@@ -782,10 +791,18 @@ class _DeviceBody:
                          lambda q: pre + q.group(1) if q.group(1) in names else q.group(1),
                          m.group(2))
             self.allocs.append(f"{pre}{m.group(1)} = {rhs}")
+        for x in seq:
+            if isinstance(x, str):                   # a view the kernel makes
+                names[_VIEW.fullmatch(x).group(1)] = pre + _VIEW.fullmatch(x).group(1)
         if not all(re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names for r in fn.rets):
             return
         self.shared, self.calls = {}, []
-        for lc in launches:
+        for lc in seq:
+            if isinstance(lc, str):
+                m = _VIEW.fullmatch(lc)
+                self.calls.append(f"        {pre}{m.group(1)} = {names.get(m.group(2), m.group(2))}"
+                                  f"{m.group(3) or ''}")
+                continue
             # a device function receives its shared arrays from the kernel (numba-cuda-mlir
             # 0.6.0 fails on some shared arrays declared in device functions: docs/cuda.md)
             body_lines = []
@@ -801,7 +818,14 @@ class _DeviceBody:
             self.calls.append(f"        {dname}({', '.join(names.get(q, q) for q in params)})")
             self.calls.append("        cuda.syncthreads()")
         self.fn, self.params, self.head_reads = fn, fn.param_names, list(fn.head_reads)
-        self.ret_names = list(fn.rets)
+        # what it returns, a view (``_VIEW``) named by the buffer it views: a parameter
+        # returned through a reshape is that parameter (_carry_updates)
+        view_of = {}
+        for x in seq:
+            if isinstance(x, str):
+                m = _VIEW.fullmatch(x)
+                view_of[m.group(1)] = view_of.get(m.group(2), m.group(2))
+        self.ret_names = [view_of.get(r, r) for r in fn.rets]
         self.rets = [names[r] if v.aval.shape else f"{names[r]}[0]"
                      for r, v in zip(fn.rets, jaxpr.outvars)]
         self.n_launches = len(launches)

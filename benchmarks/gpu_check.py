@@ -130,6 +130,19 @@ def correctness():
         "scan": (lambda v: lax.scan(lambda c, t: (c * 0.999 + anp.sin(t), anp.sum(c)), v[:10],
                                     v[: 10 * (len(v) // 10)].reshape(-1, 10))[0], (x,)),
     }
+    def stepwise(h0, xs):
+        # a device loop that indexes at its step, updates a carry's row and branches
+        def body(i, c):
+            h, ys = c
+            h = lax.cond(xs[i, 0] > 0, lambda h: anp.tanh(h + xs[i]), lambda h: h * 0.5, h)
+            return h, ys.at[i].set(h * 2.0)
+        h, ys = lax.fori_loop(0, xs.shape[0], body, (h0, anp.zeros_like(xs)))
+        return anp.sum(h) + anp.sum(ys * ys)
+    big["device loop: cond, xs[i], .at[i].set"] = (
+        ad.value_and_grad(stepwise, argnums=(0, 1)), (x[:10], x[:60].reshape(6, 10)))
+    k = 48                                     # 48 ** 3 products: more than LOOP_MAX
+    big["matrix-shaped sum"] = (lambda a, b: anp.sum(a[:, :, None] * b[None], axis=1),
+                                (rng.normal(size=(k, k)), rng.normal(size=(k, k + 1))))
     d = 16
     big["RNN host loop"] = (ad.value_and_grad(rnn_ad(anp, lax.scan), argnums=(0, 2)),
                             ((rng.normal(size=(d, d)) / 4), np.zeros(d),

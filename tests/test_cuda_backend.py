@@ -1186,7 +1186,7 @@ def test_loop_bodies_with_a_cond_run_on_the_device():
 
 def test_loop_bodies_with_dynamic_indexing_run_on_the_device():
     """A loop body that indexes at its step (``xs[i]`` in a ``fori_loop``, a row written
-    with ``dynamic_update_slice``, starts out of range) is one device
+    with ``dynamic_update_slice`` or ``.at[i].set``, starts out of range) is one device
     loop: the kernels clamp the starts themselves (``_kernel_starts``; the host read
     each start back from the device) and an update's copy is a launch of the loop's
     kernel. So is the gradient, which updates its cotangent at the step's row. Launches
@@ -1208,8 +1208,17 @@ def test_loop_bodies_with_dynamic_indexing_run_on_the_device():
         h, ys = lax.fori_loop(0, xs.shape[0], body, (h0, anp.zeros_like(xs)))
         return anp.sum(h) + anp.sum(ys * ys)
 
+    def fills_at(h0, xs):                  # ys.at[i].set: a scatter through reshapes
+        def body(i, c):
+            h, ys = c
+            h = anp.tanh(W @ h + xs[i])
+            return h, ys.at[i].set(h * 2.0)
+        h, ys = lax.fori_loop(0, xs.shape[0], body, (h0, anp.zeros_like(xs)))
+        return anp.sum(h) + anp.sum(ys * ys)
+
     h0 = u((6,), seed=1) * 0.5
-    for f in (reads, ad.grad(reads, argnums=(0, 1)), fills, ad.grad(fills, argnums=(0, 1))):
+    for f in (reads, ad.grad(reads, argnums=(0, 1)), fills, ad.grad(fills, argnums=(0, 1)),
+              fills_at, ad.grad(fills_at, argnums=(0, 1))):
         counts = []
         for T in (3, 8):
             xs = u((T, 6), seed=T)
@@ -1223,6 +1232,24 @@ def test_loop_bodies_with_dynamic_indexing_run_on_the_device():
                 np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11,
                                            atol=1e-12)
         assert counts[0] == counts[1] and counts[0] <= 3, (f, counts)
+    # .at updates of carries (a flat scatter through reshapes of the carry: views the
+    # loop's kernel makes), per-step outputs that view a carry, and carries that swap
+    # places through reshapes (a host loop: no in-place copy between them)
+    xs = u((4, 18), seed=7)
+    a = u((3, 6), seed=8)
+    views = [
+        lambda a, xs: lax.scan(lambda c, x: (c.at[1].set(x[:6] * 2.0), c.reshape(18)), a, xs),
+        lambda a, xs: lax.scan(lambda c, x: ((c[0].at[2].add(x[:6]), c[1].at[0].set(c[0][1])),
+                                             c[1].reshape(18)), (a, a * 2.0), xs),
+        lambda a, xs: lax.scan(lambda c, x: (c.reshape(18).reshape(3, 6) * 0.5, x.sum()), a, xs),
+        lambda a, xs: lax.fori_loop(0, 3, lambda i, c: (c[1].reshape(3, 6), c[0].reshape(18)),
+                                    (a, xs[0])),
+    ]
+    views.append(ad.grad(lambda a, xs: anp.sum(views[0](a, xs)[1] ** 2), argnums=(0, 1)))
+    for k, f in enumerate(views):
+        src = ad.jit(f, backend="cuda").lower(a, xs).source
+        assert ("def _scan" in src) == (k == 3), k
+        _interp_agrees(f, a, xs)
     # a start a kernel computed is clamped in the kernel that slices
     top = lambda h, xs: anp.sum(xs[anp.argmax(h) + 4]) + lax.dynamic_slice(   # noqa: E731
         h, (anp.argmin(h) - 2,), (2,)).sum()
