@@ -1256,28 +1256,19 @@ def test_loop_bodies_with_dynamic_indexing_run_on_the_device():
     _interp_agrees(top, h0, u((5, 6)))
 
 
-def test_matrix_shaped_sums_run_as_matrix_products():
+def test_matrix_shaped_sums_run_as_matrix_products(monkeypatch):
     """A sum of a broadcast product that is a matrix product (``(A[:, :, None] *
     B[None]).sum(1)``, batched, transposed, keepdims, complex, float32, and the
     gradient's own such sums) over more than ``LOOP_MAX`` products runs as one
     (``nests_as_dots``: cuBLAS on a GPU, the fallback matmul kernel here), not as a loop
     nest reading both operands once per result; values agree with the interpreter. A
-    matrix-vector sum, a small one and a product read again stay loop nests."""
-    from autodiff.backends.cuda_launches import LOOP_MAX
-    A, B = u((41, 40), seed=1), u((40, 41), seed=2)
-    assert 41 * 40 * 41 > LOOP_MAX
-    Ab, Bb = u((2, 41, 40), seed=3), u((2, 40, 41), seed=4)
+    matrix-vector sum, a small one and a product read again stay loop nests. (One case at
+    the real threshold; the others at a lower one, so the simulator runs small
+    products.)"""
+    from autodiff.backends import cuda_launches
     mm = lambda A, B: anp.sum(A[:, :, None] * B[None], axis=1)            # noqa: E731
-    cases = [
-        (mm, (A, B)),
-        (lambda A, B: anp.sum(A[None, :, :] * B.T[:, None, :], axis=2), (A, B)),  # (n, m)
-        (lambda A, B: anp.sum(A[..., None] * B[:, None], axis=2), (Ab, Bb)),       # batch
-        (lambda A, B: anp.sum(B[None] * A[:, :, None], axis=1, keepdims=True), (A, B)),
-        (mm, (A + 0.5j * B.T, B - 0.25j * A.T)),
-        (lambda A, B: anp.sin(mm(A, B)), (A.astype(F32), B.astype(F32))),
-        (ad.grad(lambda A, B: anp.sum(anp.sin(mm(A, B))), argnums=(0, 1)), (A, B)),
-    ]
-    for f, args in cases:
+
+    def runs_as_product(f, args):
         g = ad.jit(f, backend="cuda")
         assert "_rt.matmul(" in g.lower(*args).source, f
         n, got = _launches(g, *args)
@@ -1287,14 +1278,28 @@ def test_matrix_shaped_sums_run_as_matrix_products():
             assert np.asarray(a).dtype == np.asarray(b).dtype
             np.testing.assert_allclose(np.asarray(a), np.asarray(b),
                                        rtol=2e-5 if f32 else 1e-11, atol=1e-5 if f32 else 1e-11)
-    x = u((40,), seed=5)
-    for f, args in [(lambda A, x: anp.sum(A * x[None, :], axis=1), (u((2000, 40)), x)),
-                    (mm, (A[:8], B[:, :8])),                             # 8 x 40 x 8
+    A, B = u((41, 40), seed=1), u((40, 41), seed=2)
+    assert 41 * 40 * 41 > cuda_launches.LOOP_MAX
+    runs_as_product(mm, (A, B))
+    monkeypatch.setattr(cuda_launches, "LOOP_MAX", 300)
+    A, B = u((9, 8), seed=1), u((8, 9), seed=2)                         # 648 products
+    Ab, Bb = u((2, 9, 8), seed=3), u((2, 8, 9), seed=4)
+    for f, args in [
+        (lambda A, B: anp.sum(A[None, :, :] * B.T[:, None, :], axis=2), (A, B)),  # (n, m)
+        (lambda A, B: anp.sum(A[..., None] * B[:, None], axis=2), (Ab, Bb)),       # batch
+        (lambda A, B: anp.sum(B[None] * A[:, :, None], axis=1, keepdims=True), (A, B)),
+        (mm, (A + 0.5j * B.T, B - 0.25j * A.T)),
+        (lambda A, B: anp.sin(mm(A, B)), (A.astype(F32), B.astype(F32))),
+        (ad.grad(lambda A, B: anp.sum(anp.sin(mm(A, B))), argnums=(0, 1)), (A, B)),
+    ]:
+        runs_as_product(f, args)
+    x = u((8,), seed=5)
+    for f, args in [(lambda A, x: anp.sum(A * x[None, :], axis=1), (u((60, 8)), x)),
+                    (mm, (A[:4], B[:, :4])),                             # 4 x 8 x 4
                     (lambda A, B: (lambda p: anp.sum(p, axis=1) + anp.sum(p))(
                         A[:, :, None] * B[None]), (A, B))]:              # the product twice
         assert "_rt.matmul(" not in ad.jit(f, backend="cuda").lower(*args).source
-        if args[0].shape[0] < 100:
-            _interp_agrees(f, *args)
+        _interp_agrees(f, *args)
 
 
 def test_device_loops_stay_device_loops_after_a_new_length():
