@@ -54,7 +54,7 @@ from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
 from .devices import CudaArray
 from .errors import DTypeError, UnsupportedDTypeError
-from .jit_runtime import (BACKENDS, PY_SCALARS, SCALAR_KEYS, Entry, Lowered, LoweringJob,
+from .jit_runtime import (PY_SCALARS, SCALAR_KEYS, Entry, Lowered, LoweringJob,
                           compiled_entry, llvm_entry, remote_lowering, get_backend,
                           explain_miss, interpreted_entry, leaf_aval, leaf_key,
                           lower_program, signature_structure, submit_compile,
@@ -346,11 +346,12 @@ class JitFunction(Generic[P, R]):
                     key = tuple([(a.shape, a.dtype) if type(a) is _ndarray
                                  else SCALAR_KEYS[type(a)] for a in args])
                 except KeyError:
+                    key = None        # (the rest outside the handler: an error raised
+                if key is None:       # there does not carry this KeyError as context)
                     # device arrays (CudaArray) where the backend keeps them there
                     key = self._device_key(args)
-                if key is None:       # (the slow path outside the handler: an error it
-                    # raises does not carry this KeyError as context)
-                    return self._call_slow(args, kwargs)
+                    if key is None:
+                        return self._call_slow(args, kwargs)
                 table = self._table
                 call = table.get(key)
                 if call is not None:
@@ -372,11 +373,10 @@ class JitFunction(Generic[P, R]):
     def _device_key(self, args):
         """The fast path's key of flat arguments some of which are device arrays
         (:class:`~autodiff.devices.CudaArray`: shape and dtype, as ``leaf_key``), where
-        this function's backend takes them as they are; None otherwise (the slow path
-        copies them to the host, or they are something else)."""
-        # (a backend named here: the configured one goes the slow path)
-        b = BACKENDS.get(self._backend) if isinstance(self._backend, str) else None
-        if b is None or not b.device_arrays or config.debug_nans:
+        the backend a call runs now takes them as they are (its cache entries are all
+        for that backend: a change of backend or of ``debug_nans`` clears them); None
+        otherwise (the slow path copies them to the host, or they are something else)."""
+        if not self._backend_now().device_arrays:
             return None
         key = []
         for a in args:

@@ -24,7 +24,7 @@ import numpy as np
 from ..config import config
 from ..core import Var, primitives
 from .numba_cuda_expressions import Record, expression_rule
-from .numba_emitter import (EwCtx, call_text, carry_init, clamped_starts, cond_statement,
+from .numba_emitter import (EwCtx, call_text, carry_init, clamped_start, cond_statement,
                             dt_text, sub_jaxpr, while_statement)
 
 __all__ = ["STATEMENTS", "register_statement", "statement_rule", "host_statement",
@@ -522,7 +522,7 @@ def conds_as_selects(jaxpr):
       in (h,) }
     """
     from ..core import Eqn, Jaxpr, ShapedArray
-    from ..ir import Literal
+    from ..ir import Literal, sub_jaxprs
     from ..primitives import ge_p, select_p
     eqns, changed = [], False
     for e in jaxpr.eqns:
@@ -533,7 +533,7 @@ def conds_as_selects(jaxpr):
         for b in e.params["branches"]:
             bj = sub_jaxpr(b)
             bj = conds_as_selects(bj) or bj
-            if bj.constvars or any(_has_body(be) for be in bj.eqns):
+            if bj.constvars or any(sub_jaxprs(be.params) for be in bj.eqns):
                 break                    # a loop in a branch: the cond stays
             branches.append(bj)
         else:
@@ -572,16 +572,6 @@ def conds_as_selects(jaxpr):
     if not changed:
         return None
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
-
-
-def _has_body(e):
-    """Whether equation ``e`` has a jaxpr of its own (control flow, a call)."""
-    from ..core import ClosedJaxpr, Jaxpr
-    for v in e.params.values():
-        for x in (v if isinstance(v, (tuple, list)) else (v,)):
-            if isinstance(x, (Jaxpr, ClosedJaxpr)):
-                return True
-    return False
 
 
 def _broadcast_source(v, producer):
@@ -717,17 +707,8 @@ def nests_as_dots(jaxpr, min_elements=None):
         if id(e) not in dropped:
             out += replaced.get(id(e), [e])
     # the broadcasts only the products read are dead now
-    live = {id(v) for v in jaxpr.outvars}
-    kept_eqns = []
-    for e in reversed(out):
-        if e.primitive.name in _VIEWS and not any(id(o) in live for o in e.outvars):
-            continue
-        kept_eqns.append(e)
-        live.update(id(v) for v in e.invars)
-    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, kept_eqns[::-1])
-
-
-_VIEWS = frozenset({"broadcast_in_dim", "expand_dims", "squeeze", "reshape"})
+    from ..transforms.partial_eval import dce_jaxpr
+    return dce_jaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, out))[0]
 
 
 _ALLOCATION = re.compile(r"[A-Z_][A-Z0-9_]* = _rt\.empty\(.*\)")
@@ -774,8 +755,10 @@ class _DeviceBody:
                 if _ALLOCATION.fullmatch(ln):
                     made.append(ln)       # the buffer a statement's launch writes (a pad)
                 elif _VIEW.fullmatch(ln):
-                    seq.append(ln)        # a reshaped view (an .at update's flat scatter):
-                else:                     # the kernel makes it, in order
+                    # a reshaped view (an .at update's flat scatter): the kernel makes
+                    # it, in order: (name, the name it views, ".reshape(...)" or "")
+                    seq.append(_VIEW.fullmatch(ln).groups(""))
+                else:
                     return                # a host statement in the body
         if not launches or sum(lc.shared_arrays() for lc in launches) > MAX_SHARED:
             return
@@ -791,17 +774,18 @@ class _DeviceBody:
                          lambda q: pre + q.group(1) if q.group(1) in names else q.group(1),
                          m.group(2))
             self.allocs.append(f"{pre}{m.group(1)} = {rhs}")
-        for x in seq:
-            if isinstance(x, str):                   # a view the kernel makes
-                names[_VIEW.fullmatch(x).group(1)] = pre + _VIEW.fullmatch(x).group(1)
+        views = [x for x in seq if isinstance(x, tuple)]
+        view_of = {}                # a view -> the buffer it views (a parameter, ...)
+        for v, src, _ in views:
+            names[v] = pre + v
+            view_of[v] = view_of.get(src, src)
         if not all(re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names for r in fn.rets):
             return
         self.shared, self.calls = {}, []
         for lc in seq:
-            if isinstance(lc, str):
-                m = _VIEW.fullmatch(lc)
-                self.calls.append(f"        {pre}{m.group(1)} = {names.get(m.group(2), m.group(2))}"
-                                  f"{m.group(3) or ''}")
+            if isinstance(lc, tuple):
+                v, src, reshape = lc
+                self.calls.append(f"        {pre}{v} = {names.get(src, src)}{reshape}")
                 continue
             # a device function receives its shared arrays from the kernel (numba-cuda-mlir
             # 0.6.0 fails on some shared arrays declared in device functions: docs/cuda.md)
@@ -818,13 +802,8 @@ class _DeviceBody:
             self.calls.append(f"        {dname}({', '.join(names.get(q, q) for q in params)})")
             self.calls.append("        cuda.syncthreads()")
         self.fn, self.params, self.head_reads = fn, fn.param_names, list(fn.head_reads)
-        # what it returns, a view (``_VIEW``) named by the buffer it views: a parameter
-        # returned through a reshape is that parameter (_carry_updates)
-        view_of = {}
-        for x in seq:
-            if isinstance(x, str):
-                m = _VIEW.fullmatch(x)
-                view_of[m.group(1)] = view_of.get(m.group(2), m.group(2))
+        # what it returns, a view named by the buffer it views: a parameter returned
+        # through a reshape is that parameter (_carry_updates)
         self.ret_names = [view_of.get(r, r) for r in fn.rets]
         self.rets = [names[r] if v.aval.shape else f"{names[r]}[0]"
                      for r, v in zip(fn.rets, jaxpr.outvars)]
@@ -1089,18 +1068,16 @@ def _all_arrays(ctx, ins=None):
 
 
 def _alloc_out(ctx, i=0, init=None):
-    v = ctx.outvar(i)
-    if init is not None and ctx.fb.device_from is not None:
-        # a device loop's body: its buffer is made once before the loop, and a launch
-        # copies the operand (_rt.dcopy is a host call: a host loop)
-        O = ctx.out(i)
-        ctx.emit(f"{O} = _rt.empty({ctx.shape_out(i)}, {dt_text(v.aval.dtype)})")
+    O = ctx.out(i)
+    if init is not None and ctx.fb.device_from is None:
+        ctx.emit(f"{O} = _rt.dcopy({init})")
+        return
+    ctx.emit(f"{O} = _rt.empty({ctx.shape_out(i)}, {dt_text(ctx.outvar(i).aval.dtype)})")
+    if init is not None:
+        # a device loop's body: the buffer is made once before the loop and a launch
+        # copies the operand in (_rt.dcopy is a host call: it would make a host loop)
         _map_kernel(ctx, ctx.dims_out(i), lambda I: [
             f"{O}[{', '.join(I)}] = {init}[{', '.join(I)}]"])
-    elif init is not None:
-        ctx.emit(f"{ctx.out(i)} = _rt.dcopy({init})")
-    else:
-        ctx.emit(f"{ctx.out(i)} = _rt.empty({ctx.shape_out(i)}, {dt_text(v.aval.dtype)})")
 
 
 def _op_pad(ctx):
@@ -1166,7 +1143,7 @@ def _kernel_starts(ctx, first, xdims, wdims):
     buffer (no read back to the host, which waits for the device), and a device loop's
     body can slice at its own step's index."""
     names = [ctx.fb.tmp("st") for _ in xdims]
-    return names, [f"{t} = min(max(np.int64({ctx.rd(first + k, [])}), 0), {n} - {w})"
+    return names, [clamped_start(t, ctx.rd(first + k, []), n, w)
                    for k, (t, n, w) in enumerate(zip(names, xdims, wdims))]
 
 

@@ -26,8 +26,8 @@ from .plan import Planner, parenthesized
 
 __all__ = ["is_float", "is_complex", "dt_text", "dtype_name", "SHORT_DTYPES", "acc_dtype",
            "float_text", "EwCtx", "OpCtx", "NumbaFunction", "ModuleBase", "sub_jaxpr",
-           "call_text", "carry_init", "clamped_starts", "cond_statement", "while_statement",
-           "integer_pow_text", "has_arrays", "uses_primitive"]
+           "call_text", "carry_init", "clamped_start", "clamped_starts", "cond_statement",
+           "while_statement", "integer_pow_text", "has_arrays", "uses_primitive"]
 
 
 # =====================================================================================
@@ -435,12 +435,18 @@ def carry_init(ctx, ref, aval):
     return ref[2]
 
 
+def clamped_start(t, s, n, w):
+    """The line setting ``t`` to a dynamic slice's start ``s`` clamped into
+    ``[0, n - w]`` (host code, or a CUDA kernel's)."""
+    return f"{t} = min(max(np.int64({s}), 0), {n} - {w})"
+
+
 def clamped_starts(ctx, start_refs, xdims, wdims):
     """Locals holding a dynamic slice's starts clamped into ``[0, n - w]``."""
     out = []
     for s, n, w in zip(start_refs, xdims, wdims):
         t = ctx.fb.tmp("st")
-        ctx.emit(f"{t} = min(max(np.int64({s}), 0), {n} - {w})")
+        ctx.emit(clamped_start(t, s, n, w))
         out.append(t)
     return out
 
