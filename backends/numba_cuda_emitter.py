@@ -745,9 +745,10 @@ class CudaFunction(NumbaFunction):
         self.check_records()
         self.analyse()
         plan = self.kernel_plan = self.plan()
-        rets, seen, on_device, to_buffers = [], set(), set(), []
+        rets, seen, on_device, to_buffers, host_rets = [], set(), set(), [], []
         for v, ref in zip(j.outvars, plan.outputs):
             if isinstance(v, Literal):
+                host_rets.append(len(rets))
                 rets.append(self.cast(self.jlit(v), v.aval.dtype))
                 continue
             if ref[0] == "row":                       # written into the caller's stack
@@ -758,9 +759,11 @@ class CudaFunction(NumbaFunction):
                 expr = ref[2]
                 held = device_buffer(expr)
                 if self.device_from is not None:
-                    if held is None:
-                        raise NotOnDevice(v)
-                    rets.append(held)
+                    if held is None:      # a literal or a constant parameter (checked below)
+                        host_rets.append(len(rets))
+                        rets.append(expr)
+                    else:
+                        rets.append(held)
                 elif held is not None and (self.top or len(rets) in self.device_rets_ok
                                            or len(rets) in self.device_rets_must):
                     on_device.add(len(rets))
@@ -791,13 +794,20 @@ class CudaFunction(NumbaFunction):
                       if f"n{k}" in self.used_size_names()]
         size_reads += self.lit_reads
         self.rets, self.param_names, self.head_reads = rets, params, size_reads
+        #: the results that are rank-0 host expressions of parameters and literals (a
+        #: device loop's kernel computes them from its own values of the parameters)
+        self.host_rets = host_rets
         #: the parameters after the equation's: the stacks written (``row_written``) and
         #: the step, where the body reads or writes a stack's row
         self.row_args = [self.row_rets[k] for k in self.row_written]
         if self.row_args or self.row_params:
             self.row_args.append(self.STEP)
-        if self.device_from is not None:
-            return                  # a device loop's body: its caller writes the kernels
+        if self.device_from is not None:  # a device loop's body: its caller writes the kernels
+            from .numba_cuda_statements import free_names
+            if any(set(free_names("    " + rets[i], self.mod.consts.values())) - set(params)
+                   for i in host_rets):
+                raise NotOnDevice(j.outvars[host_rets[0]])
+            return
         lines, self.launches = render(self.items, self.mod.kernel)
         lines = [ln for it in lines for ln in it.split("\n")]
         ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"

@@ -770,16 +770,15 @@ class _DeviceBody:
                 return
             names[m.group(1)] = pre + m.group(1)
             # a buffer's size may name another of the body's (a split's chunk count)
-            rhs = re.sub(r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?!\w)",
-                         lambda q: pre + q.group(1) if q.group(1) in names else q.group(1),
-                         m.group(2))
-            self.allocs.append(f"{pre}{m.group(1)} = {rhs}")
+            self.allocs.append(f"{pre}{m.group(1)} = {_renamed(m.group(2), names, True)}")
         views = [x for x in seq if isinstance(x, tuple)]
         view_of = {}                # a view -> the buffer it views (a parameter, ...)
         for v, src, _ in views:
             names[v] = pre + v
             view_of[v] = view_of.get(src, src)
-        if not all(re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names for r in fn.rets):
+        host = set(fn.host_rets)
+        if not all((re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names) or i in host
+                   for i, r in enumerate(fn.rets)):
             return
         self.shared, self.calls = {}, []
         for lc in seq:
@@ -805,11 +804,23 @@ class _DeviceBody:
         # what it returns, a view named by the buffer it views: a parameter returned
         # through a reshape is that parameter (_carry_updates)
         self.ret_names = [view_of.get(r, r) for r in fn.rets]
-        self.rets = [names[r] if v.aval.shape else f"{names[r]}[0]"
-                     for r, v in zip(fn.rets, jaxpr.outvars)]
+        # a rank-0 host expression (a literal, a constant parameter) in the kernel's names
+        self.rets = [_renamed(r, names) if i in host else names[r] if v.aval.shape
+                     else f"{names[r]}[0]" for i, (r, v) in enumerate(zip(fn.rets,
+                                                                        jaxpr.outvars))]
         self.n_launches = len(launches)
         self.shared_count = sum(lc.shared_arrays() for lc in launches)
         self.ok = True
+
+
+def _renamed(text, names, upper=False):
+    """``text`` with the names ``names`` maps replaced (``upper``: only buffer names).
+
+    >>> _renamed("np.float64(b * B)", {"b": "D[0]", "B": "L1_B"})
+    'np.float64(D[0] * L1_B)'
+    """
+    pat = r"(?<![\w.])([A-Z_][A-Z0-9_]*)(?!\w)" if upper else r"(?<![\w.])([A-Za-z_]\w*)(?!\w)"
+    return re.sub(pat, lambda q: names.get(q.group(1), q.group(1)), text)
 
 
 def _copy_lines(dst_of, src, aval, ind="        "):
@@ -1062,9 +1073,15 @@ def _map_kernel(ctx, dims, make_body):
     ctx.emit(f"{name}[_rt.blocks({total}), _TPB]({', '.join(params)})")
 
 
-def _all_arrays(ctx, ins=None):
+def _all_arrays(ctx, ins=None, scalars=(), scalar_out=False):
+    """Whether operands ``ins`` (all) are device arrays, and so are the results: what a
+    kernel reads and writes. An operand of ``scalars`` may be a rank-0 value instead (a
+    device buffer's element or a host scalar: the kernel reads it with ``ctx.rd``), and
+    with ``scalar_out`` a rank-0 result (the rule leaves it in a device buffer)."""
     ins = range(len(ctx.ins)) if ins is None else ins
-    return all(ctx.ins[i][0] == "array" for i in ins) and all(k == "array" for k, _ in ctx.outs)
+    return all(ctx.ins[i][0] == "array" or (i in scalars and not ctx.invar(i).aval.shape)
+               for i in ins) and all(k == "array" or (scalar_out and k == "scalar")
+                                     for k, _ in ctx.outs)
 
 
 def _alloc_out(ctx, i=0, init=None):
@@ -1189,28 +1206,35 @@ def _when(ctx, cond):
 
 def _emit_gather(ctx, k, lead, reads):
     """A thread per output element of a gather over the k leading axes of operand 0;
-    ``reads(L)`` gives the k index expressions at lead position ``L``."""
+    ``reads(L)`` gives the k index expressions at lead position ``L``. A rank-0 result
+    (``x[i]`` of a 1-D ``x``) stays in a 1-element device buffer, read as ``O[0]``."""
     xd = ctx.dims_in(0)
     X, O = ctx.arr(0), ctx.out(0)
-    _alloc_out(ctx)
+    dt = dt_text(ctx.outvar(0).aval.dtype)
+    rank0 = ctx.outs[0][0] == "scalar"
+    if rank0:
+        O = f"{O.upper()}_G"
+        ctx.emit(f"{O} = _rt.empty((1,), {dt})")
+        ctx.fb.device_outs[ctx.outvar(0)] = f"{O}[0]"
+    else:
+        _alloc_out(ctx)
 
     def body(I):
         L, R = I[:len(lead)], I[len(lead):]
         t = [f"_g{a}" for a in range(k)]
         return _clip_lines(t, reads(L), xd[:k]) + [
-            f"{O}[{', '.join(I)}] = {X}[{', '.join(t + R)}]"]
+            f"{O}[{', '.join(I) or '0'}] = {X}[{', '.join(t + R)}]"]
     nonempty = _nonempty(xd[:k])
     with _when(ctx, nonempty):
         _map_kernel(ctx, lead + xd[k:], body)
     if nonempty is not None:
         with ctx.block("else:"):
-            ctx.emit(f"{O} = _rt.zeros({ctx.shape_out(0)}, "
-                     f"{dt_text(ctx.outvar(0).aval.dtype)})")
+            ctx.emit(f"{O} = _rt.zeros({'(1,)' if rank0 else ctx.shape_out(0)}, {dt})")
 
 
 def _op_gather(ctx):
     # the indices stacked on the last axis of operand 1
-    if not _all_arrays(ctx):
+    if not _all_arrays(ctx, scalar_out=True):
         return host_statement(ctx)
     k, _, lead, _, _ = _gather_parts(ctx)
     IX = ctx.arr(1)
@@ -1219,20 +1243,21 @@ def _op_gather(ctx):
 
 
 def _op_index_gather(ctx):
-    # the k indices read from operands 1..k, of the result's lead shape
-    if not _all_arrays(ctx):
+    # the k indices read from operands 1..k, of the result's lead shape (rank 0: scalars)
+    if not _all_arrays(ctx, scalars=range(1, len(ctx.ins)), scalar_out=True):
         return host_statement(ctx)
     k = len(ctx.ins) - 1
-    _emit_gather(ctx, k, ctx.dims_in(1),
-                 lambda L: [f"{ctx.arr(1 + a)}[{', '.join(L)}]" for a in range(k)])
+    _emit_gather(ctx, k, ctx.dims_in(1), lambda L: [ctx.rd(1 + a, L) for a in range(k)])
 
 
 def _op_scatter(add):
     def rule(ctx):
-        if not _all_arrays(ctx) or (add and ctx.outvar(0).aval.dtype not in _ATOMIC_DTYPES):
+        # the update may be a rank-0 value (x.at[i].set(s) of a 1-D x)
+        if not _all_arrays(ctx, scalars=(2,)) or (
+                add and ctx.outvar(0).aval.dtype not in _ATOMIC_DTYPES):
             return host_statement(ctx)
         k, xd, lead, trail, nonempty = _gather_parts(ctx)
-        IX, U, O = ctx.arr(1), ctx.arr(2), ctx.out(0)
+        IX, O = ctx.arr(1), ctx.out(0)
         _alloc_out(ctx, init=ctx.arr(0))
         t = [f"_g{a}" for a in range(k)]
 
@@ -1245,7 +1270,7 @@ def _op_scatter(add):
                 tgt = t + R
                 ix = tgt[0] if len(tgt) == 1 else "(" + ", ".join(tgt) + ")"
                 return _clip_lines(t, rd(L), xd[:k]) + [
-                    f"cuda.atomic.add({O}, {ix}, {U}[{', '.join(I)}])"]
+                    f"cuda.atomic.add({O}, {ix}, {ctx.rd(2, I)})"]
             dims = lead + trail
         else:
             # a thread per element of the trailing axes walks the index rows in order, so
@@ -1256,7 +1281,7 @@ def _op_scatter(add):
                 lines += ["    " + b for b in unravel_lines("_l", list(range(len(lead))),
                                                              lead, L)]
                 lines += ["    " + b for b in _clip_lines(t, rd(L), xd[:k])]
-                lines.append(f"    {O}[{', '.join(t + R)}] = {U}[{', '.join(L + R)}]")
+                lines.append(f"    {O}[{', '.join(t + R)}] = {ctx.rd(2, L + R)}")
                 return lines
             dims = trail
         with _when(ctx, nonempty):

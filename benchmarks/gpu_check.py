@@ -131,13 +131,15 @@ def correctness():
                                     v[: 10 * (len(v) // 10)].reshape(-1, 10))[0], (x,)),
     }
     def stepwise(h0, xs):
-        # a device loop that indexes at its step, updates a carry's row and branches
+        # a device loop that indexes at its step, updates a carry's row and one element
+        # (a rank-0 scatter; its gradient a rank-0 gather), branches, carries a constant
         def body(i, c):
-            h, ys = c
+            h, ys, loss, one = c
             h = lax.cond(xs[i, 0] > 0, lambda h: anp.tanh(h + xs[i]), lambda h: h * 0.5, h)
-            return h, ys.at[i].set(h * 2.0)
-        h, ys = lax.fori_loop(0, xs.shape[0], body, (h0, anp.zeros_like(xs)))
-        return anp.sum(h) + anp.sum(ys * ys)
+            return h, ys.at[i].set(h * 2.0), loss.at[i].set(anp.sum(h * h)), 1.0
+        h, ys, loss, one = lax.fori_loop(
+            0, xs.shape[0], body, (h0, anp.zeros_like(xs), anp.zeros(xs.shape[0]), 0.0))
+        return anp.sum(h) + anp.sum(ys * ys) + anp.sum(loss * loss) * one
     big["device loop: cond, xs[i], .at[i].set"] = (
         ad.value_and_grad(stepwise, argnums=(0, 1)), (x[:10], x[:60].reshape(6, 10)))
     k = 48                                     # 48 ** 3 products: more than LOOP_MAX

@@ -1184,6 +1184,24 @@ def test_loop_bodies_with_a_cond_run_on_the_device():
     _interp_agrees(looped, h0, u((3, 6)))
 
 
+def _one_device_loop(f, h0, budget):
+    """``f(h0, xs)`` at 3 and 8 steps (``xs`` of shape (T, 6)) runs its loops on the
+    device (no host loop's function, no host call), in launches that do not grow with the
+    steps and stay within ``budget``; values agree with the interpreter."""
+    counts = []
+    for T in (3, 8):
+        xs = u((T, 6), seed=T)
+        g = ad.jit(f, backend="cuda")
+        src = g.lower(h0, xs).source
+        assert not any(s in src for s in ("def _scan", "def _body", "host_call")), f
+        n, got = _launches(g, h0, xs)
+        counts.append(n)
+        want = ad.jit(f, backend="interpret")(h0, xs)
+        for a, b in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11, atol=1e-12)
+    assert counts[0] == counts[1] and counts[0] <= budget, (f, counts)
+
+
 def test_loop_bodies_with_dynamic_indexing_run_on_the_device():
     """A loop body that indexes at its step (``xs[i]`` in a ``fori_loop``, a row written
     with ``dynamic_update_slice`` or ``.at[i].set``, starts out of range) is one device
@@ -1219,19 +1237,7 @@ def test_loop_bodies_with_dynamic_indexing_run_on_the_device():
     h0 = u((6,), seed=1) * 0.5
     for f in (reads, ad.grad(reads, argnums=(0, 1)), fills, ad.grad(fills, argnums=(0, 1)),
               fills_at, ad.grad(fills_at, argnums=(0, 1))):
-        counts = []
-        for T in (3, 8):
-            xs = u((T, 6), seed=T)
-            g = ad.jit(f, backend="cuda")
-            src = g.lower(h0, xs).source
-            assert "def _scan" not in src and "def _body" not in src, f
-            n, got = _launches(g, h0, xs)
-            counts.append(n)
-            want = ad.jit(f, backend="interpret")(h0, xs)
-            for a, b in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
-                np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-11,
-                                           atol=1e-12)
-        assert counts[0] == counts[1] and counts[0] <= 3, (f, counts)
+        _one_device_loop(f, h0, 3)
     # .at updates of carries (a flat scatter through reshapes of the carry: views the
     # loop's kernel makes), per-step outputs that view a carry, and carries that swap
     # places through reshapes (a host loop: no in-place copy between them)
@@ -1254,6 +1260,38 @@ def test_loop_bodies_with_dynamic_indexing_run_on_the_device():
     top = lambda h, xs: anp.sum(xs[anp.argmax(h) + 4]) + lax.dynamic_slice(   # noqa: E731
         h, (anp.argmin(h) - 2,), (2,)).sum()
     _interp_agrees(top, h0, u((5, 6)))
+
+
+def test_loop_bodies_with_scalar_elements_and_constant_carries_run_on_the_device():
+    """A loop body that writes or reads one element at its step (``v.at[i].set(s)`` of a
+    1-D carry, with a rank-0 update; its gradient reads ``v[i]``, a rank-0 gather) or
+    whose carry comes back as a literal or a loop constant is one device loop: the
+    kernels read and write rank-0 values in device buffers (they were host calls, a host
+    loop of 16 launches for 7 steps, 30 for the gradient). Launches do not grow with the
+    steps; values agree with the interpreter."""
+    W = u((6, 6), seed=3) * 0.3
+
+    def losses(h0, xs):
+        def body(i, c):
+            h, v = c
+            h = anp.tanh(W @ h + xs[i])
+            return h, v.at[i].set(anp.sum(h * h)).at[xs.shape[0] - 1 - i].add(h[0])
+        h, v = lax.fori_loop(0, xs.shape[0], body, (h0, anp.zeros(xs.shape[0])))
+        return anp.sum(h) + anp.sum(v * v) + v[2] * v[xs.shape[0] - 1]
+
+    def constant_carries(h0, xs):
+        s = anp.sum(h0)
+
+        def body(c, x):
+            h, a, b = c
+            return (anp.tanh(W @ h + x * s) * a, 1.5, s * 2.0), h[0] * s + b
+        (h, a, b), ys = lax.scan(body, (h0, 0.5, 0.0), xs)
+        return anp.sum(h) + a + b + anp.sum(ys)
+
+    h0 = u((6,), seed=1) * 0.5
+    for f in (losses, ad.grad(losses, argnums=(0, 1)), constant_carries,
+              ad.grad(constant_carries, argnums=(0, 1))):
+        _one_device_loop(f, h0, 2)
 
 
 def test_matrix_shaped_sums_run_as_matrix_products(monkeypatch):
