@@ -457,6 +457,21 @@ def linalg(eqn, args):
     return tuple(_cp_out(cp, o, v.aval.dtype) for v, o in zip(eqn.outvars, outs))
 
 
+def sort(eqn, args):
+    """``sort`` / ``argsort`` of a lane too long for the rank kernel
+    (``numba_cuda_statements._op_sort``): CuPy's sort, stable with NaN last as numpy's,
+    on the device when CuPy is there, else :func:`host_call`. Complex values sort on the
+    host (numpy's order of their NaNs)."""
+    cp = cupy()
+    if cp is None or eqn.invars[0].aval.dtype.kind == "c":
+        return host_call(eqn, args)
+    x, d = _cp_in(cp, args[0]), eqn.params["dimension"]
+    o = cp.argsort(x, axis=d) if eqn.primitive.name == "argsort" else cp.sort(x, axis=d)
+    if _COUNTERS:
+        note_library_call(f"cupy {eqn.primitive.name}")
+    return (_cp_out(cp, o, eqn.outvars[0].aval.dtype),)
+
+
 # ------------------------------------------------------------------------- matmul
 
 def _make_matmul(acc_zero, acc_type):

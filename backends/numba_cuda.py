@@ -35,9 +35,10 @@ it for a GPU. A program is one Python module:
   loops over the body's host function, whose operands and carry stay on the device;
 * gathers, scatters (``scatter_add`` with atomics; ``scatter`` walks the index rows in
   order so the last write wins, as in numpy), dynamic slices and updates, ``pad``,
-  ``concatenate``, cumulative ops and ``argmax``/``argmin`` are kernels of their own (one
-  thread per output element or lane); the rest (:data:`HOST_CALLS`: ``sort``,
-  ``argsort`` and the callbacks) run on the host the same way, one copy each direction.
+  ``concatenate``, cumulative ops, ``argmax``/``argmin`` and ``sort``/``argsort`` (a
+  thread per element writes it at its rank) are kernels of their own (one thread per
+  output element or lane); the rest (:data:`HOST_CALLS`: ``fft`` and the callbacks)
+  run on the host the same way, one copy each direction.
 
 Math is CUDA's libdevice through numba-cuda (``backends/cuda_math.py``; numpy under the
 simulator). Expressions name it by numpy's name, ``«M».arcsinh(x)``; kernels resolve

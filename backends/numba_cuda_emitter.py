@@ -759,7 +759,7 @@ class CudaFunction(NumbaFunction):
                 expr = ref[2]
                 held = device_buffer(expr)
                 if self.device_from is not None:
-                    if held is None:      # a literal or a constant parameter (checked below)
+                    if held is None:      # a literal, a parameter, an element of a buffer
                         host_rets.append(len(rets))
                         rets.append(expr)
                     else:
@@ -794,20 +794,17 @@ class CudaFunction(NumbaFunction):
                       if f"n{k}" in self.used_size_names()]
         size_reads += self.lit_reads
         self.rets, self.param_names, self.head_reads = rets, params, size_reads
-        #: the results that are rank-0 host expressions of parameters and literals (a
-        #: device loop's kernel computes them from its own values of the parameters)
+        #: a device loop's body: the results that are rank-0 expressions (a literal, a
+        #: constant parameter, an element of a buffer), which the loop's kernel computes
+        #: from its own names for what they read
         self.host_rets = host_rets
         #: the parameters after the equation's: the stacks written (``row_written``) and
         #: the step, where the body reads or writes a stack's row
         self.row_args = [self.row_rets[k] for k in self.row_written]
         if self.row_args or self.row_params:
             self.row_args.append(self.STEP)
-        if self.device_from is not None:  # a device loop's body: its caller writes the kernels
-            from .numba_cuda_statements import free_names
-            if any(set(free_names("    " + rets[i], self.mod.consts.values())) - set(params)
-                   for i in host_rets):
-                raise NotOnDevice(j.outvars[host_rets[0]])
-            return
+        if self.device_from is not None:
+            return                  # a device loop's body: its caller writes the kernels
         lines, self.launches = render(self.items, self.mod.kernel)
         lines = [ln for it in lines for ln in it.split("\n")]
         ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"

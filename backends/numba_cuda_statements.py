@@ -776,8 +776,11 @@ class _DeviceBody:
         for v, src, _ in views:
             names[v] = pre + v
             view_of[v] = view_of.get(src, src)
+        # a name it returns is one of its buffers; a rank-0 expression reads only them and
+        # its parameters (a literal, a constant, an element of a buffer: X[2])
         host = set(fn.host_rets)
-        if not all((re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names) or i in host
+        if not all(set(free_names("    " + r, fb.mod.consts.values())) <= set(names)
+                   if i in host else re.fullmatch(r"[A-Z_][A-Z0-9_]*", r) and r in names
                    for i, r in enumerate(fn.rets)):
             return
         self.shared, self.calls = {}, []
@@ -804,7 +807,7 @@ class _DeviceBody:
         # what it returns, a view named by the buffer it views: a parameter returned
         # through a reshape is that parameter (_carry_updates)
         self.ret_names = [view_of.get(r, r) for r in fn.rets]
-        # a rank-0 host expression (a literal, a constant parameter) in the kernel's names
+        # a rank-0 expression in the kernel's names
         self.rets = [_renamed(r, names) if i in host else names[r] if v.aval.shape
                      else f"{names[r]}[0]" for i, (r, v) in enumerate(zip(fn.rets,
                                                                         jaxpr.outvars))]
@@ -853,14 +856,15 @@ def _carry_buffers(ctx, carry_outs, carry_ins, carry_refs, pre):
 
 def _carry_updates(body, nconst, carry):
     """Lines copying the body's carry results into the carry buffers, after a step; None
-    where carries swap places (no in-place copy)."""
+    where carries swap places (no in-place copy), or one comes back as an element of
+    another's buffer (``(h, h[0])``: the copy of h could come first)."""
     lines = []
     params = body.params[nconst:nconst + len(carry)]
     for c, param, r, name, v in zip(carry, params, body.rets, body.ret_names,
                                     body.fn.jaxpr.outvars):
         if name == param:
             continue                      # returned unchanged
-        if name in params:
+        if set(free_names("    " + name, ())) & set(params):
             return None
         lines += _copy_lines(lambda ix, c=c: f"{c}[{ix}]", r, v.aval)
     return lines
@@ -1325,6 +1329,48 @@ def _op_argext(kind):
     return rule
 
 
+#: the longest lane a sort kernel ranks (each thread compares its element with the whole
+#: lane: n² comparisons), and the most comparisons of one such kernel; longer lanes sort
+#: in the library (``cuda_runtime.sort``: CuPy's stable sort, else numpy on the host)
+SORT_LANE_MAX = 4096
+SORT_WORK_MAX = 1 << 28
+
+
+def _op_sort(arg):
+    def rule(ctx):
+        """A stable sort (``argsort``: the permutation) along ``dimension``, in numpy's
+        order (NaN last): a thread per element counts the lane's elements before it
+        (smaller, or equal and earlier) and writes it at that rank. Ranks are a
+        permutation, so every place is written once, with no atomics and the same
+        result every run."""
+        x = ctx.invar(0)
+        dims = ctx.dims_in(0)
+        axis = ctx.p["dimension"]
+        if (x.aval.dtype.kind == "c" or not x.aval.shape or not _all_arrays(ctx)
+                or not all(d.isdigit() for d in dims) or int(dims[axis]) > SORT_LANE_MAX
+                or int(np.prod([int(d) for d in dims])) * int(dims[axis]) > SORT_WORK_MAX):
+            return host_statement(ctx, "sort")
+        X, O = ctx.arr(0), ctx.out(0)
+        _alloc_out(ctx)
+        before = "_w < _v or (_w == _v and _k < _i)"
+        if x.aval.dtype.kind == "f":      # NaN after every number, NaNs equal
+            before = ("_w < _v or (_v != _v and _w == _w) or ((_w == _v or (_w != _w and "
+                      "_v != _v)) and _k < _i)")
+
+        def body(I):
+            J = list(I)
+            J[axis] = "_k"
+            out = list(I)
+            out[axis] = "_r"
+            val = ctx.fb.cast("_i", np.int64) if arg else "_v"
+            return [f"_v = {X}[{', '.join(I)}]", f"_i = {I[axis]}", "_r = 0",
+                    f"for _k in range({dims[axis]}):", f"    _w = {X}[{', '.join(J)}]",
+                    f"    if {before}:", "        _r += 1",
+                    f"{O}[{', '.join(out)}] = {val}"]
+        _map_kernel(ctx, dims, body)
+    return rule
+
+
 def cumulative_statement(ctx):
     """A cumulative primitive: one thread per lane walks it in order (from the end when
     ``reverse``), combining with the elementwise primitive its facts name."""
@@ -1362,6 +1408,9 @@ for _n, _rule in [("pad", _op_pad), ("concatenate", _op_concatenate),
                   ("cond", cond_statement), ("while", _op_while), ("scan", _op_scan)]:
     register_statement(_n, _rule, complex=True)
 register_statement("dot_general", _op_dot_general, complex=True)
+# complex values sort on the host (numpy's lexicographic order with its NaN rules)
+register_statement("sort", _op_sort(False), complex=True)
+register_statement("argsort", _op_sort(True), complex=True)
 register_statement("scatter_add", _op_scatter(True))
 for _n in ("cholesky", "triangular_solve", "solve", "eigh", "slogdet", "qr", "svd"):
     register_statement(_n, _op_linalg)

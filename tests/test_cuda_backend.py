@@ -173,14 +173,58 @@ def test_host_calls_are_the_listed_ones_and_each_is_tested():
     """Every opaque primitive the emitter does not write as device code falls back to one
     host call (numpy on a host copy); each has its registry case above."""
     from autodiff.backends import numba_cuda as nc
-    assert nc.HOST_CALLS == frozenset({"argsort", "debug_callback", "fft", "pure_callback",
-                                       "sort"}), sorted(nc.HOST_CALLS)
+    assert nc.HOST_CALLS == frozenset({"debug_callback", "fft", "pure_callback"}), \
+        sorted(nc.HOST_CALLS)
     for n in nc.HOST_CALLS - {"debug_callback"}:
         assert n in CASES
-    f = ad.jit(lambda x: P.sort_p.bind(x, dimension=0) * 2.0, backend="cuda")
+    f = ad.jit(lambda x: anp.real(anp.fft.fft(x)) * 2.0, backend="cuda")
     src = f.lower(u((4,))).source
     assert "_rt.host_call(_E[0]" in src
-    np.testing.assert_array_equal(np.asarray(f(np.array([3.0, 1.0, 2.0, 0.0]))), [0, 2, 4, 6])
+    np.testing.assert_allclose(np.asarray(f(np.array([3.0, 1.0, 2.0, 0.0]))), [12, 2, 8, 2])
+
+
+def test_sorts_are_kernels_in_numpys_order(monkeypatch):
+    """``sort`` and ``argsort`` are one kernel (a thread per element writes it at its
+    rank in the lane: smaller elements, and equal ones earlier), stable, NaN last, -0.0
+    equal to 0.0 as in numpy, on any axis, for floats, integers and booleans, and inside
+    a device loop (a scan sorting its carry: one launch whatever the steps; it was a host
+    loop of a host call per step). A lane longer than ``SORT_LANE_MAX`` sorts in the
+    library (``_rt.sort``: CuPy's stable sort on a GPU, numpy on the host here), and so
+    does a complex one (numpy's order of its NaNs)."""
+    from autodiff.backends import numba_cuda_statements as st
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((5, 9))
+    x[1, 3] = x[1, 5] = x[4, 0] = np.nan
+    x[2, :4] = 0.0
+    x[2, 1] = -0.0
+    x[3] = np.round(x[3])
+    fs = [lambda x: anp.sort(x), lambda x: anp.argsort(x), lambda x: anp.sort(x, axis=0),
+          lambda x: anp.argsort(x, axis=0), lambda x: anp.sort((anp.nan_to_num(x) * 3).astype(anp.int32)),
+          lambda x: anp.argsort(x > 0), lambda x: anp.sort(x.astype(anp.float32), axis=0),
+          ad.grad(lambda x: anp.sum(anp.sort(anp.nan_to_num(x)) * anp.arange(9.0)))]
+    for f in fs:
+        g = ad.jit(f, backend="cuda")
+        assert "host_call" not in g.lower(x).source and "_rt.sort" not in g.lower(x).source
+        got, want = np.asarray(g(x)), np.asarray(ad.jit(f, backend="interpret")(x))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.asarray(ad.jit(anp.argsort, backend="cuda")(x[2])),
+                                  np.argsort(x[2], kind="stable"))
+
+    def sorts(h0, xs):
+        def body(h, x):
+            h = anp.sort(anp.tanh(h * 1.5 + x))
+            return h, anp.argsort(h - x)[0]
+        h, ys = lax.scan(body, h0, xs)
+        return anp.sum(h * anp.arange(6.0)) + anp.sum(ys)
+    _one_device_loop(sorts, u((6,), seed=1), 1)
+    _one_device_loop(ad.grad(sorts, argnums=(0, 1)), u((6,), seed=1), 1)
+    monkeypatch.setattr(st, "SORT_LANE_MAX", 4)
+    for f, a in ((lambda x: anp.argsort(x, axis=0) + 1, x), (anp.sort, x[1]),
+                 (anp.sort, x[2] + 1j * x[1])):
+        g = ad.jit(f, backend="cuda")
+        assert "_rt.sort(" in g.lower(a).source
+        np.testing.assert_array_equal(np.asarray(g(a)), ad.jit(f, backend="interpret")(a))
 
 
 def test_debug_callback_runs_on_the_host_in_order():
@@ -571,9 +615,9 @@ def test_host_loops_read_and_write_stack_rows_in_place():
         h, ys = lax.scan(step, h0, xs)
         return h + anp.sum(ys)
 
-    def sorted_(h0, xs):                  # a sort reads xs: a slice of its own
+    def sorted_(h0, xs):                  # a host call (an FFT) reads xs: a slice of its own
         def step(h, x):
-            return h + anp.sum(x * h), anp.sort(x[0, 0]) * h
+            return h + anp.sum(x * h), anp.real(anp.fft.fft(x[0, 0])) * h
         h, ys = lax.scan(step, h0, xs)
         return h + anp.sum(ys)
 
@@ -603,7 +647,7 @@ def test_host_loops_read_and_write_stack_rows_in_place():
     src = ad.jit(permuted, backend="cuda").lower(0.5, u((2, 4, 3, 5))).source
     assert ", (1, 0, 2), _step)" in src                    # the row, permuted for cuBLAS
     src = ad.jit(sorted_, backend="cuda").lower(0.5, u((2, 4, 3, 5))).source
-    assert "_step" in src and "[_t" in src          # the sort's operand: a slice of its own
+    assert "_step" in src and "[_t" in src          # the FFT's operand: a slice of its own
     f32 = ad.jit(ad.grad(rnn, argnums=(0, 1)), backend="cuda")
     for a, b in zip(f32(h0.astype(np.float32), u((4, 6), F32)),
                     ad.grad(rnn, argnums=(0, 1))(h0.astype(np.float32), u((4, 6), F32))):
@@ -1288,10 +1332,25 @@ def test_loop_bodies_with_scalar_elements_and_constant_carries_run_on_the_device
         (h, a, b), ys = lax.scan(body, (h0, 0.5, 0.0), xs)
         return anp.sum(h) + a + b + anp.sum(ys)
 
+    def elements(h0, xs):                  # per-step outputs: elements of the body's arrays
+        def body(h, x):
+            h2 = anp.tanh(W @ h + x)
+            return h2, (anp.cumsum(h2 - x)[2], h2[4] * h[0])
+        h, (a, b) = lax.scan(body, h0, xs)
+        return anp.sum(h) + anp.sum(a * b)
+
     h0 = u((6,), seed=1) * 0.5
     for f in (losses, ad.grad(losses, argnums=(0, 1)), constant_carries,
-              ad.grad(constant_carries, argnums=(0, 1))):
+              ad.grad(constant_carries, argnums=(0, 1)), elements,
+              ad.grad(elements, argnums=(0, 1))):
         _one_device_loop(f, h0, 2)
+    # a carry that comes back as an element of another carry reads that carry's old
+    # value, which the other's in-place copy could overwrite first: a host loop
+    swap = lambda h0, xs: lax.scan(                                          # noqa: E731
+        lambda c, x: ((anp.tanh(c[0] + x), c[0][2]), c[1]), (h0, 0.0), xs)
+    xs = u((4, 6), seed=2)
+    assert "def _scan" in ad.jit(swap, backend="cuda").lower(h0, xs).source
+    _interp_agrees(swap, h0, xs)
 
 
 def test_matrix_shaped_sums_run_as_matrix_products(monkeypatch):
