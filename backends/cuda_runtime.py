@@ -472,6 +472,25 @@ def sort(eqn, args):
     return (_cp_out(cp, o, eqn.outvars[0].aval.dtype),)
 
 
+def fft(eqn, args):
+    """``fft`` (``FFT``, ``IFFT``, ``RFFT``, ``IRFFT`` over the trailing
+    ``len(fft_lengths)`` axes, numpy's normalization: ``primitives/fft.py``) in cuFFT
+    through CuPy on the device when CuPy is there, else :func:`host_call`."""
+    cp = cupy()
+    if cp is None:
+        return host_call(eqn, args)
+    x, p = _cp_in(cp, args[0]), eqn.params
+    axes = tuple(range(x.ndim - len(p["fft_lengths"]), x.ndim))
+    kind = p["fft_type"]
+    if kind == "IRFFT":
+        o = cp.fft.irfftn(x, s=tuple(p["fft_lengths"]), axes=axes)
+    else:
+        o = {"FFT": cp.fft.fftn, "IFFT": cp.fft.ifftn, "RFFT": cp.fft.rfftn}[kind](x, axes=axes)
+    if _COUNTERS:
+        note_library_call(f"cufft {kind}")
+    return (_cp_out(cp, o, eqn.outvars[0].aval.dtype),)
+
+
 # ------------------------------------------------------------------------- matmul
 
 def _make_matmul(acc_zero, acc_type):

@@ -37,8 +37,8 @@ it for a GPU. A program is one Python module:
   order so the last write wins, as in numpy), dynamic slices and updates, ``pad``,
   ``concatenate``, cumulative ops, ``argmax``/``argmin`` and ``sort``/``argsort`` (a
   thread per element writes it at its rank) are kernels of their own (one thread per
-  output element or lane); the rest (:data:`HOST_CALLS`: ``fft`` and the callbacks)
-  run on the host the same way, one copy each direction.
+  output element or lane); ``fft`` is cuFFT through CuPy (else numpy on the host); the
+  rest (:data:`HOST_CALLS`: the callbacks) run on the host, one copy each direction.
 
 Math is CUDA's libdevice through numba-cuda (``backends/cuda_math.py``; numpy under the
 simulator). Expressions name it by numpy's name, ``«M».arcsinh(x)``; kernels resolve

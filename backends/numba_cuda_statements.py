@@ -103,6 +103,10 @@ def _op_linalg(ctx):
     host_statement(ctx, "linalg")
 
 
+def _op_fft(ctx):
+    host_statement(ctx, "fft")
+
+
 def on_matmul(e):
     """Whether dot_general ``e`` runs as ``_rt.matmul`` (else on the host)."""
     x, y = e.invars
@@ -1408,6 +1412,8 @@ for _n, _rule in [("pad", _op_pad), ("concatenate", _op_concatenate),
                   ("cond", cond_statement), ("while", _op_while), ("scan", _op_scan)]:
     register_statement(_n, _rule, complex=True)
 register_statement("dot_general", _op_dot_general, complex=True)
+# cuFFT through CuPy (else numpy on the host: cuda_runtime.fft)
+register_statement("fft", _op_fft, complex=True)
 # complex values sort on the host (numpy's lexicographic order with its NaN rules)
 register_statement("sort", _op_sort(False), complex=True)
 register_statement("argsort", _op_sort(True), complex=True)
