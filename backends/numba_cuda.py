@@ -45,9 +45,10 @@ simulator). Expressions name it by numpy's name, ``«M».arcsinh(x)``; kernels r
 ``«M»`` to ``_dm`` (``cuda_math``), host statements to ``np``. Complex values use
 ``«C».cexp(z)`` and friends (``cuda_math``: numpy's algorithms from ``complex_math``,
 ``cmath``, numpy's division, order, ``sign`` and integer powers as device functions;
-``_hc``, numpy, on the host); a program in which a complex value meets a primitive
-without complex code here (``dot_general``, ``scatter_add``, linear algebra) runs on
-the interpreter.
+``_hc``, numpy, on the host); a complex ``scatter_add`` adds real and imaginary
+parts atomically, complex products, linear algebra and FFTs are library calls. A
+program in which a complex value meets a primitive without complex code here (the
+real-only ones, and ``log2``) runs on the interpreter.
 
 The modules: ``numba_cuda_expressions`` (the elementwise records: the default from a
 primitive's lowering facts, records where the text differs), ``numba_cuda_statements``

@@ -1261,8 +1261,10 @@ def _op_index_gather(ctx):
 def _op_scatter(add):
     def rule(ctx):
         # the update may be a rank-0 value (x.at[i].set(s) of a 1-D x)
-        if not _all_arrays(ctx, scalars=(2,)) or (
-                add and ctx.outvar(0).aval.dtype not in _ATOMIC_DTYPES):
+        dt = ctx.outvar(0).aval.dtype
+        cplx = dt.kind == "c"
+        if not _all_arrays(ctx, scalars=(2,)) or (add and not (
+                dt in _ATOMIC_DTYPES or (cplx and ctx.outvar(0).aval.shape))):
             return host_statement(ctx)
         k, xd, lead, trail, nonempty = _gather_parts(ctx)
         IX, O = ctx.arr(1), ctx.out(0)
@@ -1272,13 +1274,28 @@ def _op_scatter(add):
         def rd(L):
             return [f"{IX}[{', '.join(L + [str(a)])}]" for a in range(k)]
         if add:
+            if cplx:
+                # no complex atomics: the real and imaginary parts add atomically in the
+                # result's memory seen as floats (its last axis twice as long)
+                ctx.emit(f"{O}_RI = {O}.view({dt_text(np.empty(0, dt).real.dtype)})")
+
             # every (index row, element) its own thread; collisions add atomically
             def body(I):
                 L, R = I[:len(lead)], I[len(lead):]
                 tgt = t + R
-                ix = tgt[0] if len(tgt) == 1 else "(" + ", ".join(tgt) + ")"
-                return _clip_lines(t, rd(L), xd[:k]) + [
-                    f"cuda.atomic.add({O}, {ix}, {ctx.rd(2, I)})"]
+                lines = _clip_lines(t, rd(L), xd[:k])
+                if not cplx:
+                    ix = tgt[0] if len(tgt) == 1 else "(" + ", ".join(tgt) + ")"
+                    return lines + [f"cuda.atomic.add({O}, {ix}, {ctx.rd(2, I)})"]
+                lines.append(f"_u = {ctx.rd(2, I)}")
+                for off, part in ((0, "real"), (1, "imag")):
+                    ix = tgt[:-1] + [f"2 * {tgt[-1]} + {off}"]
+                    # (numba-cuda 0.30 cannot lower a 1-tuple index of a 1-D array in
+                    # an atomic, "Cannot cast UniTuple(int64 x 1) to int64"; the
+                    # simulator takes it: an index, not a tuple, at rank 1)
+                    ix = ix[0] if len(ix) == 1 else "(" + ", ".join(ix) + ")"
+                    lines.append(f"cuda.atomic.add({O}_RI, {ix}, _u.{part})")
+                return lines
             dims = lead + trail
         else:
             # a thread per element of the trailing axes walks the index rows in order, so
@@ -1417,6 +1434,7 @@ register_statement("fft", _op_fft, complex=True)
 # complex values sort on the host (numpy's lexicographic order with its NaN rules)
 register_statement("sort", _op_sort(False), complex=True)
 register_statement("argsort", _op_sort(True), complex=True)
-register_statement("scatter_add", _op_scatter(True))
+register_statement("scatter_add", _op_scatter(True), complex=True)
+# complex too: cuSOLVER through CuPy, else numpy/LAPACK on the host
 for _n in ("cholesky", "triangular_solve", "solve", "eigh", "slogdet", "qr", "svd"):
-    register_statement(_n, _op_linalg)
+    register_statement(_n, _op_linalg, complex=True)

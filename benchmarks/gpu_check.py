@@ -142,6 +142,15 @@ def correctness():
         return anp.sum(h) + anp.sum(ys * ys) + anp.sum(loss * loss) * one
     big["device loop: cond, xs[i], .at[i].set"] = (
         ad.value_and_grad(stepwise, argnums=(0, 1)), (x[:10], x[:60].reshape(6, 10)))
+    # a complex gather's gradient (a complex scatter_add: atomics on the parts), sorts
+    # (rank kernels) in a scan, an argsort of a long lane (CuPy, else the host)
+    z = x[:64] + 1j * x[64:128]
+    ix = rng.integers(0, 64, size=300)
+    big["complex scatter_add"] = (
+        ad.grad(lambda z: anp.sum(anp.abs(z[ix] * z[ix[::-1]]) ** 2)), (z,))
+    big["sorts"] = (lambda v: (lax.scan(lambda c, r: (anp.sort(c * r), anp.argsort(c)[0]),
+                                        v[:50], v[:500].reshape(10, 50)),
+                               anp.argsort(v[:5000])), (x,))
     k = 48                                     # 48 ** 3 products: more than LOOP_MAX
     big["matrix-shaped sum"] = (lambda a, b: anp.sum(a[:, :, None] * b[None], axis=1),
                                 (rng.normal(size=(k, k)), rng.normal(size=(k, k + 1))))

@@ -10,6 +10,7 @@ without a GPU and without the simulator raises ``UnsupportedError`` saying what 
 missing. Sizes are tiny: the simulator runs each CUDA thread as a Python thread.
 """
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -1861,6 +1862,42 @@ def test_library_calls_through_cupy_agree_with_the_interpreter(monkeypatch):
             tol = 1e-5 if np.asarray(want).dtype == np.float32 else 1e-10
             np.testing.assert_allclose(np.asarray(g(*args)), np.asarray(want), rtol=tol,
                                        atol=tol)
+
+
+def test_complex_scatter_adds_and_linear_algebra_compile(monkeypatch):
+    """A complex ``scatter_add`` (the gradient of a complex gather) adds its real and
+    imaginary parts atomically in the result seen as floats, and complex linear algebra
+    is a library call (cuSOLVER through CuPy, numpy standing in here, else the host): the
+    program compiles, where either kept it on the interpreter. Values against the
+    interpreter, complex128 and complex64, with repeated indices."""
+    from autodiff.backends import cuda_runtime as rt
+    rng = np.random.default_rng(5)
+    z = rng.normal(size=(4, 3)) + 1j * rng.normal(size=(4, 3))
+    idx = np.array([0, 2, 0, 3, 3, 3])
+    B = rng.normal(size=(3, 3))
+    A = _spd(3) * 3 + 1j * (B - B.T)                    # Hermitian positive definite
+    fs = [(ad.grad(lambda z: anp.sum(anp.abs(z[idx] * z[idx[::-1]]) ** 2)), (z,), "_RI"),
+          (lambda z: z.at[idx, 1].add(z[idx, 0] * 1j), (z,), "_RI"),
+          (lambda A, z: anp.linalg.solve(A, z[:3]) + anp.linalg.eigh(A)[1],
+           (A, z), "_rt.linalg("),
+          (ad.grad(lambda A, z: anp.real(anp.sum(anp.linalg.solve(A, z[:3]) ** 2))),
+           (A, z), "_rt.linalg(")]
+    # rank 1: an index, not a 1-tuple (numba-cuda 0.30 cannot lower a 1-tuple index of a
+    # 1-D array in an atomic; the simulator takes it; gpu_check --ptx compiles both)
+    src = ad.jit(fs[0][0], backend="cuda").lower(z[:, 0]).source
+    assert re.search(r"cuda\.atomic\.add\(\w+_RI, 2 \* _g0 \+ 1, _u\.imag\)", src), src
+    for cupy in (None, _NumpyAsCupy()):
+        monkeypatch.setattr(rt, "_CUPY", [cupy])
+        monkeypatch.setattr(rt, "_cp_out", lambda cp, o, dtype: rt._back(np.asarray(o), dtype))
+        for f, args, mark in fs:
+            for dt, tol in ((np.complex128, 1e-10), (np.complex64, 2e-4)):
+                a = [x.astype(dt) for x in args]
+                g = ad.jit(f, backend="cuda")
+                assert mark in g.lower(*a).source
+                got, want = g(*a), ad.jit(f, backend="interpret")(*a)
+                assert np.asarray(got).dtype == np.asarray(want).dtype
+                np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=tol,
+                                           atol=tol)
 
 
 def test_factorizations_fall_back_to_host_lapack_without_cupy():
