@@ -17,6 +17,10 @@ launches, every merge justified by what the sections read and write:
   that section wrote only at the index it was written, joins that loop: each thread first
   computes the earlier values of its element, then the later ones. A grid reduction over
   the same elements joins the same way (its accumulators around the loop);
+* **row by row**: a row reduction run by a block or a group of lanes per row (``block``,
+  ``rows``) takes the later work that reads its results only for the row it is at: a
+  map over the rows' results on the row's first thread after the row's step, a further
+  reduction of the same nest as the row's next step (:func:`_row_local`);
 * **after the last block**: a one-thread section that reads the results of a grid
   reduction runs at the end of the reduction's last block (the block that took the last
   ticket, after every block's partials and stores are fenced), where those results are
@@ -40,7 +44,7 @@ lines. ``docs/cuda.md`` ("Launches") has the rules with an example.
 """
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 __all__ = ["Section", "Launch", "fuse", "merge", "render", "kernel_text", "subscripts",
            "free_names_of", "static_int", "ONE_BLOCK_MAX", "LOOP_MAX", "MAX_SHARED",
@@ -108,6 +112,10 @@ class Section:
     also_writes: frozenset = frozenset()   # written inside device functions it calls
     shared: int = 0               # block-sized shared arrays of device functions it calls
     grid: str = None              # the launch's blocks, where not derived from ``work``
+    #: a ``rows`` section: its nest's (sizes, kept axes, reduced axes), and the header a
+    #: ``map`` over its kept elements has (None unless the kept axes lead)
+    rows: tuple = None
+    kept_header: list = None
 
     @property
     def lines(self):
@@ -350,11 +358,42 @@ def _merge(x, y):
             kind = ys.kind if ys.kind != "map" else last.kind
             sec = Section(kind, ys.pre, last.header, last.inner + ys.inner, ys.post, ys.work)
             return Launch(x.sections[:-1] + [sec], allocs, comments)
+        sec = _row_local(last, y)
+        if sec is not None:
+            return Launch(x.sections[:-1] + [sec], allocs, comments)
     secs = _as_prologue(x, y)
     if secs is not None:
         return Launch(secs, allocs, comments)
     if x.small(ONE_BLOCK_MAX) and y.small(ONE_BLOCK_MAX):
         return Launch(x.sections + [_SYNC] + y.sections, allocs, comments, one_block=True)
+    return None
+
+
+def _row_local(last, y):
+    """A ``rows`` or ``block`` section ``last`` (a group of lanes, or a block, per kept
+    element, its threads striding over the element's row, in a block-uniform loop over
+    rows) extended by ``y``, which reads what ``last`` wrote only for the row it is at:
+    a ``map`` over the kept elements runs at the end of each row's step on the row's
+    first thread (a row's epilogue: the ``log`` of a logsumexp's sum), a section of the
+    same kind over the same nest as a further step of the same row (its threads read
+    the row's elements where the same threads wrote them, and the row's results after
+    the barrier that ends the earlier step: a layer norm's mean, then its variance).
+    None where neither applies."""
+    if len(y.sections) != 1 or last.kind not in ("rows", "block") or last.post:
+        return None
+    ys = y.sections[0]
+    if ys.post or not _pointwise(last, ys):
+        return None
+    if ys.kind == "map" and not ys.pre and ys.header == last.kept_header:
+        if last.kind == "rows":            # the group's first lane, its row's indices
+            tail = ["        if _ln == 0 and _p < " + last.work + ":"]
+            tail += ["    " + re.sub(r"(?<!\w)_f(?!\w)", "_p", ln) for ln in ys.header[1:]]
+        else:                              # the block's first thread (indices: the loop's)
+            tail = ["        if _tx == 0:"]
+        tail += ["    " + ln for ln in ys.inner] + ["        cuda.syncthreads()"]
+        return replace(last, inner=last.inner + tail)
+    if ys.kind == last.kind and ys.rows == last.rows and ys.header == last.header:
+        return replace(last, pre=last.pre + ys.pre, inner=last.inner + ys.inner)
     return None
 
 

@@ -644,6 +644,7 @@ class CudaFunction(NumbaFunction):
                 ln += [ind(3, w) for ri in reds
                        for w in self._result_writes(ri, fin(ri, ri['sh'] + '[0]'))]
                 ln.append(ind(2, "cuda.syncthreads()"))
+                return self._row_section(strat, pre, header, inner, work, sizes, idx, P, R)
             elif strat == "rows":
                 # a group of ROW_GROUP threads (a warp on a GPU) per kept element: its
                 # lanes stride over the reduced elements (consecutive lanes, consecutive
@@ -667,6 +668,7 @@ class CudaFunction(NumbaFunction):
                 ln += [ind(3, w) for ri in reds
                        for w in self._result_writes(ri, fin(ri, ri['sh'] + '[_tx]'))]
                 ln.append(ind(2, "cuda.syncthreads()"))
+                return self._row_section(strat, pre, header, inner, work, sizes, idx, P, R)
             else:   # grid
                 pre += [ind(1, f"{ri['acc']} = {ri['init']}") for ri in reds]
                 header.append(ind(1, f"for _f in range(cuda.grid(1), {nr}, cuda.gridsize(1)):"))
@@ -675,6 +677,20 @@ class CudaFunction(NumbaFunction):
                 post += self._tree(reds, 1)
                 post += self._last_block_combine(reds)
         return Section(strat, pre, header, inner, post, work)
+
+    @staticmethod
+    def _row_section(strat, pre, header, inner, work, sizes, idx, P, R):
+        """A ``block`` or ``rows`` section (a block, or a group of lanes, per kept
+        element), with what ``cuda_launches`` needs to run later row-local work in its
+        loop: the nest's shape and, where the kept axes lead, the header a ``map`` over
+        the kept elements has."""
+        kept = None
+        if P == list(range(len(P))):
+            npt = " * ".join(sizes[k] for k in P)
+            kept = [f"    for _f in range(cuda.grid(1), {npt}, cuda.gridsize(1)):"]
+            kept += ["        " + s for s in unravel_lines("_f", P, sizes, idx)]
+        return Section(strat, pre, header, inner, [], work,
+                       rows=(tuple(sizes), tuple(P), tuple(R)), kept_header=kept)
 
     def _last_block_combine(self, reds):
         """The end of a one-launch grid reduction: each block writes its partial results,

@@ -21,6 +21,7 @@ import re
 
 import numpy as np
 
+from ..avals import real_dtype
 from ..config import config
 from ..core import Var, primitives
 from .numba_cuda_expressions import Record, expression_rule
@@ -1277,7 +1278,7 @@ def _op_scatter(add):
             if cplx:
                 # no complex atomics: the real and imaginary parts add atomically in the
                 # result's memory seen as floats (its last axis twice as long)
-                ctx.emit(f"{O}_RI = {O}.view({dt_text(np.empty(0, dt).real.dtype)})")
+                ctx.emit(f"{O}_RI = {O}.view({dt_text(real_dtype(dt))})")
 
             # every (index row, element) its own thread; collisions add atomically
             def body(I):

@@ -151,6 +151,19 @@ def correctness():
     big["sorts"] = (lambda v: (lax.scan(lambda c, r: (anp.sort(c * r), anp.argsort(c)[0]),
                                         v[:50], v[:500].reshape(10, 50)),
                                anp.argsort(v[:5000])), (x,))
+    # chains of row reductions and per-row maps: one row loop (cuda_launches._row_local),
+    # a block per row (rows of 100 in the simulator) and a group of lanes per row (rows
+    # of 20), too many rows for one block
+    def layernorm(v, g):
+        m = anp.mean(v, axis=-1, keepdims=True)
+        c = v - m
+        return anp.sum(anp.tanh(c / anp.sqrt(anp.mean(c * c, axis=-1, keepdims=True) + 1e-5)
+                                * g))
+    big["layer norm gradient"] = (ad.grad(layernorm, argnums=(0, 1)),
+                                  (rng.normal(size=(200, 100)), rng.normal(size=100)))
+    big["layer norm gradient, short rows"] = (ad.grad(layernorm, argnums=(0, 1)),
+                                              (rng.normal(size=(300, 20)),
+                                               rng.normal(size=20)))
     k = 48                                     # 48 ** 3 products: more than LOOP_MAX
     big["matrix-shaped sum"] = (lambda a, b: anp.sum(a[:, :, None] * b[None], axis=1),
                                 (rng.normal(size=(k, k)), rng.normal(size=(k, k + 1))))

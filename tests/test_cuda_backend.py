@@ -1040,21 +1040,74 @@ def test_rk4_scan_grad_is_at_most_four_launches_whatever_the_steps(steps):
     assert n <= 4
 
 
-def test_mlp_value_and_grad_is_at_most_eight_launches():
+@pytest.mark.parametrize("one_block_max", [None, 8])
+def test_mlp_value_and_grad_is_at_most_eight_launches(monkeypatch, one_block_max):
     """Five products (the fallback matmul kernel here; cuBLAS calls on a GPU with CuPy)
     and three kernels: the bias-and-tanh epilogue, the per-row logsumexp chain with the
-    mean's sum, the column sums of the bias gradients."""
+    mean's sum, the column sums of the bias gradients. At a batch too large for one
+    block (``ONE_BLOCK_MAX`` lowered, as at a batch of 4096) the logsumexp chain is still
+    one kernel: its row maximum, the per-row clamp, the row sum of exponentials, its
+    log and the gradient's row sums run as steps of one row loop
+    (``cuda_launches._row_local``; 12 launches before)."""
+    from autodiff.backends import cuda_launches
+    if one_block_max is not None:
+        monkeypatch.setattr(cuda_launches, "ONE_BLOCK_MAX", one_block_max)
     rng = np.random.default_rng(3)
     params = ((rng.normal(size=(6, 12)) * 0.3, rng.normal(size=12) * 0.1),
-              (rng.normal(size=(12, 4)) * 0.3, rng.normal(size=4) * 0.1))
+              (rng.normal(size=(12, 10)) * 0.3, rng.normal(size=10) * 0.1))
     x = rng.normal(size=(9, 6))
-    y = np.eye(4)[rng.integers(0, 4, size=9)]
+    y = np.eye(10)[rng.integers(0, 10, size=9)]   # 10 classes: a row reduction per sample
     vg = ad.value_and_grad(_mlp_loss)
-    n, got = _launches(ad.jit(vg, backend="cuda"), params, x, y)
+    g = ad.jit(vg, backend="cuda")
+    if one_block_max is not None:
+        assert "_k0[1, _TPB]" not in g.lower(params, x, y).source
+    n, got = _launches(g, params, x, y)
     want = vg(params, x, y)
     for a, b in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-10, atol=1e-13)
     assert n <= 8
+
+
+def test_row_local_chains_run_in_one_row_loop(monkeypatch):
+    """A layer norm (a row mean, then the row variance of the centred values, then the
+    normalized values), a 3-D one, an attention softmax, and their gradients, at sizes
+    where one block does not take the whole program (``ONE_BLOCK_MAX`` lowered): each
+    chain of row reductions and per-row maps is one kernel, a block or a group of lanes
+    per row stepping through the chain (``cuda_launches._row_local``). Launches before ->
+    now in the simulator: layer norm 5 -> 2, its gradient 9 -> 4, the 3-D one's 10 -> 5,
+    attention 7 -> 6 and 14 -> 11. Values against the interpreter."""
+    from autodiff.backends import cuda_launches
+    monkeypatch.setattr(cuda_launches, "ONE_BLOCK_MAX", 8)
+
+    def layernorm(x, g, b):
+        m = anp.mean(x, axis=-1, keepdims=True)
+        v = anp.mean((x - m) ** 2, axis=-1, keepdims=True)
+        return anp.sum(((x - m) / anp.sqrt(v + 1e-5) * g + b) ** 2)
+
+    def layernorm3(x, g, b):
+        v = anp.var(x, axis=-1, keepdims=True)
+        return anp.sum(anp.tanh((x - anp.mean(x, axis=-1, keepdims=True))
+                                / anp.sqrt(v + 1e-5) * g + b))
+
+    def attention(q, k):
+        s = q @ k.T / 8.0
+        p = anp.exp(s - anp.max(s, axis=1, keepdims=True))
+        return anp.sum((p / anp.sum(p, axis=1, keepdims=True)) @ k)
+    rng = np.random.default_rng(0)
+    g, b = rng.normal(size=40), rng.normal(size=40)
+    x2, x3 = rng.normal(size=(70, 40)), rng.normal(size=(3, 23, 40))
+    q, k = rng.normal(size=(50, 8)), rng.normal(size=(45, 8))
+    for f, args, budget in [(layernorm, (x2, g, b), 2),
+                            (ad.grad(layernorm, argnums=(0, 1, 2)), (x2, g, b), 4),
+                            (layernorm3, (x3, g, b), 2),
+                            (ad.grad(layernorm3, argnums=(0, 1)), (x3, g, b), 5),
+                            (attention, (q, k), 6),
+                            (ad.grad(attention, argnums=(0, 1)), (q, k), 11)]:
+        n, got = _launches(ad.jit(f, backend="cuda"), *args)
+        want = ad.jit(f, backend="interpret")(*args)
+        for a, w in zip(ad.tree_util.tree_leaves(got), ad.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(w), rtol=1e-10, atol=1e-12)
+        assert n <= budget, (f, n)
 
 
 def _interp_agrees(f, *args, rtol=1e-11, atol=1e-13):
@@ -1619,6 +1672,17 @@ def test_issue32_rows_at_h200_sizes_lower_within_the_launch_budget(monkeypatch):
             (ad.value_and_grad(_mlp_loss), (params, xb, yb), 8),
             (ad.hessian(_f), (x[:1000],), 3),
             (ad.grad(_rk4_states(200), argnums=(0, 1)), (x[:1000], 0.7), 4)]
+    # rows of 100 and 768: a group of lanes, and a block, per row (cuda_launches._row_local:
+    # 12 and 9 launches before)
+    params100 = ((params[0][0][:, :512], np.zeros(512)),
+                 (rng.normal(size=(512, 100)) * 0.03, np.zeros(100)))
+    y100 = np.eye(100)[rng.integers(0, 100, size=4096)]
+
+    def layernorm(v):
+        c = v - anp.mean(v, axis=-1, keepdims=True)
+        return anp.sum(anp.tanh(c / anp.sqrt(anp.mean(c * c, axis=-1, keepdims=True))))
+    rows += [(ad.value_and_grad(_mlp_loss), (params100, xb, y100), 8),
+             (ad.grad(layernorm), (x[:4096 * 768 // 4].reshape(1024, 768),), 4)]
     for fn, args, budget in rows:
         n, loops = _host_launches(ad.jit(fn, backend="cuda").lower(*args).source)
         assert n <= budget and not loops, (fn, n, loops)

@@ -29,6 +29,24 @@ def _grid(n, src, out):
                            elems=str(n))])
 
 
+def _rows(n, m, body, out):
+    """A "rows" reduction as the emitter writes it: a group of lanes per row of an (n, m)
+    nest, ``out[i0]`` the row's result."""
+    pre = ["    _sh1 = cuda.shared.array(_TPB, _T_float64)", "    _tx = cuda.threadIdx.x",
+           "    _g = _tx // _RG", "    _ln = _tx % _RG"]
+    hdr = [f"    for _p0 in range(cuda.blockIdx.x * _RPB, {n}, cuda.gridDim.x * _RPB):",
+           "        _p = _p0 + _g"]
+    inner = ["        _acc = 0.0", f"        if _p < {n}:", "            i0 = _p",
+             f"            for _r in range(_ln, {m}, _RG):", "                i1 = _r"]
+    inner += ["                " + b for b in body]
+    inner += ["        _sh1[_tx] = _acc", f"        if _ln == 0 and _p < {n}:",
+              "            i0 = _p", f"            {out}[i0] = _sh1[_tx]",
+              "        cuda.syncthreads()"]
+    kept = [f"    for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):", "        i0 = _f"]
+    return Launch([Section("rows", pre, hdr, inner, [], str(n),
+                           rows=((str(n), str(m)), (0,), (1,)), kept_header=kept)])
+
+
 def _launches(items):
     return [it for it in items if isinstance(it, Launch)]
 
@@ -125,3 +143,61 @@ def test_render_names_kernels_and_passes_the_free_names():
                      f"_k7[_rt.blocks({big}), _TPB](B, A, c3)"]
     assert list(named) == ["_k7"]
     assert LOOP_MAX >= ONE_BLOCK_MAX
+
+
+def test_row_local_work_joins_the_row_loop():
+    """A logsumexp's chain: a row maximum, a per-row map on it (the clamp), a row sum
+    reading the row's elements and its maximum, the per-row log: one rows loop, the maps
+    on each group's first lane after the row's step (issue 32: four launches fewer in an
+    MLP's gradient). Reads at another row, or a nest of another shape, keep launches."""
+    n = 10 * ONE_BLOCK_MAX
+    out = fuse([_rows(n, 10, ["P[i0, i1] = N[i0, i1] + 1.0", "_acc = max(_acc, P[i0, i1])"],
+                      "Q"),
+                _map(n, ["T[i0] = min(Q[i0], 1e308)"]),
+                _rows(n, 10, ["_acc += exp(P[i0, i1] - T[i0])"], "X"),
+                _map(n, ["Z[i0] = log(X[i0]) + T[i0]"])])
+    (k,) = _launches(out)
+    (sec,) = k.sections
+    assert sec.kind == "rows" and sec.header[0].startswith("    for _p0 in range(")
+    text = "\n".join(sec.lines)
+    assert text.count(f"if _ln == 0 and _p < {n}:") == 4 and "_f " not in text
+    assert text.index("T[i0] = min") < text.index("_acc += exp") < text.index("Z[i0] =")
+    # the next row's maximum, or every row's: launches of their own
+    out = fuse([_rows(n, 10, ["_acc = max(_acc, N[i0, i1])"], "Q"),
+                _map(n, [f"T[i0] = Q[{n} - 1 - i0]"])])
+    assert len(_launches(out)) == 2
+    out = fuse([_rows(n, 10, ["_acc = max(_acc, N[i0, i1])"], "Q"),
+                _rows(n, 12, ["_acc += M[i0, i1] - Q[i0]"], "X")])
+    assert len(_launches(out)) == 2
+
+
+def _block(n, m, body, out):
+    """A "block" reduction as the emitter writes it: a block per row of an (n, m) nest."""
+    pre = ["    _sh1 = cuda.shared.array(_TPB, _T_float64)", "    _tx = cuda.threadIdx.x"]
+    hdr = [f"    for _p in range(cuda.blockIdx.x, {n}, cuda.gridDim.x):", "        i0 = _p"]
+    inner = ["        _acc = 0.0", f"        for _r in range(_tx, {m}, _TPB):",
+             "            i1 = _r"] + ["            " + b for b in body]
+    inner += ["        _sh1[_tx] = _acc", "        if _tx == 0:",
+              f"            {out}[i0] = _sh1[0]", "        cuda.syncthreads()"]
+    kept = [f"    for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):", "        i0 = _f"]
+    return Launch([Section("block", pre, hdr, inner, [], str(n),
+                           rows=((str(n), str(m)), (0,), (1,)), kept_header=kept)])
+
+
+def test_a_block_per_row_takes_the_rows_later_steps():
+    """A layer norm's mean, the per-row map, its variance: one block loop; the map runs
+    on the block's first thread at the row's indices of the loop."""
+    n = 10 * ONE_BLOCK_MAX
+    out = fuse([_block(n, 300, ["_acc += X[i0, i1]"], "S"),
+                _map(n, ["M[i0] = S[i0] / 300.0"]),
+                _block(n, 300, ["_acc += (X[i0, i1] - M[i0]) ** 2"], "V")])
+    (k,) = _launches(out)
+    (sec,) = k.sections
+    text = "\n".join(sec.lines)
+    assert sec.kind == "block" and text.count("if _tx == 0:") == 3 and "_f " not in text
+    assert text.index("M[i0] = S[i0]") < text.index("- M[i0]) ** 2")
+    # a map over other elements, a row loop over another nest: launches of their own
+    assert len(_launches(fuse([_block(n, 300, ["_acc += X[i0, i1]"], "S"),
+                               _map(n + 1, ["M[i0] = S[i0 % 7]"])]))) == 2
+    assert len(_launches(fuse([_block(n, 300, ["_acc += X[i0, i1]"], "S"),
+                               _rows(n, 10, ["_acc += Y[i0, i1] * S[i0]"], "V")]))) == 2
