@@ -19,8 +19,9 @@ launches, every merge justified by what the sections read and write:
   the same elements joins the same way (its accumulators around the loop);
 * **row by row**: a row reduction run by a block or a group of lanes per row (``block``,
   ``rows``) takes the later work that reads its results only for the row it is at: a
-  map over the rows' results on the row's first thread after the row's step, a further
-  reduction of the same nest as the row's next step (:func:`_row_local`);
+  map over the rows' results on the row's first thread after the row's step, a map
+  over the rows' elements on the threads that reduced the row, a further reduction of
+  the same nest as the row's next step (:func:`_row_local`);
 * **after the last block**: a one-thread section that reads the results of a grid
   reduction runs at the end of the reduction's last block (the block that took the last
   ticket, after every block's partials and stores are fenced), where those results are
@@ -46,7 +47,7 @@ import ast
 import re
 from dataclasses import dataclass, field, replace
 
-__all__ = ["Section", "Launch", "fuse", "merge", "render", "kernel_text", "subscripts",
+__all__ = ["Section", "RowLoop", "Launch", "fuse", "merge", "render", "kernel_text", "subscripts",
            "free_names_of", "static_int", "ONE_BLOCK_MAX", "LOOP_MAX", "MAX_SHARED",
            "MAX_PARAMS"]
 
@@ -112,10 +113,7 @@ class Section:
     also_writes: frozenset = frozenset()   # written inside device functions it calls
     shared: int = 0               # block-sized shared arrays of device functions it calls
     grid: str = None              # the launch's blocks, where not derived from ``work``
-    #: a ``rows`` section: its nest's (sizes, kept axes, reduced axes), and the header a
-    #: ``map`` over its kept elements has (None unless the kept axes lead)
-    rows: tuple = None
-    kept_header: list = None
+    rows: "RowLoop" = None        # a ``block`` or ``rows`` section's loop (_row_local)
 
     @property
     def lines(self):
@@ -148,6 +146,24 @@ class Section:
         if self.kind == "rows":
             return f"_rt.group_blocks({self.work})"
         return f"_rt.blocks({self.work})"
+
+
+@dataclass(frozen=True)
+class RowLoop:
+    """What the loop of a ``block`` or ``rows`` section (a block, or a group of lanes,
+    per kept element of its nest) offers later work on the same rows (:func:`_row_local`):
+    ``nest``, the nest's (sizes, kept axes, reduced axes); ``kept_header``, the header a
+    ``map`` over the kept elements has (None unless the kept axes lead); ``full_header``,
+    the header a ``map`` over the whole nest has; ``each``, the lines that run a body once
+    per element of the row at hand on the threads that reduced it, a body's lines indented
+    by ``depth``; ``first``, the condition choosing the row's first thread."""
+
+    nest: tuple
+    kept_header: tuple
+    full_header: tuple
+    each: tuple
+    depth: str
+    first: str
 
 
 @dataclass
@@ -379,20 +395,25 @@ def _row_local(last, y):
     the row's elements where the same threads wrote them, and the row's results after
     the barrier that ends the earlier step: a layer norm's mean, then its variance).
     None where neither applies."""
-    if len(y.sections) != 1 or last.kind not in ("rows", "block") or last.post:
+    rl = last.rows
+    if len(y.sections) != 1 or rl is None or last.post:
         return None
     ys = y.sections[0]
     if ys.post or not _pointwise(last, ys):
         return None
-    if ys.kind == "map" and not ys.pre and ys.header == last.kept_header:
-        if last.kind == "rows":            # the group's first lane, its row's indices
-            tail = ["        if _ln == 0 and _p < " + last.work + ":"]
+    if ys.kind == "map" and not ys.pre and tuple(ys.header) in (rl.kept_header,
+                                                                rl.full_header):
+        if tuple(ys.header) == rl.kept_header:   # the row's first thread, at its indices
+            tail = [f"        if {rl.first}:"]
             tail += ["    " + re.sub(r"(?<!\w)_f(?!\w)", "_p", ln) for ln in ys.header[1:]]
-        else:                              # the block's first thread (indices: the loop's)
-            tail = ["        if _tx == 0:"]
-        tail += ["    " + ln for ln in ys.inner] + ["        cuda.syncthreads()"]
+            depth = "            "
+        else:                                    # each element, on the row's threads
+            tail, depth = list(rl.each), rl.depth
+        # (a map's body lines are indented by 8: inside its grid-stride loop)
+        tail += [depth + ln[8:] for ln in ys.inner] + ["        cuda.syncthreads()"]
         return replace(last, inner=last.inner + tail)
-    if ys.kind == last.kind and ys.rows == last.rows and ys.header == last.header:
+    if ys.kind == last.kind and ys.rows is not None and ys.rows.nest == rl.nest \
+            and ys.header == last.header:
         return replace(last, pre=last.pre + ys.pre, inner=last.inner + ys.inner)
     return None
 

@@ -20,7 +20,7 @@ from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
 from .numba_cuda_statements import (device_buffer, host_statement, nests_as_dots, on_matmul,
                                      statement_rule, unravel_lines)
-from .cuda_launches import Launch, Section, fuse, render
+from .cuda_launches import Launch, RowLoop, Section, fuse, render
 from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
 from .kernel_plan import Opaque, Row
 from .plan import LOOP_BUDGET, LOWERINGS
@@ -681,16 +681,28 @@ class CudaFunction(NumbaFunction):
     @staticmethod
     def _row_section(strat, pre, header, inner, work, sizes, idx, P, R):
         """A ``block`` or ``rows`` section (a block, or a group of lanes, per kept
-        element), with what ``cuda_launches`` needs to run later row-local work in its
-        loop: the nest's shape and, where the kept axes lead, the header a ``map`` over
-        the kept elements has."""
-        kept = None
-        if P == list(range(len(P))):
-            npt = " * ".join(sizes[k] for k in P)
-            kept = [f"    for _f in range(cuda.grid(1), {npt}, cuda.gridsize(1)):"]
-            kept += ["        " + s for s in unravel_lines("_f", P, sizes, idx)]
-        return Section(strat, pre, header, inner, [], work,
-                       rows=(tuple(sizes), tuple(P), tuple(R)), kept_header=kept)
+        element), with what ``cuda_launches`` needs to run later work on the same rows in
+        its loop (:class:`~.cuda_launches.RowLoop`)."""
+        def map_header(pos, total):
+            return tuple([f"    for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"]
+                         + ["        " + s for s in unravel_lines("_f", pos, sizes, idx)])
+        npt = " * ".join(sizes[k] for k in P)
+        nr = " * ".join(sizes[k] for k in R)
+        kept = map_header(P, npt) if P == list(range(len(P))) else None
+        if strat == "block":
+            each = [f"        for _r in range(_tx, {nr}, _TPB):"]
+            each += ["            " + s for s in unravel_lines("_r", R, sizes, idx)]
+            depth, first = "            ", "_tx == 0"
+        else:
+            each = [f"        if _p < {npt}:"]
+            each += ["            " + s for s in unravel_lines("_p", P, sizes, idx)]
+            each.append(f"            for _r in range(_ln, {nr}, _RG):")
+            each += ["                " + s for s in unravel_lines("_r", R, sizes, idx)]
+            depth, first = "                ", f"_ln == 0 and _p < {npt}"
+        rows = RowLoop((tuple(sizes), tuple(P), tuple(R)), kept,
+                       map_header(list(range(len(sizes))), " * ".join(sizes)), tuple(each),
+                       depth, first)
+        return Section(strat, pre, header, inner, [], work, rows=rows)
 
     def _last_block_combine(self, reds):
         """The end of a one-launch grid reduction: each block writes its partial results,

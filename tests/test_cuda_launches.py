@@ -4,8 +4,8 @@ The pass is pure (records in, records out) and imports no CUDA, so these run in 
 process. What the fused kernels compute is checked against the interpreter in
 tests/test_cuda_backend.py (the simulator); here, which merges the rules allow and refuse.
 """
-from autodiff.backends.cuda_launches import (LOOP_MAX, ONE_BLOCK_MAX, Launch, Section, fuse,
-                                             render, static_int, subscripts)
+from autodiff.backends.cuda_launches import (LOOP_MAX, ONE_BLOCK_MAX, Launch, RowLoop,
+                                             Section, fuse, render, static_int, subscripts)
 
 
 def _map(n, body, allocs=()):
@@ -42,9 +42,19 @@ def _rows(n, m, body, out):
     inner += ["        _sh1[_tx] = _acc", f"        if _ln == 0 and _p < {n}:",
               "            i0 = _p", f"            {out}[i0] = _sh1[_tx]",
               "        cuda.syncthreads()"]
-    kept = [f"    for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):", "        i0 = _f"]
+    each = [f"        if _p < {n}:", "            i0 = _p",
+            f"            for _r in range(_ln, {m}, _RG):", "                i1 = _r"]
     return Launch([Section("rows", pre, hdr, inner, [], str(n),
-                           rows=((str(n), str(m)), (0,), (1,)), kept_header=kept)])
+                           rows=_row_loop(n, m, each, "                ",
+                                          f"_ln == 0 and _p < {n}"))])
+
+
+def _row_loop(n, m, each, depth, first):
+    kept = (f"    for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):", "        i0 = _f")
+    full = (f"    for _f in range(cuda.grid(1), {n} * {m}, cuda.gridsize(1)):",
+            "        _q = _f", f"        i1 = _q % {m}", f"        _q = _q // {m}",
+            "        i0 = _q")
+    return RowLoop(((str(n), str(m)), (0,), (1,)), kept, full, tuple(each), depth, first)
 
 
 def _launches(items):
@@ -179,9 +189,9 @@ def _block(n, m, body, out):
              "            i1 = _r"] + ["            " + b for b in body]
     inner += ["        _sh1[_tx] = _acc", "        if _tx == 0:",
               f"            {out}[i0] = _sh1[0]", "        cuda.syncthreads()"]
-    kept = [f"    for _f in range(cuda.grid(1), {n}, cuda.gridsize(1)):", "        i0 = _f"]
+    each = [f"        for _r in range(_tx, {m}, _TPB):", "            i1 = _r"]
     return Launch([Section("block", pre, hdr, inner, [], str(n),
-                           rows=((str(n), str(m)), (0,), (1,)), kept_header=kept)])
+                           rows=_row_loop(n, m, each, "            ", "_tx == 0"))])
 
 
 def test_a_block_per_row_takes_the_rows_later_steps():
@@ -196,6 +206,18 @@ def test_a_block_per_row_takes_the_rows_later_steps():
     text = "\n".join(sec.lines)
     assert sec.kind == "block" and text.count("if _tx == 0:") == 3 and "_f " not in text
     assert text.index("M[i0] = S[i0]") < text.index("- M[i0]) ** 2")
+    # a softmax's division: a map over the whole nest reading the row's sum joins the
+    # loop, each element on the threads that reduced the row (rows too)
+    for row in (_block, _rows):
+        full = _row_loop(n, 300, (), "", "").full_header
+        div = Launch([Section("map", [], list(full), ["        P[i0, i1] = E[i0, i1] / S[i0]"],
+                              [], f"{n} * 300")])
+        out = fuse([row(n, 300, ["E[i0, i1] = exp(X[i0, i1])", "_acc += E[i0, i1]"], "S"),
+                    div])
+        (k,) = _launches(out)
+        text = "\n".join(k.sections[0].lines)
+        assert len(k.sections) == 1 and "_f " not in text, text
+        assert text.count("for _r in range(") == 2
     # a map over other elements, a row loop over another nest: launches of their own
     assert len(_launches(fuse([_block(n, 300, ["_acc += X[i0, i1]"], "S"),
                                _map(n + 1, ["M[i0] = S[i0 % 7]"])]))) == 2
