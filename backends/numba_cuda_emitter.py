@@ -19,10 +19,10 @@ from ..core import DropVar, Literal, Var
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
 from .numba_cuda_statements import (device_buffer, host_statement, nests_as_dots, on_matmul,
-                                     statement_rule, unravel_lines)
+                                     statement_rule, transposed_dots, unravel_lines)
 from .cuda_launches import Launch, RowLoop, Section, fuse, render
 from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
-from .kernel_plan import Opaque, Row
+from .kernel_plan import Opaque, Row, Transpose
 from .plan import LOOP_BUDGET, LOWERINGS
 
 __all__ = ["CudaFunction", "NotOnDevice", "free_at_last_use", "numba_type_name",
@@ -148,8 +148,10 @@ class CudaFunction(NumbaFunction):
     donated_params = {}
 
     def __init__(self, mod, jaxpr, name, top):
-        # matrix-shaped reductions become products, for cuBLAS (nests_as_dots)
-        super().__init__(mod, nests_as_dots(jaxpr) or jaxpr, name, top)
+        # matrix-shaped reductions become products, for cuBLAS (nests_as_dots); a
+        # product's transposed result, the product of its operands swapped
+        jaxpr = nests_as_dots(jaxpr) or jaxpr
+        super().__init__(mod, transposed_dots(jaxpr) or jaxpr, name, top)
         self.device_outs = {}         # rank-0 results statements left in device buffers
         self.row_written = []         # positions of results written into a stack
         self.overwritten = set()      # positions of donated parameters updated in place
@@ -181,10 +183,14 @@ class CudaFunction(NumbaFunction):
 
     def operand_ref(self, e, u):
         """A stack row (``row_params``) that a matrix product reads is passed to
-        ``_rt.matmul`` as the stack and its row (no copy, no slice)."""
+        ``_rt.matmul`` as the stack and its row (no copy, no slice); a transpose of an
+        array (``x @ w.T``) as the array, its permutation folded into the product's
+        operand order (no copy of the transpose)."""
         if e.primitive.name == "dot_general" and isinstance(u, Var) and on_matmul(e):
+            self.realize(u)
             loc = self.loc[u]
-            if loc[0] == "view" and isinstance(loc[2], Row):
+            if loc[0] == "view" and (isinstance(loc[2], Row) or (
+                    isinstance(loc[2], Transpose) and loc[1][0] == "array")):
                 return loc
         return super().operand_ref(e, u)
 

@@ -13,8 +13,8 @@ over their bodies' functions; an opaque primitive without a record runs on the h
 (:func:`host_statement`: numpy on a host copy, one copy each direction).
 
 >>> from autodiff.backends.numba_cuda_statements import statement_rule
->>> statement_rule("gather").complex, statement_rule("cholesky").complex
-(True, False)
+>>> statement_rule("gather").complex, statement_rule("cumsum").emit.__name__
+(True, 'cumulative_statement')
 """
 import contextlib
 import re
@@ -24,12 +24,14 @@ import numpy as np
 from ..avals import real_dtype
 from ..config import config
 from ..core import Var, primitives
+from .kernel_plan import Row, Transpose
 from .numba_cuda_expressions import Record, expression_rule
 from .numba_emitter import (EwCtx, call_text, carry_init, clamped_start, cond_statement,
                             dt_text, sub_jaxpr, while_statement)
 
 __all__ = ["STATEMENTS", "register_statement", "statement_rule", "host_statement",
-           "cumulative_statement", "GLOBALS", "free_names", "unravel_lines"]
+           "cumulative_statement", "GLOBALS", "free_names", "unravel_lines",
+           "transposed_dots"]
 
 #: name -> Record: the opaque primitives with CUDA statements of their own
 STATEMENTS = {}
@@ -135,9 +137,14 @@ def _op_dot_general(ctx):
     def operand(i, order_mk, order_km, rank):
         # the operand as it is when its axes are (batch, free, contracted) or (batch,
         # contracted, free) in memory (the runtime views it as (B, ., .)), else a copy.
-        # A stack's row (CudaFunction.row_params) is passed as the stack and the row.
+        # A stack's row (CudaFunction.row_params) is passed as the stack and the row; a
+        # transpose of an array as the array, the orders in its axes (operand_ref)
         ref = ctx.ins[i]
-        name, row = (ref[1][2], ref[2].step) if ref[0] == "view" else (ref[2], None)
+        name, row = (ref[1][2], ref[2].step) if ref[0] == "view" and isinstance(
+            ref[2], Row) else (ref[1][2] if ref[0] == "view" else ref[2], None)
+        if ref[0] == "view" and isinstance(ref[2], Transpose):
+            order_mk = [ref[2].perm[a] for a in order_mk]
+            order_km = [ref[2].perm[a] for a in order_km]
         if order_mk == list(range(rank)):
             return name, False, row
         if order_km == list(range(rank)):
@@ -608,6 +615,20 @@ def _broadcast_source(v, producer):
         v, amap = src, new
 
 
+def _producers_and_uses(jaxpr):
+    """``(producer, uses)``: by ``id`` of a value, the equation computing it, and how many
+    equations and results read it."""
+    producer, uses = {}, {}
+    for e in jaxpr.eqns:
+        for o in e.outvars:
+            producer[id(o)] = e
+        for v in e.invars:
+            uses[id(v)] = uses.get(id(v), 0) + 1
+    for v in jaxpr.outvars:
+        uses[id(v)] = uses.get(id(v), 0) + 1
+    return producer, uses
+
+
 def nests_as_dots(jaxpr, min_elements=None):
     """``jaxpr`` with each matrix-shaped reduction written as a matrix product: a
     ``reduce_sum`` of a ``mul`` of two arrays broadcast against each other
@@ -634,14 +655,7 @@ def nests_as_dots(jaxpr, min_elements=None):
     from ..primitives import dot_general_p, reshape_p, transpose_p
     if min_elements is None:
         from .cuda_launches import LOOP_MAX as min_elements
-    producer, uses = {}, {}
-    for e in jaxpr.eqns:
-        for o in e.outvars:
-            producer[id(o)] = e
-        for v in e.invars:
-            uses[id(v)] = uses.get(id(v), 0) + 1
-    for v in jaxpr.outvars:
-        uses[id(v)] = uses.get(id(v), 0) + 1
+    producer, uses = _producers_and_uses(jaxpr)
     replaced, dropped = {}, set()
     for e in jaxpr.eqns:
         if e.primitive.name != "reduce_sum":
@@ -714,6 +728,44 @@ def nests_as_dots(jaxpr, min_elements=None):
     # the broadcasts only the products read are dead now
     from ..transforms.partial_eval import dce_jaxpr
     return dce_jaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, out))[0]
+
+
+def transposed_dots(jaxpr):
+    """``jaxpr`` with each transpose of a matrix product's result that puts the second
+    operand's free axes first (``(a @ b).T``: what the gradient of ``x @ w`` with respect
+    to ``w`` makes) written as the product of the operands swapped, ``b.T @ a.T``, read
+    in place (the transpose was a copy of the whole result). Only where the transpose is
+    the product's one reader. A pure pass; None where nothing changed.
+
+    >>> import numpy as np, autodiff as ad
+    >>> j = ad.make_jaxpr(lambda a, b: (a @ b).T)(np.ones((3, 4)), np.ones((4, 5))).jaxpr
+    >>> print(transposed_dots(j))
+    { lambda ; a:f64[3,4] b:f64[4,5]. let
+        c:f64[5,3] = dot_general[dimension_numbers=(((0,), (1,)), ((), ()))] b a
+      in (c,) }
+    """
+    from ..core import Eqn, Jaxpr
+    producer, uses = _producers_and_uses(jaxpr)
+    replaced, dropped = {}, set()
+    for e in jaxpr.eqns:
+        d = producer.get(id(e.invars[0])) if e.primitive.name == "transpose" else None
+        if d is None or d.primitive.name != "dot_general" or uses[id(e.invars[0])] != 1:
+            continue
+        x, y = d.invars
+        (xc, yc), (xb, yb) = d.params["dimension_numbers"]
+        nb = len(xb)
+        nx = len(x.aval.shape) - nb - len(xc)
+        ny = len(y.aval.shape) - nb - len(yc)
+        swapped = list(range(nb)) + list(range(nb + nx, nb + nx + ny)) + list(range(nb, nb + nx))
+        if list(e.params["permutation"]) != swapped:
+            continue
+        replaced[id(e)] = Eqn(d.primitive, [y, x], e.outvars,
+                              dict(d.params, dimension_numbers=((yc, xc), (yb, xb))), e.source)
+        dropped.add(id(d))
+    if not replaced:
+        return None
+    eqns = [replaced.get(id(e), e) for e in jaxpr.eqns if id(e) not in dropped]
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
 _ALLOCATION = re.compile(r"[A-Z_][A-Z0-9_]* = _rt\.empty\(.*\)")

@@ -1855,6 +1855,29 @@ def test_cupy_results_on_the_default_streams_are_not_waited_for(monkeypatch):
     assert waits == [False, False, False, True]
 
 
+def test_products_read_a_transposed_operand_in_place():
+    """A product of a transpose (``x @ w.T``, ``a.T @ a``, batched transposes, the
+    gradient of ``x @ w.T``) passes the array itself, the transpose folded into the
+    product's operand order (cuBLAS's transpose flags, or one permute where the order
+    needs it), where the transpose was first copied by a kernel. Values against the
+    interpreter."""
+    rng = np.random.default_rng(8)
+    a, w = rng.normal(size=(5, 7)), rng.normal(size=(4, 7))
+    t, v = rng.normal(size=(2, 3, 7)), rng.normal(size=(7, 3, 2))
+    for f, args in [(lambda a, w: a @ w.T, (a, w)), (lambda a, w: a.T @ a + w[0, 0], (a, w)),
+                    (lambda t, v: anp.matmul(anp.transpose(t, (0, 2, 1)), t), (t, v)),
+                    (lambda t, v: anp.matmul(anp.transpose(v, (2, 0, 1)),
+                                             anp.transpose(v, (2, 1, 0))), (t, v)),
+                    (ad.grad(lambda a, w: anp.sum(anp.tanh(a @ w.T) ** 2), argnums=(0, 1)),
+                     (a, w))]:
+        g = ad.jit(f, backend="cuda")
+        src = g.lower(*args).source
+        assert "# copy" not in src, src
+        want = ad.jit(f, backend="interpret")(*args)
+        for x, y in zip(ad.tree_util.tree_leaves(g(*args)), ad.tree_util.tree_leaves(want)):
+            np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-12, atol=1e-12)
+
+
 def test_complex_products_and_scalar_products_stay_on_the_device():
     """A complex dot_general runs on the device (cuBLAS with CuPy, else the tiled kernel
     accumulating in complex128); a rank-0 product stays a 1-element device buffer read by
