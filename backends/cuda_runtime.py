@@ -40,6 +40,26 @@ MAX_BLOCKS = 2 if SIMULATOR else 8 * (_sm_count() or 128)
 TILE = 4 if SIMULATOR else 16          # matmul tile edge: TILE*TILE threads a block
 
 
+def _large_kernel_params():
+    """Whether kernels may take 32,764 bytes of parameters (CUDA >= 12.1 in both the
+    driver and the toolkit whose NVVM writes the PTX, on sm_70 and later) rather than
+    4,096. The simulator stands for such a GPU (its kernels compile to PTX 8.x in CI:
+    ``gpu_check.py --ptx``); a version that cannot be read counts as an old one."""
+    if SIMULATOR:
+        return True
+    try:
+        from numba.cuda.cudadrv.driver import driver
+        from numba.cuda.cudadrv.runtime import runtime
+        return min(tuple(driver.get_version()), tuple(runtime.get_version())) >= (12, 1)
+    except Exception:  # noqa: BLE001 - numba-cuda-mlir, no driver: the 4 kB limit
+        return False
+
+
+#: the most parameters a device loop's kernel takes (each array 7 + 2 x rank 8-byte
+#: words; 300 of rank 3 fit in 32,764 bytes, 56 of rank 1 in 4,096)
+LOOP_PARAMS = 300 if _large_kernel_params() else 56
+
+
 def blocks(n):
     """Blocks for a grid-stride launch over ``n`` elements (at least one)."""
     return max(1, min((int(n) + TPB - 1) // TPB, MAX_BLOCKS))

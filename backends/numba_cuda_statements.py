@@ -938,16 +938,46 @@ def _consts_outer(refs):
     return out
 
 
-def _loop_launch(ctx, lines, head, bodies, writes, what):
+_ONE_ELEMENT = re.compile(r"([A-Z_][A-Z0-9_]*) = _rt\.empty\(\(1,\), (np\.\w+)\)")
+
+
+def _scratch(head, bodies, pre):
+    """The bodies' 1-element buffers (rank-0 temporaries: an index, a gathered element,
+    a sum) as elements of one scratch array per dtype, each a view the kernel makes
+    (``X = S[k:k + 1]``): ``(head, kernel lines, scratch names)``. Each buffer was a
+    kernel parameter of 72 bytes (an array's 9 words), and a body with a few ``.at``
+    updates at computed indices has dozens."""
+    own = {a for b in bodies for a in b.allocs}
+    slots, keep = {}, []
+    for h in head:
+        m = _ONE_ELEMENT.fullmatch(h) if h in own else None
+        if m is None:
+            keep.append(h)
+        else:
+            slots.setdefault(m.group(2), []).append(m.group(1))
+    views, names = [], []
+    for dt, bufs in slots.items():
+        sc = f"{pre}S_{dt[3:].strip('_').upper()}"
+        names.append(sc)
+        keep.append(f"{sc} = _rt.empty(({len(bufs)},), {dt})")
+        views += [f"    {b} = {sc}[{k}:{k + 1}]" for k, b in enumerate(bufs)]
+    return keep, views, names
+
+
+def _loop_launch(ctx, lines, head, bodies, writes, what, pre):
     """The device loop's launch record (one block), or False where its kernel would take
     too many parameters."""
-    from .cuda_launches import MAX_PARAMS, Launch, Section, free_names_of
+    from .cuda_launches import Launch, Section, free_names_of
+    from .cuda_runtime import LOOP_PARAMS
     shared = {}
     for b in bodies:
         shared.update(b.shared)
-    lines = [f"    {n} = {decl}" for n, decl in shared.items()] + lines
-    if len(free_names_of(lines)) > MAX_PARAMS + 16:
-        return False                      # kernel parameters past 4 kB (CUDA < 12.1)
+    head, views, scratch = _scratch(head, bodies, pre)
+    lines = [f"    {n} = {decl}" for n, decl in shared.items()] + views + lines
+    moved = {v.split(" = ")[0].strip() for v in views}
+    writes = [w for w in writes if w not in moved] + scratch
+    if len(free_names_of(lines)) > LOOP_PARAMS:
+        return False                      # past the kernel parameters' bytes
     sec = Section("loop", [], [], lines, [], "1", elems="1", also_writes=frozenset(writes),
                   shared=sum(b.shared_count for b in bodies))
     ctx.lines.append(Launch([sec], head, [f"# ---- {what}"], one_block=True))
@@ -1036,7 +1066,7 @@ def _device_loop(ctx):
     writes = carry + [n for _, n in ys_out] + [a.split(" = ")[0] for a in b.allocs]
     if not _loop_launch(ctx, lines, head, [b], writes,
                         f"scan: {p['length']} steps in one launch (a device loop over "
-                        f"{b.n_launches} launch(es) of the body)"):
+                        f"{b.n_launches} launch(es) of the body)", pre):
         return False
     for i, (kind, nm) in enumerate(ctx.outs[:ncarry]):
         if kind != "array":               # a rank-0 carry stays in its device buffer
@@ -1083,7 +1113,7 @@ def _device_while(ctx):
     writes = carry + [a.split(" = ")[0] for a in cb.allocs + bb.allocs]
     if not _loop_launch(ctx, lines, head, [cb, bb], writes,
                         f"while: every step in one launch (a device loop over "
-                        f"{cb.n_launches} + {bb.n_launches} launch(es))"):
+                        f"{cb.n_launches} + {bb.n_launches} launch(es))", pre):
         return False
     for i, (kind, nm) in enumerate(ctx.outs):
         if kind != "array":

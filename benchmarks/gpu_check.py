@@ -151,6 +151,19 @@ def correctness():
     big["sorts"] = (lambda v: (lax.scan(lambda c, r: (anp.sort(c * r), anp.argsort(c)[0]),
                                         v[:50], v[:500].reshape(10, 50)),
                                anp.argsort(v[:5000])), (x,))
+    # a device loop of many rank-0 temporaries: elements of scratch arrays the kernel
+    # views, and past 4 kB of kernel parameters (the gradient's residuals)
+    def scalars(h0, xs):
+        def body(i, c):
+            h, v, a = c
+            k = i % 5
+            v = v.at[k].multiply(h[5 - k]).at[-k].min(1.5).at[(k + 2) % 6].add(h[k] * a)
+            h = anp.tanh(h * 0.9 + xs[i] * v[k])
+            return h, v.at[i % 3].set(v[(i + 1) % 6] - a), a * 1.01 + h[2]
+        h, v, a = lax.fori_loop(0, xs.shape[0], body, (h0, h0 * 0.5, 0.3))
+        return anp.sum(h) + anp.sum(v * v) + a
+    big["device loop: many scalars"] = (ad.value_and_grad(scalars, argnums=(0, 1)),
+                                        (x[:6] * 0.3, x[:42].reshape(7, 6)))
     # chains of row reductions and per-row maps: one row loop (cuda_launches._row_local),
     # a block per row (rows of 100 in the simulator) and a group of lanes per row (rows
     # of 20), too many rows for one block

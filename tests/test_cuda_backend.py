@@ -1409,6 +1409,35 @@ def test_loop_bodies_with_scalar_elements_and_constant_carries_run_on_the_device
     _interp_agrees(swap, h0, xs)
 
 
+def test_loop_bodies_with_many_scalars_stay_within_the_kernel_parameters(monkeypatch):
+    """A loop body of many rank-0 temporaries (``.at`` updates at computed indices,
+    gathered elements, scalar carries) keeps its device loop: the temporaries are
+    elements of one scratch array per dtype (``_scratch``: each was a kernel parameter,
+    and the body past 56 of them a host loop), and with CUDA >= 12.1 a kernel takes
+    32 kB of parameters (the gradient's per-step residuals: 96). Values against the
+    interpreter."""
+    from autodiff.backends import cuda_runtime as rt
+
+    def f(h0, xs):
+        def body(i, c):
+            h, v, M, a, b = c
+            k = i % 5
+            v = v.at[k].multiply(h[5 - k]).at[k].multiply(v[-k - 1] * h[-k]).at[-k].min(1.5)
+            v = v.at[(k + 2) % 6].add(h[k] * a).at[i % 3].set(v[(i + 1) % 6] - b)
+            h = anp.tanh(h * 0.9 + xs[i] * v[k])
+            M = M.at[k, i % 2].add(v[0] * h[1])
+            return h, v, M, a * 1.01 + h[2], b + v[k]
+        h, v, M, a, b = lax.fori_loop(0, xs.shape[0], body,
+                                      (h0, h0 * 0.5, anp.zeros((6, 2)), 0.3, 0.1))
+        return anp.sum(h) + anp.sum(v * v) + anp.sum(M) + a * b
+    h0 = u((6,), seed=1) * 0.5
+    src = ad.jit(f, backend="cuda").lower(h0, u((3, 6))).source
+    assert "_S_FLOAT64[" in src and "_S_INT64[" in src
+    _one_device_loop(ad.grad(f, argnums=(0, 1)), h0, 5)
+    monkeypatch.setattr(rt, "LOOP_PARAMS", 56)           # a 4 kB GPU: the forward fits
+    _one_device_loop(f, h0, 2)
+
+
 def test_matrix_shaped_sums_run_as_matrix_products(monkeypatch):
     """A sum of a broadcast product that is a matrix product (``(A[:, :, None] *
     B[None]).sum(1)``, batched, transposed, keepdims, complex, float32, and the
