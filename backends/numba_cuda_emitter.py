@@ -19,7 +19,7 @@ from ..core import DropVar, Literal, Var
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .numba_cuda_expressions import expression_rule, select_text
 from .numba_cuda_statements import (device_buffer, host_statement, nests_as_dots, on_matmul,
-                                     statement_rule, transposed_dots, unravel_lines)
+                                     simpler_dots, statement_rule, unravel_lines)
 from .cuda_launches import Launch, RowLoop, Section, fuse, render
 from .numba_emitter import EwCtx, NumbaFunction, OpCtx, dt_text
 from .kernel_plan import Opaque, Row, Transpose
@@ -149,9 +149,10 @@ class CudaFunction(NumbaFunction):
 
     def __init__(self, mod, jaxpr, name, top):
         # matrix-shaped reductions become products, for cuBLAS (nests_as_dots); a
-        # product's transposed result, the product of its operands swapped
+        # product's transposed result, the product of its operands swapped, and a
+        # product with a scalar, a multiply (simpler_dots)
         jaxpr = nests_as_dots(jaxpr) or jaxpr
-        super().__init__(mod, transposed_dots(jaxpr) or jaxpr, name, top)
+        super().__init__(mod, simpler_dots(jaxpr) or jaxpr, name, top)
         self.device_outs = {}         # rank-0 results statements left in device buffers
         self.row_written = []         # positions of results written into a stack
         self.overwritten = set()      # positions of donated parameters updated in place

@@ -31,7 +31,7 @@ from .numba_emitter import (EwCtx, call_text, carry_init, clamped_start, cond_st
 
 __all__ = ["STATEMENTS", "register_statement", "statement_rule", "host_statement",
            "cumulative_statement", "GLOBALS", "free_names", "unravel_lines",
-           "transposed_dots"]
+           "simpler_dots"]
 
 #: name -> Record: the opaque primitives with CUDA statements of their own
 STATEMENTS = {}
@@ -730,24 +730,41 @@ def nests_as_dots(jaxpr, min_elements=None):
     return dce_jaxpr(Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, out))[0]
 
 
-def transposed_dots(jaxpr):
+def simpler_dots(jaxpr):
     """``jaxpr`` with each transpose of a matrix product's result that puts the second
     operand's free axes first (``(a @ b).T``: what the gradient of ``x @ w`` with respect
     to ``w`` makes) written as the product of the operands swapped, ``b.T @ a.T``, read
     in place (the transpose was a copy of the whole result). Only where the transpose is
-    the product's one reader. A pure pass; None where nothing changed.
+    the product's one reader. A product of a rank-0 operand, which contracts nothing (the
+    gradient of ``x @ x`` scales ``x`` so), becomes a ``mul``: a loop nest's, where it
+    was a host call. A pure pass; None where nothing changed.
 
     >>> import numpy as np, autodiff as ad
     >>> j = ad.make_jaxpr(lambda a, b: (a @ b).T)(np.ones((3, 4)), np.ones((4, 5))).jaxpr
-    >>> print(transposed_dots(j))
+    >>> print(simpler_dots(j))
     { lambda ; a:f64[3,4] b:f64[4,5]. let
         c:f64[5,3] = dot_general[dimension_numbers=(((0,), (1,)), ((), ()))] b a
       in (c,) }
     """
-    from ..core import Eqn, Jaxpr
+    from ..core import Eqn, Jaxpr, ShapedArray
+    from ..primitives import broadcast_in_dim_p, mul_p
     producer, uses = _producers_and_uses(jaxpr)
     replaced, dropped = {}, set()
     for e in jaxpr.eqns:
+        if e.primitive.name == "dot_general" and any(
+                not u.aval.shape for u in e.invars) and e.invars[0].aval.dtype == \
+                e.invars[1].aval.dtype == e.outvars[0].aval.dtype:
+            # ((), ()) dimension numbers: the rank-0 operand scales the other
+            x, y = e.invars
+            s, a = (x, y) if not x.aval.shape else (y, x)
+            if isinstance(s, Var) and a.aval.shape:
+                b = Var(ShapedArray(a.aval.shape, s.aval.dtype))
+                replaced[id(e)] = [Eqn(broadcast_in_dim_p, [s], [b], dict(
+                    shape=a.aval.shape, broadcast_dimensions=()), e.source), Eqn(
+                    mul_p, [a, b] if s is y else [b, a], e.outvars, {}, e.source)]
+            else:
+                replaced[id(e)] = [Eqn(mul_p, [x, y], e.outvars, {}, e.source)]
+            continue
         d = producer.get(id(e.invars[0])) if e.primitive.name == "transpose" else None
         if d is None or d.primitive.name != "dot_general" or uses[id(e.invars[0])] != 1:
             continue
@@ -759,12 +776,12 @@ def transposed_dots(jaxpr):
         swapped = list(range(nb)) + list(range(nb + nx, nb + nx + ny)) + list(range(nb, nb + nx))
         if list(e.params["permutation"]) != swapped:
             continue
-        replaced[id(e)] = Eqn(d.primitive, [y, x], e.outvars,
-                              dict(d.params, dimension_numbers=((yc, xc), (yb, xb))), e.source)
+        replaced[id(e)] = [Eqn(d.primitive, [y, x], e.outvars, dict(
+            d.params, dimension_numbers=((yc, xc), (yb, xb))), e.source)]
         dropped.add(id(d))
     if not replaced:
         return None
-    eqns = [replaced.get(id(e), e) for e in jaxpr.eqns if id(e) not in dropped]
+    eqns = [q for e in jaxpr.eqns if id(e) not in dropped for q in replaced.get(id(e), [e])]
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
@@ -817,7 +834,7 @@ class _DeviceBody:
                     seq.append(_VIEW.fullmatch(ln).groups(""))
                 else:
                     return                # a host statement in the body
-        if not launches or sum(lc.shared_arrays() for lc in launches) > MAX_SHARED:
+        if not launches:
             return
         names = dict(zip(fn.param_names, outer))     # its parameters -> the kernel's
         self.allocs = []
@@ -841,21 +858,30 @@ class _DeviceBody:
                    for i, r in enumerate(fn.rets)):
             return
         self.shared, self.calls = {}, []
+        pool = {}                   # (declaration, k) -> the kernel's k-th such array
         for lc in seq:
             if isinstance(lc, tuple):
                 v, src, reshape = lc
                 self.calls.append(f"        {pre}{v} = {names.get(src, src)}{reshape}")
                 continue
             # a device function receives its shared arrays from the kernel (numba-cuda-mlir
-            # 0.6.0 fails on some shared arrays declared in device functions: docs/cuda.md)
-            body_lines = []
-            for ln in lc.lines:
-                m = re.fullmatch(r"\s*(_\w+) = (cuda\.shared\.array\(.*\))\s*", ln)
-                if m:
-                    names[m.group(1)] = f"{pre}{m.group(1)[1:]}"
-                    self.shared.setdefault(names[m.group(1)], m.group(2))
-                else:
-                    body_lines.append(ln)
+            # 0.6.0 fails on some shared arrays declared in device functions: docs/cuda.md).
+            # The launches run one after another, a barrier between, and so do the
+            # sections of a one-block launch: the k-th array of a declaration is one array
+            # for all of them (the kernel declares the most one of them takes, not the sum)
+            body_lines, seen = [], {}
+            for sec in lc.sections:
+                if sec.kind == "sync":
+                    seen = {}
+                for ln in sec.lines:
+                    m = re.fullmatch(r"\s*(_\w+) = (cuda\.shared\.array\(.*\))\s*", ln)
+                    if m:
+                        k = seen[m.group(2)] = seen.get(m.group(2), -1) + 1
+                        sh = pool.setdefault((m.group(2), k), f"{pre}sh{len(pool)}")
+                        names[m.group(1)] = sh
+                        self.shared[sh] = m.group(2)
+                    else:
+                        body_lines.append(ln)
             text, params = kernel_text(Launch([Section("map", body_lines, [], [], [], "1")]))
             dname = fb.mod.device_function(text)
             self.calls.append(f"        {dname}({', '.join(names.get(q, q) for q in params)})")
@@ -869,8 +895,8 @@ class _DeviceBody:
                      else f"{names[r]}[0]" for i, (r, v) in enumerate(zip(fn.rets,
                                                                         jaxpr.outvars))]
         self.n_launches = len(launches)
-        self.shared_count = sum(lc.shared_arrays() for lc in launches)
-        self.ok = True
+        self.shared_count = sum("(_TPB" in d for d in self.shared.values())
+        self.ok = self.shared_count <= MAX_SHARED
 
 
 def _renamed(text, names, upper=False):
@@ -929,10 +955,13 @@ def _carry_updates(body, nconst, carry):
 
 def _consts_outer(refs):
     """The kernel's names of a body's constant operands; None where one is a host value
-    a kernel cannot take."""
+    a kernel cannot take. A rank-0 one may be an element of an array at a constant index
+    (``C[(1 + 0)]``: a parameter ``th[1]`` read in an ODE's step), which the kernel
+    reads where the host read it every step."""
     out = []
     for r in refs:
-        if r[0] != "array" and not re.fullmatch(r"[A-Za-z_]\w*(\[0\])?|[-+.\w()]+", r[2]):
+        if r[0] != "array" and not re.fullmatch(
+                r"[A-Za-z_]\w*(\[0\])?|[-+.\w()]+|[A-Z_][A-Z0-9_]*\[[-+\d\s(),]*\]", r[2]):
             return None
         out.append(r[2])
     return out

@@ -5,12 +5,16 @@
     python benchmarks/gpu_check.py --ptx        # no GPU: every kernel through the real compiler
     python benchmarks/gpu_check.py --ptx --without-row-stack   # ... as on numpy >= 2.5
     python benchmarks/gpu_check.py --ptx --compiler numba-cuda-mlir   # ... its successor
+    python benchmarks/gpu_check.py --ptx-tests  # ... every kernel the CUDA tests launch
 
 ``--ptx`` closes the simulator's blind spot (it runs kernels as Python, so it never sees
 numba-cuda's type checks): it runs the ``--simulate`` flow, records each kernel launched
 with its argument types, then compiles every one to PTX for sm_90 (H100/H200) in a second
 process without the simulator. That needs NVVM and NVRTC but no GPU
-(``pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvrtc-cu12``).
+(``pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvrtc-cu12``). ``--ptx-tests`` records
+instead every kernel that tests/test_cuda_backend.py and test_cuda_launches.py launch in
+the simulator (about 650: ~10 minutes on 2 cores, so not part of CI; run it after a
+change to the CUDA emitter).
 
 1. Correctness on the device: every registry case of tests/test_cuda_backend.py
    (jit(backend="cuda") against the interpreter), then the same kernels at real sizes
@@ -49,6 +53,9 @@ def parse():
     p.add_argument("--skip-correctness", action="store_true")
     p.add_argument("--ptx", action="store_true",
                    help="simulate, recording the kernels, then compile each to PTX (no GPU)")
+    p.add_argument("--ptx-tests", action="store_true",
+                   help="as --ptx, over every kernel the CUDA test files launch in the "
+                        "simulator (about 650; minutes: not part of CI)")
     p.add_argument("--without-row-stack", action="store_true",
                    help="remove numpy.row_stack first, as numpy >= 2.5 has none (numba-cuda "
                         "0.30.4 overloads it: backends/cuda_math.py works around that)")
@@ -61,6 +68,7 @@ def parse():
                         "pip install numba-cuda-mlir 'cuda-toolkit[nvjitlink]==13.*')")
     p.add_argument("--compile-recorded", metavar="FILE", help=argparse.SUPPRESS)
     a = p.parse_args()
+    a.ptx = a.ptx or a.ptx_tests
     a.simulate = a.simulate or a.ptx
     return a
 
@@ -473,6 +481,9 @@ def record_kernels():
                 seen.setdefault((self.src, self.name, tuple(typ(a) for a in args)), None)
                 return launch(*args)
             return call
+
+        def __getattr__(self, attr):          # py_func, ... as the kernel's
+            return getattr(self.k, attr)
     load = nc.load
 
     def recording_load(source):
@@ -565,8 +576,14 @@ def ptx():
     import subprocess
     import tempfile
     seen = record_kernels()
-    ok = correctness()
-    speed()
+    if ARGS.ptx_tests:
+        import pytest
+        tests = [os.path.join(ROOT, "tests", n)
+                 for n in ("test_cuda_backend.py", "test_cuda_launches.py")]
+        ok = pytest.main(["-q", "-p", "no:cacheprovider", "-p", "no:randomly", *tests]) == 0
+    else:
+        ok = correctness()
+        speed()
     with tempfile.NamedTemporaryFile(suffix=".pkl", delete=False) as f:
         pickle.dump(list(seen), f)
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}

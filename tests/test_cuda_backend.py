@@ -1438,6 +1438,50 @@ def test_loop_bodies_with_many_scalars_stay_within_the_kernel_parameters(monkeyp
     _one_device_loop(f, h0, 2)
 
 
+def test_real_loop_bodies_stay_on_the_device():
+    """Three things real programs do that made host loops (a helper porting 59 of them):
+    a dot product's gradient is a product with a scalar (now a multiply, where it was a
+    host call: an RNN's ``dot(v, h)`` readout, 201 launches at 40 steps); an ODE step
+    reading a parameter's element (``th[1]``, a constant element the kernel now reads;
+    the host read it every step); and a body of many reductions (their shared arrays
+    now one set the body's launches take in turn: 23 declared -> 4). Each, and its
+    gradient, one device loop agreeing with the interpreter."""
+    v = u((6,), seed=4)
+
+    def readout(h0, xs):
+        def body(h, x):
+            h = anp.tanh(h * 0.8 + x)
+            return h, anp.dot(v, h)
+        h, ys = lax.scan(body, h0, xs)
+        return anp.sum(ys * ys) + h @ h
+
+    def ode(h0, xs):                        # the parameters: elements of an argument
+        def step(y, x):
+            y = y + 0.1 * (-y * h0[1] + anp.roll(y, 1) * h0[0] + x[0] * h0[2])
+            return y, y[0]
+        y, ys = lax.scan(step, h0 * 2.0, xs)
+        return anp.sum(y) + anp.sum(ys * ys)
+
+    def reductions(h0, xs):
+        def body(h, x):
+            for _ in range(6):                        # six dependent reductions a step
+                h = anp.tanh(h * (1.0 + 0.1 * anp.sum(h * x) / (1.0 + anp.max(anp.abs(h)))))
+            return h, anp.sum(h)
+        h, ys = lax.scan(body, h0, xs)
+        return anp.sum(h) + anp.sum(ys)
+    h0 = u((6,), seed=1) * 0.5
+    for f in (readout, ode, reductions):
+        _one_device_loop(f, h0, 3)
+        _one_device_loop(ad.grad(f, argnums=(0, 1)), h0, 4)
+    src = ad.jit(reductions, backend="cuda").lower(h0, u((3, 6))).source
+    assert src.count("cuda.shared.array(_TPB") <= 8
+    x = u((5,))
+    g = ad.jit(ad.grad(lambda x: x @ x + anp.dot(x[1], x) @ x), backend="cuda")
+    assert "host_call" not in g.lower(x).source
+    np.testing.assert_allclose(np.asarray(g(x)), 2 * x + 2 * x[1] * x + (x @ x) * np.eye(5)[1],
+                               rtol=1e-12)
+
+
 def test_matrix_shaped_sums_run_as_matrix_products(monkeypatch):
     """A sum of a broadcast product that is a matrix product (``(A[:, :, None] *
     B[None]).sum(1)``, batched, transposed, keepdims, complex, float32, and the
