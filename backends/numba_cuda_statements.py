@@ -1375,9 +1375,11 @@ def _op_scatter(add):
         # the update may be a rank-0 value (x.at[i].set(s) of a 1-D x)
         dt = ctx.outvar(0).aval.dtype
         cplx = dt.kind == "c"
-        if not _all_arrays(ctx, scalars=(2,)) or (add and not (
-                dt in _ATOMIC_DTYPES or (cplx and ctx.outvar(0).aval.shape))):
+        if not _all_arrays(ctx, scalars=(2,)) or (cplx and not ctx.outvar(0).aval.shape):
             return host_statement(ctx)
+        # a dtype without atomics (bool, int8, int16, ...) adds as a scatter sets: each
+        # trailing element's thread walks the index rows in order
+        atomic = add and (dt in _ATOMIC_DTYPES or cplx)
         k, xd, lead, trail, nonempty = _gather_parts(ctx)
         IX, O = ctx.arr(1), ctx.out(0)
         _alloc_out(ctx, init=ctx.arr(0))
@@ -1385,7 +1387,7 @@ def _op_scatter(add):
 
         def rd(L):
             return [f"{IX}[{', '.join(L + [str(a)])}]" for a in range(k)]
-        if add:
+        if atomic:
             if cplx:
                 # no complex atomics: the real and imaginary parts add atomically in the
                 # result's memory seen as floats (its last axis twice as long)
@@ -1418,7 +1420,11 @@ def _op_scatter(add):
                 lines += ["    " + b for b in unravel_lines("_l", list(range(len(lead))),
                                                              lead, L)]
                 lines += ["    " + b for b in _clip_lines(t, rd(L), xd[:k])]
-                lines.append(f"    {O}[{', '.join(t + R)}] = {ctx.rd(2, L + R)}")
+                at = f"{O}[{', '.join(t + R)}]"
+                val = ctx.rd(2, L + R)
+                if add:               # numpy's add.at: bools or, integers wrap
+                    val = ctx.fb.cast(f"{at} + {val}", dt)
+                lines.append(f"    {at} = {val}")
                 return lines
             dims = trail
         with _when(ctx, nonempty):

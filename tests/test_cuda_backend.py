@@ -2061,6 +2061,24 @@ def test_complex_scatter_adds_and_linear_algebra_compile(monkeypatch):
                                            atol=tol)
 
 
+@pytest.mark.filterwarnings("ignore:overflow encountered:RuntimeWarning")
+def test_scatter_adds_of_dtypes_without_atomics_are_kernels():
+    """``.at[i].add`` of bool, int8, int16, uint8 (no CUDA atomics) is a kernel whose
+    threads walk the index rows in order (as a scatter that sets), with numpy's results:
+    integers wrap, bools or. It was a host call (a host loop in a loop body)."""
+    idx = np.array([0, 2, 0, 3, 3, 3, -1])
+    for dt in (np.int8, np.int16, np.uint8, np.bool_):
+        x, upd = (np.arange(8) * 37 % 11).astype(dt), (np.arange(7) * 50).astype(dt)
+        f = lambda x, u: x.at[idx].add(u)                                  # noqa: E731
+        g = ad.jit(f, backend="cuda")
+        assert "host_call" not in g.lower(x, upd).source
+        got, want = np.asarray(g(x, upd)), np.asarray(ad.jit(f, backend="interpret")(x, upd))
+        assert got.dtype == want.dtype == dt
+        np.testing.assert_array_equal(got, want)
+    x2 = (np.arange(12).reshape(4, 3) % 5).astype(np.int8)
+    _interp_agrees(lambda x: x.at[np.array([1, 1, 2])].add(x[:3] * 9), x2)
+
+
 def test_factorizations_fall_back_to_host_lapack_without_cupy():
     from autodiff.backends import cuda_runtime as rt
     assert rt.cupy() is None
