@@ -1121,9 +1121,11 @@ def _device_while(ctx):
     ncarry = len(ctx.outs)
     carry, head, init = _carry_buffers(ctx, ctx.outs, e.invars[nc + nb:], refs[nc + nb:], pre)
     carries = list(e.invars[nc + nb:])
-    cb = _DeviceBody(ctx, cj, nc, "cond", pre + "c", cc + carry,
+    # (the bodies' buffers are named W<k>_C<NAME>, W<k>_B<NAME>: upper case, as every
+    # buffer's name; a lower-case one made a loop around this one a host loop)
+    cb = _DeviceBody(ctx, cj, nc, "cond", pre + "C", cc + carry,
                      operand_dynamic(ctx, list(e.invars[:nc]) + carries))
-    bb = _DeviceBody(ctx, bj, nb, "body", pre + "b", bc + carry,
+    bb = _DeviceBody(ctx, bj, nb, "body", pre + "B", bc + carry,
                      operand_dynamic(ctx, list(e.invars[nc:nc + nb]) + carries))
     if not (cb.ok and bb.ok):
         return False
