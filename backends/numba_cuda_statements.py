@@ -102,12 +102,10 @@ def host_statement(ctx, fn="host_call"):
         ctx.emit(call)
 
 
-def _op_linalg(ctx):
-    host_statement(ctx, "linalg")
-
-
-def _op_fft(ctx):
-    host_statement(ctx, "fft")
+def _library(fn):
+    """The rule of an equation the runtime's ``fn`` runs (``_rt.linalg``: cuSOLVER,
+    ``_rt.fft``: cuFFT, through CuPy; else numpy on the host)."""
+    return lambda ctx: host_statement(ctx, fn)
 
 
 def on_matmul(e):
@@ -140,11 +138,13 @@ def _op_dot_general(ctx):
         # A stack's row (CudaFunction.row_params) is passed as the stack and the row; a
         # transpose of an array as the array, the orders in its axes (operand_ref)
         ref = ctx.ins[i]
-        name, row = (ref[1][2], ref[2].step) if ref[0] == "view" and isinstance(
-            ref[2], Row) else (ref[1][2] if ref[0] == "view" else ref[2], None)
-        if ref[0] == "view" and isinstance(ref[2], Transpose):
-            order_mk = [ref[2].perm[a] for a in order_mk]
-            order_km = [ref[2].perm[a] for a in order_km]
+        name, row, view = (ref[1][2], None, ref[2]) if ref[0] == "view" else \
+            (ref[2], None, None)
+        if isinstance(view, Row):
+            row = view.step
+        elif isinstance(view, Transpose):
+            order_mk = [view.perm[a] for a in order_mk]
+            order_km = [view.perm[a] for a in order_km]
         if order_mk == list(range(rank)):
             return name, False, row
         if order_km == list(range(rank)):
@@ -1550,11 +1550,11 @@ for _n, _rule in [("pad", _op_pad), ("concatenate", _op_concatenate),
     register_statement(_n, _rule, complex=True)
 register_statement("dot_general", _op_dot_general, complex=True)
 # cuFFT through CuPy (else numpy on the host: cuda_runtime.fft)
-register_statement("fft", _op_fft, complex=True)
+register_statement("fft", _library("fft"), complex=True)
 # complex values sort on the host (numpy's lexicographic order with its NaN rules)
 register_statement("sort", _op_sort(False), complex=True)
 register_statement("argsort", _op_sort(True), complex=True)
 register_statement("scatter_add", _op_scatter(True), complex=True)
 # complex too: cuSOLVER through CuPy, else numpy/LAPACK on the host
 for _n in ("cholesky", "triangular_solve", "solve", "eigh", "slogdet", "qr", "svd"):
-    register_statement(_n, _op_linalg, complex=True)
+    register_statement(_n, _library("linalg"), complex=True)

@@ -172,17 +172,8 @@ def correctness():
         return anp.sum(h) + anp.sum(v * v) + a
     big["device loop: many scalars"] = (ad.value_and_grad(scalars, argnums=(0, 1)),
                                         (x[:6] * 0.3, x[:42].reshape(7, 6)))
-
-    def nested(h0, xs):                        # a bounded while inside a scan's body
-        def body(h, r):
-            hh, k = lax.while_loop(lambda c: (c[1] < 3) & (anp.sum(c[0] ** 2) > 1e-3),
-                                   lambda c: (c[0] * 0.5 + r * 0.1, c[1] + 1), (h, 0),
-                                   max_steps=5)
-            return anp.tanh(hh), anp.sum(hh) + k
-        h, ys = lax.scan(body, h0, xs)
-        return anp.sum(h) + anp.sum(ys)
-    big["device loop: a while in a scan"] = (ad.value_and_grad(nested, argnums=(0, 1)),
-                                             (x[:6], x[:42].reshape(7, 6)))
+    big["device loop: a while in a scan"] = (
+        ad.value_and_grad(m.while_in_scan, argnums=(0, 1)), (x[:6], x[:42].reshape(7, 6)))
     # chains of row reductions and per-row maps: one row loop (cuda_launches._row_local),
     # a block per row (rows of 100 in the simulator) and a group of lanes per row (rows
     # of 20), too many rows for one block

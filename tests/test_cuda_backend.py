@@ -1482,23 +1482,26 @@ def test_real_loop_bodies_stay_on_the_device():
                                rtol=1e-12)
 
 
+def while_in_scan(h0, xs):
+    """A bounded ``while_loop`` in a ``scan``'s body (also a gpu_check real-size check)."""
+    def body(h, x):
+        hh, k = lax.while_loop(lambda c: (c[1] < 3) & (anp.sum(c[0] ** 2) > 1e-3),
+                               lambda c: (c[0] * 0.5 + x * 0.1, c[1] + 1), (h, 0),
+                               max_steps=5)
+        return anp.tanh(hh), anp.sum(hh) + k
+    h, ys = lax.scan(body, h0, xs)
+    return anp.sum(h) + anp.sum(ys)
+
+
 def test_a_while_inside_a_scan_is_one_device_loop():
     """A bounded ``while_loop`` in a ``scan``'s body (an adaptive ODE solver's steps
     between output times: odeint) runs inside the scan's device loop, forward and
     gradient: the while's buffers were named with a lower-case prefix the enclosing
     body refused, so the scan was a host loop (odeint's ``value_and_grad``, simulator:
     135 launches -> 13)."""
-    def nested(h0, xs):
-        def body(h, x):
-            hh, k = lax.while_loop(lambda c: (c[1] < 3) & (anp.sum(c[0] ** 2) > 1e-3),
-                                   lambda c: (c[0] * 0.5 + x * 0.1, c[1] + 1), (h, 0),
-                                   max_steps=5)
-            return anp.tanh(hh), anp.sum(hh) + k
-        h, ys = lax.scan(body, h0, xs)
-        return anp.sum(h) + anp.sum(ys)
     h0 = u((6,), seed=1)
-    _one_device_loop(nested, h0, 2)
-    _one_device_loop(ad.grad(nested, argnums=(0, 1)), h0, 4)
+    _one_device_loop(while_in_scan, h0, 2)
+    _one_device_loop(ad.grad(while_in_scan, argnums=(0, 1)), h0, 4)
 
 
 def test_matrix_shaped_sums_run_as_matrix_products(monkeypatch):
