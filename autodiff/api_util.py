@@ -74,6 +74,12 @@ class Transformed:
         return f"<{self._make.__name__} of {getattr(self._fun, '__name__', self._fun)!r}>"
 
 
+#: converters of arrays in CUDA device memory made by other libraries (CuPy, PyTorch,
+#: numba-cuda) to numpy: each returns None for anything else. ``autodiff.devices``
+#: installs its own (it needs numba-cuda, a higher layer than this one).
+FOREIGN_ARRAYS = []
+
+
 def as_array(x):
     """Normalize a leaf given by the user: arrays, scalars, tracers, Variables."""
     if isinstance(x, Tracer):
@@ -84,6 +90,10 @@ def as_array(x):
     conv = getattr(x, "__autodiff_array__", None)
     if conv is not None:
         return conv()
+    for conv in FOREIGN_ARRAYS:      # a CuPy, PyTorch or numba-cuda array: a host copy
+        a = conv(x)
+        if a is not None:
+            return a
     get_aval(x)
     return np.asarray(x)
 

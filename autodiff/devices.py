@@ -24,6 +24,7 @@ import types
 
 import numpy as np
 
+from .api_util import FOREIGN_ARRAYS
 from .core import Tracer, user_source
 from .errors import UnsupportedError
 from .tree_util import tree_leaves, tree_map
@@ -32,7 +33,7 @@ from .tree_util import tree_leaves, tree_map
 # functions that need a GPU: it is an optional, heavy dependency
 
 __all__ = ["block_until_ready", "device_put", "device_get", "devices", "CudaArray",
-           "CpuDevice", "CudaDevice"]
+           "CpuDevice", "CudaDevice", "is_foreign_cuda"]
 
 
 class CpuDevice:
@@ -252,7 +253,58 @@ def _to_array(x):
     if isinstance(x, (np.ndarray, Tracer)):
         return x
     conv = getattr(x, "__autodiff_array__", None)
-    return conv() if conv is not None else np.asarray(x)
+    if conv is not None:
+        return conv()
+    if is_foreign_cuda(x):
+        return host_copy(x)
+    return np.asarray(x)
+
+
+def host_copy(x):
+    """A numpy copy of ``x``, a CUDA array of another library (:func:`is_foreign_cuda`):
+    through numba-cuda where it is installed, else the library's own ``get()`` (CuPy) or
+    ``cpu()`` (PyTorch)."""
+    if importlib.util.find_spec("numba_cuda") is not None:
+        return adopt(x).copy_to_host()
+    if callable(getattr(x, "get", None)):
+        return np.asarray(x.get())
+    if callable(getattr(x, "cpu", None)):
+        return np.asarray(x.cpu())
+    _require_cuda()            # raises: says numba-cuda is missing and how to install it
+
+
+def is_foreign_cuda(x):
+    """Whether ``x`` is an array in CUDA device memory made by another library: a CuPy
+    array, a PyTorch CUDA tensor, a numba-cuda device array (anything with
+    ``__cuda_array_interface__``, or numba-cuda's simulated device arrays).
+
+    >>> import numpy as np
+    >>> from autodiff.devices import is_foreign_cuda
+    >>> is_foreign_cuda(np.ones(2))
+    False
+    """
+    t = type(x)
+    if t is np.ndarray or t is CudaArray or isinstance(x, (np.ndarray, np.generic, Tracer)):
+        return False
+    return (hasattr(x, "__cuda_array_interface__")
+            or (t.__module__.startswith("numba") and hasattr(x, "copy_to_host")))
+
+
+def _foreign_host_copy(x):
+    return host_copy(x) if is_foreign_cuda(x) else None
+
+
+FOREIGN_ARRAYS.append(_foreign_host_copy)      # transforms outside jit: a host copy
+
+
+def adopt(x):
+    """A :class:`CudaArray` of ``x``, a CUDA array of another library
+    (:func:`is_foreign_cuda`), without a copy where ``x`` is C-contiguous
+    (``cuda_runtime.adopt``): ``jit(backend="cuda")`` reads it in place, and
+    ``np.asarray`` of the result copies it to the host. Needs numba-cuda."""
+    _require_cuda()
+    from .backends.cuda_runtime import adopt as _adopt
+    return CudaArray(_adopt(x))
 
 
 def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
@@ -261,8 +313,9 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
     are (no copy), numbers and lists become numpy arrays. On ``"cuda"`` (``"gpu"``,
     ``"cuda:0"``, a :class:`CudaDevice`) each array leaf is copied to the device and
     becomes a :class:`CudaArray` (needs numba-cuda and a GPU, or the simulator; else
-    ``UnsupportedError`` says what is missing). JAX's ``src``, ``donate`` and
-    ``may_alias`` are accepted and change nothing here.
+    ``UnsupportedError`` says what is missing); a CUDA array of another library (CuPy,
+    PyTorch, numba-cuda) becomes one without a copy, and on the host it is copied back.
+    JAX's ``src``, ``donate`` and ``may_alias`` are accepted and change nothing here.
 
     >>> import numpy as np, autodiff as ad
     >>> x = np.ones(2)
@@ -276,6 +329,8 @@ def device_put(x, device=None, *, src=None, donate=False, may_alias=None):
         def put(leaf):
             if isinstance(leaf, (CudaArray, Tracer)):
                 return leaf
+            if is_foreign_cuda(leaf):            # CuPy, PyTorch, numba-cuda: no copy
+                return adopt(leaf)
             return CudaArray(to_device(np.ascontiguousarray(_to_array(leaf))))
         return tree_map(put, x)
     if not _is_host(device):

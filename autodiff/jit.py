@@ -53,6 +53,7 @@ from .cache import ProgramCache, declare
 from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
 from .devices import CudaArray
+from .devices import adopt as _adopt, host_copy as _host_copy, is_foreign_cuda as _is_foreign_cuda
 from .errors import DTypeError, UnsupportedDTypeError
 from .jit_runtime import (PY_SCALARS, SCALAR_KEYS, Entry, Lowered, LoweringJob,
                           compiled_entry, llvm_entry, remote_lowering, get_backend,
@@ -453,7 +454,8 @@ class JitFunction(Generic[P, R]):
             leaves, in_tree = tree_flatten(tuple(dyn_args))
             static_kw = (static_kw, False)
         keep = self._backend_now().device_arrays     # device arrays stay on the device
-        leaves = [x if keep and getattr(x, "_autodiff_device", None) else _as_leaf(x)
+        leaves = [x if keep and getattr(x, "_autodiff_device", None)
+                  else _adopt(x) if keep and _is_foreign_cuda(x) else _as_leaf(x)
                   for x in leaves]
         _check_int_range(leaves, self._name)
         keys = [leaf_key(x) for x in leaves]
@@ -779,6 +781,8 @@ def _as_leaf(x):
     conv = getattr(x, "__autodiff_array__", None)
     if conv is not None:
         return conv()
+    if _is_foreign_cuda(x):          # CuPy, PyTorch, numba-cuda arrays on a host backend
+        return _host_copy(x)
     try:
         arr = np.asarray(x)
     except Exception:  # noqa: BLE001

@@ -299,6 +299,41 @@ def to_device(x):
     return cuda.to_device(np.ascontiguousarray(x))
 
 
+def adopt(x):
+    """A C-contiguous numba-cuda device array holding ``x``, a CUDA array of another
+    library (a CuPy array, a PyTorch CUDA tensor, a numba-cuda device array: anything
+    with ``__cuda_array_interface__``), without a copy where ``x`` is C-contiguous; a
+    strided one is copied (through the host, once). The kernels read it in place, so
+    a program's argument costs no transfer (a copy of a numpy argument every call)."""
+    if not is_device(x):
+        x = from_interface(x)
+    if not x.is_c_contiguous():
+        x = cuda.to_device(np.ascontiguousarray(x.copy_to_host()))
+    return x
+
+
+def from_interface(o):
+    """``o``'s memory as a numba-cuda device array, through ``__cuda_array_interface__``.
+    numba-cuda's ``as_cuda_array`` synchronizes the stream the interface names by
+    default, and CuPy names its null stream (1): a host wait for every kernel queued
+    before. Work on the default streams is ordered with numba-cuda's launches, so that
+    wait is skipped there; an array made on a stream of the user's own is still waited
+    for (the kernels reading it must not start before it is written)."""
+    cai = o.__cuda_array_interface__
+    return _as_cuda_array(o, sync=cai.get("stream") not in _ORDERED_STREAMS)
+
+
+def _as_cuda_array(o, sync):
+    # numba-cuda's, one name so tests can stand in for it: the simulator has no
+    # __cuda_array_interface__ (its arrays are host memory), so no as_cuda_array
+    conv = getattr(cuda, "as_cuda_array", None)
+    if conv is None:
+        raise TypeError(f"an array of type {type(o).__name__} in CUDA device memory cannot "
+                        f"be read by numba-cuda's simulator (it has no device memory); "
+                        f"copy it to the host first")
+    return conv(o, sync=sync)
+
+
 def dcopy(a):
     """A device-to-device copy (results never alias an input of the caller; an update's
     operand), in a buffer from the pool (:func:`empty`)."""
@@ -413,16 +448,12 @@ _ORDERED_STREAMS = (None, 1, 2)
 
 
 def _cp_out(cp, o, dtype):
-    """A CuPy result as a numba-cuda device array (rank 0: a host scalar). numba-cuda's
-    ``as_cuda_array`` synchronizes the stream the interface names by default, and CuPy
-    names its null stream (1): a host wait for every kernel before it, per library call.
-    Work on the default streams is ordered with numba-cuda's launches, so that wait is
-    skipped there; CuPy on a stream of the user's own is still waited for."""
+    """A CuPy result as a numba-cuda device array (rank 0: a host scalar), without a
+    host wait where CuPy ran on a default stream (:func:`from_interface`)."""
     o = cp.ascontiguousarray(cp.asarray(o, dtype=dtype))
     if not o.ndim:
         return o.get()[()]
-    return cuda.as_cuda_array(
-        o, sync=o.__cuda_array_interface__.get("stream") not in _ORDERED_STREAMS)
+    return from_interface(o)
 
 
 def _tri(xp, a, b, left_side, lower, transpose_a, unit_diagonal):

@@ -862,7 +862,17 @@ class _DeviceBody:
         for lc in seq:
             if isinstance(lc, tuple):
                 v, src, reshape = lc
-                self.calls.append(f"        {pre}{v} = {names.get(src, src)}{reshape}")
+                src = names.get(src, src)
+                if reshape and re.fullmatch(r"[A-Z_][A-Z0-9_]*", src):
+                    # a reshaped view of one of the kernel's buffers is the same every
+                    # step: the host makes it once, before the launch. numba-cuda-mlir
+                    # 0.6.0 types an array's reshape in a kernel with its source's rank
+                    # (``T.reshape((60,))`` of a 2-D T is 2-D, so ``V[i] = W[i]`` fails
+                    # to type); numba-cuda's simulator runs it either way
+                    # (test_device_loop_views_are_made_on_the_host)
+                    self.allocs.append(f"{pre}{v} = {src}{reshape}")
+                else:                     # an alias, or a view of a step's row
+                    self.calls.append(f"        {pre}{v} = {src}{reshape}")
                 continue
             # a device function receives its shared arrays from the kernel (numba-cuda-mlir
             # 0.6.0 fails on some shared arrays declared in device functions: docs/cuda.md).
@@ -874,7 +884,10 @@ class _DeviceBody:
                 if sec.kind == "sync":
                     seen = {}
                 for ln in sec.lines:
-                    m = re.fullmatch(r"\s*(_\w+) = (cuda\.shared\.array\(.*\))\s*", ln)
+                    # (a loop's own, L1_sh0, when the launch is a device loop nested
+                    # in this one: a while inside a scan)
+                    m = re.fullmatch(r"\s*([A-Za-z_]\w*) = (cuda\.shared\.array\(.*\))\s*",
+                                     ln)
                     if m:
                         k = seen[m.group(2)] = seen.get(m.group(2), -1) + 1
                         sh = pool.setdefault((m.group(2), k), f"{pre}sh{len(pool)}")

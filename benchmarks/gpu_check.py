@@ -66,6 +66,9 @@ def parse():
                    default="numba-cuda",
                    help="with --ptx: the compiler of the second process (numba-cuda-mlir: "
                         "pip install numba-cuda-mlir 'cuda-toolkit[nvjitlink]==13.*')")
+    p.add_argument("--failures", metavar="DIR",
+                   help="with --ptx: write each kernel that fails to compile to DIR (its "
+                        "program's source, the kernel's name and types, the whole error)")
     p.add_argument("--compile-recorded", metavar="FILE", help=argparse.SUPPRESS)
     a = p.parse_args()
     a.ptx = a.ptx or a.ptx_tests
@@ -108,6 +111,43 @@ S = sizes()
 
 
 # ----------------------------------------------------------------------------- part 1
+
+def foreign_inputs(x):
+    """On a GPU: CUDA arrays of other libraries (CuPy, PyTorch, when importable) go into
+    a jitted function in place (``cuda_runtime.adopt``), one of them written on a stream
+    of the user's own (read only after that stream's work); failures as (name, why)."""
+    if SIM:
+        return []
+    failed = []
+    f = ad.jit(lambda a, b: anp.sum(anp.tanh(a) * b, axis=0), backend="cuda")
+    a, b = x[:4000].reshape(40, 100), np.cos(x[:4000]).reshape(40, 100)
+    want = np.sum(np.tanh(a) * b, axis=0)
+    try:
+        import cupy as cp
+        s = cp.cuda.Stream(non_blocking=True)
+        with s:                                   # written on a stream of the user's own
+            cb = cp.asarray(b) * 2.0
+        checks = {"cupy": ((cp.asarray(a), cp.asarray(b)), want),
+                  "cupy, another stream": ((cp.asarray(a), cb), 2.0 * want),
+                  "cupy, strided": ((cp.asarray(np.asfortranarray(a)), cp.asarray(b)), want)}
+    except ImportError:
+        checks = {}
+    try:
+        import torch
+        if torch.cuda.is_available():
+            checks["torch"] = ((torch.as_tensor(a, device="cuda"),
+                                torch.as_tensor(b, device="cuda")), want)
+    except ImportError:
+        pass
+    for name, (args, ref) in checks.items():
+        try:
+            np.testing.assert_allclose(np.asarray(f(*args)), ref, rtol=1e-12, atol=1e-12)
+        except Exception as e:  # noqa: BLE001 - reported in the summary
+            failed.append((f"foreign input: {name}", f"{type(e).__name__}: {str(e)[:300]}"))
+    print(f"foreign inputs: {len(checks) - len(failed)} of {len(checks)} agree "
+          f"({', '.join(checks) or 'neither CuPy nor PyTorch importable'})")
+    return failed
+
 
 def correctness():
     import importlib.util
@@ -206,6 +246,7 @@ def correctness():
                 failed.append((name, f"{type(e).__name__}: {str(e)[:300]}"))
     finally:
         ad.config.update("jit_cuda_loop_products", old)
+    failed += foreign_inputs(x)
     dt = time.perf_counter() - t0
     print(f"correctness: {len(cases)} registry cases + {len(big)} real-size checks on "
           f"{ad.devices('cuda')[0]}: {len(failed)} failed ({dt:.1f} s)")
@@ -552,6 +593,8 @@ def compile_recorded(path, cc=(9, 0)):
         except Exception as e:  # noqa: BLE001 - reported
             why = (str(e).strip().splitlines() or [type(e).__name__])[0]
             failed.append((name, sig, f"{type(e).__name__}: {why}"[:300]))
+            if ARGS.failures:
+                _write_failure(ARGS.failures, len(failed), src, name, sig, e)
     extra = 0
     for kind, dt in (("f", t.float64), ("f", t.float32), ("i", t.int64), ("i", t.int32),
                      ("c", t.complex128), ("c", t.complex64)):
@@ -573,6 +616,17 @@ def compile_recorded(path, cc=(9, 0)):
     return len(failed)
 
 
+def _write_failure(folder, n, src, name, sig, err):
+    import traceback
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{n:03d}_{name}.txt")
+    with open(path, "w") as f:
+        f.write(f"# kernel {name}{sig}\n# error:\n")
+        f.write("".join(traceback.format_exception(err)))
+        f.write("\n# the program's source:\n" + src)
+    print(f"  (written to {path})")
+
+
 def ptx():
     import pickle
     import subprocess
@@ -591,8 +645,8 @@ def ptx():
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["AUTODIFF_CUDA_COMPILER"] = ARGS.compiler
     r = subprocess.run([sys.executable, os.path.abspath(__file__), "--compile-recorded",
-                        f.name] + (["--without-row-stack"] if ARGS.without_row_stack else []),
-                       env=env)
+                        f.name] + (["--without-row-stack"] if ARGS.without_row_stack else [])
+                       + (["--failures", ARGS.failures] if ARGS.failures else []), env=env)
     os.unlink(f.name)
     return ok and r.returncode == 0
 

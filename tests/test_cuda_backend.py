@@ -319,6 +319,72 @@ def test_device_arrays_in_and_out():
     assert ad.devices("cuda")[0].device_kind == "CUDA simulator"
 
 
+class _ForeignArray:
+    """A CUDA array of another library (CuPy's, PyTorch's) as jit sees one: shape, dtype
+    and ``__cuda_array_interface__`` naming the stream it was made on, nothing numpy can
+    read (``np.asarray`` of a CuPy array raises). ``dev`` is the simulator's device array
+    holding its data, which the stand-in for numba-cuda's ``as_cuda_array`` returns."""
+    __array__ = None
+
+    def __init__(self, dev, stream):
+        self.dev, self.shape, self.dtype = dev, dev.shape, dev.dtype
+        self.__cuda_array_interface__ = {"shape": dev.shape, "typestr": dev.dtype.str,
+                                         "data": (1 << 20, False), "version": 3,
+                                         "strides": None, "stream": stream}
+
+
+def test_cuda_arrays_of_other_libraries_are_read_in_place(monkeypatch):
+    from numba import cuda
+    from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
+    from autodiff.backends import cuda_runtime as rt
+    synced = []
+
+    def as_cuda_array(o, sync):
+        synced.append(sync)
+        return o.dev
+    monkeypatch.setattr(rt, "_as_cuda_array", as_cuda_array)
+    x, y = u((3, 4)), u((3, 4), seed=1)
+
+    def f(a, b):
+        return anp.sum(anp.tanh(a) * b, axis=0) + a[0]
+    want = np.sum(np.tanh(x) * y, axis=0) + x[0]
+    jf, cpu = ad.jit(f, backend="cuda"), ad.jit(f)
+    for stream, sync in ((1, False), (None, False), (2, False), (0x7F00, True)):
+        a, b = _ForeignArray(cuda.to_device(x), stream), _ForeignArray(cuda.to_device(y), 1)
+        del synced[:]
+        with monkeypatch.context() as m:       # on the device: no host copy of either
+            m.setattr(FakeCUDAArray, "copy_to_host", _no_host_copy)
+            r = jf(a, b)
+        # a default stream is ordered with the kernels; a stream of the user's own is
+        # waited for before they read the array
+        assert synced == [sync, False]
+        assert isinstance(r, ad.devices.CudaArray)
+        np.testing.assert_allclose(np.asarray(r), want, rtol=1e-12)
+        # host backends, eager transforms and device_get copy it to the host
+        np.testing.assert_allclose(cpu(a, b), want, rtol=1e-12)
+        np.testing.assert_allclose(ad.grad(lambda v: anp.sum(v ** 3))(a), 3 * x ** 2,
+                                   rtol=1e-12)
+        np.testing.assert_array_equal(ad.device_get([a])[0], x)
+    assert jf.cache_info().misses == 1 and cpu.cache_info().misses == 1
+    d = ad.device_put({"a": a}, "cuda")["a"]            # no copy: the same device memory
+    assert isinstance(d, ad.devices.CudaArray) and d._dev is a.dev
+    # numba-cuda's own device arrays are read in place too (they were copied to the host
+    # and back on every call); a strided one is made C-contiguous once
+    dx = cuda.to_device(x)
+    with monkeypatch.context() as m:
+        m.setattr(FakeCUDAArray, "copy_to_host", _no_host_copy)
+        r = jf(dx, cuda.to_device(y))
+    np.testing.assert_allclose(np.asarray(r), want, rtol=1e-12)
+    strided = cuda.to_device(np.arange(24.0).reshape(4, 6))[:, ::2]
+    np.testing.assert_array_equal(
+        np.asarray(ad.jit(lambda v: v * 2.0, backend="cuda")(strided)),
+        np.arange(24.0).reshape(4, 6)[:, ::2] * 2.0)
+
+
+def _no_host_copy(self, *a, **k):
+    raise AssertionError("a device argument was copied to the host")
+
+
 def test_buffers_are_freed_at_last_use():
     f = ad.jit(lambda x: anp.sum(anp.sort(anp.exp(x)) * 2.0) + anp.sum(x), backend="cuda")
     src = f.lower(u((6,))).source
@@ -1284,16 +1350,38 @@ def test_loop_bodies_with_a_cond_run_on_the_device():
     _interp_agrees(looped, h0, u((3, 6)))
 
 
+def _kernels_both_compilers_take(src):
+    """Whether a program's kernels avoid what numba-cuda-mlir 0.6.0 rejects and the
+    simulator runs (gpu_check.py --ptx --compiler numba-cuda-mlir found both): an
+    array's ``reshape`` in a kernel (typed with its source's rank) and a shared array
+    declared in a device function (an internal MLIR check)."""
+    kind = decorated = None
+    for ln in src.split("\n"):
+        if ln.startswith("@cuda.jit"):
+            decorated = "device" if "device=True" in ln else "kernel"
+        elif ln.startswith("def "):
+            kind, decorated = decorated, None     # a kernel, a device function, the host's
+        elif ln and not ln[0].isspace() and not ln.startswith("#"):
+            kind = None                  # a top-level statement: the function ended
+        elif kind and ".reshape(" in ln:
+            return False
+        elif kind == "device" and "cuda.shared.array" in ln:
+            return False
+    return True
+
+
 def _one_device_loop(f, h0, budget):
     """``f(h0, xs)`` at 3 and 8 steps (``xs`` of shape (T, 6)) runs its loops on the
     device (no host loop's function, no host call), in launches that do not grow with the
-    steps and stay within ``budget``; values agree with the interpreter."""
+    steps and stay within ``budget``; values agree with the interpreter; the kernels are
+    ones both compilers take."""
     counts = []
     for T in (3, 8):
         xs = u((T, 6), seed=T)
         g = ad.jit(f, backend="cuda")
         src = g.lower(h0, xs).source
         assert not any(s in src for s in ("def _scan", "def _body", "host_call")), f
+        assert _kernels_both_compilers_take(src), src
         n, got = _launches(g, h0, xs)
         counts.append(n)
         want = ad.jit(f, backend="interpret")(h0, xs)
