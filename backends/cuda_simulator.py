@@ -20,6 +20,7 @@ simulator's tests (``tests/test_cuda_backend.py``,
 ``test_simulator_barriers_do_not_poll``) check both the rule and that no thread is
 polled.
 """
+import sys
 import threading
 
 import numpy as np
@@ -95,13 +96,45 @@ def _run(kernel_mod, thread_class):
     return run
 
 
+def _shared_array(kernelapi, upstream):
+    """``cuda.shared.array`` made once per block and call site, under a lock.
+
+    Upstream (``FakeCUDAShared.array``, numba-cuda 0.30.4) looks the call site up in a
+    dict and, when it is missing, makes the array and stores it: two threads of a block
+    switched between the lookup and the store each make an array of their own, and the
+    block's "shared" memory is two arrays (a reduction then reads values that were never
+    written). With the interpreter's default switch interval (5 ms) that is rare; with a
+    short one (``sys.setswitchinterval(1e-6)``, which interleaves threads finely enough
+    to show a missing barrier) it is frequent. The lock makes the lookup and the store
+    one step (``test_simulator_shared_arrays_are_one_per_block``)."""
+    lock = threading.Lock()
+
+    def array(self, shape, dtype, alignment=None):
+        if alignment is not None or shape == 0:        # upstream's errors and dynamic
+            return upstream(self, shape, dtype, alignment)   # shared memory (no dict)
+        if isinstance(dtype, kernelapi.types.Type):
+            dtype = kernelapi.numpy_support.as_dtype(dtype)
+        f = sys._getframe(1)                  # the call site, as upstream keys it
+        caller = (f.f_code.co_filename, f.f_lineno)
+        with lock:
+            res = self._allocations.get(caller)
+            if res is None:
+                res = self._allocations[caller] = np.empty(shape, dtype)
+        return res
+    return array
+
+
 def install():
-    """Use the polling-free block runner (idempotent; only under the simulator)."""
+    """Use the polling-free block runner and the locked shared-array allocation
+    (idempotent; only under the simulator)."""
     from numba.cuda.simulator import kernel as kernel_mod
+    from numba.cuda.simulator import kernelapi
     if _UPSTREAM:
         return
     _UPSTREAM["run"] = kernel_mod.BlockManager.run
     kernel_mod.BlockManager.run = _run(kernel_mod, _block_thread_class(kernel_mod))
+    _UPSTREAM["shared"] = kernelapi.FakeCUDAShared.array
+    kernelapi.FakeCUDAShared.array = _shared_array(kernelapi, kernelapi.FakeCUDAShared.array)
 
 
 def installed():

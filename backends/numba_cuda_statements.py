@@ -863,15 +863,23 @@ class _DeviceBody:
             if isinstance(lc, tuple):
                 v, src, reshape = lc
                 src = names.get(src, src)
+                row = re.fullmatch(r"([A-Z_][A-Z0-9_]*)\[_t\]", src)
                 if reshape and re.fullmatch(r"[A-Z_][A-Z0-9_]*", src):
                     # a reshaped view of one of the kernel's buffers is the same every
                     # step: the host makes it once, before the launch. numba-cuda-mlir
                     # 0.6.0 types an array's reshape in a kernel with its source's rank
                     # (``T.reshape((60,))`` of a 2-D T is 2-D, so ``V[i] = W[i]`` fails
-                    # to type); numba-cuda's simulator runs it either way
-                    # (test_device_loop_views_are_made_on_the_host)
+                    # to type); numba-cuda's simulator runs it either way. Tests check
+                    # the kernels for it (_kernels_both_compilers_take)
                     self.allocs.append(f"{pre}{v} = {src}{reshape}")
-                else:                     # an alias, or a view of a step's row
+                elif reshape and row:
+                    # a view of the step's row of a stack (C-contiguous): the host views
+                    # the whole stack so (rows first), the kernel takes the step's row
+                    shape = reshape[len(".reshape("):-1]
+                    self.allocs.append(f"{pre}{v}_ROWS = {row.group(1)}.reshape(("
+                                       f"{row.group(1)}.shape[0],) + {shape})")
+                    self.calls.append(f"        {pre}{v} = {pre}{v}_ROWS[_t]")
+                else:                     # an alias
                     self.calls.append(f"        {pre}{v} = {src}{reshape}")
                 continue
             # a device function receives its shared arrays from the kernel (numba-cuda-mlir

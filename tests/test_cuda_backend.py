@@ -75,6 +75,43 @@ def check(fn, arg_sets, name=None, rtol=None, atol=None):
     return jf
 
 
+def _kernels_both_compilers_take(src):
+    """Whether a program's kernels avoid what numba-cuda-mlir 0.6.0 rejects and the
+    simulator runs (gpu_check.py --ptx --compiler numba-cuda-mlir found both): an
+    array's ``reshape`` in a kernel (typed with its source's rank) and a shared array
+    declared in a device function (an internal MLIR check)."""
+    kind = decorated = None
+    for ln in src.split("\n"):
+        if ln.startswith("@cuda.jit"):
+            decorated = "device" if "device=True" in ln else "kernel"
+        elif ln.startswith("def "):
+            kind, decorated = decorated, None     # a kernel, a device function, the host's
+        elif ln and not ln[0].isspace() and not ln.startswith("#"):
+            kind = None                  # a top-level statement: the function ended
+        elif kind and ".reshape(" in ln:
+            return False
+        elif kind == "device" and "cuda.shared.array" in ln:
+            return False
+    return True
+
+
+@pytest.fixture(autouse=True)
+def _sources_both_compilers_take(monkeypatch):
+    """Every program a test loads has kernels numba-cuda-mlir takes too (the simulator
+    runs what it rejects; gpu_check.py --ptx --compiler numba-cuda-mlir compiles them)."""
+    if not IN_SIMULATOR:
+        yield
+        return
+    from autodiff.backends import numba_cuda
+    load = numba_cuda.load
+
+    def checked(source):
+        assert _kernels_both_compilers_take(source), source
+        return load(source)
+    monkeypatch.setattr(numba_cuda, "load", checked)
+    yield
+
+
 # ---------------------------------------------------------------------------------
 # one case per primitive: the ``cuda=`` flags of the op records' rows (tests/op_records/),
 # and the records of the lowering registry (LOWERINGS) that are no primitive's
@@ -1350,26 +1387,6 @@ def test_loop_bodies_with_a_cond_run_on_the_device():
     _interp_agrees(looped, h0, u((3, 6)))
 
 
-def _kernels_both_compilers_take(src):
-    """Whether a program's kernels avoid what numba-cuda-mlir 0.6.0 rejects and the
-    simulator runs (gpu_check.py --ptx --compiler numba-cuda-mlir found both): an
-    array's ``reshape`` in a kernel (typed with its source's rank) and a shared array
-    declared in a device function (an internal MLIR check)."""
-    kind = decorated = None
-    for ln in src.split("\n"):
-        if ln.startswith("@cuda.jit"):
-            decorated = "device" if "device=True" in ln else "kernel"
-        elif ln.startswith("def "):
-            kind, decorated = decorated, None     # a kernel, a device function, the host's
-        elif ln and not ln[0].isspace() and not ln.startswith("#"):
-            kind = None                  # a top-level statement: the function ended
-        elif kind and ".reshape(" in ln:
-            return False
-        elif kind == "device" and "cuda.shared.array" in ln:
-            return False
-    return True
-
-
 def _one_device_loop(f, h0, budget):
     """``f(h0, xs)`` at 3 and 8 steps (``xs`` of shape (T, 6)) runs its loops on the
     device (no host loop's function, no host call), in launches that do not grow with the
@@ -2421,6 +2438,77 @@ def test_simulator_barriers_do_not_poll():
 
     with pytest.raises(IndexError, match=r"tid=\[1, 0, 0\]"):
         bad[1, 4](np.ones(5))
+
+
+def test_simulator_shared_arrays_are_one_per_block(monkeypatch):
+    """backends/cuda_simulator.py: numba-cuda's simulator makes a block's shared array
+    when the first thread asks for it, looking its call site up in a dict and storing
+    the new array after; a thread switched to in between made a second array, so the
+    block's "shared" memory was two arrays. Making the array slow (a sleep inside
+    ``np.empty``) switches threads there every time: upstream's allocation gives a sum
+    over a shared array that misses what the other threads wrote; the locked one gives
+    every thread's value. (Run with ``sys.setswitchinterval(1e-6)``, the CUDA tests
+    failed 10 times on this alone.)"""
+    import time
+    from numba.cuda.simulator import kernelapi
+    from autodiff.backends import cuda_simulator
+
+    def total(out):
+        sh = _sim_cuda.shared.array(8, np.float64)
+        t = _sim_cuda.threadIdx.x
+        sh[t] = t + 1.0
+        _sim_cuda.syncthreads()
+        if t == 0:
+            s = 0.0
+            for k in range(8):
+                s += sh[k]
+            out[0] = s
+
+    empty = np.empty
+
+    def slow_empty(*a, **k):
+        time.sleep(0.002)
+        r = empty(*a, **k)
+        r.fill(np.nan)                        # (not memory a freed array left as it was)
+        return r
+    monkeypatch.setattr(np, "empty", slow_empty)
+    out = np.zeros(1)
+    _sim_cuda.jit(total)[1, 8](out)           # (a kernel keeps its arrays: a new one each)
+    assert out[0] == 36.0
+    monkeypatch.setattr(kernelapi.FakeCUDAShared, "array", cuda_simulator._UPSTREAM["shared"])
+    out = np.zeros(1)
+    _sim_cuda.jit(total)[1, 8](out)
+    assert np.isnan(out[0])                   # upstream: thread 0 summed an array of its own
+
+
+def test_kernels_agree_with_threads_switched_finely(monkeypatch):
+    """The simulator runs a block's threads as Python threads, which the interpreter
+    switches every 5 ms: a kernel missing a barrier (a thread reading shared memory
+    before another wrote it) mostly passes there. Switched every microsecond, threads
+    interleave within a statement, so such a race shows. The kernels with the most
+    barriers (every reduction strategy, row loops, device loops with a nested while, a
+    hessian) agree with the interpreter so; the whole file did too (4 minutes; the
+    simulator's shared-array race above was all it found)."""
+    from autodiff.backends import cuda_launches
+
+    def layernorm(v, g):
+        m = anp.mean(v, axis=-1, keepdims=True)
+        c = v - m
+        return anp.sum(anp.tanh(c / anp.sqrt(anp.mean(c * c, axis=-1, keepdims=True) + 1e-5)
+                                * g))
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        test_reduction_strategies_all_agree()
+        test_hessian_agrees_with_cpu()
+        check(ad.value_and_grad(while_in_scan, argnums=(0, 1)),
+              [(u((6,), seed=1), u((3, 6), seed=2))])
+        with monkeypatch.context() as m:       # row loops: a block, a group of lanes a row
+            m.setattr(cuda_launches, "ONE_BLOCK_MAX", 8)
+            check(ad.grad(layernorm, argnums=(0, 1)), [(u((6, 40)), u((40,), seed=1)),
+                                                      (u((12, 6)), u((6,), seed=1))])
+    finally:
+        sys.setswitchinterval(old)
 
 
 def _test_cuda_backend_in_simulator():
