@@ -20,12 +20,14 @@ simulator's tests (``tests/test_cuda_backend.py``,
 ``test_simulator_barriers_do_not_poll``) check both the rule and that no thread is
 polled.
 """
+import contextlib
 import sys
 import threading
+import types
 
 import numpy as np
 
-__all__ = ["install", "installed"]
+__all__ = ["install", "installed", "reversed_blocks"]
 
 _UPSTREAM = {}
 
@@ -135,6 +137,29 @@ def install():
     kernel_mod.BlockManager.run = _run(kernel_mod, _block_thread_class(kernel_mod))
     _UPSTREAM["shared"] = kernelapi.FakeCUDAShared.array
     kernelapi.FakeCUDAShared.array = _shared_array(kernelapi, kernelapi.FakeCUDAShared.array)
+
+
+@contextlib.contextmanager
+def reversed_blocks():
+    """Within the block, the simulator runs a launch's blocks last first (upstream runs
+    them one at a time in index order; a GPU, in any order and at once): a kernel that
+    depends on its blocks' order (a block reading what a lower-numbered one wrote,
+    without the last-block ticket) fails here. For tests."""
+    from numba.cuda.simulator import kernel as kernel_mod
+
+    class _Numpy(types.ModuleType):
+        def __getattr__(self, name):
+            return getattr(np, name)
+
+        @staticmethod
+        def ndindex(*shape):          # the grid's loop (the block runner has its own)
+            return reversed(list(np.ndindex(*shape)))
+    upstream = kernel_mod.np
+    kernel_mod.np = _Numpy("numpy")
+    try:
+        yield
+    finally:
+        kernel_mod.np = upstream
 
 
 def installed():

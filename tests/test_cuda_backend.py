@@ -2467,7 +2467,7 @@ def test_simulator_shared_arrays_are_one_per_block(monkeypatch):
     empty = np.empty
 
     def slow_empty(*a, **k):
-        time.sleep(0.002)
+        time.sleep(0.05)                      # (longer than starting the threads)
         r = empty(*a, **k)
         r.fill(np.nan)                        # (not memory a freed array left as it was)
         return r
@@ -2481,15 +2481,18 @@ def test_simulator_shared_arrays_are_one_per_block(monkeypatch):
     assert np.isnan(out[0])                   # upstream: thread 0 summed an array of its own
 
 
-def test_kernels_agree_with_threads_switched_finely(monkeypatch):
+def test_kernels_agree_whatever_the_scheduling(monkeypatch):
     """The simulator runs a block's threads as Python threads, which the interpreter
     switches every 5 ms: a kernel missing a barrier (a thread reading shared memory
     before another wrote it) mostly passes there. Switched every microsecond, threads
-    interleave within a statement, so such a race shows. The kernels with the most
-    barriers (every reduction strategy, row loops, device loops with a nested while, a
-    hessian) agree with the interpreter so; the whole file did too (4 minutes; the
-    simulator's shared-array race above was all it found)."""
-    from autodiff.backends import cuda_launches
+    interleave within a statement, so such a race shows. And it runs a launch's blocks
+    one at a time in index order, which hides a kernel depending on that order; here
+    they run last first (``cuda_simulator.reversed_blocks``). The kernels with the most
+    barriers and blocks (every reduction strategy, row loops, device loops with a nested
+    while, a hessian) agree with the interpreter so; the whole of both CUDA test files
+    did too, each way (5 and 3 minutes; the simulator's shared-array race above was all
+    it found)."""
+    from autodiff.backends import cuda_launches, cuda_simulator
 
     def layernorm(v, g):
         m = anp.mean(v, axis=-1, keepdims=True)
@@ -2499,16 +2502,35 @@ def test_kernels_agree_with_threads_switched_finely(monkeypatch):
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        test_reduction_strategies_all_agree()
-        test_hessian_agrees_with_cpu()
-        check(ad.value_and_grad(while_in_scan, argnums=(0, 1)),
-              [(u((6,), seed=1), u((3, 6), seed=2))])
-        with monkeypatch.context() as m:       # row loops: a block, a group of lanes a row
-            m.setattr(cuda_launches, "ONE_BLOCK_MAX", 8)
-            check(ad.grad(layernorm, argnums=(0, 1)), [(u((6, 40)), u((40,), seed=1)),
-                                                      (u((12, 6)), u((6,), seed=1))])
+        with cuda_simulator.reversed_blocks():
+            order = []
+
+            @_sim_cuda.jit
+            def blocks(a):
+                if _sim_cuda.threadIdx.x == 0:
+                    order.append(_sim_cuda.blockIdx.x)
+            blocks[3, 2](np.zeros(1))
+            assert order == [2, 1, 0]
+            _agree_whatever_the_scheduling(monkeypatch, cuda_launches)
+        _agree_whatever_the_scheduling(monkeypatch, cuda_launches)
     finally:
         sys.setswitchinterval(old)
+
+
+def _agree_whatever_the_scheduling(monkeypatch, cuda_launches):
+    def layernorm(v, g):
+        m = anp.mean(v, axis=-1, keepdims=True)
+        c = v - m
+        return anp.sum(anp.tanh(c / anp.sqrt(anp.mean(c * c, axis=-1, keepdims=True) + 1e-5)
+                                * g))
+    test_reduction_strategies_all_agree()
+    test_hessian_agrees_with_cpu()
+    check(ad.value_and_grad(while_in_scan, argnums=(0, 1)),
+          [(u((6,), seed=1), u((3, 6), seed=2))])
+    with monkeypatch.context() as m:           # row loops: a block, a group of lanes a row
+        m.setattr(cuda_launches, "ONE_BLOCK_MAX", 8)
+        check(ad.grad(layernorm, argnums=(0, 1)), [(u((6, 40)), u((40,), seed=1)),
+                                                  (u((12, 6)), u((6,), seed=1))])
 
 
 def _test_cuda_backend_in_simulator():
