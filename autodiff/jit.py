@@ -387,7 +387,12 @@ class JitFunction(Generic[P, R]):
             else:
                 k = SCALAR_KEYS.get(t)
                 if k is None:
-                    return None
+                    # a CUDA array of another library (CuPy, PyTorch): its interface's
+                    # shape and dtype (the backend's entry adopts it in place)
+                    cai = getattr(a, "__cuda_array_interface__", None)
+                    if cai is None:
+                        return None
+                    k = (tuple(cai["shape"]), np.dtype(cai["typestr"]))
                 key.append(k)
         return tuple(key)
 

@@ -398,6 +398,8 @@ def entry(prog):
                 return x._dev if x.dtype == dt else rt.to_device(np.asarray(x, dt))
             return dt.type(np.asarray(x)[()])
         if spec[0] == "array":
+            if not isinstance(x, np.ndarray) and hasattr(x, "__cuda_array_interface__"):
+                return rt.adopt(x)        # CuPy, PyTorch: in place (jit's fast path key)
             return rt.to_device(np.ascontiguousarray(x, dtype=dt))
         return dt.type(x) if not isinstance(x, np.ndarray) else dt.type(x[()])
 

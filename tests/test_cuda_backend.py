@@ -403,6 +403,13 @@ def test_cuda_arrays_of_other_libraries_are_read_in_place(monkeypatch):
                                    rtol=1e-12)
         np.testing.assert_array_equal(ad.device_get([a])[0], x)
     assert jf.cache_info().misses == 1 and cpu.cache_info().misses == 1
+
+    def slow(*args):
+        raise AssertionError("a warm call with CUDA arrays of another library took the "
+                             "slow path")
+    jf._call_slow = slow           # warm calls take jit's fast path (the interface's key)
+    np.testing.assert_allclose(np.asarray(jf(a, b)), want, rtol=1e-12)
+    del jf._call_slow
     d = ad.device_put({"a": a}, "cuda")["a"]            # no copy: the same device memory
     assert isinstance(d, ad.devices.CudaArray) and d._dev is a.dev
     # numba-cuda's own device arrays are read in place too (they were copied to the host
@@ -2486,33 +2493,44 @@ def test_kernels_agree_whatever_the_scheduling(monkeypatch):
     switches every 5 ms: a kernel missing a barrier (a thread reading shared memory
     before another wrote it) mostly passes there. Switched every microsecond, threads
     interleave within a statement, so such a race shows. And it runs a launch's blocks
-    one at a time in index order, which hides a kernel depending on that order; here
-    they run last first (``cuda_simulator.reversed_blocks``). The kernels with the most
-    barriers and blocks (every reduction strategy, row loops, device loops with a nested
-    while, a hessian) agree with the interpreter so; the whole of both CUDA test files
-    did too, each way (5 and 3 minutes; the simulator's shared-array race above was all
-    it found)."""
+    one at a time in index order, which hides a kernel depending on that order, or
+    whose blocks race with each other; here they also run last first
+    (``cuda_simulator.reversed_blocks``) and all at once, as on a GPU
+    (``concurrent_blocks``). The kernels with the most barriers and blocks (every
+    reduction strategy, row loops, device loops with a nested while, a hessian) agree
+    with the interpreter each way; the whole of both CUDA test files did too (the
+    simulator's shared-array race above was all it found)."""
     from autodiff.backends import cuda_launches, cuda_simulator
 
-    def layernorm(v, g):
-        m = anp.mean(v, axis=-1, keepdims=True)
-        c = v - m
-        return anp.sum(anp.tanh(c / anp.sqrt(anp.mean(c * c, axis=-1, keepdims=True) + 1e-5)
-                                * g))
+    def order_of_blocks():
+        order = []
+
+        @_sim_cuda.jit
+        def blocks(flag, seen):
+            t, b = _sim_cuda.threadIdx.x, _sim_cuda.blockIdx.x
+            if t == 0 and b == 0:             # waits a while for block 1's flag: in
+                for _ in range(20000):        # index order only blocks run at once see it
+                    if flag[0] == 1:
+                        seen[0] = 1
+                        break
+            if t == 0:
+                order.append(b)
+                if b == 1:
+                    flag[0] = 1
+        seen = np.zeros(1, np.int64)
+        blocks[3, 2](np.zeros(1, np.int64), seen)
+        return order, seen[0]
     old = sys.getswitchinterval()
     sys.setswitchinterval(1e-6)
     try:
-        with cuda_simulator.reversed_blocks():
-            order = []
-
-            @_sim_cuda.jit
-            def blocks(a):
-                if _sim_cuda.threadIdx.x == 0:
-                    order.append(_sim_cuda.blockIdx.x)
-            blocks[3, 2](np.zeros(1))
-            assert order == [2, 1, 0]
-            _agree_whatever_the_scheduling(monkeypatch, cuda_launches)
+        assert order_of_blocks() == ([0, 1, 2], 0)
         _agree_whatever_the_scheduling(monkeypatch, cuda_launches)
+        with cuda_simulator.reversed_blocks():
+            assert order_of_blocks() == ([2, 1, 0], 1)     # block 1 ran before 0
+            _agree_whatever_the_scheduling(monkeypatch, cuda_launches)
+        with cuda_simulator.concurrent_blocks():
+            assert order_of_blocks()[1] == 1
+            _agree_whatever_the_scheduling(monkeypatch, cuda_launches)
     finally:
         sys.setswitchinterval(old)
 
