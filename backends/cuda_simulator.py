@@ -83,7 +83,7 @@ def _block_thread_class(kernel_mod):
     return BlockThread
 
 
-#: blocks started and not yet waited for (concurrent_blocks): (block, its threads)
+#: the launch's blocks started and not yet waited for (concurrent_blocks)
 _PENDING = []
 _CONCURRENT = []
 

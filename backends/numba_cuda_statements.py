@@ -844,7 +844,10 @@ class _DeviceBody:
                 return
             names[m.group(1)] = pre + m.group(1)
             # a buffer's size may name another of the body's (a split's chunk count)
-            self.allocs.append(f"{pre}{m.group(1)} = {_renamed(m.group(2), names, True)}")
+            rhs = _renamed(m.group(2), names, True)
+            if re.search(r"\b_t\b", rhs):
+                return        # a nested loop's view of this loop's step (made per step)
+            self.allocs.append(f"{pre}{m.group(1)} = {rhs}")
         views = [x for x in seq if isinstance(x, tuple)]
         view_of = {}                # a view -> the buffer it views (a parameter, ...)
         for v, src, _ in views:
@@ -879,7 +882,8 @@ class _DeviceBody:
                     self.allocs.append(f"{pre}{v}_ROWS = {row.group(1)}.reshape(("
                                        f"{row.group(1)}.shape[0],) + {shape})")
                     self.calls.append(f"        {pre}{v} = {pre}{v}_ROWS[_t]")
-                else:                     # an alias
+                else:                     # an alias (a reshape of anything else: none
+                    # seen, and the tests check every program they load for one)
                     self.calls.append(f"        {pre}{v} = {src}{reshape}")
                 continue
             # a device function receives its shared arrays from the kernel (numba-cuda-mlir
