@@ -129,22 +129,25 @@ class CudaArray:
     indexing, arithmetic) works on a host copy and returns numpy values.
     """
 
-    __slots__ = ("_dev",)
+    __slots__ = ("_dev", "_shape")
     _autodiff_device = "cuda"
     __array_priority__ = 100
 
-    def __init__(self, dev):
+    def __init__(self, dev, shape=None):
         self._dev = dev
+        # a rank-0 result stays in its 1-element buffer: ``shape=()`` (a reshape of a
+        # numba-cuda array makes a new array object, tens of microseconds on the host)
+        self._shape = shape
 
     @property
     def shape(self):
         """The array's shape (a tuple)."""
-        return tuple(self._dev.shape)
+        return tuple(self._dev.shape) if self._shape is None else self._shape
 
     @property
     def ndim(self):
         """Its number of dimensions."""
-        return len(self._dev.shape)
+        return len(self.shape)
 
     @property
     def size(self):
@@ -163,7 +166,10 @@ class CudaArray:
 
     @property
     def __cuda_array_interface__(self):
-        return self._dev.__cuda_array_interface__
+        cai = self._dev.__cuda_array_interface__
+        if self._shape is not None:
+            cai = dict(cai, shape=self._shape, strides=None)
+        return cai
 
     def copy_to_host(self):
         """A numpy copy of the array (what ``np.asarray`` returns)."""

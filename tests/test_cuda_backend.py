@@ -352,6 +352,12 @@ def test_device_arrays_in_and_out():
     np.testing.assert_allclose(ad.grad(lambda v: anp.sum(v ** 2))(d), 2 * x)
     assert ad.block_until_ready(r) is r
     assert ad.device_get({"r": d})["r"].tolist() == x.tolist()
+    # a rank-0 result is its 1-element device buffer, not a reshape of it (a new
+    # numba-cuda array object: tens of microseconds on a GPU's host, every call)
+    s = ad.jit(lambda v: anp.sum(v * v), backend="cuda")(d)
+    assert s.shape == () and s.ndim == 0 and s._dev.shape == (1,)
+    assert float(s) == pytest.approx(float(np.sum(x * x))) and np.asarray(s).shape == ()
+    np.testing.assert_allclose(np.asarray(f(s)), np.tanh(float(s)) * 2.0, rtol=1e-12)
     assert [dv.platform for dv in ad.devices()] == ["cpu", "cuda"]
     assert ad.devices("cuda")[0].device_kind == "CUDA simulator"
 
