@@ -79,6 +79,7 @@ class Config:
         "jit_blas_threads": "auto",    # threads per matrix product in kernels: "auto" or int >= 1
         "jit_cuda_fuse_launches": True,  # backend="cuda": merge kernel launches (backends/cuda_launches.py)
         "jit_cuda_loop_products": True,  # backend="cuda": products in loop bodies as loop nests
+        "jit_cuda_bound_launches": True,  # backend="cuda": launches bound once per arg types
     }
 
     def __init__(self):

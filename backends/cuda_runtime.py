@@ -22,7 +22,17 @@ import time
 
 import numpy as np
 
-from .cuda_math import SIMULATOR, cuda      # numba.cuda, through the numpy >= 2.5 guard there
+from .cuda_math import COMPILER, SIMULATOR, cuda   # numba.cuda, through the numpy >= 2.5 guard
+
+
+def bound(kernel):
+    """``kernel`` with its launches bound once per argument types where numba-cuda
+    launches it on a GPU (``cuda_launcher.py``); as it is under the simulator and
+    numba-cuda-mlir."""
+    if COMPILER != "numba-cuda" or SIMULATOR:
+        return kernel
+    from .cuda_launcher import BoundKernel
+    return BoundKernel(kernel)
 
 def _sm_count():
     """Streaming multiprocessors of the current GPU (132 on an H200), or None where no
@@ -590,9 +600,9 @@ _MATMUL = {}
 def _matmul_kernel(kind):
     k = _MATMUL.get(kind)
     if k is None:
-        k = _MATMUL[kind] = {"f": lambda: _make_matmul(0.0, cuda.float64),
-                             "c": lambda: _make_matmul(0j, cuda.complex128),
-                             "i": lambda: _make_matmul(0, cuda.int64)}[kind]()
+        k = _MATMUL[kind] = bound({"f": lambda: _make_matmul(0.0, cuda.float64),
+                                   "c": lambda: _make_matmul(0j, cuda.complex128),
+                                   "i": lambda: _make_matmul(0, cuda.int64)}[kind]())
     return k
 
 
@@ -650,6 +660,9 @@ def _permute_kernel(src, dst, dshape, sstrides, base):
             q = q // dshape[a]
             off += i * sstrides[a]
         dst[f] = src[off]
+
+
+_permute_kernel = bound(_permute_kernel)
 
 
 def permute(src, perm, row=None):

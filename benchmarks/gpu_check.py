@@ -10,7 +10,11 @@
 ``--ptx`` closes the simulator's blind spot (it runs kernels as Python, so it never sees
 numba-cuda's type checks): it runs the ``--simulate`` flow, records each kernel launched
 with its argument types, then compiles every one to PTX for sm_90 (H100/H200) in a second
-process without the simulator. That needs NVVM and NVRTC but no GPU
+process without the simulator (numba-cuda compiles each as its launch on an sm_90 GPU
+would, for sm_90a; then launches it over made-up device pointers with the driver call
+stubbed, checks that a bound launch, backends/cuda_launcher.py, hands the driver exactly
+what numba-cuda's own launch does, and prints the host time of both ways per launch).
+That needs NVVM and NVRTC but no GPU
 (``pip install nvidia-cuda-nvcc-cu12 nvidia-cuda-nvrtc-cu12``). ``--ptx-tests`` records
 instead every kernel that tests/test_cuda_backend.py and test_cuda_launches.py launch in
 the simulator (about 650: ~10 minutes on 2 cores, so not part of CI; run it after a
@@ -37,6 +41,7 @@ timed; every timed call waits for the device (block_until_ready). The first call
 row (compile) is not timed. Exit status 1 if a correctness check fails.
 """
 import argparse
+import contextlib
 import os
 import statistics
 import sys
@@ -581,20 +586,31 @@ def compile_recorded(path, cc=(9, 0)):
           f"numpy.row_stack {has}")
     with open(path, "rb") as f:
         recs = pickle.load(f)
-    mods, failed = {}, []
-    for src, name, sig in recs:
-        m = mods.get(src)
-        if m is None:
-            m = mods[src] = pytypes.ModuleType("autodiff_cuda_program")
-            exec(compile(src, "<program>", "exec"), m.__dict__)
-        try:
-            k = getattr(m, name)
-            cuda.compile_ptx(getattr(k, "py_func", k), conv(sig), cc=cc)
-        except Exception as e:  # noqa: BLE001 - reported
-            why = (str(e).strip().splitlines() or [type(e).__name__])[0]
-            failed.append((name, sig, f"{type(e).__name__}: {why}"[:300]))
-            if ARGS.failures:
-                _write_failure(ARGS.failures, len(failed), src, name, sig, e)
+    mods, failed, compiled = {}, [], []
+    if mlir:
+        stub = contextlib.nullcontext()
+    else:       # numba-cuda compiles each kernel as its launch would on an sm_90 GPU
+        sys.path.insert(0, os.path.join(ROOT, "tests"))   # (the kernel the bound-launch
+        from test_cuda_launcher import stub_driver        # check below launches)
+        stub = stub_driver(cc)
+    with stub:
+        for src, name, sig in recs:
+            m = mods.get(src)
+            if m is None:
+                m = mods[src] = pytypes.ModuleType("autodiff_cuda_program")
+                exec(compile(src, "<program>", "exec"), m.__dict__)
+            try:
+                k = getattr(m, name)
+                if mlir:
+                    cuda.compile_ptx(getattr(k, "py_func", k), conv(sig), cc=cc)
+                else:
+                    k.compile(sig)
+                compiled.append((k, sig))
+            except Exception as e:  # noqa: BLE001 - reported
+                why = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                failed.append((name, sig, f"{type(e).__name__}: {why}"[:300]))
+                if ARGS.failures:
+                    _write_failure(ARGS.failures, len(failed), src, name, sig, e)
     extra = 0
     for kind, dt in (("f", t.float64), ("f", t.float32), ("i", t.int64), ("i", t.int32),
                      ("c", t.complex128), ("c", t.complex64)):
@@ -609,11 +625,59 @@ def compile_recorded(path, cc=(9, 0)):
                          conv((t.float64[::1], t.float64[::1], t.UniTuple(t.int64, r),
                                t.UniTuple(t.int64, r), t.int64)), cc=cc)
         extra += 1
-    print(f"ptx (sm_{cc[0]}{cc[1]}): {len(recs) - len(failed)} of {len(recs)} recorded "
+    arch = f"sm_{cc[0]}{cc[1]}" + ("" if mlir or cc < (9, 0) else "a")   # numba-cuda's
+    print(f"ptx ({arch}): {len(recs) - len(failed)} of {len(recs)} recorded "
           f"kernels and {extra} runtime kernels compiled")
     for name, sig, why in failed:
         print(f"  FAILED {name}{sig}: {why}")
-    return len(failed)
+    bad = 0 if mlir else bound_launches(compiled)
+    return len(failed) + bad
+
+
+def bound_launches(compiled):
+    """Every recorded kernel compiled by numba-cuda (NVVM, the driver call stubbed) and
+    launched both ways over device arrays of its types (made-up pointers): numba-cuda's
+    own launch and cuda_launcher's bound one must hand the driver the same call. Prints
+    the host time of each way per launch; returns the number of disagreements."""
+    import warnings
+    from test_cuda_launcher import fake_args, launch_both, stub_driver
+    from autodiff.backends.cuda_launcher import BoundKernel
+    warnings.simplefilter("ignore")              # numba-cuda's small-grid warning
+    n = fast = 0
+    bad, skipped, t_numba, t_bound = [], 0, [], []
+    with stub_driver():
+        from numba.cuda import dispatcher as nd
+        for k, sig in compiled:
+            args = fake_args(sig)
+            if args is None:
+                skipped += 1
+                continue
+            (theirs, first, second), b = launch_both(k, 7, 64, args)
+            n += 1
+            fast += b.fast
+            if not (first == theirs == second):
+                bad.append((k.py_func.__name__, sig))
+            saved, nd.launch = nd.launch, lambda *a: None
+            try:
+                bk = BoundKernel(k)
+                bk[7, 64](*args)
+                for way, fn, acc in (("numba", k[7, 64], t_numba), ("bound", bk[7, 64], t_bound)):
+                    t0 = time.perf_counter()
+                    for _ in range(200):
+                        fn(*args)
+                    acc.append((time.perf_counter() - t0) / 200 * 1e6)
+            finally:
+                nd.launch = saved
+    print(f"bound launches: {n - len(bad)} of {n} kernels hand the driver what numba-cuda's "
+          f"launch does ({fast} on the short path; {skipped} not launched: types not made "
+          f"here)")
+    if n:
+        print(f"host time per launch, driver call stubbed (median over kernels): numba-cuda "
+              f"{statistics.median(t_numba):.1f} us, bound {statistics.median(t_bound):.1f} "
+              f"us (max {max(t_numba):.1f} / {max(t_bound):.1f})")
+    for name, sig in bad:
+        print(f"  DIFFERENT {name}{sig}")
+    return len(bad)
 
 
 def _write_failure(folder, n, src, name, sig, err):
