@@ -531,6 +531,7 @@ class Compiler:
         self.worker = None               # the worker process (subprocess.Popen), once started
         self.worker_failed = False       # it could not start or died: compile in this process
         self.local = False               # True while this process itself runs LLVM
+        self.installing = 0              # compiles done whose entries are being installed
 
     def submit(self, key, prog, callback):
         """Queue the compile of ``prog`` (one job per ``key``); ``callback(kernel, error)``
@@ -587,11 +588,18 @@ class Compiler:
                 err = e
             with self.lock:
                 _, callbacks = self.jobs.pop(key)
-            for cb in callbacks:
-                try:
-                    cb(kernel, err)
-                except Exception as e:  # noqa: BLE001 - never kill the compiler thread
-                    _log.warning(f"jit: installing a compiled kernel failed: {e!r}")
+                self.installing += 1     # wait() returns once the entries are installed
+            try:
+                for cb in callbacks:
+                    try:
+                        cb(kernel, err)
+                    except Exception as e:  # noqa: BLE001 - never kill the compiler thread
+                        _log.warning(f"jit: installing a compiled kernel failed: {e!r}")
+            finally:
+                with self.lock:
+                    self.installing -= 1
+                    if not self.jobs and not self.installing:
+                        self.idle.notify_all()
 
     def _lower(self, job):
         """``(program, kernel or None, remote)`` of a :class:`LoweringJob`: lowered and compiled by
@@ -740,15 +748,15 @@ class Compiler:
         return None if w is None else w.pid
 
     def pending(self):
-        """How many compiles are queued or running."""
+        """How many compiles are queued, running or being installed."""
         with self.lock:
-            return len(self.jobs)
+            return len(self.jobs) + self.installing
 
     def wait(self, timeout=None):
         """Block until no compile is queued or running; False on timeout."""
         end = None if timeout is None else time.monotonic() + timeout
         with self.lock:
-            while self.jobs:
+            while self.jobs or self.installing:
                 left = None if end is None else end - time.monotonic()
                 if left is not None and left <= 0:
                     return False

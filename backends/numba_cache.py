@@ -30,6 +30,23 @@ __all__ = ["attach_numba_cache", "cache_helpers", "cached_cfunc", "HelperCache"]
 _numba_cache_class = None
 
 
+@contextlib.contextmanager
+def _locked(path):
+    """An exclusive ``flock`` on ``path`` (made 0600 if absent) for the block; none where
+    the platform has no ``fcntl`` (Windows keeps Numba's unlocked read-modify-write)."""
+    try:
+        import fcntl
+    except ImportError:                                       # pragma: no cover - Windows
+        yield
+        return
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | NOFOLLOW | BINARY, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def _kernel_numba_cache():
     """Numba's FunctionCache with a fixed locator, private files and checked reads.
 
@@ -93,6 +110,26 @@ def _kernel_numba_cache():
         def _load_data(self, name):
             with open_trusted(self._data_path(name)) as f:
                 return pickle.loads(f.read())
+
+        def save(self, key, data):
+            # Numba 0.68's IndexDataCacheFile.save reads the index, takes the first data
+            # file name free in what it read (``<base>.1.nbc``), writes the index, then the
+            # data. Two processes adding different signatures of one function at once (two
+            # pytest-xdist workers sorting float32 and float64) take the same name: an
+            # index entry is lost, or the index names a file holding the other signature's
+            # code, and every later process fails to type its callers until the cache is
+            # deleted. Here each save writes its data to a file of its own name first, and
+            # the index's read-modify-write holds an exclusive lock.
+            name = f"{self._index_name[:-len('.nbi')]}.{uuid.uuid4().hex[:16]}.nbc"
+            self._save_data(name, data)
+            with _locked(self._index_path + ".lock"):
+                overloads = self._load_index()
+                old = overloads.get(key)
+                overloads[key] = name
+                self._save_index(overloads)
+            if old is not None and old != name:
+                with contextlib.suppress(OSError):
+                    os.unlink(self._data_path(old))
 
         @contextlib.contextmanager
         def _open_for_write(self, filepath):

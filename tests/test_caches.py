@@ -151,7 +151,9 @@ def test_capacity_accepts_whole_numbers():
         assert ad.config.tape_cache_size == 8
 
 
-def test_clear_caches_empties_every_cache():
+def test_clear_caches_empties_every_cache(numba_path):
+    # (the Numba path, so the "kernels" cache holds a kernel whatever ran before in this
+    # process: the LLVM tier's programs are not in it, and alone this test saw it empty)
     ad.config.update("jit_background_compile", False)
     jf = ad.jit(ad.grad(_f))
     x = np.linspace(-1.0, 1.0, 5)
@@ -441,3 +443,42 @@ def test_disk_cached_helpers_are_stamped_with_the_modules_they_inline():
         assert lapack.__file__ in getattr(rt, name)._cache._depends
     for (name, dtype), wrapper in rt._C_WRAPPERS.items():     # the LLVM tier's C entries
         assert {blas_pool.__file__, lapack.__file__} <= set(wrapper._depends), name
+
+
+def test_index_saves_of_two_processes_at_once_keep_both_signatures(tmp_path):
+    # Numba's IndexDataCacheFile.save reads the index, takes the first data name free in
+    # what it read, writes the index, then the data: two processes saving different
+    # signatures of one function at once (xdist workers, two scripts) both take
+    # <base>.1.nbc, so one entry is lost or the index names the other's code. Two
+    # writers here (threads with index files of their own, as two processes have) read
+    # the index slowly enough to overlap, with Numba's save and then with ours.
+    import time
+    from numba.core import caching
+    from autodiff.backends import numba_cache
+
+    def fn(x):
+        return x
+    cls = type(numba_cache._kernel_numba_cache()(fn, str(tmp_path), b"s", True)._cache_file)
+
+    def race(save, where):
+        where.mkdir()
+        files = [cls(str(where), "m.fn-1.py311", b"s") for _ in range(2)]
+        for f in files:
+            slow = f._load_index
+
+            def load(slow=slow):
+                got = slow()
+                time.sleep(0.2)
+                return got
+            f._load_index = load
+        ts = [threading.Thread(target=save, args=(f, f"sig{i}", f"code{i}"))
+              for i, f in enumerate(files)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join()
+        fresh = cls(str(where), "m.fn-1.py311", b"s")
+        return [fresh.load(f"sig{i}") for i in range(2)]
+
+    assert race(caching.IndexDataCacheFile.save, tmp_path / "numba") != ["code0", "code1"]
+    assert race(cls.save, tmp_path / "ours") == ["code0", "code1"]

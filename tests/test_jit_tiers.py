@@ -8,6 +8,7 @@ import json
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -295,6 +296,27 @@ def test_a_script_calling_once_starts_no_worker(tmp_path):
     line = [ln for ln in out.stdout.splitlines() if ln.startswith("RESULT")][0].split()
     assert line[2] == "1" and line[4] == "None"      # pending (never started), no worker
     assert not list(tmp_path.rglob("k_*.py"))        # nothing was lowered or written
+
+
+def test_wait_for_compiles_returns_once_the_compiled_program_is_installed(
+        background_compile, monkeypatch):
+    # the compiler thread took a job off its queue (what wait_for_compiles watched) before
+    # installing the compiled program, so a call right after the wait could still run on
+    # the interpreter; the install is slowed here to show it
+    J = sys.modules["autodiff.jit"]            # (ad.jit, the attribute, is the function)
+    slow = J.compiled_entry
+
+    def compiled_entry(*a, **kw):
+        time.sleep(0.3)
+        return slow(*a, **kw)
+    monkeypatch.setattr(J, "compiled_entry", compiled_entry)
+    k = 3.0 + np.random.default_rng().integers(1, 10**9) * 1e-12
+    f = ad.jit(lambda x: anp.sum(anp.tanh(x) * k))
+    f(np.ones(5))
+    f(np.ones(5))
+    assert ad.wait_for_compiles()             # (no timeout: it polls the compiler's queue)
+    assert f._entry_for(np.ones(5)).state == "compiled"
+    assert float(f(np.ones(5))) == pytest.approx(5 * np.tanh(1.0) * k, rel=1e-14)
 
 
 def test_lower_compile_blocks_and_installs(background_compile):
