@@ -270,8 +270,8 @@ def write_source(path, source):
         try:
             os.link(tmp, path)          # create-if-absent: an existing file keeps its inode
         except FileExistsError:
-            os.replace(tmp, path)       # a concurrent writer of the same text won
-            tmp = None
+            pass                        # a concurrent writer of the same text won: keep its
+            # file (replacing it would change its mtime, which stamps Numba's cache of it)
         except OSError:
             os.replace(tmp, path)       # filesystems without hard links
             tmp = None
@@ -313,9 +313,10 @@ def purge_numba_cache(path):
 # the kernel directory, checked before use
 # ---------------------------------------------------------------------------------
 
-def kernel_dir():
-    """``<cache_dir>/kernels`` (not checked: see :func:`checked_kernel_dir`)."""
-    return os.path.join(os.path.expanduser(str(config.cache_dir)), "kernels")
+def kernel_dir(sub="kernels"):
+    """``<cache_dir>/kernels`` (not checked: see :func:`checked_kernel_dir`); ``sub`` names
+    another directory of the cache (``"cuda"``: the CUDA backend's program modules)."""
+    return os.path.join(os.path.expanduser(str(config.cache_dir)), sub)
 
 
 def refuse(path, reason):
@@ -339,10 +340,11 @@ def _existing_prefix_problem(kdir):
     return dir_problem(p, max(depth, 0))
 
 
-def checked_kernel_dir():
-    """Check ``<cache_dir>/kernels`` (created if absent) and its ``__pycache__``:
-    ``(kernel dir, whether we may write there)``, or None when refused or unwritable."""
-    kdir = kernel_dir()
+def checked_kernel_dir(sub="kernels"):
+    """Check ``<cache_dir>/kernels`` (or ``<cache_dir>/<sub>``; created if absent) and its
+    ``__pycache__``: ``(kernel dir, whether we may write there)``, or None when refused or
+    unwritable."""
+    kdir = kernel_dir(sub)
     found = _existing_prefix_problem(kdir)
     if found is not None:               # refuse before creating anything inside it
         return refuse(*found)

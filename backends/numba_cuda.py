@@ -76,7 +76,8 @@ from ..core import ClosedJaxpr, Jaxpr
 from ..devices import CudaArray
 from ..errors import UnsupportedError
 from . import numba_cpu  # noqa: F401  (the planner records of views, reductions, opaque primitives)
-from .cache_files import cache_dir_problem, ensure_private_dir, write_source
+from .cache_files import (UnsafeCacheError, checked_kernel_dir, open_trusted, refuse,
+                          write_source)
 from .numba_cuda_emitter import CudaFunction, NotOnDevice as _NotOnDevice, numba_type_name
 from .numba_cuda_statements import statement_rule
 from .numba_emitter import ModuleBase, dtype_name, has_arrays
@@ -322,7 +323,10 @@ def _module_key(source):
 def load(source):
     """The module generated as ``source``: one per process (memory), written once to
     ``<cache_dir>/cuda/`` so numba-cuda's own disk cache (``cache=True`` kernels, which
-    need a file-backed module) keeps their machine code between processes."""
+    need a file-backed module) keeps their machine code between processes. The directory
+    is trust-checked as ``kernels/`` is, the file is read through ``open_trusted`` and the
+    text read runs only if it is ``source`` (never a ``.pyc``); otherwise, and with
+    ``disk_cache`` off, the module is made in memory."""
     key = _module_key(source)
     with _LOAD_LOCK:
         mod = _MODULES.get(key)
@@ -330,24 +334,26 @@ def load(source):
             return mod
         name = f"_autodiff_cuda_{key}"
         mod = None
-        try:
-            root = os.path.expanduser(str(config.cache_dir))
-            d = os.path.join(root, "cuda")
-            ensure_private_dir(d)
-            if cache_dir_problem(root) is None:
-                path = os.path.join(d, f"c_{key}.py")
-                if os.path.exists(path):
+        checked = checked_kernel_dir("cuda") if config.disk_cache else None
+        if checked is not None:    # <cache_dir>/cuda and its __pycache__ trusted, as kernels/
+            path = os.path.join(checked[0], f"c_{key}.py")
+            try:
+                if os.path.lexists(path):
                     STATS["from_disk"] += 1
-                else:
+                elif checked[1]:
                     write_source(path, source)
-                with open(path, encoding="utf-8") as f:
-                    if f.read() == source:
-                        spec = importlib.util.spec_from_file_location(name, path)
-                        mod = importlib.util.module_from_spec(spec)
-                        sys.modules[name] = mod
-                        spec.loader.exec_module(mod)
-        except OSError:
-            mod = None
+                with open_trusted(path) as f:
+                    text = f.read().decode("utf-8")
+            except UnsafeCacheError as err:
+                refuse(err.path, err.reason)
+                text = None
+            except (OSError, UnicodeDecodeError):
+                text = None
+            if text == source:     # run the text read and checked, never a .pyc beside it
+                mod = types.ModuleType(name)
+                mod.__file__ = path
+                sys.modules[name] = mod
+                exec(compile(text, path, "exec"), mod.__dict__)
         if mod is None:                               # no trusted cache: in memory only
             mod = types.ModuleType(name)
             exec(compile(source, f"<autodiff cuda {key[:12]}>", "exec"), mod.__dict__)

@@ -2242,6 +2242,44 @@ def test_program_module_is_written_once_and_loaded_from_the_disk_cache():
     np.testing.assert_allclose(np.asarray(nc.entry(prog)(np.ones(4))[0]), np.cos(1.0) * 3.0)
 
 
+def test_program_modules_run_only_the_checked_source(tmp_path):
+    # the module was imported with Python's loader, which runs a .pyc from cuda/__pycache__
+    # when its stamp matches the source's mtime and size (the text compared was not what
+    # ran), and <cache_dir>/cuda itself was never trust-checked
+    import importlib.util
+    from importlib import _bootstrap_external
+    from autodiff.backends import numba_cuda as nc
+    from autodiff.backends.cache_files import UnsafeCacheWarning
+    old = ad.config.cache_dir
+    ad.config.update("cache_dir", str(tmp_path / "cache"))
+    try:
+        prog = ad.jit(lambda x: anp.sin(x) * 5.0, backend="cuda").lower(u((4,))).program
+        key = nc._module_key(prog.source)
+        nc._MODULES.pop(key, None)
+        path = nc.load(prog.source).__file__
+        assert path == str(tmp_path / "cache" / "cuda" / f"c_{key}.py")
+        planted = compile("raise RuntimeError('planted')", path, "exec")
+        st = os.stat(path)
+        pyc = importlib.util.cache_from_source(path)
+        os.makedirs(os.path.dirname(pyc), mode=0o700, exist_ok=True)
+        with open(pyc, "wb") as f:
+            f.write(_bootstrap_external._code_to_timestamp_pyc(planted, st.st_mtime, st.st_size))
+        os.chmod(pyc, 0o600)
+        nc._MODULES.pop(key)
+        assert nc.load(prog.source).__file__ == path            # the .pyc never runs
+        with open(path, "a") as f:                               # other text, same name
+            f.write("raise RuntimeError('planted')\n")
+        nc._MODULES.pop(key)
+        assert getattr(nc.load(prog.source), "__file__", None) is None   # in memory
+        os.chmod(os.path.dirname(path), 0o770)                   # a group-writable cuda/
+        nc._MODULES.pop(key)
+        with pytest.warns(UnsafeCacheWarning, match="cuda"):
+            assert getattr(nc.load(prog.source), "__file__", None) is None
+        np.testing.assert_allclose(np.asarray(nc.entry(prog)(np.ones(4))[0]), np.sin(1.0) * 5.0)
+    finally:
+        ad.config.update("cache_dir", old)
+
+
 def test_a_dtype_without_kernels_runs_on_the_interpreter():
     f = ad.jit(lambda x: x * 2.0, backend="cuda")
     x = np.ones(3, np.float16)
