@@ -20,11 +20,13 @@ A program calls each kernel with the same argument types every time, so
   numba-cuda device array never changes its pointer, shape or strides; the runtime's
   pool hands the same objects back call after call);
 - launch configurations are kept per (grid, block);
-- the first launch of each binding also packs its arguments numba-cuda's own way
-  (``_Kernel._prepare_args``, the code its own launch runs) and keeps the short path only
-  when the two agree element for element; otherwise that binding, and any argument this
-  module does not know (a tuple of mixed types, a record, another library's array),
-  launches through numba-cuda's own path, unchanged.
+- the first launch of each binding checks that numba-cuda types the arguments as this
+  module does, packs them numba-cuda's own way too (``_Kernel._prepare_args``, the code
+  its own launch runs) and keeps the short path only when the two agree element for
+  element and the kernel has no argument extensions, debug mode or launch-configuration
+  sensitivity; otherwise that binding, and any argument this module does not know (a
+  tuple of mixed types, a record, another library's array), launches through numba-cuda's
+  own ``kernel[grid, block](*args)``, unchanged.
 
 What is left per launch: the parameters of each argument (a dict lookup for an array, a
 ctypes scalar for a number), one dict lookup for the binding, the kernel's function for
@@ -183,8 +185,8 @@ class BoundKernel:
         b = self.bindings.get(key)
         if b is None:
             b = self._bind(key, args, ps)
-        if not b.fast:
-            return b.kernel.launch(args, *_dims(grid, block), _stream(), 0)
+        if not b.fast:                       # numba-cuda's own launch, every time
+            return self.dispatcher[grid, block](*args)
         cfg = b.configs.get((grid, block))
         if cfg is None:
             cfg = b.configs[(grid, block)] = _config(b.kernel, grid, block)
@@ -194,19 +196,24 @@ class BoundKernel:
 
     def _bind(self, key, args, ps):
         nb = _numba()
+        if tuple(nb[3](a) for a in args) != key:   # typed otherwise by numba-cuda: its way
+            b = _Binding(None, False)
+        else:
+            b = self._bind_kernel(key, args, ps)
+        with _LOCK:
+            self.bindings[key] = b
+        return b
+
+    def _bind_kernel(self, key, args, ps):
         kernel = self.dispatcher.compile(key)
         fast = (not kernel.extensions and not kernel.debug
-                and not getattr(kernel, "launch_config_sensitive", False)
-                and tuple(nb[3](a) for a in args) == key)
+                and not getattr(kernel, "launch_config_sensitive", False))
         if fast:                           # numba-cuda's own packing, as its launch does
             theirs = []
             for t, v in zip(kernel.argument_types, args):
                 kernel._prepare_args(t, v, 0, [], theirs)
             fast = same_params([v for p in ps for v in p[1]], theirs)
-        b = _Binding(kernel, fast)
-        with _LOCK:
-            self.bindings[key] = b
-        return b
+        return _Binding(kernel, fast)
 
 
 def _enabled():

@@ -266,9 +266,9 @@ def case_a_new_layout_at_a_call_site_binds_anew():
 
 
 def case_a_disagreeing_binding_launches_numba_cudas_way():
-    """A kernel with an argument extension (which may rewrite arguments) is bound to
-    numba-cuda's own ``_Kernel.launch``: the short path is only kept when the packing
-    was checked equal."""
+    """A kernel with an argument extension (which may rewrite arguments) launches through
+    numba-cuda's own path: the short path is only kept when nothing can change what numba-cuda
+    would pass."""
     import warnings
     from numba.cuda import types as t
     from autodiff.backends.cuda_launcher import BoundKernel
@@ -313,6 +313,32 @@ def case_a_packing_that_differs_is_never_used():
     finally:
         cl._array_param = right
     assert not b.fast
+    assert first == theirs and second == theirs
+
+
+def case_types_numba_cuda_names_otherwise_take_its_path():
+    """Where numba-cuda would type an argument otherwise than this module does (made so
+    here: a float called float32), the binding compiles nothing and every launch is
+    numba-cuda's own, with numba-cuda's overload."""
+    import warnings
+    from numba.cuda import types as t
+    from autodiff.backends import cuda_launcher as cl
+    warnings.simplefilter("ignore")
+    a = fake_args((t.Array(t.float64, 1, "C"), t.float64))
+    right = cl.param
+
+    def wrong(x):
+        got = right(x)
+        return (t.float32, got[1]) if type(x) is float else got
+    cl.param = wrong
+    try:
+        with stub_driver():
+            d = _dispatcher(2)
+            (theirs, first, second), b = launch_both(d, 4, 32, a)
+    finally:
+        cl.param = right
+    assert not b.fast and b.kernel is None
+    assert list(d.made) == [(t.Array(t.float64, 1, "C"), t.float64)]
     assert first == theirs and second == theirs
 
 
