@@ -119,6 +119,11 @@ def _require_cuda():
     require_available(source=user_source())
 
 
+#: ``cuda_runtime.reclaim``, once the CUDA backend is loaded: a result buffer its pool made
+#: goes back to the pool when the last CudaArray holding it is dropped
+RECLAIM = []
+
+
 class CudaArray:
     """An array in CUDA device memory (a numba-cuda device array inside).
 
@@ -138,6 +143,15 @@ class CudaArray:
         # a rank-0 result stays in its 1-element buffer: ``shape=()`` (a reshape of a
         # numba-cuda array makes a new array object, tens of microseconds on the host)
         self._shape = shape
+
+    def __del__(self):
+        if RECLAIM:
+            d = self._dev
+            if sys.getrefcount(d) <= 3:      # this slot, d and the argument: no one else
+                try:
+                    RECLAIM[0](d)
+                except Exception:  # noqa: BLE001 - a finalizer (also at exit) never raises
+                    pass
 
     @property
     def shape(self):

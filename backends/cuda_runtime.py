@@ -17,11 +17,13 @@ True
 """
 import collections
 import os
+import sys
 import threading
 import time
 
 import numpy as np
 
+from .. import devices as _devices
 from .cuda_math import COMPILER, SIMULATOR, cuda   # numba.cuda, through the numpy >= 2.5 guard
 
 
@@ -223,7 +225,10 @@ _POOL = _Pool()
 
 def empty(shape, dtype):
     """An uninitialized C-contiguous device array: one from this thread's pool when it
-    holds one of this shape and dtype, else a new one."""
+    holds one of this shape and dtype, else a new one (marked as the pool's: a result
+    it becomes goes back to the pool when dropped, :func:`reclaim`)."""
+    if _RETURNED:
+        _take_returned()
     key = (tuple(int(s) for s in shape), np.dtype(dtype))
     p = _POOL
     free = p.free.get(key)
@@ -234,12 +239,52 @@ def empty(shape, dtype):
         return a
     p.allocated += 1
     try:
-        return cuda.device_array(key[0], dtype=key[1])
+        a = cuda.device_array(key[0], dtype=key[1])
     except Exception:  # noqa: BLE001 - out of device memory: the pool's buffers first
         if not p.nbytes:
             raise
         release_pool()
-        return cuda.device_array(key[0], dtype=key[1])
+        a = cuda.device_array(key[0], dtype=key[1])
+    a.__dict__[_POOLED] = sys.getrefcount(_memory(a))
+    return a
+
+
+_POOLED = "_autodiff_pooled"    # on a buffer empty() made: its memory's refcount then
+
+
+def _memory(a):
+    """The object a view of ``a`` refers to (numba-cuda: the device memory pointer, which
+    a slice's pointer and a reshape hold; the simulator: the numpy array, a view's base)."""
+    return a._ary if SIMULATOR else a.gpu_data
+
+
+def reclaim(a):
+    """Put a result buffer back into the pool when the last :class:`CudaArray`
+    holding it is dropped (``CudaArray.__del__``), if :func:`empty` made it and nothing
+    refers to its memory (a view of it would). Work queued on the default stream that
+    reads it runs before any later launch that writes it, so it can be handed out again
+    at once. Without this every call allocated its results anew: a numba-cuda array
+    object (tens of microseconds on the host) and, every few calls, numba-cuda's
+    deferred frees (``cuMemFree``, which waits for the device)."""
+    n = a.__dict__.get(_POOLED)
+    if n is not None and sys.getrefcount(_memory(a)) <= n:
+        _RETURNED.append(a)   # (a finalizer may run inside empty() or give(), or in
+        # another thread: the next empty() files it into its thread's pool)
+
+
+_RETURNED = collections.deque()
+
+
+def _take_returned():
+    while True:
+        try:
+            a = _RETURNED.popleft()
+        except IndexError:
+            return
+        give(a)
+
+
+_devices.RECLAIM[:] = [reclaim]
 
 
 def give(*arrays):
@@ -259,13 +304,17 @@ def give(*arrays):
 def pool_info():
     """This thread's pool: ``{"reused": empty() calls served from it, "allocated": those
     that allocated, "kept_bytes", "kept_buffers"}``."""
+    if _RETURNED:
+        _take_returned()
     p = _POOL
     return {"reused": p.reused, "allocated": p.allocated, "kept_bytes": p.nbytes,
             "kept_buffers": sum(len(v) for v in p.free.values())}
 
 
 def release_pool():
-    """Drop this thread's pooled buffers (numba-cuda frees their memory)."""
+    """Drop this thread's pooled buffers and the results returned since (numba-cuda frees
+    their memory)."""
+    _RETURNED.clear()
     _POOL.free.clear()
     _POOL.nbytes = 0
 

@@ -624,9 +624,11 @@ def test_host_loop_scalars_stay_on_the_device():
     loss_grad = ad.grad(lambda h0, xs: f(h0, xs)[0])
     for fn in (f, loss_grad):
         g = ad.jit(fn, backend="cuda")
-        allocated, counts = [], []
+        allocated, counts, got = [], [], None
         for T in (2, 5):
             xs = u((T, 3), seed=T)
+            del got                 # (results dropped go back to the pool)
+            g(h0, xs)
             g(h0, xs)
             before = rt.pool_info()["allocated"]
             n, got = _host_reads(g, (h0, xs))
@@ -2240,6 +2242,28 @@ def test_program_module_is_written_once_and_loaded_from_the_disk_cache():
     again = nc.load(prog.source)
     assert nc.STATS["from_disk"] == before + 1 and again.__file__ == mod.__file__
     np.testing.assert_allclose(np.asarray(nc.entry(prog)(np.ones(4))[0]), np.cos(1.0) * 3.0)
+
+
+def test_dropped_results_go_back_to_the_pool_and_held_ones_stay():
+    from autodiff.backends import cuda_runtime as rt
+    f = ad.jit(lambda x: anp.sum(anp.sin(x)) * 2.0, backend="cuda")
+    g = ad.jit(lambda x: anp.cos(x) * 3.0, backend="cuda")
+    x = u((50,))
+    f(x), g(x)
+    made = rt.pool_info()["allocated"]
+    for i in range(12):                         # results dropped at once: reused
+        assert float(f(x + i)) == pytest.approx(np.sum(np.sin(x + i)) * 2.0, rel=1e-12)
+        np.testing.assert_allclose(np.asarray(g(x + i)), np.cos(x + i) * 3.0, rtol=1e-12)
+    assert rt.pool_info()["allocated"] == made  # (it was one more per result per call)
+    held = [g(x + i) for i in range(4)] + [f(x + i) for i in range(4)]
+    for i in range(4):                          # held results are never handed out again
+        np.testing.assert_allclose(np.asarray(held[i]), np.cos(x + i) * 3.0, rtol=1e-12)
+        assert float(held[4 + i]) == pytest.approx(np.sum(np.sin(x + i)) * 2.0, rel=1e-12)
+    view = held[0]._dev[10:20]                  # a view of a result's memory keeps it
+    del held[0]
+    for i in range(3):
+        g(x + 7.0 + i)
+    np.testing.assert_allclose(view.copy_to_host(), np.cos(x[10:20]) * 3.0, rtol=1e-12)
 
 
 def test_program_modules_run_only_the_checked_source(tmp_path):
