@@ -1468,14 +1468,19 @@ def _lane(I, axis, k):
 def _op_argext(kind):
     def rule(ctx):
         x = ctx.invar(0)
-        if not x.aval.shape or not _all_arrays(ctx):
+        if not x.aval.shape or not _all_arrays(ctx, scalar_out=True):
             return host_statement(ctx)
         axis = ctx.p["axis"]
         d = ctx.dims_in(0)
         kept = [n for a, n in enumerate(d) if a != axis]
         it = np.dtype(ctx.p["index_dtype"])
         X, O = ctx.arr(0), ctx.out(0)
-        _alloc_out(ctx)
+        if ctx.outs[0][0] == "scalar":     # a vector's: one thread, the index left in a
+            O = f"{O.upper()}_G"           # 1-element device buffer (as a rank-0 gather's)
+            ctx.emit(f"{O} = _rt.empty((1,), {dt_text(it)})")
+            ctx.fb.device_outs[ctx.outvar(0)] = f"{O}[0]"
+        else:
+            _alloc_out(ctx)
         cmp = ">" if kind == "max" else "<"
         nan = x.aval.dtype.kind == "f"
 

@@ -1482,6 +1482,35 @@ def test_loop_bodies_with_dynamic_indexing_run_on_the_device():
     _interp_agrees(top, h0, u((5, 6)))
 
 
+def test_argmax_of_a_vector_is_a_kernel_and_keeps_loops_on_the_device():
+    """``argmax``/``argmin`` of a whole vector (one index) is a one-thread kernel leaving
+    the index in a 1-element device buffer, as a rank-0 gather does; it was a host call,
+    which made a loop around it a host loop (greedy decoding: 20 launches at 3 steps).
+    numpy's rules: the first extreme wins, the first NaN wins over everything."""
+    vecs = [np.array([0.3, -1.0, 2.0, 0.5, 2.0, 1.0]), np.array([1.0, np.nan, 3.0, np.nan]),
+            np.array([-0.0, 0.0, -np.inf, -np.inf]), np.array([3, 9, -2, 9, -2]),
+            np.array([False, True, True]), u((9,), seed=4).astype(np.float32)]
+    for v in vecs:
+        for fn in (anp.argmax, anp.argmin, lambda v: v[anp.argmax(v)] * 2 + v[anp.argmin(v)]):
+            src = ad.jit(fn, backend="cuda").lower(v).source
+            assert "host_call" not in src and "_rt.empty((1,)" in src
+            _interp_agrees(fn, v)
+
+    W = u((5, 5), seed=6) * 0.4
+
+    def decode(h0, E):
+        def step(h, _):
+            h = anp.tanh(W @ h + 0.1)
+            k = anp.argmax(h)                # the greedy token, fed back as an embedding
+            return h + E[k], (k, h[k], anp.argmin(h))
+        h, (ks, best, worst) = lax.scan(step, h0, None, length=7)
+        return anp.sum(h * h) + anp.sum(best), ks, worst
+    h0, E = u((5,), seed=7), u((5, 5), seed=8) * 0.3
+    for fn in (decode, ad.grad(lambda h0, E: decode(h0, E)[0], argnums=(0, 1))):
+        assert _one_launch(fn, h0, E) == 1
+        _interp_agrees(fn, h0, E)
+
+
 def test_loop_bodies_with_scalar_elements_and_constant_carries_run_on_the_device():
     """A loop body that writes or reads one element at its step (``v.at[i].set(s)`` of a
     1-D carry, with a rank-0 update; its gradient reads ``v[i]``, a rank-0 gather) or
