@@ -232,6 +232,15 @@ def correctness():
     big["layer norm gradient, short rows"] = (ad.grad(layernorm, argnums=(0, 1)),
                                               (rng.normal(size=(300, 20)),
                                                rng.normal(size=20)))
+    # a vector's argmax (one index, left in a device buffer) in a loop: greedy decoding
+    def decode(h0, E):
+        def step(h, _):
+            h = anp.tanh(E @ h + 0.1)
+            t = anp.argmax(h)
+            return h + E[t], (t, h[t], anp.argmin(h))
+        h, (ts, best, worst) = lax.scan(step, h0, None, length=7)
+        return anp.sum(h * h) + anp.sum(best), ts, worst
+    big["argmax of a vector in a loop"] = (decode, (x[:16], rng.normal(size=(16, 16)) / 4))
     k = 48                                     # 48 ** 3 products: more than LOOP_MAX
     big["matrix-shaped sum"] = (lambda a, b: anp.sum(a[:, :, None] * b[None], axis=1),
                                 (rng.normal(size=(k, k)), rng.normal(size=(k, k + 1))))
