@@ -70,7 +70,10 @@ def _block_thread_class(kernel_mod):
 
         def run(self):
             try:
-                super().run()             # (upstream's keeps an exception on the thread)
+                # a GPU's arithmetic makes inf and NaN without a word, as Numba's CPU
+                # kernels do; the simulator's numpy scalars warned (per thread, per op)
+                with np.errstate(all="ignore"):
+                    super().run()         # (upstream's keeps an exception on the thread)
             finally:
                 block = self._manager
                 with block.cond:

@@ -2544,6 +2544,22 @@ def test_simulator_barriers_do_not_poll():
         bad[1, 4](np.ones(5))
 
 
+def test_simulator_kernels_make_inf_and_nan_without_warnings():
+    # a GPU (and Numba's CPU kernels) makes them silently; the simulator's kernel threads
+    # warned once per thread and operation (numpy scalars), outside the call's errstate
+    import warnings
+    f = ad.jit(lambda x: (anp.sum(x / x) + anp.log(x), 1.0 / x), backend="cuda")
+    x = np.array([0.0, -0.0, 2.0])
+    f(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = f(x)
+    with np.errstate(all="ignore"):
+        want = (np.sum(x / x) + np.log(x), 1.0 / x)
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(a), b)
+
+
 def test_simulator_shared_arrays_are_one_per_block(monkeypatch):
     """backends/cuda_simulator.py: numba-cuda's simulator makes a block's shared array
     when the first thread asks for it, looking its call site up in a dict and storing
