@@ -80,6 +80,7 @@ class Config:
         "jit_cuda_fuse_launches": True,  # backend="cuda": merge kernel launches (backends/cuda_launches.py)
         "jit_cuda_loop_products": True,  # backend="cuda": products in loop bodies as loop nests
         "jit_cuda_bound_launches": True,  # backend="cuda": launches bound once per arg types
+        "jit_cuda_reuse_results": True,  # backend="cuda": dropped results back to the pool
     }
 
     def __init__(self):

@@ -24,6 +24,7 @@ import time
 import numpy as np
 
 from .. import devices as _devices
+from ..config import config as _config
 from .cuda_math import COMPILER, SIMULATOR, cuda   # numba.cuda, through the numpy >= 2.5 guard
 
 
@@ -265,9 +266,11 @@ def reclaim(a):
     reads it runs before any later launch that writes it, so it can be handed out again
     at once. Without this every call allocated its results anew: a numba-cuda array
     object (tens of microseconds on the host) and, every few calls, numba-cuda's
-    deferred frees (``cuMemFree``, which waits for the device)."""
+    deferred frees (``cuMemFree``, which waits for the device). Config
+    ``jit_cuda_reuse_results`` (default True) turns it off."""
     n = a.__dict__.get(_POOLED)
-    if n is not None and sys.getrefcount(_memory(a)) <= n:
+    if n is not None and sys.getrefcount(_memory(a)) <= n and \
+            _config._values["jit_cuda_reuse_results"]:
         _RETURNED.append(a)   # (a finalizer may run inside empty() or give(), or in
         # another thread: the next empty() files it into its thread's pool)
 

@@ -2293,6 +2293,15 @@ def test_dropped_results_go_back_to_the_pool_and_held_ones_stay():
     for i in range(3):
         g(x + 7.0 + i)
     np.testing.assert_allclose(view.copy_to_host(), np.cos(x[10:20]) * 3.0, rtol=1e-12)
+    ad.config.update("jit_cuda_reuse_results", False)    # the switch: results new again
+    try:
+        rt.release_pool()
+        made = rt.pool_info()["allocated"]
+        for i in range(3):
+            g(x + i)
+        assert rt.pool_info()["allocated"] == made + 3
+    finally:
+        ad.config.update("jit_cuda_reuse_results", True)
 
 
 def test_program_modules_run_only_the_checked_source(tmp_path):
