@@ -46,22 +46,33 @@ import threading
 
 import numpy as np
 
-__all__ = ["BoundKernel", "param", "same_params"]
+from ..config import config
+from .cuda_math import COMPILER, SIMULATOR
+
+__all__ = ["BoundKernel", "bound", "param", "same_params"]
 
 _KEY = "_autodiff_launch"          # where a device array keeps (numba type, parameters)
-_NUMBA = None                      # numba-cuda's modules, imported at the first binding
+_NUMBA = None                      # numba-cuda's modules, imported at the first launch
+_SCALARS = None                    # type -> (numba type, packer): _scalars()
 _LOCK = threading.Lock()
 
 
+def bound(kernel):
+    """``kernel`` as a :class:`BoundKernel` where numba-cuda launches it on a GPU; as it
+    is under the simulator and numba-cuda-mlir (the one place that decides)."""
+    return kernel if COMPILER != "numba-cuda" or SIMULATOR else BoundKernel(kernel)
+
+
 def _numba():
-    global _NUMBA
+    global _NUMBA, _SCALARS
     if _NUMBA is None:
-        from numba.cuda import dispatcher
+        from numba.cuda import dispatcher, types
         from numba.cuda.cudadrv import devicearray, driver
         from numba.cuda.typing.typeof import Purpose, typeof
         from numba.cuda._compat import CUDA_CORE_GE_1_0
+        _SCALARS = _scalars()
         _NUMBA = (dispatcher, devicearray.DeviceNDArray, driver,
-                  lambda a: typeof(a, Purpose.argument), CUDA_CORE_GE_1_0)
+                  lambda a: typeof(a, Purpose.argument), CUDA_CORE_GE_1_0, types)
     return _NUMBA
 
 
@@ -92,14 +103,9 @@ def _scalars():
     return table
 
 
-_SCALARS = None
-_INT64 = None
-
-
 def param(a):
     """``(numba type, parameters)`` of one kernel argument as numba-cuda passes it to
     the driver, or ``None`` where this module leaves the argument to numba-cuda."""
-    global _SCALARS, _INT64
     nb = _NUMBA or _numba()
     tp = type(a)
     if tp is nb[1]:                                      # a numba-cuda device array
@@ -108,12 +114,9 @@ def param(a):
         if r is None:
             r = d[_KEY] = _array_param(a, nb)
         return r or None
-    if _SCALARS is None:
-        from numba.cuda import types as t
-        _SCALARS, _INT64 = _scalars(), t.int64
     if tp is int:
         if -(1 << 63) <= a < (1 << 63):
-            return _INT64, (ctypes.c_int64(a),)
+            return nb[5].int64, (ctypes.c_int64(a),)
         return None
     s = _SCALARS.get(tp)
     if s is not None:
@@ -122,8 +125,7 @@ def param(a):
         ps = [param(x) for x in a]
         if None in ps or any(p[0] != ps[0][0] for p in ps):
             return None
-        from numba.cuda import types as t
-        return t.UniTuple(ps[0][0], len(ps)), tuple(v for p in ps for v in p[1])
+        return nb[5].UniTuple(ps[0][0], len(ps)), tuple(v for p in ps for v in p[1])
     return None
 
 
@@ -178,8 +180,10 @@ class BoundKernel:
 
     def launch(self, grid, block, args):
         """Launch on the default stream with ``grid`` and ``block`` (ints or tuples)."""
+        if not config._values["jit_cuda_bound_launches"]:
+            return self.dispatcher[grid, block](*args)
         ps = [param(a) for a in args]
-        if None in ps or not _enabled():
+        if None in ps:
             return self.dispatcher[grid, block](*args)
         key = tuple(p[0] for p in ps)
         b = self.bindings.get(key)
@@ -216,11 +220,6 @@ class BoundKernel:
         return _Binding(kernel, fast)
 
 
-def _enabled():
-    from autodiff.config import config
-    return config._values["jit_cuda_bound_launches"]
-
-
 def _dims(grid, block):
     return _NUMBA[0].normalize_kernel_dimensions(grid, block)
 
@@ -237,17 +236,10 @@ def _stream():
 
 
 def _config(kernel, grid, block):
-    disp, _, _, _, ge_1_0 = _NUMBA
+    disp, ge_1_0 = _NUMBA[0], _NUMBA[4]
     g, b = _dims(grid, block)
     if ge_1_0:
         return disp.LaunchConfig(grid=g, block=b, shmem_size=0,
                                  is_cooperative=kernel.cooperative)
     return disp.LaunchConfig(grid=g, block=b, shmem_size=0,                # pragma: no cover
                              cooperative_launch=kernel.cooperative)
-
-
-def bind_module(mod):
-    """Put a :class:`BoundKernel` around each generated kernel (``_k<N>``) of ``mod``."""
-    for n, k in list(vars(mod).items()):
-        if n.startswith("_k") and n[2:].isdigit() and not isinstance(k, BoundKernel):
-            setattr(mod, n, BoundKernel(k))

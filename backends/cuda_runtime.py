@@ -25,17 +25,8 @@ import numpy as np
 
 from .. import devices as _devices
 from ..config import config as _config
-from .cuda_math import COMPILER, SIMULATOR, cuda   # numba.cuda, through the numpy >= 2.5 guard
-
-
-def bound(kernel):
-    """``kernel`` with its launches bound once per argument types where numba-cuda
-    launches it on a GPU (``cuda_launcher.py``); as it is under the simulator and
-    numba-cuda-mlir."""
-    if COMPILER != "numba-cuda" or SIMULATOR:
-        return kernel
-    from .cuda_launcher import BoundKernel
-    return BoundKernel(kernel)
+from .cuda_launcher import bound                   # launches bound once per argument types
+from .cuda_math import SIMULATOR, cuda      # numba.cuda, through the numpy >= 2.5 guard there
 
 def _sm_count():
     """Streaming multiprocessors of the current GPU (132 on an H200), or None where no

@@ -358,10 +358,9 @@ def load(source):
             mod = types.ModuleType(name)
             exec(compile(source, f"<autodiff cuda {key[:12]}>", "exec"), mod.__dict__)
         STATS["modules_loaded"] += 1
-        from .cuda_math import COMPILER, SIMULATOR
-        if COMPILER == "numba-cuda" and not SIMULATOR:   # launches bound once per types
-            from .cuda_launcher import bind_module          # (cuda_launcher.py)
-            bind_module(mod)
+        from .cuda_launcher import bound                 # launches bound once per types
+        for n in [n for n in vars(mod) if n.startswith("_k") and n[2:].isdigit()]:
+            setattr(mod, n, bound(getattr(mod, n)))
         _MODULES[key] = mod
         if _WRAP:
             _wrap_module(mod, _WRAP[0])
