@@ -3,8 +3,9 @@ loops over control-flow bodies, and the host fallback.
 
 Each record writes an opaque equation as host statements of the program's host function
 (launches of the kernels it registers, ``_rt`` calls). Data movement (``pad``,
-``concatenate``, dynamic slices, gathers and scatters), ``argmax``/``argmin`` and the
-cumulative primitives are kernels with one thread per output element or lane; a
+``concatenate``, dynamic slices, gathers and scatters) and the cumulative primitives are
+kernels with one thread per output element or lane, ``argmax``/``argmin`` reductions of
+(value, index) pairs (:func:`_argext_strategy`); a
 cumulative primitive needs no record (:func:`cumulative_statement`: its lowering facts
 name the elementwise primitive combining the running value with the next element, whose
 CUDA expression it uses). ``dot_general`` is cuBLAS through CuPy (else a tiled kernel),
@@ -1465,8 +1466,151 @@ def _lane(I, axis, k):
     return ", ".join(J)
 
 
+def _argext_first(kind, dt, v, i, b, j):
+    """Whether element ``v`` at ``i`` goes before ``b`` at ``j`` in ``arg{kind}``'s order
+    (numpy's): a NaN before every number, then the larger (``min``: smaller) value, then
+    the smaller index. A total order, so partial results combine in any grouping to the
+    same index."""
+    cmp = ">" if kind == "max" else "<"
+    if dt.kind == "f":
+        return (f"(({v} != {v}) and ({b} == {b} or {i} < {j})) or ({b} == {b} and "
+                f"({v} {cmp} {b} or ({v} == {b} and {i} < {j})))")
+    return f"({v} {cmp} {b}) or ({v} == {b} and {i} < {j})"
+
+
+def _argext_init(kind, dt):
+    """The value a thread's (value, index) pair starts from, with the lane's length as its
+    index: every element of the lane goes before it (:func:`_argext_first`)."""
+    if dt.kind == "f":
+        return -np.inf if kind == "max" else np.inf
+    if dt == np.bool_:
+        return kind == "min"
+    info = np.iinfo(dt)
+    return info.min if kind == "max" else info.max
+
+
+def _argext_strategy(lanes, n):
+    """How ``argmax``/``argmin`` over ``lanes`` lanes of ``n`` elements runs (static sizes,
+    else None): ``grid`` (one lane, every block over it, the last block combining their
+    results), ``block`` (a block per lane), ``rows`` (a group of ``ROW_GROUP`` lanes, a warp
+    on a GPU, per lane), or ``serial`` (a thread per lane)."""
+    from .cuda_runtime import ROW_GROUP, TPB
+    if lanes is None or n is None or n < ROW_GROUP:
+        return "serial"
+    if n >= TPB:
+        return "grid" if lanes == 1 else "block"
+    return "rows"
+
+
+def _argext_parallel(ctx, kind, strat, X, O, oidx, d, axis):
+    """The section of a parallel ``arg{kind}`` (:func:`_argext_strategy`): each thread
+    keeps the first extreme of the elements it strides over with its index, then a
+    shared-memory tree per lane (per block for ``grid``, whose blocks leave their pair in
+    a partial array and the last to finish combines them in place of a second launch).
+    Returns the section and its host lines."""
+    from .cuda_launches import Section
+    fb = ctx.fb
+    dt = ctx.invar(0).aval.dtype
+    it = np.dtype(ctx.p["index_dtype"])
+    n = d[axis]
+    r = len(d)
+    kept = [k for k in range(r) if k != axis]
+    idx = [f"i{k}" for k in range(r)]
+    vt, jt = fb.mod.type_name(dt), fb.mod.type_name(np.int64)
+    sv, sj, b, bj, v = fb.tmp("sh"), fb.tmp("sh"), fb.tmp("b"), fb.tmp("bj"), fb.tmp("v")
+    init = fb.lit(_argext_init(kind, dt), dt)
+    first = lambda a, i, c, j: _argext_first(kind, dt, a, i, c, j)   # noqa: E731
+    pre = [f"    {sv} = cuda.shared.array(_TPB, {vt})",
+           f"    {sj} = cuda.shared.array(_TPB, {jt})", "    _tx = cuda.threadIdx.x"]
+
+    def keep(ind, a, i):               # the pair (a, i) if it goes before the thread's
+        return [ind + f"if {first(a, i, b, bj)}:", ind + f"    {b} = {a}",
+                ind + f"    {bj} = {i}"]
+
+    def tree(ind, group, lane):
+        p = "    " * ind
+        ln = [p + f"{sv}[_tx] = {b}", p + f"{sj}[_tx] = {bj}", p + "cuda.syncthreads()",
+              p + f"_s = {group} // 2", p + "while _s > 0:", p + f"    if {lane} < _s:",
+              p + f"        {v} = {sv}[_tx + _s]", p + f"        _j = {sj}[_tx + _s]",
+              p + f"        if {first(v, '_j', f'{sv}[_tx]', f'{sj}[_tx]')}:",
+              p + f"            {sv}[_tx] = {v}", p + f"            {sj}[_tx] = _j",
+              p + "    cuda.syncthreads()", p + "    _s //= 2"]
+        return ln
+
+    def store(ind, at, I=idx):
+        return [ind + f"{O}[{oidx(I)}] = {fb.cast(f'{sj}[{at}]', it)}"]
+    read = f"{X}[{', '.join(idx)}]"
+    host = []
+    if strat == "grid":
+        total = " * ".join(d)
+        pre += [f"    {b} = {init}", f"    {bj} = {n}"]
+        header = [f"    for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"]
+        header += ["        " + s for s in unravel_lines("_f", list(range(r)), d, idx)]
+        inner = [f"        {v} = {read}"] + keep("        ", v, idx[axis])
+        pv, pj = f"{O}_PV", f"{O}_PJ"
+        tk = f"{O}_TK"
+        host += [f"{pv} = _rt.empty((_rt.MAX_BLOCKS,), {dt_text(dt)})",
+                 f"{pj} = _rt.empty((_rt.MAX_BLOCKS,), np.int64)",
+                 f"{tk} = {fb.mod.ticket()}"]
+        fb.mod.types.add("int32")
+        post = tree(1, "_TPB", "_tx")
+        post += ["    _last = cuda.shared.array(1, _T_int32)", "    if _tx == 0:",
+                 f"        {pv}[cuda.blockIdx.x] = {sv}[0]",
+                 f"        {pj}[cuda.blockIdx.x] = {sj}[0]", "        _dm.threadfence()",
+                 f"        _last[0] = cuda.atomic.add({tk}, 0, 1) == cuda.gridDim.x - 1",
+                 "    cuda.syncthreads()", "    if _last[0]:",
+                 f"        {b} = {init}", f"        {bj} = {n}",
+                 "        for _i in range(_tx, cuda.gridDim.x, _TPB):"]
+        post += [f"            {v} = {pv}[_i]", f"            _j = {pj}[_i]"]
+        post += keep("            ", v, "_j")
+        post += tree(2, "_TPB", "_tx")
+        # (one lane: every kept axis has one element)
+        post += ["        if _tx == 0:"] + store("            ", "0", ["0"] * r)
+        post += [f"            {tk}[0] = 0"]
+        return Section("grid", pre, header, inner, post, total, elems=total), host
+    lanes = " * ".join(d[k] for k in kept) or "1"
+    total = " * ".join(d)
+    if strat == "block":
+        header = [f"    for _p in range(cuda.blockIdx.x, {lanes}, cuda.gridDim.x):"]
+        header += ["        " + s for s in unravel_lines("_p", kept, d, idx)]
+        inner = [f"        {b} = {init}", f"        {bj} = {n}",
+                 f"        for _r in range(_tx, {n}, _TPB):", f"            {idx[axis]} = _r",
+                 f"            {v} = {read}"] + keep("            ", v, "_r")
+        inner += tree(2, "_TPB", "_tx") + ["        if _tx == 0:"] + store("            ", "0")
+        inner.append("        cuda.syncthreads()")
+        return Section("block", pre, header, inner, [], lanes, elems=total), host
+    pre += ["    _g = _tx // _RG", "    _ln = _tx % _RG"]
+    header = [f"    for _p0 in range(cuda.blockIdx.x * _RPB, {lanes}, cuda.gridDim.x * _RPB):",
+              "        _p = _p0 + _g"]
+    inner = [f"        {b} = {init}", f"        {bj} = {n}", f"        if _p < {lanes}:"]
+    inner += ["            " + s for s in unravel_lines("_p", kept, d, idx)]
+    inner += [f"            for _r in range(_ln, {n}, _RG):", f"                {idx[axis]} = _r",
+              f"                {v} = {read}"] + keep("                ", v, "_r")
+    inner += tree(2, "_RG", "_ln") + [f"        if _ln == 0 and _p < {lanes}:"]
+    inner += ["            " + s for s in unravel_lines("_p", kept, d, idx)]
+    inner += store("            ", "_tx") + ["        cuda.syncthreads()"]
+    return Section("rows", pre, header, inner, [], lanes, elems=total), host
+
+
+def _launch_section(ctx, sec, host):
+    """A kernel of one section: a launch record where the fusion pass may merge it (the
+    host function's top level), else a kernel launched in place."""
+    from .cuda_launches import Launch
+    if ctx.ind == 0:
+        ctx.lines.append(Launch([sec], host))
+        return
+    for h in host:
+        ctx.emit(h)
+    params = free_names("\n".join(sec.lines), ctx.fb.mod.consts.values())
+    name = ctx.fb.mod.kernel("\n".join([f"def «K»({', '.join(params)}):"] + sec.lines))
+    ctx.emit(f"{name}[{sec.grid_text()}, _TPB]({', '.join(params)})")
+
+
 def _op_argext(kind):
     def rule(ctx):
+        """``arg{kind}`` along ``axis``: numpy's index (the first extreme; the first NaN
+        wins over everything). Lanes long enough run in parallel
+        (:func:`_argext_strategy`); short or complex lanes a thread each, walking it."""
         x = ctx.invar(0)
         if not x.aval.shape or not _all_arrays(ctx, scalar_out=True):
             return host_statement(ctx)
@@ -1475,27 +1619,40 @@ def _op_argext(kind):
         kept = [n for a, n in enumerate(d) if a != axis]
         it = np.dtype(ctx.p["index_dtype"])
         X, O = ctx.arr(0), ctx.out(0)
-        if ctx.outs[0][0] == "scalar":     # a vector's: one thread, the index left in a
-            O = f"{O.upper()}_G"           # 1-element device buffer (as a rank-0 gather's)
+        rank0 = ctx.outs[0][0] == "scalar"
+        if rank0:                          # a vector's: the index left in a 1-element
+            O = f"{O.upper()}_G"           # device buffer (as a rank-0 gather's)
             ctx.emit(f"{O} = _rt.empty((1,), {dt_text(it)})")
             ctx.fb.device_outs[ctx.outvar(0)] = f"{O}[0]"
         else:
             _alloc_out(ctx)
+        static = [int(s) if s.isdigit() else None for s in d]
+        lanes = None if None in static else int(np.prod(
+            [s for a, s in enumerate(static) if a != axis]))
+        strat = ("serial" if x.aval.dtype.kind == "c"
+                 else _argext_strategy(lanes, static[axis]))
+        if strat != "serial":
+            oidx = (lambda I: "0") if rank0 else (     # noqa: E731
+                lambda I: ", ".join(I[a] for a in range(len(d)) if a != axis))
+            _launch_section(ctx, *_argext_parallel(ctx, kind, strat, X, O, oidx, d, axis))
+            return
         cmp = ">" if kind == "max" else "<"
         nan = x.aval.dtype.kind == "f"
+        best, bi, v = ctx.fb.tmp("best"), ctx.fb.tmp("bi"), ctx.fb.tmp("v")
 
         def body(I):
             # the first extreme wins; the first NaN wins over everything (numpy)
-            cond = f"(_v {cmp} _best)" + (" or (_v != _v and _best == _best)" if nan else "")
+            cond = f"({v} {cmp} {best})" + (
+                f" or ({v} != {v} and {best} == {best})" if nan else "")
             if x.aval.dtype.kind == "c":     # lexicographic; a NaN in either part
-                cond = (f"(not «C».cisnan(_best)) and («C».c{'gt' if kind == 'max' else 'lt'}"
-                        f"(_v, _best) or «C».cisnan(_v))")
-            return ["_bi = 0", f"if {d[axis]} > 0:",
-                    f"    _best = {X}[{_lane(I, axis, '0')}]",
+                cond = (f"(not «C».cisnan({best})) and («C».c{'gt' if kind == 'max' else 'lt'}"
+                        f"({v}, {best}) or «C».cisnan({v}))")
+            return [f"{bi} = 0", f"if {d[axis]} > 0:",
+                    f"    {best} = {X}[{_lane(I, axis, '0')}]",
                     f"    for _k in range(1, {d[axis]}):",
-                    f"        _v = {X}[{_lane(I, axis, '_k')}]",
-                    f"        if {cond}:", "            _best = _v", "            _bi = _k",
-                    f"{O}[{', '.join(I) or '0'}] = {ctx.fb.cast('_bi', it)}"]
+                    f"        {v} = {X}[{_lane(I, axis, '_k')}]",
+                    f"        if {cond}:", f"            {best} = {v}", f"            {bi} = _k",
+                    f"{O}[{', '.join(I) or '0'}] = {ctx.fb.cast(bi, it)}"]
         _map_kernel(ctx, kept, body)
     return rule
 

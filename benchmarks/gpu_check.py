@@ -241,6 +241,19 @@ def correctness():
         h, (ts, best, worst) = lax.scan(step, h0, None, length=7)
         return anp.sum(h * h) + anp.sum(best), ts, worst
     big["argmax of a vector in a loop"] = (decode, (x[:16], rng.normal(size=(16, 16)) / 4))
+    # argmax/argmin of long lanes, each strategy and dtype: one lane over every block
+    # (the last block combines), a block per lane, a group of lanes (a warp) per lane
+    from autodiff.backends.cuda_runtime import ROW_GROUP, TPB
+    wb, wr = TPB + 37, 3 * ROW_GROUP + 1
+    lanes = (x, x[:wb * 40].reshape(40, wb), x[:wr * 90].reshape(90, wr))
+
+    def arg_ext(a, b, c):
+        out = []
+        for v, ax in zip((a, b, c), (0, 1, 1)):
+            for w in (v, v.astype(np.float32), anp.floor(v * 3).astype(np.int32), v > 1.0):
+                out += [anp.argmax(w, axis=ax), anp.argmin(w, axis=ax)]
+        return out
+    big["argmax/argmin of long lanes"] = (arg_ext, lanes)
     k = 48                                     # 48 ** 3 products: more than LOOP_MAX
     big["matrix-shaped sum"] = (lambda a, b: anp.sum(a[:, :, None] * b[None], axis=1),
                                 (rng.normal(size=(k, k)), rng.normal(size=(k, k + 1))))

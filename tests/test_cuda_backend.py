@@ -1511,6 +1511,69 @@ def test_argmax_of_a_vector_is_a_kernel_and_keeps_loops_on_the_device():
         _interp_agrees(fn, h0, E)
 
 
+def test_argmax_of_long_lanes_runs_in_parallel_in_numpys_order():
+    """``argmax``/``argmin`` over lanes of at least ``_rt.ROW_GROUP`` elements run a group
+    of threads per lane (``rows``: a warp on a GPU), a block per lane (``block``) or, for
+    one long lane, every block over it with the last block combining (``grid``); each
+    thread keeps the first extreme of its elements with its index and a tree combines the
+    pairs in numpy's order (a NaN first, then the extreme, then the smaller index). Ties,
+    NaNs, +-0, infinities and every real dtype agree with numpy, in every strategy, fused
+    with the elementwise work before it and inside a device loop."""
+    from autodiff.backends.cuda_runtime import ROW_GROUP, TPB
+    from autodiff.backends.numba_cuda_statements import _argext_strategy
+    assert [_argext_strategy(1, 3 * TPB), _argext_strategy(5, TPB),
+            _argext_strategy(5, ROW_GROUP), _argext_strategy(5, ROW_GROUP - 1)] == [
+        "grid", "block", "rows", "serial"]
+    rng = np.random.default_rng(3)
+    shapes = [((3 * TPB + 5,), 0, "grid"), ((1, 2 * TPB), 1, "grid"), ((3, TPB + 7), 1, "block"),
+              ((TPB + 3, 2), 0, "block"), ((4, ROW_GROUP + 3), 1, "rows"),
+              ((2, 2 * ROW_GROUP + 1, 3), 1, "rows"), ((5, ROW_GROUP - 1), 1, "serial")]
+    marks = {"grid": "_PJ[cuda.blockIdx.x]", "block": "_rt.row_blocks(",
+             "rows": "_rt.group_blocks(", "serial": "for _k in range(1, "}
+    for shape, axis, strat in shapes:
+        for dt in (np.float64, np.float32, np.int64, np.int32, np.bool_):
+            x = rng.normal(size=shape)
+            if dt == np.bool_:
+                x = x > 1.0
+            elif np.dtype(dt).kind == "i":
+                x = np.rint(x * 2).astype(dt)            # many ties
+            else:
+                x = np.round(x, 1).astype(dt)            # ties too
+                if dt == np.float64:
+                    flat = x.reshape(-1)
+                    flat[[1, -2]] = np.nan                # the first NaN wins
+                    flat[[4, 5]] = [np.inf, -np.inf]
+                    flat[[6, 7]] = [-0.0, 0.0]
+            for fn in (anp.argmax, anp.argmin):
+                f = (lambda v, fn=fn: fn(v, axis=axis))
+                lo = ad.jit(f, backend="cuda").lower(x)
+                assert "host_call" not in lo.source
+                assert marks[strat] in lo.source
+                got = np.asarray(ad.jit(f, backend="cuda")(x))
+                np.testing.assert_array_equal(got, fn(x, axis=axis))
+                assert got.dtype == np.int64
+    # all NaN, all equal, one element past a block: the first index
+    for x in (np.full(TPB + 1, np.nan), np.zeros(2 * TPB), np.r_[np.zeros(TPB), 1.0]):
+        for fn in (anp.argmax, anp.argmin):
+            assert int(ad.jit(fn, backend="cuda")(x)) == int(fn(x))
+    # fused with its producer (one launch), and in a scan (one device loop)
+    x = u((2 * TPB,), seed=5)
+    f = lambda v: anp.argmax(anp.sin(v) * 2.0 - v)    # noqa: E731
+    assert _one_launch(f, x) == 1
+    _interp_agrees(f, x)
+    W = u((2 * TPB,), seed=6)
+
+    def decode(h0):
+        def step(h, _):
+            h = anp.tanh(h * W + 0.1)
+            k = anp.argmax(h)
+            return anp.roll(h, 1) * 0.9, (k, h[k], anp.argmin(h.reshape(4, -1), axis=1))
+        h, ys = lax.scan(step, h0, None, length=5)
+        return anp.sum(h), ys
+    assert _one_launch(decode, x) == 1
+    _interp_agrees(decode, x)
+
+
 def test_loop_bodies_with_scalar_elements_and_constant_carries_run_on_the_device():
     """A loop body that writes or reads one element at its step (``v.at[i].set(s)`` of a
     1-D carry, with a rank-0 update; its gradient reads ``v[i]``, a rank-0 gather) or
