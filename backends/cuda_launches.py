@@ -48,8 +48,8 @@ import re
 from dataclasses import dataclass, field, replace
 
 __all__ = ["Section", "RowLoop", "Launch", "fuse", "merge", "render", "kernel_text", "subscripts",
-           "free_names_of", "static_int", "ONE_BLOCK_MAX", "LOOP_MAX", "MAX_SHARED",
-           "MAX_PARAMS"]
+           "free_names_of", "static_int", "shared_units", "ONE_BLOCK_MAX", "LOOP_MAX",
+           "MAX_SHARED", "MAX_PARAMS"]
 
 #: names generated code uses that are never data (globals and builtins of the module)
 _GLOBALS = frozenset({"np", "cuda", "_dm", "_hc", "_rt", "_TPB", "_RG", "_RPB", "range",
@@ -191,9 +191,10 @@ class Launch:
         return [ln for s in self.sections for ln in s.lines]
 
     def shared_arrays(self):
-        """Block-sized shared arrays the kernel declares (its own and its device loops')."""
+        """Block-sized shared arrays the kernel declares (its own and its device loops'),
+        a static one counted by its bytes (:func:`shared_units`)."""
         return sum(s.shared for s in self.sections) + sum(
-            ln.count("cuda.shared.array(_TPB") for ln in self.lines)
+            shared_units(ln) for ln in self.lines)
 
     def small(self, limit):
         """Whether every section computes at most ``limit`` elements (known sizes)."""
@@ -316,6 +317,36 @@ def static_int(text):
     if text is None or not re.fullmatch(r"[\d\s*+()-]+", text):
         return None
     return int(eval(text))          # noqa: S307 - digits and operators only
+
+
+_SHARED_DECL = re.compile(r"cuda\.shared\.array\(\s*(_TPB|\((?:\d+,\s*)*\d+,?\)|\d+)\s*,"
+                          r"\s*_T_([a-z]+)(\d+)?")
+
+
+def shared_units(text):
+    """The block-sized shared arrays (``_TPB`` elements of at most 16 bytes: 4 kB on a
+    GPU) the ``cuda.shared.array`` declarations in ``text`` amount to: one for each
+    ``_TPB`` array, a static one's bytes in 4 kB units (rounded up; a few bytes, a flag
+    or a ticket's answer, count nothing).
+
+    >>> shared_units("_la3 = cuda.shared.array((32, 32), _T_float64)")
+    2
+    >>> shared_units("_sh1 = cuda.shared.array(_TPB, _T_float32)"), shared_units(
+    ...     "_last = cuda.shared.array(1, _T_int32)")
+    (1, 0)
+    """
+    units = 0
+    for m in _SHARED_DECL.finditer(text):
+        if m.group(1) == "_TPB":
+            units += 1
+            continue
+        count = 1
+        for d in re.findall(r"\d+", m.group(1)):
+            count *= int(d)
+        size = int(m.group(3) or 8) // 8 if m.group(2) != "boolean" else 1
+        nbytes = count * size
+        units += 0 if nbytes <= 64 else -(-nbytes // 4096)
+    return units
 
 
 #: at most this many block-sized shared arrays in one kernel (8 x 256 x 16 bytes: 32 kB of

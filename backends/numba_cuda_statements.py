@@ -25,6 +25,7 @@ import numpy as np
 from ..avals import real_dtype
 from ..config import config
 from ..core import Var, primitives
+from . import numba_cuda_linalg as small_linalg
 from .kernel_plan import Row, Transpose
 from .numba_cuda_expressions import Record, expression_rule
 from .numba_emitter import (EwCtx, call_text, carry_init, clamped_start, cond_statement,
@@ -805,7 +806,8 @@ class _DeviceBody:
     is not a buffer)."""
 
     def __init__(self, ctx, jaxpr, nconst, hint, pre, outer, dynamic=()):
-        from .cuda_launches import LOOP_MAX, MAX_SHARED, Launch, Section, kernel_text
+        from .cuda_launches import (LOOP_MAX, MAX_SHARED, Launch, Section, kernel_text,
+                                    shared_units)
         self.ok = False
         fb = ctx.fb
         # conds as selects and matrix products as loop nests, which the loop's kernel
@@ -921,7 +923,7 @@ class _DeviceBody:
                      else f"{names[r]}[0]" for i, (r, v) in enumerate(zip(fn.rets,
                                                                         jaxpr.outvars))]
         self.n_launches = len(launches)
-        self.shared_count = sum("(_TPB" in d for d in self.shared.values())
+        self.shared_count = sum(shared_units(d) for d in self.shared.values())
         self.ok = self.shared_count <= MAX_SHARED
 
 
@@ -1657,6 +1659,39 @@ def _op_argext(kind):
     return rule
 
 
+def _op_small_linalg(ctx):
+    """``solve``, ``cholesky``, ``triangular_solve`` of real matrices of known sizes up to
+    ``numba_cuda_linalg.SMALL_N``: a kernel of a block per system (a launch record, so a
+    loop around it stays a device loop); else the library (``_rt.linalg``)."""
+    name = ctx.e.primitive.name
+    dims = [ctx.dims_in(i) for i in range(len(ctx.ins))]
+    dt = ctx.outvar(0).aval.dtype
+    if (dt.kind != "f" or not _all_arrays(ctx) or not small_linalg.fits(*dims)
+            or any(ctx.invar(i).aval.dtype != dt for i in range(len(ctx.ins)))):
+        return host_statement(ctx, "linalg")
+    fb = ctx.fb
+    a = [int(s) for s in dims[0]]
+    batch, n = a[:-2], a[-1]
+    tname, t = fb.mod.type_name(dt), fb.tmp("")
+    fb.mod.types.update({"int32", "int64"})
+    _alloc_out(ctx)
+    A, O = ctx.arr(0), ctx.out(0)
+    if name == "cholesky":
+        sec = small_linalg.cholesky_section(
+            A, O, batch, n, tname, fb.lit(np.nan, dt), fb.lit(0, dt), fb.lit(1, dt),
+            lambda v: f"«M».sqrt({v})", t)
+    elif name == "solve":
+        sec = small_linalg.solve_section(A, ctx.arr(1), O, batch, n, int(dims[1][-1]), tname,
+                                         fb.lit(np.nan, dt), t)
+    else:
+        p = ctx.p
+        k = int(dims[1][-1] if p["left_side"] else dims[1][-2])
+        sec = small_linalg.triangular_section(
+            A, ctx.arr(1), O, batch, n, k, tname, p["left_side"], p["lower"],
+            p["transpose_a"], p["unit_diagonal"], t)
+    _launch_section(ctx, sec, [])
+
+
 #: the longest lane a sort kernel ranks (each thread compares its element with the whole
 #: lane: n² comparisons), and the most comparisons of one such kernel; longer lanes sort
 #: in the library (``cuda_runtime.sort``: CuPy's stable sort, else numpy on the host)
@@ -1742,6 +1777,9 @@ register_statement("fft", _library("fft"), complex=True)
 register_statement("sort", _op_sort(False), complex=True)
 register_statement("argsort", _op_sort(True), complex=True)
 register_statement("scatter_add", _op_scatter(True), complex=True)
-# complex too: cuSOLVER through CuPy, else numpy/LAPACK on the host
-for _n in ("cholesky", "triangular_solve", "solve", "eigh", "slogdet", "qr", "svd"):
+# complex too: cuSOLVER through CuPy, else numpy/LAPACK on the host; small real matrices
+# of known sizes are kernels (numba_cuda_linalg)
+for _n in ("eigh", "slogdet", "qr", "svd"):
     register_statement(_n, _library("linalg"), complex=True)
+for _n in ("cholesky", "triangular_solve", "solve"):
+    register_statement(_n, _op_small_linalg, complex=True)

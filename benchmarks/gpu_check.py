@@ -254,6 +254,34 @@ def correctness():
                 out += [anp.argmax(w, axis=ax), anp.argmin(w, axis=ax)]
         return out
     big["argmax/argmin of long lanes"] = (arg_ext, lanes)
+    # small solves and factorizations as kernels (a block per system), batched, and a
+    # Kalman filter's log likelihood in a scan (one device loop) with its gradient
+    from autodiff.primitives.linalg import triangular_solve
+    sa = rng.normal(size=(64, 8, 8)) + 8 * np.eye(8)
+    sb = rng.normal(size=(64, 8, 3))
+    big["small solves"] = (lambda a, b: (
+        anp.linalg.solve(a, b), anp.linalg.cholesky(a @ anp.swapaxes(a, 1, 2)),
+        triangular_solve(a, b, left_side=True, lower=False, transpose_a=True),
+        triangular_solve(a, anp.swapaxes(b, 1, 2), left_side=False, lower=True)), (sa, sb))
+    big["small solves, float32"] = (lambda a, b: (
+        anp.linalg.solve(a, b), anp.linalg.cholesky(a @ anp.swapaxes(a, 1, 2))),
+        (sa.astype(np.float32), sb.astype(np.float32)), 1e-4)
+    kf_h = rng.normal(size=(2, 4))
+
+    def kalman(q, ys):
+        def step(c, y):
+            mu, P = c
+            P = 0.9 * P + anp.eye(4) * q
+            S = kf_h @ P @ kf_h.T + anp.eye(2) * 0.2
+            L = anp.linalg.cholesky(S)
+            r = y - kf_h @ mu
+            a = triangular_solve(L, r[:, None], left_side=True, lower=True)
+            K = anp.linalg.solve(S, kf_h @ P).T
+            return (mu + K @ r, P - K @ kf_h @ P), -0.5 * anp.sum(a * a) - anp.sum(
+                anp.log(anp.diagonal(L)))
+        return anp.sum(lax.scan(step, (anp.zeros(4), anp.eye(4)), ys)[1])
+    big["Kalman filter scan gradient"] = (ad.value_and_grad(kalman),
+                                          (0.3, rng.normal(size=(30, 2))))
     k = 48                                     # 48 ** 3 products: more than LOOP_MAX
     big["matrix-shaped sum"] = (lambda a, b: anp.sum(a[:, :, None] * b[None], axis=1),
                                 (rng.normal(size=(k, k)), rng.normal(size=(k, k + 1))))
@@ -266,9 +294,10 @@ def correctness():
     old = ad.config.jit_cuda_loop_products
     ad.config.update("jit_cuda_loop_products", False)
     try:
-        for name, (fn, args) in big.items():
+        for name, (fn, args, *tol) in big.items():      # (a float32 case: its tolerance)
             try:
-                m.check(fn, [args], rtol=1e-9, atol=1e-9)
+                m.check(fn, [args], rtol=tol[0] if tol else 1e-9,
+                        atol=tol[0] if tol else 1e-9)
             except Exception as e:  # noqa: BLE001
                 failed.append((name, f"{type(e).__name__}: {str(e)[:300]}"))
     finally:
