@@ -1,6 +1,6 @@
-"""Kernels for small dense linear algebra on the CUDA backend: ``solve``, ``cholesky`` and
-``triangular_solve`` of matrices up to :data:`SMALL_N` on a side, a block per matrix (per
-system of a batch), the matrix held in shared memory.
+"""Kernels for small dense linear algebra on the CUDA backend: ``solve``, ``slogdet``,
+``cholesky`` and ``triangular_solve`` of matrices up to :data:`SMALL_N` on a side, a block
+per matrix (per system of a batch), the matrix held in shared memory.
 
 A Kalman filter, a Newton step of an implicit integrator or a Gaussian process update
 inside ``lax.scan`` solves a small system every step. Through the library (cuSOLVER via
@@ -29,7 +29,8 @@ import numpy as np
 
 from .cuda_launches import Section
 
-__all__ = ["SMALL_N", "fits", "solve_section", "cholesky_section", "triangular_section"]
+__all__ = ["SMALL_N", "fits", "solve_section", "slogdet_section", "cholesky_section",
+           "triangular_section"]
 
 #: the largest side of a matrix these kernels take: its float64 copy in shared memory is
 #: 8 kB (two of the block-sized arrays ``cuda_launches.MAX_SHARED`` counts)
@@ -86,7 +87,7 @@ def _load(A, batch, n):
 
 def _own(lines, t):
     """The lines with the section's shared arrays and float temporaries named its own."""
-    return [re.sub(r"(?<!\w)(_la|_lf|_lp|_lm|_ld|_lsw)(?!\w)", rf"\g<1>{t}", ln)
+    return [re.sub(r"(?<!\w)(_la|_lf|_lp|_lm|_ld|_lsw|_lsg|_lld)(?!\w)", rf"\g<1>{t}", ln)
             for ln in lines]
 
 
@@ -112,51 +113,90 @@ def _section(tname, batch, inner, n, k, t):
                    str(total), elems=str(total * n * max(n, k)))
 
 
-def solve_section(A, B, X, batch, n, k, tname, nan, t):
-    """``X = A⁻¹ B`` for ``A`` (batch, n, n), ``B`` and ``X`` (batch, n, k): LU with
-    partial pivoting of the shared copy of ``A``, the same row swaps and eliminations
-    applied to ``X`` (a copy of ``B``), then back substitution with ``U``."""
-    def x(r, c):
-        return _at(X, batch, r, c)
-    inner = _load(A, batch, n) + _copy(X, B, batch, n, k)
-    inner += ["        cuda.syncthreads()",
-              f"        for _c in range({n}):",
-              "            if _tx == 0:",                      # the pivot: LAPACK's idamax
-              "                _r = _c", "                _lm = abs(_la[_c, _c])",
-              f"                for _q in range(_c + 1, {n}):",
-              "                    if abs(_la[_q, _c]) > _lm:",
-              "                        _lm = abs(_la[_q, _c])", "                        _r = _q",
-              "                _lp[0] = _r",
-              "                if _lm == 0:", "                    _lf[0] = 1",
-              "            cuda.syncthreads()",
-              "            _r = _lp[0]",
-              "            if _r != _c:",
-              f"                for _e in range(_tx, {n + k}, _TPB):",
-              f"                    if _e < {n}:",
-              "                        _lsw = _la[_c, _e]",
-              "                        _la[_c, _e] = _la[_r, _e]",
-              "                        _la[_r, _e] = _lsw",
-              "                    else:",
-              f"                        _lsw = {x('_c', f'_e - {n}')}",
+def _lu(x, n, k):
+    """LAPACK's ``getf2`` on the shared copy ``_la``: per column the pivot (the first
+    largest magnitude, LAPACK's ``idamax``; thread 0, which also counts the swaps in
+    ``_nsw``), the rows swapped, the multipliers, the trailing update; the ``k``
+    right-hand sides (``x(r, c)`` an element, none where ``k`` is 0) get the same swaps
+    and eliminations. An exactly zero pivot sets the failure flag."""
+    swap_x = [f"                        _lsw = {x('_c', f'_e - {n}')}",
               f"                        {x('_c', f'_e - {n}')} = {x('_r', f'_e - {n}')}",
-              f"                        {x('_r', f'_e - {n}')} = _lsw",
-              "                cuda.syncthreads()",
-              "            if _la[_c, _c] != 0:                # LAPACK scales by a nonzero pivot",
+              f"                        {x('_r', f'_e - {n}')} = _lsw"] if k else []
+    lines = ["        _nsw = 0",
+             f"        for _c in range({n}):",
+             "            if _tx == 0:",
+             "                _r = _c", "                _lm = abs(_la[_c, _c])",
+             f"                for _q in range(_c + 1, {n}):",
+             "                    if abs(_la[_q, _c]) > _lm:",
+             "                        _lm = abs(_la[_q, _c])", "                        _r = _q",
+             "                _lp[0] = _r",
+             "                if _r != _c:", "                    _nsw += 1",
+             "                if _lm == 0:", "                    _lf[0] = 1",
+             "            cuda.syncthreads()",
+             "            _r = _lp[0]",
+             "            if _r != _c:",
+             f"                for _e in range(_tx, {n + k}, _TPB):",
+             f"                    if _e < {n}:",
+             "                        _lsw = _la[_c, _e]",
+             "                        _la[_c, _e] = _la[_r, _e]",
+             "                        _la[_r, _e] = _lsw"]
+    lines += (["                    else:"] + swap_x) if k else []
+    lines += ["                cuda.syncthreads()",
+              "            if _la[_c, _c] != 0:          # LAPACK scales by a nonzero pivot",
               f"                for _e in range(_c + 1 + _tx, {n}, _TPB):",
               "                    _la[_e, _c] = _la[_e, _c] / _la[_c, _c]",
               "            cuda.syncthreads()",
               f"            _w = {n} - _c - 1",
               f"            for _e in range(_tx, _w * (_w + {k}), _TPB):",
               f"                _q = _c + 1 + _e // (_w + {k})",
-              f"                _j = _e % (_w + {k})",
-              "                if _j < _w:",
-              "                    _la[_q, _c + 1 + _j] -= _la[_q, _c] * _la[_c, _c + 1 + _j]",
-              "                else:",
-              f"                    {x('_q', '_j - _w')} -= _la[_q, _c] * {x('_c', '_j - _w')}",
-              "            cuda.syncthreads()"]
+              f"                _j = _e % (_w + {k})"]
+    if k:
+        lines += ["                if _j < _w:",
+                  "                    _la[_q, _c + 1 + _j] -= _la[_q, _c] * _la[_c, _c + 1 + _j]",
+                  "                else:",
+                  f"                    {x('_q', '_j - _w')} -= "
+                  f"_la[_q, _c] * {x('_c', '_j - _w')}"]
+    else:
+        lines.append("                _la[_q, _c + 1 + _j] -= _la[_q, _c] * _la[_c, _c + 1 + _j]")
+    return lines + ["            cuda.syncthreads()"]
+
+
+def solve_section(A, B, X, batch, n, k, tname, nan, t):
+    """``X = A⁻¹ B`` for ``A`` (batch, n, n), ``B`` and ``X`` (batch, n, k): LU with
+    partial pivoting of the shared copy of ``A`` (:func:`_lu`), the same row swaps and
+    eliminations applied to ``X`` (a copy of ``B``), then back substitution with ``U``."""
+    def x(r, c):
+        return _at(X, batch, r, c)
+    inner = _load(A, batch, n) + _copy(X, B, batch, n, k) + ["        cuda.syncthreads()"]
+    inner += _lu(x, n, k)
     inner += _back(x, n, k, upper=True, unit=False, m=lambda r, c: f"_la[{r}, {c}]")
     inner += _nan_if_failed(X, batch, n, k, nan)
     return _section(tname, batch, inner, n, k, t)
+
+
+def slogdet_section(A, S, L, batch, n, tname, lits, log, t):
+    """``S`` (sign) and ``L`` (log of the absolute determinant) of each ``A`` (batch, n, n)
+    from its LU (:func:`_lu`): the signs of ``U``'s diagonal and of the row swaps, the sum
+    of the logs of its magnitudes; numpy's ``(0, -inf)`` for an exactly singular matrix
+    (a NaN pivot leaves the sign as it is, as numpy's). ``lits``: the literals 0, 1, -1 and -inf in the dtype. An output
+    of rank 0 is a 1-element buffer (``S``/``L`` then index ``[0]``)."""
+    zero, one, minus, ninf = lits
+    at = (lambda O: f"{O}[0]") if not batch else (          # noqa: E731
+        lambda O: f"{O}[{', '.join(f'b{k}' for k in range(len(batch)))}]")
+    inner = _load(A, batch, n) + _lu(None, n, 0)
+    inner += ["        if _tx == 0:",
+              f"            _lsg = {one} if _nsw % 2 == 0 else {minus}",
+              f"            _lld = {zero}",
+              f"            for _c in range({n}):",
+              "                _ld = _la[_c, _c]",
+              f"                if _ld < 0:                  # (numpy: a NaN counts as > 0)",
+              "                    _lsg = -_lsg",
+              f"                _lld = _lld + {log('abs(_ld)')}",
+              "            if _lf[0] != 0:",
+              f"                _lsg = {zero}", f"                _lld = {ninf}",
+              f"            {at(S)} = _lsg", f"            {at(L)} = _lld",
+              "        cuda.syncthreads()"]
+    return _section(tname, batch, inner, n, 0, t)
 
 
 def _back(x, n, k, upper, unit, m):

@@ -1660,13 +1660,14 @@ def _op_argext(kind):
 
 
 def _op_small_linalg(ctx):
-    """``solve``, ``cholesky``, ``triangular_solve`` of real matrices of known sizes up to
-    ``numba_cuda_linalg.SMALL_N``: a kernel of a block per system (a launch record, so a
-    loop around it stays a device loop); else the library (``_rt.linalg``)."""
+    """``solve``, ``slogdet``, ``cholesky``, ``triangular_solve`` of real matrices of known
+    sizes up to ``numba_cuda_linalg.SMALL_N``: a kernel of a block per system (a launch
+    record, so a loop around it stays a device loop); else the library (``_rt.linalg``)."""
     name = ctx.e.primitive.name
     dims = [ctx.dims_in(i) for i in range(len(ctx.ins))]
     dt = ctx.outvar(0).aval.dtype
-    if (dt.kind != "f" or not _all_arrays(ctx) or not small_linalg.fits(*dims)
+    if (dt.kind != "f" or not _all_arrays(ctx, scalar_out=name == "slogdet")
+            or not small_linalg.fits(*dims)
             or any(ctx.invar(i).aval.dtype != dt for i in range(len(ctx.ins)))):
         return host_statement(ctx, "linalg")
     fb = ctx.fb
@@ -1674,8 +1675,25 @@ def _op_small_linalg(ctx):
     batch, n = a[:-2], a[-1]
     tname, t = fb.mod.type_name(dt), fb.tmp("")
     fb.mod.types.update({"int32", "int64"})
+    A = ctx.arr(0)
+    if name == "slogdet":
+        outs = []
+        for i in range(2):
+            if batch:
+                _alloc_out(ctx, i)
+                outs.append(ctx.out(i))
+                continue
+            O = f"{ctx.out(i).upper()}_G"  # rank 0: a 1-element device buffer (as argmax's)
+            ctx.emit(f"{O} = _rt.empty((1,), {dt_text(dt)})")
+            fb.device_outs[ctx.outvar(i)] = f"{O}[0]"
+            outs.append(O)
+        lits = [fb.lit(v, dt) for v in (0, 1, -1, -np.inf)]
+        sec = small_linalg.slogdet_section(A, outs[0], outs[1], batch, n, tname, lits,
+                                           lambda v: f"«M».log({v})", t)
+        _launch_section(ctx, sec, [])
+        return
     _alloc_out(ctx)
-    A, O = ctx.arr(0), ctx.out(0)
+    O = ctx.out(0)
     if name == "cholesky":
         sec = small_linalg.cholesky_section(
             A, O, batch, n, tname, fb.lit(np.nan, dt), fb.lit(0, dt), fb.lit(1, dt),
@@ -1779,7 +1797,7 @@ register_statement("argsort", _op_sort(True), complex=True)
 register_statement("scatter_add", _op_scatter(True), complex=True)
 # complex too: cuSOLVER through CuPy, else numpy/LAPACK on the host; small real matrices
 # of known sizes are kernels (numba_cuda_linalg)
-for _n in ("eigh", "slogdet", "qr", "svd"):
+for _n in ("eigh", "qr", "svd"):
     register_statement(_n, _library("linalg"), complex=True)
-for _n in ("cholesky", "triangular_solve", "solve"):
+for _n in ("cholesky", "triangular_solve", "solve", "slogdet"):
     register_statement(_n, _op_small_linalg, complex=True)

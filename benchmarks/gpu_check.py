@@ -262,7 +262,8 @@ def correctness():
     big["small solves"] = (lambda a, b: (
         anp.linalg.solve(a, b), anp.linalg.cholesky(a @ anp.swapaxes(a, 1, 2)),
         triangular_solve(a, b, left_side=True, lower=False, transpose_a=True),
-        triangular_solve(a, anp.swapaxes(b, 1, 2), left_side=False, lower=True)), (sa, sb))
+        triangular_solve(a, anp.swapaxes(b, 1, 2), left_side=False, lower=True),
+        anp.linalg.slogdet(a - 8 * anp.eye(8)), anp.linalg.det(a[0])), (sa, sb))
     big["small solves, float32"] = (lambda a, b: (
         anp.linalg.solve(a, b), anp.linalg.cholesky(a @ anp.swapaxes(a, 1, 2))),
         (sa.astype(np.float32), sb.astype(np.float32)), 1e-4)

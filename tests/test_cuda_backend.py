@@ -2327,8 +2327,8 @@ def test_factorizations_fall_back_to_host_lapack_without_cupy(monkeypatch):
 
 
 def test_small_solves_and_factorizations_are_kernels_agreeing_with_lapack():
-    """``solve``, ``cholesky`` and ``triangular_solve`` of real matrices up to
-    ``SMALL_N`` on a side are kernels of a block per system (``numba_cuda_linalg``),
+    """``solve``, ``slogdet`` (and ``det``), ``cholesky`` and ``triangular_solve`` of real
+    matrices up to ``SMALL_N`` on a side are kernels of a block per system (``numba_cuda_linalg``),
     batched, float64 and float32, every flag of a triangular solve on either side, and
     agree with LAPACK (the interpreter); a singular system or a matrix that is not
     positive definite gives NaN for that matrix alone, as on the CPU. Larger ones and
@@ -2340,7 +2340,9 @@ def test_small_solves_and_factorizations_are_kernels_agreeing_with_lapack():
         A = rng.normal(size=batch + (n, n)) + n * np.eye(n)
         B = rng.normal(size=batch + (n, k))
         S = A @ np.swapaxes(A, -1, -2)
-        fs = [(anp.linalg.solve, (A, B)), (anp.linalg.cholesky, (S,))]
+        fs = [(anp.linalg.solve, (A, B)), (anp.linalg.cholesky, (S,)),
+              (lambda a: tuple(anp.linalg.slogdet(a)), (A - n * np.eye(n),)),
+              (anp.linalg.det, (A,))]
         for left in (True, False):
             b = B if left else np.swapaxes(B, -1, -2)
             for lower in (True, False):
@@ -2359,6 +2361,11 @@ def test_small_solves_and_factorizations_are_kernels_agreeing_with_lapack():
                 got, want = np.asarray(g(*a)), np.asarray(ad.jit(f, backend="interpret")(*a))
                 assert got.dtype == want.dtype == dt
                 np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    # slogdet: numpy's (0, -inf) for a singular matrix, a NaN pivot keeps the sign
+    M = np.stack([np.eye(3) * 2.0, np.zeros((3, 3)), -np.eye(3), np.full((3, 3), np.nan)])
+    sign, logdet = ad.jit(anp.linalg.slogdet, backend="cuda")(M)
+    np.testing.assert_array_equal(np.asarray(sign), [1.0, 0.0, -1.0, 1.0])
+    np.testing.assert_allclose(np.asarray(logdet), [3 * np.log(2.0), -np.inf, 0.0, np.nan])
     # pivoting: general matrices, one with a zero first element
     A = rng.normal(size=(6, 7, 7))
     A[0, 0, 0] = 0.0
