@@ -17,7 +17,7 @@ from . import primitives as _P
 from .api import stop_gradient as _api_stop_gradient
 from .api_util import as_array as _api_as_array, to_output as _api_to_output
 from .core import ShapedArray as _ShapedArray, Tracer as _Tracer, user_source as _user_source
-from .core import current_trace as _current_trace, is_concrete as _is_concrete
+from .core import current_trace as _current_trace
 from .errors import (ConcretizationError as _ConcretizationError, DTypeError as _DTypeError,
                      ShapeError as _ShapeError)
 from .numpy._base import asarray as _asarray, promote as _promote, to_output as _array_output
@@ -227,7 +227,8 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
     only forward mode (``jvp``, ``jacfwd``) is available there, as in JAX. On values
     (outside transforms, and under ``grad``/``jvp``/the tape, which know their values)
     it runs as a Python loop, so reverse mode differentiates the steps actually taken,
-    bounded or not, as autograd does.
+    bounded or not, as autograd does; under ``grad``/``jvp`` inside ``jit`` or ``vmap``, until
+    the predicate needs a value of theirs (the rest of the loop is then the primitive).
 
     >>> import numpy as np, autodiff as ad
     >>> def newton_cbrt(a):     # solve x**3 = a
@@ -247,7 +248,8 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
     inner = _current_trace()
     # inside an abstract trace (jit, vmap, make_jaxpr) the functions may close over its
     # tracers: do not call them on values there (an effect in cond_fun would run twice)
-    if (inner is None or inner.concrete) and all(_is_concrete(x) for x in init):
+    if (inner is None or inner.concrete) and all(
+            not isinstance(x, _Tracer) or x._trace.can_force(x.ivar) for x in init):
         done, init, max_steps = _while_on_values(cond_fun, body_fun, init, tree, avals,
                                                  max_steps)
         if done:
@@ -318,7 +320,9 @@ def _while_steps(cond_fun, body_fun, leaves, tree, avals, max_steps):
         pred = cond_fun(user(leaves))
         if isinstance(pred, Tracer):        # (the usual case: checked without a new aval)
             pa = pred.aval
-            concrete = pred._trace.concrete and pred._trace.closed is False
+            # a concrete trace (grad, jvp) inside jit or vmap: the predicate may read that
+            # trace's abstract values (a bound closed over), and then the rest is traced
+            concrete = pred._trace.can_force(pred.ivar)
         else:
             pa, concrete = _P.aval_of(_as_array(pred)), True
         if pa.shape != () or pa.dtype != bool_:

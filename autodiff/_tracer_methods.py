@@ -182,6 +182,8 @@ class ArrayMethods:
     __and__ = _binary("bitwise_and")
     __or__ = _binary("bitwise_or")
     __xor__ = _binary("bitwise_xor")
+    __lshift__ = _binary("left_shift")
+    __rshift__ = _binary("right_shift")
 
     __radd__ = _reflected("add", "add_p")
     __rsub__ = _reflected("subtract", "sub_p")
@@ -194,6 +196,8 @@ class ArrayMethods:
     __rand__ = _reflected("bitwise_and")
     __ror__ = _reflected("bitwise_or")
     __rxor__ = _reflected("bitwise_xor")
+    __rlshift__ = _reflected("left_shift")
+    __rrshift__ = _reflected("right_shift")
 
     def __neg__(self):
         return _numpy().negative(self)
@@ -210,6 +214,10 @@ class ArrayMethods:
     def __divmod__(self, other):
         anp = _numpy()
         return anp.floor_divide(self, other), anp.mod(self, other)
+
+    def __rdivmod__(self, other):
+        anp = _numpy()
+        return anp.floor_divide(other, self), anp.mod(other, self)
 
     def __round__(self, ndigits=None):
         return _numpy().round(self, ndigits or 0)

@@ -39,7 +39,7 @@ from .config import config
 from .core import Jaxpr, trace_state
 from .custom_cache import SharedRule
 from .transforms.reverse import backward
-from .dtypes import float0_zeros
+from .dtypes import float0_zeros, is_float0
 
 __all__ = ["Transformed", "make_jaxpr", "grad", "value_and_grad", "jvp", "vjp", "linearize", "vmap",
            "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "stop_gradient"]
@@ -144,7 +144,8 @@ def _boundary(fun):
 @_boundary
 def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> tuple[Any, ...]:
-    """Forward mode: ``(fun(*primals), J·tangents)``.
+    """Forward mode: ``(fun(*primals), J·tangents)``. An integer or bool primal's tangent
+    may be a ``float0`` zero (JAX's convention; what ``grad(allow_int=True)`` returns).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.jvp(anp.sin, (0.0,), (2.0,))
@@ -155,18 +156,29 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if len(primals) != len(tangents):
         raise TypeError(f"jvp: {len(primals)} primals but {len(tangents)} tangents")
     flat_p, in_tree = tree_flatten(tuple(primals))
-    flat_t, t_tree = tree_flatten(tuple(tangents))
+    flat_t, t_tree = tree_flatten(tuple(tangents), is_leaf=is_float0)   # float0: a leaf here
     if in_tree != t_tree:
         raise TypeError(f"jvp: primal structure {in_tree} and tangent structure {t_tree} differ")
     weak = [is_py_number(x) for x in flat_p]
     t_weak = [is_py_number(x) for x in flat_t]
     flat_p = [as_array(x) for x in flat_p]
-    flat_t = [as_array(x) for x in flat_t]
+    # a float0 tangent (JAX's, and what grad(allow_int=True) returns) is the zero tangent
+    # of an integer or bool primal: checked for its shape, then dropped like any int tangent
+    flat_t = [x if is_float0(x) else as_array(x) for x in flat_t]
     for i, (p, t) in enumerate(zip(flat_p, flat_t)):
-        if P.shape_of(p) != P.shape_of(t):
-            raise ShapeError(f"jvp: tangent shape {P.shape_of(t)} does not match primal shape "
+        t_shape = np.shape(t) if is_float0(t) else P.shape_of(t)
+        if P.shape_of(p) != t_shape:
+            raise ShapeError(f"jvp: tangent shape {t_shape} does not match primal shape "
                              f"{P.shape_of(p)}", source=user_source())
-        pd, td = P.dtype_of(p), P.dtype_of(t)
+        pd = P.dtype_of(p)
+        if is_float0(t):
+            if is_inexact_dtype(pd):
+                raise DTypeError(f"jvp: the tangent of primal leaf {i} has dtype float0 but the "
+                                 f"primal is {pd}; float0 is the tangent of integer and bool "
+                                 f"primals only (pass a zero of dtype {pd})",
+                                 source=user_source())
+            continue
+        td = P.dtype_of(t)
         if pd != td and pd.kind == "f" and td.kind == "f" and not t_weak[i] and not weak[i]:
             raise DTypeError(f"jvp: the tangent of primal leaf {i} has dtype {td} but the primal "
                              f"is {pd}; tangents must have their primal's dtype (cast it: "
@@ -495,10 +507,10 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     lin = Linearized(fun, flat, in_tree, has_aux)
 
     def jvp_fn(*tangents):
-        t_flat, t_tree = tree_flatten(tuple(tangents))
+        t_flat, t_tree = tree_flatten(tuple(tangents), is_leaf=is_float0)
         if t_tree != in_tree:
             raise TypeError(f"linearize: tangent structure {t_tree} differs from {in_tree}")
-        t_flat = [as_array(t) for t in t_flat]
+        t_flat = [t if is_float0(t) else as_array(t) for t in t_flat]   # float0: an int's zero
         outs = lin.forward(t_flat)
         return outputs(tree_unflatten(lin.out_tree, outs))
 

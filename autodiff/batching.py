@@ -16,6 +16,7 @@ import numpy as np
 
 from . import primitives as P
 from .api_util import Transformed, as_array, outputs
+from .config import config
 from .core import get_aval, trace_flat, user_source
 from .errors import ConcretizationError, ShapeError
 from .transforms.partial_eval import dce_closed
@@ -233,7 +234,8 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
                 "argument stands for the whole batch: it has no single concrete value to "
                 "branch on or to hand to numpy. Use anp functions: anp.where or ad.lax.cond "
                 "for branches, anp.take(a, i) to index a numpy array a with it (or pass a as "
-                "an argument with in_axes=None).", source=err.source) from None
+                "an argument with in_axes=None).", source=err.source) from (
+                    err if config.traceback_filtering == "off" else None)  # where it came from
         out_tree = box[0]
         outs, odims = batch_eval(closed.jaxpr, closed.consts, mapped, mdims)
         if out_axes is None or isinstance(out_axes, (int, np.integer)):

@@ -437,10 +437,14 @@ class JitFunction(Generic[P, R]):
             dyn_args = tuple(a for i, a in enumerate(args) if i not in idx)
         static_kw = {}
         dyn_kw = kwargs
-        if kwargs and self._static_argnames:
-            static_kw = {k: v for k, v in kwargs.items() if k in self._static_argnames}
-            dyn_kw = {k: v for k, v in kwargs.items() if k not in self._static_argnames}
-            statics = statics + tuple(sorted(static_kw.items()))
+        if kwargs:
+            # API.md: a keyword value that is configuration (a string, None, a bool, tuples
+            # of such) is static without being named in static_argnames
+            static_kw = {k: v for k, v in kwargs.items()
+                         if k in self._static_argnames or _is_config_value(v)}
+            if static_kw:
+                dyn_kw = {k: v for k, v in kwargs.items() if k not in static_kw}
+                statics = statics + tuple(sorted(static_kw.items()))
         for name, v in statics:
             try:
                 hash(v)
@@ -778,6 +782,13 @@ def _as_tuple(x):
     return tuple(x)
 
 
+def _is_config_value(v):
+    """A keyword value that jit keeps static on its own: a string, None, a bool, tuples of such."""
+    if v is None or isinstance(v, (str, bytes, bool)):
+        return True
+    return isinstance(v, tuple) and all(_is_config_value(e) for e in v)
+
+
 def _as_leaf(x):
     if type(x) is _ndarray or type(x) in PY_SCALARS or isinstance(x, (Tracer, np.generic)):
         return x
@@ -906,6 +917,8 @@ def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (
     ``donate_argnums`` / ``donate_argnames`` are accepted and validated as in JAX (an
     index or name that is not a parameter, or one that is also static, raises) and change
     nothing on the CPU: no input buffer is reused, the donated arrays stay valid.
+    A keyword argument whose value is a string, None, a bool or a tuple of such is
+    static without being named in ``static_argnames`` (``f(x, mode="sum")``).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> def power_sum(x, n):

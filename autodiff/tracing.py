@@ -452,6 +452,29 @@ class JaxprTrace:
                 f"or pass the argument via static_argnums.", source=user_source())
         return self.value_of(tracer.ivar)
 
+    def can_force(self, var):
+        """Whether :meth:`value_of` can compute ``var`` here: every outer tracer its value
+        reads is itself known, which fails when this concrete trace (``grad``, ``jvp``)
+        sits inside an abstract one (``jit``, ``vmap``) and ``var`` depends on that one's
+        tracers. Asks without computing anything (a loop on values asks before each step)."""
+        if not self.concrete or self.closed:
+            return False
+        values, producer = self.values, self.producer
+        seen, stack = set(), [var]
+        while stack:
+            v = stack.pop()
+            if v.__class__ is Literal or v in seen:
+                continue
+            seen.add(v)
+            val = values.get(v, _MISSING)
+            if val is _MISSING:
+                stack.extend(producer[v].invars)
+            elif val.__class__ is _LazyOuter:
+                t = val.tracer
+                if not t._trace.can_force(t.ivar):
+                    return False
+        return True
+
     def value_of(self, var):
         """The concrete value of variable ``var``, computed on demand from the recorded equations."""
         if var.__class__ is Literal:

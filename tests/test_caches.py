@@ -299,6 +299,8 @@ OPERATORS = ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__"
              "__truediv__", "__rtruediv__", "__floordiv__", "__mod__", "__pow__", "__rpow__",
              "__matmul__", "__rmatmul__", "__lt__", "__le__", "__gt__", "__ge__", "__eq__",
              "__ne__", "__and__", "__or__", "__xor__", "__neg__", "__abs__", "__invert__",
+             "__lshift__", "__rlshift__", "__rshift__", "__rrshift__", "__divmod__",
+             "__rdivmod__",
              "__getitem__", "__array_ufunc__", "__array_function__", "T", "at", "reshape",
              "sum", "astype"]
 

@@ -256,6 +256,41 @@ def test_while_on_values_checks_types_and_predicate():
     assert out == 3 and out.dtype == np.float32
 
 
+def _count_up(a, c):
+    """a**k, k the number of steps a, a + 1, ... takes to reach c (bound closed over)."""
+    return lax.while_loop(lambda s: s[0] < c, lambda s: (s[0] + 1.0, s[1] * a), (a, 1.0),
+                          max_steps=100)[1]
+
+
+def test_while_on_values_inside_jit_and_vmap_traces_what_it_cannot_know():
+    # grad/jvp know a's value, but the bound c belongs to the enclosing jit or vmap: the
+    # loop is traced from there (it was a ConcretizationError). a = 0.5: k = ceil(c - a)
+    a, cs = 0.5, np.array([3.0, 4.0, 1.2])
+    k = np.ceil(cs - a)
+    value, deriv = a ** k, k * a ** (k - 1)
+    out = ad.jit(lambda c: ad.jvp(lambda a: _count_up(a, c), (a,), (1.0,)))(3.0)
+    np.testing.assert_allclose(out, (value[0], deriv[0]), rtol=RTOL)
+    np.testing.assert_allclose(ad.jit(lambda c: ad.grad(lambda a: _count_up(a, c))(a))(3.0),
+                               deriv[0], rtol=RTOL)
+    np.testing.assert_allclose(ad.jit(lambda a, c: ad.grad(_count_up)(a, c))(a, 4.0),
+                               deriv[1], rtol=RTOL)
+    np.testing.assert_allclose(ad.vmap(lambda c: ad.grad(lambda a: _count_up(a, c))(a))(cs),
+                               deriv, rtol=RTOL)
+    np.testing.assert_allclose(
+        ad.vmap(lambda c: ad.jvp(lambda a: _count_up(a, c), (a,), (1.0,))[1])(cs), deriv,
+        rtol=RTOL)
+    # a body closing over a jit value: the Python loop runs until its predicate needs it
+    g = lambda a, c: lax.while_loop(lambda s: s[0] < 3.0, lambda s: (s[0] + c, s[1] * a),
+                                    (a, 1.0))[1]
+    np.testing.assert_allclose(ad.jit(lambda c: ad.jvp(lambda a: g(a, c), (1.1,), (1.0,)))(1.0),
+                               (1.1 ** 2, 2 * 1.1), rtol=RTOL)
+    # random.gamma's rejection loop under vmap(grad): the eager gradients, key by key
+    keys = ad.random.split(ad.random.PRNGKey(3), 3)
+    batched = ad.vmap(lambda k: ad.grad(lambda a: ad.random.gamma(k, a))(1.5))(keys)
+    one_by_one = [ad.grad(lambda a: ad.random.gamma(k, a))(1.5) for k in keys]
+    np.testing.assert_allclose(batched, one_by_one, rtol=1e-10)
+
+
 def test_second_derivatives_of_newton():
     # x(a) = a^(1/3): x'' = -2 / (9 a^(5/3))
     a = 8.0

@@ -98,6 +98,31 @@ def test_kwargs_are_dynamic(rng):
     assert f.cache_info().misses == 1
 
 
+def test_configuration_kwargs_are_static(rng):
+    # API.md: keyword values that are strings, None, bools or tuples of such are static
+    traced = []
+
+    def f(x, mode="a", flag=False, names=("u",), scale=1.0):
+        traced.append((mode, flag, names))
+        y = x * 2.0 if mode == "a" else -x
+        return (y + 1.0 if flag else y) * scale
+    j = ad.jit(f)
+    x = rng.normal(size=3)
+    np.testing.assert_allclose(j(x, mode="b", scale=1.0), -x)
+    np.testing.assert_allclose(j(x, mode="a", flag=True, scale=3.0), 3 * (2 * x + 1))
+    np.testing.assert_allclose(j(x, mode="b", names=("v", None), scale=1.0), -x)
+    np.testing.assert_allclose(j(x, mode="b", scale=2.0), -2 * x)   # the first trace again
+    assert traced == [("b", False, ("u",)), ("a", True, ("u",)), ("b", False, ("v", None))]
+    info = j.cache_info()
+    assert (info.misses, info.hits) == (3, 1)
+    # the same inside vmap and under an enclosing jit (the kwarg is still a Python str)
+    np.testing.assert_allclose(ad.vmap(lambda r: j(r, mode="b"))(np.ones((2, 3))), -1.0)
+    np.testing.assert_allclose(ad.jit(lambda r: j(r, mode="b", flag=True))(x), 1.0 - x)
+    # a string passed by position is an argument: it still needs static_argnums
+    with pytest.raises(TypeError, match="static_argnums"):
+        j(x, "b")
+
+
 def test_inputs_not_aliased_and_not_mutated():
     x = np.arange(4.0)
     f = ad.jit(lambda x: (x, x.reshape((2, 2)), x + 0.0))

@@ -24,6 +24,7 @@ import autodiff.numpy as anp
 from autodiff.backends.interpreter import run_closed
 from autodiff.core import typecheck_jaxpr
 from autodiff.tree_util import tree_flatten
+from jit_util import assert_compiled
 
 # ----------------------------------------------------------------------------
 # the case table
@@ -808,6 +809,59 @@ def test_at_updates():
     assert np.all(x == np.arange(5.0))   # the input is untouched
 
 
+def _np_drop(x, idx, op, v):
+    """numpy's ``x[i] = op(x[i], v)`` for each in-bounds ``i`` of ``idx`` in turn; the rest
+    dropped (JAX's scatter)."""
+    x = x.copy()
+    idx = np.atleast_1d(idx)
+    for i, vi in zip(idx, np.broadcast_to(v, idx.shape)):
+        if -len(x) <= i < len(x):
+            x[i] = op(x[i], vi)
+    return x
+
+
+@pytest.mark.parametrize("backend", ["cpu", "numba", "interpret"])
+def test_at_updates_with_traced_out_of_bounds_indices_drop_them(backend, request):
+    if backend == "numba":                      # the Numba path, without the LLVM tier
+        request.getfixturevalue("numba_path")
+
+    def run(f, *args):
+        if backend == "interpret":
+            return ad.jit(f, backend="interpret")(*args)
+        return assert_compiled(ad.jit(f), *args)      # the kernel ran, not the interpreter
+    x = np.arange(5.0)
+    ops = {"set": lambda a, b: b, "add": np.add, "multiply": np.multiply, "min": np.minimum}
+    for idx in [np.array([1, 7]), np.array([-1, -5, -6, 5]), np.array([4, 9]), np.int64(7),
+                np.int64(-6), np.int64(-2)]:
+        for name, op in ops.items():
+            if name == "set" and np.ndim(idx) == 0:
+                continue            # clamped, so that a loop's ys.at[i].set(v) stays in place
+            got = run(lambda x, i: getattr(x.at[i], name)(-10.0), x, idx)
+            np.testing.assert_array_equal(got, _np_drop(x, idx, op, -10.0),
+                                          err_msg=f"{name} at {idx}")
+    with pytest.raises(IndexError):             # concrete indices: numpy's error, as before
+        anp.at(x)[np.array([1, 7])].add(10.0)
+    # 2-D: a dropped row, a dropped pair, and traced scalars that drop everything
+    X = np.arange(12.0).reshape(3, 4)
+    rows = run(lambda v, i: v.at[i, 1:3].add(100.0), X, np.array([0, 3]))
+    np.testing.assert_array_equal(rows, X + 100.0 * np.array([[0, 1, 1, 0], [0] * 4, [0] * 4]))
+    pairs = run(lambda v, i, j: v.at[i, j].set(-1.0), X, np.array([0, 2, 5]), np.array([3, 9, 0]))
+    np.testing.assert_array_equal(pairs, np.where(np.arange(12).reshape(3, 4) == 3, -1.0, X))
+    np.testing.assert_array_equal(run(lambda v, i: v.at[i].multiply(-1.0), X, 3), X)
+    np.testing.assert_array_equal(run(lambda v, i, j: v.at[i, j].add(-1.0), X, 1, -5), X)
+    # gradients: a dropped update gets none, the operand keeps its own where nothing lands
+    w = np.arange(1.0, 6.0)
+    gx, gv = run(ad.grad(lambda x, v, i: anp.sum(x.at[i].set(v) * w), argnums=(0, 1)),
+                 x, np.array([2.0, 3.0]), np.array([1, 7]))
+    np.testing.assert_array_equal(gx, [1, 0, 3, 4, 5])
+    np.testing.assert_array_equal(gv, [2, 0])
+    gv = run(ad.grad(lambda v, i: anp.sum(anp.at(x)[i].add(v) * w)), np.ones(3),
+             np.array([4, -9, 0]))
+    np.testing.assert_array_equal(gv, [5, 0, 1])
+    gm = run(ad.grad(lambda v, i: anp.sum(anp.at(x)[i].multiply(v) * w)), 2.0, np.int64(5))
+    assert gm == 0.0
+
+
 def _np_set(x, i, v):
     x[i] = v
     return x
@@ -834,6 +888,23 @@ def test_assigning_into_a_traced_value_names_at():
         return x
     with pytest.raises(TypeError, match=r"\.at\["):
         ad.grad(lambda x: anp.sum(f(x)))(np.ones(3))
+
+
+def test_tracer_shift_and_divmod_operators_match_numpy():
+    # <<, >> and their reflections, and divmod(number, tracer), as on numpy arrays
+    x = np.array([5, -6, 7, 0], np.int32)
+    cases = [lambda a: a << 2, lambda a: a >> 1, lambda a: 3 << (a & 3), lambda a: 100 >> (a & 3),
+             lambda a: a << np.int32(1), lambda a: divmod(7, a + 8), lambda a: divmod(a, 3),
+             lambda a: divmod(7.5, a.astype(float) + 8.0)]
+    as_tuple = lambda t: t if isinstance(t, tuple) else (t,)
+    for f in cases:
+        want = as_tuple(f(x))
+        for got in (ad.jit(f)(x), ad.jit(f, backend="interpret")(x)):
+            for g, w in zip(as_tuple(got), want, strict=True):
+                np.testing.assert_array_equal(g, w)
+                assert g.dtype == w.dtype
+    # d/dv mod(7, v) = -floor(7 / v)
+    assert ad.grad(lambda v: divmod(7.0, v)[1])(2.5) == -2.0
 
 
 def test_numpy_dispatch_on_tracers():

@@ -77,6 +77,28 @@ def test_integer_input_without_allow_int_names_the_argument():
         ad.grad(scaled)(np.arange(3), 2.0)
 
 
+def test_float0_tangents_of_integer_primals_are_zero_tangents():
+    # JAX's convention, and what grad(allow_int=True) returns: d(x**n) = n x**(n-1) dx
+    f = lambda x, n: x ** n
+    for t in (np.zeros((), float0), ad.dtypes.float0_zeros(())):
+        assert ad.jvp(f, (2.0, 3), (1.0, t)) == (8.0, 12.0)
+        assert ad.jit(lambda x, n: ad.jvp(f, (x, n), (1.0, t)))(2.0, 3) == (8.0, 12.0)
+    g = ad.grad(f, argnums=(0, 1), allow_int=True)(2.0, 3)      # (12.0, a float0 zero)
+    assert ad.jvp(f, (2.0, 3), g) == (8.0, 144.0)
+    _, f_jvp = ad.linearize(f, 2.0, 3)
+    assert f_jvp(0.5, ad.dtypes.float0_zeros(())) == 6.0
+    # arrays, bool primals and pytrees
+    m = np.array([True, False, True])
+    y, ty = ad.jvp(lambda p: p["x"] * p["m"], ({"x": X, "m": m},),
+                   ({"x": np.ones(3), "m": ad.dtypes.float0_zeros((3,))},))
+    np.testing.assert_array_equal(ty, m.astype(float))
+    # a float0 tangent must match its primal's shape and belongs to integers only
+    with pytest.raises(ValueError, match="tangent shape"):
+        ad.jvp(f, (2.0, 3), (1.0, ad.dtypes.float0_zeros((2,))))
+    with pytest.raises(DTypeError, match="float0"):
+        ad.jvp(f, (2.0, 3), (np.zeros((), float0), np.zeros((), float0)))
+
+
 def test_float_only_grad_is_unchanged_by_allow_int():
     np.testing.assert_allclose(ad.grad(scaled, allow_int=True)(X, 2.0),
                                ad.grad(scaled)(X, 2.0), rtol=0, atol=0)

@@ -329,13 +329,48 @@ def flatnonzero(a):
 # functional updates
 # ----------------------------------------------------------------------------
 
-def _flat_positions(shape, idx):
-    """Flat positions selected by ``idx`` (numpy when the index is concrete)."""
+def _flat_positions(shape, idx, drop=True):
+    """``(positions, arrays)``: the flat positions ``idx`` selects (numpy when the index is
+    concrete, raising numpy's ``IndexError`` out of bounds), and whether a traced index
+    array is among ``idx`` (then some updates may be dropped and others not). With
+    ``drop`` a traced index out of bounds selects position ``size``, one past the end: its
+    update is dropped, as JAX's scatters drop them (a read clamps, as JAX's gathers do;
+    clamping an update would write another element); without, it is clamped."""
     size = int(np.prod(shape, dtype=np.int64))
     pos = np.arange(size, dtype=np.int64).reshape(shape)
-    if _has_tracer(idx):
-        return getitem(pos, idx)
-    return pos[idx]
+    if not _has_tracer(idx):
+        return pos[idx], False
+    if not drop:
+        return getitem(pos, idx), False
+    entries, _ = _expand_index(idx, len(shape))
+    index, pad, axis, arrays = [], [(0, 0)] * len(shape), 0, False
+    for e in entries:
+        if e is None or (isinstance(e, tuple) and e[0] == "adv0"):    # consume no axis
+            index.append(None if e is None else np.asarray(e[1]))
+            continue
+        i = e[1] if isinstance(e, tuple) else e
+        if isinstance(i, Tracer):
+            # the traced axis gets one more slot, holding `size`, where out-of-bounds
+            # indices go (numpy's negative indices in [-n, -1] still wrap)
+            n = shape[axis]
+            pad[axis] = (0, 1)
+            arrays = arrays or i.aval.shape != ()
+            i = P.convert(i, np.int64)
+            i = anp.where(anp.less(i, 0), anp.add(i, n), i)
+            i = anp.where(anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n)), i, n)
+        index.append(i)
+        axis += 1
+    return getitem(np.pad(pos, pad, constant_values=size), tuple(index)), arrays
+
+
+def _has_traced_array(idx):
+    """Whether ``idx`` holds a traced integer index array (not only traced scalars; a
+    boolean mask has concrete values, or raises)."""
+    if isinstance(idx, Tracer):
+        return idx.aval.shape != () and idx.aval.dtype != np.bool_
+    if isinstance(idx, (tuple, list)):
+        return any(_has_traced_array(i) for i in idx)
+    return False
 
 
 def _has_tracer(idx):
@@ -364,10 +399,20 @@ class _AtRef:
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
-    def _prep(self, v):
+    def _prep(self, v, set_=False):
+        """``(shape, flat operand, positions as scatter indices, updates, ok, scratch)``.
+
+        On traced positions ``ok`` marks the updates in bounds, and the positions of the
+        others are 0 (``scratch`` False: all or none are in bounds, as traced scalars
+        decide them, and a dropped update adds 0 or writes what is there) or ``size``, a
+        scratch element after the operand's (``scratch`` True: a dropped update may share
+        its position with a kept one). ``set_`` with traced scalars only: clamped (``ok``
+        None), as writing what is there would read the operand, and a loop's
+        ``ys.at[i].set(v)`` of its carry would copy the carry each step, not write in place."""
         x = asarray(self.x)
         sh = shape_of(x)
-        pos = _flat_positions(sh, self.idx)
+        drop = not set_ or _has_traced_array(self.idx)
+        pos, arrays = _flat_positions(sh, self.idx, drop=drop)
         v = asarray(v) if not is_python_scalar(v) else np.asarray(v, dtype=P.dtype_of(x))
         if P.dtype_of(v) != P.dtype_of(x):
             v = P.convert(v, P.dtype_of(x)) if isinstance(v, Tracer) else np.asarray(v).astype(P.dtype_of(x))
@@ -376,26 +421,45 @@ class _AtRef:
         except (ShapeError, ValueError):
             raise ShapeError(f".at[]: cannot broadcast update of shape {shape_of(v)} to the "
                              f"indexed shape {shape_of(pos)}", source=user_source()) from None
-        flat = P.reshape(x, (int(np.prod(sh, dtype=np.int64)),))
-        pidx = P.reshape(pos, tuple(shape_of(pos)) + (1,)) if isinstance(pos, Tracer) else pos[..., None]
-        return x, sh, flat, pidx, v
+        size = int(np.prod(sh, dtype=np.int64))
+        flat = P.reshape(x, (size,))
+        if not isinstance(pos, Tracer):
+            return sh, flat, pos[..., None], v, None, False
+        if set_ and not arrays:
+            return sh, flat, P.reshape(pos, tuple(shape_of(pos)) + (1,)), v, None, False
+        ok = P.lt(pos, P.scalar(size, np.int64))
+        scratch = arrays or size == 0
+        if scratch:
+            flat = P.concatenate([flat, np.ones((1,), P.dtype_of(x))], 0)
+        else:
+            pos = P.select(ok, pos, P.zeros_like(pos))
+        return sh, flat, P.reshape(pos, tuple(shape_of(pos)) + (1,)), v, ok, scratch
+
+    def _result(self, flat, sh):
+        """The updated flat array in the operand's shape, without a scratch element."""
+        size = int(np.prod(sh, dtype=np.int64))
+        if shape_of(flat)[0] != size:
+            flat = P.slice_in_dim(flat, 0, size, 0)
+        return _out(P.reshape(flat, sh), self.x)
 
     def get(self):
         return getitem(self.x, self.idx)
 
     def set(self, v):
-        x, sh, flat, pidx, v = self._prep(v)
-        return _out(P.reshape(P.scatter_p.bind(flat, pidx, v), sh), self.x)
+        sh, flat, pidx, v, ok, scratch = self._prep(v, set_=True)
+        return self._result(P.scatter_p.bind(flat, pidx, v), sh)
 
     def add(self, v):
-        x, sh, flat, pidx, v = self._prep(v)
-        return _out(P.reshape(P.scatter_add_p.bind(flat, pidx, v), sh), self.x)
+        sh, flat, pidx, v, ok, scratch = self._prep(v)
+        if ok is not None and not scratch:
+            v = P.select(ok, v, P.zeros_like(v))
+        return self._result(P.scatter_add_p.bind(flat, pidx, v), sh)
 
     def subtract(self, v):
         return self.add(anp.negative(v))
 
     def _combine(self, v, op):
-        x, sh, flat, pidx, v = self._prep(v)
+        sh, flat, pidx, v, ok, scratch = self._prep(v)
         if isinstance(pidx, np.ndarray):
             p = pidx.reshape(-1)
             if np.unique(p).size < p.size:
@@ -413,7 +477,10 @@ class _AtRef:
                     flat = P.scatter_p.bind(flat, pr, op(P.gather(flat, pr), P.gather(vf, sel[:, None])))
                 return _out(P.reshape(flat, sh), self.x)
         cur = P.gather(flat, pidx)
-        return _out(P.reshape(P.scatter_p.bind(flat, pidx, op(cur, v)), sh), self.x)
+        new = op(cur, v)
+        if ok is not None and not scratch:
+            new = P.select(ok, new, cur)
+        return self._result(P.scatter_p.bind(flat, pidx, new), sh)
 
     def multiply(self, v):
         return self._combine(v, anp.multiply)
