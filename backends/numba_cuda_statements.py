@@ -1753,8 +1753,10 @@ def _op_sort(arg):
 
 
 def cumulative_statement(ctx):
-    """A cumulative primitive: one thread per lane walks it in order (from the end when
-    ``reverse``), combining with the elementwise primitive its facts name."""
+    """A cumulative primitive, combining with the elementwise primitive its facts name:
+    one thread per lane walks it in order (from the end when ``reverse``); a lane of at
+    least ``CUMULATIVE_BLOCK_MIN`` elements (a known size) runs on a block
+    (:func:`_cumulative_block`)."""
     x = ctx.invar(0)
     if not x.aval.shape or not _all_arrays(ctx):
         return host_statement(ctx)
@@ -1765,18 +1767,72 @@ def cumulative_statement(ctx):
     X, O = ctx.arr(0), ctx.out(0)
     combine = expression_rule(ctx.e.primitive.lowering.combine)
     _alloc_out(ctx)
+    fb = ctx.fb
+    acc, v, first = fb.tmp("acc"), fb.tmp("v"), fb.tmp("first")
+
+    def comb(a, b, I):
+        c = combine.expr(EwCtx(fb, {}, dt, [dt, dt], I), [a, b])
+        return c if dt == np.float64 else fb.cast(c, dt)
+    from .cuda_runtime import TPB
+    if d[axis].isdigit() and int(d[axis]) >= max(CUMULATIVE_BLOCK_MIN, 2 * TPB):
+        _launch_section(ctx, _cumulative_block(ctx, X, O, d, axis, reverse, comb), [])
+        return
 
     def body(I):
         rng = f"range({d[axis]} - 1, -1, -1)" if reverse else f"range({d[axis]})"
-        lines = ["_first = True", "_acc = " + ctx.lit(0, dt), f"for _k in {rng}:",
-                 f"    _v = {X}[{_lane(I, axis, '_k')}]", "    if _first:",
-                 "        _acc = _v", "        _first = False", "    else:"]
-        comb = combine.expr(EwCtx(ctx.fb, {}, dt, [dt, dt], I), ["_acc", "_v"])
-        if dt != np.float64:
-            comb = ctx.fb.cast(comb, dt)
-        lines += [f"        _acc = {comb}", f"    {O}[{_lane(I, axis, '_k')}] = _acc"]
+        lines = [f"{first} = True", f"{acc} = " + ctx.lit(0, dt), f"for _k in {rng}:",
+                 f"    {v} = {X}[{_lane(I, axis, '_k')}]", f"    if {first}:",
+                 f"        {acc} = {v}", f"        {first} = False", "    else:"]
+        lines += [f"        {acc} = {comb(acc, v, I)}", f"    {O}[{_lane(I, axis, '_k')}] = {acc}"]
         return lines
     _map_kernel(ctx, kept, body)
+
+
+#: the shortest lane a cumulative primitive scans on a block of threads (and at least two
+#: elements a thread); shorter lanes are a thread's walk
+CUMULATIVE_BLOCK_MIN = 512
+
+
+def _cumulative_block(ctx, X, O, d, axis, reverse, comb):
+    """A block per lane: each thread takes a contiguous chunk of the lane in scan order,
+    combines it (pass 1), thread 0 combines the chunks' totals in order in shared memory,
+    and each thread walks its chunk again from the total of the chunks before it (pass
+    2). The order of each combination is fixed (the same result every run); a sum's
+    rounding is that of chunks of ``n / _TPB`` elements, not of one running sum."""
+    from .cuda_launches import Section
+    fb = ctx.fb
+    dt = ctx.invar(0).aval.dtype
+    n = int(d[axis])
+    r = len(d)
+    kept = [k for k in range(r) if k != axis]
+    I = [f"i{k}" for k in range(r)]
+    lanes = " * ".join(d[k] for k in kept) or "1"
+    sh, a, v, first = fb.tmp("sh"), fb.tmp("acc"), fb.tmp("v"), fb.tmp("first")
+    J = list(I)
+    J[axis] = f"{n - 1} - _s" if reverse else "_s"
+    at = f"{X}[{', '.join(J)}]"
+    out = f"{O}[{', '.join(J)}]"
+    chunk = f"(({n} + _TPB - 1) // _TPB)"
+    walk = [f"            for _s in range(_tx * {chunk}, min(_tx * {chunk} + {chunk}, {n})):",
+            f"                {v} = {at}", f"                if {first}:",
+            f"                    {a} = {v}", f"                    {first} = False",
+            "                else:", f"                    {a} = {comb(a, v, I)}"]
+    pre = [f"    {sh} = cuda.shared.array(_TPB, {fb.mod.type_name(dt)})",
+           "    _tx = cuda.threadIdx.x"]
+    header = [f"    for _p in range(cuda.blockIdx.x, {lanes}, cuda.gridDim.x):"]
+    header += ["        " + s for s in unravel_lines("_p", kept, d, I)]
+    inner = [f"        {a} = {ctx.lit(0, dt)}", f"        {first} = True",
+             f"        if _tx * {chunk} < {n}:"] + walk
+    inner += [f"            {sh}[_tx] = {a}", "        cuda.syncthreads()",
+              "        if _tx == 0:",                   # the chunks' running totals, in order
+              f"            for _ct in range(1, min(_TPB, ({n} + {chunk} - 1) // {chunk})):",
+              f"                {sh}[_ct] = {comb(f'{sh}[_ct - 1]', f'{sh}[_ct]', I)}",
+              "        cuda.syncthreads()",
+              f"        {first} = _tx == 0", f"        {a} = {sh}[_tx - 1 if _tx > 0 else 0]",
+              f"        if _tx * {chunk} < {n}:"] + walk + [f"                {out} = {a}"]
+    inner.append("        cuda.syncthreads()")
+    total = " * ".join(d)
+    return Section("block", pre, header, inner, [], lanes, elems=total)
 
 
 # host statements (the rest of the opaque primitives: HOST_CALLS) take complex values as

@@ -283,6 +283,14 @@ def correctness():
         return anp.sum(lax.scan(step, (anp.zeros(4), anp.eye(4)), ys)[1])
     big["Kalman filter scan gradient"] = (ad.value_and_grad(kalman),
                                           (0.3, rng.normal(size=(30, 2))))
+    # cumulative ops of long lanes: a block per lane (chunks, their totals, chunks again)
+    big["cumulative ops, long lanes"] = (lambda v: (
+        anp.cumsum(v), lax.cummax(v[:3000].reshape(5, 600), axis=1),
+        anp.cumprod(1.0 + v[:1200] * 1e-3), lax.cumsum(v[:2400].reshape(600, 4), axis=0,
+                                                        reverse=True)), (x,))
+    big["cumulative ops, long lanes, float32"] = (
+        lambda v: (anp.cumsum(v), lax.cummin(v, reverse=True)),
+        (x[:3000].astype(np.float32),), 1e-3)
     k = 48                                     # 48 ** 3 products: more than LOOP_MAX
     big["matrix-shaped sum"] = (lambda a, b: anp.sum(a[:, :, None] * b[None], axis=1),
                                 (rng.normal(size=(k, k)), rng.normal(size=(k, k + 1))))

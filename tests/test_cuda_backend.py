@@ -1574,6 +1574,42 @@ def test_argmax_of_long_lanes_runs_in_parallel_in_numpys_order():
     _interp_agrees(decode, x)
 
 
+def test_cumulative_ops_of_long_lanes_run_on_a_block():
+    """A cumulative primitive over a lane of at least ``CUMULATIVE_BLOCK_MIN`` elements
+    runs on a block per lane: each thread's chunk combined, the chunks' totals combined in
+    order, each chunk walked again from the total before it. It was one thread walking
+    the lane. cumsum, cumprod, cummax, cummin, either direction, int32, float32, any axis,
+    a gradient, in a device loop: values agree with the interpreter (sums to rounding: the
+    chunks' sums are associated differently from one running sum)."""
+    from autodiff.backends.numba_cuda_statements import CUMULATIVE_BLOCK_MIN as m
+    rng = np.random.default_rng(4)
+    for shape, axis in [((m + 37,), 0), ((3, m + 1), 1), ((m + 5, 2), 0), ((2, m, 3), 1)]:
+        x = rng.uniform(0.5, 1.5, size=shape)
+        fs = [lambda v: anp.cumsum(v, axis=axis), lambda v: anp.cumprod(v ** 0.01, axis=axis),
+              lambda v: lax.cummax(anp.sin(v * 40), axis=axis),
+              lambda v: lax.cummin(v, axis=axis, reverse=True),
+              lambda v: lax.cumsum(v, axis=axis, reverse=True),
+              lambda v: anp.cumsum((v * 7).astype(np.int32), axis=axis),
+              lambda v: anp.cumsum(v.astype(np.float32), axis=axis),
+              ad.grad(lambda v: anp.sum(anp.sin(anp.cumsum(v, axis=axis))))]
+        for f in fs:
+            g = ad.jit(f, backend="cuda")
+            assert "_ct in range(1, " in g.lower(x).source
+            got, want = np.asarray(g(x)), np.asarray(ad.jit(f, backend="interpret")(x))
+            assert got.dtype == want.dtype
+            tol = 2e-6 if want.dtype == np.float32 else 1e-11
+            np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+    xs = rng.normal(size=(4, m))
+
+    def walk(h0, xs):                        # a cumulative sum in a scan's body
+        def step(h, x):
+            c = anp.cumsum(h * x)
+            return anp.tanh(c / m), c[-1]
+        return lax.scan(step, h0, xs)
+    assert _one_launch(walk, xs[0], xs) == 1
+    _interp_agrees(walk, xs[0], xs, rtol=1e-10, atol=1e-11)
+
+
 def test_loop_bodies_with_scalar_elements_and_constant_carries_run_on_the_device():
     """A loop body that writes or reads one element at its step (``v.at[i].set(s)`` of a
     1-D carry, with a rank-0 update; its gradient reads ``v[i]``, a rank-0 gather) or
