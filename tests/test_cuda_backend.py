@@ -2379,7 +2379,7 @@ def test_small_solves_and_factorizations_are_kernels_agreeing_with_lapack():
         fs = [(anp.linalg.solve, (A, B)), (anp.linalg.cholesky, (S,)),
               (lambda a: tuple(anp.linalg.slogdet(a)), (A - n * np.eye(n),)),
               (anp.linalg.det, (A,))]
-        for left in (True, False):
+        for left in ((True, False) if n in (3, 5) else ()):    # (every flag, two shapes)
             b = B if left else np.swapaxes(B, -1, -2)
             for lower in (True, False):
                 for trans in (False, True):
@@ -2445,13 +2445,13 @@ def test_a_kalman_filter_scan_is_one_device_loop():
             return (m + K @ r, P - K @ H @ P), (-0.5 * anp.sum(a * a)
                                                 - anp.sum(anp.log(anp.diagonal(L))))
         return anp.sum(lax.scan(step, (anp.zeros(n), anp.eye(n)), ys)[1])
-    counts = []
-    for T in (10, 20):
-        ys = rng.normal(size=(T, 2))
-        for f in (loglik, ad.value_and_grad(loglik)):
-            counts.append(_one_launch(f, 0.3, ys))
-            _interp_agrees(f, 0.3, ys, rtol=1e-10, atol=1e-12)
-    assert counts[:2] == counts[2:] and max(counts) <= 5, counts
+    ys = rng.normal(size=(9, 2))
+    counts = [_one_launch(loglik, 0.3, ys[:4]), _one_launch(loglik, 0.3, ys)]
+    vg = ad.value_and_grad(loglik)
+    counts.append(_one_launch(vg, 0.3, ys))
+    assert counts[0] == counts[1] and max(counts) <= 5, counts
+    for f in (loglik, vg):
+        _interp_agrees(f, 0.3, ys, rtol=1e-10, atol=1e-12)
 
 
 def test_program_module_is_written_once_and_loaded_from_the_disk_cache():
