@@ -39,12 +39,15 @@ SMALL_N = 32
 
 def fits(*dims):
     """Whether operands of these size texts (matrices last) suit a kernel here: every size
-    known, the matrix square, at most :data:`SMALL_N` on a side, equal batch sizes."""
+    known and nonzero, the matrix square, at most :data:`SMALL_N` on a side, equal batch
+    sizes."""
     if not all(str(s).isdigit() for d in dims for s in d):
         return False
     a = [int(s) for s in dims[0]]
     if len(a) < 2 or a[-1] != a[-2] or not 1 <= a[-1] <= SMALL_N:
         return False
+    if any(int(s) == 0 for d in dims for s in d):
+        return False                    # nothing to solve: the library's empty result
     return all([int(s) for s in d[:-2]] == a[:-2] and len(d) == len(a) for d in dims[1:])
 
 
