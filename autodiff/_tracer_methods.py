@@ -237,7 +237,9 @@ class ArrayMethods:
     def at(self):
         """Functional updates, as in JAX: ``x.at[idx].set(v)``, ``.add(v)``,
         ``.multiply(v)``, ``.min(v)``, ``.max(v)``, ``.get()`` return a new array; ``x``
-        is unchanged."""
+        is unchanged. JAX's ``mode=`` ("clip", "drop"/"fill", "promise_in_bounds"),
+        ``.get``'s ``fill_value=`` and the ``indices_are_sorted``/``unique_indices``
+        hints are taken (see ``autodiff.numpy.at``)."""
         return _Installed.at(self)
 
     @_prop

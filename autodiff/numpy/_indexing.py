@@ -393,13 +393,93 @@ class _AtIndexer:
         return _AtRef(self.x, idx)
 
 
+_MODES = (None, "promise_in_bounds", "clip", "drop", "fill")
+
+
+def _check_mode(mode):
+    if mode not in _MODES:
+        raise ValueError(f".at[]: unknown mode {mode!r}; the valid modes are None, "
+                         f"'promise_in_bounds', 'clip', 'drop' and 'fill'")
+    return "fill" if mode == "drop" else (None if mode == "promise_in_bounds" else mode)
+
+
+def _mode_index(shape, idx, mode):
+    """``(index, padded)``: ``idx`` with its integer indices (scalars and arrays, concrete
+    or traced) rewritten for ``mode``, numpy's negative indices in ``[-n, -1]`` wrapped
+    first (as JAX does): ``"clip"`` clamps them into ``[0, n-1]``; ``"fill"`` sends those
+    out of bounds to ``n``, one past the end, and ``padded`` lists the axes where that can
+    happen (the caller pads them by one)."""
+    entries, _ = _expand_index(idx, len(shape))
+    index, padded, axis = [], [], 0
+    for e in entries:
+        if e is None or isinstance(e, slice):
+            index.append(e)
+            axis += e is not None
+            continue
+        if isinstance(e, tuple) and e[0] == "adv0":          # a 0-d mask consumes no axis
+            index.append(np.asarray(e[1]))
+            continue
+        i = e[1] if isinstance(e, tuple) else e
+        n = shape[axis]
+        if isinstance(i, Tracer):
+            i = P.convert(i, np.int64)
+            i = anp.where(anp.less(i, 0), anp.add(i, n), i)
+            if mode == "clip":
+                i = anp.clip(i, 0, max(n - 1, 0))
+            else:
+                i = anp.where(anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n)), i, n)
+        else:
+            i = np.asarray(i, dtype=np.int64)
+            i = np.where(i < 0, i + n, i)
+            i = np.clip(i, 0, max(n - 1, 0)) if mode == "clip" else \
+                np.where((i >= 0) & (i < n), i, n)
+        if mode == "fill":
+            padded.append(axis)
+        index.append(i)
+        axis += 1
+    return tuple(index), padded
+
+
+def _fill_default(dt):
+    """JAX's default ``fill_value`` of ``.get(mode="fill")``: NaN for inexact dtypes, the
+    lowest signed integer, the highest unsigned one, True for booleans."""
+    dt = np.dtype(dt)
+    if dt.kind in "fc":
+        return np.nan
+    if dt.kind == "i":
+        return np.iinfo(dt).min
+    if dt.kind == "u":
+        return np.iinfo(dt).max
+    return True
+
+
 class _AtRef:
+    """``x.at[idx]``: ``.get``/``.set``/``.add``/... as JAX's ``jax.numpy.ndarray.at``.
+
+    ``mode`` says what out-of-bounds indices do: ``None`` or ``"promise_in_bounds"`` (a
+    concrete one raises numpy's ``IndexError``; traced ones are clamped on reads, and
+    their updates dropped), ``"clip"`` (clamped into bounds after numpy's wrap of
+    ``[-n, -1]``), ``"drop"``/``"fill"`` (updates dropped, reads give ``fill_value``:
+    by default NaN for inexact dtypes, the lowest signed or highest unsigned integer,
+    True for booleans). A dropped update or filled read has a zero gradient.
+    ``indices_are_sorted`` and ``unique_indices`` are accepted hints.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> x = np.arange(3.0)
+    >>> anp.at(x)[np.array([0, 5])].get(mode="fill", fill_value=-1.0)
+    array([ 0., -1.])
+    >>> anp.at(x)[np.array([0, 5])].set(9.0, mode="drop")
+    array([9., 1., 2.])
+    >>> anp.at(x)[np.array([-1, 7])].add(10.0, mode="clip")
+    array([ 0.,  1., 22.])
+    """
+
     __slots__ = ("x", "idx")
 
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
-    def _prep(self, v, set_=False):
+    def _prep(self, v, set_=False, mode=None):
         """``(shape, flat operand, positions as scatter indices, updates, ok, scratch)``.
 
         On traced positions ``ok`` marks the updates in bounds, and the positions of the
@@ -408,11 +488,24 @@ class _AtRef:
         scratch element after the operand's (``scratch`` True: a dropped update may share
         its position with a kept one). ``set_`` with traced scalars only: clamped (``ok``
         None), as writing what is there would read the operand, and a loop's
-        ``ys.at[i].set(v)`` of its carry would copy the carry each step, not write in place."""
+        ``ys.at[i].set(v)`` of its carry would copy the carry each step, not write in place.
+        ``mode`` "fill" (JAX's "drop"): out-of-bounds positions, concrete or traced, are
+        ``size``, the scratch element's; "clip": the indices are clamped first."""
+        mode = _check_mode(mode)
         x = asarray(self.x)
         sh = shape_of(x)
-        drop = not set_ or _has_traced_array(self.idx)
-        pos, arrays = _flat_positions(sh, self.idx, drop=drop)
+        idx = self.idx
+        size = int(np.prod(sh, dtype=np.int64))
+        if mode == "fill":
+            index, padded = _mode_index(sh, idx, "fill")
+            pad = [(0, 1) if a in padded else (0, 0) for a in range(len(sh))]
+            pos = np.pad(np.arange(size, dtype=np.int64).reshape(sh), pad, constant_values=size)
+            pos, arrays = getitem(pos, index), True
+        else:
+            if mode == "clip":
+                idx, _ = _mode_index(sh, idx, "clip")
+            drop = not set_ or _has_traced_array(idx)
+            pos, arrays = _flat_positions(sh, idx, drop=drop)
         v = asarray(v) if not is_python_scalar(v) else np.asarray(v, dtype=P.dtype_of(x))
         if P.dtype_of(v) != P.dtype_of(x):
             v = P.convert(v, P.dtype_of(x)) if isinstance(v, Tracer) else np.asarray(v).astype(P.dtype_of(x))
@@ -421,9 +514,11 @@ class _AtRef:
         except (ShapeError, ValueError):
             raise ShapeError(f".at[]: cannot broadcast update of shape {shape_of(v)} to the "
                              f"indexed shape {shape_of(pos)}", source=user_source()) from None
-        size = int(np.prod(sh, dtype=np.int64))
         flat = P.reshape(x, (size,))
         if not isinstance(pos, Tracer):
+            if mode == "fill" and pos.size and pos.max() == size:     # some dropped
+                flat = P.concatenate([flat, np.ones((1,), P.dtype_of(x))], 0)
+                return sh, flat, pos[..., None], v, None, True
             return sh, flat, pos[..., None], v, None, False
         if set_ and not arrays:
             return sh, flat, P.reshape(pos, tuple(shape_of(pos)) + (1,)), v, None, False
@@ -442,24 +537,42 @@ class _AtRef:
             flat = P.slice_in_dim(flat, 0, size, 0)
         return _out(P.reshape(flat, sh), self.x)
 
-    def get(self):
-        return getitem(self.x, self.idx)
+    def get(self, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+        mode = _check_mode(mode)
+        if mode is None:
+            return getitem(self.x, self.idx)
+        x = asarray(self.x)
+        sh = shape_of(x)
+        index, padded = _mode_index(sh, self.idx, mode)
+        if padded:
+            # one more slot on each axis an index may leave, holding fill_value (a constant:
+            # a filled read has a zero gradient)
+            dt = P.dtype_of(x)
+            fv = _fill_default(dt) if fill_value is None else fill_value
+            for a in padded:
+                slab = tuple(1 if d == a else s for d, s in enumerate(shape_of(x)))
+                if isinstance(fv, Tracer):
+                    fill = anp.broadcast_to(P.convert(fv, dt), slab)
+                else:
+                    fill = np.full(slab, fv, dtype=dt)
+                x = anp.concatenate([x, fill], axis=a)
+        return getitem(x, index)
 
-    def set(self, v):
-        sh, flat, pidx, v, ok, scratch = self._prep(v, set_=True)
+    def set(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
+        sh, flat, pidx, v, ok, scratch = self._prep(v, set_=True, mode=mode)
         return self._result(P.scatter_p.bind(flat, pidx, v), sh)
 
-    def add(self, v):
-        sh, flat, pidx, v, ok, scratch = self._prep(v)
+    def add(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
+        sh, flat, pidx, v, ok, scratch = self._prep(v, mode=mode)
         if ok is not None and not scratch:
             v = P.select(ok, v, P.zeros_like(v))
         return self._result(P.scatter_add_p.bind(flat, pidx, v), sh)
 
-    def subtract(self, v):
-        return self.add(anp.negative(v))
+    def subtract(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self.add(anp.negative(v), mode=mode)
 
-    def _combine(self, v, op):
-        sh, flat, pidx, v, ok, scratch = self._prep(v)
+    def _combine(self, v, op, mode):
+        sh, flat, pidx, v, ok, scratch = self._prep(v, mode=mode)
         if isinstance(pidx, np.ndarray):
             p = pidx.reshape(-1)
             if np.unique(p).size < p.size:
@@ -475,27 +588,27 @@ class _AtRef:
                     sel = np.flatnonzero(rank == r)
                     pr = p[sel][:, None]
                     flat = P.scatter_p.bind(flat, pr, op(P.gather(flat, pr), P.gather(vf, sel[:, None])))
-                return _out(P.reshape(flat, sh), self.x)
+                return self._result(flat, sh)
         cur = P.gather(flat, pidx)
         new = op(cur, v)
         if ok is not None and not scratch:
             new = P.select(ok, new, cur)
         return self._result(P.scatter_p.bind(flat, pidx, new), sh)
 
-    def multiply(self, v):
-        return self._combine(v, anp.multiply)
+    def multiply(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._combine(v, anp.multiply, mode)
 
-    def divide(self, v):
-        return self._combine(v, anp.divide)
+    def divide(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._combine(v, anp.divide, mode)
 
-    def power(self, v):
-        return self._combine(v, anp.power)
+    def power(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._combine(v, anp.power, mode)
 
-    def min(self, v):
-        return self._combine(v, anp.minimum)
+    def min(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._combine(v, anp.minimum, mode)
 
-    def max(self, v):
-        return self._combine(v, anp.maximum)
+    def max(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
+        return self._combine(v, anp.maximum, mode)
 
 
 def _out(res, like):
@@ -507,9 +620,15 @@ def _out(res, like):
 def at(x):
     """``anp.at(x)[idx].set(v)``: functional update of any array, concrete or traced.
 
+    JAX's ``mode=`` says what out-of-bounds indices do: None or "promise_in_bounds"
+    (concrete ones raise numpy's ``IndexError``), "clip" (clamped), "drop"/"fill"
+    (updates dropped; ``.get`` reads ``fill_value``, NaN by default for floats).
+
     >>> import numpy as np, autodiff.numpy as anp
     >>> anp.at(np.zeros(3))[1].set(5.0)
     array([0., 5., 0.])
+    >>> anp.at(np.arange(3.0))[np.array([1, 3])].get(mode="fill", fill_value=0.0)
+    array([1., 0.])
     """
     conv = getattr(x, "__autodiff_array__", None)
     if conv is not None:
@@ -529,8 +648,8 @@ class _WrappedAt:
             def __getattr__(s, name):
                 fn = getattr(ref, name)
 
-                def call(*a):
+                def call(*a, **kw):
                     a = [x.__autodiff_array__() if hasattr(x, "__autodiff_array__") else x for x in a]
-                    return wrap(fn(*a))
+                    return wrap(fn(*a, **kw))
                 return call
         return R()

@@ -2,6 +2,7 @@
 
 Part of :mod:`autodiff.numpy`, which names everything it defines."""
 import builtins
+import functools
 
 import numpy as np
 
@@ -155,20 +156,68 @@ from ._einsum import einsum  # noqa: E402,F401 (re-exported)
 # ----------------------------------------------------------------------------
 
 
-@npfunc(np.sort)
-def sort(a, axis=-1, kind=None, order=None):
+def _numpy_sorter(np_fn):
+    """numpy's ``np_fn`` with JAX's ``descending=`` (the ascending result reversed; for
+    argsort, a stable one keeps equal elements in their original order)."""
+    @functools.wraps(np_fn)
+    def f(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+        kw = {} if stable is None else {"stable": stable}
+        if not descending:
+            return np_fn(a, axis=axis, kind=kind, order=order, **kw)
+        a = np.asarray(a)
+        if axis is None:
+            a, axis = a.ravel(), 0
+        ax = normalize_axis(axis, a.ndim)
+        if np_fn is np.sort:
+            return np.flip(np.sort(a, axis=ax, kind=kind, order=order, **kw), ax)
+        if stable is False:     # the traced argsort's order (a stable sort, reversed)
+            return np.flip(np.argsort(a, axis=ax, kind="stable", order=order), ax)
+        n = a.shape[ax]
+        i = np.argsort(np.flip(a, ax), axis=ax, kind="stable", order=order)
+        return np.flip(n - 1 - i, ax)
+    return f
+
+
+@npfunc(_numpy_sorter(np.sort))
+def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """numpy's sort, with JAX's ``descending=`` (largest first: the ascending sort
+    reversed) and ``stable=``; differentiable (tied values share their gradient).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.sort(np.array([3.0, 1.0, 2.0]), descending=True)
+    array([3., 2., 1.])
+    """
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    return P.sort_p.bind(a, dimension=normalize_axis(axis, ndim(a)))
+    ax = normalize_axis(axis, ndim(a))
+    out = P.sort_p.bind(a, dimension=ax)
+    return P.rev(out, [ax]) if descending else out
 
 
-@npfunc(np.argsort)
-def argsort(a, axis=-1, kind=None, order=None):
+@npfunc(_numpy_sorter(np.argsort))
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    """numpy's argsort (always stable), with JAX's ``descending=``: the indices of the
+    largest first; equal elements keep their original order unless ``stable=False``
+    (then, as in JAX, their order is reversed).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.argsort(np.array([1.0, 3.0, 1.0, 2.0]), descending=True)
+    array([1, 3, 0, 2])
+    """
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
-    return P.argsort_p.bind(a, dimension=normalize_axis(axis, ndim(a)))
+    ax = normalize_axis(axis, ndim(a))
+    if not descending:
+        return P.argsort_p.bind(a, dimension=ax)
+    if stable is False:
+        return P.rev(P.argsort_p.bind(a, dimension=ax), [ax])
+    # a stable sort of the reversed array, its indices mapped back and reversed: equal
+    # elements keep their original order (JAX's argsort)
+    n = shape_of(a)[ax]
+    i = P.argsort_p.bind(P.rev(a, [ax]), dimension=ax)
+    return P.rev(P.sub(P.scalar(n - 1, np.int64), i), [ax])
 
 
 def axes_to_last(a, axis):

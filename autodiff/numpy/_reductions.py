@@ -133,6 +133,22 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 product = prod
 
 
+def _extreme(a, axis, keepdims, prim, identity):
+    """``prim`` (reduce_max / reduce_min) over ``axis``; over no elements (``initial=`` was
+    given, else _check_nonempty raised) its identity, with no equation on the empty
+    operand (numpy's max, and the kernels, have no value for it), as JAX's reduce_max
+    gives -inf; ``initial`` then decides the result, as in numpy."""
+    def fn(x, axes):
+        shp = shape_of(x)
+        if not axes:
+            return x
+        if builtins.any(shp[i] == 0 for i in axes):
+            out = tuple(d for i, d in enumerate(shp) if i not in axes)
+            return P.full(out, identity, dtype_of(x))
+        return prim.bind(x, axes=axes)
+    return _reduce(a, axis, keepdims, fn)
+
+
 @npfunc(np.max)
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _no_out(out, "max")
@@ -140,7 +156,7 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     a = asarray(a)
     _check_nonempty("maximum", a, axis, initial)
     a = _masked(a, where, _lowest(dtype_of(a)))
-    out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_max_p.bind(x, axes=axes) if axes else x)
+    out = _extreme(a, axis, keepdims, P.reduce_max_p, _lowest(dtype_of(a)))
     return out if initial is None else maximum(out, initial)
 
 
@@ -151,7 +167,7 @@ def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     a = asarray(a)
     _check_nonempty("minimum", a, axis, initial)
     a = _masked(a, where, _highest(dtype_of(a)))
-    out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_min_p.bind(x, axes=axes) if axes else x)
+    out = _extreme(a, axis, keepdims, P.reduce_min_p, _highest(dtype_of(a)))
     return out if initial is None else minimum(out, initial)
 
 
