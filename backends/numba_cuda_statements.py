@@ -1756,7 +1756,8 @@ def cumulative_statement(ctx):
     """A cumulative primitive, combining with the elementwise primitive its facts name:
     one thread per lane walks it in order (from the end when ``reverse``); a lane of at
     least ``CUMULATIVE_BLOCK_MIN`` elements (a known size) runs on a block
-    (:func:`_cumulative_block`)."""
+    (:func:`_cumulative_block`), and a single lane of at least ``CUMULATIVE_GRID_MIN``
+    outside device loops over the grid (:func:`_cumulative_grid`)."""
     x = ctx.invar(0)
     if not x.aval.shape or not _all_arrays(ctx):
         return host_statement(ctx)
@@ -1775,6 +1776,12 @@ def cumulative_statement(ctx):
         return c if dt == np.float64 else fb.cast(c, dt)
     from .cuda_runtime import TPB
     if d[axis].isdigit() and int(d[axis]) >= max(CUMULATIVE_BLOCK_MIN, 2 * TPB):
+        if (all(k == "1" for k in kept) and ctx.ind == 0 and fb.device_from is None
+                and int(d[axis]) >= CUMULATIVE_GRID_MIN
+                and _cumulative_segments(int(d[axis])) > 1):
+            for sec, host in _cumulative_grid(ctx, X, O, d, axis, reverse, comb):
+                _launch_section(ctx, sec, host)
+            return
         _launch_section(ctx, _cumulative_block(ctx, X, O, d, axis, reverse, comb), [])
         return
 
@@ -1791,6 +1798,106 @@ def cumulative_statement(ctx):
 #: the shortest lane a cumulative primitive scans on a block of threads (and at least two
 #: elements a thread); shorter lanes are a thread's walk
 CUMULATIVE_BLOCK_MIN = 512
+
+
+#: the shortest single lane (outside device loops) a cumulative primitive scans over
+#: several blocks (:func:`_cumulative_grid`)
+CUMULATIVE_GRID_MIN = 8192
+
+
+def _cumulative_segments(n):
+    """Segments (a block's each) of a lane of ``n`` scanned over the grid: as many blocks
+    as a grid-stride launch over it takes, at most ``_TPB`` (the last block combines their
+    totals in one shared array)."""
+    from .cuda_runtime import TPB, blocks
+    return min(blocks(n), TPB)
+
+
+def _cumulative_grid(ctx, X, O, d, axis, reverse, comb):
+    """One long lane over ``G`` segments (:func:`_cumulative_segments`), two launches.
+    The first: each segment's block combines it (thread chunks in order, as
+    :func:`_cumulative_block`), writes its total and takes a ticket; the block taking
+    the last combines the totals in order into each segment's starting total. The
+    second: each segment's block walks it again from its starting total. ``G`` is a
+    constant of both kernels (a block takes the segments ``blockIdx.x``, ``+ gridDim.x``,
+    ...: right whatever grid a merged launch has). Deterministic: the association is
+    fixed by ``n`` and ``G``."""
+    from .cuda_launches import Section
+    fb = ctx.fb
+    dt = ctx.invar(0).aval.dtype
+    n = int(d[axis])
+    G = _cumulative_segments(n)
+    r = len(d)
+    I = ["0"] * r
+    tname = fb.mod.type_name(dt)
+    fb.mod.types.update({"int32", "boolean"})
+    sh, shf = fb.tmp("sh"), fb.tmp("shf")
+    a, v, first = fb.tmp("acc"), fb.tmp("v"), fb.tmp("first")
+    PT, PF, TK = f"{O}_PT", f"{O}_PF", f"{O}_TK"
+    seg, chunk = f"(({n} + {G} - 1) // {G})", f"((({n} + {G} - 1) // {G} + _TPB - 1) // _TPB)"
+
+    def at(A):
+        J = list(I)
+        J[axis] = f"{n - 1} - _s" if reverse else "_s"
+        return f"{A}[{', '.join(J)}]"
+    walk = [f"            for _s in range(_lo + _tx * {chunk}, "
+            f"min(_lo + _tx * {chunk} + {chunk}, _hi)):",
+            f"                {v} = {at(X)}", f"                if {first}:",
+            f"                    {a} = {v}", f"                    {first} = False",
+            "                else:", f"                    {a} = {comb(a, v, I)}"]
+    pre = [f"    {sh} = cuda.shared.array(_TPB, {tname})",
+           f"    {shf} = cuda.shared.array(_TPB, _T_boolean)",
+           "    _tx = cuda.threadIdx.x", "    _last = cuda.shared.array(1, _T_int32)"]
+    head = [f"    for _b in range(cuda.blockIdx.x, {G}, cuda.gridDim.x):",
+            f"        _lo = _b * {seg}", f"        _hi = min(_lo + {seg}, {n})"]
+    chunks = [f"        {a} = {ctx.lit(0, dt)}", f"        {first} = True",
+              f"        if _lo + _tx * {chunk} < _hi:"] + walk
+    chunks += [f"            {sh}[_tx] = {a}", "        cuda.syncthreads()",
+               f"        _nc = (_hi - _lo + {chunk} - 1) // {chunk} if _hi > _lo else 0"]
+    # the first launch: each segment's total, then the starting totals of all
+    inner1 = chunks + [
+        "        if _tx == 0:",
+        "            for _ct in range(1, _nc):",
+        f"                {sh}[0] = {comb(f'{sh}[0]', f'{sh}[_ct]', I)}",
+        f"            {PT}[_b] = {sh}[0]", f"            {PF}[_b] = _nc > 0",
+        "            _dm.threadfence()",
+        f"            _last[0] = cuda.atomic.add({TK}, 0, 1) == {G} - 1",
+        "        cuda.syncthreads()",
+        "        if _last[0]:",
+        f"            for _q in range(_tx, {G}, _TPB):",
+        f"                {sh}[_q] = {PT}[_q]", f"                {shf}[_q] = {PF}[_q]",
+        "            cuda.syncthreads()",
+        "            if _tx == 0:",                  # segment q starts from PT[q], PF[q]
+        f"                {first} = True", f"                {a} = {sh}[0]",
+        f"                for _q in range({G}):",
+        f"                    {v} = {sh}[_q]", f"                    _have = {shf}[_q]",
+        f"                    {PT}[_q] = {a}", f"                    {PF}[_q] = not {first}",
+        "                    if _have:",
+        f"                        if {first}:",
+        f"                            {a} = {v}", f"                            {first} = False",
+        "                        else:", f"                            {a} = {comb(a, v, I)}",
+        f"                {TK}[0] = 0",
+        "        cuda.syncthreads()"]
+    host = [f"{PT} = _rt.empty(({G},), {dt_text(dt)})", f"{PF} = _rt.empty(({G},), np.bool_)",
+            f"{TK} = {fb.mod.ticket()}"]
+    total = " * ".join(d)
+    s1 = Section("scan_totals", pre, head, inner1, [], total, elems=total, grid=str(G))
+    # the second: each segment again, from its starting total
+    inner2 = chunks + [
+        "        if _tx == 0:",
+        f"            if {PF}[_b]:",
+        f"                {sh}[0] = {comb(f'{PT}[_b]', f'{sh}[0]', I)}",
+        "            for _ct in range(1, _nc):",
+        f"                {sh}[_ct] = {comb(f'{sh}[_ct - 1]', f'{sh}[_ct]', I)}",
+        "        cuda.syncthreads()",
+        f"        {first} = _tx == 0 and not {PF}[_b]",
+        f"        if _tx > 0:", f"            {a} = {sh}[_tx - 1]",
+        f"        elif {PF}[_b]:", f"            {a} = {PT}[_b]",
+        f"        if _lo + _tx * {chunk} < _hi:"] + walk + [f"                {at(O)} = {a}"]
+    inner2.append("        cuda.syncthreads()")
+    pre2 = [ln for ln in pre if "_last" not in ln and shf not in ln]
+    s2 = Section("scan_apply", pre2, head, inner2, [], total, elems=total, grid=str(G))
+    return [(s1, host), (s2, [])]
 
 
 def _cumulative_block(ctx, X, O, d, axis, reverse, comb):

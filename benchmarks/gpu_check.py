@@ -283,9 +283,11 @@ def correctness():
         return anp.sum(lax.scan(step, (anp.zeros(4), anp.eye(4)), ys)[1])
     big["Kalman filter scan gradient"] = (ad.value_and_grad(kalman),
                                           (0.3, rng.normal(size=(30, 2))))
-    # cumulative ops of long lanes: a block per lane (chunks, their totals, chunks again)
+    # cumulative ops of long lanes: a block per lane (chunks, their totals, chunks again);
+    # one lane past CUMULATIVE_GRID_MIN over the grid (segments, then their starts)
     big["cumulative ops, long lanes"] = (lambda v: (
         anp.cumsum(v), lax.cummax(v[:3000].reshape(5, 600), axis=1),
+        lax.cummin(anp.concatenate([v, v, v]), reverse=True),
         anp.cumprod(1.0 + v[:1200] * 1e-3), lax.cumsum(v[:2400].reshape(600, 4), axis=0,
                                                         reverse=True)), (x,))
     big["cumulative ops, long lanes, float32"] = (

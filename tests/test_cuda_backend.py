@@ -1610,6 +1610,32 @@ def test_cumulative_ops_of_long_lanes_run_on_a_block():
     _interp_agrees(walk, xs[0], xs, rtol=1e-10, atol=1e-11)
 
 
+def test_a_long_single_lane_is_scanned_over_the_grid(monkeypatch):
+    """One lane of at least ``CUMULATIVE_GRID_MIN`` elements (outside device loops) is
+    scanned over several blocks in two launches: each segment's total and, by the last
+    block, each segment's starting total; then each segment from its start. Values agree
+    with the interpreter in every direction and dtype, with the default segments and with
+    more segments than the simulator's grid has blocks (a block takes several)."""
+    from autodiff.backends import numba_cuda_statements as st
+    rng = np.random.default_rng(8)
+    n = st.CUMULATIVE_GRID_MIN + 7
+    x = rng.uniform(0.5, 1.5, size=n)
+    fs = [anp.cumsum, lambda v: lax.cummax(anp.sin(v * 40), reverse=True),
+          lambda v: anp.cumprod(v ** 1e-3), lambda v: anp.cumsum((v * 7).astype(np.int32)),
+          ad.grad(lambda v: anp.sum(anp.cumsum(v) * anp.cos(v)))]
+    for segments in (None, 5):
+        if segments:
+            monkeypatch.setattr(st, "_cumulative_segments", lambda n: segments)
+        for f in fs:
+            g = ad.jit(f, backend="cuda")
+            assert "_PF[_b]" in g.lower(x).source
+            if f is anp.cumsum:
+                assert _one_launch(f, x) == 2
+            got, want = np.asarray(g(x)), np.asarray(ad.jit(f, backend="interpret")(x))
+            assert got.dtype == want.dtype
+            np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-9)
+
+
 def test_loop_bodies_with_scalar_elements_and_constant_carries_run_on_the_device():
     """A loop body that writes or reads one element at its step (``v.at[i].set(s)`` of a
     1-D carry, with a rank-0 update; its gradient reads ``v[i]``, a rank-0 gather) or
