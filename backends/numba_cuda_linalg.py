@@ -94,17 +94,15 @@ def _own(lines, t):
             for ln in lines]
 
 
-def _copy(X, B, batch, rows, cols, xt=False, bt=False):
-    """X = B over a (rows, cols) system (``xt``/``bt``: the array holds its transpose)."""
+def _copy(X, B, batch, rows, cols):
+    """X = B, both (batch, rows, cols)."""
     r, c = f"_e // {cols}", f"_e % {cols}"
-    dst = _at(X, batch, c, r) if xt else _at(X, batch, r, c)
-    src = _at(B, batch, c, r) if bt else _at(B, batch, r, c)
-    return [f"        for _e in range(_tx, {rows * cols}, _TPB):", f"            {dst} = {src}"]
+    return [f"        for _e in range(_tx, {rows * cols}, _TPB):",
+            f"            {_at(X, batch, r, c)} = {_at(B, batch, r, c)}"]
 
 
-def _nan_if_failed(X, batch, rows, cols, nan, xt=False):
-    r, c = f"_e // {cols}", f"_e % {cols}"
-    dst = _at(X, batch, c, r) if xt else _at(X, batch, r, c)
+def _nan_if_failed(X, batch, rows, cols, nan):
+    dst = _at(X, batch, f"_e // {cols}", f"_e % {cols}")
     return ["        cuda.syncthreads()", "        if _lf[0] != 0:",
             f"            for _e in range(_tx, {rows * cols}, _TPB):",
             f"                {dst} = {nan}", "        cuda.syncthreads()"]
@@ -181,8 +179,9 @@ def slogdet_section(A, S, L, batch, n, tname, lits, log, t):
     """``S`` (sign) and ``L`` (log of the absolute determinant) of each ``A`` (batch, n, n)
     from its LU (:func:`_lu`): the signs of ``U``'s diagonal and of the row swaps, the sum
     of the logs of its magnitudes; numpy's ``(0, -inf)`` for an exactly singular matrix
-    (a NaN pivot leaves the sign as it is, as numpy's). ``lits``: the literals 0, 1, -1 and -inf in the dtype. An output
-    of rank 0 is a 1-element buffer (``S``/``L`` then index ``[0]``)."""
+    (a NaN pivot leaves the sign as it is, as numpy's). ``lits``: the literals 0, 1, -1
+    and -inf in the dtype. An output of rank 0 is a 1-element buffer (``S``/``L`` then
+    index ``[0]``)."""
     zero, one, minus, ninf = lits
     at = (lambda O: f"{O}[0]") if not batch else (          # noqa: E731
         lambda O: f"{O}[{', '.join(f'b{k}' for k in range(len(batch)))}]")
@@ -269,7 +268,7 @@ def triangular_section(A, B, X, batch, n, k, tname, left_side, lower, transpose_
     xt = not left_side                                  # Y = Xᵀ in the array
     def x(r, c):
         return _at(X, batch, c, r) if xt else _at(X, batch, r, c)
-    inner = _load(A, batch, n) + _copy(X, B, batch, n, k, xt, xt)
+    inner = _load(A, batch, n) + (_copy(X, B, batch, k, n) if xt else _copy(X, B, batch, n, k))
     inner.append("        cuda.syncthreads()")
     inner += _back(x, n, k, upper=not m_lower, unit=unit_diagonal, m=m)
     return _section(tname, batch, inner, n, k, t)

@@ -1200,7 +1200,6 @@ _ATOMIC_DTYPES = {np.dtype(t) for t in (np.float32, np.float64, np.int32, np.int
 def _map_kernel(ctx, dims, make_body):
     """Emit a kernel over ``dims`` (size texts) whose body ``make_body(index names)``
     returns, and its launch; parameters are the body's free names."""
-    fb = ctx.fb
     r = len(dims)
     I = [f"j{k}" for k in range(r)]
     body = make_body(I)
@@ -1211,16 +1210,10 @@ def _map_kernel(ctx, dims, make_body):
         ln = [f"    for _f in range(cuda.grid(1), {total}, cuda.gridsize(1)):"]
         ln += ["        " + b for b in unravel_lines("_f", list(range(r)), dims, I)]
         ln += ["        " + b for b in body]
-    if ctx.ind == 0:                  # a launch record: the fusion pass may merge it
-        from .cuda_launches import Launch, Section
-        head = 1 + (len(unravel_lines("_f", list(range(r)), dims, I)) if r else 0)
-        sec = Section("single" if r == 0 else "map", [], ln[:head], ln[head:], [],
-                      "1" if r == 0 else total, elems="1" if r == 0 else total)
-        ctx.lines.append(Launch([sec]))
-        return
-    params = free_names("\n".join(ln), fb.mod.consts.values())
-    name = fb.mod.kernel("\n".join([f"def «K»({', '.join(params)}):"] + ln))
-    ctx.emit(f"{name}[_rt.blocks({total}), _TPB]({', '.join(params)})")
+    from .cuda_launches import Section
+    head = 1 + (len(unravel_lines("_f", list(range(r)), dims, I)) if r else 0)
+    _launch_section(ctx, Section("single" if r == 0 else "map", [], ln[:head], ln[head:], [],
+                                 "1" if r == 0 else total, elems="1" if r == 0 else total), [])
 
 
 def _all_arrays(ctx, ins=None, scalars=(), scalar_out=False):
@@ -1232,6 +1225,19 @@ def _all_arrays(ctx, ins=None, scalars=(), scalar_out=False):
     return all(ctx.ins[i][0] == "array" or (i in scalars and not ctx.invar(i).aval.shape)
                for i in ins) and all(k == "array" or (scalar_out and k == "scalar")
                                      for k, _ in ctx.outs)
+
+
+def _out_buffer(ctx, i=0):
+    """The buffer result ``i`` is written to: a new array, or for a rank-0 result a
+    1-element device buffer the program reads as ``NAME[0]`` (``device_outs``), so the
+    value stays on the device. Returns ``(name, rank0)``."""
+    if ctx.outs[i][0] != "scalar":
+        _alloc_out(ctx, i)
+        return ctx.out(i), False
+    O = f"{ctx.out(i).upper()}_G"
+    ctx.emit(f"{O} = _rt.empty((1,), {dt_text(ctx.outvar(i).aval.dtype)})")
+    ctx.fb.device_outs[ctx.outvar(i)] = f"{O}[0]"
+    return O, True
 
 
 def _alloc_out(ctx, i=0, init=None):
@@ -1359,15 +1365,9 @@ def _emit_gather(ctx, k, lead, reads):
     ``reads(L)`` gives the k index expressions at lead position ``L``. A rank-0 result
     (``x[i]`` of a 1-D ``x``) stays in a 1-element device buffer, read as ``O[0]``."""
     xd = ctx.dims_in(0)
-    X, O = ctx.arr(0), ctx.out(0)
+    X = ctx.arr(0)
     dt = dt_text(ctx.outvar(0).aval.dtype)
-    rank0 = ctx.outs[0][0] == "scalar"
-    if rank0:
-        O = f"{O.upper()}_G"
-        ctx.emit(f"{O} = _rt.empty((1,), {dt})")
-        ctx.fb.device_outs[ctx.outvar(0)] = f"{O}[0]"
-    else:
-        _alloc_out(ctx)
+    O, rank0 = _out_buffer(ctx)
 
     def body(I):
         L, R = I[:len(lead)], I[len(lead):]
@@ -1620,14 +1620,8 @@ def _op_argext(kind):
         d = ctx.dims_in(0)
         kept = [n for a, n in enumerate(d) if a != axis]
         it = np.dtype(ctx.p["index_dtype"])
-        X, O = ctx.arr(0), ctx.out(0)
-        rank0 = ctx.outs[0][0] == "scalar"
-        if rank0:                          # a vector's: the index left in a 1-element
-            O = f"{O.upper()}_G"           # device buffer (as a rank-0 gather's)
-            ctx.emit(f"{O} = _rt.empty((1,), {dt_text(it)})")
-            ctx.fb.device_outs[ctx.outvar(0)] = f"{O}[0]"
-        else:
-            _alloc_out(ctx)
+        X = ctx.arr(0)
+        O, rank0 = _out_buffer(ctx)        # a vector's index stays on the device
         static = [int(s) if s.isdigit() else None for s in d]
         lanes = None if None in static else int(np.prod(
             [s for a, s in enumerate(static) if a != axis]))
@@ -1677,16 +1671,7 @@ def _op_small_linalg(ctx):
     fb.mod.types.update({"int32", "int64"})
     A = ctx.arr(0)
     if name == "slogdet":
-        outs = []
-        for i in range(2):
-            if batch:
-                _alloc_out(ctx, i)
-                outs.append(ctx.out(i))
-                continue
-            O = f"{ctx.out(i).upper()}_G"  # rank 0: a 1-element device buffer (as argmax's)
-            ctx.emit(f"{O} = _rt.empty((1,), {dt_text(dt)})")
-            fb.device_outs[ctx.outvar(i)] = f"{O}[0]"
-            outs.append(O)
+        outs = [_out_buffer(ctx, i)[0] for i in range(2)]
         lits = [fb.lit(v, dt) for v in (0, 1, -1, -np.inf)]
         sec = small_linalg.slogdet_section(A, outs[0], outs[1], batch, n, tname, lits,
                                            lambda v: f"«M».log({v})", t)
@@ -1813,49 +1798,84 @@ def _cumulative_segments(n):
     return min(blocks(n), TPB)
 
 
+class _ChunkScan:
+    """The lines a block scans a stretch ``[_lo, _hi)`` of a lane with (its kernel
+    defines ``_lo``, ``_hi`` and ``_tx``): each thread takes a contiguous chunk of
+    ``chunk`` elements in scan order. ``totals``: each thread's chunk combined into
+    ``sh[_tx]``, and ``_nc``, the chunks there are. ``rescan(start)``: thread 0 turns the
+    chunks' totals into running totals in order (from ``start = (value, present)`` where
+    the stretch has elements before it), then each thread walks its chunk again from the
+    total before it, writing ``O``. The order of every combination is fixed by the sizes,
+    so the result is the same every run."""
+
+    def __init__(self, ctx, X, O, n, I, axis, reverse, comb, chunk):
+        fb = ctx.fb
+        dt = ctx.invar(0).aval.dtype
+        self.sh, self.a, self.first = fb.tmp("sh"), fb.tmp("acc"), fb.tmp("first")
+        self.comb, self.I = comb, I
+        self.pre = [f"    {self.sh} = cuda.shared.array(_TPB, {fb.mod.type_name(dt)})",
+                    "    _tx = cuda.threadIdx.x"]
+        v, a, first = fb.tmp("v"), self.a, self.first
+
+        def at(A):
+            J = list(I)
+            J[axis] = f"{n - 1} - _s" if reverse else "_s"
+            return f"{A}[{', '.join(J)}]"
+        self.chunk, self.out = chunk, at(O)
+        self.mine = f"_lo + _tx * {chunk} < _hi"
+        self.walk = [f"            for _s in range(_lo + _tx * {chunk}, "
+                     f"min(_lo + _tx * {chunk} + {chunk}, _hi)):",
+                     f"                {v} = {at(X)}", f"                if {first}:",
+                     f"                    {a} = {v}", f"                    {first} = False",
+                     "                else:", f"                    {a} = {comb(a, v, I)}"]
+        self.totals = [f"        {a} = {ctx.lit(0, dt)}", f"        {first} = True",
+                       f"        if {self.mine}:"] + self.walk + [
+            f"            {self.sh}[_tx] = {a}", "        cuda.syncthreads()",
+            f"        _nc = (_hi - _lo + {chunk} - 1) // {chunk} if _hi > _lo else 0"]
+
+    def rescan(self, start=None):
+        sh, a, first, comb, I = self.sh, self.a, self.first, self.comb, self.I
+        lines = ["        if _tx == 0:"]
+        if start is not None:
+            lines += [f"            if {start[1]}:",
+                      f"                {sh}[0] = {comb(start[0], f'{sh}[0]', I)}"]
+        lines += ["            for _ct in range(1, _nc):",
+                  f"                {sh}[_ct] = {comb(f'{sh}[_ct - 1]', f'{sh}[_ct]', I)}",
+                  "        cuda.syncthreads()"]
+        if start is None:
+            lines += [f"        {first} = _tx == 0",
+                      f"        {a} = {sh}[_tx - 1 if _tx > 0 else 0]"]
+        else:
+            lines += [f"        {first} = _tx == 0 and not {start[1]}",
+                      "        if _tx > 0:", f"            {a} = {sh}[_tx - 1]",
+                      f"        elif {start[1]}:", f"            {a} = {start[0]}"]
+        return lines + [f"        if {self.mine}:"] + self.walk + [
+            f"                {self.out} = {a}", "        cuda.syncthreads()"]
+
+
 def _cumulative_grid(ctx, X, O, d, axis, reverse, comb):
     """One long lane over ``G`` segments (:func:`_cumulative_segments`), two launches.
-    The first: each segment's block combines it (thread chunks in order, as
-    :func:`_cumulative_block`), writes its total and takes a ticket; the block taking
-    the last combines the totals in order into each segment's starting total. The
-    second: each segment's block walks it again from its starting total. ``G`` is a
-    constant of both kernels (a block takes the segments ``blockIdx.x``, ``+ gridDim.x``,
-    ...: right whatever grid a merged launch has). Deterministic: the association is
-    fixed by ``n`` and ``G``."""
+    The first: each segment's block combines it (:class:`_ChunkScan`), writes its total
+    and takes a ticket; the block taking the last combines the totals in order into each
+    segment's starting total. The second: each segment's block walks it again from its
+    starting total. ``G`` is a constant of both kernels (a block takes the segments
+    ``blockIdx.x``, ``+ gridDim.x``, ...: right whatever grid a merged launch has).
+    Deterministic: the association is fixed by ``n`` and ``G``."""
     from .cuda_launches import Section
     fb = ctx.fb
     dt = ctx.invar(0).aval.dtype
     n = int(d[axis])
     G = _cumulative_segments(n)
-    r = len(d)
-    I = ["0"] * r
-    tname = fb.mod.type_name(dt)
+    I = ["0"] * len(d)
     fb.mod.types.update({"int32", "boolean"})
-    sh, shf = fb.tmp("sh"), fb.tmp("shf")
-    a, v, first = fb.tmp("acc"), fb.tmp("v"), fb.tmp("first")
+    seg = f"(({n} + {G} - 1) // {G})"
+    cs = _ChunkScan(ctx, X, O, n, I, axis, reverse, comb, f"(({seg} + _TPB - 1) // _TPB)")
+    sh, a, first, shf, v = cs.sh, cs.a, cs.first, fb.tmp("shf"), fb.tmp("v")
     PT, PF, TK = f"{O}_PT", f"{O}_PF", f"{O}_TK"
-    seg, chunk = f"(({n} + {G} - 1) // {G})", f"((({n} + {G} - 1) // {G} + _TPB - 1) // _TPB)"
-
-    def at(A):
-        J = list(I)
-        J[axis] = f"{n - 1} - _s" if reverse else "_s"
-        return f"{A}[{', '.join(J)}]"
-    walk = [f"            for _s in range(_lo + _tx * {chunk}, "
-            f"min(_lo + _tx * {chunk} + {chunk}, _hi)):",
-            f"                {v} = {at(X)}", f"                if {first}:",
-            f"                    {a} = {v}", f"                    {first} = False",
-            "                else:", f"                    {a} = {comb(a, v, I)}"]
-    pre = [f"    {sh} = cuda.shared.array(_TPB, {tname})",
-           f"    {shf} = cuda.shared.array(_TPB, _T_boolean)",
-           "    _tx = cuda.threadIdx.x", "    _last = cuda.shared.array(1, _T_int32)"]
     head = [f"    for _b in range(cuda.blockIdx.x, {G}, cuda.gridDim.x):",
             f"        _lo = _b * {seg}", f"        _hi = min(_lo + {seg}, {n})"]
-    chunks = [f"        {a} = {ctx.lit(0, dt)}", f"        {first} = True",
-              f"        if _lo + _tx * {chunk} < _hi:"] + walk
-    chunks += [f"            {sh}[_tx] = {a}", "        cuda.syncthreads()",
-               f"        _nc = (_hi - _lo + {chunk} - 1) // {chunk} if _hi > _lo else 0"]
     # the first launch: each segment's total, then the starting totals of all
-    inner1 = chunks + [
+    inner1 = cs.totals + [
         "        if _tx == 0:",
         "            for _ct in range(1, _nc):",
         f"                {sh}[0] = {comb(f'{sh}[0]', f'{sh}[_ct]', I)}",
@@ -1878,68 +1898,32 @@ def _cumulative_grid(ctx, X, O, d, axis, reverse, comb):
         "                        else:", f"                            {a} = {comb(a, v, I)}",
         f"                {TK}[0] = 0",
         "        cuda.syncthreads()"]
+    pre1 = cs.pre + [f"    {shf} = cuda.shared.array(_TPB, _T_boolean)",
+                     "    _last = cuda.shared.array(1, _T_int32)"]
     host = [f"{PT} = _rt.empty(({G},), {dt_text(dt)})", f"{PF} = _rt.empty(({G},), np.bool_)",
             f"{TK} = {fb.mod.ticket()}"]
     total = " * ".join(d)
-    s1 = Section("scan_totals", pre, head, inner1, [], total, elems=total, grid=str(G))
+    s1 = Section("scan_totals", pre1, head, inner1, [], total, elems=total, grid=str(G))
     # the second: each segment again, from its starting total
-    inner2 = chunks + [
-        "        if _tx == 0:",
-        f"            if {PF}[_b]:",
-        f"                {sh}[0] = {comb(f'{PT}[_b]', f'{sh}[0]', I)}",
-        "            for _ct in range(1, _nc):",
-        f"                {sh}[_ct] = {comb(f'{sh}[_ct - 1]', f'{sh}[_ct]', I)}",
-        "        cuda.syncthreads()",
-        f"        {first} = _tx == 0 and not {PF}[_b]",
-        f"        if _tx > 0:", f"            {a} = {sh}[_tx - 1]",
-        f"        elif {PF}[_b]:", f"            {a} = {PT}[_b]",
-        f"        if _lo + _tx * {chunk} < _hi:"] + walk + [f"                {at(O)} = {a}"]
-    inner2.append("        cuda.syncthreads()")
-    pre2 = [ln for ln in pre if "_last" not in ln and shf not in ln]
-    s2 = Section("scan_apply", pre2, head, inner2, [], total, elems=total, grid=str(G))
+    inner2 = cs.totals + cs.rescan((f"{PT}[_b]", f"{PF}[_b]"))
+    s2 = Section("scan_apply", cs.pre, head, inner2, [], total, elems=total, grid=str(G))
     return [(s1, host), (s2, [])]
 
 
 def _cumulative_block(ctx, X, O, d, axis, reverse, comb):
-    """A block per lane: each thread takes a contiguous chunk of the lane in scan order,
-    combines it (pass 1), thread 0 combines the chunks' totals in order in shared memory,
-    and each thread walks its chunk again from the total of the chunks before it (pass
-    2). The order of each combination is fixed (the same result every run); a sum's
-    rounding is that of chunks of ``n / _TPB`` elements, not of one running sum."""
+    """A block per lane (:class:`_ChunkScan` over the whole lane): a sum's rounding is
+    that of chunks of ``n / _TPB`` elements, not of one running sum."""
     from .cuda_launches import Section
-    fb = ctx.fb
-    dt = ctx.invar(0).aval.dtype
     n = int(d[axis])
-    r = len(d)
-    kept = [k for k in range(r) if k != axis]
-    I = [f"i{k}" for k in range(r)]
+    kept = [k for k in range(len(d)) if k != axis]
+    I = [f"i{k}" for k in range(len(d))]
     lanes = " * ".join(d[k] for k in kept) or "1"
-    sh, a, v, first = fb.tmp("sh"), fb.tmp("acc"), fb.tmp("v"), fb.tmp("first")
-    J = list(I)
-    J[axis] = f"{n - 1} - _s" if reverse else "_s"
-    at = f"{X}[{', '.join(J)}]"
-    out = f"{O}[{', '.join(J)}]"
-    chunk = f"(({n} + _TPB - 1) // _TPB)"
-    walk = [f"            for _s in range(_tx * {chunk}, min(_tx * {chunk} + {chunk}, {n})):",
-            f"                {v} = {at}", f"                if {first}:",
-            f"                    {a} = {v}", f"                    {first} = False",
-            "                else:", f"                    {a} = {comb(a, v, I)}"]
-    pre = [f"    {sh} = cuda.shared.array(_TPB, {fb.mod.type_name(dt)})",
-           "    _tx = cuda.threadIdx.x"]
+    cs = _ChunkScan(ctx, X, O, n, I, axis, reverse, comb, f"(({n} + _TPB - 1) // _TPB)")
     header = [f"    for _p in range(cuda.blockIdx.x, {lanes}, cuda.gridDim.x):"]
     header += ["        " + s for s in unravel_lines("_p", kept, d, I)]
-    inner = [f"        {a} = {ctx.lit(0, dt)}", f"        {first} = True",
-             f"        if _tx * {chunk} < {n}:"] + walk
-    inner += [f"            {sh}[_tx] = {a}", "        cuda.syncthreads()",
-              "        if _tx == 0:",                   # the chunks' running totals, in order
-              f"            for _ct in range(1, min(_TPB, ({n} + {chunk} - 1) // {chunk})):",
-              f"                {sh}[_ct] = {comb(f'{sh}[_ct - 1]', f'{sh}[_ct]', I)}",
-              "        cuda.syncthreads()",
-              f"        {first} = _tx == 0", f"        {a} = {sh}[_tx - 1 if _tx > 0 else 0]",
-              f"        if _tx * {chunk} < {n}:"] + walk + [f"                {out} = {a}"]
-    inner.append("        cuda.syncthreads()")
-    total = " * ".join(d)
-    return Section("block", pre, header, inner, [], lanes, elems=total)
+    header += ["        _lo = 0", f"        _hi = {n}"]
+    return Section("block", cs.pre, header, cs.totals + cs.rescan(), [], lanes,
+                   elems=" * ".join(d))
 
 
 # host statements (the rest of the opaque primitives: HOST_CALLS) take complex values as

@@ -342,25 +342,16 @@ def _flat_positions(shape, idx, drop=True):
         return pos[idx], False
     if not drop:
         return getitem(pos, idx), False
-    entries, _ = _expand_index(idx, len(shape))
-    index, pad, axis, arrays = [], [(0, 0)] * len(shape), 0, False
-    for e in entries:
-        if e is None or (isinstance(e, tuple) and e[0] == "adv0"):    # consume no axis
-            index.append(None if e is None else np.asarray(e[1]))
-            continue
-        i = e[1] if isinstance(e, tuple) else e
-        if isinstance(i, Tracer):
-            # the traced axis gets one more slot, holding `size`, where out-of-bounds
-            # indices go (numpy's negative indices in [-n, -1] still wrap)
-            n = shape[axis]
-            pad[axis] = (0, 1)
-            arrays = arrays or i.aval.shape != ()
-            i = P.convert(i, np.int64)
-            i = anp.where(anp.less(i, 0), anp.add(i, n), i)
-            i = anp.where(anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n)), i, n)
-        index.append(i)
-        axis += 1
-    return getitem(np.pad(pos, pad, constant_values=size), tuple(index)), arrays
+    index, padded = _mode_index(shape, idx, "fill", traced_only=True)
+    return getitem(_padded_positions(shape, padded), index), _has_traced_array(idx)
+
+
+def _padded_positions(shape, axes):
+    """Flat positions of an array of ``shape``, each of ``axes`` one longer, the added
+    places holding ``size`` (one past the end: a dropped update's scratch place)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    pad = [(0, 1) if a in axes else (0, 0) for a in range(len(shape))]
+    return np.pad(np.arange(size, dtype=np.int64).reshape(shape), pad, constant_values=size)
 
 
 def _has_traced_array(idx):
@@ -403,12 +394,12 @@ def _check_mode(mode):
     return "fill" if mode == "drop" else (None if mode == "promise_in_bounds" else mode)
 
 
-def _mode_index(shape, idx, mode):
+def _mode_index(shape, idx, mode, traced_only=False):
     """``(index, padded)``: ``idx`` with its integer indices (scalars and arrays, concrete
-    or traced) rewritten for ``mode``, numpy's negative indices in ``[-n, -1]`` wrapped
-    first (as JAX does): ``"clip"`` clamps them into ``[0, n-1]``; ``"fill"`` sends those
-    out of bounds to ``n``, one past the end, and ``padded`` lists the axes where that can
-    happen (the caller pads them by one)."""
+    or traced; ``traced_only``: the traced ones) rewritten for ``mode``, numpy's negative
+    indices in ``[-n, -1]`` wrapped first (as JAX does): ``"clip"`` clamps them into
+    ``[0, n-1]``; ``"fill"`` sends those out of bounds to ``n``, one past the end, and
+    ``padded`` lists the axes where that can happen (the caller pads them by one)."""
     entries, _ = _expand_index(idx, len(shape))
     index, padded, axis = [], [], 0
     for e in entries:
@@ -421,6 +412,10 @@ def _mode_index(shape, idx, mode):
             continue
         i = e[1] if isinstance(e, tuple) else e
         n = shape[axis]
+        if traced_only and not isinstance(i, Tracer):
+            index.append(i)
+            axis += 1
+            continue
         if isinstance(i, Tracer):
             i = P.convert(i, np.int64)
             i = anp.where(anp.less(i, 0), anp.add(i, n), i)
@@ -498,9 +493,7 @@ class _AtRef:
         size = int(np.prod(sh, dtype=np.int64))
         if mode == "fill":
             index, padded = _mode_index(sh, idx, "fill")
-            pad = [(0, 1) if a in padded else (0, 0) for a in range(len(sh))]
-            pos = np.pad(np.arange(size, dtype=np.int64).reshape(sh), pad, constant_values=size)
-            pos, arrays = getitem(pos, index), True
+            pos, arrays = getitem(_padded_positions(sh, padded), index), True
         else:
             if mode == "clip":
                 idx, _ = _mode_index(sh, idx, "clip")
