@@ -301,13 +301,22 @@ def _op_scatter(add):
         O = ctx.out(0)
         ctx.emit(f"{O} = {ctx.arr(0)}.copy()")
         nonempty = " and ".join(f"{s} > 0" for s in xd[:k]) or "True"
+        drop = ctx.p.get("mode", "clip") == "drop"
         with ctx.block(f"if {nonempty}:"):
             with ctx.loops(lead) as L:
-                t = _gather_indices(ctx, _stacked_reads(ctx, k)(list(L)), xd)
-                with ctx.loops(trail) as R:
-                    tgt = f"{O}[{', '.join(t + list(R))}]"
-                    u = ctx.rd(2, list(L) + list(R))
-                    ctx.emit(f"{tgt} = {tgt} + {u}" if add else f"{tgt} = {u}")
+                reads = _stacked_reads(ctx, k)(list(L))
+                if drop:             # a row outside the array writes nothing
+                    t = [ctx.fb.tmp("g") for _ in reads]
+                    for name, rd in zip(t, reads):
+                        ctx.emit(f"{name} = {rd}")
+                    inside = " and ".join(f"0 <= {name} < {n}" for name, n in zip(t, xd))
+                else:
+                    t, inside = _gather_indices(ctx, reads, xd), "True"
+                with ctx.block(f"if {inside}:"):
+                    with ctx.loops(trail) as R:
+                        tgt = f"{O}[{', '.join(t + list(R))}]"
+                        u = ctx.rd(2, list(L) + list(R))
+                        ctx.emit(f"{tgt} = {tgt} + {u}" if add else f"{tgt} = {u}")
     return rule
 
 

@@ -1340,6 +1340,17 @@ def _clip_lines(names, reads, sizes):
     return lines
 
 
+def _scatter_index_lines(names, reads, sizes, drop, rest):
+    """A scatter's index lines, then ``rest`` (the writes): the interpreter's clip rule
+    (:func:`_clip_lines`), or with ``drop`` (``mode="drop"``) ``rest`` only for a row
+    inside the array."""
+    if not drop:
+        return _clip_lines(names, reads, sizes) + rest
+    inside = " and ".join(f"0 <= {t} < {n}" for t, n in zip(names, sizes)) or "True"
+    return ([f"{t} = {rd}" for t, rd in zip(names, reads)] + [f"if {inside}:"]
+            + ["    " + b for b in rest])
+
+
 def _gather_parts(ctx):
     idx = ctx.invar(1)
     k = idx.aval.shape[-1]
@@ -1411,6 +1422,7 @@ def _op_scatter(add):
         # trailing element's thread walks the index rows in order
         atomic = add and (dt in _ATOMIC_DTYPES or cplx)
         k, xd, lead, trail, nonempty = _gather_parts(ctx)
+        drop = ctx.p.get("mode", "clip") == "drop"
         IX, O = ctx.arr(1), ctx.out(0)
         _alloc_out(ctx, init=ctx.arr(0))
         t = [f"_g{a}" for a in range(k)]
@@ -1427,11 +1439,12 @@ def _op_scatter(add):
             def body(I):
                 L, R = I[:len(lead)], I[len(lead):]
                 tgt = t + R
-                lines = _clip_lines(t, rd(L), xd[:k])
                 if not cplx:
                     ix = tgt[0] if len(tgt) == 1 else "(" + ", ".join(tgt) + ")"
-                    return lines + [f"cuda.atomic.add({O}, {ix}, {ctx.rd(2, I)})"]
-                lines.append(f"_u = {ctx.rd(2, I)}")
+                    return _scatter_index_lines(
+                        t, rd(L), xd[:k], drop,
+                        [f"cuda.atomic.add({O}, {ix}, {ctx.rd(2, I)})"])
+                lines = [f"_u = {ctx.rd(2, I)}"]
                 for off, part in ((0, "real"), (1, "imag")):
                     ix = tgt[:-1] + [f"2 * {tgt[-1]} + {off}"]
                     # (numba-cuda 0.30 cannot lower a 1-tuple index of a 1-D array in
@@ -1439,7 +1452,7 @@ def _op_scatter(add):
                     # simulator takes it: an index, not a tuple, at rank 1)
                     ix = ix[0] if len(ix) == 1 else "(" + ", ".join(ix) + ")"
                     lines.append(f"cuda.atomic.add({O}_RI, {ix}, _u.{part})")
-                return lines
+                return _scatter_index_lines(t, rd(L), xd[:k], drop, lines)
             dims = lead + trail
         else:
             # a thread per element of the trailing axes walks the index rows in order, so
@@ -1449,13 +1462,12 @@ def _op_scatter(add):
                 lines = [f"for _l in range({' * '.join(lead) or '1'}):"]
                 lines += ["    " + b for b in unravel_lines("_l", list(range(len(lead))),
                                                              lead, L)]
-                lines += ["    " + b for b in _clip_lines(t, rd(L), xd[:k])]
                 at = f"{O}[{', '.join(t + R)}]"
                 val = ctx.rd(2, L + R)
                 if add:               # numpy's add.at: bools or, integers wrap
                     val = ctx.fb.cast(f"{at} + {val}", dt)
-                lines.append(f"    {at} = {val}")
-                return lines
+                return lines + ["    " + b for b in _scatter_index_lines(
+                    t, rd(L), xd[:k], drop, [f"{at} = {val}"])]
             dims = trail
         with _when(ctx, nonempty):
             _map_kernel(ctx, dims, body)

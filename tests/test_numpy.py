@@ -834,8 +834,6 @@ def test_at_updates_with_traced_out_of_bounds_indices_drop_them(backend, request
     for idx in [np.array([1, 7]), np.array([-1, -5, -6, 5]), np.array([4, 9]), np.int64(7),
                 np.int64(-6), np.int64(-2)]:
         for name, op in ops.items():
-            if name == "set" and np.ndim(idx) == 0:
-                continue            # clamped, so that a loop's ys.at[i].set(v) stays in place
             got = run(lambda x, i: getattr(x.at[i], name)(-10.0), x, idx)
             np.testing.assert_array_equal(got, _np_drop(x, idx, op, -10.0),
                                           err_msg=f"{name} at {idx}")
@@ -849,6 +847,8 @@ def test_at_updates_with_traced_out_of_bounds_indices_drop_them(backend, request
     np.testing.assert_array_equal(pairs, np.where(np.arange(12).reshape(3, 4) == 3, -1.0, X))
     np.testing.assert_array_equal(run(lambda v, i: v.at[i].multiply(-1.0), X, 3), X)
     np.testing.assert_array_equal(run(lambda v, i, j: v.at[i, j].add(-1.0), X, 1, -5), X)
+    np.testing.assert_array_equal(run(lambda v, i, j: v.at[i, j].set(-1.0), X, 2, 4), X)
+    np.testing.assert_array_equal(run(lambda v, i: v.at[i].set(-1.0), X, -4), X)
     # gradients: a dropped update gets none, the operand keeps its own where nothing lands
     w = np.arange(1.0, 6.0)
     gx, gv = run(ad.grad(lambda x, v, i: anp.sum(x.at[i].set(v) * w), argnums=(0, 1)),
@@ -858,6 +858,12 @@ def test_at_updates_with_traced_out_of_bounds_indices_drop_them(backend, request
     gv = run(ad.grad(lambda v, i: anp.sum(anp.at(x)[i].add(v) * w)), np.ones(3),
              np.array([4, -9, 0]))
     np.testing.assert_array_equal(gv, [5, 0, 1])
+    # traced scalars under set: a dropped update's gradient is 0, the operand's is kept
+    for i, want in ((2, ([1, 2, 0, 4, 5], 3.0)), (5, ([1, 2, 3, 4, 5], 0.0))):
+        gx, gv = run(ad.grad(lambda x, v, i: anp.sum(x.at[i].set(v) * w), argnums=(0, 1)),
+                     x, 2.0, i)
+        np.testing.assert_array_equal(gx, want[0])
+        assert gv == want[1]
     gm = run(ad.grad(lambda v, i: anp.sum(anp.at(x)[i].multiply(v) * w)), 2.0, np.int64(5))
     assert gm == 0.0
 

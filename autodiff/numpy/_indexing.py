@@ -329,21 +329,17 @@ def flatnonzero(a):
 # functional updates
 # ----------------------------------------------------------------------------
 
-def _flat_positions(shape, idx, drop=True):
-    """``(positions, arrays)``: the flat positions ``idx`` selects (numpy when the index is
-    concrete, raising numpy's ``IndexError`` out of bounds), and whether a traced index
-    array is among ``idx`` (then some updates may be dropped and others not). With
-    ``drop`` a traced index out of bounds selects position ``size``, one past the end: its
-    update is dropped, as JAX's scatters drop them (a read clamps, as JAX's gathers do;
-    clamping an update would write another element); without, it is clamped."""
+def _flat_positions(shape, idx):
+    """The flat positions ``idx`` selects: numpy's when the index is concrete (raising
+    numpy's ``IndexError`` out of bounds); a traced index out of bounds selects position
+    ``size``, one past the end, which a scatter's ``mode="drop"`` does not write (as JAX's
+    scatters drop such updates; clamping one would write another element)."""
     size = int(np.prod(shape, dtype=np.int64))
     pos = np.arange(size, dtype=np.int64).reshape(shape)
     if not _has_tracer(idx):
-        return pos[idx], False
-    if not drop:
-        return getitem(pos, idx), False
+        return pos[idx]
     index, padded = _mode_index(shape, idx, "fill", traced_only=True)
-    return getitem(_padded_positions(shape, padded), index), _has_traced_array(idx)
+    return getitem(_padded_positions(shape, padded), index)
 
 
 def _padded_positions(shape, axes):
@@ -352,16 +348,6 @@ def _padded_positions(shape, axes):
     size = int(np.prod(shape, dtype=np.int64))
     pad = [(0, 1) if a in axes else (0, 0) for a in range(len(shape))]
     return np.pad(np.arange(size, dtype=np.int64).reshape(shape), pad, constant_values=size)
-
-
-def _has_traced_array(idx):
-    """Whether ``idx`` holds a traced integer index array (not only traced scalars; a
-    boolean mask has concrete values, or raises)."""
-    if isinstance(idx, Tracer):
-        return idx.aval.shape != () and idx.aval.dtype != np.bool_
-    if isinstance(idx, (tuple, list)):
-        return any(_has_traced_array(i) for i in idx)
-    return False
 
 
 def _has_tracer(idx):
@@ -474,18 +460,14 @@ class _AtRef:
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
-    def _prep(self, v, set_=False, mode=None):
-        """``(shape, flat operand, positions as scatter indices, updates, ok, scratch)``.
+    def _prep(self, v, mode=None):
+        """``(shape, flat operand, positions as scatter indices, updates, scatter mode)``.
 
-        On traced positions ``ok`` marks the updates in bounds, and the positions of the
-        others are 0 (``scratch`` False: all or none are in bounds, as traced scalars
-        decide them, and a dropped update adds 0 or writes what is there) or ``size``, a
-        scratch element after the operand's (``scratch`` True: a dropped update may share
-        its position with a kept one). ``set_`` with traced scalars only: clamped (``ok``
-        None), as writing what is there would read the operand, and a loop's
-        ``ys.at[i].set(v)`` of its carry would copy the carry each step, not write in place.
-        ``mode`` "fill" (JAX's "drop"): out-of-bounds positions, concrete or traced, are
-        ``size``, the scratch element's; "clip": the indices are clamped first."""
+        A traced position out of bounds is ``size``, one past the end, and the scatter's
+        mode ``"drop"`` writes nothing there (JAX's scatters drop such updates; the
+        operand is not copied, so a loop's ``ys.at[i].set(v)`` of its carry still writes
+        in place). ``mode`` "fill" (JAX's "drop"): out-of-bounds positions, concrete or
+        traced, are ``size`` too; "clip": the indices are clamped first."""
         mode = _check_mode(mode)
         x = asarray(self.x)
         sh = shape_of(x)
@@ -493,12 +475,11 @@ class _AtRef:
         size = int(np.prod(sh, dtype=np.int64))
         if mode == "fill":
             index, padded = _mode_index(sh, idx, "fill")
-            pos, arrays = getitem(_padded_positions(sh, padded), index), True
+            pos = getitem(_padded_positions(sh, padded), index)
         else:
             if mode == "clip":
                 idx, _ = _mode_index(sh, idx, "clip")
-            drop = not set_ or _has_traced_array(idx)
-            pos, arrays = _flat_positions(sh, idx, drop=drop)
+            pos = _flat_positions(sh, idx)
         v = asarray(v) if not is_python_scalar(v) else np.asarray(v, dtype=P.dtype_of(x))
         if P.dtype_of(v) != P.dtype_of(x):
             v = P.convert(v, P.dtype_of(x)) if isinstance(v, Tracer) else np.asarray(v).astype(P.dtype_of(x))
@@ -508,26 +489,15 @@ class _AtRef:
             raise ShapeError(f".at[]: cannot broadcast update of shape {shape_of(v)} to the "
                              f"indexed shape {shape_of(pos)}", source=user_source()) from None
         flat = P.reshape(x, (size,))
-        if not isinstance(pos, Tracer):
-            if mode == "fill" and pos.size and pos.max() == size:     # some dropped
-                flat = P.concatenate([flat, np.ones((1,), P.dtype_of(x))], 0)
-                return sh, flat, pos[..., None], v, None, True
-            return sh, flat, pos[..., None], v, None, False
-        if set_ and not arrays:
-            return sh, flat, P.reshape(pos, tuple(shape_of(pos)) + (1,)), v, None, False
-        ok = P.lt(pos, P.scalar(size, np.int64))
-        scratch = arrays or size == 0
-        if scratch:
-            flat = P.concatenate([flat, np.ones((1,), P.dtype_of(x))], 0)
+        drop = isinstance(pos, Tracer) or (mode == "fill" and pos.size and pos.max() == size)
+        if isinstance(pos, Tracer):
+            pos = P.reshape(pos, tuple(shape_of(pos)) + (1,))
         else:
-            pos = P.select(ok, pos, P.zeros_like(pos))
-        return sh, flat, P.reshape(pos, tuple(shape_of(pos)) + (1,)), v, ok, scratch
+            pos = pos[..., None]
+        return sh, flat, pos, v, "drop" if drop else "clip"
 
     def _result(self, flat, sh):
-        """The updated flat array in the operand's shape, without a scratch element."""
-        size = int(np.prod(sh, dtype=np.int64))
-        if shape_of(flat)[0] != size:
-            flat = P.slice_in_dim(flat, 0, size, 0)
+        """The updated flat array in the operand's shape."""
         return _out(P.reshape(flat, sh), self.x)
 
     def get(self, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
@@ -552,20 +522,18 @@ class _AtRef:
         return getitem(x, index)
 
     def set(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        sh, flat, pidx, v, ok, scratch = self._prep(v, set_=True, mode=mode)
-        return self._result(P.scatter_p.bind(flat, pidx, v), sh)
+        sh, flat, pidx, v, smode = self._prep(v, mode=mode)
+        return self._result(_scatter(P.scatter_p, flat, pidx, v, smode), sh)
 
     def add(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        sh, flat, pidx, v, ok, scratch = self._prep(v, mode=mode)
-        if ok is not None and not scratch:
-            v = P.select(ok, v, P.zeros_like(v))
-        return self._result(P.scatter_add_p.bind(flat, pidx, v), sh)
+        sh, flat, pidx, v, smode = self._prep(v, mode=mode)
+        return self._result(_scatter(P.scatter_add_p, flat, pidx, v, smode), sh)
 
     def subtract(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
         return self.add(anp.negative(v), mode=mode)
 
     def _combine(self, v, op, mode):
-        sh, flat, pidx, v, ok, scratch = self._prep(v, mode=mode)
+        sh, flat, pidx, v, smode = self._prep(v, mode=mode)
         if isinstance(pidx, np.ndarray):
             p = pidx.reshape(-1)
             if np.unique(p).size < p.size:
@@ -580,13 +548,12 @@ class _AtRef:
                 for r in range(int(rank.max()) + 1):
                     sel = np.flatnonzero(rank == r)
                     pr = p[sel][:, None]
-                    flat = P.scatter_p.bind(flat, pr, op(P.gather(flat, pr), P.gather(vf, sel[:, None])))
+                    new = op(P.gather(flat, pr), P.gather(vf, sel[:, None]))
+                    flat = _scatter(P.scatter_p, flat, pr, new, smode)
                 return self._result(flat, sh)
-        cur = P.gather(flat, pidx)
-        new = op(cur, v)
-        if ok is not None and not scratch:
-            new = P.select(ok, new, cur)
-        return self._result(P.scatter_p.bind(flat, pidx, new), sh)
+        # (a dropped position's read clamps; its write is dropped)
+        new = op(P.gather(flat, pidx), v)
+        return self._result(_scatter(P.scatter_p, flat, pidx, new, smode), sh)
 
     def multiply(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
         return self._combine(v, anp.multiply, mode)
@@ -602,6 +569,11 @@ class _AtRef:
 
     def max(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
         return self._combine(v, anp.maximum, mode)
+
+
+def _scatter(prim, flat, pidx, v, mode):
+    """``prim`` (a scatter) of ``v`` at ``pidx``, with ``mode="drop"`` only when needed."""
+    return prim.bind(flat, pidx, v, mode="drop") if mode == "drop" else prim.bind(flat, pidx, v)
 
 
 def _out(res, like):

@@ -4,8 +4,8 @@ import numpy as np
 from ..core import Primitive, ShapedArray, UndefinedPrimal
 from ..errors import DTypeError, ShapeError
 from ._rules import aval_of, deflinear, dtype_of, full, moveaxis, scalar, shape_of, zeros_like
-from .elementwise import add, convert, eq, max_, min_, select
-from .shape import broadcast_in_dim, concatenate, expand_dims, iota, reshape
+from .elementwise import add, and_p, convert, eq, ge, lt, max_, min_, select
+from .shape import broadcast_in_dim, concatenate, expand_dims, iota, reshape, slice_in_dim
 
 __all__ = ["dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p",
            "gather", "gather_p", "index_gather", "index_gather_p", "scatter_add_p",
@@ -120,8 +120,13 @@ def dynamic_update_slice(x, upd, starts):
 # gather / scatter over leading axes:
 #   gather(x, idx)  with idx int[..., k] -> out[...] = x[idx[..., 0], ..., idx[..., k-1], :, ...]
 # Indices are clamped into range (out-of-range behaviour of a compiled kernel must be
-# defined; numpy's eager IndexError is kept by autodiff.numpy on concrete inputs).
+# defined; numpy's eager IndexError is kept by autodiff.numpy on concrete inputs). The
+# scatters take ``mode="drop"`` too: an index row with an index outside [0, n) on any of
+# its axes writes nothing (JAX's scatters' FILL_OR_DROP), so an update that misses the
+# array is dropped without a scratch copy of the operand.
 # ----------------------------------------------------------------------------
+
+SCATTER_MODES = ("clip", "drop")
 
 def _index_tuple(x_shape, idx):
     idx = np.asarray(idx)
@@ -268,7 +273,30 @@ def index_gather(x, idx):
     return index_gather_p.bind(x, *idx)
 
 
-def _scatter_aval(x, idx, upd):
+def _in_bounds_rows(x_shape, idx):
+    """numpy: which index rows of ``idx`` (``int[..., k]``) lie inside ``x_shape``."""
+    idx = np.asarray(idx)
+    ok = np.ones(idx.shape[:-1], dtype=bool)
+    for i in range(idx.shape[-1]):
+        ok &= (idx[..., i] >= 0) & (idx[..., i] < x_shape[i])
+    return ok
+
+
+def _in_bounds(x_shape, idx):
+    """Traced: which index rows of ``idx`` (``int[..., k]``) lie inside ``x_shape``."""
+    lead = shape_of(idx)[:-1]
+    ok = None
+    for i in range(shape_of(idx)[-1]):
+        col = reshape(slice_in_dim(idx, i, i + 1, len(lead)), lead)
+        c = and_p.bind(ge(col, scalar(0, dtype_of(idx))),
+                       lt(col, scalar(x_shape[i], dtype_of(idx))))
+        ok = c if ok is None else and_p.bind(ok, c)
+    return ok
+
+
+def _scatter_aval(x, idx, upd, mode="clip"):
+    if mode not in SCATTER_MODES:
+        raise ValueError(f"scatter: mode must be one of {SCATTER_MODES}, got {mode!r}")
     if idx.dtype.kind not in "iu":
         raise DTypeError(f"scatter: indices must be integers, got {idx.dtype}")
     k = idx.shape[-1]
@@ -283,19 +311,38 @@ def _scatter_aval(x, idx, upd):
 scatter_add_p = Primitive("scatter_add")
 
 
-def _scatter_add_impl(x, idx, upd):
+def _kept(x_shape, idx, upd, mode):
+    """``(idx, upd)`` without the rows ``mode="drop"`` drops (numpy)."""
+    if mode != "drop":
+        return idx, upd
+    ok = _in_bounds_rows(x_shape, idx)
+    return np.asarray(idx)[ok], np.asarray(upd)[ok]
+
+
+def _scatter_add_impl(x, idx, upd, mode="clip"):
     out = np.array(x, copy=True)
+    idx, upd = _kept(out.shape, idx, upd, mode)
     np.add.at(out, _index_tuple(out.shape, idx), upd)
     return out
 
 
-def _scatter_add_transpose(ct, x, idx, upd):
+def _gathered_cotangent(ct, idx, mode):
+    """The cotangent of a scatter's updates: ``ct`` at their positions, 0 where dropped."""
+    g = gather_p.bind(ct, idx)
+    if mode == "drop":
+        lead = len(shape_of(idx)) - 1
+        ok = broadcast_in_dim(_in_bounds(shape_of(ct), idx), shape_of(g), tuple(range(lead)))
+        g = select(ok, g, zeros_like(g))
+    return g
+
+
+def _scatter_add_transpose(ct, x, idx, upd, mode="clip"):
     return [ct if isinstance(x, UndefinedPrimal) else None, None,
-            gather_p.bind(ct, idx) if isinstance(upd, UndefinedPrimal) else None]
+            _gathered_cotangent(ct, idx, mode) if isinstance(upd, UndefinedPrimal) else None]
 
 
 def _scatter_batch(prim):
-    def rule(args, dims):
+    def rule(args, dims, **params):
         x, idx, upd = args
         size = next(shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
         x = moveaxis(x, dims[0], size=size)
@@ -304,7 +351,7 @@ def _scatter_batch(prim):
             idx = broadcast_in_dim(idx, (size,) + shape_of(idx), tuple(range(1, len(shape_of(idx)) + 1)))
         else:
             idx = moveaxis(idx, dims[1])
-        return prim.bind(x, _with_batch_index(idx, size, None), upd), 0
+        return prim.bind(x, _with_batch_index(idx, size, None), upd, **params), 0
     prim.batch = rule
 
 
@@ -316,25 +363,27 @@ _scatter_batch(scatter_add_p)
 scatter_p = Primitive("scatter")   # set; with repeated indices the last update wins
 
 
-def _scatter_impl(x, idx, upd):
+def _scatter_impl(x, idx, upd, mode="clip"):
     out = np.array(x, copy=True)
+    idx, upd = _kept(out.shape, idx, upd, mode)
     out[_index_tuple(out.shape, idx)] = upd
     return out
 
 
-def _scatter_transpose(ct, x, idx, upd):
+def _scatter_transpose(ct, x, idx, upd, mode="clip"):
     ua = aval_of(upd)
-    cx = scatter_p.bind(ct, idx, full(ua.shape, 0, ua.dtype)) if isinstance(x, UndefinedPrimal) else None
+    cx = (scatter_p.bind(ct, idx, full(ua.shape, 0, ua.dtype), mode=mode)
+          if isinstance(x, UndefinedPrimal) else None)
     cu = None
     if isinstance(upd, UndefinedPrimal):
         # with repeated indices only the last update of a position lands in the output, so
         # only it gets that position's cotangent: scatter the updates' ids the same way and
-        # keep the updates whose own id survived
+        # keep the updates whose own id survived (a dropped one's id is written nowhere)
         ishape = shape_of(idx)[:-1]
         k = shape_of(idx)[-1]
         n = int(np.prod(ishape, dtype=np.int64))
         ids = reshape(iota(np.int64, (n,), 0), ishape)
-        won = scatter_p.bind(full(shape_of(ct)[:k], -1, np.int64), idx, ids)
+        won = scatter_p.bind(full(shape_of(ct)[:k], -1, np.int64), idx, ids, mode=mode)
         winner = eq(gather_p.bind(won, idx), ids)
         winner = broadcast_in_dim(winner, ua.shape, tuple(range(len(ishape))))
         g = gather_p.bind(ct, idx)

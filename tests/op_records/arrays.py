@@ -128,6 +128,9 @@ sample("index_gather", [A(200, 2), C([0, -2, 100], np.int8)])      # int8 into 2
 for _n in ["scatter_add", "scatter"]:
     sample(_n, [A(5, 4), I(3, 1, lo=0, hi=5), A(3, 4)])
     sample(_n, [A(5, 4), I(2, 2, lo=0, hi=4), A(2)])
+    # mode="drop": rows outside the array (past either end, negative) write nothing
+    sample(_n, [A(5, 4), C([[0], [7], [-1], [2], [5]]), A(5, 4)], mode="drop")
+    sample(_n, [A(4, 3), C([[1, 2], [4, 0], [3, -1], [0, 3], [1, 2]]), A(5)], mode="drop")
 sample("dot_general", [A(4), A(4)], dimension_numbers=(((0,), (0,)), ((), ())))
 sample("dot_general", [A(2, 3, 4), A(2, 4, 5)], dimension_numbers=(((2,), (1,)), ((0,), (0,))))
 sample("dot_general", [A(4, 2, 3), A(3, 2)], dimension_numbers=(((2,), (0,)), ((1,), (1,))))
@@ -317,7 +320,10 @@ for _n, _jet, _cuda, _jit in [
 # indexing
 _GATHER_SCATTER = Cuda(lambda x, i, up, i1, u1: (P.gather(x, i), P.scatter_add_p.bind(x, i, up),
                                                  P.scatter_p.bind(x, i1, u1),
-                                                 P.gather(x, i1) * 2.0),
+                                                 P.gather(x, i1) * 2.0,
+                                                 # rows with -1, 7 and -9 dropped
+                                                 P.scatter_add_p.bind(x, i, up, mode="drop"),
+                                                 P.scatter_p.bind(x, i, up, mode="drop")),
                        (u((4, 3)), np.array([[0, 1], [3, 2], [-1, 0], [7, -9]]), u((4,)),
                         np.array([[2], [0]]), u((2, 3))))
 _DYNAMIC = Cuda(lambda x, i, j, up: (P.dynamic_slice(x, (i, j), (2, 2)),
