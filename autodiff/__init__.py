@@ -45,7 +45,7 @@ from .differential_operators import (hessian_vector_product, hessian_tensor_prod
 from .jit import jit, wait_for_compiles, disable_jit
 from . import lax, optim, nn
 from .transforms.jet import jet, taylor
-from . import random, flatten_util, debug, tree, extend, dtypes
+from . import random, flatten_util, debug, tree, extend, dtypes, ops, typing
 from .shapes import ShapeDtypeStruct, eval_shape
 from .devices import block_until_ready, device_put, device_get
 from .core import Array
@@ -63,7 +63,8 @@ __all__ = [
     "ShapedArray", "jit", "wait_for_compiles", "disable_jit", "lax", "optim", "nn", "Variable", "Function", "no_grad",
     "enable_grad", "is_grad_enabled", "checkpoint", "remat", "checkpoint_sequential", "every",
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
-    "flatten_util", "debug", "tree", "extend", "dtypes", "ShapeDtypeStruct", "eval_shape", "block_until_ready",
+    "flatten_util", "debug", "tree", "extend", "dtypes", "ops", "typing", "ShapeDtypeStruct",
+    "eval_shape", "block_until_ready",
     "jet", "taylor", "pure_callback", "device_put", "device_get", "Array", "devices",
     "holomorphic_grad", "primitive",
 ]

@@ -146,11 +146,16 @@ def _scalar_operand(x, who, what):
     return x, a
 
 
-def cond(pred, true_fun, false_fun, *operands):
+_NO_OPERAND = object()
+
+
+def cond(pred, true_fun, false_fun, *operands, operand=_NO_OPERAND):
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, as one primitive.
 
     Both branches are traced; they must return the same pytree of shapes and dtypes.
-    Under ``vmap`` a batched ``pred`` becomes a ``select`` of both branches.
+    Under ``vmap`` a batched ``pred`` becomes a ``select`` of both branches. JAX's older
+    spellings work too: ``cond(pred, true_fun, false_fun, operand=x)`` and
+    ``cond(pred, true_operand, true_fun, false_operand, false_fun)``.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> f = lambda x: ad.lax.cond(x > 0, anp.sin, lambda x: x ** 2, x)
@@ -158,7 +163,20 @@ def cond(pred, true_fun, false_fun, *operands):
     (np.float64(9.0), np.float64(-6.0))
     >>> ad.vmap(f)(np.array([-1.0, 2.0]))
     array([1.        , 0.90929743])
+    >>> ad.lax.cond(False, 1.0, lambda a: a + 1.0, 2.0, lambda b: b * 10.0)
+    np.float64(20.0)
     """
+    if operand is not _NO_OPERAND:
+        if operands:
+            raise _located(TypeError, "ad.lax.cond: pass the operands either positionally "
+                                      "or as operand=, not both")
+        operands = (operand,)
+    if (not callable(true_fun) and callable(false_fun) and len(operands) == 2
+            and callable(operands[1])):
+        # JAX's old signature: cond(pred, true_operand, true_fun, false_operand, false_fun)
+        true_op, true_f, false_op, false_f = true_fun, false_fun, operands[0], operands[1]
+        return cond(pred, lambda ops: true_f(ops[0]), lambda ops: false_f(ops[1]),
+                    (true_op, false_op))
     if not callable(true_fun) or not callable(false_fun):
         raise _located(TypeError,
                        "ad.lax.cond(pred, true_fun, false_fun, *operands): true_fun and "
@@ -350,11 +368,12 @@ def _while_steps(cond_fun, body_fun, leaves, tree, avals, max_steps):
     return False, leaves, None if max_steps is None else max_steps - steps
 
 
-def fori_loop(lower, upper, body_fun, init_val):
+def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``.
 
     With Python-int bounds it is a ``scan`` (differentiable in both modes); with traced
-    bounds a ``while_loop`` (forward mode only).
+    bounds a ``while_loop`` (forward mode only). ``unroll`` is accepted for JAX
+    compatibility and ignored, as ``scan``'s.
 
     >>> import numpy as np, autodiff as ad
     >>> ad.lax.fori_loop(0, 5, lambda i, x: x * 2.0 + i, 1.0)

@@ -879,20 +879,23 @@ _StaticNames = Union[str, Sequence[str]]
 def jit(fun: Callable[P, R], *, static_argnums: _StaticNums = (),
         static_argnames: _StaticNames = (), backend: Optional[str] = None,
         dynamic_shapes: Optional[bool] = None, donate_argnums: _StaticNums = (),
-        donate_argnames: _StaticNames = ()) -> JitFunction[P, R]: ...
+        donate_argnames: _StaticNames = (), inline: bool = False,
+        keep_unused: bool = False) -> JitFunction[P, R]: ...
 
 
 @typing.overload
 def jit(fun: None = None, *, static_argnums: _StaticNums = (),
         static_argnames: _StaticNames = (), backend: Optional[str] = None,
         dynamic_shapes: Optional[bool] = None, donate_argnums: _StaticNums = (),
-        donate_argnames: _StaticNames = ()) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
+        donate_argnames: _StaticNames = (), inline: bool = False,
+        keep_unused: bool = False) -> Callable[[Callable[P, R]], JitFunction[P, R]]: ...
 
 
 def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (),
         static_argnames: _StaticNames = (), backend: Optional[str] = None,
         dynamic_shapes: Optional[bool] = None, donate_argnums: _StaticNums = (),
-        donate_argnames: _StaticNames = ()) -> Any:
+        donate_argnames: _StaticNames = (), inline: bool = False,
+        keep_unused: bool = False) -> Any:
     """Compile ``fun`` to Numba CPU code, traced and cached per input signature.
 
     Usable as ``@ad.jit``, ``@ad.jit(static_argnums=1)`` or ``ad.jit(f, ...)``.
@@ -919,6 +922,9 @@ def jit(fun: Optional[Callable[P, R]] = None, *, static_argnums: _StaticNums = (
     nothing on the CPU: no input buffer is reused, the donated arrays stay valid.
     A keyword argument whose value is a string, None, a bool or a tuple of such is
     static without being named in ``static_argnames`` (``f(x, mode="sum")``).
+    JAX's ``inline`` and ``keep_unused`` are accepted and ignored: a ``jit`` inside a
+    traced function is inlined into its caller's program anyway, and unused arguments
+    change nothing but XLA's calling convention.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> def power_sum(x, n):

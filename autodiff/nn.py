@@ -4,6 +4,7 @@
 >>> ad.nn.relu(np.array([-1.0, 2.0]))
 array([0., 2.])
 """
+import sys
 import typing
 
 import numpy as np
@@ -435,3 +436,8 @@ class initializers:
     kaiming_normal = he_normal
     xavier_uniform = glorot_uniform
     xavier_normal = glorot_normal
+
+
+# ``import jax.nn.initializers as init`` and ``from jax.nn.initializers import
+# glorot_normal`` port as ``autodiff.nn.initializers``: the class stands for that module
+sys.modules[__name__ + ".initializers"] = initializers     # type: ignore[assignment]

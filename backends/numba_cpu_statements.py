@@ -21,7 +21,8 @@ from .dimensions import (dim_bid, dim_concat, dim_dot, dim_eigh, dim_expand, dim
                          dim_slogdet, dim_solve, dim_squeeze, dim_svd, dim_transpose, no_dims)
 from .numba_cpu_expressions import expression, import_helper
 from .numba_emitter import (acc_dtype, call_text, carry_init, clamped_starts,
-                            cond_statement, dt_text, sub_jaxpr, while_statement)
+                            cond_statement, dt_text, scatter_text, sub_jaxpr,
+                            while_statement)
 from .plan import LOWERINGS, register_lowering
 
 __all__ = ["cumulative_statement", "statement_rule"]
@@ -290,7 +291,7 @@ def _op_index_gather(ctx):
     _emit_gather(ctx, k, ctx.dims_in(1), lambda L: [ctx.rd(1 + a, L) for a in range(k)])
 
 
-def _op_scatter(add):
+def _op_scatter(kind):
     def rule(ctx):
         x, idx, upd = ctx.invar(0), ctx.invar(1), ctx.invar(2)
         k = idx.aval.shape[-1]
@@ -316,7 +317,8 @@ def _op_scatter(add):
                     with ctx.loops(trail) as R:
                         tgt = f"{O}[{', '.join(t + list(R))}]"
                         u = ctx.rd(2, list(L) + list(R))
-                        ctx.emit(f"{tgt} = {tgt} + {u}" if add else f"{tgt} = {u}")
+                        ctx.emit(f"{tgt} = "
+                                 + scatter_text(kind, ctx.outvar(0).aval.dtype, tgt, u))
     return rule
 
 
@@ -589,8 +591,9 @@ register_lowering("argmax", "opaque", emit=_op_argext("max"), dims=dim_reduce)
 register_lowering("argmin", "opaque", emit=_op_argext("min"), dims=dim_reduce)
 register_lowering("gather", "opaque", emit=_op_gather, dims=dim_gather)
 register_lowering("index_gather", "opaque", emit=_op_index_gather, dims=dim_index_gather)
-register_lowering("scatter", "opaque", emit=_op_scatter(False), dims=dim_scatter)
-register_lowering("scatter_add", "opaque", emit=_op_scatter(True), dims=dim_scatter)
+for _kind in ("set", "add", "mul", "min", "max"):
+    register_lowering("scatter" if _kind == "set" else f"scatter_{_kind}", "opaque",
+                      emit=_op_scatter(_kind), dims=dim_scatter)
 register_lowering("dynamic_slice", "opaque", emit=_op_dynamic_slice, dims=no_dims)
 register_lowering("dynamic_update_slice", "opaque", emit=_op_dynamic_update_slice,
                   dims=dim_first_to_out)

@@ -34,7 +34,8 @@ it for a GPU. A program is one Python module:
   ``numba_cuda_statements._device_loop``); ``cond``/``while``/other scans are host
   loops over the body's host function, whose operands and carry stay on the device;
 * gathers, scatters (``scatter_add`` with atomics; ``scatter`` walks the index rows in
-  order so the last write wins, as in numpy), dynamic slices and updates, ``pad``,
+  order so the last write wins, as in numpy, and ``scatter_mul/min/max`` combine each
+  update in that order), dynamic slices and updates, ``pad``,
   ``concatenate``, cumulative ops, ``argmax``/``argmin`` and ``sort``/``argsort`` (a
   thread per element writes it at its rank) are kernels of their own (one thread per
   output element or lane); ``fft`` is cuFFT through CuPy (else numpy on the host); the

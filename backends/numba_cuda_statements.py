@@ -29,7 +29,7 @@ from . import numba_cuda_linalg as small_linalg
 from .kernel_plan import Row, Transpose
 from .numba_cuda_expressions import Record, expression_rule
 from .numba_emitter import (EwCtx, call_text, carry_init, clamped_start, cond_statement,
-                            dt_text, sub_jaxpr, while_statement)
+                            dt_text, scatter_text, sub_jaxpr, while_statement)
 
 __all__ = ["STATEMENTS", "register_statement", "statement_rule", "host_statement",
            "cumulative_statement", "GLOBALS", "free_names", "unravel_lines",
@@ -1411,7 +1411,9 @@ def _op_index_gather(ctx):
     _emit_gather(ctx, k, ctx.dims_in(1), lambda L: [ctx.rd(1 + a, L) for a in range(k)])
 
 
-def _op_scatter(add):
+def _op_scatter(kind):
+    add = kind == "add"
+
     def rule(ctx):
         # the update may be a rank-0 value (x.at[i].set(s) of a 1-D x)
         dt = ctx.outvar(0).aval.dtype
@@ -1464,8 +1466,8 @@ def _op_scatter(add):
                                                              lead, L)]
                 at = f"{O}[{', '.join(t + R)}]"
                 val = ctx.rd(2, L + R)
-                if add:               # numpy's add.at: bools or, integers wrap
-                    val = ctx.fb.cast(f"{at} + {val}", dt)
+                if kind != "set":     # numpy's add.at: bools or, integers wrap
+                    val = ctx.fb.cast(scatter_text(kind, dt, at, val), dt)
                 return lines + ["    " + b for b in _scatter_index_lines(
                     t, rd(L), xd[:k], drop, [f"{at} = {val}"])]
             dims = trail
@@ -1943,7 +1945,7 @@ def _cumulative_block(ctx, X, O, d, axis, reverse, comb):
 for _n, _rule in [("pad", _op_pad), ("concatenate", _op_concatenate),
                   ("dynamic_slice", _op_dynamic_slice),
                   ("dynamic_update_slice", _op_dynamic_update_slice), ("gather", _op_gather),
-                  ("index_gather", _op_index_gather), ("scatter", _op_scatter(False)),
+                  ("index_gather", _op_index_gather), ("scatter", _op_scatter("set")),
                   ("argmax", _op_argext("max")), ("argmin", _op_argext("min")),
                   ("cond", cond_statement), ("while", _op_while), ("scan", _op_scan)]:
     register_statement(_n, _rule, complex=True)
@@ -1953,7 +1955,10 @@ register_statement("fft", _library("fft"), complex=True)
 # complex values sort on the host (numpy's lexicographic order with its NaN rules)
 register_statement("sort", _op_sort(False), complex=True)
 register_statement("argsort", _op_sort(True), complex=True)
-register_statement("scatter_add", _op_scatter(True), complex=True)
+register_statement("scatter_add", _op_scatter("add"), complex=True)
+register_statement("scatter_mul", _op_scatter("mul"), complex=True)
+for _kind in ("min", "max"):
+    register_statement(f"scatter_{_kind}", _op_scatter(_kind))
 # complex too: cuSOLVER through CuPy, else numpy/LAPACK on the host; small real matrices
 # of known sizes are kernels (numba_cuda_linalg)
 for _n in ("eigh", "qr", "svd"):

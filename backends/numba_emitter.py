@@ -27,7 +27,8 @@ from .plan import Planner, parenthesized
 __all__ = ["is_float", "is_complex", "dt_text", "dtype_name", "SHORT_DTYPES", "acc_dtype",
            "float_text", "EwCtx", "OpCtx", "NumbaFunction", "ModuleBase", "sub_jaxpr",
            "call_text", "carry_init", "clamped_start", "clamped_starts", "cond_statement",
-           "while_statement", "integer_pow_text", "has_arrays", "uses_primitive"]
+           "while_statement", "integer_pow_text", "has_arrays", "uses_primitive",
+           "scatter_text"]
 
 
 # =====================================================================================
@@ -433,6 +434,20 @@ def carry_init(ctx, ref, aval):
     if ref[0] == "scalar":
         return ctx.cast(ref[2], aval.dtype)
     return ref[2]
+
+
+def scatter_text(kind, dt, at, u):
+    """What a scatter of ``kind`` (both targets) writes at ``at`` for the update ``u``: the update
+    (``set``), or ``at`` combined with it as numpy's ``add``/``multiply``/``maximum``/
+    ``minimum`` (a NaN on either side wins; on a tie the update, numpy's second operand)."""
+    if kind == "set":
+        return u
+    if kind in ("add", "mul"):
+        return f"{at} {'+' if kind == 'add' else '*'} {u}"
+    cmp = ">" if kind == "max" else "<"
+    if np.dtype(dt).kind == "f":
+        return f"{at} if ({at} {cmp} {u} or {at} != {at}) else {u}"
+    return f"{at} if {at} {cmp} {u} else {u}"
 
 
 def clamped_start(t, s, n, w):

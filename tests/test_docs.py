@@ -13,7 +13,7 @@ def _modules():
     names = ["autodiff"]
     for pkg in ("autodiff", "autodiff.transforms", "autodiff.backends", "autodiff.numpy",
                 "autodiff.scipy", "autodiff.scipy.stats", "autodiff.misc",
-                "autodiff.example_libraries"):
+                "autodiff.example_libraries", "autodiff.experimental"):
         mod = importlib.import_module(pkg)
         for info in pkgutil.iter_modules(mod.__path__):
             names.append(f"{pkg}.{info.name}")

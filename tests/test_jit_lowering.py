@@ -462,6 +462,32 @@ def test_gather_scatter():
                          (x.astype(F32), idx, upd.astype(F32), i1, u1.astype(F32))])
 
 
+def test_scatter_combining():
+    # every update combined into its position, repeats included (numpy's multiply.at,
+    # minimum.at, maximum.at: a NaN on either side wins), rows outside dropped by
+    # mode="drop"; the interpreter's result is numpy's own
+    def fn(x, idx, upd, xi, ui):
+        out = []
+        for p in (P.scatter_mul_p, P.scatter_min_p, P.scatter_max_p):
+            out += [p.bind(x, idx, upd), p.bind(x, idx, upd, mode="drop"),
+                    p.bind(xi, idx, ui), p.bind(xi, idx, ui, mode="drop")]
+        return tuple(out)
+    x = uniform((4, 3), F64)
+    x[1, 2] = np.nan
+    idx = np.array([[0], [3], [0], [7], [-1], [0]])
+    upd = uniform((6, 3), F64)
+    upd[0, 1], upd[2, 0] = np.nan, x[0, 0]                    # a NaN update, a tie
+    xi = np.arange(12, dtype=np.int32).reshape(4, 3) - 5
+    ui = (np.arange(18, dtype=np.int32).reshape(6, 3) * 7) % 11 - 5
+    for name in ("scatter_mul", "scatter_min", "scatter_max"):
+        check(name, fn, [(x, idx, upd, xi, ui), (noncontig(x), idx[:2], upd[:2], xi, ui[:2]),
+                         (x.astype(F32), idx, upd.astype(F32), xi, ui)])
+    want = x.copy()
+    np.maximum.at(want, ([0, 3, 0, 0],), upd[[0, 1, 2, 5]])
+    np.testing.assert_array_equal(ad.jit(fn)(x, idx, upd, xi, ui)[9], want)
+    assert np.isnan(want[0, 1]) and np.isnan(want[1, 2])
+
+
 def test_index_gather():
     # numpy's x[i, j] on index arrays: one operand per indexed axis, negatives wrapped and
     # the rest clamped as gather does; rank-0 indices, trailing axes, an empty index

@@ -50,7 +50,8 @@ LAYERS = [
     # 9: libraries on top of it
     ["autodiff.lax", "autodiff._lax_*", "autodiff.lax_*", "autodiff.nn", "autodiff.scipy",
      "autodiff.scipy.*", "autodiff.random", "autodiff._random_*", "autodiff.flatten_util",
-     "autodiff.differential_operators", "autodiff.extend"],
+     "autodiff.differential_operators", "autodiff.extend", "autodiff.ops",
+     "autodiff.typing", "autodiff.experimental", "autodiff.experimental.*"],
     # 10: compilation and devices
     ["autodiff.backends", "autodiff.backends.*", "autodiff.jit", "autodiff._jit_*",
      "autodiff.jit_*", "autodiff._compile_worker", "autodiff.devices", "autodiff.debug"],

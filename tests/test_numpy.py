@@ -820,6 +820,49 @@ def _np_drop(x, idx, op, v):
     return x
 
 
+def _fd_grad(f, x, eps=1e-6):
+    return np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(x.size)])
+
+
+@pytest.mark.parametrize("backend", ["cpu", "interpret"])
+def test_at_combining_updates_with_traced_repeated_indices(backend):
+    # JAX's scatter_mul/min/max: every update at a repeated position counts (before, a
+    # traced index kept the last one only: a wrong number under jit)
+    def run(f, *args):
+        return ad.jit(f, backend="interpret")(*args) if backend == "interpret" \
+            else assert_compiled(ad.jit(f), *args)
+    x = np.array([1.5, -2.0, 3.0, 0.5])
+    i = np.array([0, 2, 0, 2, 0, 7, -1])
+    v = np.array([2.0, -1.0, 0.5, 4.0, 3.0, 9.0, -3.0])
+    for name, uf in (("multiply", np.multiply), ("min", np.minimum), ("max", np.maximum)):
+        want = x.copy()
+        uf.at(want, i[[0, 1, 2, 3, 4, 6]], v[[0, 1, 2, 3, 4, 6]])     # 7 is dropped
+        got = run(lambda x, i, v: getattr(x.at[i], name)(v), x, i, v)
+        np.testing.assert_allclose(got, want, rtol=1e-15, err_msg=name)
+        # vmapped over index sets
+        got = run(ad.vmap(lambda x, i, v: getattr(x.at[i], name)(v), (None, 0, None)),
+                  x, np.stack([i, i[::-1]]), v)
+        want2 = x.copy()
+        uf.at(want2, i[::-1][[0, 2, 3, 4, 5, 6]], v[[0, 2, 3, 4, 5, 6]])
+        np.testing.assert_allclose(got, [want, want2], rtol=1e-15, err_msg=name)
+    np.testing.assert_allclose(run(lambda x, i, v: x.at[i].divide(v), x, i, v),
+                               [1.5 / 3.0, -2.0, 3.0 / -4.0, 0.5 / -3.0])
+    # gradients against central differences, zeros among a product's updates included
+    w = np.array([1.0, 2.0, -1.0, 0.5])
+    for name in ("multiply", "min", "max"):
+        for vv in (v, np.array([2.0, 0.0, 0.5, 4.0, 0.0, 9.0, -3.0]),
+                   np.array([2.0, -1.0, 0.0, 4.0, 3.0, 9.0, -3.0])):
+            f = lambda x, v, i: anp.sum(getattr(x.at[i], name)(v) * w)
+            gx, gv = run(ad.grad(f, argnums=(0, 1)), x, vv, i)
+            fj = ad.jit(f, backend="interpret")         # (i traced: index 7 is dropped)
+            np.testing.assert_allclose(gx, _fd_grad(lambda x: fj(x, vv, i), x), atol=1e-8)
+            np.testing.assert_allclose(gv, _fd_grad(lambda v: fj(x, v, i), vv), atol=1e-8)
+    # ties share the gradient, as anp.max's do: x[0] and two updates all equal 3
+    g = run(ad.grad(lambda v: anp.sum(anp.at(np.array([3.0, 0.0]))[np.array([0, 0, 1])].max(v))),
+            np.array([3.0, 3.0, 1.0]))
+    np.testing.assert_allclose(g, [1 / 3, 1 / 3, 1.0])
+
+
 @pytest.mark.parametrize("backend", ["cpu", "numba", "interpret"])
 def test_at_updates_with_traced_out_of_bounds_indices_drop_them(backend, request):
     if backend == "numba":                      # the Numba path, without the LLVM tier

@@ -277,9 +277,13 @@ nanmax.__name__, nanmin.__name__ = "nanmax", "nanmin"
 
 
 @npfunc(np.searchsorted)
-def searchsorted(a, v, side="left", sorter=None):
+def searchsorted(a, v, side="left", sorter=None, *, method=None):
     """Insertion indices into sorted ``a`` (not differentiable; ``v`` may be traced).
-    One comparison per element of ``a``: fine for the short tables scripts search."""
+    One comparison per element of ``a``: fine for the short tables scripts search.
+    JAX's ``method=`` (its search strategy: ``"scan"``, ``"sort"``, ...) is accepted and
+    changes nothing but speed there, so it is ignored."""
+    if method not in (None, "scan", "scan_unrolled", "sort", "compare_all"):
+        raise ValueError(f"searchsorted: unknown method={method!r}")
     a = asarray(a)
     if sorter is not None:
         a = take(a, sorter)

@@ -6,6 +6,7 @@ composition of primitives recording equations; on wrapped values (tape
 ``Variable`` s) it unwraps, computes, and wraps again.
 """
 import functools
+import inspect
 
 import numpy as np
 
@@ -80,10 +81,27 @@ def to_output(x):
     return x
 
 
+def _numpy_keywords(np_fn):
+    """The keyword names ``np_fn`` accepts, or None when it takes any (``**kwargs``, or no
+    signature to read)."""
+    try:
+        params = inspect.signature(np_fn).parameters.values()
+    except (TypeError, ValueError):
+        return None
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return None
+    return frozenset(p.name for p in params if p.kind is not p.POSITIONAL_ONLY)
+
+
 def npfunc(np_fn=None):
-    """Decorator: numpy's own ``np_fn`` on plain inputs, the traced body otherwise."""
+    """Decorator: numpy's own ``np_fn`` on plain inputs, the traced body otherwise.
+
+    On plain inputs given a keyword numpy's function lacks (JAX's ``bincount(length=)``,
+    ``reshape(newshape=)`` that numpy 2 dropped), the body runs on them instead.
+    """
     plain = _PLAIN_TYPES
     state = trace_state
+    np_keywords = None if np_fn is None else _numpy_keywords(np_fn)
 
     def deco(f):
         @functools.wraps(f)
@@ -108,7 +126,8 @@ def npfunc(np_fn=None):
                         break
                     calls_user = calls_user or _has_callable(a)
             if k == 0:
-                if np_fn is not None:
+                if np_fn is not None and (np_keywords is None or not kwargs
+                                          or np_keywords.issuperset(kwargs)):
                     return np_fn(*args, **kwargs)
                 out = f(*args, **kwargs)
                 return _tree_out(out)

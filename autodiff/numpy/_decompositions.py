@@ -37,10 +37,15 @@ def cholesky(a, upper=False):
 
 
 @npfunc(np.linalg.eigh)
-def eigh(a, UPLO="L"):
+def eigh(a, UPLO="L", *, symmetrize_input=False):
+    """``numpy.linalg.eigh`` (the lower triangle by default, as numpy). JAX's
+    ``symmetrize_input=True`` computes it for ``(a + aᴴ) / 2`` instead, whose derivative
+    reaches both triangles (JAX's default; ours follows numpy)."""
     a = _float(a)
     _square(a, "eigh")
-    uplo = UPLO.upper() if isinstance(UPLO, str) else UPLO
+    if symmetrize_input:
+        a = anp.divide(anp.add(a, anp.conj(anp.swapaxes(a, -1, -2))), 2)
+    uplo = UPLO.upper() if isinstance(UPLO, str) else "L" if UPLO is None else UPLO
     if uplo not in ("L", "U"):
         raise ValueError("UPLO argument must be 'L' or 'U'")
     if uplo == "U":
@@ -57,8 +62,8 @@ EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
 
 
 @npfunc(np.linalg.eigvalsh)
-def eigvalsh(a, UPLO="L"):
-    return eigh(a, UPLO)[0]
+def eigvalsh(a, UPLO="L", *, symmetrize_input=False):
+    return eigh(a, UPLO, symmetrize_input=symmetrize_input)[0]
 
 
 # ----------------------------------------------------------------------------

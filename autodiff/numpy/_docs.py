@@ -10,8 +10,8 @@ examples call ``np.``, and the doctests of this package run every ``>>>`` prompt
 the few prompts elsewhere in it lose their ``>>>``.
 
 >>> import autodiff.numpy as anp
->>> print(anp.sum.__doc__.splitlines()[0])
-``numpy.sum`` for concrete and traced values (numpy's own result on numpy input); differentiable where numpy's is, jittable and vmappable.
+>>> print(anp.prod.__doc__.splitlines()[0])
+``numpy.prod`` for concrete and traced values (numpy's own result on numpy input); differentiable where numpy's is, jittable and vmappable.
 >>> "What differs from numpy" in anp.sum.__doc__ and "Sum of array elements" in anp.sum.__doc__
 True
 """

@@ -532,43 +532,34 @@ class _AtRef:
     def subtract(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
         return self.add(anp.negative(v), mode=mode)
 
-    def _combine(self, v, op, mode):
+    def _combine(self, v, prim, mode):
+        """Every update combined into its position by ``prim`` (a ``scatter_mul``/``min``/
+        ``max``), repeated positions included, as JAX's scatters do."""
         sh, flat, pidx, v, smode = self._prep(v, mode=mode)
-        if isinstance(pidx, np.ndarray):
-            p = pidx.reshape(-1)
-            if np.unique(p).size < p.size:
-                # repeated positions: like JAX, every update is applied (a gather/scatter
-                # pair would keep only the last); apply them in rounds of distinct positions
-                order = np.argsort(p, kind="stable")
-                sp = p[order]
-                starts = np.r_[0, np.flatnonzero(sp[1:] != sp[:-1]) + 1]
-                rank = np.empty_like(p)
-                rank[order] = np.arange(p.size) - np.repeat(starts, np.diff(np.r_[starts, p.size]))
-                vf = P.reshape(v, (p.size,))
-                for r in range(int(rank.max()) + 1):
-                    sel = np.flatnonzero(rank == r)
-                    pr = p[sel][:, None]
-                    new = op(P.gather(flat, pr), P.gather(vf, sel[:, None]))
-                    flat = _scatter(P.scatter_p, flat, pr, new, smode)
-                return self._result(flat, sh)
-        # (a dropped position's read clamps; its write is dropped)
-        new = op(P.gather(flat, pidx), v)
-        return self._result(_scatter(P.scatter_p, flat, pidx, new, smode), sh)
+        return self._result(_scatter(prim, flat, pidx, v, smode), sh)
+
+    def _over_product(self, v, op, mode):
+        """``op(x, p)``, ``p`` the product of the updates at each position (1 elsewhere),
+        as JAX's ``divide`` and ``power`` are."""
+        sh, flat, pidx, v, smode = self._prep(v, mode=mode)
+        ones = P.full(shape_of(flat), 1, P.dtype_of(flat))
+        p = _scatter(P.scatter_mul_p, ones, pidx, v, smode)
+        return _out(anp.reshape(op(flat, p), sh), self.x)
 
     def multiply(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._combine(v, anp.multiply, mode)
+        return self._combine(v, P.scatter_mul_p, mode)
 
     def divide(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._combine(v, anp.divide, mode)
+        return self._over_product(v, anp.divide, mode)
 
     def power(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._combine(v, anp.power, mode)
+        return self._over_product(v, anp.power, mode)
 
     def min(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._combine(v, anp.minimum, mode)
+        return self._combine(v, P.scatter_min_p, mode)
 
     def max(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._combine(v, anp.maximum, mode)
+        return self._combine(v, P.scatter_max_p, mode)
 
 
 def _scatter(prim, flat, pidx, v, mode):

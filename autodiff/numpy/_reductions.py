@@ -108,9 +108,14 @@ def _check_nonempty(name, a, axis, initial=None):
 
 
 @npfunc(np.sum)
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, *,
+        promote_integers=True):
+    """``numpy.sum``; JAX's ``promote_integers=False`` keeps a small integer operand's
+    dtype (numpy's promotion to the default integer is ``True``; bools always count in it)."""
     _no_out(out, "sum")
     a = asarray(a)
+    if not promote_integers and dtype is None and dtype_of(a).kind in "iu":
+        dtype = dtype_of(a)
     a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
     a = _masked(a, where, 0)
     out = _reduce(a, axis, keepdims, lambda x, axes: P.reduce_sum(x, axes))
@@ -226,9 +231,21 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
     return (avg, _broadcast_to(sw, shape_of(avg))) if returned else avg
 
 
+def _correction(ddof, correction, name):
+    """``ddof``, or ``correction`` when given (numpy 2 raises when both are)."""
+    if correction is None:
+        return ddof
+    if ddof != 0:
+        raise ValueError(f"{name}: ddof and correction can't be provided simultaneously.")
+    return correction
+
+
 @npfunc(np.var)
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+    """``numpy.var``; ``correction`` is numpy 2's (and JAX's) name for ``ddof``."""
     _no_out(out, "var")
+    ddof = _correction(ddof, correction, "var")
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
     if where is not None and where is not True:
@@ -246,8 +263,11 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
 
 
 @npfunc(np.std)
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+        correction=None):
+    """``numpy.std``; ``correction`` is numpy 2's (and JAX's) name for ``ddof``."""
     _no_out(out, "std")
+    ddof = _correction(ddof, correction, "std")
     v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
     # std of constant data has zero gradient (convention 5), not the 0·∞ of d√v at v = 0
     return safe_sqrt(v)

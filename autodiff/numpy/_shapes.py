@@ -284,8 +284,13 @@ def tile(A, reps):
 
 
 @npfunc(np.repeat)
-def repeat(a, repeats, axis=None):
+def repeat(a, repeats, axis=None, *, total_repeat_length=None):
+    """``numpy.repeat``. JAX's ``total_repeat_length`` (the result's length along
+    ``axis``) lets ``repeats`` be traced without a concrete value (under ``jit``): the
+    result is cut to, or padded with the last element to, that length, as in JAX."""
     a = asarray(a)
+    if total_repeat_length is not None:
+        return _repeat_total(a, repeats, axis, builtins.int(total_repeat_length))
     if axis is None:
         a = ravel(a)
         axis = 0
@@ -298,6 +303,20 @@ def repeat(a, repeats, axis=None):
         return reshape(out, sh[:ax] + (sh[ax] * r,) + sh[ax + 1:])
     idx = np.repeat(np.arange(shape_of(a)[ax]), np.asarray(repeats))
     return take(a, idx, axis=ax)
+
+
+def _repeat_total(a, repeats, axis, total):
+    """``repeat`` with a result of ``total`` elements along ``axis``: element ``j`` of the
+    result takes the input element whose cumulative repeat count first exceeds ``j``
+    (a traced ``repeats`` is fine); positions past the sum of ``repeats`` take the last."""
+    if axis is None:
+        a, axis = ravel(a), 0
+    ax = normalize_axis(axis, ndim(a))
+    n = shape_of(a)[ax]
+    reps = _anp.broadcast_to(_anp.asarray(repeats), (n,))
+    ends = _anp.cumsum(reps)
+    idx = _anp.searchsorted(ends, np.arange(total), side="right")
+    return take(a, _anp.minimum(idx, n - 1), axis=ax)
 
 
 # ----------------------------------------------------------------------------

@@ -3,13 +3,15 @@ import numpy as np
 
 from ..core import Primitive, ShapedArray, UndefinedPrimal
 from ..errors import DTypeError, ShapeError
-from ._rules import aval_of, deflinear, dtype_of, full, moveaxis, scalar, shape_of, zeros_like
-from .elementwise import add, and_p, convert, eq, ge, lt, max_, min_, select
+from ._rules import (aval_of, defjvp, deflinear, dtype_of, full, moveaxis, scalar, shape_of,
+                     zeros_like)
+from .elementwise import add, and_p, convert, div, eq, ge, lt, max_, min_, mul, select, sub
 from .shape import broadcast_in_dim, concatenate, expand_dims, iota, reshape, slice_in_dim
 
 __all__ = ["dynamic_slice", "dynamic_slice_p", "dynamic_update_slice", "dynamic_update_slice_p",
            "gather", "gather_p", "index_gather", "index_gather_p", "scatter_add_p",
-           "scatter_along_axis_add", "scatter_p", "take_along_axis"]
+           "scatter_along_axis_add", "scatter_max_p", "scatter_min_p", "scatter_mul_p",
+           "scatter_p", "take_along_axis"]
 
 # dynamic_slice(x, *starts): starts are int scalars, clamped so the slice stays in bounds
 dynamic_slice_p = Primitive("dynamic_slice")
@@ -395,6 +397,106 @@ scatter_p.impl = _scatter_impl
 scatter_p.abstract_eval = _scatter_aval
 deflinear(scatter_p, _scatter_transpose, argnums=(0, 2))
 _scatter_batch(scatter_p)
+
+
+# scatter_mul / scatter_min / scatter_max: every update combined into its position, in
+# index order (JAX's scatter_mul/min/max; numpy's multiply.at, minimum.at, maximum.at),
+# so repeated indices all count: .at[ids].max(v) of traced ids, segment_max.
+
+def _combining_aval(name):
+    def aval(x, idx, upd, mode="clip"):
+        if name != "mul" and x.dtype.kind == "c":
+            raise DTypeError(f"scatter_{name}: complex operands have no order")
+        return _scatter_aval(x, idx, upd, mode)
+    return aval
+
+
+def _combining_impl(ufunc):
+    def impl(x, idx, upd, mode="clip"):
+        out = np.array(x, copy=True)
+        idx, upd = _kept(out.shape, idx, upd, mode)
+        ufunc.at(out, _index_tuple(out.shape, idx), upd)
+        return out
+    return impl
+
+
+def _extremal_jvps(prim):
+    """A max/min scatter's tangent: the tangents of the operand and of the updates that
+    equal the result at a position, averaged over those ties (as ``anp.max`` shares its
+    gradient), so the operand's and the updates' contributions are both linear maps."""
+    def shares(ans, x, idx, upd, mode):
+        ua = aval_of(upd)
+        hit = eq(upd, gather_p.bind(ans, idx))
+        if mode == "drop":
+            lead = len(shape_of(idx)) - 1
+            ok = broadcast_in_dim(_in_bounds(shape_of(ans), idx), ua.shape, tuple(range(lead)))
+            hit = and_p.bind(hit, ok)
+        dt = dtype_of(ans)
+        one, zero = full(ua.shape, 1, dt), full(ua.shape, 0, dt)
+        n_upd = scatter_add_p.bind(zeros_like(ans), idx, select(hit, one, zero), mode=mode)
+        keep = eq(x, ans)
+        count = add(select(keep, full(shape_of(ans), 1, dt), zeros_like(ans)), n_upd)
+        return hit, keep, count
+
+    def d_operand(g, ans, x, idx, upd, mode="clip"):
+        hit, keep, count = shares(ans, x, idx, upd, mode)
+        return div(select(keep, g, zeros_like(g)), count)
+
+    def d_updates(g, ans, x, idx, upd, mode="clip"):
+        hit, keep, count = shares(ans, x, idx, upd, mode)
+        moved = scatter_add_p.bind(zeros_like(ans), idx, select(hit, g, zeros_like(g)),
+                                   mode=mode)
+        return div(moved, count)
+    defjvp(prim, d_operand, None, d_updates)
+
+
+def _mul_jvps(prim):
+    """``x * prod(u)`` at each position: ``d x`` times the updates' product, plus ``x``
+    times each update's tangent times the product of the *other* updates at its position
+    (exact with zeros among them, no division by a zero)."""
+    def d_operand(g, ans, x, idx, upd, mode="clip"):
+        # (the product as a value, so the map of g is a mul, with its transpose)
+        return mul(g, prim.bind(full(shape_of(x), 1, dtype_of(x)), idx, upd, mode=mode))
+
+    def d_updates(g, ans, x, idx, upd, mode="clip"):
+        ua = aval_of(upd)
+        dt = dtype_of(ans)
+        ones, zeros = full(shape_of(ans), 1, dt), full(shape_of(ans), 0, dt)
+        one_u, zero_u = full(ua.shape, 1, dt), full(ua.shape, 0, dt)
+        is0 = eq(upd, zero_u)
+        # at each position: the product of the nonzero updates, the product, the count
+        # and the sum of the zero ones (the zero ones' own values, so that these are the
+        # polynomials they are, with their derivatives)
+        at = [gather_p.bind(a, idx) for a in (
+            prim.bind(ones, idx, select(is0, one_u, upd), mode=mode),
+            prim.bind(ones, idx, select(is0, upd, one_u), mode=mode),
+            scatter_add_p.bind(zeros, idx, select(is0, one_u, zero_u), mode=mode),
+            scatter_add_p.bind(zeros, idx, select(is0, upd, zero_u), mode=mode))]
+        nonzero, zero_prod, zero_count, zero_sum = at
+        # the product of the others: a nonzero u's is (nonzero / u) * zero_prod; a zero u's
+        # the nonzero product times the other zero (none: 1; one: zero_sum - u; more: 0,
+        # exact to the second order, the orders that need it are higher)
+        mine = mul(div(nonzero, select(is0, one_u, upd)), zero_prod)
+        other_zero = select(eq(zero_count, one_u), one_u,
+                            select(eq(zero_count, add(one_u, one_u)),
+                                   sub(zero_sum, upd), zero_u))
+        others = select(is0, mul(nonzero, other_zero), mine)
+        moved = scatter_add_p.bind(zeros, idx, mul(g, others), mode=mode)
+        return mul(x, moved)
+    defjvp(prim, d_operand, None, d_updates)
+
+
+scatter_mul_p = Primitive("scatter_mul")
+scatter_min_p = Primitive("scatter_min")
+scatter_max_p = Primitive("scatter_max")
+for _p, _name, _uf in ((scatter_mul_p, "mul", np.multiply), (scatter_min_p, "min", np.minimum),
+                       (scatter_max_p, "max", np.maximum)):
+    _p.impl = _combining_impl(_uf)
+    _p.abstract_eval = _combining_aval(_name)
+    _scatter_batch(_p)
+_mul_jvps(scatter_mul_p)
+_extremal_jvps(scatter_min_p)
+_extremal_jvps(scatter_max_p)
 
 
 def _window_indices(shape, starts, dstarts, win, size):

@@ -131,6 +131,12 @@ for _n in ["scatter_add", "scatter"]:
     # mode="drop": rows outside the array (past either end, negative) write nothing
     sample(_n, [A(5, 4), C([[0], [7], [-1], [2], [5]]), A(5, 4)], mode="drop")
     sample(_n, [A(4, 3), C([[1, 2], [4, 0], [3, -1], [0, 3], [1, 2]]), A(5)], mode="drop")
+for _n in ["scatter_mul", "scatter_min", "scatter_max"]:
+    sample(_n, [A(5, 4), C([[0], [3], [0], [1]]), A(4, 4)])     # repeated: both combine
+    sample(_n, [A(4, 3), C([[1, 2], [3, 0], [1, 2]]), A(3)])
+    sample(_n, [A(5), C([[1], [7], [1], [-1], [4]]), A(5)], mode="drop")
+sample("scatter_mul", [A(4), C([[1], [1], [1], [2]]), A(values=[0.0, 1.5, -2.0, 0.0])],
+       mode="drop")                                              # zero updates: exact
 sample("dot_general", [A(4), A(4)], dimension_numbers=(((0,), (0,)), ((), ())))
 sample("dot_general", [A(2, 3, 4), A(2, 4, 5)], dimension_numbers=(((2,), (1,)), ((0,), (0,))))
 sample("dot_general", [A(4, 2, 3), A(3, 2)], dimension_numbers=(((2,), (0,)), ((1,), (1,))))
@@ -181,6 +187,7 @@ sample("gather", [Z(4, 3), C([[0], [3], [0]])])
 sample("index_gather", [Z(4, 3), C([0, 3, -1]), C([2, 0, 1])])
 sample("scatter_add", [Z(4, 3), C([[0], [3], [0]]), Z(3, 3)])
 sample("scatter", [Z(4, 3), C([[2], [0], [2]]), Z(3, 3)])
+sample("scatter_mul", [Z(4, 3), C([[2], [0], [2]]), Z(3, 3)])
 sample("dot_general", [Z(2, 3), Z(3, 4)], dimension_numbers=(((1,), (0,)), ((), ())))
 sample("dot_general", [Z(5, 2, 3), Z(5, 3)], dimension_numbers=(((2,), (1,)), ((0,), (0,))))
 sample("dot_general", [Z(4), Z(4)], dimension_numbers=(((0,), (0,)), ((), ())))
@@ -346,6 +353,17 @@ for _n, _jet, _cuda, _jit in [
         ("scatter_add", Jet(lambda x, y: x.at[idx].add(y * y), x3, y3), _GATHER_SCATTER,
          "test_gather_scatter")]:
     declare(_n, jet=_jet, special=STRUCTURAL, cuda=_cuda, jit=_jit)
+_SCATTER_COMBINE = Cuda(lambda x, i, up: (
+    P.scatter_mul_p.bind(x, i, up), P.scatter_min_p.bind(x, i, up),
+    P.scatter_max_p.bind(x, i, up), P.scatter_max_p.bind(x, i, up, mode="drop"),
+    P.scatter_min_p.bind(x, i, up, mode="drop"), P.scatter_mul_p.bind(x, i, up, mode="drop")),
+    (u((4, 3)), np.array([[0], [3], [0], [7], [-1]]), u((5, 3))))
+for _n, _jet in [("scatter_mul", Jet(lambda x, y: x.at[idx].multiply(y * y), x3, y3)),
+                 ("scatter_max", Jet(lambda x, y: x.at[idx].max(y * 2.0), x3, y3)),
+                 ("scatter_min", Jet(lambda x, y: x.at[idx].min(y * 0.5), x3, y3))]:
+    declare(_n, jet=_jet, special="combines as numpy's multiply/maximum/minimum.at: "
+            "NaN and ties in tests/test_jit_lowering.py", cuda=_SCATTER_COMBINE,
+            jit="test_scatter_combining")
 
 # dot
 _mm = P.dot_general
