@@ -190,3 +190,73 @@ def test_max_of_empty_without_initial_still_raises_at_trace_time():
             ad.jit(f)(E)
         with pytest.raises(ValueError, match="zero-size array"):
             ad.jit(f, backend="interpret")(E)
+
+
+# nonzero / where / argwhere / flatnonzero with JAX's size= and fill_value=
+
+def _sized_nonzero(x, size, fill):
+    """numpy's nonzero cut or padded to ``size`` with per-axis ``fill``."""
+    out = []
+    for d, p in enumerate(np.nonzero(x)):
+        p = p[:size]
+        f = fill[d] if isinstance(fill, tuple) else fill
+        out.append(np.concatenate([p, np.full(size - p.size, f, np.int64)]))
+    return tuple(out)
+
+
+def test_nonzero_size_and_fill_value_trace_under_jit():
+    X = np.array([[0.0, 1.5, 0.0], [2.0, 0.0, -3.0], [0.0, 0.0, 4.0]])
+    for size, fill in ((2, 0), (4, -1), (7, (9, 8)), (0, 0)):
+        want = _sized_nonzero(X, size, fill)
+        for run in (lambda f, x: f(x), lambda f, x: ad.jit(f)(x),
+                    lambda f, x: ad.jit(f, backend="interpret")(x)):
+            got = run(lambda x: anp.nonzero(x, size=size, fill_value=fill), X)
+            assert len(got) == 2
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g, w)
+                assert np.asarray(g).dtype == np.int64
+            got = run(lambda x: anp.where(x > 1.0, size=size, fill_value=fill), X)
+            for g, w in zip(got, _sized_nonzero(X > 1.0, size, fill)):
+                np.testing.assert_array_equal(g, w)
+            np.testing.assert_array_equal(
+                run(lambda x: anp.argwhere(x, size=size, fill_value=fill), X),
+                np.stack(want, axis=-1).reshape(size, 2))
+            np.testing.assert_array_equal(
+                run(lambda x: anp.flatnonzero(x, size=size,
+                                              fill_value=fill if size != 7 else -5), X),
+                _sized_nonzero(X.ravel(), size, fill if size != 7 else -5)[0])
+    # a bool operand, and vmap over rows with a fixed size
+    B = np.array([True, False, True, True])
+    np.testing.assert_array_equal(ad.jit(lambda b: anp.nonzero(b, size=2)[0])(B), [0, 2])
+    rows = ad.vmap(lambda r: anp.nonzero(r, size=2, fill_value=-1)[0])(X)
+    np.testing.assert_array_equal(rows, [[1, -1], [0, 2], [2, -1]])
+    # a typical use: the first k hits of a traced mask, gathered and differentiated
+    f = lambda x: anp.sum(x[anp.nonzero(x > 0.5, size=2, fill_value=0)[0]] ** 2)
+    x = np.array([0.1, 0.9, 0.2, 0.7, 0.8])
+    np.testing.assert_allclose(ad.jit(ad.grad(f))(x), [0, 1.8, 0, 1.4, 0])
+    with pytest.raises(ad.errors.ConcretizationError, match="size="):
+        ad.jit(lambda x: anp.nonzero(x))(x)
+
+
+def test_take_modes_and_fill_value():
+    x = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    i = np.array([-4, -1, 0, 2, 3, 7])
+    cases = {"clip": np.take(x, i, axis=1, mode="clip"),
+             "wrap": np.take(x, i, axis=1, mode="wrap"),
+             "fill": np.where(np.isin(i, [-1, 0, 2]), np.take(x, i, axis=1, mode="wrap"),
+                              np.nan)}
+    for mode, want in cases.items():
+        for run in (lambda f, *a: f(*a), lambda f, *a: ad.jit(f)(*a)):
+            got = run(lambda x, i: anp.take(x, i, axis=1, mode=mode), x, i)
+            np.testing.assert_array_equal(got, want, err_msg=mode)
+    np.testing.assert_array_equal(
+        ad.jit(lambda x, i: anp.take(x, i, mode="fill", fill_value=-1.0))(x, i),
+        [3.0, 6.0, 1.0, 3.0, 4.0, -1.0])
+    # gradients: a clipped index gets its element's, a filled one none
+    g = ad.jit(ad.grad(lambda x, i: anp.sum(anp.take(x, i, axis=1, mode="fill"
+                                                     , fill_value=0.0))))(x, i)
+    np.testing.assert_array_equal(g, [[1, 0, 2], [1, 0, 2]])
+    g = ad.jit(ad.grad(lambda x, i: anp.sum(anp.take(x, i, axis=1, mode="clip"))))(x, i)
+    np.testing.assert_array_equal(g, [[3, 0, 3], [3, 0, 3]])
+    with pytest.raises(ValueError, match="mode"):
+        anp.take(x, i, mode="nearest")

@@ -396,10 +396,14 @@ def heaviside(x1, x2):
 
 
 @npfunc(np.where)
-def where(condition, x=None, y=None):
-    """``numpy.where``; the one-argument form needs a concrete condition."""
+def where(condition, x=None, y=None, *, size=None, fill_value=None):
+    """``numpy.where``; the one-argument form is :func:`nonzero` (with JAX's ``size=``
+    and ``fill_value=`` it traces under ``jit``; without, it needs a concrete condition)."""
     if x is None and y is None:
-        return nonzero(condition)
+        return nonzero(condition, size=size, fill_value=fill_value)
+    if size is not None or fill_value is not None:
+        raise TypeError("where: size= and fill_value= go with the one-argument form "
+                        "where(condition) only")
     c = _bool(condition)
     a, b = promote(x, y)
     sh = broadcast_shapes(shape_of(c), shape_of(a), shape_of(b))

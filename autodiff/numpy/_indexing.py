@@ -277,12 +277,59 @@ def _advanced(x, entries):
     return out
 
 
-@npfunc(np.take)
-def take(a, indices, axis=None, mode=None):
+def _np_take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+             indices_are_sorted=False, fill_value=None):
+    """numpy's ``take`` on plain inputs; JAX's ``mode="fill"``/``fill_value=`` (numpy has
+    neither) by the library's own rule."""
+    if mode == "fill" or fill_value is not None:
+        return _take_fill(np.asarray(a), indices, axis, fill_value)
+    return np.take(a, indices, axis=axis, out=out, mode="raise" if mode is None else mode)
+
+
+def _take_fill(a, indices, axis, fill_value):
+    if axis is None:
+        a, axis = anp.ravel(a), 0
+    ax = normalize_axis(axis, len(shape_of(a)))
+    return _AtRef(a, (slice(None),) * ax + (indices,)).get(mode="fill", fill_value=fill_value)
+
+
+@npfunc(_np_take)
+def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
+         indices_are_sorted=False, fill_value=None):
+    """``numpy.take`` with numpy's modes and JAX's: ``"raise"``/None (a concrete index out
+    of bounds raises ``IndexError``; a traced one is clamped, as every traced read),
+    ``"wrap"`` (modulo the axis' length), ``"clip"`` (into ``[0, n-1]``: negative indices
+    clamp to 0, as in numpy and JAX), ``"fill"`` (JAX's: ``[-n, -1]`` wraps, the rest read
+    ``fill_value``, NaN by default for floats).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> x = np.array([1.0, 2.0, 3.0])
+    >>> ad.jit(lambda x, i: anp.take(x, i, mode="clip"))(x, np.array([-1, 1, 5]))
+    array([1., 2., 3.])
+    >>> anp.take(x, np.array([-1, 7]), mode="fill", fill_value=0.0)
+    array([3., 0.])
+    """
+    if out is not None:
+        raise TypeError("take: out= is not supported on traced values (results are new "
+                        "arrays)")
+    if mode not in (None, "raise", "wrap", "clip", "fill"):
+        raise ValueError(f"take: mode must be one of 'raise', 'wrap', 'clip', 'fill', "
+                         f"got {mode!r}")
+    if mode == "fill" or fill_value is not None:
+        return _take_fill(asarray(a), indices, axis, fill_value)
     a = asarray(a)
     if axis is None:
         a, axis = anp.ravel(a), 0
     ax = normalize_axis(axis, len(shape_of(a)))
+    n = shape_of(a)[ax]
+    if mode in ("wrap", "clip"):
+        i = asarray(indices)
+        if P.dtype_of(i).kind not in "iu":
+            raise TypeError(f"take: indices must be integers, got {P.dtype_of(i)}")
+        if n == 0:
+            raise IndexError("take: cannot do a non-empty take from an empty axis")
+        i = anp.mod(i, n) if mode == "wrap" else anp.clip(i, 0, n - 1)
+        indices = i
     return getitem(a, (slice(None),) * ax + (indices,))
 
 
@@ -306,23 +353,78 @@ def take_along_axis(arr, indices, axis):
 
 
 @npfunc(np.nonzero)
-def nonzero(a):
+def nonzero(a, *, size=None, fill_value=None):
+    """``numpy.nonzero``; with JAX's ``size=`` the result has that length (the first
+    ``size`` nonzero positions, then ``fill_value``, 0 by default, or one per axis), so it
+    traces under ``jit``.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda x: anp.nonzero(x, size=3, fill_value=-1))(np.array([0.0, 2.0, 5.0]))
+    (array([ 1,  2, -1]),)
+    """
+    if size is not None:
+        return _nonzero_sized(a, size, fill_value)
+    if fill_value is not None:
+        raise TypeError("nonzero: fill_value= needs size=")
     if isinstance(a, Tracer):
         if a._trace.concrete and not a._trace.closed:
             return np.nonzero(a.concrete_value("nonzero"))
         raise ConcretizationError("nonzero has a data-dependent output shape and cannot be "
-                                  "traced under jit", source=user_source())
+                                  "traced under jit; pass size= (and fill_value=) to fix "
+                                  "its length", source=user_source())
     return np.nonzero(a)
 
 
+def _nonzero_sized(a, size, fill_value):
+    """``nonzero(a)`` padded or cut to ``size`` positions: each nonzero element's rank
+    among them (a cumulative sum) is where its flat position goes, by a scatter that drops
+    ranks past ``size``; the places left over hold ``fill_value``."""
+    a = asarray(a)
+    sh = shape_of(a)
+    if not sh:
+        raise ValueError("nonzero: a 0-d array has no positions; use atleast_1d(a)")
+    size = int(size)
+    nd = len(sh)
+    fills = tuple(fill_value) if isinstance(fill_value, (tuple, list)) else \
+        (0 if fill_value is None else fill_value,) * nd
+    if len(fills) != nd:
+        raise ValueError(f"nonzero: fill_value has {len(fills)} entries for {nd} axes")
+    n = int(np.prod(sh, dtype=np.int64))
+    if not isinstance(a, Tracer):
+        pos = np.flatnonzero(a)[:size]
+        flat = np.concatenate([pos, np.full(size - pos.size, n, np.int64)]).astype(np.int64)
+    else:
+        hit = anp.ravel(anp.not_equal(a, 0)) if P.dtype_of(a) != np.bool_ else anp.ravel(a)
+        rank = anp.cumsum(anp.astype(hit, np.int64)) - 1
+        target = anp.where(hit, rank, size)
+        flat = P.scatter_p.bind(np.full((size,), n, np.int64), anp.reshape(target, (n, 1)),
+                                np.arange(n, dtype=np.int64), mode="drop")
+    if n == 0:
+        return tuple(anp.full((size,), f, dtype=np.int64) for f in fills)
+    out, rest = [], flat
+    for d in range(nd - 1, -1, -1):                  # unravel, the last axis first
+        coord = anp.mod(rest, sh[d])
+        rest = anp.floor_divide(rest, sh[d])
+        out.append(anp.where(anp.equal(flat, n), anp.astype(anp.asarray(fills[d]), np.int64),
+                             coord))
+    return tuple(out[::-1])
+
+
 @npfunc(np.argwhere)
-def argwhere(a):
-    return np.transpose(np.asarray(nonzero(a)))
+def argwhere(a, *, size=None, fill_value=None):
+    """``numpy.argwhere``; JAX's ``size=``/``fill_value=`` as :func:`nonzero`'s."""
+    if size is None:
+        return np.transpose(np.asarray(nonzero(a)))
+    a = asarray(a)
+    if not shape_of(a):
+        a = anp.reshape(a, (1,))
+    return anp.stack(nonzero(a, size=size, fill_value=fill_value), axis=-1)
 
 
 @npfunc(np.flatnonzero)
-def flatnonzero(a):
-    return nonzero(anp.ravel(a))[0]
+def flatnonzero(a, *, size=None, fill_value=None):
+    """``numpy.flatnonzero``; JAX's ``size=``/``fill_value=`` as :func:`nonzero`'s."""
+    return nonzero(anp.ravel(a), size=size, fill_value=fill_value)[0]
 
 
 # ----------------------------------------------------------------------------
