@@ -280,10 +280,14 @@ class _Module(ModuleBase):
         body, comments = _rename_names(text, rename)
         return body, comments, params, outs, rename, gl, used
 
-    def sub_function(self, jaxpr, hint):
+    def sub_function(self, jaxpr, hint, donated_params=None):
+        """A control-flow body's function; ``donated_params``: the carries (parameter
+        position -> result position) it may update in place (``CpuFunction``'s)."""
         self.n_sub += 1
         name = f"_{hint}{self.n_sub}"
         fb = CpuFunction(self, jaxpr, name, top=False)
+        if donated_params:
+            fb.donated_params = dict(donated_params)
         fb.build()
         return fb
 

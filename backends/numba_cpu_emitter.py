@@ -10,10 +10,13 @@ their operand, an elementwise equation as its record's expression
 (``numba_cpu_statements``). The module around the functions (shared loop-nest pieces,
 chunks of long bodies, imports) is ``numba_cpu``'s.
 """
+import re
+
 import numpy as np
 
 from ..core import Literal
 from ..errors import UnsupportedError
+from .cpu_in_place import donate_in_place
 from .numba_cpu_expressions import (COMPLEX_FAST_SIZE, FAST_MATH, complex_fast,
                                     expression_rule, import_helper, select_text)
 from .numba_cpu_statements import statement_rule
@@ -23,9 +26,19 @@ from .plan import LOWERINGS
 __all__ = ["CpuFunction"]
 
 
+_NEST_MARKER = re.compile("( *)(\u00abNEST:\\w+\u00bb)")
+
+
 class CpuFunction(NumbaFunction):
     """One generated function (the kernel, or a control-flow body) in Numba-CPU Python: the
     emitter over :class:`~autodiff.backends.plan.Planner`'s plan."""
+
+    #: a loop body's carries it may update in place (parameter position -> the position
+    #: of the result that replaces it; :mod:`.cpu_in_place`), and, after the build, the
+    #: parameter positions it does update in place (the loop copies those carries' initial
+    #: values once)
+    donated_params = {}
+    overwritten = frozenset()
 
     def check_records(self):
         """Refuse (``UnsupportedError``, naming it) a program with a primitive this target
@@ -251,9 +264,34 @@ class CpuFunction(NumbaFunction):
             ret = f"return {rets[0]}"
         else:
             ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
+        if self.donated_params:
+            lines = self._update_in_place(lines, params, ret)
+            if self.overwritten:
+                # a carry updated in place is not returned: the loop's name for it is
+                # the buffer the body wrote into
+                drop = {self.donated_params[p] for p in self.overwritten}
+                rets = [r for i, r in enumerate(rets) if i not in drop]
+                ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
         text = [head] + ["    " + s for s in size_reads + lines + [ret]]
         self.publish("\n".join(text), params)
 
+
+    def _update_in_place(self, lines, params, ret):
+        """``lines`` with the copies of donated carries that nothing reads after them
+        dropped (:func:`.cpu_in_place.donate_in_place`); sets ``overwritten``."""
+        j = self.jaxpr
+        ranks = {params[i]: len(v.aval.shape)
+                 for i, v in enumerate(list(j.constvars) + list(j.invars))}
+        donated = {params[p]: r for p, r in self.donated_params.items() if ranks[params[p]]}
+
+        def expand(line):
+            m = _NEST_MARKER.fullmatch(line)
+            if m is None:
+                return line.split("\n")
+            return [m.group(1) + ln for ln in self.mod.nests[m.group(2)][0]]
+        lines, written = donate_in_place(lines, expand, donated, ranks, ret)
+        self.overwritten = frozenset(p for p in self.donated_params if params[p] in written)
+        return lines
 
     def nest_lines(self, c, lines):
         """Loop nest ``c``'s text, appended to ``lines`` (an outlined nest: the line that

@@ -535,7 +535,10 @@ def _op_svd(ctx):
 def _op_scan(ctx):
     p = ctx.p
     nconst, ncarry = p["num_consts"], p["num_carry"]
-    fn = ctx.fb.mod.sub_function(sub_jaxpr(p["jaxpr"]), "scan")
+    # the loop owns its carries: the body may update them in place (cpu_in_place), and
+    # the initial value of each one it does is copied once, here
+    fn = ctx.fb.mod.sub_function(sub_jaxpr(p["jaxpr"]), "scan",
+                                 donated_params={nconst + i: i for i in range(ncarry)})
     refs = ctx.ins
     consts = [r[2] for r in refs[:nconst]]
     inits = refs[nconst:nconst + ncarry]
@@ -543,15 +546,16 @@ def _op_scan(ctx):
     outs = ctx.outs
     carry = [n for _, n in outs[:ncarry]]
     ys = outs[ncarry:]
-    for name, ref, v in zip(carry, inits, ctx.e.invars[nconst:nconst + ncarry]):
-        ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
+    for i, (name, ref, v) in enumerate(zip(carry, inits, ctx.e.invars[nconst:nconst + ncarry])):
+        init = carry_init(ctx, ref, v.aval)
+        ctx.emit(f"{name} = {init}.copy()" if nconst + i in fn.overwritten else f"{name} = {init}")
     length = ctx.fb.size_param(p["length"])
     for i, (kind, name) in enumerate(ys):
         v = ctx.e.outvars[ncarry + i]
         ctx.emit(f"{name} = np.empty({ctx.shape_out(ncarry + i)}, {dt_text(v.aval.dtype)})")
     t, tt = ctx.fb.tmp("t"), ctx.fb.tmp("tt")
     ytmp = [ctx.fb.tmp("y") for _ in ys]
-    tgt = carry + ytmp
+    tgt = [c for i, c in enumerate(carry) if nconst + i not in fn.overwritten] + ytmp
     tgt_txt = ", ".join(tgt) + ("," if len(tgt) == 1 else "")
     with ctx.block(f"for {tt} in range({length}):"):
         ctx.emit(f"{t} = {length} - 1 - {tt}" if p["reverse"] else f"{t} = {tt}")
@@ -607,5 +611,6 @@ register_lowering("eigh", "opaque", emit=_op_eigh, dims=dim_eigh)
 register_lowering("qr", "opaque", emit=_op_qr, dims=dim_qr)
 register_lowering("svd", "opaque", emit=_op_svd, dims=dim_svd)
 register_lowering("cond", "opaque", emit=cond_statement, control=True)
-register_lowering("while", "opaque", emit=while_statement, control=True)
+register_lowering("while", "opaque", emit=lambda ctx: while_statement(ctx, donate=True),
+                  control=True)
 register_lowering("scan", "opaque", emit=_op_scan, control=True)

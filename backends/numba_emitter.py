@@ -485,17 +485,21 @@ def cond_statement(ctx):
             ctx.emit(f"{tgt} = {call_text(fn, ops)}" if outs else call_text(fn, ops))
 
 
-def while_statement(ctx, recycle=None, device=None):
+def while_statement(ctx, recycle=None, device=None, donate=False):
     """``while``: a loop calling the predicate's and the body's functions.
     ``recycle(ctx, body, carry, first)`` (the CUDA target's
     ``numba_cuda_statements.recycling``) writes, before each call of the body, what the
     step needs to give its buffers back, and returns ``give_back(step)`` for after it.
     ``device`` (the CUDA target's ``numba_cuda_statements.DeviceCarries``): the rank-0
     carries both functions take and the body returns in 1-element device buffers, and
-    the array carries the body may update in place."""
+    the array carries the body may update in place. ``donate`` (the CPU target): the body
+    may update its carries in place (``CpuFunction.donated_params``); the initial value
+    of each one it does is copied once, and the body returns only the others."""
     p = ctx.p
     nc, nb = p["cond_nconsts"], p["body_nconsts"]
     kw_c, kw_b = {}, {}
+    if donate:
+        kw_b = {"donated_params": {nb + i: i for i in range(len(ctx.outs))}}
     if device is not None:
         kw_c = {"device_params": device.params(nc)}
         kw_b = {"device_params": device.params(nb), "device_rets_must": device.dev,
@@ -509,10 +513,13 @@ def while_statement(ctx, recycle=None, device=None):
     if device is not None:
         carry = device.init(ctx, carry, refs[nc + nb:], ctx.e.invars[nc + nb:])
         device.own(ctx, bf, carry, nb)
-    else:
-        for name, ref, v in zip(carry, refs[nc + nb:], ctx.e.invars[nc + nb:]):
-            ctx.emit(f"{name} = {carry_init(ctx, ref, v.aval)}")
-    tgt = ", ".join(carry) + ("," if len(carry) == 1 else "")
+    ow = bf.overwritten if donate else ()
+    if device is None:
+        for i, (name, ref, v) in enumerate(zip(carry, refs[nc + nb:], ctx.e.invars[nc + nb:])):
+            init = carry_init(ctx, ref, v.aval)
+            ctx.emit(f"{name} = {init}.copy()" if nb + i in ow else f"{name} = {init}")
+    kept = [c for i, c in enumerate(carry) if nb + i not in ow]
+    tgt = ", ".join(kept) + ("," if len(kept) == 1 else "")
     maxs = p.get("max_steps")
     step = ctx.fb.tmp("step")
     ctx.emit(f"{step} = 0")
@@ -525,7 +532,7 @@ def while_statement(ctx, recycle=None, device=None):
         with ctx.block(f"if not {pr}:"):
             ctx.emit("break")
         give_back = recycle(ctx, bf, carry, nb) if recycle is not None else None
-        ctx.emit(f"{tgt} = {call_text(bf, bc + carry)}")
+        ctx.emit(f"{tgt} = {call_text(bf, bc + carry)}" if kept else call_text(bf, bc + carry))
         if give_back is not None:
             give_back(step)
         ctx.emit(f"{step} += 1")
