@@ -820,6 +820,39 @@ def _np_drop(x, idx, op, v):
     return x
 
 
+def test_at_updates_of_basic_indices_with_traced_scalars():
+    # slices (steps, negative steps, empty), None and traced scalars (negative, out of
+    # bounds: the whole update dropped), set and add, against numpy's own assignment
+    X = np.arange(60.0).reshape(3, 4, 5)
+    cases = [(lambda i, j: (i, slice(None), j), (1, -2)),
+             (lambda i, j: (slice(None, None, 2), i, slice(4, 0, -2)), (-1, 0)),
+             (lambda i, j: (i, None, j, slice(1, 4)), (2, 3)),
+             (lambda i, j: (slice(2, 2), i, j), (0, 1)),
+             (lambda i, j: (i, j), (3, 0)),                       # i out of bounds
+             (lambda i, j: (i, slice(None), j), (0, -6)),         # j out of bounds
+             (lambda i, j: (Ellipsis, j), (0, 4))]
+    for make, (i, j) in cases:
+        upd = np.arange(1.0, 61.0).reshape(3, 4, 5)
+        for op in ("set", "add"):
+            def f(x, i, j, u):
+                ref = anp.at(x)[make(i, j)]
+                shape = anp.shape(ref.get())
+                return getattr(ref, op)(anp.reshape(u[:int(np.prod(shape))], shape))
+            got = assert_compiled(ad.jit(f), X, i, j, upd.ravel())
+            want = X.copy()
+            n = [3, 4, 5]
+            try:
+                view = want[make(i, j)]
+                w = upd.ravel()[:view.size].reshape(view.shape)
+                if op == "set":
+                    want[make(i, j)] = w
+                else:
+                    want[make(i, j)] += w
+            except IndexError:
+                pass                                    # dropped, as JAX's scatters
+            np.testing.assert_array_equal(got, want, err_msg=f"{op} {i} {j} {n}")
+
+
 def _fd_grad(f, x, eps=1e-6):
     return np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(x.size)])
 

@@ -437,11 +437,45 @@ def _flat_positions(shape, idx):
     ``size``, one past the end, which a scatter's ``mode="drop"`` does not write (as JAX's
     scatters drop such updates; clamping one would write another element)."""
     size = int(np.prod(shape, dtype=np.int64))
-    pos = np.arange(size, dtype=np.int64).reshape(shape)
     if not _has_tracer(idx):
-        return pos[idx]
+        return np.arange(size, dtype=np.int64).reshape(shape)[idx]
+    entries, adv = _expand_index(idx, len(shape))
+    if not adv:
+        return _basic_positions(shape, entries)
     index, padded = _mode_index(shape, idx, "fill", traced_only=True)
     return getitem(_padded_positions(shape, padded), index)
+
+
+def _basic_positions(shape, entries):
+    """:func:`_flat_positions` of a basic index (slices, ``None``, integers, some traced):
+    the positions of the slices as a constant of the result's size, plus the traced
+    integers' offset, or ``size`` for all where one of them is out of bounds (no array of
+    every position of the operand: ``ys.at[i].set(v)`` of a long ``ys`` stays cheap)."""
+    size = int(np.prod(shape, dtype=np.int64))
+    strides = [int(np.prod(shape[k + 1:], dtype=np.int64)) for k in range(len(shape))]
+    grid, offset, ok, axis = np.zeros((), np.int64), None, None, 0
+    for e in entries:
+        if e is None:
+            grid = grid[..., None]
+            continue
+        n, st = shape[axis], strides[axis]
+        if isinstance(e, slice):
+            grid = grid[..., None] + np.arange(*e.indices(n), dtype=np.int64) * st
+        elif isinstance(e, Tracer):
+            i = P.convert(e, np.int64)
+            i = anp.where(anp.less(i, 0), anp.add(i, n), i)
+            inside = anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n))
+            ok = inside if ok is None else anp.logical_and(ok, inside)
+            i = anp.multiply(i, st)
+            offset = i if offset is None else anp.add(offset, i)
+        else:
+            i = int(e)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+            grid = grid + (i % n) * st
+        axis += 1
+    pos = anp.add(grid, offset)
+    return anp.where(ok, pos, np.full(grid.shape, size, np.int64))
 
 
 def _padded_positions(shape, axes):
