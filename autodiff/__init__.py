@@ -34,7 +34,8 @@ from .core import ClosedJaxpr, Jaxpr, ShapedArray
 from . import primitives as _primitives  # noqa: F401  (registers the primitive set)
 from . import numpy  # noqa: F401
 from .api import (make_jaxpr, grad, value_and_grad, jvp, vjp, linearize, vmap, jacfwd, jacrev,
-                  jacobian, hessian, hvp, stop_gradient)
+                  jacobian, hessian, hvp, stop_gradient, linear_transpose, named_call,
+                  named_scope, ensure_compile_time_eval)
 from .custom_derivatives import custom_jvp, custom_vjp
 from .callback import pure_callback
 from .check import check_grads
@@ -47,7 +48,12 @@ from . import lax, optim, nn
 from .transforms.jet import jet, taylor
 from . import random, flatten_util, debug, tree, extend, dtypes, ops, typing
 from .shapes import ShapeDtypeStruct, eval_shape
-from .devices import block_until_ready, device_put, device_get
+from .devices import (block_until_ready, device_put, device_get, device_count,
+                      local_device_count, default_backend, process_index, process_count)
+# JAX's old top-level pytree names (``jax.tree_map``, ...), still in many scripts
+from .tree_util import (tree_map, tree_leaves, tree_flatten, tree_unflatten,  # noqa: E402
+                        tree_structure, tree_reduce, tree_transpose, tree_all)
+from .dtypes import float0  # noqa: E402
 from .core import Array
 from .tape import Variable, Function, no_grad, enable_grad, is_grad_enabled
 from .checkpoint import (checkpoint, remat, checkpoint_sequential, every, checkpoint_policies,
@@ -66,7 +72,11 @@ __all__ = [
     "flatten_util", "debug", "tree", "extend", "dtypes", "ops", "typing", "ShapeDtypeStruct",
     "eval_shape", "block_until_ready",
     "jet", "taylor", "pure_callback", "device_put", "device_get", "Array", "devices",
-    "holomorphic_grad", "primitive",
+    "holomorphic_grad", "primitive", "linear_transpose", "named_call", "named_scope",
+    "ensure_compile_time_eval", "device_count", "local_device_count", "default_backend",
+    "process_index", "process_count", "tree_map", "tree_leaves", "tree_flatten",
+    "tree_unflatten", "tree_structure", "tree_reduce", "tree_transpose", "tree_all",
+    "float0",
 ]
 
 from .differential_operators import holomorphic_grad  # noqa: E402

@@ -370,18 +370,41 @@ def bernoulli(key, p=0.5, shape=None):
     return anp.less(unit_uniform(key, shape, np.dtype(np.float64), "bernoulli"), p)
 
 
-def categorical(key, logits, axis=-1, shape=None):
+def categorical(key, logits, axis=-1, shape=None, replace=True, mode=None):
     """Indices drawn with probabilities ``softmax(logits, axis)`` (Gumbel-max).
 
     ``shape`` is the result's shape: the batch shape of ``logits`` (its shape without
-    ``axis``) must broadcast to it, as in JAX.
+    ``axis``) must broadcast to it, as in JAX. ``replace=False`` (JAX's) draws without
+    replacement along the leading axes ``shape`` adds to the batch shape (Gumbel-top-k:
+    for each batch element, ``prod(shape[:-len(batch)])`` distinct categories). ``mode``
+    is accepted and ignored.
+
+    >>> import numpy as np, autodiff as ad
+    >>> draw = ad.random.categorical(ad.random.key(0), np.zeros(4), shape=(4,),
+    ...                              replace=False)
+    >>> sorted(draw.tolist())
+    [0, 1, 2, 3]
     """
+    del mode
     logits = anp.asarray(logits)
     ls = tuple(anp.shape(logits))
     ax = axis % len(ls)
     batch = ls[:ax] + ls[ax + 1:]
     shape = param_shape(shape, np.zeros(batch))
     l = anp.moveaxis(logits, ax, -1)
+    if not replace:
+        if tuple(shape[len(shape) - len(batch):]) != batch:
+            raise ValueError(f"ad.random.categorical: with replace=False the shape {shape} "
+                             f"must end with the batch shape of logits {batch}")
+        prefix = shape[:len(shape) - len(batch)]
+        k = builtins.int(np.prod(prefix, dtype=np.int64))
+        if k > ls[ax]:
+            raise ValueError(f"ad.random.categorical: cannot draw {k} distinct categories "
+                             f"out of {ls[ax]} without replacement")
+        g = gumbel(key, batch + ls[ax:ax + 1], np.float64)
+        order = anp.argsort(anp.negative(anp.add(anp.stop_gradient(l), g)), axis=-1)
+        top = order[..., :k]                              # (*batch, k)
+        return anp.reshape(anp.moveaxis(top, -1, 0), shape)
     g = gumbel(key, shape + ls[ax:ax + 1], np.float64)
     return anp.argmax(anp.add(anp.stop_gradient(l), g), axis=-1)
 

@@ -42,7 +42,8 @@ from .transforms.reverse import backward
 from .dtypes import float0_zeros, is_float0
 
 __all__ = ["Transformed", "make_jaxpr", "grad", "value_and_grad", "jvp", "vjp", "linearize", "vmap",
-           "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "stop_gradient"]
+           "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "stop_gradient",
+           "linear_transpose", "named_call", "named_scope", "ensure_compile_time_eval"]
 
 
 _P = ParamSpec("_P")
@@ -487,6 +488,78 @@ def vjp(fun: Callable[..., Any], *primals: Any,
     if has_aux:
         return outputs(out), vjp_fn, outputs(lin.aux())
     return outputs(out), vjp_fn
+
+
+
+def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes=()) -> Callable:
+    """The transpose of the linear function ``fun`` (JAX's ``jax.linear_transpose``):
+    ``transpose_fun(out_ct)`` returns one cotangent per primal, in their structures.
+
+    ``primals`` (arrays or ``ShapeDtypeStruct``s) give the input shapes and dtypes. The
+    transpose is ``fun``'s ``vjp`` at zero inputs, which for a linear ``fun`` is the same at
+    every point; ``fun`` is not checked for linearity (a nonlinear one gets the transpose
+    of its linearization at zero).
+
+    >>> import numpy as np, autodiff as ad
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> t = ad.linear_transpose(lambda x: A @ x, np.zeros(2))
+    >>> t(np.array([1.0, 0.0]))                  # Aᵀ [1, 0]
+    (array([1., 2.]),)
+    """
+    del reduce_axes                       # JAX's, for named axes; nothing to reduce here
+    leaves, tree = tree_flatten(tuple(primals))
+    zeros = tree_unflatten(tree, [np.zeros(tuple(np.shape(x)) if not hasattr(x, "shape")
+                                           else tuple(x.shape), getattr(x, "dtype", None)
+                                           or np.result_type(x)) for x in leaves])
+    _, f_vjp = vjp(fun, *zeros)
+    return f_vjp
+
+
+def named_call(fun: Callable[_P, _R], *, name: Optional[str] = None) -> Callable[_P, _R]:
+    """JAX's ``jax.named_call``: ``fun`` itself (the name only labels JAX's profiles).
+
+    >>> import autodiff as ad
+    >>> ad.named_call(abs, name="magnitude")(-2)
+    2
+    """
+    del name
+    return fun
+
+
+class named_scope:
+    """JAX's ``with jax.named_scope("layer"):`` context manager: accepted, no effect.
+
+    >>> import autodiff as ad
+    >>> with ad.named_scope("block"):
+    ...     y = 1.0 + 1.0
+    """
+
+    def __init__(self, name: str):
+        if not isinstance(name, str):
+            raise TypeError(f"named_scope: name must be a str, got {type(name).__name__}")
+        self.name = name
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+class ensure_compile_time_eval:
+    """JAX's ``with jax.ensure_compile_time_eval():``: accepted, no effect. Values that do
+    not depend on traced arguments are already computed with numpy while tracing.
+
+    >>> import numpy as np, autodiff as ad
+    >>> with ad.ensure_compile_time_eval():
+    ...     c = np.float64(2.0) ** 3
+    """
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
 
 
 @_boundary

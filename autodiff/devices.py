@@ -25,6 +25,7 @@ import types
 import numpy as np
 
 from .api_util import FOREIGN_ARRAYS
+from .config import config
 from .core import Tracer, user_source
 from .errors import UnsupportedError
 from .tree_util import tree_leaves, tree_map
@@ -109,6 +110,62 @@ def devices(backend=None):
     if backend is not None:
         raise ValueError(f"devices: unknown backend {backend!r}; choose 'cpu' or 'cuda'")
     return [CpuDevice(0)] + _cuda_devices()
+
+
+
+def device_count(backend=None):
+    """How many devices ``backend`` has (JAX's ``jax.device_count()``); by default the
+    backend ``jit`` uses (``config.default_backend``; the interpreter runs on the host).
+
+    >>> import autodiff as ad
+    >>> ad.device_count("cpu")
+    1
+    """
+    if backend is None:
+        backend = config.default_backend
+        backend = "cpu" if backend == "interpret" else backend
+    return len(devices(backend))
+
+
+def local_device_count(backend=None):
+    """JAX's ``jax.local_device_count()``: every device is local (one process).
+
+    >>> import autodiff as ad
+    >>> ad.local_device_count("cpu")
+    1
+    """
+    return device_count(backend)
+
+
+def default_backend():
+    """The backend ``jit`` uses when none is named (``config.default_backend``; JAX's
+    ``jax.default_backend()``).
+
+    >>> import autodiff as ad
+    >>> ad.default_backend()
+    'cpu'
+    """
+    return config.default_backend
+
+
+def process_index():
+    """JAX's ``jax.process_index()``: 0, autodiff runs in one process.
+
+    >>> import autodiff as ad
+    >>> ad.process_index(), ad.process_count()
+    (0, 1)
+    """
+    return 0
+
+
+def process_count():
+    """JAX's ``jax.process_count()``: 1 (see :func:`process_index`).
+
+    >>> import autodiff as ad
+    >>> ad.process_count()
+    1
+    """
+    return 1
 
 
 def _require_cuda():

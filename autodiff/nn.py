@@ -67,10 +67,25 @@ def elu(x, alpha=1.0):
     return anp.where(anp.greater(x, 0), x, anp.multiply(anp.expm1(safe), alpha))
 
 
-def one_hot(labels, num_classes, dtype=np.float64):
-    """``one_hot(labels, k)[..., j] = (labels == j)``."""
+def one_hot(labels, num_classes, dtype=np.float64, axis=-1):
+    """``one_hot(labels, k)[..., j] = (labels == j)``; labels outside ``[0, k)`` give zeros.
+
+    ``axis`` (JAX's keyword) is where the new class axis goes in the result.
+
+    >>> import numpy as np
+    >>> one_hot(np.array([0, 2]), 3)
+    array([[1., 0., 0.],
+           [0., 0., 1.]])
+    >>> one_hot(np.array([0, 2]), 3, axis=0)
+    array([[1., 0.],
+           [0., 0.],
+           [0., 1.]])
+    """
     labels = _asarray(labels)
-    return anp.astype(anp.equal(anp.expand_dims(labels, -1), np.arange(num_classes)), dtype)
+    out = anp.astype(anp.equal(anp.expand_dims(labels, -1), np.arange(num_classes)), dtype)
+    if axis != -1 and axis != anp.ndim(out) - 1:
+        out = anp.moveaxis(out, -1, axis)
+    return out
 
 
 def softmax_cross_entropy(logits, labels):
@@ -195,20 +210,49 @@ def identity(x):
 
 
 def logmeanexp(x, axis=None, where=None, keepdims=False):
-    """``log(mean(e^x))`` along ``axis``, stably."""
+    """``log(mean(e^x))`` along ``axis``, stably; ``where`` leaves elements out (the mean is
+    over the others).
+
+    >>> import numpy as np
+    >>> float(logmeanexp(np.array([0.0, np.log(3.0), 7.0]), where=np.array([1, 1, 0]) > 0))
+    0.6931471805599453
+    """
     x = _asarray(x)
+    if where is not None:
+        n = anp.sum(anp.broadcast_to(where, anp.shape(x)), axis=axis, keepdims=keepdims)
+        return anp.subtract(logsumexp(x, axis=axis, keepdims=keepdims, where=where),
+                            anp.log(anp.astype(n, P.dtype_of(_f(x)))))
     n = np.prod([anp.shape(x)[i] for i in (range(anp.ndim(x)) if axis is None else np.atleast_1d(axis))])
     return anp.subtract(logsumexp(x, axis=axis, keepdims=keepdims), float(np.log(n)))
 
 
 def standardize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
-    """``(x - mean)/√(variance + ε)`` along ``axis`` (statistics computed when not given)."""
+    """``(x - mean)/√(variance + ε)`` along ``axis`` (statistics computed when not given;
+    ``where`` restricts them to the elements where it is true, as in JAX).
+
+    >>> import numpy as np
+    >>> standardize(np.array([1.0, 3.0, 100.0]), where=np.array([True, True, False]),
+    ...             epsilon=0.0)
+    array([-1.,  1., 98.])
+    """
     x = _asarray(x)
     if mean is None:
-        mean = anp.mean(x, axis=axis, keepdims=True)
+        mean = anp.mean(x, axis=axis, keepdims=True, where=where)
     if variance is None:
-        variance = anp.mean(anp.square(anp.subtract(x, mean)), axis=axis, keepdims=True)
+        variance = anp.mean(anp.square(anp.subtract(x, mean)), axis=axis, keepdims=True,
+                            where=where)
     return anp.divide(anp.subtract(x, mean), anp.sqrt(anp.add(variance, epsilon)))
+
+
+def normalize(x, axis=-1, mean=None, variance=None, epsilon=1e-5, where=None):
+    """The old name of :func:`standardize` (``jax.nn.normalize``), kept for ported code.
+
+    >>> import numpy as np
+    >>> normalize(np.array([1.0, 3.0]), epsilon=0.0)
+    array([-1.,  1.])
+    """
+    return standardize(x, axis=axis, mean=mean, variance=variance, epsilon=epsilon,
+                       where=where)
 
 
 def dot_product_attention(query, key, value, bias=None, mask=None, *, scale=None, is_causal=False,
@@ -359,12 +403,13 @@ class initializers:
             n = {"fan_in": fan_in, "fan_out": fan_out, "fan_avg": (fan_in + fan_out) / 2}[mode]
             var = scale / n
             if distribution == "truncated_normal":
-                std = np.sqrt(var) / 0.87962566103423978      # std of N(0,1) truncated to [-2, 2]
+                # std of N(0,1) truncated to [-2, 2]; Python floats keep a float32 draw float32
+                std = float(np.sqrt(var) / 0.87962566103423978)
                 return anp.multiply(_random.truncated_normal(key, -2.0, 2.0, shape, dtype), std)
             if distribution == "normal":
-                return anp.multiply(_random.normal(key, shape, dtype), np.sqrt(var))
+                return anp.multiply(_random.normal(key, shape, dtype), float(np.sqrt(var)))
             if distribution == "uniform":
-                lim = np.sqrt(3 * var)
+                lim = float(np.sqrt(3 * var))
                 return _random.uniform(key, shape, dtype, -lim, lim)
             raise ValueError(f"invalid distribution {distribution!r} for variance scaling")
         return init

@@ -158,11 +158,13 @@ def register_pytree_node(node_type, flatten_fn, unflatten_fn):
     return node_type
 
 
-def register_dataclass(cls=None, data_fields=None, meta_fields=None):
+def register_dataclass(cls=None, data_fields=None, meta_fields=None, drop_fields=()):
     """Register a dataclass as a pytree (also usable as a decorator).
 
     ``data_fields`` are children (arrays); ``meta_fields`` are static, hashable
-    aux data. By default every field is a data field.
+    aux data; ``drop_fields`` are neither (left unset on unflattening). By default (both
+    ``None``, as in JAX) a field declared with ``metadata=dict(static=True)`` is a meta
+    field and every other field is a data field.
 
     >>> import dataclasses
     >>> @register_dataclass
@@ -170,15 +172,25 @@ def register_dataclass(cls=None, data_fields=None, meta_fields=None):
     ... class Params:
     ...     w: object
     ...     b: object
+    ...     name: str = dataclasses.field(default="dense", metadata=dict(static=True))
     >>> tree_leaves(Params(1.0, 2.0))
     [1.0, 2.0]
+    >>> tree_unflatten(tree_structure(Params(1.0, 2.0)), [3.0, 4.0]).name
+    'dense'
     """
     def wrap(cls):
-        fields = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
-        data = list(data_fields) if data_fields is not None else [
-            f for f in fields if f not in (meta_fields or ())]
-        meta = list(meta_fields) if meta_fields is not None else [
-            f for f in fields if f not in data]
+        all_fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
+        dropped = set(drop_fields)
+        fields = [f.name for f in all_fields if f.name not in dropped]
+        if data_fields is None and meta_fields is None:
+            static = {f.name for f in all_fields if f.metadata.get("static", False)}
+            data = [f for f in fields if f not in static]
+            meta = [f for f in fields if f in static]
+        else:
+            data = list(data_fields) if data_fields is not None else [
+                f for f in fields if f not in (meta_fields or ())]
+            meta = list(meta_fields) if meta_fields is not None else [
+                f for f in fields if f not in data]
 
         def flatten(x):
             return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)

@@ -95,7 +95,7 @@ def donate_in_place(lines, expand, donated, ranks, ret):
     set()
     """
     out = list(lines)
-    overwritten = set()
+    overwritten, done = set(), {}
     for k, line in enumerate(out):
         m = _COPY.fullmatch(line)
         if not m:
@@ -118,16 +118,46 @@ def donate_in_place(lines, expand, donated, ranks, ret):
                     r = _reshape_rank(node.value)
                     rank[t] = rank.get(s) if r == -1 else r
         param = root.get(src)
-        if param is None or param in overwritten:
+        if param is None:
             continue
         group = {n for n, r in root.items() if r == param}
         if not _reads_only_elements(tb, group, rank) or _names(ta) & group:
             continue
         if not _returned_once(ta, target, rank.get(src), donated[param]):
             continue
+        done.setdefault(param, []).append((k, line))
         out[k] = f"{target} = {src}"
-        overwritten.add(param)
+    # a chain ``Q = D.copy(); ...; R = Q.copy()`` was taken link by link, each taking the
+    # next copy for one more name of the buffer: the buffer must be what is returned once
+    # every link is decided, else the chain keeps its copies
+    whole = _parse([s for x in out for s in expand(x)] + [ret])
+    for param, links in done.items():
+        if whole is not None and _returns_buffer(whole, param, donated[param]):
+            overwritten.add(param)
+        else:
+            for k, line in links:
+                out[k] = line
     return out, overwritten
+
+
+def _returns_buffer(tree, param, position):
+    """Whether the function ``tree`` returns ``param``'s buffer (the parameter or a name
+    bound to it by alias bindings) once, at ``position``."""
+    group, grew = {param}, True
+    while grew:
+        grew = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], ast.Name) \
+                    and _alias_source(node.value) in group \
+                    and node.targets[0].id not in group:
+                group.add(node.targets[0].id)
+                grew = True
+    ret = tree.body[-1] if tree.body else None
+    if not isinstance(ret, ast.Return) or not isinstance(ret.value, ast.Tuple):
+        return False
+    hits = [i for i, e in enumerate(ret.value.elts) if _names(e) & group]
+    return hits == [position] and isinstance(ret.value.elts[position], ast.Name)
 
 
 def _names(tree):
@@ -135,8 +165,9 @@ def _names(tree):
 
 
 def _reads_only_elements(tree, group, rank):
-    """Whether the names of ``group`` appear in ``tree`` only as element reads or as the
-    sources of alias bindings (whose targets joined the group)."""
+    """Whether the names of ``group`` appear in ``tree`` only as element reads (or writes,
+    into the buffer an earlier link of a chain made ours) or as the sources of alias
+    bindings (whose targets joined the group)."""
     parents = _parents(tree)
     for node in ast.walk(tree):
         if not (isinstance(node, ast.Name) and node.id in group):
@@ -154,9 +185,7 @@ def _reads_only_elements(tree, group, rank):
                 and isinstance(parents.get(parents[parent]), ast.Assign)):
             continue                                         # X = D.reshape(...)
         if _element_read(node, parent, rank.get(node.id)):
-            if isinstance(parent.ctx, ast.Store):
-                return False                     # (writes into a parameter: not ours yet)
-            continue
+            continue              # (a write: an earlier link of the chain, into our buffer)
         return False
     return True
 
@@ -168,12 +197,13 @@ def _returned_once(tree, target, rank, position):
     group, rank = {target}, {target: rank}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name) \
-                and _alias_source(node.value) in group:
-            t = node.targets[0].id
-            group.add(t)
-            r = _reshape_rank(node.value)
-            rank[t] = rank.get(_alias_source(node.value)) if r == -1 else r
+                and isinstance(node.targets[0], ast.Name):
+            src = _alias_source(node.value) or _copy_source(node.value)
+            if src in group:
+                t = node.targets[0].id
+                group.add(t)
+                r = -1 if _copy_source(node.value) else _reshape_rank(node.value)
+                rank[t] = rank.get(src) if r == -1 else r
     ret = tree.body[-1] if tree.body else None
     if not isinstance(ret, ast.Return) or not isinstance(ret.value, ast.Tuple):
         return False
@@ -191,9 +221,20 @@ def _returned_once(tree, target, rank, position):
             if parent.value is node or (isinstance(node.ctx, ast.Store)
                                         and _alias_source(parent.value) in group):
                 continue                       # an alias binding, either side
-        if (isinstance(parent, ast.Attribute) and parent.attr == "reshape"
+        if (isinstance(parent, ast.Attribute) and parent.attr in ("reshape", "copy")
                 and isinstance(parents.get(parent), ast.Call)
                 and isinstance(parents.get(parents[parent]), ast.Assign)):
-            continue                           # X = V.reshape(...)
+            continue              # X = V.reshape(...), or X = V.copy(): the chain's next link
+        if isinstance(parent, ast.Assign) and isinstance(node.ctx, ast.Store) \
+                and _copy_source(parent.value) in group:
+            continue
         return False
     return True
+
+
+def _copy_source(node):
+    """``Y`` of a value ``Y.copy()``, else None."""
+    if (isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "copy" and isinstance(node.func.value, ast.Name)):
+        return node.func.value.id
+    return None

@@ -39,6 +39,10 @@ class CpuFunction(NumbaFunction):
     #: values once)
     donated_params = {}
     overwritten = frozenset()
+    #: the overwritten carries the body does not return (the loop's name for each is the
+    #: buffer written): all of them, unless the body is long enough to be cut into chunk
+    #: functions, whose results the LLVM tier copies when they are a parameter's buffer
+    unreturned = frozenset()
 
     def check_records(self):
         """Refuse (``UnsupportedError``, naming it) a program with a primitive this target
@@ -266,9 +270,10 @@ class CpuFunction(NumbaFunction):
             ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
         if self.donated_params:
             lines = self._update_in_place(lines, params, ret)
-            if self.overwritten:
+            if self.overwritten and not self._may_be_chunked(lines, size_reads):
                 # a carry updated in place is not returned: the loop's name for it is
                 # the buffer the body wrote into
+                self.unreturned = self.overwritten
                 drop = {self.donated_params[p] for p in self.overwritten}
                 rets = [r for i, r in enumerate(rets) if i not in drop]
                 ret = f"return ({', '.join(rets)}{',' if len(rets) == 1 else ''})"
@@ -292,6 +297,16 @@ class CpuFunction(NumbaFunction):
         lines, written = donate_in_place(lines, expand, donated, ranks, ret)
         self.overwritten = frozenset(p for p in self.donated_params if params[p] in written)
         return lines
+
+    def _may_be_chunked(self, lines, size_reads):
+        """Whether this function's text may be long enough for ``numba_cpu`` to cut it into
+        chunk functions (counted with every loop nest inline: at least the final length)."""
+        from .numba_cpu import CHUNK_LINES
+        n = len(size_reads) + 2
+        for line in lines:
+            m = _NEST_MARKER.fullmatch(line)
+            n += len(self.mod.nests[m.group(2)][0]) if m else line.count("\n") + 1
+        return n > CHUNK_LINES
 
     def nest_lines(self, c, lines):
         """Loop nest ``c``'s text, appended to ``lines`` (an outlined nest: the line that

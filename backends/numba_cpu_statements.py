@@ -555,7 +555,7 @@ def _op_scan(ctx):
         ctx.emit(f"{name} = np.empty({ctx.shape_out(ncarry + i)}, {dt_text(v.aval.dtype)})")
     t, tt = ctx.fb.tmp("t"), ctx.fb.tmp("tt")
     ytmp = [ctx.fb.tmp("y") for _ in ys]
-    tgt = [c for i, c in enumerate(carry) if nconst + i not in fn.overwritten] + ytmp
+    tgt = [c for i, c in enumerate(carry) if nconst + i not in fn.unreturned] + ytmp
     tgt_txt = ", ".join(tgt) + ("," if len(tgt) == 1 else "")
     with ctx.block(f"for {tt} in range({length}):"):
         ctx.emit(f"{t} = {length} - 1 - {tt}" if p["reverse"] else f"{t} = {tt}")

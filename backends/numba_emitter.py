@@ -518,7 +518,7 @@ def while_statement(ctx, recycle=None, device=None, donate=False):
         for i, (name, ref, v) in enumerate(zip(carry, refs[nc + nb:], ctx.e.invars[nc + nb:])):
             init = carry_init(ctx, ref, v.aval)
             ctx.emit(f"{name} = {init}.copy()" if nb + i in ow else f"{name} = {init}")
-    kept = [c for i, c in enumerate(carry) if nb + i not in ow]
+    kept = [c for i, c in enumerate(carry) if nb + i not in (bf.unreturned if donate else ())]
     tgt = ", ".join(kept) + ("," if len(kept) == 1 else "")
     maxs = p.get("max_steps")
     step = ctx.fb.tmp("step")

@@ -143,3 +143,20 @@ def test_while_loop_carries_in_place(tier):
     src = ad.jit(f).lower(0.25, ys0).source
     body = [p for p in src.split("\ndef ")[1:] if p.startswith("_body")]
     assert body and ".copy()" not in body[0], src
+
+
+def test_a_body_long_enough_to_be_cut_into_chunks(tier):
+    # an update early in a body of ~300 lines and another late: numba_cpu cuts such a
+    # body into chunk functions, and the LLVM tier copies a chunk's result that is a
+    # parameter's buffer, so this body must return its carry (not drop it as written)
+    def f(x, ys):
+        def body(i, c):
+            ys, s = c
+            ys = ys.at[i].set(s)
+            for k in range(60):
+                s = anp.sin(s) * 0.5 + anp.cos(x * k) * 0.25
+            return ys.at[i].add(s), s
+        return lax.fori_loop(0, ys.shape[0], body, (ys, x))
+    src = ad.jit(f).lower(0.3, np.zeros(6)).source
+    assert src.count("\ndef ") > 4, "the body is no longer long enough to be cut"
+    _agree(f, 0.3, np.zeros(6))

@@ -431,8 +431,6 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     return sum(where(hits, expand_dims(w, -1), 0.0), axis=0)
 
 
-cumulative_prod = _cum(lambda a, ax: P.cumprod(a, ax), np.cumulative_prod) \
-    if hasattr(np, "cumulative_prod") else cumprod
 
 from . import linalg  # noqa: E402,F401
 from . import random  # noqa: E402,F401
@@ -466,6 +464,7 @@ from ._precision import *  # noqa: E402,F401,F403  (JAX's precision= on the prod
 # creation functions: numpy's outside transforms; inside, traced fill values and .at[] (issue 13)
 from ._creation import (zeros, ones, empty, full, eye, identity, arange, zeros_like,  # noqa: E402,F401
                         ones_like, empty_like, full_like, array, linspace, logspace, geomspace)
+from ._creation import asarray_public as asarray  # noqa: E402  (copy=, device=)
 bitwise_invert = invert  # noqa: E402
 from ._docs import fill as _fill_docs  # noqa: E402
 _fill_docs(globals())

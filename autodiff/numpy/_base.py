@@ -98,6 +98,7 @@ def npfunc(np_fn=None):
 
     On plain inputs given a keyword numpy's function lacks (JAX's ``bincount(length=)``,
     ``reshape(newshape=)`` that numpy 2 dropped), the body runs on them instead.
+    ``where=None`` means no mask (JAX's default), not numpy's all-false mask.
     """
     plain = _PLAIN_TYPES
     state = trace_state
@@ -126,6 +127,10 @@ def npfunc(np_fn=None):
                         break
                     calls_user = calls_user or _has_callable(a)
             if k == 0:
+                if "where" in kwargs and kwargs["where"] is None:
+                    # JAX's "no mask"; numpy reads where=None as an all-false mask
+                    # (np.sum(x, where=None) is 0) or raises (np.mean)
+                    kwargs = {n: v for n, v in kwargs.items() if n != "where"}
                 if np_fn is not None and (np_keywords is None or not kwargs
                                           or np_keywords.issuperset(kwargs)):
                     return np_fn(*args, **kwargs)

@@ -195,7 +195,7 @@ def _numpy_twin(np_fn):
 # ----------------------------------------------------------------------------
 
 @_numpy_twin(np.zeros)
-def zeros(shape, dtype=float, order="C", *, like=None):
+def zeros(shape, dtype=float, order="C", *, like=None, device=None):
     """``numpy.zeros``; inside a transform the result has ``.at[]`` (a :class:`FreshArray`).
 
     >>> import autodiff as ad, autodiff.numpy as anp
@@ -207,7 +207,7 @@ def zeros(shape, dtype=float, order="C", *, like=None):
 
 
 @_numpy_twin(np.ones)
-def ones(shape, dtype=None, order="C", *, like=None):
+def ones(shape, dtype=None, order="C", *, like=None, device=None):
     """``numpy.ones``; inside a transform the result has ``.at[]``.
 
     >>> import autodiff as ad, autodiff.numpy as anp
@@ -218,7 +218,7 @@ def ones(shape, dtype=None, order="C", *, like=None):
 
 
 @_numpy_twin(np.empty)
-def empty(shape, dtype=float, order="C", *, like=None):
+def empty(shape, dtype=float, order="C", *, like=None, device=None):
     """``numpy.empty``, filled with zeros (as JAX: there is no uninitialized memory in a
     functional program); inside a transform the result has ``.at[]``.
 
@@ -230,7 +230,7 @@ def empty(shape, dtype=float, order="C", *, like=None):
 
 
 @_numpy_twin(np.full)
-def full(shape, fill_value, dtype=None, order="C", *, like=None):
+def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
     """``numpy.full``; ``fill_value`` may be traced (then the result is the broadcast
     value, differentiable in it).
 
@@ -251,7 +251,7 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None):
 
 
 @_numpy_twin(np.eye)
-def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
+def eye(N, M=None, k=0, dtype=float, order="C", *, like=None, device=None):
     """``numpy.eye``; inside a transform the result has ``.at[]``.
 
     >>> import autodiff as ad, autodiff.numpy as anp
@@ -266,7 +266,7 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
 
 
 @_numpy_twin(np.identity)
-def identity(n, dtype=None, *, like=None):
+def identity(n, dtype=None, *, like=None, device=None):
     """``numpy.identity``; inside a transform the result has ``.at[]``.
 
     >>> import autodiff.numpy as anp
@@ -278,7 +278,7 @@ def identity(n, dtype=None, *, like=None):
 
 
 @_numpy_twin(np.arange)
-def arange(start, stop=None, step=None, dtype=None, *, like=None):
+def arange(start, stop=None, step=None, dtype=None, *, like=None, device=None):
     """``numpy.arange``. Bounds may be traced when they have values (``grad``/``vmap`` of
     concrete inputs without ``jit``): the length comes from the values and the result,
     ``start + step·k``, is differentiable in ``start`` and ``step``. Under ``jit`` the
@@ -319,7 +319,7 @@ def _like_shape(a, shape, who):
 
 
 @_numpy_twin(np.zeros_like)
-def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
+def zeros_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """``numpy.zeros_like``, for concrete and traced ``a`` (only its shape and dtype are
     used); inside a transform the result has ``.at[]``.
 
@@ -331,7 +331,7 @@ def zeros_like(a, dtype=None, order="K", subok=True, shape=None):
 
 
 @_numpy_twin(np.ones_like)
-def ones_like(a, dtype=None, order="K", subok=True, shape=None):
+def ones_like(a, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """``numpy.ones_like``, for concrete and traced ``a``; inside a transform the result
     has ``.at[]``.
 
@@ -343,7 +343,7 @@ def ones_like(a, dtype=None, order="K", subok=True, shape=None):
 
 
 @_numpy_twin(np.empty_like)
-def empty_like(prototype, dtype=None, order="K", subok=True, shape=None):
+def empty_like(prototype, dtype=None, order="K", subok=True, shape=None, *, device=None):
     """``numpy.empty_like``, zero-filled (as JAX), for concrete and traced ``prototype``.
 
     >>> import numpy as np, autodiff.numpy as anp
@@ -354,7 +354,8 @@ def empty_like(prototype, dtype=None, order="K", subok=True, shape=None):
 
 
 @_numpy_twin(np.full_like)
-def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None, *,
+              device=None):
     """``numpy.full_like``; ``a`` and ``fill_value`` may be traced (the result is
     differentiable in ``fill_value``).
 
@@ -366,7 +367,8 @@ def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
     return full(_like_shape(a, shape, "full_like"), fill_value, dt)
 
 
-def array(object, dtype=None, copy=True, ndmin=0):
+def array(object, dtype=None, copy=True, ndmin=0, *, order="K", subok=False, like=None,
+          device=None):
     """``numpy.array`` of numbers, arrays, traced values or (nested) lists of them; inside
     a transform a concrete result has ``.at[]``.
 
@@ -383,6 +385,27 @@ def array(object, dtype=None, copy=True, ndmin=0):
 
 
 array.__wrapped_numpy__ = np.array
+
+
+def asarray_public(a, dtype=None, order=None, *, copy=None, device=None, like=None):
+    """``numpy.asarray`` of numbers, arrays, traced values or (nested) lists of them, with
+    numpy 2's and JAX's keywords: ``copy=True`` returns a copy of a numpy array; ``device``
+    is accepted (results live on the host; ``ad.device_put`` moves them), as it is by every
+    creation function here.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> x = np.ones(2)
+    >>> anp.asarray(x, copy=True) is x, anp.asarray(x) is x
+    (False, True)
+    """
+    out = asarray(a, dtype)
+    if copy and isinstance(out, np.ndarray):
+        out = out.copy()
+    return out
+
+
+asarray_public.__name__ = asarray_public.__qualname__ = "asarray"
+asarray_public.__wrapped_numpy__ = np.asarray
 
 
 # ----------------------------------------------------------------------------

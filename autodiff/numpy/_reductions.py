@@ -333,7 +333,41 @@ def _cum(prim_fn, np_fn):
 
 cumsum = _cum(lambda a, ax: P.cumsum(a, ax), np.cumsum)
 cumprod = _cum(lambda a, ax: P.cumprod(a, ax), np.cumprod)
-cumulative_sum = cumsum
+
+
+def _cumulative(cum, identity, np_fn, name):
+    @npfunc(np_fn)
+    def f(x, axis=None, dtype=None, out=None, include_initial=False):
+        _no_out(out, name)
+        res = cum(x, axis=axis, dtype=dtype)
+        if include_initial:
+            ax = 0 if axis is None else normalize_axis(axis, ndim(res))
+            shape = list(shape_of(res))
+            shape[ax] = 1
+            res = concatenate([_anp.full(tuple(shape), identity, dtype_of(res)), res], axis=ax)
+        return res
+    f.__name__ = name
+    f.__qualname__ = name
+    return f
+
+
+cumulative_sum = _cumulative(cumsum, 0, getattr(np, "cumulative_sum", None), "cumulative_sum")
+cumulative_sum.__doc__ = """The array API's cumulative sum (``numpy.cumulative_sum``, JAX's):
+    ``cumsum`` whose ``include_initial=True`` puts the sum of nothing, 0, first along ``axis``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.cumulative_sum(np.array([1.0, 2.0, 3.0]), include_initial=True)
+    array([0., 1., 3., 6.])
+    """
+cumulative_prod = _cumulative(cumprod, 1, getattr(np, "cumulative_prod", None),
+                              "cumulative_prod")
+cumulative_prod.__doc__ = """The array API's cumulative product (``numpy.cumulative_prod``, JAX's):
+    ``cumprod`` whose ``include_initial=True`` puts 1 first along ``axis``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.cumulative_prod(np.array([2.0, 3.0]), include_initial=True)
+    array([1., 2., 6.])
+    """
 
 
 @npfunc(np.diff)
@@ -360,14 +394,28 @@ def _broadcast_like_axis(v, a, ax):
     return v
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
     """``log(sum(b·exp(a)))`` computed stably (scipy's semantics, default ``axis=None``).
+
+    ``where`` (JAX's keyword) leaves the elements where it is false out of the sum.
 
     >>> import numpy as np, autodiff.numpy as anp
     >>> float(anp.logsumexp(np.array([1000.0, 1000.0])))
     1000.6931471805599
+    >>> float(anp.logsumexp(np.array([0.0, 5.0]), where=np.array([True, False])))
+    0.0
     """
+    if where is not None:
+        a = _masked_to_neg_inf(a, where)
     return _logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+
+
+def _masked_to_neg_inf(x, where):
+    """``x`` in floating point with ``-inf`` where ``where`` is false (and no derivative
+    reaching those elements): what a masked softmax or logsumexp reduces over."""
+    x = asarray(x)
+    x = P.convert(x, float_type(dtype_of(x)))
+    return _anp.where(where, x, -np.inf)
 
 
 @npfunc(None)
@@ -430,8 +478,17 @@ def _softmax_shift(x, axis):
 
 
 @npfunc(None)
-def softmax(x, axis=-1):
-    """``exp(x) / sum(exp(x))`` along ``axis``, stably."""
+def softmax(x, axis=-1, where=None):
+    """``exp(x) / sum(exp(x))`` along ``axis``, stably.
+
+    ``where`` (JAX's keyword): the elements where it is false take no part and get 0.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.softmax(np.array([0.0, 0.0, 9.0]), where=np.array([True, True, False]))
+    array([0.5, 0.5, 0. ])
+    """
+    if where is not None:
+        return _anp.where(where, softmax(_masked_to_neg_inf(x, where), axis=axis), 0.0)
     x = asarray(x)
     x = P.convert(x, float_type(dtype_of(x)))
     m = _softmax_shift(x, axis)
@@ -440,8 +497,19 @@ def softmax(x, axis=-1):
 
 
 @npfunc(None)
-def log_softmax(x, axis=-1):
-    """``x - logsumexp(x)`` along ``axis``, stably."""
+def log_softmax(x, axis=-1, where=None):
+    """``x - logsumexp(x)`` along ``axis``, stably.
+
+    ``where`` (JAX's keyword): the elements where it is false take no part and get
+    ``-inf``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.log_softmax(np.array([0.0, 0.0, 9.0]), where=np.array([True, True, False]))
+    array([-0.69314718, -0.69314718,        -inf])
+    """
+    if where is not None:
+        return _anp.where(where, log_softmax(_masked_to_neg_inf(x, where), axis=axis),
+                          -np.inf)
     x = asarray(x)
     x = P.convert(x, float_type(dtype_of(x)))
     m = _softmax_shift(x, axis)

@@ -391,12 +391,19 @@ def nancumprod(a, axis=None, dtype=None, out=None):
 
 
 @npfunc(np.nanvar)
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    """Variance of the non-nan entries (``numpy.nanvar``)."""
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    """Variance of the non-nan entries (``numpy.nanvar``; ``where`` leaves entries out).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.nanvar(np.array([1.0, np.nan, 3.0, 50.0]), where=np.arange(4) < 3))
+    1.0
+    """
     a = asarray(a)
     a = P.convert(a, np.dtype(dtype) if dtype is not None else float_type(dtype_of(a)))
     rdt = np.empty(0, dtype_of(a)).real.dtype        # counts and the result are real
     ok = anp.logical_not(anp.isnan(a))
+    if where is not None:
+        ok = anp.logical_and(ok, where)
     n = anp.sum(anp.astype(ok, rdt), axis=axis, keepdims=True)
     m = anp.divide(anp.sum(anp.where(ok, a, 0.0), axis=axis, keepdims=True), n)
     d = anp.where(ok, anp.subtract(a, m), 0.0)
@@ -410,9 +417,14 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
 
 
 @npfunc(np.nanstd)
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False):
-    """Standard deviation of the non-nan entries (zero gradient where it is 0)."""
-    v = nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims)
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
+    """Standard deviation of the non-nan entries (zero gradient where it is 0).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.nanstd(np.array([1.0, np.nan, 3.0, 50.0]), where=np.arange(4) < 3))
+    1.0
+    """
+    v = nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
     pos = anp.greater(v, 0)
     return anp.where(pos, anp.sqrt(anp.where(pos, v, 1.0)), anp.where(anp.isnan(v), v, anp.zeros_like(v)))
 

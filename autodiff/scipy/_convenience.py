@@ -72,15 +72,17 @@ def logit(p):
     return anp.subtract(anp.log(p), anp.log1p(anp.negative(p)))
 
 
-def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
-    """``log Σ b·e^a`` computed stably (scipy's signature).
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False, where=None):
+    """``log Σ b·e^a`` computed stably (scipy's signature; JAX's ``where=`` leaves the
+    elements where it is false out of the sum).
 
     >>> import numpy as np
     >>> from autodiff.scipy.special import logsumexp
     >>> float(logsumexp(np.array([1000.0, 1000.0])))
     1000.6931471805599
     """
-    return anp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign)
+    return anp.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=return_sign,
+                         where=where)
 
 
 def softmax(x, axis=None):
