@@ -853,6 +853,41 @@ def test_at_updates_of_basic_indices_with_traced_scalars():
             np.testing.assert_array_equal(got, want, err_msg=f"{op} {i} {j} {n}")
 
 
+def test_at_updates_of_leading_index_arrays_with_traced_indices():
+    # integer arrays (and integers) on the leading axes, whole axes after: positions from
+    # the indices' offsets, no array of every position of the operand; rows with an index
+    # out of bounds dropped, repeats accumulated (add) or last-wins (set)
+    X = np.arange(60.0).reshape(5, 4, 3)
+    cases = [(np.array([0, 4, 0, -1]),), (np.array([[1, 2], [7, 1]]),),
+             (np.array([0, 3, 1]), np.array([[1], [3], [-5]])),
+             (np.array([2, 2]), 1), (-1, np.array([0, 3, 9]))]
+    for idx in cases:
+        def f(x, u, *idx):
+            ref = anp.at(x)[idx]
+            return ref.add(u), ref.set(u * 2.0), ref.max(u)
+        shape = np.broadcast_shapes(*[np.shape(i) for i in idx]) + X.shape[len(idx):]
+        u = np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape)
+        got = assert_compiled(ad.jit(f), X, u, *idx)
+        bidx = np.broadcast_arrays(*[np.asarray(i) for i in idx])
+        keep = np.ones(bidx[0].shape, bool)
+        for j, b in enumerate(bidx):
+            keep &= (b >= -X.shape[j]) & (b < X.shape[j])
+        kept = tuple(b[keep] for b in bidx)
+        want_add, want_set, want_max = X.copy(), X.copy(), X.copy()
+        np.add.at(want_add, kept, u[keep])
+        want_set[kept] = u[keep] * 2.0
+        np.maximum.at(want_max, kept, u[keep])
+        for g, w, op in zip(got, (want_add, want_set, want_max), ("add", "set", "max")):
+            np.testing.assert_array_equal(g, w, err_msg=f"{op} {idx}")
+    # the gradient of the updates, against its closed form (a dropped row gets none)
+    ids = np.array([1, 1, 4, 6])
+    w = np.arange(1.0, 61.0).reshape(5, 4, 3)
+    loss = lambda u, i: anp.sum(anp.at(X)[i].add(u ** 2) * w)
+    u = np.linspace(-1.0, 1.0, 48).reshape(4, 4, 3)
+    g = assert_compiled(ad.jit(ad.grad(loss)), u, ids)
+    np.testing.assert_allclose(g, 2 * u * w[np.minimum(ids, 4)] * (ids < 5)[:, None, None])
+
+
 def _fd_grad(f, x, eps=1e-6):
     return np.array([(f(x + eps * e) - f(x - eps * e)) / (2 * eps) for e in np.eye(x.size)])
 

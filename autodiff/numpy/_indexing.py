@@ -442,6 +442,9 @@ def _flat_positions(shape, idx):
     entries, adv = _expand_index(idx, len(shape))
     if not adv:
         return _basic_positions(shape, entries)
+    lead = _leading_advanced(entries)
+    if lead:
+        return _advanced_positions(shape, entries[:lead])
     index, padded = _mode_index(shape, idx, "fill", traced_only=True)
     return getitem(_padded_positions(shape, padded), index)
 
@@ -476,6 +479,54 @@ def _basic_positions(shape, entries):
         axis += 1
     pos = anp.add(grid, offset)
     return anp.where(ok, pos, np.full(grid.shape, size, np.int64))
+
+
+def _leading_advanced(entries):
+    """``k`` when ``entries`` are integer arrays or integers on the first ``k`` axes (an
+    array among them) and whole axes after (``x.at[ids]``, ``x.at[ids, jds]``), else 0."""
+    k = 0
+    while k < len(entries) and (isinstance(entries[k], tuple) and entries[k][0] == "adv"
+                                or _is_int_scalar(entries[k])
+                                or _is_traced_int_scalar(entries[k])):
+        k += 1
+    rest = entries[k:]
+    if not any(isinstance(e, tuple) for e in entries[:k]) or not all(
+            isinstance(e, slice) and e == slice(None) for e in rest):
+        return 0
+    return k
+
+
+def _advanced_positions(shape, lead):
+    """:func:`_flat_positions` of integer indices ``lead`` on the leading axes (whole axes
+    after): their broadcast flat offsets, plus the trailing block's positions, ``size``
+    where a traced index is out of bounds (a concrete one raises numpy's ``IndexError``);
+    no array of every position of the operand."""
+    size = int(np.prod(shape, dtype=np.int64))
+    k = len(lead)
+    strides = [int(np.prod(shape[j + 1:], dtype=np.int64)) for j in range(len(shape))]
+    offset, ok = np.zeros((), np.int64), None
+    for j, e in enumerate(lead):
+        i, n = e[1] if isinstance(e, tuple) else e, shape[j]
+        if isinstance(i, Tracer):
+            i = P.convert(i, np.int64)
+            i = anp.where(anp.less(i, 0), anp.add(i, n), i)
+            inside = anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n))
+            ok = inside if ok is None else anp.logical_and(ok, inside)
+        else:
+            i = np.asarray(i, dtype=np.int64)
+            if i.size and (i.min() < -n or i.max() >= n):
+                bad = i[(i < -n) | (i >= n)].flat[0]
+                raise IndexError(f"index {bad} is out of bounds for axis {j} with size {n}")
+            i = np.where(i < 0, i + n, i)
+        offset = anp.add(offset, anp.multiply(i, strides[j]))
+    rest = tuple(shape[k:])
+    block = np.arange(int(np.prod(rest, dtype=np.int64)), dtype=np.int64).reshape(rest)
+    tail = (None,) * len(rest)
+    pos = anp.add(offset[(Ellipsis,) + tail] if rest else offset, block)
+    if ok is None:
+        return pos
+    ok = anp.broadcast_to(ok[(Ellipsis,) + tail] if rest else ok, anp.shape(pos))
+    return anp.where(ok, pos, np.full(anp.shape(pos), size, np.int64))
 
 
 def _padded_positions(shape, axes):
