@@ -36,14 +36,39 @@ def reduce_sum(operand, axes):
     return anp.sum(operand, axis=tuple(axes))
 
 
+def _empty_identity(operand, axes, kind):
+    """``initial=`` for ``anp.max``/``anp.min`` when ``axes`` of ``operand`` hold no element:
+    the reduction's identity, as JAX's ``lax.reduce_max/min`` give (-inf / +inf, the
+    integer extremes, False / True), where numpy raises; else None."""
+    shape = anp.shape(operand)
+    if all(shape[a] for a in axes):
+        return None
+    dt = np.dtype(anp.result_type(operand))
+    if dt == np.bool_:
+        return kind == "min"
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return info.min if kind == "max" else info.max
+    return -np.inf if kind == "max" else np.inf
+
+
 def reduce_max(operand, axes):
-    """Maximum of ``operand`` over ``axes``."""
-    return anp.max(operand, axis=tuple(axes))
+    """Maximum of ``operand`` over ``axes`` (-inf, or the dtype's least value, where they
+    are empty, as in JAX).
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.reduce_max(np.zeros((0, 2)), (0,))
+    array([-inf, -inf])
+    """
+    axes = tuple(axes)
+    return anp.max(operand, axis=axes, initial=_empty_identity(operand, axes, "max"))
 
 
 def reduce_min(operand, axes):
-    """Minimum of ``operand`` over ``axes``."""
-    return anp.min(operand, axis=tuple(axes))
+    """Minimum of ``operand`` over ``axes`` (+inf, or the dtype's greatest value, where they
+    are empty, as in JAX)."""
+    axes = tuple(axes)
+    return anp.min(operand, axis=axes, initial=_empty_identity(operand, axes, "min"))
 
 
 def reduce_prod(operand, axes):

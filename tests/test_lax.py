@@ -359,3 +359,20 @@ def test_elementwise_and_structural_wrappers():
     np.testing.assert_array_equal(lax.collapse(x, 1), x.reshape(2, 12))
     assert lax.max is not max and lax.max(1.0, 2.0) == 2.0
     assert "max" not in lax.__all__ and "associative_scan" in lax.__all__
+
+
+def test_reduce_max_min_of_empty_axes_give_the_identity():
+    # JAX's lax.reduce_max/min: -inf/+inf (the integer extremes, False/True) where the
+    # reduced axes are empty; numpy (and anp.max) raise there
+    cases = [(np.zeros((0, 3)), -np.inf, np.inf),
+             (np.zeros((2, 0, 3), np.int32), np.iinfo(np.int32).min, np.iinfo(np.int32).max),
+             (np.zeros((0, 2), bool), False, True)]
+    for x, lo, hi in cases:
+        f = lambda x: (ad.lax.reduce_max(x, (0, 1) if x.ndim == 3 else (0,)),
+                       ad.lax.reduce_min(x, (0, 1) if x.ndim == 3 else (0,)))
+        for got in (f(x), ad.jit(f)(x), ad.vmap(f)(x[None])[0:2]):
+            got = [np.asarray(g).reshape(-1) for g in got]
+            assert got[0].size and (got[0] == lo).all() and (got[1] == hi).all()
+            assert got[0].dtype == x.dtype
+    x = np.array([[1.0, -2.0], [3.0, 0.5]])                   # non-empty: unchanged
+    np.testing.assert_array_equal(ad.lax.reduce_max(x, (0,)), [3.0, 0.5])
