@@ -50,7 +50,7 @@ LAYERS = [
     # 9: libraries on top of it
     ["autodiff.lax", "autodiff._lax_*", "autodiff.lax_*", "autodiff.nn", "autodiff.scipy",
      "autodiff.scipy.*", "autodiff.random", "autodiff._random_*", "autodiff.flatten_util",
-     "autodiff.differential_operators", "autodiff.extend", "autodiff.ops",
+     "autodiff.differential_operators", "autodiff.extend", "autodiff.tracer", "autodiff.ops",
      "autodiff.typing", "autodiff.experimental", "autodiff.experimental.*"],
     # 10: compilation and devices
     ["autodiff.backends", "autodiff.backends.*", "autodiff.jit", "autodiff._jit_*",

@@ -29,12 +29,15 @@ __all__ = [
     "double", "single", "float_", "int_", "uint", "csingle", "cdouble", "complex64",
     "complex128", "complex_", "complexfloating", "unsignedinteger", "generic", "flexible",
     "character", "object_", "isdtype", "promote_types", "can_cast", "isscalar", "iterable",
-    "ComplexWarning",
+    "ComplexWarning", "intp", "uintp", "intc", "uintc", "short", "ushort", "byte", "ubyte",
+    "long", "ulong", "longlong", "ulonglong", "half", "longdouble", "str_", "bytes_",
+    "min_scalar_type", "typename", "ndindex", "ndenumerate",
     # constant builders, windows, index helpers
     "bartlett", "blackman", "hamming", "hanning", "kaiser", "indices", "mgrid", "ogrid", "s_",
     "index_exp", "mask_indices", "diag_indices_from", "fromfunction",
     # I/O and printing
-    "array_repr", "array_str", "save", "savez", "load", "frombuffer", "fromfile", "fromiter",
+    "array_repr", "array_str", "save", "savez", "savez_compressed", "load", "loadtxt",
+    "savetxt", "genfromtxt", "frombuffer", "fromfile", "fromiter",
     "fromstring", "get_printoptions", "set_printoptions", "printoptions", "frompyfunc", "ufunc",
     "from_dlpack",
     # floating-point error handling, the array type
@@ -53,6 +56,15 @@ ComplexWarning = np.exceptions.ComplexWarning
 bartlett, blackman, hamming, hanning, kaiser = np.bartlett, np.blackman, np.hamming, np.hanning, np.kaiser
 indices, mgrid, ogrid, s_, index_exp = np.indices, np.mgrid, np.ogrid, np.s_, np.index_exp
 mask_indices, fromfunction = np.mask_indices, np.fromfunction
+# the remaining scalar types and index iterators autograd.numpy (all of numpy) offers
+intp, uintp, intc, uintc, short, ushort, byte, ubyte = (
+    np.intp, np.uintp, np.intc, np.uintc, np.short, np.ushort, np.byte, np.ubyte)
+long, ulong, longlong, ulonglong, half, longdouble, str_, bytes_ = (
+    np.long, np.ulong, np.longlong, np.ulonglong, np.half, np.longdouble, np.str_, np.bytes_)
+min_scalar_type, typename, ndindex, ndenumerate = (
+    np.min_scalar_type, np.typename, np.ndindex, np.ndenumerate)
+savez_compressed, loadtxt, savetxt, genfromtxt = (
+    np.savez_compressed, np.loadtxt, np.savetxt, np.genfromtxt)
 
 
 def diag_indices_from(arr):

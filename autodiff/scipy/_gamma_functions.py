@@ -217,6 +217,35 @@ def gamma(x):
 
 
 @npfunc(None)
+def rgamma(x):
+    """``1/Γ(x)``, an entire function: zero at Γ's poles (0, -1, -2, ...), as scipy's,
+    with its derivatives there too (``(-1)ⁿ n!`` at ``-n``). Below 1/2 it is the
+    reflection ``sin(πx)/π · Γ(1 - x)``, smooth through the zeros; above, ``1/Γ(x)``.
+
+    >>> import autodiff as ad
+    >>> from autodiff.scipy.special import rgamma
+    >>> round(float(rgamma(5.0)), 12), float(rgamma(-2.0))
+    (0.041666666667, 0.0)
+    >>> round(float(ad.grad(rgamma)(-2.0)), 12)                # (-1)² 2!
+    2.0
+    """
+    x = real_float(x)
+    low = anp.less(x, 0.5)
+    xl = anp.where(low, x, 0.25)           # each branch on inputs where it is finite,
+    xh = anp.where(low, 0.75, x)           # so that neither sends a NaN gradient back
+    # sin(πx) exactly 0 at the integers: x mod 2 = r, r - 1 = q in [0, 1) with a sign,
+    # and sin(π q) as sin(π (1 - q)) above 1/2 (1 - q is exact there)
+    r = anp.subtract(xl, anp.multiply(2.0, anp.floor(anp.multiply(xl, 0.5))))
+    odd = anp.greater_equal(r, 1.0)
+    q = anp.where(odd, anp.subtract(r, 1.0), r)
+    m = anp.where(anp.greater(q, 0.5), anp.subtract(1.0, q), q)
+    sinpi = anp.where(odd, -1.0, 1.0) * anp.sin(anp.multiply(np.pi, m))
+    refl = anp.multiply(sinpi / np.pi, gamma(anp.subtract(1.0, anp.maximum(xl, -170.0))))
+    refl = anp.where(anp.less(xl, -170.0), 0.0, refl)        # (|1/Γ| < 1e-300 there)
+    return anp.where(low, refl, anp.exp(anp.negative(gammaln(xh))))   # (Γ > 0 there)
+
+
+@npfunc(None)
 def betaln(a, b):
     """``log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b)``.
 
@@ -507,6 +536,6 @@ def comb(N, k, *, exact=False, repetition=False):
     return anp.where(ok, val, 0.0)
 
 
-__all__ = ["gammaln", "gamma", "digamma", "psi", "polygamma", "betaln", "beta",
+__all__ = ["gammaln", "gamma", "rgamma", "digamma", "psi", "polygamma", "betaln", "beta",
            "gammasgn", "multigammaln", "poch", "factorial", "comb", "gammainc", "gammaincc",
            "betainc"]

@@ -24,6 +24,7 @@ them); polygamma(n ≥ 2, x) is accurate for x > 0 only.
 >>> round(float(ad.grad(special.gammaln)(1.0)), 12)   # digamma(1) = -γ
 -0.577215664902
 """
+from ._bessel_host import *  # noqa: F401,F403
 from ._bessel_legendre import *  # noqa: F401,F403
 from ._convenience import *  # noqa: F401,F403
 from ._error_functions import *  # noqa: F401,F403
@@ -32,8 +33,8 @@ from ._gamma_functions import loggamma  # noqa: F401  (scipy's name; not in __al
 from ._hypergeometric import *  # noqa: F401,F403
 from ._integrals import *  # noqa: F401,F403
 from ._zeta import *  # noqa: F401,F403
-from . import (_bessel_legendre, _convenience, _error_functions, _gamma_functions,
+from . import (_bessel_host, _bessel_legendre, _convenience, _error_functions, _gamma_functions,
                _hypergeometric, _integrals, _zeta)
 
 __all__ = [name for m in (_error_functions, _gamma_functions, _convenience, _bessel_legendre,
-                          _hypergeometric, _integrals, _zeta) for name in m.__all__]
+                          _bessel_host, _hypergeometric, _integrals, _zeta) for name in m.__all__]

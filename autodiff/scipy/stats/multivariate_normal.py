@@ -46,4 +46,27 @@ def pdf(x, mean=None, cov=1, allow_singular=False):
     return anp.exp(logpdf(x, mean, cov, allow_singular))
 
 
-__all__ = ["logpdf", "pdf"]
+@npfunc(None)
+@quiet
+def entropy(mean=None, cov=1):
+    """``(d (1 + log 2π) + log|Σ|)/2``, the differential entropy (autograd's and scipy's),
+    differentiable in cov (a matrix, a vector of variances or a scalar; ``d`` from mean).
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.stats import multivariate_normal as mvn
+    >>> round(float(mvn.entropy(np.zeros(2), np.diag([1.0, 4.0]))), 12)   # 1 + log 2π + log 2
+    3.531024246969
+    """
+    cov = promote(asarray(cov), to_float=True)[0]
+    if anp.ndim(cov) >= 2:
+        d = anp.shape(cov)[-1]
+        logdet = anp.linalg.slogdet(cov)[1]        # d/dΣ = Σ⁻ᵀ, every entry (autograd's)
+    else:
+        mean = 0.0 if mean is None else asarray(mean)
+        d = anp.shape(mean)[-1] if anp.ndim(mean) else (anp.shape(cov)[-1] if anp.ndim(cov) else 1)
+        var = anp.broadcast_to(cov, (d,))
+        logdet = anp.sum(anp.log(var))
+    return anp.multiply(anp.add(logdet, d * (1.0 + math.log(2 * math.pi))), 0.5)
+
+
+__all__ = ["logpdf", "pdf", "entropy"]
