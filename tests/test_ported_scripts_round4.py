@@ -131,3 +131,25 @@ def test_tracer_node_and_trace_as_autograd_print_trace_uses():
     assert value == pytest.approx(np.cos(0.3) * 0.3 + np.sin(0.3), rel=1e-14)
     with pytest.warns(UserWarning, match="independent"):
         assert trace(Record.new_root(1.0), lambda x: 2.0, 1.0)[1] is None
+
+
+def test_numpy_conversions_autograd_numpy_passes_through():
+    # anp.ascontiguousarray & co. raised AttributeError; numpy's own on numpy input, the
+    # traced value (cast) inside transforms, with its derivative
+    x = np.arange(6.0).reshape(2, 3).T
+    for name in ("asanyarray", "ascontiguousarray", "asfortranarray", "require",
+                 "asarray_chkfinite"):
+        f = getattr(anp, name)
+        np.testing.assert_array_equal(f(x), getattr(np, name)(x))
+        g = ad.grad(lambda v: anp.sum(f(v, np.float64) ** 2))(x)
+        np.testing.assert_allclose(g, 2 * x)
+        np.testing.assert_allclose(ad.jit(lambda v: f(v) * 3.0)(x), 3 * x)
+    assert anp.ascontiguousarray(x).flags.c_contiguous
+    assert anp.asfortranarray(x.T).flags.f_contiguous
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        ad.grad(lambda v: anp.sum(anp.asarray_chkfinite(v * np.inf)))(np.ones(2))
+    d = np.zeros(3)
+    anp.copyto(d, np.array([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(d, [1.0, 2.0, 3.0])
+    with pytest.raises(TypeError, match="immutable"):
+        ad.jit(lambda v: anp.copyto(v, 1.0))(np.ones(2))

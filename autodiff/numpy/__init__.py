@@ -465,6 +465,8 @@ from ._precision import *  # noqa: E402,F401,F403  (JAX's precision= on the prod
 from ._creation import (zeros, ones, empty, full, eye, identity, arange, zeros_like,  # noqa: E402,F401
                         ones_like, empty_like, full_like, array, linspace, logspace, geomspace)
 from ._creation import asarray_public as asarray  # noqa: E402  (copy=, device=)
+from ._creation import (asanyarray, ascontiguousarray, asfortranarray, require,  # noqa: E402,F401
+                        asarray_chkfinite, copyto)
 bitwise_invert = invert  # noqa: E402
 from ._docs import fill as _fill_docs  # noqa: E402
 _fill_docs(globals())

@@ -408,6 +408,86 @@ asarray_public.__name__ = asarray_public.__qualname__ = "asarray"
 asarray_public.__wrapped_numpy__ = np.asarray
 
 
+# numpy's other conversions: numpy's own on numpy input; a traced value is an array of
+# its own already (no subclass, no memory layout to choose), cast to ``dtype``
+
+@npfunc(np.asanyarray)
+def asanyarray(a, dtype=None, order=None, *, like=None):
+    """``numpy.asanyarray``: :func:`asarray` (autodiff has no array subclasses).
+
+    >>> import autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(lambda x: anp.sum(anp.asanyarray(x) ** 2))(anp.ones(2))
+    array([2., 2.])
+    """
+    return asarray(a, dtype)
+
+
+@npfunc(np.ascontiguousarray)
+def ascontiguousarray(a, dtype=None, *, like=None):
+    """``numpy.ascontiguousarray`` (a traced value has no layout: itself, cast to ``dtype``).
+
+    >>> import autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(lambda x: anp.ascontiguousarray(x).T[0] * 3.0)(anp.ones(1))
+    array([3.])
+    """
+    return asarray(a, dtype)
+
+
+@npfunc(np.asfortranarray)
+def asfortranarray(a, dtype=None, *, like=None):
+    """``numpy.asfortranarray`` (a traced value has no layout: itself, cast to ``dtype``).
+
+    >>> import autodiff.numpy as anp
+    >>> anp.asfortranarray([[1.0, 2.0]]).flags.f_contiguous
+    True
+    """
+    return asarray(a, dtype)
+
+
+@npfunc(np.require)
+def require(a, dtype=None, requirements=None, *, like=None):
+    """``numpy.require`` (the layout ``requirements`` mean nothing for a traced value).
+
+    >>> import autodiff.numpy as anp
+    >>> anp.require([1, 2], dtype=float)
+    array([1., 2.])
+    """
+    return asarray(a, dtype)
+
+
+@npfunc(np.asarray_chkfinite)
+def asarray_chkfinite(a, dtype=None, order=None):
+    """``numpy.asarray_chkfinite``: ``ValueError`` on an inf or NaN where the values are
+    known (numpy input, or eager ``grad``); under ``jit`` they are not, and it is
+    :func:`asarray`.
+
+    >>> import autodiff.numpy as anp
+    >>> anp.asarray_chkfinite([1.0, 2.0])
+    array([1., 2.])
+    """
+    out = asarray(a, dtype)
+    if isinstance(out, Tracer) and out._trace.concrete and not out._trace.closed:
+        if not np.isfinite(np.asarray(out.concrete_value("asarray_chkfinite"))).all():
+            raise ValueError("array must not contain infs or NaNs")
+    return out
+
+
+@npfunc(np.copyto)
+def copyto(dst, src, casting="same_kind", where=True):
+    """``numpy.copyto`` writes into ``dst``; a traced array cannot be written into, so on
+    traced values it raises ``ConcretizationError`` (a ``TypeError``) with the functional
+    spelling.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> d = np.zeros(2); anp.copyto(d, [1.0, 2.0]); d
+    array([1., 2.])
+    """
+    raise ConcretizationError("copyto writes into dst, and traced arrays are immutable: "
+                              "write dst = anp.where(where, src, dst) (or dst = "
+                              "anp.broadcast_to(src, dst.shape)) instead",
+                              source=user_source())
+
+
 # ----------------------------------------------------------------------------
 # ranges with traced end points (differentiable in them), results with .at[] too
 # ----------------------------------------------------------------------------
