@@ -153,3 +153,28 @@ def test_numpy_conversions_autograd_numpy_passes_through():
     np.testing.assert_array_equal(d, [1.0, 2.0, 3.0])
     with pytest.raises(TypeError, match="immutable"):
         ad.jit(lambda v: anp.copyto(v, 1.0))(np.ones(2))
+
+
+def test_solve_banded_matches_scipy_with_gradients():
+    import scipy.linalg as scipy_linalg
+    import autodiff.scipy.linalg as SL
+    solve_banded = SL.solve_banded
+    rng = np.random.default_rng(0)
+    for n, lo, up in ((6, 2, 1), (5, 0, 2), (4, 1, 0)):
+        ab = rng.uniform(0.5, 1.5, (lo + up + 1, n))
+        ab[up] += 4.0                                     # diagonally dominant
+        b = rng.normal(size=(n, 2))
+        want = scipy_linalg.solve_banded((lo, up), ab, b)
+        np.testing.assert_allclose(solve_banded((lo, up), ab, b), want, rtol=1e-12)
+        np.testing.assert_allclose(ad.jit(lambda a, v: solve_banded((lo, up), a, v))(ab, b),
+                                   want, rtol=1e-12)
+        loss = lambda a: np.sum(scipy_linalg.solve_banded((lo, up), a, b[:, 0]) ** 2)
+        g = ad.grad(lambda a: anp.sum(solve_banded((lo, up), a, b[:, 0]) ** 2))(ab)
+        fd = np.zeros_like(ab)
+        for i in np.ndindex(ab.shape):
+            d = np.zeros_like(ab)
+            d[i] = 1e-6
+            fd[i] = (loss(ab + d) - loss(ab - d)) / 2e-6
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+    with pytest.raises(ValueError, match="l \\+ u \\+ 1"):
+        solve_banded((1, 1), np.ones((2, 3)), np.ones(3))

@@ -88,6 +88,34 @@ def solve(a, b, lower=False, overwrite_a=False, overwrite_b=False, check_finite=
 
 
 @_npfunc(None)
+def solve_banded(l_and_u, ab, b, overwrite_ab=False, overwrite_b=False, check_finite=True):
+    """``scipy.linalg.solve_banded``: ``a x = b`` for ``a`` given by its ``l`` lower and
+    ``u`` upper diagonals in LAPACK's banded storage (``ab[u + i - j, j] = a[i, j]``),
+    differentiable in ``ab`` and ``b`` (autograd's ``scipy.linalg`` has it). The band is
+    spread into the dense matrix and solved by LU: O(n²) memory, for the moderate ``n``
+    such code differentiates.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import solve_banded
+    >>> ab = np.array([[0.0, 1.0, 1.0], [4.0, 4.0, 4.0], [1.0, 1.0, 0.0]])   # tridiagonal
+    >>> solve_banded((1, 1), ab, np.array([5.0, 6.0, 5.0]))
+    array([1., 1., 1.])
+    """
+    lo, up = (int(v) for v in l_and_u)
+    ab = _inexact(ab)
+    rows, n = _anp.shape(ab)
+    if rows != lo + up + 1:
+        raise ValueError(f"solve_banded: ab has {rows} rows for (l, u) = ({lo}, {up}); "
+                         f"it needs l + u + 1 = {lo + up + 1}")
+    a = None
+    for k in range(-lo, up + 1):              # the diagonal k (k > 0: above the main one)
+        band = ab[up - k, max(k, 0):n + min(k, 0)]
+        d = _anp.diag(band, k)
+        a = d if a is None else _anp.add(a, d)
+    return _solve(a, b, False, "gen", False)
+
+
+@_npfunc(None)
 def _solve(a, b, lower, assume_a, transposed):
     a, b = _promote(_inexact(a), _inexact(b))
     if assume_a in ("diagonal",):
