@@ -145,6 +145,8 @@ def test_numpy_conversions_autograd_numpy_passes_through():
         np.testing.assert_allclose(g, 2 * x)
         np.testing.assert_allclose(ad.jit(lambda v: f(v) * 3.0)(x), 3 * x)
     assert anp.ascontiguousarray(x).flags.c_contiguous
+    assert anp.asanyarray(np.matrix([[1.0]])).__class__ is np.matrix      # numpy's own
+    assert anp.require(x, requirements="C").flags.c_contiguous
     assert anp.asfortranarray(x.T).flags.f_contiguous
     with pytest.raises(ValueError, match="infs or NaNs"):
         ad.grad(lambda v: anp.sum(anp.asarray_chkfinite(v * np.inf)))(np.ones(2))
