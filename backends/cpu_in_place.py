@@ -49,6 +49,42 @@ def _reshape_rank(node):
     return None
 
 
+def _copy_source(node):
+    """``Y`` of a value ``Y.copy()``, else None."""
+    if (isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "copy" and isinstance(node.func.value, ast.Name)):
+        return node.func.value.id
+    return None
+
+
+def _binding(node, links):
+    """``(target, source, rank or -1 for the source's)`` of an assignment that binds a name
+    to a buffer's alias (``X = Y``, ``X = Y.reshape(...)``; with ``links`` also the next
+    link of a chain, ``X = Y.copy()``), else None."""
+    if not (isinstance(node, ast.Assign) and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)):
+        return None
+    src = _alias_source(node.value)
+    if src is not None:
+        return node.targets[0].id, src, _reshape_rank(node.value)
+    src = _copy_source(node.value) if links else None
+    return None if src is None else (node.targets[0].id, src, -1)
+
+
+def _bound(tree, ranks, links=False):
+    """``ranks`` (name -> rank of the names a buffer starts with) grown by every name
+    ``tree`` binds to one of them (:func:`_binding`), to a fixed point."""
+    ranks, grew = dict(ranks), True
+    while grew:
+        grew = False
+        for node in ast.walk(tree):
+            b = _binding(node, links)
+            if b and b[1] in ranks and b[0] not in ranks:
+                ranks[b[0]] = ranks[b[1]] if b[2] == -1 else b[2]
+                grew = True
+    return ranks
+
+
 def _parents(tree):
     out = {}
     for node in ast.walk(tree):
@@ -58,7 +94,8 @@ def _parents(tree):
 
 
 def _element_read(node, parent, rank):
-    """Whether the name ``node`` is read as one element of an array of ``rank`` axes."""
+    """Whether the name ``node`` is read (or written) as one element of an array of
+    ``rank`` axes."""
     if not isinstance(parent, ast.Subscript) or parent.value is not node or rank is None:
         return False
     idx = parent.slice
@@ -67,11 +104,47 @@ def _element_read(node, parent, rank):
                                           for p in parts)
 
 
+def _names(tree):
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+
+
 def _parse(lines):
     try:
         return ast.parse("\n".join(lines) if lines else "pass")
     except SyntaxError:
         return None
+
+
+def _uses_are_elements(tree, group, links=False):
+    """Whether the names of ``group`` (name -> rank) appear in ``tree`` only as elements
+    read or written (a write: into the buffer an earlier link of a chain made ours), on
+    either side of a binding :func:`_binding` follows, or in the returned tuple."""
+    parents = _parents(tree)
+    ret = tree.body[-1] if tree.body and isinstance(tree.body[-1], ast.Return) else None
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Name) and node.id in group):
+            continue
+        parent = parents.get(node)
+        if ret is not None and parent is ret.value \
+                or _element_read(node, parent, group[node.id]):
+            continue
+        if parent is not None and parent.__class__ in (ast.Attribute, ast.Assign):
+            assign = parents.get(parents.get(parent)) if isinstance(parent, ast.Attribute) \
+                else parent
+            b = _binding(assign, links)
+            if b and b[1] in group:
+                continue            # X = V, X = V.reshape(...), (links) X = V.copy()
+        return False
+    return True
+
+
+def _returned_at(tree, group, position):
+    """Whether ``tree`` returns the buffer of ``group`` once, as a name, at ``position``."""
+    ret = tree.body[-1] if tree.body else None
+    if not isinstance(ret, ast.Return) or not isinstance(ret.value, ast.Tuple):
+        return False
+    hits = [i for i, e in enumerate(ret.value.elts) if _names(e) & set(group)]
+    return hits == [position] and isinstance(ret.value.elts[position], ast.Name)
 
 
 def donate_in_place(lines, expand, donated, ranks, ret):
@@ -95,146 +168,38 @@ def donate_in_place(lines, expand, donated, ranks, ret):
     set()
     """
     out = list(lines)
-    overwritten, done = set(), {}
+    done = {}
     for k, line in enumerate(out):
         m = _COPY.fullmatch(line)
         if not m:
             continue
         target, src = m.groups()
-        before = [s for x in out[:k] for s in expand(x)]
-        after = [s for x in out[k + 1:] for s in expand(x)] + [ret]
-        tb, ta = _parse(before), _parse(after)
+        tb = _parse([s for x in out[:k] for s in expand(x)])
+        ta = _parse([s for x in out[k + 1:] for s in expand(x)] + [ret])
         if tb is None or ta is None:
             continue
-        # the names bound to each buffer before the copy: follow the alias bindings
-        root, rank = {p: p for p in donated}, dict(ranks)
-        for node in ast.walk(tb):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name):
-                s = _alias_source(node.value)
-                if s in root:
-                    t = node.targets[0].id
-                    root[t] = root[s]
-                    r = _reshape_rank(node.value)
-                    rank[t] = rank.get(s) if r == -1 else r
-        param = root.get(src)
-        if param is None:
-            continue
-        group = {n for n, r in root.items() if r == param}
-        if not _reads_only_elements(tb, group, rank) or _names(ta) & group:
-            continue
-        if not _returned_once(ta, target, rank.get(src), donated[param]):
-            continue
-        done.setdefault(param, []).append((k, line))
-        out[k] = f"{target} = {src}"
+        for param, position in donated.items():
+            # the names bound to the parameter's buffer before the copy: read element by
+            # element there, never after; the copy's result (and the chain's next links)
+            # used element by element after, and returned once in the carry's place
+            group = _bound(tb, {param: ranks[param]})
+            if src not in group:
+                continue
+            if _uses_are_elements(tb, group) and not _names(ta) & set(group):
+                new = _bound(ta, {target: group[src]}, links=True)
+                if _uses_are_elements(ta, new, links=True) and _returned_at(ta, new, position):
+                    done.setdefault(param, []).append((k, line))
+                    out[k] = f"{target} = {src}"
+            break
     # a chain ``Q = D.copy(); ...; R = Q.copy()`` was taken link by link, each taking the
     # next copy for one more name of the buffer: the buffer must be what is returned once
     # every link is decided, else the chain keeps its copies
     whole = _parse([s for x in out for s in expand(x)] + [ret])
+    overwritten = set()
     for param, links in done.items():
-        if whole is not None and _returns_buffer(whole, param, donated[param]):
+        if whole is not None and _returned_at(whole, _bound(whole, {param: 0}), donated[param]):
             overwritten.add(param)
         else:
             for k, line in links:
                 out[k] = line
     return out, overwritten
-
-
-def _returns_buffer(tree, param, position):
-    """Whether the function ``tree`` returns ``param``'s buffer (the parameter or a name
-    bound to it by alias bindings) once, at ``position``."""
-    group, grew = {param}, True
-    while grew:
-        grew = False
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                    and isinstance(node.targets[0], ast.Name) \
-                    and _alias_source(node.value) in group \
-                    and node.targets[0].id not in group:
-                group.add(node.targets[0].id)
-                grew = True
-    ret = tree.body[-1] if tree.body else None
-    if not isinstance(ret, ast.Return) or not isinstance(ret.value, ast.Tuple):
-        return False
-    hits = [i for i, e in enumerate(ret.value.elts) if _names(e) & group]
-    return hits == [position] and isinstance(ret.value.elts[position], ast.Name)
-
-
-def _names(tree):
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
-
-
-def _reads_only_elements(tree, group, rank):
-    """Whether the names of ``group`` appear in ``tree`` only as element reads (or writes,
-    into the buffer an earlier link of a chain made ours) or as the sources of alias
-    bindings (whose targets joined the group)."""
-    parents = _parents(tree)
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Name) and node.id in group):
-            continue
-        parent = parents.get(node)
-        if isinstance(node.ctx, ast.Store):
-            # (a parameter's name bound anew: give up; an alias's own binding is fine)
-            if isinstance(parent, ast.Assign) and _alias_source(parent.value) in group:
-                continue
-            return False
-        if isinstance(parent, ast.Assign) and parent.value is node:
-            continue                                         # X = D
-        if (isinstance(parent, ast.Attribute) and parent.attr == "reshape"
-                and isinstance(parents.get(parent), ast.Call)
-                and isinstance(parents.get(parents[parent]), ast.Assign)):
-            continue                                         # X = D.reshape(...)
-        if _element_read(node, parent, rank.get(node.id)):
-            continue              # (a write: an earlier link of the chain, into our buffer)
-        return False
-    return True
-
-
-def _returned_once(tree, target, rank, position):
-    """Whether the updated buffer (``target`` of ``rank`` axes, or a name bound to it by
-    alias bindings after the copy) is returned once, at ``position``, and otherwise only
-    read or written element by element."""
-    group, rank = {target}, {target: rank}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
-            src = _alias_source(node.value) or _copy_source(node.value)
-            if src in group:
-                t = node.targets[0].id
-                group.add(t)
-                r = -1 if _copy_source(node.value) else _reshape_rank(node.value)
-                rank[t] = rank.get(src) if r == -1 else r
-    ret = tree.body[-1] if tree.body else None
-    if not isinstance(ret, ast.Return) or not isinstance(ret.value, ast.Tuple):
-        return False
-    hits = [i for i, e in enumerate(ret.value.elts) if _names(e) & group]
-    if hits != [position] or not isinstance(ret.value.elts[position], ast.Name):
-        return False
-    parents = _parents(tree)
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Name) and node.id in group):
-            continue
-        parent = parents.get(node)
-        if parent is ret.value or _element_read(node, parent, rank.get(node.id)):
-            continue                           # returned, or one element read or written
-        if isinstance(parent, ast.Assign):
-            if parent.value is node or (isinstance(node.ctx, ast.Store)
-                                        and _alias_source(parent.value) in group):
-                continue                       # an alias binding, either side
-        if (isinstance(parent, ast.Attribute) and parent.attr in ("reshape", "copy")
-                and isinstance(parents.get(parent), ast.Call)
-                and isinstance(parents.get(parents[parent]), ast.Assign)):
-            continue              # X = V.reshape(...), or X = V.copy(): the chain's next link
-        if isinstance(parent, ast.Assign) and isinstance(node.ctx, ast.Store) \
-                and _copy_source(parent.value) in group:
-            continue
-        return False
-    return True
-
-
-def _copy_source(node):
-    """``Y`` of a value ``Y.copy()``, else None."""
-    if (isinstance(node, ast.Call) and not node.args and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "copy" and isinstance(node.func.value, ast.Name)):
-        return node.func.value.id
-    return None

@@ -449,6 +449,14 @@ def _flat_positions(shape, idx):
     return getitem(_padded_positions(shape, padded), index)
 
 
+def _wrapped(i, n):
+    """A traced index into an axis of ``n``: ``(i as int64 with [-n, -1] wrapped, whether
+    it is inside [0, n))``."""
+    i = P.convert(i, np.int64)
+    i = anp.where(anp.less(i, 0), anp.add(i, n), i)
+    return i, anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n))
+
+
 def _basic_positions(shape, entries):
     """:func:`_flat_positions` of a basic index (slices, ``None``, integers, some traced):
     the positions of the slices as a constant of the result's size, plus the traced
@@ -465,9 +473,7 @@ def _basic_positions(shape, entries):
         if isinstance(e, slice):
             grid = grid[..., None] + np.arange(*e.indices(n), dtype=np.int64) * st
         elif isinstance(e, Tracer):
-            i = P.convert(e, np.int64)
-            i = anp.where(anp.less(i, 0), anp.add(i, n), i)
-            inside = anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n))
+            i, inside = _wrapped(e, n)
             ok = inside if ok is None else anp.logical_and(ok, inside)
             i = anp.multiply(i, st)
             offset = i if offset is None else anp.add(offset, i)
@@ -508,9 +514,7 @@ def _advanced_positions(shape, lead):
     for j, e in enumerate(lead):
         i, n = e[1] if isinstance(e, tuple) else e, shape[j]
         if isinstance(i, Tracer):
-            i = P.convert(i, np.int64)
-            i = anp.where(anp.less(i, 0), anp.add(i, n), i)
-            inside = anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n))
+            i, inside = _wrapped(i, n)
             ok = inside if ok is None else anp.logical_and(ok, inside)
         else:
             i = np.asarray(i, dtype=np.int64)
@@ -590,12 +594,8 @@ def _mode_index(shape, idx, mode, traced_only=False):
             axis += 1
             continue
         if isinstance(i, Tracer):
-            i = P.convert(i, np.int64)
-            i = anp.where(anp.less(i, 0), anp.add(i, n), i)
-            if mode == "clip":
-                i = anp.clip(i, 0, max(n - 1, 0))
-            else:
-                i = anp.where(anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n)), i, n)
+            i, inside = _wrapped(i, n)
+            i = anp.clip(i, 0, max(n - 1, 0)) if mode == "clip" else anp.where(inside, i, n)
         else:
             i = np.asarray(i, dtype=np.int64)
             i = np.where(i < 0, i + n, i)
