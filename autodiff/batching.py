@@ -8,6 +8,7 @@ arguments, and evaluates the batched program.
 >>> ad.vmap(lambda r: anp.dot(r, r))(np.arange(6.0).reshape(3, 2))
 array([ 1., 13., 41.])
 """
+import contextlib
 import functools
 import inspect
 from typing import Any, Callable, Optional, ParamSpec, TypeVar
@@ -17,8 +18,9 @@ import numpy as np
 from . import primitives as P
 from .api_util import Transformed, as_array, outputs
 from .config import config
-from .core import get_aval, trace_flat, user_source
+from .core import current_trace, get_aval, trace_flat, user_source
 from .errors import ConcretizationError, ShapeError
+from .named_axes import AxisFrame, batching_axis, tracing_axis
 from .transforms.partial_eval import dce_closed
 from .transforms.vmap import batch_eval, matchaxis
 from .tree_util import (broadcast_prefix, keystr, tree_flatten, tree_flatten_with_path,
@@ -147,7 +149,8 @@ def _trace_unmapped(x):
 
 
 def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
-         axis_size: Optional[int] = None) -> Callable[_P, _R]:
+         axis_name: Any = None, axis_size: Optional[int] = None,
+         spmd_axis_name: Any = None) -> Callable[_P, _R]:
     """Vectorizing map: ``fun`` applied along an axis of its arguments, as one batched program.
 
     ``in_axes`` / ``out_axes`` are an int (negative counts from the end), ``None``
@@ -156,6 +159,11 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
     pytree prefix of the arguments (a tuple with one entry per positional argument) /
     of the outputs. ``axis_size`` is needed only when no argument is mapped. Nested ``vmap``,
     ``vmap`` of ``grad`` (per-example gradients) and ``grad`` of ``vmap`` all work.
+
+    ``axis_name`` names the mapped axis, so that the collectives of ``ad.lax`` (``psum``,
+    ``pmean``, ``pmax``, ``all_gather``, ``ppermute``, ``axis_index``, ...) inside ``fun``
+    compute across the batch, as under JAX's ``vmap``. ``spmd_axis_name`` (a sharding hint
+    in JAX) is accepted and has nothing to do on one device.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.vmap(lambda x, y: x * y, in_axes=(0, None))(np.arange(3.0), 2.0)
@@ -167,7 +175,10 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
     array([[ 0.,  2.],
            [20., 30.],
            [72., 90.]])
+    >>> ad.vmap(lambda x: x / ad.lax.psum(x, "batch"), axis_name="batch")(np.ones(4))
+    array([0.25, 0.25, 0.25, 0.25])
     """
+    del spmd_axis_name
     _check_axes_leaves(in_axes, "in_axes")
     _check_axes_leaves(out_axes, "out_axes")
     if axis_size is not None and (isinstance(axis_size, bool) or int(axis_size) != axis_size
@@ -210,6 +221,9 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
             raise ShapeError(_inconsistent_sizes(fun, args, flat, dims, axis_size),
                              source=user_source())
         size = distinct.pop()
+        if axis_name is not None:      # the hidden mapped input: axis_index(axis_name)
+            mapped.append(np.arange(size, dtype=np.int32))
+            mdims.append(0)
         avals = []
         for x, d in zip(mapped, mdims):
             a = get_aval(x).strip_weak()
@@ -217,9 +231,16 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
         box = []
 
         def flat_fun(*tracers):
+            if axis_name is not None:
+                *tracers, index = tracers
+                frame = AxisFrame(axis_name, size, current_trace(), index)
+                scope = tracing_axis(frame)
+            else:
+                scope = contextlib.nullcontext()
             it = iter(tracers)
             leaves = [next(it) if t else x for x, t in zip(flat, traced)]
-            out = fun(*tree_unflatten(in_tree, leaves), **kwargs)
+            with scope:
+                out = fun(*tree_unflatten(in_tree, leaves), **kwargs)
             out_leaves, out_tree = tree_flatten(out)
             box.append(out_tree)
             return [as_array(l) for l in out_leaves]
@@ -237,7 +258,8 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
                 "an argument with in_axes=None).", source=err.source) from (
                     err if config.traceback_filtering == "off" else None)  # where it came from
         out_tree = box[0]
-        outs, odims = batch_eval(closed.jaxpr, closed.consts, mapped, mdims)
+        with batching_axis(axis_name, size):
+            outs, odims = batch_eval(closed.jaxpr, closed.consts, mapped, mdims)
         if out_axes is None or isinstance(out_axes, (int, np.integer)):
             want = [out_axes] * len(outs)
         else:
@@ -258,4 +280,4 @@ def vmap(fun: Callable[_P, _R], in_axes: Any = 0, out_axes: Any = 0,
             res.append(matchaxis(o, d, w, size, what))
         return outputs(tree_unflatten(out_tree, res))
     return Transformed(batched, vmap, fun, dict(in_axes=in_axes, out_axes=out_axes,
-                                                axis_size=axis_size))
+                                                axis_name=axis_name, axis_size=axis_size))

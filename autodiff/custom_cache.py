@@ -56,6 +56,7 @@ from .source_info import is_internal_code
 from .ir import ClosedJaxpr
 from .closure_tables import code_global_names
 from .tracing import Tracer
+from .named_axes import scope_key
 
 __all__ = ["function_key", "value_key", "cached_trace", "shared_rules", "SharedRule",
            "cache_info", "NEEDS_VALUES"]
@@ -188,7 +189,7 @@ def cached_trace(kind, key, trace, values_ok=True):
     function's own behaviour on values, its errors included). A trace whose constants hold
     tracers (it closed over a traced value the key could not see) is returned, not cached.
     """
-    full = (kind,) + key
+    full = (kind,) + key + scope_key()     # a collective's trace depends on the axis sizes
     try:
         hit = _CACHE.get(full)
         hashable = True
@@ -255,7 +256,7 @@ def shared_rules(kind, key, make):
     rule objects, and the programs it appears in (``grad``'s linearized and transposed
     programs) are cached like any other.
     """
-    full = ("shared rules", kind) + key
+    full = ("shared rules", kind) + key + scope_key()
     try:
         hit = _CACHE.get(full)
     except TypeError:                   # a treedef with unhashable aux data

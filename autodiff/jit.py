@@ -52,6 +52,7 @@ from .api import as_array, to_output
 from .cache import ProgramCache, declare
 from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
+from .named_axes import scope_key
 from .devices import CudaArray
 from .devices import adopt as _adopt, host_copy as _host_copy, is_foreign_cuda as _is_foreign_cuda
 from .errors import DTypeError, UnsupportedDTypeError
@@ -519,8 +520,10 @@ class JitFunction(Generic[P, R]):
 
     def _call_inline(self, leaves, in_tree, statics, static_kw, args):
         keys = [leaf_key(x) for x in leaves]
+        # the named vmap axes in scope: a collective's program depends on their sizes
         ikey = ("inline", in_tree, statics,
-                tuple(("tracer", x.aval) if k is None else k for x, k in zip(leaves, keys)))
+                tuple(("tracer", x.aval) if k is None else k for x, k in zip(leaves, keys)),
+                scope_key())
         e = self._table.get(ikey)
         if e is None:
             self._cache.misses += 1

@@ -31,6 +31,8 @@ and ``jit`` handle it: elementwise and special functions (``_lax_elementwise``),
 (``_lax_bits``), structure (``_lax_structure``), reductions, windows, scans and sorts
 (``_lax_reductions``), products and convolutions (``_lax_products``), gather and scatter
 (``_lax_gather_scatter``), implicit solves (``_lax_solves``) and ``fft`` (``_lax_fft``).
+The named-axis collectives (``psum``, ``pmean``, ``all_gather``, ``axis_index``, ...) work
+inside ``vmap(f, axis_name=...)`` (``_lax_collectives``).
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> def cumulative(xs):
@@ -40,8 +42,8 @@ array([0., 1., 3., 6.])
 >>> ad.grad(lambda xs: anp.sum(cumulative(xs)))(np.arange(4.0))
 array([4., 3., 2., 1.])
 """
-from . import (_lax_bits, _lax_elementwise, _lax_fft, _lax_gather_scatter, _lax_products,
-               _lax_reductions, _lax_solves, _lax_structure)
+from . import (_lax_bits, _lax_collectives, _lax_elementwise, _lax_fft, _lax_gather_scatter,
+               _lax_products, _lax_reductions, _lax_solves, _lax_structure)
 from . import numpy as _anp
 from . import primitives as _P
 from ._lax_control_flow import (cond, switch, while_loop, fori_loop, scan, select,  # noqa: F401
@@ -62,7 +64,7 @@ _SHADOWING = {"max": _lax_elementwise, "min": _lax_elementwise, "abs": _lax_elem
               "pow": _lax_elementwise, "round": _lax_elementwise, "complex": _lax_elementwise,
               "slice": _lax_structure}
 for _mod in (_lax_elementwise, _lax_structure, _lax_reductions, _lax_products, _lax_solves,
-             _lax_bits, _lax_gather_scatter, _lax_fft):
+             _lax_bits, _lax_gather_scatter, _lax_fft, _lax_collectives):
     for _name in _mod.__all__:
         if _name not in _SHADOWING:
             globals().setdefault(_name, getattr(_mod, _name))

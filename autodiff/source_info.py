@@ -124,6 +124,8 @@ class _TraceState(threading.local):
         self.grad_enabled = True  # seed semantics: no_grad regions stop gradients
         self.source = None        # set by IR-to-IR passes: equations they emit inherit it
         self.dynamic = None       # a trace that records every traced op (checkpoint bodies)
+        self.axis_frames = ()     # named vmap axes being traced, innermost last (named_axes)
+        self.batching_axes = ()   # axes being resolved by vmap's batch_eval, innermost last
 
 
 trace_state = _TraceState()

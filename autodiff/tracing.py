@@ -16,7 +16,8 @@ from .avals import _VALID_KINDS, _bad_dtype, value_aval
 from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, install_evaluator
 from . import tree_util as _tree_util
 
-__all__ = ["primitives", "Primitive", "get_aval", "Tracer", "Array", "JaxprTrace", "current_trace",
+__all__ = ["primitives", "collective_primitives", "Primitive", "get_aval", "Tracer", "Array",
+           "JaxprTrace", "current_trace",
            "new_trace", "bind", "check_nans", "trace_flat", "hoist_consts", "full_lower_input",
            "eval_jaxpr", "eval_closed", "is_concrete", "concrete_or_error", "new_jaxpr_like"]
 
@@ -25,6 +26,10 @@ __all__ = ["primitives", "Primitive", "get_aval", "Tracer", "Array", "JaxprTrace
 # ----------------------------------------------------------------------------
 
 primitives = {}   # name -> Primitive: the registry every test enumerates
+# name -> Primitive of the named-axis collectives (autodiff.primitives.collectives): they
+# live only between a named vmap's trace and its batch_eval, so no backend lowers them and
+# the registry's per-primitive suites (lowering, samples, special values) do not list them
+collective_primitives = {}
 
 
 class Primitive:
@@ -41,8 +46,11 @@ class Primitive:
       ``taylor(ins, **params)`` -> the output's Taylor coefficients for jet.
     """
 
-    def __init__(self, name, multiple_results=False):
-        if name in primitives:
+    collective = False      # class default: a Primitive made without __init__ is none
+
+    def __init__(self, name, multiple_results=False, collective=False):
+        registry = collective_primitives if collective else primitives
+        if name in primitives or name in collective_primitives:
             raise ValueError(f"primitive {name!r} declared twice")
         self.name = name
         self.multiple_results = multiple_results
@@ -59,7 +67,10 @@ class Primitive:
         # derivative zero everywhere (floor, stop_gradient), or a predicate of the equation
         # (sign: on real operands)
         self.zero_derivative = False
-        primitives[name] = self
+        # a named-axis collective: vmap's batch_eval always applies its batch rule, which
+        # reads the axis being batched (autodiff.named_axes)
+        self.collective = collective
+        registry[name] = self
 
     def __repr__(self):
         return f"Primitive({self.name})"
@@ -82,7 +93,7 @@ class Primitive:
 def _primitive_named(name):
     """Unpickling side of :meth:`Primitive.__reduce__`."""
     try:
-        return primitives[name]
+        return primitives[name] if name in primitives else collective_primitives[name]
     except KeyError:
         raise ValueError(
             f"unpickling a jaxpr that uses primitive {name!r}, which this process has not "
@@ -397,12 +408,13 @@ class JaxprTrace:
         free |= seen
         return False
 
-    def lift(self, x):
-        """A Var of this trace standing for ``x`` (an outer tracer or a constant)."""
+    def lift(self, x, literal=True):
+        """A Var of this trace standing for ``x`` (an outer tracer or a constant); a 0-d
+        constant is a Literal unless ``literal`` is false."""
         if isinstance(x, Tracer) and x._trace is self:
             return x.ivar
         if not isinstance(x, Tracer):
-            if (x.ndim if isinstance(x, np.ndarray) else np.ndim(x)) == 0:
+            if literal and (x.ndim if isinstance(x, np.ndarray) else np.ndim(x)) == 0:
                 return Literal(x)
             if type(x) is TableView:
                 x = plain_array(x)        # the user's array is the constant, not our view
@@ -655,7 +667,16 @@ def _no_grad(prim, outs):
 
 
 
+# set by autodiff.named_axes: a program (scan, cond, ...) on concrete operands whose body
+# holds a collective over a named vmap axis in scope is recorded in that vmap's trace
+_axis_program_hook = None
+
+
 def _eager(prim, args, params):
+    if trace_state.axis_frames and prim.call_like and _axis_program_hook is not None:
+        out = _axis_program_hook(prim, args, params)
+        if out is not None:
+            return out
     vals = [a if isinstance(a, np.ndarray) else np.asarray(a) for a in args]
     with np.errstate(all="ignore"):   # discarded branches (where-tricks, batched cond) stay quiet, as when compiled
         out = prim.impl(*vals, **params)

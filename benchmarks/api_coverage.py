@@ -62,11 +62,9 @@ REASONS = {
                           "so there is no primitive to bind",
     },
     "jax.lax": {
-        **{n: "named-axis collective: needs an axis_name bound by pmap/shard_map or a named "
-              "vmap; autodiff runs on one device and its vmap has no axis names"
-           for n in ("all_gather", "all_to_all", "psum", "psum_scatter", "pmax", "pmin", "pmean",
-                     "ppermute", "pshuffle", "pswapaxes", "axis_index", "axis_size", "psend",
-                     "precv", "ragged_all_to_all")},
+        **{n: "moves data between the devices of a pmap/shard_map; autodiff runs on one "
+              "device (the collectives of a named vmap are here)"
+           for n in ("psend", "precv", "ragged_all_to_all")},
         "after_all": "XLA tokens order side effects between devices and host; autodiff has "
                      "no tokens (debug callbacks run in program order)",
         "ragged_dot_general": "ragged products with general dimension numbers (ragged "

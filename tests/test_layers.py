@@ -28,7 +28,7 @@ LAYERS = [
     ["autodiff.avals", "autodiff.ir", "autodiff.render"],
     # 2: tracing
     ["autodiff._tracer_methods", "autodiff.closure_tables", "autodiff.tracing", "autodiff.core", "autodiff.custom_cache",
-     "autodiff.builtins"],
+     "autodiff.builtins", "autodiff.named_axes"],
     # 3: the reference evaluator of programs (through each primitive's impl)
     ["autodiff.backends.interpreter", "autodiff.api_util"],
     # 4: the primitives and their rules (control flow excepted)
@@ -36,6 +36,7 @@ LAYERS = [
      "autodiff.primitives.elementwise", "autodiff.primitives.shape",
      "autodiff.primitives.reductions", "autodiff.primitives.indexing", "autodiff.primitives.dot",
      "autodiff.primitives.cumulative", "autodiff.primitives.linalg", "autodiff.primitives.fft",
+     "autodiff.primitives.collectives",
      "autodiff.callback"],
     # 5: IR -> IR passes
     ["autodiff.transforms", "autodiff.transforms.*"],

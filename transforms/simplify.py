@@ -65,7 +65,9 @@ def _map_remat_body(e, fn):
 # ----------------------------------------------------------------------------
 
 def _foldable(prim):
-    return prim.impl is not None and not prim.call_like and prim is not name_p
+    # a collective has a value only inside its vmap's batch_eval (autodiff.named_axes)
+    return (prim.impl is not None and not prim.call_like and prim is not name_p
+            and not prim.collective)
 
 
 def fold_constants(closed):

@@ -15,6 +15,8 @@ array([ 1., 13., 41.])
 from ..core import (Literal, Var, at_source, hoist_consts, last_uses, register_internal_dir,
                     trace_flat, user_source)
 from ..errors import UnsupportedError, ShapeError
+from ..ir import ClosedJaxpr, sub_jaxprs
+from ..named_axes import batching
 from .. import primitives as P
 
 __all__ = ["move_axis", "batch_eval", "matchaxis", "batch_jaxpr"]
@@ -47,10 +49,18 @@ def batch_eval(jaxpr, consts, args, dims):
         vals = [x for x, _ in ins]
         ds = [d for _, d in ins]
         prim = e.primitive
-        if all(d is None for d in ds):
+        if all(d is None for d in ds) and not prim.collective and not (
+                prim.call_like and _holds_collective_over_axis(e)):
             outs = at_source(e.source, prim.bind, *vals, **e.params)
             odims = [None] * len(e.outvars) if prim.multiple_results else None
         else:
+            if all(d is None for d in ds) and not prim.collective:
+                # a body (scan, cond branch) holds a collective over the axis being batched:
+                # it computes across the batch, so the equation is batched all the same
+                if not vals:
+                    raise UnsupportedError(f"vmap: {prim.name} without operands holds a "
+                                           f"collective over the mapped axis", source=e.source)
+                vals[0], ds[0] = matchaxis(vals[0], None, 0, batching()[1]), 0
             if prim.batch is None:
                 raise UnsupportedError(f"vmap of primitive {prim.name!r} is not supported: it "
                                        f"has no batching rule", source=e.source)
@@ -64,6 +74,25 @@ def batch_eval(jaxpr, consts, args, dims):
             env.pop(v, None)
     res = [read(v) for v in jaxpr.outvars]
     return [r[0] for r in res], [r[1] for r in res]
+
+
+def _holds_collective_over_axis(e):
+    """Whether a sub-program of ``e`` applies a collective over the axis being batched."""
+    cur = batching()
+    if cur is None or cur[0] is None:
+        return False
+
+    def walk(jaxpr):
+        for q in jaxpr.eqns:
+            if q.primitive.collective and cur[0] in q.params["axes"]:
+                return True
+            if q.primitive.call_like and any(
+                    walk(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
+                    for _, j in sub_jaxprs(q.params)):
+                return True
+        return False
+    return any(walk(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
+               for _, j in sub_jaxprs(e.params))
 
 
 def matchaxis(x, src, dst, size, what="an output"):

@@ -38,6 +38,7 @@ from .linalg import *  # noqa: F401,F403
 from .fft import *  # noqa: F401,F403
 from . import _rules, elementwise, shape, reductions, indexing, dot  # noqa: F401
 from . import cumulative, linalg, fft, taylor_series  # noqa: F401
+from . import collectives  # noqa: F401  (named-axis collectives: core.collective_primitives)
 
 __all__ = (["primitives", "Primitive", "ShapedArray"] + _rules.__all__
            + elementwise.__all__ + shape.__all__ + reductions.__all__ + indexing.__all__
