@@ -44,10 +44,12 @@ from .differential_operators import (hessian_vector_product, hessian_tensor_prod
                                      make_jvp, make_hvp, tensor_jacobian_product,
                                      vector_jacobian_product, make_ggnvp, multigrad_dict)
 from .jit import jit, wait_for_compiles, disable_jit
+from .pmap import pmap
 from . import lax, optim, nn
 from .transforms.jet import jet, taylor
 from . import random, flatten_util, debug, tree, extend, dtypes, ops, typing
-from .shapes import ShapeDtypeStruct, eval_shape
+from .shapes import ShapeDtypeStruct, eval_shape, typeof
+from .config import debug_nans, enable_x64
 from .devices import (block_until_ready, device_put, device_get, device_count,
                       local_device_count, default_backend, process_index, process_count)
 # JAX's old top-level pytree names (``jax.tree_map``, ...), still in many scripts
@@ -58,6 +60,7 @@ from .core import Array
 from .tape import Variable, Function, no_grad, enable_grad, is_grad_enabled
 from .checkpoint import (checkpoint, remat, checkpoint_sequential, every, checkpoint_policies,
                          checkpoint_name, print_saved_residuals)
+from . import ad_checkpoint  # noqa: E402
 
 __all__ = [
     "config", "errors", "tree_util", "numpy", "make_jaxpr", "grad", "value_and_grad", "jvp",
@@ -76,7 +79,7 @@ __all__ = [
     "ensure_compile_time_eval", "device_count", "local_device_count", "default_backend",
     "process_index", "process_count", "tree_map", "tree_leaves", "tree_flatten",
     "tree_unflatten", "tree_structure", "tree_reduce", "tree_transpose", "tree_all",
-    "float0",
+    "float0", "typeof", "debug_nans", "enable_x64", "ad_checkpoint", "pmap",
 ]
 
 from .differential_operators import holomorphic_grad  # noqa: E402

@@ -91,7 +91,8 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     ``b`` and in everything ``matvec`` closes over, never through the solver:
     reverse mode solves the transposed system once, ``b̄ = Aᵀ⁻¹ x̄`` (with
     ``transpose_solve(vecmat, x̄)``, or ``solve`` itself when ``symmetric``), and
-    ``Ā`` follows as ``-b̄ xᵀ`` through ``matvec``'s own derivative.
+    ``Ā`` follows as ``-b̄ xᵀ`` through ``matvec``'s own derivative; forward mode solves
+    ``A dx = db - dA x`` with ``solve`` again.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
@@ -100,39 +101,62 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     ...                                       lambda mv, r: anp.linalg.solve(A, r), symmetric=True)
     >>> np.allclose(ad.jacrev(f)(np.array([1.0, 2.0])), np.linalg.inv(A))
     True
+    >>> np.allclose(ad.jacfwd(f)(np.array([1.0, 2.0])), np.linalg.inv(A))
+    True
     """
     if transpose_solve is None and not symmetric:
         transpose_solve = None      # resolved lazily: only reverse mode needs it
     mv, consts = _closure_convert(lambda v: matvec(v), b)
     stop = lambda t: tree_map(anp.stop_gradient, t)
+    # the solver may close over traced values too (``lambda mv, r: solve(A, r)``): they are
+    # made explicit, and never differentiated (the derivative is implicit)
+    sv, sconsts = _closure_convert(lambda r: solve(lambda v: mv(stop(consts), v), r), b)
+    n_c = len(consts)
+
+    @custom_jvp
+    def implicit_solve(cs, b):
+        # the solver runs on values: its iterations are never differentiated
+        out = sv(stop(list(cs[n_c:])), stop(b))
+        return out if has_aux else (out, None)
+
+    @implicit_solve.defjvp
+    def implicit_solve_jvp(primals, tangents):
+        # forward mode (jvp, jacfwd, hessian's outer pass): A x = b gives
+        # A dx = db - dA x, one more solve with the same operator
+        cs, b = primals
+        tcs, tb = tangents
+        x, aux = implicit_solve(cs, b)
+        _, dax = jvp(lambda c: mv(c, x), (list(cs[:n_c]),), (list(tcs[:n_c]),))
+        dx, _ = implicit_solve(cs, tree_map(anp.subtract, tb, dax))
+        return (x, aux), (dx, tree_map(anp.zeros_like, aux))
 
     def fwd(cs, b):
-        out = solve(lambda v: mv(stop(list(cs)), v), stop(b))
-        x, aux = (out if has_aux else (out, None))
+        x, aux = implicit_solve(cs, b)
         return (x, aux), (cs, x)
 
     def bwd(res, ct):
         cs, x = res
+        cs_a = list(cs[:n_c])
         ct_x = ct[0]
-        _, vjp_v = vjp(lambda v: mv(list(cs), v), x)
+        _, vjp_v = vjp(lambda v: mv(cs_a, v), x)
         vecmat = lambda u: vjp_v(u)[0]
-        if symmetric:
-            ct_b = solve(lambda v: mv(list(cs), v), ct_x)
+        if symmetric:      # lin_solve: bwd itself differentiates (hessian, grad of grad)
+            ct_b = lin_solve(cs, ct_x)[0]
         elif transpose_solve is not None:
             ct_b = transpose_solve(vecmat, ct_x)
+            ct_b = ct_b[0] if has_aux and isinstance(ct_b, tuple) else ct_b
         else:
             raise TypeError("custom_linear_solve: reverse mode of a non-symmetric system needs "
                             "transpose_solve(vecmat, b)")
-        ct_b = ct_b[0] if has_aux and isinstance(ct_b, tuple) else ct_b
         # x = A⁻¹ b: Ā contributions reach matvec's constants as -(∂(A x)/∂θ)ᵀ b̄
-        _, vjp_c = vjp(lambda c: mv(c, x), list(cs))
-        ct_cs = vjp_c(tree_map(anp.negative, ct_b))[0]
-        return ct_cs, ct_b
+        _, vjp_c = vjp(lambda c: mv(c, x), cs_a)
+        ct_cs = list(vjp_c(tree_map(anp.negative, ct_b))[0])
+        return ct_cs + [anp.zeros_like(c) for c in cs[n_c:]], ct_b
 
     @custom_vjp
     def lin_solve(cs, b):
-        return fwd(cs, b)[0]
+        return implicit_solve(cs, b)
 
     lin_solve.defvjp(fwd, bwd)
-    x, aux = lin_solve(consts, b)
+    x, aux = lin_solve(list(consts) + list(sconsts), b)
     return (x, aux) if has_aux else x

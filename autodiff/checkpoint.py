@@ -122,6 +122,12 @@ class checkpoint_policies:
     * ``dots_saveable``: save the results of matrix products (``dot_general``)
     * ``save_only_these_names(*names)``: save only values labelled by ``checkpoint_name``
     * ``save_anything_except_these_names(*names)``: save all but those labelled values
+    * ``dots_with_no_batch_dims_saveable`` (``checkpoint_dots_with_no_batch_dims``): save
+      matrix products without batch dimensions
+    * ``save_any_names_but_these(*names)``: save labelled values except those names
+    * ``save_from_both_policies(p1, p2)``: save what either policy saves
+    * ``offload_dot_with_no_batch_dims(src, dst)``, ``save_and_offload_only_these_names(...)``:
+      JAX's offloading policies; saved values live in host memory here, so they save
 
     >>> import autodiff as ad
     >>> ad.checkpoint_policies.save_only_these_names("h")
@@ -133,6 +139,12 @@ class checkpoint_policies:
     checkpoint_dots = _R.dots_saveable
     save_only_these_names = staticmethod(_R.save_only_these_names)
     save_anything_except_these_names = staticmethod(_R.save_anything_except_these_names)
+    dots_with_no_batch_dims_saveable = _R.dots_with_no_batch_dims_saveable
+    checkpoint_dots_with_no_batch_dims = _R.dots_with_no_batch_dims_saveable
+    save_any_names_but_these = staticmethod(_R.save_any_names_but_these)
+    save_from_both_policies = staticmethod(_R.save_from_both_policies)
+    offload_dot_with_no_batch_dims = staticmethod(_R.offload_dot_with_no_batch_dims)
+    save_and_offload_only_these_names = staticmethod(_R.save_and_offload_only_these_names)
     Policy = _R.Policy
 
     def __init__(self):

@@ -6,6 +6,7 @@
 256
 >>> ad.config.update("cache_size", 1024)
 """
+import contextlib
 import numbers
 import os
 
@@ -110,7 +111,19 @@ class Config:
 
     def update(self, name, value):
         """Set option ``name`` to ``value`` (unknown names raise ``AttributeError`` listing the
-        known ones)."""
+        known ones). JAX's option names (``"jax_enable_x64"``, ``"jax_debug_nans"``,
+        ``"jax_disable_jit"``, ``"jax_platform_name"``, ...) are accepted too, so ported
+        scripts run unchanged: see :data:`JAX_OPTIONS`.
+
+        >>> import autodiff as ad
+        >>> ad.config.update("jax_enable_x64", True)      # float64 is already the default
+        >>> ad.config.update("jax_debug_nans", False)     # the same as "debug_nans"
+        >>> ad.config.jax_enable_x64, ad.config.debug_nans
+        (True, False)
+        """
+        if name in JAX_OPTIONS:
+            _jax_option(self, name, value)
+            return
         if name not in self._values:
             raise AttributeError(
                 f"unknown config option {name!r}; known options: {sorted(self._values)}")
@@ -128,10 +141,18 @@ class Config:
         try:
             return self._values[name]
         except KeyError:
+            if name in JAX_OPTIONS:
+                return _jax_read(self, name)
             raise AttributeError(f"unknown config option {name!r}") from None
 
     def __setattr__(self, name, value):
         self.update(name, value)
+
+    @property
+    def x64_enabled(self):
+        """Always ``True``: float64 is numpy's (and so autodiff's) default float type
+        (``jax.config.x64_enabled``)."""
+        return True
 
     def on_update(self, fn):
         """Register ``fn(name, value)`` called after every update (caches resize themselves)."""
@@ -164,6 +185,81 @@ class Config:
         _cache.clear_caches()
 
 
+# ----------------------------------------------------------------------------
+# JAX's option names (``jax.config.update("jax_enable_x64", True)`` opens most scripts)
+# ----------------------------------------------------------------------------
+
+# JAX's name -> our option it sets (None: JAX's option, handled in ``_jax_option``)
+JAX_OPTIONS = {
+    "jax_enable_x64": None,                 # float64 is numpy's default here: True is a no-op
+    "jax_debug_nans": "debug_nans",
+    "jax_disable_jit": None,                # as ``with ad.disable_jit():`` until set back
+    "jax_explain_cache_misses": "explain_cache_misses",
+    "jax_traceback_filtering": "traceback_filtering",
+    "jax_platform_name": "default_backend",
+    "jax_platforms": "default_backend",
+    "jax_compilation_cache_dir": "cache_dir",
+    "jax_default_matmul_precision": None,   # every product is float64-exact on the CPU
+    "jax_numpy_rank_promotion": None,       # numpy's broadcasting ("allow")
+    "jax_num_cpu_devices": None,
+    "jax_log_compiles": None,
+    "jax_default_prng_impl": None,
+}
+_jax_values = {"jax_enable_x64": True, "jax_disable_jit": False,
+               "jax_default_matmul_precision": None, "jax_numpy_rank_promotion": "allow",
+               "jax_num_cpu_devices": 1, "jax_log_compiles": False,
+               "jax_default_prng_impl": "threefry2x32"}
+
+
+def _platform(name, value):
+    """JAX's platform names (``"cpu"``, ``"gpu"``, ``"cuda"``; ``jax_platforms`` may list
+    several, first preferred) -> our backend name."""
+    first = str(value).split(",")[0].strip().lower()
+    if first in ("cpu", "interpret"):
+        return first
+    if first in ("gpu", "cuda"):
+        return "cuda"
+    raise ConfigError(f"{name}={value!r}: the backends here are 'cpu' and 'cuda' ('gpu' is "
+                      f"an alias of 'cuda')", _caller())
+
+
+def _jax_option(cfg, name, value):
+    import warnings
+    ours = JAX_OPTIONS[name]
+    if name in ("jax_platform_name", "jax_platforms"):
+        if value is None or value == "":
+            return
+        value = _platform(name, value)
+    elif name == "jax_traceback_filtering":
+        value = "off" if value == "off" else "on"   # JAX's "auto", "tracebackhide", ... filter
+    elif name == "jax_enable_x64":
+        if not value:
+            warnings.warn("jax_enable_x64=False has no effect: autodiff follows numpy's dtypes "
+                          "(float64 stays float64, float32 stays float32); cast inputs to "
+                          "float32 for 32-bit computation", UserWarning, stacklevel=3)
+    elif name == "jax_disable_jit":
+        value = bool(value)      # autodiff.jit's listener enters or leaves disable_jit()
+    elif name == "jax_numpy_rank_promotion":
+        if value not in ("allow", "warn", "raise"):
+            raise ConfigError(f"jax_numpy_rank_promotion must be 'allow', 'warn' or 'raise', "
+                              f"got {value!r}", _caller())
+        if value != "allow":
+            warnings.warn(f"jax_numpy_rank_promotion={value!r} is not enforced: autodiff.numpy "
+                          f"broadcasts ranks as numpy does", UserWarning, stacklevel=3)
+    if ours is None:
+        old, _jax_values[name] = _jax_values[name], value
+        if value != old:
+            for fn in cfg._listeners:
+                fn(name, value)
+    else:
+        cfg.update(ours, value)
+
+
+def _jax_read(cfg, name):
+    ours = JAX_OPTIONS[name]
+    return _jax_values[name] if ours is None else cfg._values[ours]
+
+
 _CAPACITIES = frozenset(n for n in Config._defaults if n.endswith("cache_size"))
 
 
@@ -179,6 +275,49 @@ def _capacity(name, value, source=None):
 
 
 config = Config()
+
+
+@contextlib.contextmanager
+def debug_nans(value=True):
+    """``with ad.debug_nans():`` raises at the first traced equation (under ``jit``, ``grad``,
+    ...) that produces a NaN inside the block (``jax.debug_nans``); the option is restored
+    on exit. Plain numpy calls outside transforms are numpy's and are not checked.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> with ad.debug_nans():
+    ...     try:
+    ...         ad.jit(anp.log)(np.array([-1.0]))
+    ...     except FloatingPointError as e:
+    ...         print("caught")
+    caught
+    >>> ad.config.debug_nans
+    False
+    """
+    old = config._values["debug_nans"]
+    config.update("debug_nans", bool(value))
+    try:
+        yield
+    finally:
+        config.update("debug_nans", old)
+
+
+@contextlib.contextmanager
+def enable_x64(new_val=True):
+    """``jax.enable_x64`` / ``jax.experimental.enable_x64``: float64 is always enabled here
+    (numpy's dtypes), so this context changes nothing; ``new_val=False`` warns that it has
+    no effect.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> with ad.enable_x64():
+    ...     print(anp.sum(np.ones(2)).dtype)
+    float64
+    """
+    if not new_val:
+        import warnings
+        warnings.warn("enable_x64(False) has no effect: autodiff follows numpy's dtypes; "
+                      "cast inputs to float32 for 32-bit computation", UserWarning,
+                      stacklevel=3)
+    yield
 
 # the program caches read this module's options: imported last, so that whichever of the two
 # is imported first finds the other's names defined

@@ -89,6 +89,10 @@ _disabled = 0                    # > 0 inside ``disable_jit()``
 
 @config.on_update
 def _on_config(name, value):
+    global _disabled
+    if name == "jax_disable_jit":     # JAX's switch: as inside ``disable_jit()`` until unset
+        _disabled += 1 if value else -1
+        return
     # entries are built for one mode (compiled or NaN-checking interpreter) and capacity
     if name in ("debug_nans", "default_backend", "jit_parallel_threshold"):
         for f in list(_instances):

@@ -16,7 +16,7 @@ from .core import ShapedArray, get_aval, trace_flat
 from .tree_util import tree_flatten, tree_unflatten
 from .api_util import as_array
 
-__all__ = ["ShapeDtypeStruct", "eval_shape"]
+__all__ = ["ShapeDtypeStruct", "eval_shape", "typeof"]
 
 
 class ShapeDtypeStruct:
@@ -31,6 +31,19 @@ class ShapeDtypeStruct:
         self.dtype = d if isinstance(d, np.dtype) else np.dtype(dtype)
         self.sharding = sharding
         self.weak_type = weak_type
+
+    @classmethod
+    def like(cls, x):
+        """The shape and dtype of ``x`` (an array, a number, a traced value or anything with
+        ``.shape`` and ``.dtype``), as JAX's ``ShapeDtypeStruct.like``: the usual
+        ``result_shape_dtypes`` of a callback that returns an array like its input.
+
+        >>> import numpy as np, autodiff as ad
+        >>> ad.ShapeDtypeStruct.like(np.ones((2, 3), np.float32))
+        ShapeDtypeStruct(shape=(2, 3), dtype=float32)
+        """
+        a = _aval(x)
+        return cls(a.shape, a.dtype, sharding=getattr(x, "sharding", None))
 
     ndim = property(lambda self: len(self.shape), doc="Number of dimensions.")
     size = property(lambda self: int(np.prod(self.shape, dtype=np.int64)),
@@ -59,6 +72,19 @@ def _aval(x):
             and not isinstance(x, np.generic) and not hasattr(x, "aval"):
         return ShapedArray(tuple(x.shape), np.dtype(x.dtype))
     return get_aval(x).strip_weak()      # as make_jaxpr and jit see it
+
+
+def typeof(x):
+    """The abstract value (shape and dtype) of ``x``, as ``jax.typeof``: a
+    :class:`~autodiff.ShapedArray` for arrays, numbers and traced values alike.
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.typeof(np.ones(3, np.float32))
+    ShapedArray(f32[3])
+    >>> _ = ad.jit(lambda x: print(ad.typeof(x)) or x)(np.arange(2.0))
+    f64[2]
+    """
+    return _aval(x)
 
 
 def eval_shape(fun, *args, **kwargs):

@@ -12,7 +12,8 @@ import autodiff
 def _modules():
     names = ["autodiff"]
     for pkg in ("autodiff", "autodiff.transforms", "autodiff.backends", "autodiff.numpy",
-                "autodiff.scipy", "autodiff.scipy.stats", "autodiff.misc",
+                "autodiff.scipy", "autodiff.scipy.stats", "autodiff.scipy.sparse",
+                "autodiff.misc",
                 "autodiff.example_libraries", "autodiff.experimental"):
         mod = importlib.import_module(pkg)
         for info in pkgutil.iter_modules(mod.__path__):

@@ -234,7 +234,7 @@ def _env():
 def _public_modules():
     names = ["autodiff"]
     for pkg in ("autodiff", "autodiff.numpy", "autodiff.scipy", "autodiff.scipy.stats",
-                "autodiff.misc", "autodiff.example_libraries"):
+                "autodiff.scipy.sparse", "autodiff.misc", "autodiff.example_libraries"):
         mod = importlib.import_module(pkg)
         names += [f"{pkg}.{i.name}" for i in pkgutil.iter_modules(mod.__path__)
                   if not i.name.startswith("_")]

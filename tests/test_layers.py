@@ -45,7 +45,7 @@ LAYERS = [
      "autodiff.batching"],
     # 7: the transformation API
     ["autodiff.api", "autodiff.jacobians",
-     "autodiff.shapes", "autodiff.check", "autodiff.checkpoint"],
+     "autodiff.shapes", "autodiff.check", "autodiff.checkpoint", "autodiff.ad_checkpoint"],
     # 8: the numpy namespace
     ["autodiff.numpy", "autodiff.numpy.*"],
     # 9: libraries on top of it
@@ -55,6 +55,7 @@ LAYERS = [
      "autodiff.typing", "autodiff.experimental", "autodiff.experimental.*"],
     # 10: compilation and devices
     ["autodiff.backends", "autodiff.backends.*", "autodiff.jit", "autodiff._jit_*",
+     "autodiff.pmap",
      "autodiff.jit_*", "autodiff._compile_worker", "autodiff.devices", "autodiff.debug"],
     # 11: everything a user reaches last
     ["autodiff.tape", "autodiff._tape_*", "autodiff.tape_*", "autodiff.optim", "autodiff._optim_*",

@@ -251,3 +251,22 @@ def test_collectives_stay_out_of_the_registry_and_never_run_alone():
     # a jaxpr that holds one is resolved by the vmap: what it hands on lowers on the CPU
     f = ad.vmap(lambda v: v / lax.psum(v, "i"), axis_name="i")
     assert "psum" not in str(ad.make_jaxpr(f)(np.ones(3)))
+
+
+def test_pmap_runs_data_parallel_code_on_one_machine():
+    # JAX's data-parallel step: per-shard gradients averaged with pmean
+    rng = np.random.default_rng(3)
+    xs, ys = rng.normal(size=(N, 5, 3)), rng.normal(size=(N, 5))
+    w = rng.normal(size=3)
+
+    def step(w, x, y):
+        g = ad.grad(lambda w: anp.mean((x @ w - y) ** 2))(w)
+        return w - 0.1 * lax.pmean(g, "devices")
+    out = ad.pmap(step, "devices", in_axes=(None, 0, 0))(w, xs, ys)
+    grads = [2 * x.T @ (x @ w - y) / len(y) for x, y in zip(xs, ys)]
+    np.testing.assert_allclose(out, np.broadcast_to(w - 0.1 * np.mean(grads, 0), (N, 3)))
+    # static arguments are broadcast unmapped and select their own program
+    f = ad.pmap(lambda x, n: x * n + lax.axis_index("i"), axis_name="i",
+                static_broadcasted_argnums=1)
+    np.testing.assert_allclose(f(np.ones(3), 2), [2.0, 3.0, 4.0])
+    np.testing.assert_allclose(f(np.ones(3), 5), [5.0, 6.0, 7.0])

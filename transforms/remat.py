@@ -47,6 +47,9 @@ from .vmap import batch_jaxpr
 
 __all__ = ["remat_p", "name_p", "Policy", "everything_saveable", "nothing_saveable",
            "dots_saveable", "save_only_these_names", "save_anything_except_these_names",
+           "dots_with_no_batch_dims_saveable", "save_any_names_but_these",
+           "save_from_both_policies", "offload_dot_with_no_batch_dims",
+           "save_and_offload_only_these_names",
            "as_policy", "consts_to_invars", "inline_remat"]
 
 
@@ -113,6 +116,20 @@ class _DotsSaveable(Policy):
         return "dots_saveable"
 
 
+class _DotsNoBatchSaveable(Policy):
+    __slots__ = ()
+
+    def saveable(self, eqn, var, names):
+        # a matrix product without batch dimensions (a layer's weights times activations)
+        if eqn.primitive.name != "dot_general":
+            return False
+        (_, _), (lhs_b, rhs_b) = eqn.params["dimension_numbers"]
+        return not lhs_b and not rhs_b
+
+    def __repr__(self):
+        return "dots_with_no_batch_dims_saveable"
+
+
 class _Names(Policy):
     __slots__ = ("names", "only")
 
@@ -133,6 +150,45 @@ class _Names(Policy):
     def __repr__(self):
         fn = "save_only_these_names" if self.only else "save_anything_except_these_names"
         return f"{fn}({', '.join(map(repr, sorted(self.names)))})"
+
+
+class _AnyNamesBut(Policy):
+    """Save only values labelled by ``checkpoint_name``, except those with the given names."""
+
+    __slots__ = ("names",)
+
+    def __init__(self, names):
+        for n in names:
+            if not isinstance(n, str):
+                raise TypeError(f"checkpoint policy names must be strings, got {n!r}")
+        self.names = frozenset(names)
+
+    def saveable(self, eqn, var, names):
+        return bool(names) and not (names & self.names)
+
+    def _key(self):
+        return (tuple(sorted(self.names)),)
+
+    def __repr__(self):
+        return f"save_any_names_but_these({', '.join(map(repr, sorted(self.names)))})"
+
+
+class _Either(Policy):
+    """Save a value that either policy saves (JAX's ``save_from_both_policies``)."""
+
+    __slots__ = ("a", "b")
+
+    def __init__(self, a, b):
+        self.a, self.b = as_policy(a), as_policy(b)
+
+    def saveable(self, eqn, var, names):
+        return bool(self.a.saveable(eqn, var, names) or self.b.saveable(eqn, var, names))
+
+    def _key(self):
+        return (self.a, self.b)
+
+    def __repr__(self):
+        return f"save_from_both_policies({self.a!r}, {self.b!r})"
 
 
 class _CallablePolicy(Policy):
@@ -166,6 +222,40 @@ def save_only_these_names(*names):
 def save_anything_except_these_names(*names):
     """Save every value except those labelled with one of ``names``."""
     return _Names(names, only=False)
+
+
+dots_with_no_batch_dims_saveable = _DotsNoBatchSaveable()
+
+
+def save_any_names_but_these(*names):
+    """Save only values labelled by ``checkpoint_name``, except those labelled with one of
+    ``names``."""
+    return _AnyNamesBut(names)
+
+
+def save_from_both_policies(policy_1, policy_2):
+    """Save a value that either policy saves (a logical or of the two)."""
+    return _Either(policy_1, policy_2)
+
+
+def offload_dot_with_no_batch_dims(offload_src="device", offload_dst="pinned_host"):
+    """JAX's offloading variant of :data:`dots_with_no_batch_dims_saveable`. Saved values
+    already live in host memory here, so offloading is saving: the same policy."""
+    return dots_with_no_batch_dims_saveable
+
+
+def save_and_offload_only_these_names(*, names_which_can_be_saved,
+                                      names_which_can_be_offloaded, offload_src="device",
+                                      offload_dst="pinned_host"):
+    """JAX's offloading variant of :func:`save_only_these_names`: both groups of names are
+    saved (host memory is where saved values live here). The groups must not overlap."""
+    saved = frozenset(names_which_can_be_saved)
+    offloaded = frozenset(names_which_can_be_offloaded)
+    both = saved & offloaded
+    if both:
+        raise ValueError(f"names_which_can_be_saved and names_which_can_be_offloaded must "
+                         f"not share names; both hold {sorted(both)}")
+    return _Names(saved | offloaded, only=True)
 
 
 def as_policy(policy):

@@ -270,6 +270,12 @@ def result_type(*xs):
                         else a.dtype)
         elif isinstance(x, (np.ndarray, np.generic)):
             args.append(x.dtype)
+        elif isinstance(x, (type, str, np.dtype)) or isinstance(getattr(x, "dtype", None),
+                                                                 np.dtype):
+            # dtype-likes, as numpy takes them: result_type(float, z.dtype), "float32",
+            # np.float32, anp.float32
+            args.append(np.dtype(getattr(x, "dtype", x)) if not isinstance(x, type)
+                        else np.dtype(x))
         else:
             args.append(np.asarray(x).dtype)
     try:

@@ -27,7 +27,8 @@ from ..errors import UnsupportedError
 from .._lax_control_flow import fori_loop
 from ..numpy._base import npfunc, dtype_of, promote
 from ..numpy._special_functions import real_float
-from ._special_base import broadcast_float, quiet_eval, horner, unary_with_float16
+from ._special_base import (broadcast_float, quiet_eval, horner, unary_with_float16,
+                            per_order)
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 
@@ -182,13 +183,18 @@ psi = digamma
 
 @npfunc(None)
 def polygamma(n, x):
-    """``ψ⁽ⁿ⁾(x)``, the n-th derivative of digamma (n a non-negative Python int), every
-    order: reflection for x < 0 when n ≤ 1, the recurrence up from x ≥ -64 when n ≥ 2.
+    """``ψ⁽ⁿ⁾(x)``, the n-th derivative of digamma (n a non-negative integer, or a concrete
+    array of them, broadcast against x), every order: reflection for x < 0 when n ≤ 1,
+    the recurrence up from x ≥ -64 when n ≥ 2.
 
     >>> from autodiff.scipy.special import polygamma
     >>> round(float(polygamma(1, 1.0)), 12)             # π²/6
     1.644934066848
     """
+    if isinstance(n, Tracer) or np.ndim(n) > 0:
+        if not isinstance(n, Tracer) and np.any(np.asarray(n) < 0):
+            raise ValueError(f"polygamma: the orders n must be >= 0, got {n}")
+        return per_order(polygamma, "polygamma", n, x)
     n = int(n)
     if n < 0:
         raise ValueError(f"polygamma: the order n must be >= 0, got {n}")

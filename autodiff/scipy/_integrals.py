@@ -18,7 +18,7 @@ from ..errors import UnsupportedError
 from .._lax_control_flow import fori_loop
 from ..numpy._base import npfunc, dtype_of
 from ..numpy._special_functions import real_float
-from ._special_base import broadcast_float, quiet_eval
+from ._special_base import broadcast_float, quiet_eval, per_order
 from ._error_functions import ndtr
 
 
@@ -31,11 +31,15 @@ def exp1(x):
 
 @npfunc(None)
 def expn(n, x):
-    """Generalized exponential integral ``E_n(x)`` for integer n ≥ 0 and x > 0
+    """Generalized exponential integral ``E_n(x)`` for integer n ≥ 0 (or a concrete array of
+    them, broadcast against x) and x > 0
     (Numerical Recipes' expint: series for x ≤ 1, Lentz continued fraction above)."""
-    n = int(n) if not isinstance(n, Tracer) and np.ndim(n) == 0 else n
-    if not isinstance(n, int):
-        raise UnsupportedError("expn: n must be a Python integer", source=user_source())
+    if isinstance(n, Tracer) or np.ndim(n) > 0:
+        # scipy truncates a fractional order to an integer
+        return per_order(expn, "expn", n if isinstance(n, Tracer) else np.trunc(n), x)
+    if n < 0:
+        return anp.multiply(real_float(x), np.nan)       # scipy: nan for negative orders
+    n = int(n)
     x = real_float(x)
     if n == 0:
         return anp.divide(anp.exp(anp.negative(x)), x)

@@ -57,3 +57,32 @@ def unary_with_float16(cj):
             return cj.fun(x)
     f.__name__ = cj.fun.__name__.lstrip("_")
     return f
+
+
+def per_order(fun, name, n, x):
+    """``fun(k, x)`` for an array of integer orders ``n`` (scipy's and JAX's broadcasting of
+    ``polygamma(n, x)``, ``expn(n, x)``): one evaluation per distinct order, chosen
+    elementwise; a non-integer order gives nan, as scipy's. ``n`` must be concrete.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.special import polygamma
+    >>> polygamma(np.array([0, 1]), 1.0).round(6)      # -γ, π²/6
+    array([-0.577216,  1.644934])
+    """
+    if isinstance(n, Tracer):
+        from ..core import user_source
+        from ..errors import UnsupportedError
+        raise UnsupportedError(f"{name}: the order n must be concrete (an integer or an array "
+                               f"of integers), not a traced value", source=user_source())
+    n = np.asarray(n)
+    shape = np.broadcast_shapes(n.shape, np.shape(x))
+    ok = np.isfinite(n) & (n == np.floor(n)) if n.dtype.kind == "f" else np.ones(n.shape, bool)
+    out = None
+    for k in np.unique(n[ok]):
+        r = fun(int(k), x)
+        out = r if out is None else anp.where(np.equal(n, k), r, out)
+    if out is None:
+        out = anp.multiply(x, np.nan)
+    else:
+        out = anp.where(ok, out, np.nan) if not ok.all() else out
+    return anp.broadcast_to(out, shape)

@@ -182,6 +182,8 @@ def discrete(name, fname, fun, params):
             raise TypeError(f"{name}.{fname}: unexpected arguments {sorted(kw)}")
         vals = floats(k, loc, *args[:len(params)])
         k, loc, ps = vals[0], vals[1], vals[2:]
+        if fname in ("ppf", "isf"):      # k is a probability; loc shifts the quantile
+            return anp.add(fun(k, *ps), loc)
         return fun(anp.subtract(k, loc), *ps)
     f.__name__ = fname
     f.__qualname__ = f"{name}.{fname}"
