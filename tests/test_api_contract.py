@@ -906,6 +906,11 @@ def test_debug_nans_names_first_nan_equation(debug_nans):
             assert isinstance(info.value, FloatingPointError)
             assert "'log'" in str(info.value)        # the first one, not sqrt after it
             _assert_names_line(info.value, f, "NAN LINE")
+        # eagerly, on plain values, as JAX checks operations it runs one by one
+        with pytest.raises(errors.NaNError, match="autodiff.numpy.log produced NaN") as info:
+            f(x)
+        _assert_names_line(info.value, f, "NAN LINE")
+        assert anp.sqrt(np.array([4.0]))[0] == 2.0              # no NaN: nothing raised
 
 
 def test_debug_nans_off_by_default():

@@ -12,7 +12,8 @@ import numpy as np
 
 from .. import primitives as P
 from ..core import Tracer, get_aval, is_concrete, is_inexact_dtype, python_scalar_dtype
-from ..errors import AutodiffError, ConcretizationError, DTypeError, ShapeError
+from ..config import config
+from ..errors import AutodiffError, ConcretizationError, DTypeError, NaNError, ShapeError
 from ..core import user_source
 from ..source_info import trace_state
 from ..traceback_util import filter_traceback
@@ -102,6 +103,7 @@ def npfunc(np_fn=None):
     """
     plain = _PLAIN_TYPES
     state = trace_state
+    options = config._values        # read per call: debug_nans checks eager results too
     np_keywords = None if np_fn is None else _numpy_keywords(np_fn)
 
     def deco(f):
@@ -133,9 +135,12 @@ def npfunc(np_fn=None):
                     kwargs = {n: v for n, v in kwargs.items() if n != "where"}
                 if np_fn is not None and (np_keywords is None or not kwargs
                                           or np_keywords.issuperset(kwargs)):
-                    return np_fn(*args, **kwargs)
-                out = f(*args, **kwargs)
-                return _tree_out(out)
+                    out = np_fn(*args, **kwargs)
+                else:
+                    out = _tree_out(f(*args, **kwargs))
+                if options["debug_nans"]:
+                    _check_eager_nans(getattr(np_fn, "__name__", None) or f.__name__, out)
+                return out
             if k == 2:
                 wrap = _find_wrapper(args, kwargs)
                 out = f(*_unwrap(args), **{n: _unwrap(v) for n, v in kwargs.items()})
@@ -156,6 +161,16 @@ def npfunc(np_fn=None):
         wrapper.__wrapped_numpy__ = np_fn
         return wrapper
     return deco
+
+
+def _check_eager_nans(name, out):
+    """``debug_nans`` on a plain (eager) call: a NaN in a floating result raises at the
+    user's line, as JAX checks every operation it runs op by op."""
+    for o in (out if isinstance(out, (tuple, list)) else (out,)):
+        kind = getattr(getattr(o, "dtype", None), "kind", None)
+        if kind in ("f", "c") and np.isnan(o).any():
+            raise NaNError(f"debug_nans: autodiff.numpy.{name} produced NaN",
+                           source=user_source())
 
 
 def _has_callable(a):
