@@ -37,7 +37,7 @@ from .api import (make_jaxpr, grad, value_and_grad, jvp, vjp, linearize, vmap, j
                   jacobian, hessian, hvp, stop_gradient, linear_transpose, named_call,
                   named_scope, ensure_compile_time_eval)
 from .custom_derivatives import custom_jvp, custom_vjp
-from .callback import pure_callback
+from .callback import pure_callback, io_callback
 from .check import check_grads
 from .differential_operators import (hessian_vector_product, hessian_tensor_product,
                                      elementwise_grad, deriv, grad_and_aux, grad_named, make_vjp,
@@ -74,7 +74,8 @@ __all__ = [
     "checkpoint_policies", "checkpoint_name", "print_saved_residuals", "random",
     "flatten_util", "debug", "tree", "extend", "dtypes", "ops", "typing", "ShapeDtypeStruct",
     "eval_shape", "block_until_ready",
-    "jet", "taylor", "pure_callback", "device_put", "device_get", "Array", "devices",
+    "jet", "taylor", "pure_callback", "io_callback", "device_put", "device_get", "Array",
+    "devices",
     "holomorphic_grad", "primitive", "linear_transpose", "named_call", "named_scope",
     "ensure_compile_time_eval", "device_count", "local_device_count", "default_backend",
     "process_index", "process_count", "tree_map", "tree_leaves", "tree_flatten",

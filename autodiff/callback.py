@@ -35,7 +35,7 @@ from . import primitives as P
 from .api_util import as_array, to_output
 from .core import Tracer
 
-__all__ = ["pure_callback"]
+__all__ = ["pure_callback", "io_callback"]
 
 VMAP_METHODS = ("sequential", "expand_dims", "broadcast_all")
 
@@ -65,6 +65,7 @@ class HostCallback(_UserCallback):
     structure of its arguments and its declared results."""
 
     __slots__ = ("fn", "in_tree", "out_tree", "result_avals", "source", "_key")
+    effectful = False      # an io_callback's is: its equation is never dead, folded or merged
 
     def __init__(self, fn, in_tree, out_tree, result_avals, source=None):
         self.fn, self.in_tree, self.out_tree = fn, in_tree, out_tree
@@ -102,6 +103,18 @@ def _check_result(cb, x, aval, i):
     return x
 
 
+class IoCallback(HostCallback):
+    """The callable of an ``io_callback`` equation: a ``HostCallback`` whose calls are side
+    effects (``ir.eqn_effectful`` reads ``effectful``), so each one runs, in program order."""
+
+    __slots__ = ()
+    effectful = True
+
+    def __init__(self, fn, in_tree, out_tree, result_avals, source=None):
+        HostCallback.__init__(self, fn, in_tree, out_tree, result_avals, source)
+        self._key = ("io",) + self._key
+
+
 class BatchedHostCallback(HostCallback):
     """``vmap`` of a host callback: ``dims`` per flat argument (0 or None), ``size``."""
 
@@ -112,6 +125,9 @@ class BatchedHostCallback(HostCallback):
         HostCallback.__init__(self, inner.fn, inner.in_tree, inner.out_tree, avals, inner.source)
         self.inner, self.dims, self.size, self.method = inner, tuple(dims), size, method
         self._key = ("batched", inner._key, self.dims, size, method)
+
+    effectful = property(lambda self: self.inner.effectful,
+                         doc="Whether the calls are side effects (the inner callback's).")
 
     def __eq__(self, other):
         return isinstance(other, BatchedHostCallback) and self._key == other._key and \
@@ -196,6 +212,10 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
     if method not in VMAP_METHODS:
         raise ValueError(f"pure_callback: vmap_method must be one of {VMAP_METHODS}, "
                          f"got {vmap_method!r}")
+    return _host_call(HostCallback, callback, result_shape_dtypes, args, kwargs, method)
+
+
+def _host_call(kind, callback, result_shape_dtypes, args, kwargs, method):
     src = user_source()
     specs, out_tree = tree_flatten(result_shape_dtypes)
     avals = []
@@ -208,11 +228,35 @@ def pure_callback(callback, result_shape_dtypes, *args, vmap_method=None, **kwar
         avals.append(ShapedArray(tuple(shape), np.dtype(dtype)))
     flat, in_tree = tree_flatten((tuple(args), dict(kwargs)))
     flat = [as_array(x) for x in flat]
-    cb = HostCallback(callback, in_tree, out_tree, avals, src)
+    cb = kind(callback, in_tree, out_tree, avals, src)
     outs = pure_callback_p.bind(*flat, callback=cb, vmap_method=method)
     if not any(isinstance(x, Tracer) for x in outs):
         outs = [to_output(o) for o in outs]
     return tree_unflatten(out_tree, list(outs))
+
+
+def io_callback(callback, result_shape_dtypes, *args, sharding=None, ordered=False,
+                **kwargs):
+    """Call the host function ``callback(*args, **kwargs)`` for its side effects and its
+    results (JAX's ``jax.experimental.io_callback``): unlike :func:`pure_callback` every call
+    runs, in program order, under ``jit`` too, even when its results are unused (a logger, a
+    counter, reading from a stream). ``ordered`` is accepted (calls are always in order on
+    one device); ``sharding`` is ignored. Under ``vmap`` it runs once per element, in order;
+    it has no derivative (wrap its caller in ``ad.custom_vjp``), as in JAX.
+
+    >>> import numpy as np, autodiff as ad
+    >>> seen = []
+    >>> def log(x):
+    ...     seen.append(float(x.sum()))
+    ...     return x
+    >>> f = ad.jit(lambda x: ad.io_callback(log, ad.ShapeDtypeStruct((2,), np.float64), x) * 0)
+    >>> f(np.ones(2)); f(np.full(2, 3.0)); seen
+    array([0., 0.])
+    array([0., 0.])
+    [2.0, 6.0]
+    """
+    del sharding, ordered
+    return _host_call(IoCallback, callback, result_shape_dtypes, args, kwargs, "sequential")
 
 
 # ----------------------------------------------------------------------------

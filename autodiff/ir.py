@@ -218,6 +218,8 @@ def eqn_effectful(e):
     """
     if getattr(e.primitive, "effectful", False):
         return True
+    if getattr(e.params.get("callback"), "effectful", False):      # an io_callback
+        return True
     return any(_jaxpr_effectful(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
                for _, j in sub_jaxprs(e.params))
 

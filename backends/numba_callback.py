@@ -101,10 +101,10 @@ def _op_pure_callback(ctx):
             ctx.emit(f"{', '.join(names)}, = {host}({key}{args})")
         else:
             ctx.emit(f"{host}({key}{args})")
-    if len(names) > 1:
+    if names:
         # numba's with-lifting refuses a declared result nothing reads after the block
         # ("Invalid type annotation on non-outgoing variables"): a result the program does
-        # not use (one of several) is read here once
+        # not use (one of several, or an io_callback's kept for its effect) is read here once
         ctx.emit(f"{ctx.fb.tmp('keep')} = ({', '.join(names)},)")
 
 

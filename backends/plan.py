@@ -72,7 +72,7 @@ import keyword
 
 import numpy as np
 
-from ..core import DropVar, Literal, Var, primitives, var_namer
+from ..core import DropVar, Literal, Var, eqn_effectful, primitives, var_namer
 from ..errors import UnsupportedDTypeError, UnsupportedError
 from .dimensions import DimClasses, dim_same
 from .kernel_plan import (Broadcast, Cluster, Composed, KernelPlan, Offset, Opaque, Regroup,
@@ -767,7 +767,7 @@ class Planner(TinyValues):
     def plan_opaque(self, e):
         refs = [self.operand_ref(e, u) for u in e.invars]
         ready = max([self.after(r) for r in refs], default=0)
-        if getattr(e.primitive, "effectful", False):   # side effects keep program order
+        if eqn_effectful(e):                # side effects (debug prints, io_callback) in order
             ready = self.last_effect = max(ready, self.last_effect)
         outs = []
         for o in e.outvars:

@@ -120,3 +120,36 @@ def test_a_cond_kept_for_its_callback_alone():
     assert g(3.0) == 6.0 and g(-1.0) == -2.0 and seen == [1.5, 2.0, 3.0]
     assert any(ad.core.eqn_effectful(e) for e in ad.make_jaxpr(f)(1.0).jaxpr.eqns)
     assert not any(ad.core.eqn_effectful(e) for e in ad.make_jaxpr(lambda x: x * 2)(1.0).jaxpr.eqns)
+
+
+def test_io_callback_runs_every_call_in_order_even_unused():
+    from autodiff.experimental import io_callback
+    seen = []
+
+    def log(x):
+        seen.append(float(np.sum(x)))
+        return x * 2.0
+
+    spec = ad.ShapeDtypeStruct((2,), np.float64)
+
+    def f(x):
+        io_callback(log, spec, x)                  # result unused: still runs
+        y = io_callback(log, spec, x + 1.0)        # a second, identical-looking call
+        z = io_callback(log, spec, x + 1.0)
+        return y + z
+    for run in (f, ad.jit(f)):
+        seen.clear()
+        np.testing.assert_allclose(run(np.ones(2)), [8.0, 8.0])
+        assert seen == [2.0, 4.0, 4.0]             # neither dropped nor merged, in order
+    # a pure_callback whose result is unused is dead code: dropped under jit
+    seen.clear()
+    ad.jit(lambda x: (ad.pure_callback(log, spec, x), x + 1.0)[1])(np.ones(2))
+    assert seen == []
+    # under vmap: one call per element, in order
+    seen.clear()
+    out = ad.vmap(lambda v: io_callback(log, ad.ShapeDtypeStruct((), np.float64), v))(
+        np.arange(3.0))
+    np.testing.assert_allclose(out, [0.0, 2.0, 4.0])
+    assert seen == [0.0, 1.0, 2.0]
+    with pytest.raises(ad.errors.UnsupportedError, match="no derivative"):
+        ad.grad(lambda v: anp.sum(io_callback(log, spec, v)))(np.ones(2))
