@@ -63,10 +63,12 @@ from .jit_runtime import (PY_SCALARS, SCALAR_KEYS, Entry, Lowered, LoweringJob,
                           wait_for_compiler)
 from .numpy.random import warn_numpy_random_calls
 from .pickling import reduce_transformed
-from .tree_util import LEAF, tree_flatten, tree_structure, tree_unflatten
+from .shapes import ShapeDtypeStruct
+from .tree_util import LEAF, tree_flatten, tree_map, tree_structure, tree_unflatten
 from .traceback_util import shown_error as _shown_error
 
-__all__ = ["jit", "JitFunction", "Lowered", "CacheInfo", "wait_for_compiles", "disable_jit"]
+__all__ = ["jit", "JitFunction", "Lowered", "Traced", "CacheInfo", "wait_for_compiles",
+           "disable_jit"]
 
 CacheInfo = collections.namedtuple("CacheInfo", "hits misses size capacity compiled pending")
 CacheInfo.__doc__ = """Counters of one jitted function's graph cache (like functools.lru_cache's).
@@ -155,6 +157,38 @@ def wait_for_compiles(timeout=None):
 
 P = ParamSpec("P")
 R = TypeVar("R")
+
+
+def _is_struct(x):
+    return isinstance(x, ShapeDtypeStruct)
+
+
+def _placeholder(x):
+    """A ``ShapeDtypeStruct`` as an array of its shape and dtype with no data of its own."""
+    if isinstance(x, ShapeDtypeStruct):
+        return np.broadcast_to(np.zeros((), x.dtype), x.shape)
+    return x
+
+
+class Traced:
+    """What ``jitted.trace(*args)`` returns: ``jaxpr`` (the ClosedJaxpr), ``out_info`` (the
+    results' ``ShapeDtypeStruct`` s, in the output's pytree) and ``lower()``.
+
+    >>> import numpy as np, autodiff as ad
+    >>> print(ad.jit(lambda x: x * 2.0).trace(np.ones(2)).jaxpr)
+    { lambda ; a:f64[2]. let b:f64[2] = mul a 2.0:f64[] in (b,) }
+    """
+
+    def __init__(self, jitted, closed, out_tree, args, kwargs):
+        self.jaxpr = closed
+        self.fun_name = jitted._name
+        self.out_info = tree_unflatten(out_tree, [ShapeDtypeStruct(v.aval.shape, v.aval.dtype)
+                                                  for v in closed.jaxpr.outvars])
+        self._jitted, self._args, self._kwargs = jitted, args, kwargs
+
+    def lower(self) -> Lowered:
+        """``jitted.lower`` on the same arguments."""
+        return self._jitted.lower(*self._args, **self._kwargs)
 
 
 class JitFunction(Generic[P, R]):
@@ -271,12 +305,7 @@ class JitFunction(Generic[P, R]):
         >>> "# b:f64[3] = exp a" in low.source
         True
         """
-        key, leaves, in_tree, statics, kw = self._signature(args, kwargs)
-        if key is None:
-            raise TypeError(f"jit({self._name}).lower: the arguments are traced values; "
-                            f"call lower() with concrete arrays")
-        keys = [leaf_key(x) for x in leaves]
-        closed, out_tree = self._trace(leaves, keys, in_tree, statics, kw, args)
+        closed, out_tree, keys, key = self._trace_for("lower", args, kwargs)
         install = (closed, out_tree, keys, functools.partial(self._put_entry, key))
         backend = self._backend_now()
         if backend.lower is None:
@@ -284,6 +313,33 @@ class JitFunction(Generic[P, R]):
         prog = backend.lower(closed, self._dynamic_for(key, record=False))
         return Lowered(prog.jaxpr, prog.source, prog.sizes, prog,
                        install=install, backend=backend)
+
+    def trace(self, *args: P.args, **kwargs: P.kwargs) -> "Traced":
+        """The traced program for these arguments (JAX's ``jit(f).trace``): ``jaxpr``,
+        ``out_info`` (``ShapeDtypeStruct`` s of the results) and ``lower()``. Arguments may
+        be arrays or ``ad.ShapeDtypeStruct`` s (nothing runs on them).
+
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> t = ad.jit(lambda x: anp.sum(x ** 2)).trace(ad.ShapeDtypeStruct((3,), np.float64))
+        >>> t.out_info
+        ShapeDtypeStruct(shape=(), dtype=float64)
+        >>> float(t.lower().compile()(np.ones(3)))
+        3.0
+        """
+        closed, out_tree, _, _ = self._trace_for("trace", args, kwargs)
+        return Traced(self, closed, out_tree, args, kwargs)
+
+    def _trace_for(self, what, args, kwargs):
+        """Trace for ``lower``/``trace``: ``ShapeDtypeStruct`` leaves stand for arrays of
+        their shape and dtype (zero-stride views, no data)."""
+        args, kwargs = tree_map(_placeholder, (args, kwargs), is_leaf=_is_struct)
+        key, leaves, in_tree, statics, kw = self._signature(args, kwargs)
+        if key is None:
+            raise TypeError(f"jit({self._name}).{what}: the arguments are traced values; "
+                            f"call {what}() with arrays or ad.ShapeDtypeStruct s")
+        keys = [leaf_key(x) for x in leaves]
+        closed, out_tree = self._trace(leaves, keys, in_tree, statics, kw, args)
+        return closed, out_tree, keys, key
 
     def _dynamic_for(self, key, record=True):
         """Which input dimensions the kernel for ``key`` reads at run time (see lower())."""

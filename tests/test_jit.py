@@ -544,3 +544,21 @@ def test_control_flow_lowering(rng):
             np.testing.assert_allclose(a, b, rtol=1e-13)
     src = ad.jit(rnn).lower(h0, rng.normal(size=(4, 3))).source
     assert "for _tt" in src and "def _scan" in src and "def _branch" in src
+
+
+def test_lower_and_trace_take_shape_dtype_structs():
+    # JAX's ahead-of-time idiom: jit(f).lower(ShapeDtypeStruct(...)).compile(), and .trace
+    f = ad.jit(lambda x, w: anp.sum(anp.tanh(x) @ w, axis=0))
+    spec = ad.ShapeDtypeStruct((3, 4), np.float64)
+    x, w = np.linspace(-1, 1, 12).reshape(3, 4), np.arange(8.0).reshape(4, 2)
+    compiled = f.lower(spec, w).compile()
+    np.testing.assert_allclose(compiled(x, w), np.sum(np.tanh(x) @ w, axis=0))
+    t = f.trace(spec, ad.ShapeDtypeStruct((4, 2), np.float32))
+    assert (t.out_info.shape, t.out_info.dtype) == ((2,), np.float64)
+    assert [v.aval.shape for v in t.jaxpr.jaxpr.invars] == [(3, 4), (4, 2)]
+    assert "tanh" in str(t.jaxpr)
+    np.testing.assert_allclose(t.lower().compile()(x, w.astype(np.float32)),
+                               np.sum(np.tanh(x) @ w, axis=0), rtol=1e-6)
+    g = ad.jit(lambda d: {"a": d["a"] * 2, "b": d["b"].sum()})
+    info = g.trace({"a": ad.ShapeDtypeStruct((2,), np.float32), "b": np.ones(3)}).out_info
+    assert info["a"].dtype == np.float32 and info["b"].shape == ()
