@@ -24,7 +24,8 @@ from .cache import ProgramCache
 from .core import ClosedJaxpr, Tracer, eval_jaxpr, is_concrete, is_inexact_dtype, user_source
 from .errors import DTypeError, ShapeError
 from .traceback_util import shown_error
-from .tree_util import LEAF, tree_flatten, tree_map, tree_structure, tree_unflatten
+from .tree_util import (LEAF, register_pytree_node, tree_flatten, tree_map, tree_structure,
+                        tree_unflatten)
 from .transforms.jvp import jvp_eval
 from .transforms.partial_eval import dce_closed
 from .transforms.reverse import linearize_jaxpr, vjp_jaxpr
@@ -464,9 +465,45 @@ def vjp(fun: Callable[..., Any], *primals: Any,
     flat, in_tree = tree_flatten(tuple(primals))
     flat = [as_array(x) for x in flat]
     lin = Linearized(fun, flat, in_tree, has_aux)
-    out = lin.primal_out()
+    vjp_fn = VJPFunction(lin, in_tree)
+    if has_aux:
+        return outputs(lin.primal_out()), vjp_fn, outputs(lin.aux())
+    return outputs(lin.primal_out()), vjp_fn
 
-    def vjp_fn(ct):
+
+class _SavedLinearMap:
+    """A linear map of a linearization, with its residuals as pytree leaves (JAX's vjp and
+    linearize functions are pytrees too): it can be returned from ``jit`` (the residuals
+    come back as arrays) and passed into a jitted function. Subclasses define ``__call__``.
+    """
+
+    def __init__(self, lin, in_tree):
+        self._lin, self._in_tree = lin, in_tree
+
+    def _flatten(self):
+        return list(self._lin.residuals), (self._lin, self._in_tree, type(self))
+
+    @staticmethod
+    def _unflatten(aux, residuals):
+        lin, in_tree, kind = aux
+        copy = object.__new__(Linearized)
+        copy.__dict__.update(lin.__dict__)
+        copy.residuals = list(residuals)
+        return kind(copy, in_tree)
+
+
+class VJPFunction(_SavedLinearMap):
+    """``vjp_fn`` of :func:`vjp`: ``vjp_fn(ct)`` returns one cotangent per primal. A pytree
+    whose leaves are the saved residuals, so ``jit`` may return it.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> y, f_vjp = ad.jit(lambda x: ad.vjp(anp.sin, x))(np.zeros(2))
+    >>> f_vjp(np.ones(2))
+    (array([1., 1.]),)
+    """
+
+    def __call__(self, ct):
+        lin = self._lin
         ct_flat, ct_tree = tree_flatten(ct)
         if ct_tree != lin.out_tree:
             raise TypeError(f"vjp_fn: cotangent structure {ct_tree} does not match the output "
@@ -483,12 +520,31 @@ def vjp(fun: Callable[..., Any], *primals: Any,
                                  f"cotangents", source=user_source())
             cts.append(P.convert(c, a.dtype) if is_inexact_dtype(a.dtype) else c)
         grads = lin.backward(cts)
-        return outputs(tree_unflatten(in_tree, grads))
+        return outputs(tree_unflatten(self._in_tree, grads))
 
-    if has_aux:
-        return outputs(out), vjp_fn, outputs(lin.aux())
-    return outputs(out), vjp_fn
 
+class JVPFunction(_SavedLinearMap):
+    """``jvp_fn`` of :func:`linearize`: ``jvp_fn(*tangents)`` evaluates the saved linear map.
+    A pytree whose leaves are the saved residuals, so ``jit`` may return it.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> y, f_jvp = ad.jit(lambda x: ad.linearize(anp.exp, x))(np.zeros(2))
+    >>> f_jvp(np.full(2, 3.0))
+    array([3., 3.])
+    """
+
+    def __call__(self, *tangents):
+        lin, in_tree = self._lin, self._in_tree
+        t_flat, t_tree = tree_flatten(tuple(tangents), is_leaf=is_float0)
+        if t_tree != in_tree:
+            raise TypeError(f"linearize: tangent structure {t_tree} differs from {in_tree}")
+        t_flat = [t if is_float0(t) else as_array(t) for t in t_flat]   # float0: an int's zero
+        outs = lin.forward(t_flat)
+        return outputs(tree_unflatten(lin.out_tree, outs))
+
+
+for _cls in (VJPFunction, JVPFunction):
+    register_pytree_node(_cls, _SavedLinearMap._flatten, _SavedLinearMap._unflatten)
 
 
 def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes=()) -> Callable:
@@ -578,15 +634,7 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     flat, in_tree = tree_flatten(tuple(primals))
     flat = [as_array(x) for x in flat]
     lin = Linearized(fun, flat, in_tree, has_aux)
-
-    def jvp_fn(*tangents):
-        t_flat, t_tree = tree_flatten(tuple(tangents), is_leaf=is_float0)
-        if t_tree != in_tree:
-            raise TypeError(f"linearize: tangent structure {t_tree} differs from {in_tree}")
-        t_flat = [t if is_float0(t) else as_array(t) for t in t_flat]   # float0: an int's zero
-        outs = lin.forward(t_flat)
-        return outputs(tree_unflatten(lin.out_tree, outs))
-
+    jvp_fn = JVPFunction(lin, in_tree)
     if has_aux:
         return outputs(lin.primal_out()), jvp_fn, outputs(lin.aux())
     return outputs(lin.primal_out()), jvp_fn

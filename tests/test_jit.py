@@ -562,3 +562,20 @@ def test_lower_and_trace_take_shape_dtype_structs():
     g = ad.jit(lambda d: {"a": d["a"] * 2, "b": d["b"].sum()})
     info = g.trace({"a": ad.ShapeDtypeStruct((2,), np.float32), "b": np.ones(3)}).out_info
     assert info["a"].dtype == np.float32 and info["b"].shape == ()
+
+
+def test_vjp_and_linearize_functions_are_pytrees_jit_can_return():
+    f = lambda x: anp.sin(x) * x
+    x = np.array([0.3, -1.2])
+    want = np.sin(x) + x * np.cos(x)               # d/dx (x sin x), diagonal
+    y, f_vjp = ad.jit(lambda x: ad.vjp(f, x))(x)
+    np.testing.assert_allclose(y, np.sin(x) * x)
+    np.testing.assert_allclose(f_vjp(np.ones(2))[0], want)
+    assert all(isinstance(l, np.ndarray) for l in ad.tree_util.tree_leaves(f_vjp))
+    # passed into a jitted function (its residuals are leaves, the program is static)
+    np.testing.assert_allclose(ad.jit(lambda g, c: g(c)[0])(f_vjp, np.full(2, 2.0)), 2 * want)
+    y, f_jvp = ad.jit(lambda x: ad.linearize(f, x))(x)
+    np.testing.assert_allclose(f_jvp(np.ones(2)), want)
+    # mapped: one residual set per example
+    ys, vjps = ad.vmap(lambda v: ad.vjp(f, v))(x)
+    np.testing.assert_allclose(ad.vmap(lambda g, c: g(c)[0])(vjps, np.ones(2)), want)
