@@ -266,7 +266,8 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
     ``x``, stacked along a new axis ``concat_axis`` of the result, element ``j``'s slice at
     position ``j`` (``tiled=True``: ``split_axis`` is cut into as many blocks as the axis has
     elements, and the blocks are concatenated along ``concat_axis``). Without ``tiled`` the
-    size of ``split_axis`` must be the axis size.
+    size of ``split_axis`` must be the axis size. A tuple of names acts as one axis over
+    them, row-major (the first name the slowest), as in JAX.
 
     >>> import numpy as np, autodiff as ad
     >>> x = np.arange(4.0).reshape(2, 2)                 # element b holds row b
@@ -275,8 +276,9 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
            [1., 3.]])
     """
     _no_groups("lax.all_to_all", axis_index_groups)
-    f = _one_frame(axis_name, "lax.all_to_all")
-    n = f.size
+    frames = _frames(axis_name, "lax.all_to_all")
+    names = tuple(f.name for f in frames)        # several: one axis, the first slowest
+    n = math.prod(f.size for f in frames)
 
     def leaf(v):
         v = anp.asarray(v)
@@ -298,8 +300,8 @@ def all_to_all(x, axis_name, split_axis, concat_axis, *, axis_index_groups=None,
         elif s[sa] != n:
             raise ValueError(f"lax.all_to_all: dimension {sa} of shape {s} must equal the "
                              f"axis size {n} (or pass tiled=True)")
-        every = all_gather(v, f.name)                  # [j, ...]: element j's blocks
-        mine = anp.take(every, axis_index(f.name), axis=sa + 1)     # block b of each
+        every = all_gather(v, names)                   # [j, ...]: element j's blocks
+        mine = anp.take(every, axis_index(names), axis=sa + 1)      # block b of each
         out = anp.moveaxis(mine, 0, ca)
         if tiled:                                      # the blocks joined along concat_axis
             t = out.shape

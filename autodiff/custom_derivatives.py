@@ -132,6 +132,7 @@ def _pretrace_wanted(fun, concrete):
     """Whether to pre-trace the rules of a call of the custom function ``fun`` now."""
     if not concrete or _PRETRACING.active():
         return False
+    fun = getattr(fun, "__wrapped__", fun)    # a library wrapper of a user's function
     code = getattr(fun, "__code__", None)
     return code is None or not is_internal_file(code.co_filename)
 

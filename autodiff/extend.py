@@ -30,6 +30,9 @@ from .core import Tracer, is_concrete
 from .custom_derivatives import custom_jvp, custom_vjp
 from .tree_util import tree_map, tree_flatten, tree_unflatten, tree_leaves
 from .api import stop_gradient
+from .callback import pure_callback
+from .errors import ConcretizationError, UnsupportedError
+from .shapes import ShapeDtypeStruct
 
 __all__ = ["primitive", "defvjp", "defjvp", "defvjp_argnum", "defjvp_argnum",
            "defvjp_argnums", "defjvp_argnums", "def_linear", "Primitive", "notrace_primitive",
@@ -114,11 +117,12 @@ class Primitive:
             return [args[i] if i in static else next(it) for i in range(n)]
         dyn_idx = [i for i in range(n) if i not in static]
 
+        @functools.wraps(fun)
         def body(*dyn):
-            return fun(*full(dyn), **kwargs)
+            return _call_body(fun, full, dyn, kwargs, self, dyn_idx)
 
         def fwd(*dyn):
-            ans = fun(*full(dyn), **kwargs)
+            ans = _call_body(fun, full, dyn, kwargs, self, dyn_idx)
             return ans, (ans, dyn)
 
         def bwd(res, g):
@@ -146,8 +150,9 @@ class Primitive:
             it = iter(dyn)
             return [args[i] if i in static else next(it) for i in range(n)]
 
+        @functools.wraps(fun)
         def body(*dyn):
-            return fun(*full(dyn), **kwargs)
+            return _call_body(fun, full, dyn, kwargs)
         f = custom_jvp(body)
 
         @f.defjvp
@@ -164,6 +169,79 @@ class Primitive:
                 out = c if out is None else out + c
             return ans, (out if out is not None else ans * 0)
         return f(*[args[i] for i in dyn_idx])
+
+
+def _call_body(fun, full, dyn, kwargs, prim=None, dyn_idx=()):
+    """Run a primitive's body on the dynamic arguments ``dyn``. A body written with
+    ``autodiff.numpy`` is traced (so it also works under ``jit``, ``vmap`` and forward mode);
+    a body that calls numpy, scipy or C code on its arguments (autograd's bodies always see
+    plain values) cannot be traced: where the values are known (``grad``/``jvp`` without
+    ``jit``) it then runs on them as a host call, as in autograd, and its forward-mode
+    derivative (``jvp``, ``hessian``) is the Jacobian its VJP rules give on those values."""
+    try:
+        return fun(*full(dyn), **kwargs)
+    except (ConcretizationError, UnsupportedError) as err:
+        if not all(is_concrete(x) for x in tree_leaves(dyn)):
+            raise type(err)(f"{err}\n(in the body of the primitive {fun.__name__}: under "
+                            f"jit its body must be written with autodiff.numpy, or call host "
+                            f"code through ad.pure_callback)") from err
+        err_to_raise = err
+    values = tree_map(_plain_value, list(dyn))
+    try:
+        out = fun(*full(values), **kwargs)
+    except Exception:
+        raise err_to_raise from None
+    probe = (values, out)
+
+    def host(*args):
+        seen, ans = probe
+        if all(a is b or (np.shape(a) == np.shape(b) and np.array_equal(a, b))
+               for a, b in zip(tree_leaves(args), tree_leaves(seen))):
+            return ans
+        return fun(*full(list(args)), **kwargs)
+    host.__name__ = getattr(fun, "__name__", "primitive")
+    spec = tree_map(lambda o: ShapeDtypeStruct(np.shape(o), np.result_type(o)), out)
+
+    @custom_jvp
+    def call(*d):
+        return pure_callback(host, spec, *d)
+
+    @call.defjvp
+    def call_jvp(primals, tangents):
+        ans = call(*primals)
+        if prim is None or not isinstance(out, (np.ndarray, np.generic, float, int)):
+            raise UnsupportedError(
+                f"the primitive {host.__name__} runs host code (numpy or scipy, not "
+                f"autodiff.numpy) and has no JVP rule for this output; forward mode (jvp, "
+                f"jacfwd, and hessian, which is forward-over-reverse) needs one: give it with "
+                f"autodiff.extend.defjvp, or write the body with autodiff.numpy")
+        return ans, _jvp_from_vjps(prim, full, primals, tangents, dyn_idx, kwargs)
+    return call(*dyn)
+
+
+def _jvp_from_vjps(prim, full, primals, tangents, dyn_idx, kwargs):
+    """J·t for a primitive with VJP rules only, on known values: the Jacobian's rows are the
+    rules' cotangents for the output's standard basis (one rule call per output element)."""
+    from . import numpy as anp
+    vals = [np.asarray(_plain_value(p)) for p in primals]
+    args = full(vals)
+    ans = np.asarray(prim.fun(*args, **kwargs))
+    tout = None
+    for i, x, t in zip(dyn_idx, vals, tangents):
+        maker = prim._vjp_maker(i)
+        if maker is None:
+            continue
+        vjp = maker(ans, *args, **kwargs)
+        rows = []
+        for k in range(ans.size):
+            g = np.zeros(ans.size, ans.dtype)
+            g[k] = 1.0
+            c = _plain_value(vjp(g.reshape(ans.shape)))
+            rows.append(np.broadcast_to(np.asarray(c, x.dtype), x.shape).ravel())
+        jac = np.array(rows).reshape(ans.shape + (x.size,))
+        term = anp.tensordot(jac, anp.reshape(t, (x.size,)), axes=1)
+        tout = term if tout is None else tout + term
+    return anp.zeros(ans.shape, ans.dtype) if tout is None else tout
 
 
 def primitive(fun):

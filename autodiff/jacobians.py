@@ -17,7 +17,7 @@ from .api_util import (Transformed, argnums_split, as_array, aux_fun, check_comp
                        split_aux_tree, trace_fun)
 from .batching import vmap
 from .core import get_aval, is_inexact_dtype, user_source
-from .errors import DTypeError
+from .errors import ConcretizationError, DTypeError, UnsupportedError
 from .transforms.jvp import jvp_eval
 from .transforms.partial_eval import dce_closed
 from .tree_util import tree_flatten, tree_structure, tree_unflatten
@@ -43,6 +43,25 @@ def _std_basis(flat_avals, dtype):
         out.append(eye[:, start:start + s].reshape((n,) + a.shape).astype(a.dtype))
         start += s
     return out, n
+
+
+def _map_basis(fn, basis, n):
+    """``vmap(fn)`` over the ``n`` basis vectors (leading axis of each leaf of ``basis``).
+    One vector, or a map ``vmap`` cannot batch (custom rules running numpy or scipy on
+    their values, as autograd's primitives do), is a loop over the vectors instead."""
+    def loop():
+        got = [fn(*[b[k] for b in basis]) for k in range(n)]
+        return [P.concatenate([P.reshape(g[j], (1,) + tuple(P.shape_of(g[j]))) for g in got], 0)
+                for j in range(len(got[0]))]
+    if n == 1:
+        return loop()
+    try:
+        return vmap(fn, in_axes=(0,) * len(basis), axis_size=n)(*basis)
+    except (ConcretizationError, UnsupportedError) as err:   # a rule that needs values
+        try:
+            return loop()
+        except Exception:
+            raise err from None
 
 
 def _jac_dtype(avals):
@@ -205,8 +224,8 @@ def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False, holomorph
         if fwd:
             jdt = _jac_dtype(in_avals)
             basis, _ = _std_basis(in_avals, jdt)
-            cols = vmap(lambda *ts: _float_tangents(lin.forward(list(ts)), jdt),
-                        in_axes=(0,) * len(basis), axis_size=n_in)(*basis)
+            cols = _map_basis(lambda *ts: _float_tangents(lin.forward(list(ts)), jdt),
+                              basis, n_in)
             per_out = [_fwd_blocks(c, in_avals) for c in cols]
         else:
             basis, _ = _std_basis(out_avals, _jac_dtype(out_avals))
@@ -214,7 +233,7 @@ def _jac_linearized(fun, argnums, has_aux, mode, who, allow_int=False, holomorph
             def pull(*cts):
                 return lin.backward([P.convert(c, a.dtype) for c, a in zip(cts, out_avals)])
 
-            rows = vmap(pull, in_axes=(0,) * len(basis), axis_size=n_out)(*basis)
+            rows = _map_basis(pull, basis, n_out)
             per_out = _rev_blocks(rows, out_avals)
         if ints and allow_int:
             blocks = []

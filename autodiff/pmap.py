@@ -26,6 +26,19 @@ def _static_nums(nums):
     return tuple(int(n) for n in nums)
 
 
+def _check_hashable(values, nums):
+    for i, v in zip(nums, values):
+        try:
+            hash(v)
+        except TypeError as err:
+            # JAX's error (a ValueError): a static argument keys the compiled programs
+            raise ValueError(
+                f"Non-hashable static arguments are not supported: pmap's static argument "
+                f"{i} is of type {type(v).__name__} ({err}). Pass a hashable value (a tuple "
+                f"instead of a list or an array), or map the argument with in_axes=None "
+                f"instead of static_broadcasted_argnums.") from None
+
+
 def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnums=(),
          devices=None, backend=None, axis_size=None, donate_argnums=()):
     """JAX's ``pmap`` with its signature, as ``jit(vmap(fun, in_axes, out_axes, axis_name))``
@@ -67,6 +80,7 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
                 full[i] = v
             return fun(*full, **kwargs)
         key = tuple(args[i] for i in sorted(fixed))
+        _check_hashable(key, sorted(fixed))
         compiled = _compiled(on_dynamic, key, axes)
         return compiled(*[args[i] for i in dynamic])
 

@@ -117,6 +117,37 @@ def broadcast_arrays(*args):
     return [_broadcast_to(a, sh) for a in args]
 
 
+def broadcast(*args):
+    """``numpy.broadcast(*args)``: the broadcast of the arguments' shapes, as an object with
+    numpy's ``shape``, ``ndim``, ``nd``, ``size`` and ``numiter`` (code reads
+    ``np.broadcast(x, y).shape``); traced values are accepted. On plain inputs it is
+    numpy's own object (iterable over the broadcast elements).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> anp.broadcast(np.ones((3, 1)), np.ones(4)).shape
+    (3, 4)
+    >>> ad.grad(lambda x: anp.sum(anp.broadcast_to(x, anp.broadcast(x, np.ones((2, 3))).shape)))(
+    ...     np.ones(3))
+    array([2., 2., 2.])
+    """
+    if not builtins.any(isinstance(a, Tracer) for a in args):
+        return np.broadcast(*args)
+    return _Broadcast(broadcast_shapes(*[shape_of(a) for a in args]), len(args))
+
+
+class _Broadcast:
+    """What ``anp.broadcast`` returns for traced arguments: the shape facts of numpy's."""
+
+    def __init__(self, shape, numiter):
+        self.shape, self.numiter = tuple(shape), numiter
+        self.ndim = self.nd = len(self.shape)
+        self.size = builtins.int(np.prod(self.shape, dtype=np.int64))
+        self.index = 0
+
+    def __repr__(self):
+        return f"broadcast(shape={self.shape})"
+
+
 @npfunc(np.atleast_1d)
 def atleast_1d(*arys):
     res = [reshape(a, (1,)) if ndim(a) == 0 else asarray(a) for a in arys]
