@@ -32,6 +32,7 @@ from .core import is_concrete, is_internal_file, user_source
 from .api_util import as_array, trace_fun
 from .batching import vmap
 from .transforms.vmap import batch_jaxpr
+from .named_axes import batching
 from .transforms.jvp import jvp_eval
 from .tree_util import tree_flatten as tf
 from .errors import ShapeError
@@ -212,24 +213,38 @@ def _custom_jvp_call_jvp(primals, tangents, *, call_jaxpr, jvp, num_consts, symb
     return list(outs), list(touts)
 
 
-def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
-    size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
+def _batched_body(call_jaxpr, args, dims):
+    """What both custom calls' batch rules share: the operands with their batch axis first,
+    the batched body (its constants hoisted to leading operands), which outputs it batches,
+    the batch size and the name of the axis being batched (the rules are mapped again later,
+    by jvp or grad, and their collectives must see it)."""
+    cur = batching()
+    mapped = [P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None]
+    size = mapped[0] if mapped else cur[1]
     args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
     in_dims = [0 if d is not None else None for d in dims]
     n_out = len(call_jaxpr.outvars)
-    bj = batch_jaxpr(ClosedJaxpr(call_jaxpr, []), size, in_dims, [0] * n_out)
+    body, hoisted, out_b = batch_jaxpr(ClosedJaxpr(call_jaxpr, []), size,
+                                       [d is not None for d in in_dims], [False] * n_out,
+                                       as_body=True)
+    out_dims = [0 if b else None for b in out_b]
+    return args, in_dims, body.jaxpr, hoisted, out_dims, size, cur[0] if cur else None
+
+
+def _custom_jvp_call_batch(args, dims, *, call_jaxpr, jvp, num_consts, symbolic_zeros):
+    args, in_dims, call, hoisted, out_dims, size, name = _batched_body(call_jaxpr, args, dims)
     x_dims = in_dims[num_consts:]
 
     def batched_jvp(xs, ts):
         f = lambda xs, ts: tuple(map(list, jvp(list(xs), list(ts))))
-        outs, touts = vmap(f, in_axes=(x_dims, x_dims), out_axes=0)(list(xs), list(ts))
+        outs, touts = vmap(f, in_axes=(x_dims, x_dims), out_axes=(out_dims, out_dims),
+                           axis_name=name, axis_size=size)(list(xs), list(ts))
         return list(outs), list(touts)
 
-    consts_j, consts = bj.jaxpr, bj.consts
-    call = Jaxpr((), list(consts_j.constvars) + list(consts_j.invars), consts_j.outvars, consts_j.eqns)
-    outs = custom_jvp_call_p.bind(*consts, *args, call_jaxpr=call, jvp=batched_jvp,
-                                  num_consts=num_consts + len(consts), symbolic_zeros=symbolic_zeros)
-    return outs, [0] * n_out
+    outs = custom_jvp_call_p.bind(*hoisted, *args, call_jaxpr=call, jvp=batched_jvp,
+                                  num_consts=num_consts + len(hoisted),
+                                  symbolic_zeros=symbolic_zeros)
+    return outs, out_dims
 
 
 custom_jvp_call_p.jvp = _custom_jvp_call_jvp
@@ -515,27 +530,23 @@ custom_lin_p.inline = _custom_lin_inline
 
 
 def _custom_vjp_call_batch(args, dims, *, call_jaxpr, fwd, bwd, num_consts, out_avals):
-    size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
-    args = [P.moveaxis(a, d) for a, d in zip(args, dims)]
-    in_dims = [0 if d is not None else None for d in dims]
-    n_out = len(call_jaxpr.outvars)
-    bj = batch_jaxpr(ClosedJaxpr(call_jaxpr, []), size, in_dims, [0] * n_out)
+    args, in_dims, call, hoisted, out_dims, size, name = _batched_body(call_jaxpr, args, dims)
     x_dims = in_dims[num_consts:]
 
     def bfwd(xs):
-        outs, res = vmap(lambda xs: tuple(map(list, fwd(list(xs)))), in_axes=(x_dims,), out_axes=0)(list(xs))
+        outs, res = vmap(lambda xs: tuple(map(list, fwd(list(xs)))), in_axes=(x_dims,),
+                         out_axes=(out_dims, 0), axis_name=name, axis_size=size)(list(xs))
         return list(outs), list(res)
 
     def bbwd(res, cts):
-        g = vmap(lambda r, c: list(bwd(list(r), list(c))), in_axes=(0, 0), out_axes=0)(list(res), list(cts))
+        g = vmap(lambda r, c: list(bwd(list(r), list(c))), in_axes=(0, out_dims), out_axes=0,
+                 axis_name=name, axis_size=size)(list(res), list(cts))
         return [P.reduce_sum(c, (0,)) if d is None else c for c, d in zip(g, x_dims)]
 
-    j = bj.jaxpr
-    call = Jaxpr((), list(j.constvars) + list(j.invars), j.outvars, j.eqns)
-    outs = custom_vjp_call_p.bind(*bj.consts, *args, call_jaxpr=call, fwd=bfwd, bwd=bbwd,
-                                  num_consts=num_consts + len(bj.consts),
-                                  out_avals=tuple(v.aval for v in j.outvars))
-    return outs, [0] * n_out
+    outs = custom_vjp_call_p.bind(*hoisted, *args, call_jaxpr=call, fwd=bfwd, bwd=bbwd,
+                                  num_consts=num_consts + len(hoisted),
+                                  out_avals=tuple(v.aval for v in call.outvars))
+    return outs, out_dims
 
 
 custom_vjp_call_p.jvp = _custom_vjp_call_jvp

@@ -52,7 +52,9 @@ from .api import as_array, to_output
 from .cache import ProgramCache, declare
 from .config import config
 from .core import Tracer, eval_jaxpr, trace_flat, user_source
+from . import named_axes as _named_axes
 from .named_axes import scope_key
+from .source_info import trace_state
 from .devices import CudaArray
 from .devices import adopt as _adopt, host_copy as _host_copy, is_foreign_cuda as _is_foreign_cuda
 from .errors import DTypeError, UnsupportedDTypeError
@@ -403,7 +405,8 @@ class JitFunction(Generic[P, R]):
             if _disabled:
                 return self._fun(*args, **kwargs)
             # the fast path: flat arguments that are arrays or scalars, no static arguments
-            if self._fast and not kwargs:
+            # (not inside a named vmap's trace: a program there depends on the axes)
+            if self._fast and not kwargs and not _named_axes.tracing_count:
                 try:
                     key = tuple([(a.shape, a.dtype) if type(a) is _ndarray
                                  else SCALAR_KEYS[type(a)] for a in args])
@@ -470,7 +473,10 @@ class JitFunction(Generic[P, R]):
 
     def _call_slow(self, args, kwargs, self_static=False):
         key, leaves, in_tree, statics, kw = self._signature(args, kwargs, self_static)
-        if key is None:          # traced arguments: inline into the enclosing trace
+        if key is None or trace_state.axis_frames:
+            # traced arguments, or a call inside a named vmap's trace (its collectives are
+            # resolved by that vmap, and its program depends on the axis sizes): inlined
+            # into the enclosing trace
             return self._call_inline(leaves, in_tree, statics, kw, args)
         call = self._table.get(key)
         if call is not None:

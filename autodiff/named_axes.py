@@ -43,14 +43,22 @@ class AxisFrame:
         return self.trace.level
 
 
+# how many named vmaps are tracing, in any thread: a cheap test for hot paths (jit's call),
+# which then read this thread's frames
+tracing_count = 0
+
+
 @contextlib.contextmanager
 def tracing_axis(frame):
     """``frame``'s name is bound while the body runs (the vmap traces its function)."""
+    global tracing_count
     prev = trace_state.axis_frames
     trace_state.axis_frames = prev + (frame,)
+    tracing_count += 1
     try:
         yield frame
     finally:
+        tracing_count -= 1
         trace_state.axis_frames = prev
 
 

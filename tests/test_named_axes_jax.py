@@ -24,8 +24,6 @@ Not ported (see the report in the change that added this file):
 - ``checkify_test`` (``test_pmap_collectives``, ``test_psum_nan_check``): no ``checkify``.
 - ``custom_api_test.test_axis_index_in_rule_only_error``: a JAX-internal error message.
 
-Marked ``xfail(strict=True)``: bugs whose fix lies outside the named-axes files (``jit``'s
-compiled path under a named vmap; the batch rules of ``custom_jvp``/``custom_vjp``).
 """
 import functools
 import itertools as it
@@ -253,14 +251,6 @@ def test_axis_index_groups_refused_under_vmap():
 # tests/api_test.py and tests/lax_control_flow_test.py
 # ============================================================================
 
-_JIT_AXIS_ENV = pytest.mark.xfail(strict=True, reason=(
-    "jit's compiled (non-inline) path ignores the named axes in scope: a call with no "
-    "traced argument inside a named vmap is keyed without scope_key() and runs a compiled "
-    "program, so axis_size is baked in and a collective reaches the runtime. The fix is in "
-    "autodiff/jit.py (outside this change): route such calls to _call_inline."))
-
-
-@_JIT_AXIS_ENV
 def test_caches_depend_on_axis_env_jit():
     """api_test.test_caches_depend_on_axis_env (JAX issue 9187)."""
     f = lambda: lax.axis_size("i")
@@ -273,7 +263,6 @@ def test_caches_depend_on_axis_env_jit():
     assert ans == expected == 3
 
 
-@_JIT_AXIS_ENV
 def test_jit_of_concrete_operands_under_named_vmap():
     """api_test.test_caches_depend_on_axis_env, its other face: a jitted collective of a
     concrete operand (the same for every element) inside a named vmap."""
@@ -1358,14 +1347,6 @@ def test_nested_pmaps():
 # tests/custom_api_test.py: custom rules under a named vmap
 # ============================================================================
 
-_CUSTOM_BATCH = pytest.mark.xfail(strict=True, reason=(
-    "autodiff/custom_derivatives.py (outside this change): the batch rules of "
-    "custom_jvp_call / custom_vjp_call force every output batched (out_axes=None then "
-    "fails on an invariant output) and re-wrap the rules in vmap(...) without the axis "
-    "name being batched (axis_index / psum in a rule raise NameError under jvp or grad "
-    "of the named vmap)"))
-
-
 def _initial_style(f):
     def g(x):
         closed = ad.make_jaxpr(f)(x)
@@ -1374,7 +1355,6 @@ def _initial_style(f):
     return g
 
 
-@_CUSTOM_BATCH
 def test_custom_jvp_initial_style_vmap_with_collective():
     """custom_api_test.CustomJVPTest.test_initial_style_vmap_with_collective."""
     @ad.custom_jvp
@@ -1391,7 +1371,6 @@ def test_custom_jvp_initial_style_vmap_with_collective():
     _close(v, 8.)
 
 
-@_CUSTOM_BATCH
 def test_custom_vjp_initial_style_vmap_with_collective():
     """custom_api_test.CustomVJPTest.test_initial_style_vmap_with_collective."""
     @ad.custom_vjp
@@ -1440,7 +1419,6 @@ def test_axis_index_in_primal_under_vmap():
     _close(t, np.arange(3.))
 
 
-@_CUSTOM_BATCH
 def test_axis_index_in_rule_under_jvp_of_vmap():
     """custom_api_test.CustomJVPTest.test_axis_index_in_primal_under_vmap, its tangents:
     jvp of the named vmap runs the batched rule outside the vmap's trace."""
@@ -1456,7 +1434,6 @@ def test_axis_index_in_rule_under_jvp_of_vmap():
     _close(tangents, np.arange(3.))
 
 
-@_CUSTOM_BATCH
 def test_custom_vjp_rules_with_collectives_under_grad_of_vmap():
     """The custom_vjp face of the same: fwd and bwd use axis_index and psum, and grad of
     the named vmap runs the batched rules."""
