@@ -104,6 +104,12 @@ def map(f, xs, *, batch_size=None):
     return tree_map(lambda a, c: anp.concatenate([a, c], axis=0), parts[0], parts[1])
 
 
+# ``jax.lax.linalg``: ``ad.lax.linalg.eigh``, ``from autodiff.lax.linalg import ...`` (lax is a
+# module, so the submodule is registered by hand, as ``os.path`` is)
+from . import _lax_linalg as linalg  # noqa: E402
+__import__("sys").modules[__name__ + ".linalg"] = linalg
+
+
 def __getattr__(name):
     if name in _SHADOWING:
         return getattr(_SHADOWING[name], name)

@@ -11,4 +11,4 @@ derivatives of any order work; scipy itself is never imported.
 1.1283791670955126
 """
 from . import special, stats, linalg  # noqa: F401
-from . import integrate, signal, optimize  # noqa: F401
+from . import integrate, signal, optimize, ndimage  # noqa: F401

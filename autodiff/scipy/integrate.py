@@ -47,7 +47,7 @@ from .._lax_control_flow import scan, while_loop
 from ..flatten_util import flatten
 from ..tree_util import tree_flatten, tree_unflatten
 
-__all__ = ["odeint"]
+__all__ = ["odeint", "trapezoid"]
 
 # Dormand–Prince 5(4) tableau (Dormand & Prince 1980; Hairer, Nørsett & Wanner, Table II.5.2)
 _ALPHA = (1 / 5, 3 / 10, 4 / 5, 8 / 9, 1.0, 1.0)
@@ -294,3 +294,16 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
 def _unstack(ys, unflatten_y):
     """A (len(t), n) array as the pytree of ``y0`` with a leading time axis on each leaf."""
     return vmap(unflatten_y)(ys)
+
+
+def trapezoid(y, x=None, dx=1.0, axis=-1):
+    """The trapezoidal rule along ``axis``: ``jax.scipy.integrate.trapezoid`` (scipy's).
+
+    The same function as ``autodiff.numpy.trapezoid``, differentiable in ``y`` and ``x``.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.integrate import trapezoid
+    >>> float(trapezoid(np.array([0.0, 1.0, 4.0]), dx=0.5))
+    1.5
+    """
+    return anp.trapezoid(y, x=x, dx=dx, axis=axis)
