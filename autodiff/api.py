@@ -41,6 +41,7 @@ from .core import Jaxpr, trace_state
 from .custom_cache import SharedRule
 from .transforms.reverse import backward
 from .dtypes import float0_zeros, is_float0
+from .shapes import ShapeDtypeStruct
 
 __all__ = ["Transformed", "make_jaxpr", "grad", "value_and_grad", "jvp", "vjp", "linearize", "vmap",
            "jacfwd", "jacrev", "jacobian", "hessian", "hvp", "stop_gradient",
@@ -115,14 +116,8 @@ def _io_names(fun, n_args, static_argnums, dyn, out_tree):
     return ins, outs
 
 
-class ShapeDtype:
-    __slots__ = ("shape", "dtype")
-
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = tuple(shape), np.dtype(dtype)
-
-    def __repr__(self):
-        return f"ShapeDtype(shape={self.shape}, dtype={self.dtype})"
+# make_jaxpr(return_shape=True) gives ShapeDtypeStructs, as JAX (comparable and hashable)
+ShapeDtype = ShapeDtypeStruct
 
 
 # ----------------------------------------------------------------------------
@@ -504,12 +499,19 @@ class VJPFunction(_SavedLinearMap):
 
     def __call__(self, ct):
         lin = self._lin
-        ct_flat, ct_tree = tree_flatten(ct)
+        ct_flat, ct_tree = tree_flatten(ct, is_leaf=is_float0)
         if ct_tree != lin.out_tree:
             raise TypeError(f"vjp_fn: cotangent structure {ct_tree} does not match the output "
                             f"structure {lin.out_tree}")
         cts = []
         for c, a in zip(ct_flat, lin.out_avals):
+            if is_float0(c):
+                # JAX's cotangent of an integer or bool output: a zero that carries nothing
+                if is_inexact_dtype(a.dtype):
+                    raise DTypeError(f"vjp_fn: a float0 cotangent for an output of dtype "
+                                     f"{a.dtype}; float0 is the cotangent of integer and bool "
+                                     f"outputs", source=user_source())
+                c = np.zeros(np.shape(c), a.dtype)
             c = as_array(c)
             if P.shape_of(c) != a.shape:
                 raise ShapeError(f"vjp_fn: cotangent shape {P.shape_of(c)} does not match the "
@@ -539,6 +541,13 @@ class JVPFunction(_SavedLinearMap):
         if t_tree != in_tree:
             raise TypeError(f"linearize: tangent structure {t_tree} differs from {in_tree}")
         t_flat = [t if is_float0(t) else as_array(t) for t in t_flat]   # float0: an int's zero
+        for i, (t, a) in enumerate(zip(t_flat, lin.in_avals)):
+            t_shape = np.shape(t) if is_float0(t) else P.shape_of(t)
+            if tuple(t_shape) != tuple(a.shape):
+                raise ShapeError(f"linearize: the linearized function was called on a tangent "
+                                 f"of shape {tuple(t_shape)} for primal leaf {i} of shape "
+                                 f"{tuple(a.shape)}; tangents must match the primals' shapes",
+                                 source=user_source())
         outs = lin.forward(t_flat)
         return outputs(tree_unflatten(lin.out_tree, outs))
 
@@ -562,13 +571,68 @@ def linear_transpose(fun: Callable[..., Any], *primals: Any, reduce_axes=()) -> 
     >>> t(np.array([1.0, 0.0]))                  # Aᵀ [1, 0]
     (array([1., 2.]),)
     """
+    from .shapes import eval_shape
     del reduce_axes                       # JAX's, for named axes; nothing to reduce here
     leaves, tree = tree_flatten(tuple(primals))
-    zeros = tree_unflatten(tree, [np.zeros(tuple(np.shape(x)) if not hasattr(x, "shape")
-                                           else tuple(x.shape), getattr(x, "dtype", None)
-                                           or np.result_type(x)) for x in leaves])
-    _, f_vjp = vjp(fun, *zeros)
-    return f_vjp
+    in_avals = [(tuple(np.shape(x)) if not hasattr(x, "shape") else tuple(x.shape),
+                 np.dtype(getattr(x, "dtype", None) or np.result_type(x))) for x in leaves]
+    out_leaves, out_tree = tree_flatten(eval_shape(
+        fun, *tree_unflatten(tree, [np.zeros(s, d) for s, d in in_avals])))
+    in_dt = [d for _, d in in_avals]
+    out_dt = [np.dtype(o.dtype) for o in out_leaves]
+    integer = all(d.kind in "iu" for d in in_dt + out_dt)
+    if not integer and not all(d.kind in "fc" for d in in_dt + out_dt):
+        raise TypeError(f"linear_transpose only supports [float or complex] -> [float or "
+                        f"complex], and integer -> integer functions, but got "
+                        f"{[str(d) for d in in_dt]} -> {[str(d) for d in out_dt]}")
+    # an integer-linear map is transposed in float64 (exact below 2**53) and cast back:
+    # the reverse pass gives integer inputs no cotangent
+    work = [np.float64 if integer else d for d in in_dt]
+    _, f_vjp = vjp(fun, *tree_unflatten(tree, [np.zeros(s, d)
+                                               for (s, _), d in zip(in_avals, work)]))
+
+    return _LinearTranspose(f_vjp, out_tree, tuple((tuple(o.shape), np.dtype(o.dtype))
+                                                   for o in out_leaves), tuple(in_dt), integer)
+
+
+class _LinearTranspose:
+    """The function :func:`linear_transpose` returns: checks the cotangent's structure and
+    types against ``fun``'s output (``TypeError``, as JAX) and applies the saved ``vjp``.
+    A pytree (its leaves are the ``vjp``'s residuals), so ``jit`` may return it."""
+
+    def __init__(self, f_vjp, out_tree, out_avals, in_dt, integer):
+        self._f_vjp, self._out_tree, self._out_avals = f_vjp, out_tree, out_avals
+        self._in_dt, self._integer = in_dt, integer
+
+    def __call__(self, out_cotangent):
+        ct_leaves, ct_tree = tree_flatten(out_cotangent)
+        if ct_tree != self._out_tree:
+            raise TypeError(f"cotangent tree does not match function output, expected "
+                            f"{self._out_tree} but got {ct_tree}")
+        for c, (shape, dt) in zip(ct_leaves, self._out_avals):
+            c = as_array(c)
+            c_dt, c_shape = P.dtype_of(c), P.shape_of(c)
+            if c_shape != shape or (c_dt.kind == "c") != (dt.kind == "c") or \
+                    (self._integer and c_dt.kind not in "iub"):
+                raise TypeError(f"cotangent type does not match function output, expected "
+                                f"{dt}{list(shape)} but got {c_dt}{list(c_shape)}")
+        if not self._integer:
+            return self._f_vjp(out_cotangent)
+        cts = self._f_vjp(tree_map(lambda c: P.convert(as_array(c), np.float64),
+                                   out_cotangent))
+        flat, ct_tree = tree_flatten(cts)
+        return outputs(tree_unflatten(ct_tree, [P.convert(_rint(c), d)
+                                                for c, d in zip(flat, self._in_dt)]))
+
+
+def _rint(x):
+    return P.round_p.bind(x)            # half to even, as numpy's rint
+
+
+register_pytree_node(
+    _LinearTranspose,
+    lambda t: ([t._f_vjp], (t._out_tree, t._out_avals, t._in_dt, t._integer)),
+    lambda aux, ch: _LinearTranspose(ch[0], *aux))
 
 
 def named_call(fun: Callable[_P, _R], *, name: Optional[str] = None) -> Callable[_P, _R]:

@@ -18,6 +18,7 @@ derivatives of any order work.
 1.0
 """
 import functools
+import inspect
 
 import numpy as np
 
@@ -146,6 +147,23 @@ def _flat_rule_from_trace(closed, n_out):
     return run
 
 
+def _with_argnames(fun, nums, names):
+    """``nondiff_argnums`` plus the positions of the parameters ``nondiff_argnames`` names
+    (JAX's keyword; such an argument is passed positionally, as the rules receive it)."""
+    nums = tuple(nums)
+    names = (names,) if isinstance(names, str) else tuple(names)
+    if not names:
+        return nums
+    params = [p for p in inspect.signature(fun).parameters.values()
+              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    pos = {p.name: i for i, p in enumerate(params)}
+    for n in names:
+        if n not in pos:
+            raise ValueError(f"nondiff_argnames: {n!r} is not a positional parameter of "
+                             f"{getattr(fun, '__name__', fun)} (those are {list(pos)})")
+    return tuple(sorted(set(nums) | {pos[n] for n in names}))
+
+
 def _nondiff_split(args, nondiff_argnums):
     nd = {i % len(args) for i in nondiff_argnums} if args else set()
     return nd
@@ -260,10 +278,10 @@ class custom_jvp:
     ``rule(primals, tangents, **kwargs)``.
     """
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _with_argnames(fun, nondiff_argnums, nondiff_argnames)
         self.jvp_rule = None
 
     def key_parts(self):
@@ -337,13 +355,20 @@ class custom_jvp:
             for i in range(n_args):
                 t_full.append(None if i in static else next(it))
             if nd:
-                out, tout = rule(*[static[i] for i in sorted(nd)],
-                                 tuple(p_full[i] for i in range(n_args) if i not in nd),
-                                 tuple(t_full[i] for i in range(n_args) if i not in nd),
-                                 **kwargs)
+                res = rule(*[static[i] for i in sorted(nd)],
+                           tuple(p_full[i] for i in range(n_args) if i not in nd),
+                           tuple(t_full[i] for i in range(n_args) if i not in nd),
+                           **kwargs)
             else:
                 # keyword arguments are not differentiated: the rule gets them as keywords
-                out, tout = rule(tuple(p_full), tuple(t_full), **kwargs)
+                res = rule(tuple(p_full), tuple(t_full), **kwargs)
+            if not isinstance(res, (tuple, list)) or len(res) != 2:
+                what = (f"a {type(res).__name__} of length {len(res)}"
+                        if isinstance(res, (tuple, list)) else f"a {type(res).__name__}")
+                raise TypeError(f"custom_jvp rule of {fun.__name__} must produce a pair (list or "
+                                f"tuple of length two) of the primal and tangent outputs, got "
+                                f"{what}")
+            out, tout = res
             of, otree = tree_flatten(out)
             tf, ttree = tree_flatten(tout)
             if otree != out_tree or ttree != out_tree:
@@ -580,10 +605,10 @@ class custom_vjp:
     2.0
     """
 
-    def __init__(self, fun, nondiff_argnums=()):
+    def __init__(self, fun, nondiff_argnums=(), nondiff_argnames=()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = _with_argnames(fun, nondiff_argnums, nondiff_argnames)
         self.fwd = self.bwd = None
 
     def key_parts(self):

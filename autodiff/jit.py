@@ -206,6 +206,10 @@ class JitFunction(Generic[P, R]):
                             f"{dynamic_shapes!r}")
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        if inspect.isgeneratorfunction(fun):
+            raise TypeError(f"Expected a function, got a generator function: "
+                            f"{getattr(fun, '__name__', fun)} (jit needs a function that "
+                            f"returns arrays)")
         if backend is not None:
             require = get_backend(backend).require
             if require is not None:      # says what is missing (numba-cuda, a GPU)
@@ -216,6 +220,7 @@ class JitFunction(Generic[P, R]):
         nums = _as_tuple(static_argnums)
         names = tuple(static_argnames) if isinstance(static_argnames, (tuple, list)) else \
             ((static_argnames,) if static_argnames else ())
+        _validate_argnums_argnames(fun, nums, names, "static")
         nums, names = _link_static(fun, nums, names)
         self._static_argnums = tuple(sorted(set(nums)))
         self._static_argnames = frozenset(names)
@@ -899,6 +904,34 @@ def _link_static(fun, nums, names):
     return tuple(nums), tuple(names)
 
 
+def _validate_argnums_argnames(fun, nums, names, what):
+    """JAX's checks of ``{what}_argnums`` / ``{what}_argnames`` against ``fun``'s signature
+    (``ValueError``): an index past the positional parameters (unless ``*args``), a name
+    that is positional-only or ``*args``, or one ``fun`` lacks (unless ``**kwargs``).
+    Returns the positional parameters, or None when ``fun`` has no signature."""
+    try:
+        sig = inspect.signature(fun)
+    except (TypeError, ValueError):
+        return None
+    fname = getattr(fun, "__name__", "fun")
+    ps = list(sig.parameters.values())
+    pos = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if not any(p.kind == p.VAR_POSITIONAL for p in ps):
+        for i in nums:
+            if not -len(pos) <= i < len(pos):
+                raise ValueError(f"jit: {what}_argnums={i} is out of range: {fname} takes "
+                                 f"{len(pos)} positional arguments")
+    kw = {p.name for p in ps if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    var_kw = any(p.kind == p.VAR_KEYWORD for p in ps)
+    for n in names:
+        if n in kw:
+            continue
+        if any(p.name == n for p in ps) or not var_kw:
+            raise ValueError(f"jit: {what}_argnames={n!r} is not a parameter {fname} accepts "
+                             f"by keyword (those are {sorted(kw)})")
+    return pos
+
+
 def _check_donate(fun, nums, names, static_nums, static_names):
     """Validate ``donate_argnums`` / ``donate_argnames`` as JAX does and return them as
     tuples. Donation lets XLA reuse an input's buffer for an output; numpy arrays on the
@@ -912,26 +945,8 @@ def _check_donate(fun, nums, names, static_nums, static_names):
     for n in names:
         if not isinstance(n, str):
             raise TypeError(f"jit: donate_argnames must be strings, got {n!r}")
-    try:
-        sig = inspect.signature(fun)
-    except (TypeError, ValueError):
-        sig = None
-    if sig is not None:
-        ps = list(sig.parameters.values())
-        pos = [p for p in ps if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        star = any(p.kind == p.VAR_POSITIONAL for p in ps)
-        for i in nums:
-            if not star and not -len(pos) <= i < len(pos):
-                raise ValueError(f"jit: donate_argnums={i} is out of range: "
-                                 f"{getattr(fun, '__name__', 'fun')} takes {len(pos)} "
-                                 f"positional arguments")
-        kw = {p.name for p in ps if p.kind != p.POSITIONAL_ONLY}
-        if not any(p.kind == p.VAR_KEYWORD for p in ps):
-            for n in names:
-                if n not in kw:
-                    raise ValueError(f"jit: donate_argnames={n!r} is not a parameter of "
-                                     f"{getattr(fun, '__name__', 'fun')} (it has "
-                                     f"{sorted(kw)})")
+    pos = _validate_argnums_argnames(fun, nums, names, "donate")
+    if pos is not None:
         nums = tuple(sorted({int(i) % len(pos) if pos and i < 0 else int(i) for i in nums}))
     both = set(nums) & set(static_nums) or set(names) & set(static_names)
     if both:

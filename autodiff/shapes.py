@@ -26,6 +26,12 @@ class ShapeDtypeStruct:
     __slots__ = ("shape", "dtype", "sharding", "weak_type")
 
     def __init__(self, shape, dtype, sharding=None, weak_type=False):
+        if dtype is None:       # np.dtype(None) would silently be float64
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")
+        shape = tuple(shape)
+        if any(s is None for s in shape):
+            raise ValueError(f"ShapeDtypeStruct: `shape` {shape} cannot have None (every "
+                             f"dimension needs a size).")
         self.shape = tuple(int(s) for s in shape)
         d = getattr(dtype, "dtype", None)          # anp.float32 and friends wrap a dtype
         self.dtype = d if isinstance(d, np.dtype) else np.dtype(dtype)

@@ -146,6 +146,14 @@ class Tracer(ArrayMethods):
             raise TypeError("len() of unsized object (a 0-d traced value)")
         return self.aval.shape[0]
 
+    # traced values are immutable, as jax.Array: a copy is the value itself (a deepcopy
+    # must not copy the trace, which would leak a tracer of a trace nobody owns)
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
     def __repr__(self):
         t = self._trace
         mode = "concrete" if t.concrete else "abstract"

@@ -11,6 +11,7 @@ namedtuples, and classes registered with :func:`register_pytree_node` or
 >>> tu.tree_unflatten(tree, [x * 10 for x in leaves])
 {'a': [30, None], 'b': (10, 20)}
 """
+import collections as _collections
 import dataclasses
 import typing as _typing
 
@@ -511,6 +512,19 @@ def register_pytree_with_keys(nodetype, flatten_with_keys, unflatten_func, flatt
     register_pytree_node(nodetype, flatten_func or flatten, unflatten_func)
     _key_registry[nodetype] = flatten_with_keys
     return nodetype
+
+
+# JAX's other built-in containers: an OrderedDict keeps its insertion order, a defaultdict
+# sorts its keys like a dict and keeps its default_factory as tree structure
+register_pytree_with_keys(
+    _collections.OrderedDict,
+    lambda x: (tuple((DictKey(k), v) for k, v in x.items()), tuple(x)),
+    lambda keys, children: _collections.OrderedDict(zip(keys, children)))
+register_pytree_with_keys(
+    _collections.defaultdict,
+    lambda x: (tuple((DictKey(k), x[k]) for k in sorted(x, key=_sort_key)),
+               (x.default_factory, tuple(sorted(x, key=_sort_key)))),
+    lambda aux, children: _collections.defaultdict(aux[0], zip(aux[1], children)))
 
 
 def _child_keys(x, node):
