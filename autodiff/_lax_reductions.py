@@ -289,12 +289,25 @@ array([-1000.,     0.,  1000.])
 
 
 def sort(operand, dimension=-1, is_stable=True, num_keys=1):
-    """Sort along ``dimension``; a tuple of operands is sorted by the first ``num_keys``."""
+    """Sort along ``dimension``; a tuple of operands is sorted by its first ``num_keys``
+    operands, lexicographically (the first key first; ties keep their order), and the
+    other operands follow the same permutation.
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.sort((np.array([1, 0, 1, 0]), np.array([2, 9, 1, 3]), np.arange(4.0)),
+    ...             num_keys=2)
+    (array([0, 0, 1, 1]), array([3, 9, 1, 2]), array([3., 1., 2., 0.]))
+    """
     if isinstance(operand, (tuple, list)):
-        if num_keys != 1:
-            raise NotImplementedError("lax.sort: num_keys > 1 (lexicographic keys) is not supported")
-        keys = anp.asarray(operand[0])
-        idx = anp.argsort(keys, axis=dimension, kind="stable")
+        num_keys = int(num_keys)
+        if not 1 <= num_keys <= len(operand):
+            raise ValueError(f"lax.sort: num_keys={num_keys} must be between 1 and the "
+                             f"number of operands, {len(operand)}")
+        keys = [anp.asarray(k) for k in operand[:num_keys]]
+        if num_keys == 1:
+            idx = anp.argsort(keys[0], axis=dimension, kind="stable")
+        else:            # numpy's lexsort takes the primary key last
+            idx = anp.lexsort(tuple(reversed(keys)), axis=dimension)
         return tuple(anp.take_along_axis(anp.asarray(o), idx, axis=dimension) for o in operand)
     return anp.sort(operand, axis=dimension, kind="stable")
 

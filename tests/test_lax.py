@@ -376,3 +376,21 @@ def test_reduce_max_min_of_empty_axes_give_the_identity():
             assert got[0].dtype == x.dtype
     x = np.array([[1.0, -2.0], [3.0, 0.5]])                   # non-empty: unchanged
     np.testing.assert_array_equal(ad.lax.reduce_max(x, (0,)), [3.0, 0.5])
+
+
+def test_sort_with_several_keys_is_lexicographic_and_differentiable():
+    rng = np.random.default_rng(5)
+    k1 = rng.integers(0, 3, (4, 12))
+    k2 = rng.integers(0, 2, (4, 12)).astype(np.float64)
+    v = rng.normal(size=(4, 12))
+    idx = np.lexsort((k2, k1), axis=-1)                  # k1 first, then k2, stable
+    for run in (ad.lax.sort, ad.jit(ad.lax.sort, static_argnames="num_keys")):
+        a, b, c = run((k1, k2, v), num_keys=2)
+        np.testing.assert_array_equal(a, np.take_along_axis(k1, idx, -1))
+        np.testing.assert_array_equal(b, np.take_along_axis(k2, idx, -1))
+        np.testing.assert_array_equal(c, np.take_along_axis(v, idx, -1))
+    w = np.arange(12.0)
+    g = ad.grad(lambda c: anp.sum(ad.lax.sort((k1, k2, c), num_keys=2)[2] * w))(v)
+    np.testing.assert_allclose(np.take_along_axis(g, idx, -1), np.broadcast_to(w, v.shape))
+    with pytest.raises(ValueError, match="num_keys=3"):
+        ad.lax.sort((k1, v), num_keys=3)
