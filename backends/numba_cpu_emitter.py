@@ -39,6 +39,7 @@ class CpuFunction(NumbaFunction):
     #: values once)
     donated_params = {}
     overwritten = frozenset()
+    RECOMPUTE_ACROSS_NESTS = True     # see Planner.recompute_in
     #: the overwritten carries the body does not return (the loop's name for each is the
     #: buffer written): all of them, unless the body is long enough to be cut into chunk
     #: functions, whose results the LLVM tier copies when they are a parameter's buffer

@@ -396,6 +396,11 @@ class NumbaFunction(Planner):
         if k == "fused":
             if loc[1] is c:
                 return self.sname(v)
+            if v in self.recomputed and v not in loc[1].stored:
+                # a cheap value of an earlier nest, recomputed here (Planner.recompute_in)
+                e = self.producer[v]
+                args = [self.read(u, c, idx) for u in e.invars]
+                return parenthesized(self.ew_expr(e, args, self.vidx(v, idx)))
             return f"{self.aname(v)}[{', '.join(self.vidx(v, idx))}]"
         if k == "scalar":
             return loc[2]

@@ -190,6 +190,11 @@ LOOP_BUDGET = 160
 # recompute instead of reading (see Planner.plan_generator)
 _GENERATOR_PRIMS = {"iota", "eq", "ne", "lt", "le", "gt", "ge", "convert_element_type",
                     "add", "sub", "mul", "select", "and", "or", "not", "neg"}
+# elementwise primitives cheap enough that a later loop nest recomputes their value from its
+# operands rather than reading it from an array the earlier nest stores (the stored array
+# costs a write and a read of the whole value: on arrays larger than the caches that memory
+# traffic, not the arithmetic, is the time). Planner.recompute_in decides.
+_RECOMPUTE_PRIMS = {"add", "sub", "mul", "neg", "convert_element_type", "max", "min"}
 # identifiers the generated code defines itself; a variable named like one gets a "_"
 # the dtypes planned values may have (a target raises UnsupportedError for any other)
 SUPPORTED_DTYPES = {np.dtype(t) for t in (np.float64, np.float32, np.int64, np.int32, np.int16,
@@ -248,6 +253,7 @@ class Planner(TinyValues):
         self.array_source = {}       # array name -> the fused var stored in it (store())
         self.n_uses = {}             # var -> how many equations and outputs read it
         self.producer = {}           # var -> the equation that computes it
+        self.recomputed = set()      # fused vars a later nest recomputes (recompute_in)
         self.last_effect = 0         # where the latest effectful statement was placed
         self.slots_used = []
         self.ret_lines = []
@@ -428,6 +434,43 @@ class Planner(TinyValues):
         self.stages.append(c)
         self.by_domain.setdefault(dom, []).append(c.pos)
         return c
+
+    #: whether later loop nests recompute cheap fused values instead of reading them from
+    #: arrays (the CPU target; see recompute_in)
+    RECOMPUTE_ACROSS_NESTS = False
+
+    def recompute_in(self, v, c, depth=2):
+        """Whether cluster ``c`` recomputes the fused value ``v`` of an earlier nest from
+        its operands instead of reading it stored (then it is marked, and no array is made
+        for this read). Only a cheap elementwise value (``_RECOMPUTE_PRIMS``) over ``c``'s
+        domain whose operands ``c`` can read itself: literals, arrays and views that exist
+        when ``c`` runs, values computed from indices, and (``depth`` levels down) other
+        such values. XLA duplicates cheap producers into their consumers the same way."""
+        if not self.RECOMPUTE_ACROSS_NESTS or depth == 0 or not isinstance(v, Var):
+            return False
+        loc = self.loc.get(v)
+        e = self.producer.get(v)
+        if loc is None or loc[0] != "fused" or loc[1] is c or e is None \
+                or e.primitive.name not in _RECOMPUTE_PRIMS or len(e.outvars) != 1 \
+                or self.loop_domain(v) != c.domain:
+            return False
+        for u in e.invars:
+            if isinstance(u, Literal):
+                continue
+            k = self.loc[u][0]
+            if k == "gen":
+                continue
+            if k in ("array", "scalar", "view"):
+                ready = self.after(self.loc[u]) if k == "scalar" else self.ready_of(u, c.domain)
+                if ready > c.pos:
+                    return False
+                continue
+            if k == "fused" and self.loc[u][1] is not c and self.recompute_in(u, c, depth - 1):
+                continue
+            return False
+        self.recomputed.add(v)
+        c.cost += self.code_size(e)
+        return True
 
     def store(self, v):
         """Make a fused value also live in an array; returns its array ref."""
@@ -627,7 +670,8 @@ class Planner(TinyValues):
             src = u
             while isinstance(src, Var) and self.loc[src][0] == "alias":
                 src = self.loc[src][1]
-            if isinstance(src, Var) and self.loc[src][0] == "fused" and self.loc[src][1] is not c:
+            if isinstance(src, Var) and self.loc[src][0] == "fused" and self.loc[src][1] is not c \
+                    and not self.recompute_in(src, c):
                 self.store(src)
         c.members.append(("ew", e) if not copy else ("identity", e))
         if o.aval.shape:
@@ -756,7 +800,8 @@ class Planner(TinyValues):
         dom = self.loop_domain(u)
         lo = self.ready_of(u, dom)
         c = self.find_cluster(dom, lo)
-        if isinstance(u, Var) and self.loc[u][0] == "fused" and self.loc[u][1] is not c:
+        if isinstance(u, Var) and self.loc[u][0] == "fused" and self.loc[u][1] is not c \
+                and not self.recompute_in(u, c):
             self.store(u)
         c.members.append(("reduce", e))
         if o.aval.shape:
