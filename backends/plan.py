@@ -20,6 +20,9 @@ for Numba on the CPU) writes that plan in its target's language. The planner's d
                   (``backends/tiny_values.py``, a part of :class:`Planner`)
     generators    values computed from indices alone (``iota``, an identity basis) are
                   recomputed by each loop that reads them
+    recompute     a cheap elementwise value of an earlier nest (``x - mean``) is recomputed
+                  by a later nest that reads it, from the operands that nest can read,
+                  rather than stored and read back (the CPU target; ``recompute_in``)
     opaque        everything else (BLAS, LAPACK, sorting, gathers, control flow) is a
                   statement block placed as early as its operands exist
 
