@@ -254,8 +254,6 @@ def test_intersecting_static_and_donate_argnames():
         ad.jit(lambda x: x, static_argnames='x', donate_argnames='x')
 
 
-@pytest.mark.xfail(strict=True, reason="each ad.jit(f) wrapper has its own trace cache; JAX "
-                   "shares one per function across wrappers")
 def test_jit_global_cache():
     """JitTest.test_jit_global_cache"""
     state = {"should_run": True}

@@ -579,3 +579,23 @@ def test_vjp_and_linearize_functions_are_pytrees_jit_can_return():
     # mapped: one residual set per example
     ys, vjps = ad.vmap(lambda v: ad.vjp(f, v))(x)
     np.testing.assert_allclose(ad.vmap(lambda g, c: g(c)[0])(vjps, np.ones(2)), want)
+
+
+def test_jit_of_the_same_function_is_one_cache():
+    # ``ad.jit(f)(x)`` written inline traces and compiles once, as in JAX
+    calls = []
+
+    def f(x):
+        calls.append(1)
+        return anp.sin(x) * 2.0
+    x = np.linspace(0, 1, 5)
+    for _ in range(5):
+        np.testing.assert_allclose(ad.jit(f)(x), np.sin(x) * 2.0)
+    assert len(calls) == 1 and ad.jit(f) is ad.jit(f)
+    # other options (static arguments, backend) are other functions
+    g = ad.jit(f, backend="interpret")
+    assert g is not ad.jit(f) and g is ad.jit(f, backend="interpret")
+    np.testing.assert_allclose(g(x), np.sin(x) * 2.0)
+    assert len(calls) == 2
+    # a new function object (a lambda made each time) is a new cache
+    assert ad.jit(lambda v: v) is not ad.jit(lambda v: v)

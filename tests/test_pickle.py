@@ -43,14 +43,16 @@ def _roundtrip(mod, obj):
 
 @pytest.mark.parametrize("mod", PICKLERS)
 def test_jitted_function_roundtrips_before_and_after_its_first_call(mod):
-    f = ad.jit(loss)
+    f = ad.jit(loss, static_argnames=())
+    f.clear_cache()
+    recipe = len(mod.dumps(f))
     g = _roundtrip(mod, f)                     # before: the cache holds a lock, no kernel
     assert np.isclose(g(W, X), np.sum(np.tanh(X @ W) ** 2), rtol=1e-12)
     f(W, X)
+    assert len(mod.dumps(f)) == recipe                       # the recipe, not the cache
     h = _roundtrip(mod, f)                     # after: the cache holds a compiled kernel
-    assert h is not f and h.cache_info().size == 0          # the recipe, not the cache
-    assert np.isclose(h(W, X), f(W, X), rtol=1e-12)
-    assert h.cache_info().misses == 1
+    # in this process jit(loss) with f's options is f itself (one cache per function)
+    assert h is f and np.isclose(h(W, X), np.sum(np.tanh(X @ W) ** 2), rtol=1e-12)
 
 
 @pytest.mark.parametrize("mod", PICKLERS)
