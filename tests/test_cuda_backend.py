@@ -1284,7 +1284,7 @@ def test_loop_bodies_with_matrix_products_run_on_the_device():
             counts = []
             for T in (3, 7):
                 xs = u((T, 4), seed=T)
-                g = ad.jit(fn, backend="cuda")            # a program per length: static
+                g = ad.jit(fn, backend="cuda", dynamic_shapes=False)  # a program per length
                 src = g.lower(h0, xs).source            # no host loop's function
                 assert "def _scan" not in src and "def _body" not in src, (f, fn)
                 n, got = _launches(g, h0, xs)
@@ -1372,7 +1372,7 @@ def test_loop_bodies_with_a_cond_run_on_the_device():
     for f, xs in cases:
         counts = []
         for T in (3, 8):
-            g = ad.jit(f, backend="cuda")
+            g = ad.jit(f, backend="cuda", dynamic_shapes=False)      # a program per length
             src = g.lower(h0, xs(T)).source
             assert "def _scan" not in src and "def _body" not in src, f
             n, got = _launches(g, h0, xs(T))
@@ -1410,7 +1410,7 @@ def _one_device_loop(f, h0, budget):
     counts = []
     for T in (3, 8):
         xs = u((T, 6), seed=T)
-        g = ad.jit(f, backend="cuda")
+        g = ad.jit(f, backend="cuda", dynamic_shapes=False)   # each length specialized
         src = g.lower(h0, xs).source
         assert not any(s in src for s in ("def _scan", "def _body", "host_call")), f
         assert _kernels_both_compilers_take(src), src
@@ -2417,7 +2417,7 @@ def test_small_solves_and_factorizations_are_kernels_agreeing_with_lapack():
         for f, args in fs:
             for dt, tol in ((np.float64, 1e-11), (np.float32, 2e-5)):
                 a = [x.astype(dt) for x in args]
-                g = ad.jit(f, backend="cuda")
+                g = ad.jit(f, backend="cuda", dynamic_shapes=False)    # a kernel per size
                 src = g.lower(*a).source
                 assert "_rt.linalg(" not in src and "cuda.shared.array((" in src
                 got, want = np.asarray(g(*a)), np.asarray(ad.jit(f, backend="interpret")(*a))
