@@ -24,7 +24,7 @@ from .source_info import trace_state, user_source
 from .tracing import Tracer
 
 __all__ = ["AxisFrame", "tracing_axis", "batching_axis", "frame_of", "batching",
-           "scope_key", "axis_names", "at_axis_level"]
+           "scope_key", "axis_names", "at_axis_level", "collective_axes"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -121,27 +121,29 @@ def at_axis_level(frame, x):
     return Tracer(frame.trace, frame.trace.lift(x, literal=False))
 
 
-def _collective_frame(jaxprs):
-    """The innermost frame in scope named by a collective of these programs, or None."""
-    frames = {f.name: f for f in trace_state.axis_frames}
-    found = []
+def collective_axes(params):
+    """The axis names the collectives inside an equation's sub-programs (``params``: a
+    scan's body, a cond's branches, however deep) compute over."""
+    names = set()
 
     def walk(jaxpr):
         for e in jaxpr.eqns:
             if e.primitive.collective:
-                found.extend(frames[a] for a in e.params["axes"] if a in frames)
+                names.update(e.params["axes"])
             for _, j in sub_jaxprs(e.params):
                 walk(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
-    for j in jaxprs:
+    for _, j in sub_jaxprs(params):
         walk(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
-    return max(found, key=lambda f: f.level) if found else None
+    return names
 
 
 def _record_axis_program(prim, args, params):
     # tracing._eager's hook: see there
-    frame = _collective_frame([j for _, j in sub_jaxprs(params)])
-    if frame is None or not args:
+    names = collective_axes(params)
+    frames = [f for f in trace_state.axis_frames if f.name in names]
+    if not frames or not args:
         return None
+    frame = max(frames, key=lambda f: f.level)       # the innermost one they name
     return prim.bind(at_axis_level(frame, args[0]), *args[1:], **params)
 
 

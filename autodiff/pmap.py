@@ -58,45 +58,30 @@ def pmap(fun, axis_name=None, *, in_axes=0, out_axes=0, static_broadcasted_argnu
     """
     del devices
     static = _static_nums(static_broadcasted_argnums)
-    if not static:
-        mapped = vmap(fun, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name,
-                      axis_size=axis_size)
-        compiled = jit(mapped, backend=backend, donate_argnums=donate_argnums)
-        return functools.wraps(fun)(lambda *args, **kwargs: compiled(*args, **kwargs))
 
-    @functools.wraps(fun)
-    def run(*args, **kwargs):
+    def mapped(*args, **kwargs):
+        # the static arguments (jit's static_argnums: one program per value) reach every
+        # element as they are; the others are mapped
         n = len(args)
         fixed = {i % n for i in static}
         dynamic = [i for i in range(n) if i not in fixed]
-        if isinstance(in_axes, (tuple, list)):
+        axes = in_axes
+        if fixed and isinstance(in_axes, (tuple, list)):
             axes = tuple(a for i, a in enumerate(in_axes) if i not in fixed)
-        else:
-            axes = in_axes
 
         def on_dynamic(*dyn):
             full = list(args)
             for i, v in zip(dynamic, dyn):
                 full[i] = v
             return fun(*full, **kwargs)
-        key = tuple(args[i] for i in sorted(fixed))
-        _check_hashable(key, sorted(fixed))
-        compiled = _compiled(on_dynamic, key, axes)
-        return compiled(*[args[i] for i in dynamic])
+        return vmap(on_dynamic, in_axes=axes, out_axes=out_axes, axis_name=axis_name,
+                    axis_size=axis_size)(*[args[i] for i in dynamic])
+    compiled = jit(mapped, static_argnums=static, backend=backend,
+                   donate_argnums=donate_argnums)
 
-    cache = {}
-
-    def _compiled(body, key, axes):
-        # one compiled program per value of the static arguments, as jit's static_argnums
-        hit = cache.get(key)
-        if hit is None:
-            holder = {}
-
-            def call(*dyn):
-                return holder["body"](*dyn)
-            hit = cache[key] = (jit(vmap(call, in_axes=axes, out_axes=out_axes,
-                                         axis_name=axis_name, axis_size=axis_size),
-                                    backend=backend), holder)
-        hit[1]["body"] = body
-        return hit[0]
+    @functools.wraps(fun)
+    def run(*args, **kwargs):
+        fixed = sorted({i % len(args) for i in static}) if args else []
+        _check_hashable([args[i] for i in fixed], fixed)
+        return compiled(*args, **kwargs)
     return run

@@ -681,7 +681,7 @@ _axis_program_hook = None
 
 
 def _eager(prim, args, params):
-    if trace_state.axis_frames and prim.call_like and _axis_program_hook is not None:
+    if prim.call_like and trace_state.axis_frames and _axis_program_hook is not None:
         out = _axis_program_hook(prim, args, params)
         if out is not None:
             return out

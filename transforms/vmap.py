@@ -15,8 +15,7 @@ array([ 1., 13., 41.])
 from ..core import (Literal, Var, at_source, hoist_consts, last_uses, register_internal_dir,
                     trace_flat, user_source)
 from ..errors import UnsupportedError, ShapeError
-from ..ir import ClosedJaxpr, sub_jaxprs
-from ..named_axes import batching
+from ..named_axes import batching, collective_axes
 from .. import primitives as P
 
 __all__ = ["move_axis", "batch_eval", "matchaxis", "batch_jaxpr"]
@@ -79,20 +78,7 @@ def batch_eval(jaxpr, consts, args, dims):
 def _holds_collective_over_axis(e):
     """Whether a sub-program of ``e`` applies a collective over the axis being batched."""
     cur = batching()
-    if cur is None or cur[0] is None:
-        return False
-
-    def walk(jaxpr):
-        for q in jaxpr.eqns:
-            if q.primitive.collective and cur[0] in q.params["axes"]:
-                return True
-            if q.primitive.call_like and any(
-                    walk(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
-                    for _, j in sub_jaxprs(q.params)):
-                return True
-        return False
-    return any(walk(j.jaxpr if isinstance(j, ClosedJaxpr) else j)
-               for _, j in sub_jaxprs(e.params))
+    return cur is not None and cur[0] is not None and cur[0] in collective_axes(e.params)
 
 
 def matchaxis(x, src, dst, size, what="an output"):
