@@ -48,6 +48,7 @@ from .pmap import pmap
 from . import lax, optim, nn
 from .transforms.jet import jet, taylor
 from . import random, flatten_util, debug, tree, extend, dtypes, ops, typing
+from . import image  # noqa: F401  (jax.image)
 from .shapes import ShapeDtypeStruct, eval_shape, typeof
 from .config import debug_nans, enable_x64
 from .devices import (block_until_ready, device_put, device_get, device_count,
@@ -80,7 +81,7 @@ __all__ = [
     "ensure_compile_time_eval", "device_count", "local_device_count", "default_backend",
     "process_index", "process_count", "tree_map", "tree_leaves", "tree_flatten",
     "tree_unflatten", "tree_structure", "tree_reduce", "tree_transpose", "tree_all",
-    "float0", "typeof", "debug_nans", "enable_x64", "ad_checkpoint", "pmap",
+    "float0", "typeof", "debug_nans", "enable_x64", "ad_checkpoint", "pmap", "image",
 ]
 
 from .differential_operators import holomorphic_grad  # noqa: E402

@@ -1,7 +1,7 @@
 """``jax.lax``'s products and convolutions: ``dot``, ``dot_general``, ``batch_matmul``,
-``ragged_dot``, ``conv_general_dilated`` (feature groups, dilations, layouts by
-dimension numbers) and its relatives (``conv``, ``conv_transpose``, the patch and local
-convolutions), each a composition of ``dot_general`` contractions.
+``ragged_dot``, ``ragged_dot_general``, ``conv_general_dilated`` (feature and batch groups,
+dilations, layouts by dimension numbers) and its relatives (``conv``, ``conv_transpose``,
+the patch and local convolutions), each a composition of ``dot_general`` contractions.
 
 >>> import numpy as np, autodiff as ad
 >>> ad.lax.dot_general(np.ones((2, 3)), np.ones((3, 4)), (((1,), (0,)), ((), ()))).shape
@@ -9,17 +9,19 @@ convolutions), each a composition of ``dot_general`` contractions.
 """
 import builtins
 import collections
+import dataclasses
 
 import numpy as np
 
 from . import numpy as anp
 from . import primitives as P
 from .core import Tracer
-from .errors import ShapeError
+from .errors import ShapeError, UnsupportedError
 from .numpy._precision import check_precision
 from ._lax_structure import pad, padding_pairs
 
-__all__ = ["dot", "dot_general", "batch_matmul", "ragged_dot", "conv_general_dilated", "conv",
+__all__ = ["dot", "dot_general", "batch_matmul", "ragged_dot", "ragged_dot_general",
+           "RaggedDotDimensionNumbers", "conv_general_dilated", "conv",
            "conv_with_general_padding", "ConvDimensionNumbers", "conv_dimension_numbers",
            "conv_transpose", "conv_general_dilated_patches", "conv_general_dilated_local"]
 
@@ -87,6 +89,22 @@ def conv_specs(dimension_numbers, nd):
     return tuple(lhs), tuple(rhs), tuple(out)
 
 
+def _group_counts(feature_group_count, batch_group_count):
+    # JAX's shape rule: both positive, at most one of them above 1
+    G, B = int(feature_group_count), int(batch_group_count)
+    if G < 1:
+        raise ValueError(f"conv_general_dilated: feature_group_count must be a positive "
+                         f"integer, got {feature_group_count}")
+    if B < 1:
+        raise ValueError(f"conv_general_dilated: batch_group_count must be a positive "
+                         f"integer, got {batch_group_count}")
+    if G > 1 and B > 1:
+        raise ValueError(f"conv_general_dilated: at most one of batch_group_count and "
+                         f"feature_group_count may be > 1, got batch_group_count={B} and "
+                         f"feature_group_count={G}")
+    return G, B
+
+
 def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
                          rhs_dilation=None, dimension_numbers=None, feature_group_count=1,
                          batch_group_count=1, precision=None, preferred_element_type=None):
@@ -101,9 +119,18 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     >>> w = np.array([1.0, 0.0, -1.0]).reshape(1, 1, 3) # O I W
     >>> ad.lax.conv_general_dilated(x, w, (1,), "VALID")
     array([[[-2., -2., -2.]]])
+
+    ``batch_group_count=B`` (XLA's batch groups, what the kernel gradient of a grouped
+    convolution is): the lhs batch splits into ``B`` consecutive groups of ``N / B`` and
+    the output features into ``B`` consecutive groups of ``O / B``; output feature group
+    ``g`` sees only lhs batch group ``g``, and the output batch is ``N / B``.
+
+    >>> x = np.arange(4.0).reshape(2, 1, 2)            # batch group 0: x[0], group 1: x[1]
+    >>> w = np.ones((2, 1, 1))                         # one output feature per group
+    >>> ad.lax.conv_general_dilated(x, w, (1,), "VALID", batch_group_count=2)
+    array([[[0., 1.],
+            [2., 3.]]])
     """
-    if batch_group_count != 1:
-        raise NotImplementedError("conv_general_dilated: batch_group_count > 1 is not supported")
     x, w = anp.asarray(lhs), anp.asarray(rhs)
     dt = anp.result_type(x, w)
     x, w = anp.astype(x, dt), anp.astype(w, dt)
@@ -117,10 +144,13 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     rdil = tuple(rhs_dilation or (1,) * ns)
     N, C = anp.shape(x)[:2]
     O, I = anp.shape(w)[:2]
-    G = int(feature_group_count)
+    G, B = _group_counts(feature_group_count, batch_group_count)
     if C != I * G or O % G:
         raise ShapeError(f"conv_general_dilated: lhs has {C} features, rhs expects {I} per group "
                          f"× {G} groups with {O} outputs")
+    if N % B or O % B:
+        raise ShapeError(f"conv_general_dilated: batch_group_count={B} must divide the lhs "
+                         f"batch size ({N}) and the rhs output features ({O})")
     ksz = tuple(anp.shape(w)[2:])
     dil_shape = tuple((n - 1) * d + 1 if n else 0 for n, d in zip(anp.shape(x)[2:], ldil))
     pads = padding_pairs(padding, dil_shape, ksz, strides, rdil)
@@ -129,7 +159,13 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     sp = anp.shape(x)[2:]
     out_sp = tuple(builtins.max((n - ((k - 1) * d + 1)) // s + 1, 0) for n, k, d, s in zip(sp, ksz, rdil, strides))
     # groups: x[N, G, I, S...], w[G, O/G, I, K...]
-    xg = anp.reshape(x, (N, G, I) + tuple(sp))
+    if B > 1:
+        # batch groups: lhs batch is group-major [B, N/B]; each group is one "feature group"
+        # of all C features, seen by the output features of the same group
+        N, G, I = N // B, B, C
+        xg = anp.transpose(anp.reshape(x, (G, N, C) + tuple(sp)), (1, 0) + tuple(range(2, 3 + ns)))
+    else:
+        xg = anp.reshape(x, (N, G, I) + tuple(sp))
     wg = anp.reshape(w, (G, O // G, I) + ksz)
     acc = None
     for off in np.ndindex(*ksz):
@@ -293,6 +329,10 @@ def conv_general_dilated_local(lhs, rhs, window_strides, padding, filter_shape,
     return anp.transpose(out, tuple(np.argsort(dn.out_spec)))
 
 
+_GROUP_OFFSET_MSG = ("{}: Unimplemented group_offset support. (JAX raises the same: "
+                     "group_offset is accepted by its signature but no rule implements it)")
+
+
 def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=None,
                group_offset=None):
     """Grouped matrix product (mixture-of-experts layers): rows of ``lhs[m, k]`` come in
@@ -308,7 +348,7 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
            [2., 2.]])
     """
     if group_offset is not None:
-        raise NotImplementedError("ragged_dot: group_offset (sharded groups) is not supported")
+        raise UnsupportedError(_GROUP_OFFSET_MSG.format("ragged_dot"))
     check_precision(precision)
     a, b = anp.asarray(lhs), anp.asarray(rhs)
     m, g = anp.shape(a)[0], anp.shape(b)[0]
@@ -319,3 +359,141 @@ def ragged_dot(lhs, rhs, group_sizes, precision=None, preferred_element_type=Non
     dt = anp.result_type(a, b)
     per_group = anp.einsum("mk,gkn->gmn", a, b)
     return anp.einsum("mg,gmn->mn", anp.astype(onehot, dt), per_group)
+
+
+@dataclasses.dataclass(frozen=True, init=False)
+class RaggedDotDimensionNumbers:
+    """The dimensions of a :func:`ragged_dot_general` (JAX's ``lax.RaggedDotDimensionNumbers``):
+    ``dot_dimension_numbers`` as ``dot_general``'s ``((lhs_contract, rhs_contract),
+    (lhs_batch, rhs_batch))``, the one ``lhs_ragged_dimensions`` entry, and the
+    ``rhs_group_dimensions`` (one when the ragged dimension is a free lhs dimension, none
+    otherwise).
+
+    >>> import autodiff as ad
+    >>> ad.lax.RaggedDotDimensionNumbers((([1], [1]), ([], [])), [0], [0]).rhs_group_dimensions
+    (0,)
+    """
+    dot_dimension_numbers: tuple
+    lhs_ragged_dimensions: tuple
+    rhs_group_dimensions: tuple
+
+    def __init__(self, dot_dimension_numbers, lhs_ragged_dimensions, rhs_group_dimensions):
+        dn = tuple(tuple(tuple(int(d) for d in dims) for dims in pair)
+                   for pair in dot_dimension_numbers)
+        object.__setattr__(self, "dot_dimension_numbers", dn)
+        ints = lambda dims: tuple(int(d) for d in dims)
+        object.__setattr__(self, "lhs_ragged_dimensions", ints(lhs_ragged_dimensions))
+        object.__setattr__(self, "rhs_group_dimensions", ints(rhs_group_dimensions))
+
+
+def _ragged_prefix(mode, rank, ragged, batch, contract):
+    # the dims of an operand that group_sizes is indexed by before its group axis
+    if mode == "batch":
+        return list(batch[:batch.index(ragged)])
+    if mode == "contracting":
+        return list(batch) + list(contract[:contract.index(ragged)])
+    free = [d for d in range(rank) if d not in contract and d not in batch]
+    return list(batch) + free[:free.index(ragged)]
+
+
+def _ragged_to_dense(x, dim, gs, prefix):
+    """``[g, x...]``: copy ``g`` of ``x`` keeps, along ``dim``, only group ``g``'s rows; the
+    group sizes ``gs[prefix sizes..., g]`` may differ along the ``prefix`` dims of ``x``."""
+    shape = anp.shape(x)
+    ends = anp.cumsum(gs, axis=-1)
+    starts = anp.subtract(ends, gs)
+    k = len(prefix)
+    order = [int(i) for i in np.argsort(prefix)] if k else []
+    perm = (k,) + tuple(order)                       # group axis first, prefix dims sorted
+    bshape = (anp.shape(gs)[-1],) + tuple(shape[d] if d in prefix else 1
+                                           for d in range(len(shape)))
+    starts = anp.reshape(anp.transpose(starts, perm), bshape)
+    ends = anp.reshape(anp.transpose(ends, perm), bshape)
+    pos = anp.reshape(anp.arange(shape[dim]), (1,) + tuple(
+        shape[d] if d == dim else 1 for d in range(len(shape))))
+    mask = anp.logical_and(anp.less_equal(starts, pos), anp.less(pos, ends))
+    return anp.where(mask, anp.expand_dims(x, 0), anp.zeros((), anp.result_type(x)))
+
+
+def ragged_dot_general(lhs, rhs, group_sizes, ragged_dot_dimension_numbers, precision=None,
+                       preferred_element_type=None, group_offset=None):
+    """JAX's ``ragged_dot_general``: a ``dot_general`` whose lhs ``ragged`` dimension is cut
+    into consecutive groups of ``group_sizes[..., g]`` entries (entries past the groups count
+    as zeros). Three modes, by what the ragged dimension is:
+
+    - a free lhs dimension ``m``: group ``g``'s rows meet the ``rhs`` slice ``g`` of its
+      group dimension (``ragged_dot``'s mixture of experts); the result is ``dot_general``'s
+      without the group dimension;
+    - a contracting dimension ``k``: one product per group, each summing over its own
+      stretch of ``k``; the result has a leading axis of size ``g``;
+    - a batch dimension: a plain ``dot_general`` (the groups do not change the result).
+
+    ``group_sizes`` is ``[g]`` or, with the batch dims and the dims outer to the ragged one
+    in front, ``[b..., x..., g]``. Masked copies and ``dot_general``, so it differentiates,
+    jits and vmaps. ``group_offset`` raises :class:`~autodiff.errors.UnsupportedError`, as
+    JAX raises ``NotImplementedError`` for it.
+
+    >>> import numpy as np, autodiff as ad
+    >>> dn = ad.lax.RaggedDotDimensionNumbers((([1], [0]), ([], [])), [1], [])
+    >>> ad.lax.ragged_dot_general(np.ones((1, 3)), np.ones((3, 2)), np.array([1, 2]), dn)
+    array([[[1., 1.]],
+    <BLANKLINE>
+           [[2., 2.]]])
+    """
+    if group_offset is not None:
+        raise UnsupportedError(_GROUP_OFFSET_MSG.format("ragged_dot_general"))
+    check_precision(precision)
+    dn = ragged_dot_dimension_numbers
+    if not isinstance(dn, RaggedDotDimensionNumbers):
+        raise TypeError(f"ragged_dot_general: ragged_dot_dimension_numbers must be a "
+                        f"RaggedDotDimensionNumbers, got {type(dn).__name__}")
+    a, b, gs = anp.asarray(lhs), anp.asarray(rhs), anp.asarray(group_sizes)
+    if not np.issubdtype(np.dtype(anp.result_type(gs)), np.integer):
+        raise TypeError(f"ragged_dot_general requires integer group_sizes, got "
+                        f"{np.dtype(anp.result_type(gs))}")
+    (lc, rc), (lb, rb) = dn.dot_dimension_numbers
+    lnd, rnd = anp.ndim(a), anp.ndim(b)
+    if len(dn.lhs_ragged_dimensions) != 1:
+        raise TypeError("ragged_dot_general expects exactly one lhs ragged dimension, got "
+                        f"{dn.lhs_ragged_dimensions}")
+    ragged = dn.lhs_ragged_dimensions[0]
+    if not 0 <= ragged < lnd:
+        raise TypeError(f"ragged_dot_general: lhs ragged dimension {ragged} is out of range "
+                        f"for lhs of rank {lnd}")
+    mode = "contracting" if ragged in lc else "batch" if ragged in lb else "free"
+    if anp.ndim(gs) == 0:
+        raise TypeError("ragged_dot_general: group_sizes needs rank >= 1")
+    lpre = _ragged_prefix(mode, lnd, ragged, lb, lc)
+    ng = anp.shape(gs)[-1]
+    want = tuple(anp.shape(a)[d] for d in lpre) + (ng,)
+    if anp.ndim(gs) == 1:
+        gs = anp.broadcast_to(gs, want)
+    elif tuple(anp.shape(gs)) != want:
+        raise TypeError(f"ragged_dot_general: expected group_sizes of shape {want}, got "
+                        f"{tuple(anp.shape(gs))}")
+    gdims = dn.rhs_group_dimensions
+    if mode != "free" and gdims:
+        raise TypeError("ragged_dot_general requires zero rhs group dimensions when the lhs "
+                        "ragged dimension is contracting or batch")
+    gs = anp.astype(gs, np.int64)
+    inc = lambda dims: [d + 1 for d in dims]
+    if mode == "batch":
+        return dot_general(a, b, dn.dot_dimension_numbers)
+    if mode == "contracting":
+        rragged = rc[list(lc).index(ragged)]
+        rpre = _ragged_prefix(mode, rnd, rragged, rb, rc)
+        return dot_general(_ragged_to_dense(a, ragged, gs, lpre),
+                           _ragged_to_dense(b, rragged, gs, rpre),
+                           ((inc(lc), inc(rc)), ([0] + inc(lb), [0] + inc(rb))))
+    if len(gdims) != 1:
+        raise TypeError("ragged_dot_general requires exactly one rhs group dimension when the "
+                        "lhs ragged dimension is a free dimension")
+    g = gdims[0]
+    if not 0 <= g < rnd or g in rb or g in rc:
+        raise TypeError(f"ragged_dot_general: rhs group dimension {g} must be a free dimension "
+                        f"of rhs (rank {rnd})")
+    if anp.shape(b)[g] != ng:
+        raise TypeError(f"ragged_dot_general: expected rhs group dimension size {ng}, got "
+                        f"{anp.shape(b)[g]}")
+    return dot_general(_ragged_to_dense(a, ragged, gs, lpre), b,
+                       ((inc(lc) + [0], list(rc) + [g]), (inc(lb), list(rb))))

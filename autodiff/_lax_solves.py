@@ -9,10 +9,20 @@ array([2.])
 """
 
 
+import numpy as np
+
 from . import numpy as anp
+from . import primitives as P
 from .api import jvp, vjp
-from .core import trace_flat, eval_jaxpr, get_aval
-from .custom_derivatives import custom_jvp, custom_vjp
+from .backends.interpreter import run_jaxpr
+from .core import (ClosedJaxpr, Jaxpr, Primitive, UndefinedPrimal, Var, Zero, eval_jaxpr,
+                   get_aval, trace_flat)
+from .custom_derivatives import custom_jvp
+from .errors import UnsupportedError
+from .primitives import deftranspose
+from .tracing import hoist_consts
+from .transforms.jvp import jvp_eval, zeros_for
+from .transforms.vmap import batch_jaxpr
 from .tree_util import tree_flatten, tree_unflatten, tree_map
 
 __all__ = ["custom_root", "custom_linear_solve"]
@@ -89,10 +99,12 @@ def custom_root(f, initial_guess, solve, tangent_solve, has_aux=False):
 def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False, has_aux=False):
     """``x = solve(matvec, b)`` for the linear ``matvec``, differentiated implicitly in
     ``b`` and in everything ``matvec`` closes over, never through the solver:
-    reverse mode solves the transposed system once, ``b̄ = Aᵀ⁻¹ x̄`` (with
-    ``transpose_solve(vecmat, x̄)``, or ``solve`` itself when ``symmetric``), and
-    ``Ā`` follows as ``-b̄ xᵀ`` through ``matvec``'s own derivative; forward mode solves
-    ``A dx = db - dA x`` with ``solve`` again.
+    forward mode solves ``A dx = db - dA x`` with ``solve`` again, reverse mode solves the
+    transposed system once, ``b̄ = Aᵀ⁻¹ x̄`` (with ``transpose_solve(vecmat, x̄)``, or
+    ``solve`` itself when ``symmetric``), and ``Ā`` follows as ``-b̄ xᵀ`` through
+    ``matvec``'s own derivative. The solve is one ``linear_solve`` equation whose transpose
+    is again a ``linear_solve`` (of the transposed system), so derivatives of any order and
+    in any mix of modes (``jacrev(grad(f))``, ``hessian``, ``vmap`` of either) hold.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> A = np.array([[4.0, 1.0], [1.0, 3.0]])
@@ -104,59 +116,218 @@ def custom_linear_solve(matvec, b, solve, transpose_solve=None, symmetric=False,
     >>> np.allclose(ad.jacfwd(f)(np.array([1.0, 2.0])), np.linalg.inv(A))
     True
     """
-    if transpose_solve is None and not symmetric:
-        transpose_solve = None      # resolved lazily: only reverse mode needs it
-    mv, consts = _closure_convert(lambda v: matvec(v), b)
-    stop = lambda t: tree_map(anp.stop_gradient, t)
-    # the solver may close over traced values too (``lambda mv, r: solve(A, r)``): they are
-    # made explicit, and never differentiated (the derivative is implicit)
-    sv, sconsts = _closure_convert(lambda r: solve(lambda v: mv(stop(consts), v), r), b)
-    n_c = len(consts)
+    b_leaves, b_tree = tree_flatten(b)
+    b_leaves = [anp.asarray(l) for l in b_leaves]
+    b_avals = [get_aval(l).strip_weak() for l in b_leaves]
+    nb = len(b_leaves)
 
-    @custom_jvp
-    def implicit_solve(cs, b):
-        # the solver runs on values: its iterations are never differentiated
-        out = sv(stop(list(cs[n_c:])), stop(b))
-        return out if has_aux else (out, None)
+    def on_tree(fun, name, n_lead=0, lead_avals=()):
+        """``fun(lead..., tree) -> tree`` as a flat body: ``(Jaxpr, consts, out_tree)``, the
+        body's inputs the values it closes over, then ``lead``, then the leaves of ``b``."""
+        box = []
 
-    @implicit_solve.defjvp
-    def implicit_solve_jvp(primals, tangents):
-        # forward mode (jvp, jacfwd, hessian's outer pass): A x = b gives
-        # A dx = db - dA x, one more solve with the same operator
-        cs, b = primals
-        tcs, tb = tangents
-        x, aux = implicit_solve(cs, b)
-        _, dax = jvp(lambda c: mv(c, x), (list(cs[:n_c]),), (list(tcs[:n_c]),))
-        dx, _ = implicit_solve(cs, tree_map(anp.subtract, tb, dax))
-        return (x, aux), (dx, tree_map(anp.zeros_like, aux))
+        def flat(*args):
+            out = fun(list(args[:n_lead]), tree_unflatten(b_tree, list(args[n_lead:])))
+            leaves, tree = tree_flatten(out)
+            box.append(tree)
+            return [anp.asarray(l) for l in leaves]
+        body, consts = hoist_consts(trace_flat(flat, list(lead_avals) + b_avals, name=name))
+        return body.jaxpr, consts, box[0]
 
-    def fwd(cs, b):
-        x, aux = implicit_solve(cs, b)
-        return (x, aux), (cs, x)
+    mv_jaxpr, mv_consts, mv_tree = on_tree(lambda _, v: matvec(v), "matvec")
+    if mv_tree != b_tree:
+        raise TypeError(f"custom_linear_solve: matvec maps the structure of b ({b_tree}) to "
+                        f"{mv_tree}; a linear operator's output has its input's structure")
+    n_m = len(mv_consts)
+    m_avals = [v.aval for v in mv_jaxpr.invars[:n_m]]
+    # each solver is a body of its own constants, the operator's, then b: it sees the
+    # operator through them (so every use of the primitive is self-consistent), and is
+    # never differentiated (the primitive's rules give the derivative)
+    aux_tree = []
 
-    def bwd(res, ct):
-        cs, x = res
-        cs_a = list(cs[:n_c])
-        ct_x = ct[0]
-        _, vjp_v = vjp(lambda v: mv(cs_a, v), x)
-        vecmat = lambda u: vjp_v(u)[0]
-        if symmetric:      # lin_solve: bwd itself differentiates (hessian, grad of grad)
-            ct_b = lin_solve(cs, ct_x)[0]
-        elif transpose_solve is not None:
-            ct_b = transpose_solve(vecmat, ct_x)
-            ct_b = ct_b[0] if has_aux and isinstance(ct_b, tuple) else ct_b
-        else:
-            raise TypeError("custom_linear_solve: reverse mode of a non-symmetric system needs "
-                            "transpose_solve(vecmat, b)")
-        # x = A⁻¹ b: Ā contributions reach matvec's constants as -(∂(A x)/∂θ)ᵀ b̄
-        _, vjp_c = vjp(lambda c: mv(c, x), cs_a)
-        ct_cs = list(vjp_c(tree_map(anp.negative, ct_b))[0])
-        return ct_cs + [anp.zeros_like(c) for c in cs[n_c:]], ct_b
+    def run_solve(cm, r):
+        out = solve(lambda v: _apply_tree(mv_jaxpr, cm, v, b_tree), r)
+        if has_aux:
+            out, aux = out
+            leaves, tree = tree_flatten(aux)
+            aux_tree.append(tree)
+            return list(tree_flatten(out)[0]) + list(leaves)
+        return out
+    s_jaxpr, s_consts, _ = on_tree(run_solve, "solve", n_m, m_avals)
+    if symmetric:
+        t_jaxpr, t_consts = _drop_aux(s_jaxpr, nb), s_consts
+    elif transpose_solve is not None:
+        def run_tsolve(cm, r):
+            vecmat = lambda u: _vecmat_tree(mv_jaxpr, cm, u, b_tree, b_avals)
+            out = transpose_solve(vecmat, r)
+            return out[0] if has_aux and isinstance(out, tuple) else out
+        t_jaxpr, t_consts, _ = on_tree(run_tsolve, "transpose_solve", n_m, m_avals)
+    else:
+        t_jaxpr, t_consts = None, []
+    outs = linear_solve_p.bind(*mv_consts, *s_consts, *t_consts, *b_leaves, matvec=mv_jaxpr,
+                               solve=s_jaxpr, transpose_solve=t_jaxpr,
+                               counts=(n_m, len(s_consts), len(t_consts), nb))
+    x = tree_unflatten(b_tree, list(outs[:nb]))
+    return (x, tree_unflatten(aux_tree[0], list(outs[nb:]))) if has_aux else x
 
-    @custom_vjp
-    def lin_solve(cs, b):
-        return implicit_solve(cs, b)
 
-    lin_solve.defvjp(fwd, bwd)
-    x, aux = lin_solve(list(consts) + list(sconsts), b)
-    return (x, aux) if has_aux else x
+def _apply_tree(jaxpr, consts, v, tree):
+    """The operator ``jaxpr`` (consts, then leaves) applied to the tree ``v``."""
+    outs = eval_jaxpr(jaxpr, [], *consts, *[anp.asarray(l) for l in tree_flatten(v)[0]])
+    return tree_unflatten(tree, list(outs))
+
+
+def _vecmat_tree(mv_jaxpr, consts, u, tree, avals):
+    """The transpose of the linear operator ``mv_jaxpr`` applied to the tree ``u``."""
+    zeros = [anp.zeros(a.shape, a.dtype) for a in avals]
+    _, back = vjp(lambda *vs: eval_jaxpr(mv_jaxpr, [], *consts, *vs), *zeros)
+    return tree_unflatten(tree, list(back([anp.asarray(l) for l in tree_flatten(u)[0]])))
+
+
+def _drop_aux(jaxpr, nb):
+    """A solver's body without its aux results (a transposed solve returns only x)."""
+    if len(jaxpr.outvars) == nb:
+        return jaxpr
+    return Jaxpr(jaxpr.constvars, jaxpr.invars, list(jaxpr.outvars[:nb]), jaxpr.eqns)
+
+
+# the linear_solve primitive: x = A⁻¹ b, linear in b, implicit in A
+# ----------------------------------------------------------------------------
+# Operands (``counts``): the operator's constants (the "matvec group"), the solver's, the
+# transposed solver's, then b's leaves. ``matvec`` is a body over (matvec group, leaves);
+# each solver a body over (its own constants, matvec group, leaves), so it reaches the
+# operator through the equation's own operands. The outputs are x's leaves, then the
+# solver's aux leaves. Jit inlines the solver; vmap batches every body; jvp solves again;
+# the transpose is the transposed system's linear_solve (so every order composes).
+
+linear_solve_p = Primitive("linear_solve", multiple_results=True)
+linear_solve_p.call_like = True
+
+
+def _groups(args, counts):
+    n_m, n_s, n_t, _ = counts
+    args = list(args)
+    return (args[:n_m], args[n_m:n_m + n_s], args[n_m + n_s:n_m + n_s + n_t],
+            args[n_m + n_s + n_t:])
+
+
+def _widen(body, n_own, avals):
+    """``body`` (own constants, matvec group, leaves) with new unused inputs of ``avals``
+    at the front of its matvec group (the group grew: batching or transposing hoisted)."""
+    if body is None or not avals:
+        return body
+    invars = list(body.invars)
+    new = [Var(a) for a in avals]
+    return Jaxpr(body.constvars, invars[:n_own] + new + invars[n_own:], body.outvars,
+                 body.eqns)
+
+
+def _linear_solve_impl(*args, matvec, solve, transpose_solve, counts):
+    cm, cs, _, b = _groups(args, counts)
+    return [np.asarray(o) for o in run_jaxpr(solve, [], cs + cm + b)]
+
+
+def _linear_solve_aval(*avals, matvec, solve, transpose_solve, counts):
+    return [v.aval for v in solve.outvars]
+
+
+def _linear_solve_inline(e):
+    # a compiled program runs the solver: its body over the equation's operands, in order
+    n_m, n_s, n_t, _ = e.params["counts"]
+    s = e.params["solve"]
+    own, group, leaves = s.invars[:n_s], s.invars[n_s:n_s + n_m], s.invars[n_s + n_m:]
+    skip_t = [Var(v.aval) for v in e.invars[n_m + n_s:n_m + n_s + n_t]]
+    return Jaxpr((), list(group) + list(own) + skip_t + list(leaves), list(s.outvars),
+                 s.eqns), []
+
+
+def _linear_solve_jvp(primals, tangents, *, matvec, solve, transpose_solve, counts):
+    # A x = b: A dx = db - dA x, the same solve of a new right-hand side (linear in it, so
+    # reverse mode transposes it); the solvers' own constants have no derivative
+    cm, cs, ct, b = _groups(primals, counts)
+    dcm, _, _, db = _groups(tangents, counts)
+    params = dict(matvec=matvec, solve=solve, transpose_solve=transpose_solve, counts=counts)
+    outs = linear_solve_p.bind(*primals, **params)
+    nb = counts[3]
+    x = outs[:nb]
+    aux_t = [zeros_for(P.aval_of(o)) for o in outs[nb:]]
+    if all(isinstance(t, Zero) for t in dcm + db):
+        return outs, [zeros_for(P.aval_of(o)) for o in x] + aux_t
+    rhs = [P.instantiate(t) for t in db]
+    if not all(isinstance(t, Zero) for t in dcm):
+        _, dax = jvp_eval(matvec, [], cm + list(x),
+                          list(dcm) + [zeros_for(P.aval_of(v)) for v in x])
+        rhs = [P.sub(r, P.instantiate(d)) for r, d in zip(rhs, dax)]
+    dx = linear_solve_p.bind(*cm, *cs, *ct, *rhs, **params)[:nb]
+    return outs, list(dx) + aux_t
+
+
+def _linear_solve_transpose(cts, *args, matvec, solve, transpose_solve, counts):
+    # x = A⁻¹ b is linear in b: b̄ = A⁻ᵀ x̄, the transposed system's linear_solve (operator
+    # the transpose of matvec, the two solvers swapped)
+    cm, cs, ct, b = _groups(args, counts)
+    if any(isinstance(a, UndefinedPrimal) for a in cm + cs + ct):
+        raise UnsupportedError("custom_linear_solve: a derivative reached the operator's "
+                               "constants through a linear use; differentiate its jvp instead")
+    if transpose_solve is None:
+        raise TypeError("custom_linear_solve: reverse mode of a non-symmetric system needs "
+                        "transpose_solve(vecmat, b) (or symmetric=True)")
+    n_m, n_s, n_t, nb = counts
+    avals = [a.aval if isinstance(a, UndefinedPrimal) else P.aval_of(a) for a in b]
+    m_avals = [v.aval for v in matvec.invars[:n_m]]
+
+    def vecmat(*args):
+        group, us = list(args[:n_m]), list(args[n_m:])
+        zeros = [P.full(a.shape, 0, a.dtype) for a in avals]
+        _, back = vjp(lambda *vs: eval_jaxpr(matvec, [], *group, *vs), *zeros)
+        return list(back(us))
+    # the transpose's own constants (arrays its rules make) join the front of the group
+    vm, hoisted = hoist_consts(trace_flat(vecmat, m_avals + avals, name="vecmat"))
+    h_avals = [P.aval_of(h) for h in hoisted]
+    tparams = dict(matvec=vm.jaxpr, solve=_widen(transpose_solve, n_t, h_avals),
+                   transpose_solve=_widen(_drop_aux(solve, nb), n_s, h_avals),
+                   counts=(len(hoisted) + n_m, n_t, n_s, nb))
+    cts_x = [_instantiate(c, a) for c, a in zip(cts[:nb], avals)]
+    ct_b = linear_solve_p.bind(*hoisted, *cm, *ct, *cs, *cts_x, **tparams)[:nb]
+    return [None] * (len(args) - nb) + list(ct_b)
+
+
+def _instantiate(c, aval):
+    return P.full(aval.shape, 0, aval.dtype) if c is None or isinstance(c, Zero) else c
+
+
+def _linear_solve_batch(args, dims, *, matvec, solve, transpose_solve, counts):
+    # every body batched: the operands moved to axis 0, b's leaves batched whenever anything
+    # is (the solution then depends on the batch), every result batched
+    size = next(P.shape_of(a)[d] for a, d in zip(args, dims) if d is not None)
+    n_m, n_s, n_t, nb = counts
+    cm, cs, ct, _ = _groups([P.moveaxis(a, d) for a, d in zip(args, dims)], counts)
+    b = [P.moveaxis(a, d, size=size) for a, d in zip(_groups(args, counts)[3],
+                                                      _groups(dims, counts)[3])]
+    fm, fs, ft, _ = [[d is not None for d in g] for g in _groups(dims, counts)]
+
+    def batched(body, flags):
+        if body is None:
+            return None, []
+        bj, hoisted, _ = batch_jaxpr(ClosedJaxpr(body, []), size, flags + [True] * nb,
+                                     [True] * len(body.outvars), as_body=True)
+        return bj.jaxpr, hoisted
+
+    m_j, m_h = batched(matvec, fm)
+    h_avals = [P.aval_of(h) for h in m_h]
+    s_j, s_h = batched(solve, fs + fm)
+    s_j = _widen(s_j, len(s_h) + n_s, h_avals)
+    t_j, t_h = batched(transpose_solve, ft + fm)
+    t_j = _widen(t_j, len(t_h) + n_t, h_avals)
+    outs = linear_solve_p.bind(*m_h, *cm, *s_h, *cs, *t_h, *ct, *b, matvec=m_j, solve=s_j,
+                               transpose_solve=t_j,
+                               counts=(len(m_h) + n_m, len(s_h) + n_s, len(t_h) + n_t, nb))
+    return outs, [0] * len(outs)
+
+
+linear_solve_p.impl = _linear_solve_impl
+linear_solve_p.abstract_eval = _linear_solve_aval
+linear_solve_p.inline = _linear_solve_inline
+linear_solve_p.jvp = _linear_solve_jvp
+linear_solve_p.batch = _linear_solve_batch
+deftranspose(linear_solve_p, _linear_solve_transpose)     # linear in b (checked by the rule)

@@ -67,9 +67,6 @@ REASONS = {
            for n in ("psend", "precv", "ragged_all_to_all")},
         "after_all": "XLA tokens order side effects between devices and host; autodiff has "
                      "no tokens (debug callbacks run in program order)",
-        "ragged_dot_general": "ragged products with general dimension numbers (ragged "
-                              "contracting or batch dimensions); ragged_dot covers the "
-                              "grouped matmul of mixture-of-experts layers",
         "rng_uniform": "XLA's stateful RngUniform (JAX marks it experimental); use "
                        "ad.random.uniform with a key",
     },

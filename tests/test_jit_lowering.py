@@ -604,6 +604,21 @@ def test_custom_vjp_call():
           [(uniform((5,), F64),), (uniform((2,), F64),)])
 
 
+def test_linear_solve():
+    # a solve, its gradient (the transposed solve) and a second reverse pass, compiled
+    def solve(m, b):
+        return ad.lax.custom_linear_solve(
+            lambda v: m @ v, b, lambda mv, r: anp.linalg.solve(m, r),
+            transpose_solve=lambda vm, r: anp.linalg.solve(m.T, r))
+
+    def fn(m, b):
+        loss = lambda m, b: anp.sum(anp.sin(solve(m, b)))
+        return (solve(m, b), ad.grad(loss, (0, 1))(m, b),
+                ad.jacrev(ad.grad(loss, 1))(m, b))
+    m = np.eye(3) * 3.0 + 0.3 * uniform((3, 3), F64)
+    check("linear_solve", fn, [(m, uniform((3,), F64, seed=2))], rtol=1e-9, atol=1e-10)
+
+
 def test_custom_lin():
     def fn(x, t):
         return ad.jvp(_clip_grad, (x,), (t,))

@@ -65,7 +65,8 @@ TRANSCENDENTAL = {"exp", "exp2", "log", "log1p", "expm1", "tanh", "logistic", "s
 #: before lowering (autodiff/transforms/passes.py, ``inline_calls``: custom_jvp_call,
 #: custom_vjp_call and custom_lin through their ``inline`` rules, remat as a call-like
 #: primitive with one body; logsumexp, a composite, through the definition it stands for).
-INLINED_BEFORE_LOWERING = {"custom_jvp_call", "custom_vjp_call", "custom_lin", "remat",
+INLINED_BEFORE_LOWERING = {"custom_jvp_call", "custom_vjp_call", "custom_lin", "linear_solve",
+                           "remat",
                            "logsumexp"}
 
 

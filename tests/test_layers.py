@@ -50,7 +50,8 @@ LAYERS = [
     ["autodiff.numpy", "autodiff.numpy.*"],
     # 9: libraries on top of it
     ["autodiff.lax", "autodiff._lax_*", "autodiff.lax_*", "autodiff.nn", "autodiff.scipy",
-     "autodiff.scipy.*", "autodiff.random", "autodiff._random_*", "autodiff.flatten_util",
+     "autodiff.scipy.*", "autodiff.image", "autodiff.random", "autodiff._random_*",
+     "autodiff.flatten_util",
      "autodiff.differential_operators", "autodiff.extend", "autodiff.tracer", "autodiff.ops",
      "autodiff.typing", "autodiff.experimental", "autodiff.experimental.*"],
     # 10: compilation and devices

@@ -250,8 +250,16 @@ def test_cg_forms_of_the_operator_pytrees_and_errors():
         cg(np.zeros((3, 2)), np.zeros(2))
     with pytest.raises(TypeError, match="either a function or ndarray"):
         cg([[1]], np.zeros(1))
-    with pytest.raises(NotImplementedError, match="bicgstab"):
-        gmres(np.eye(2), np.ones(2))
+    # gmres takes the same forms of the operator and pytrees, and the same errors
+    np.testing.assert_allclose(gmres(lambda x: 2 * x, b)[0], b / 2)
+    np.testing.assert_allclose(gmres(Op(), b)[0], b / 2)
+    out, info = gmres(A, {"a": 1.0, "b": -4.0}, tol=1e-10)
+    assert int(info) == 0
+    np.testing.assert_allclose([out["a"], out["b"]], [4.0, -6.0], atol=1e-8)
+    with pytest.raises(ValueError, match="matching tree structure"):
+        gmres(lambda x: x, {"x": np.zeros(2)}, {"y": np.zeros(2)})
+    with pytest.raises(ValueError, match="square matrix"):
+        gmres(np.zeros((3, 2)), np.zeros(2))
 
 
 def test_cg_is_differentiated_implicitly_in_every_mode():

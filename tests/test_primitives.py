@@ -223,6 +223,8 @@ LINEAR = [(n, i) for n, i in WITH_SAMPLES if primitives[n].is_linear and primiti
 
 
 def _linear_operands(name, n_args, params):
+    if name == "linear_solve":        # the operator's and solvers' constants, then b
+        return range(n_args - params["counts"][3], n_args)
     if name == "custom_lin":          # residuals, consts, primals, then the tangents
         n_t = (n_args - params["num_res"] - params["num_consts"]) // 2
         return range(n_args - n_t, n_args)

@@ -12,3 +12,4 @@ derivatives of any order work; scipy itself is never imported.
 """
 from . import special, stats, linalg  # noqa: F401
 from . import integrate, signal, optimize, ndimage  # noqa: F401
+from . import fft  # noqa: F401

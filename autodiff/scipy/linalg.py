@@ -264,15 +264,106 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     return Pm, L, Um
 
 
+def _geqp3_pivots_numpy(a):
+    """geqp3's column order for one matrix without scipy: Householder QR that brings the
+    column of largest remaining norm forward at each step (the first on ties, as LAPACK)."""
+    a = _np.array(a, dtype=_np.result_type(a.dtype, _np.float64) if a.dtype.kind != "c"
+                  else a.dtype)
+    m, n = a.shape
+    perm = _np.arange(n)
+    for j in range(min(m, n)):
+        norms = _np.linalg.norm(a[j:, j:], axis=0)
+        k = j + int(_np.argmax(norms))
+        if k != j:
+            a[:, [j, k]] = a[:, [k, j]]
+            perm[[j, k]] = perm[[k, j]]
+        x = a[j:, j].copy()
+        nx = _np.linalg.norm(x)
+        if nx == 0:
+            continue
+        alpha = x[0]
+        phase = alpha / abs(alpha) if alpha != 0 else 1.0
+        v = x
+        v[0] = alpha + phase * nx
+        v = v / _np.linalg.norm(v)
+        a[j:, j:] -= 2.0 * _np.outer(v, _np.conj(v) @ a[j:, j:])
+    return perm
+
+
+def _geqp3_pivots_host(a):
+    """The 0-based int32 column pivots of LAPACK's geqp3 for each matrix of ``a`` (leading
+    axes a batch): scipy's ``qr(pivoting=True)`` when scipy is installed."""
+    a = _np.asarray(a)
+    m, n = a.shape[-2:]
+    flat = a.reshape((-1, m, n))
+    out = _np.empty((flat.shape[0], n), _np.int32)
+    try:
+        import scipy.linalg          # scipy is optional: only the pivots of qr need it
+    except ImportError:              # pragma: no cover - scipy is installed in the tests
+        scipy = None
+    for i, x in enumerate(flat):
+        if scipy is not None and m and n:
+            out[i] = scipy.linalg.qr(x, mode="r", pivoting=True)[1]
+        else:
+            out[i] = _geqp3_pivots_numpy(x) if m and n else _np.arange(n)
+    return out.reshape(a.shape[:-2] + (n,))
+
+
+def _pivoted_qr(a, mode):
+    """``(q, r, p)`` (mode 'full' or 'economic') or ``(r, p)`` (mode 'r') with
+    ``a[..., :, p] = q @ r``: the pivots from the host (no derivative), ``q, r`` the
+    differentiable QR of the permuted columns, so the derivative is the QR's at the fixed
+    permutation (JAX's)."""
+    a = _inexact(a)
+    shape = tuple(_anp.shape(a))
+    if len(shape) < 2:
+        raise ValueError(f"qr: expected a matrix (or a stack), got shape {shape}")
+    spec = _ShapeDtypeStruct(shape[:-2] + shape[-1:], _np.int32)
+    if isinstance(a, _Tracer):
+        p = _pure_callback(_geqp3_pivots_host, spec, _anp.stop_gradient(a),
+                           vmap_method="expand_dims")
+    else:
+        p = _geqp3_pivots_host(_np.asarray(a))
+    ap = _anp.take_along_axis(a, _anp.expand_dims(p, -2), axis=-1)
+    if mode == "r":
+        return _full_r(ap), p
+    q, r = _anp.linalg.qr(ap, mode="complete" if mode == "full" else "reduced")
+    return q, r, p
+
+
+def _full_r(a):
+    """scipy's mode='r' R: ``(m, n)``, the economic R padded with zero rows."""
+    r = _anp.linalg.qr(a, mode="r")
+    m, k = _anp.shape(a)[-2], _anp.shape(r)[-2]
+    if m == k:
+        return r
+    return _anp.pad(r, [(0, 0)] * (_anp.ndim(r) - 2) + [(0, m - k), (0, 0)])
+
+
 @_npfunc(None)
 def qr(a, overwrite_a=False, lwork=None, mode="full", pivoting=False, check_finite=True):
     """``scipy.linalg.qr``: mode 'full' (complete Q), 'economic', or 'r' (a 1-tuple, as
-    scipy); Householder reflections with LAPACK's signs."""
-    if pivoting:
-        raise UnsupportedError("qr: pivoting=True is not supported", source=user_source())
+    scipy, with R of ``a``'s shape as in 'full'); Householder reflections with LAPACK's signs.
+
+    ``pivoting=True`` (LAPACK's ``geqp3``): ``(Q, R, P)`` (mode 'r': ``(R, P)``) with
+    ``a[:, P] = Q @ R`` and ``|diag(R)|`` non-increasing, ``P`` int32. The pivots come from
+    scipy on the host (under ``jit`` too; a numpy version of the same rule without scipy);
+    Q and R are the QR of the permuted columns, differentiable at the fixed permutation.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import qr
+    >>> a = np.array([[1.0, 3.0], [0.0, 4.0]])
+    >>> q, r, p = qr(a, pivoting=True)
+    >>> p, bool(np.allclose(q @ r, a[:, p]))
+    (array([1, 0], dtype=int32), True)
+    """
+    if mode not in ("full", "economic", "r"):
+        raise ValueError("Mode argument should be one of ['full', 'r', 'economic']")
     a = _inexact(a)
+    if pivoting:
+        return _pivoted_qr(a, mode)
     if mode == "r":
-        return (_anp.linalg.qr(a, mode="r"),)
+        return (_full_r(a),)
     q, r = _anp.linalg.qr(a, mode="complete" if mode == "full" else "reduced")
     return q, r
 
@@ -386,16 +477,28 @@ def solve_sylvester(a, b, q):
 @_npfunc(None)
 def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a=False, overwrite_c=False):
     """``(c·Q, R)`` (``mode`` 'right') or ``(Q·c, R)`` ('left') with the economic QR of ``a``
-    (``scipy.linalg.qr_multiply``); a 1-d ``c`` is a row (right) or column (left)."""
-    if pivoting:
-        raise UnsupportedError("qr_multiply: pivoting=True is not supported", source=user_source())
+    (``scipy.linalg.qr_multiply``); a 1-d ``c`` is a row (right) or column (left).
+    ``pivoting=True``: ``(c·Q, R, P)`` with the column-pivoted QR ``a[:, P] = Q R`` (see
+    :func:`qr`).
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import qr_multiply
+    >>> a = np.array([[1.0, 3.0], [0.0, 4.0], [0.0, 0.0]])
+    >>> cq, r, p = qr_multiply(a, np.eye(3), pivoting=True)
+    >>> p, cq.shape, r.shape
+    (array([1, 0], dtype=int32), (3, 2), (2, 2))
+    """
+    if mode not in ("right", "left"):
+        raise ValueError(f"Mode argument can only be 'left' or 'right' but not '{mode}'")
     a, c = _promote(_float_matrix(a), _float_matrix(c))
-    q, r = _anp.linalg.qr(a)
-    if mode == "right":
-        return _anp.matmul(c, q), r
-    if mode == "left":
-        return _anp.matmul(q, c), r
-    raise ValueError("mode must be 'right' or 'left'")
+    if pivoting:
+        q, r, p = _pivoted_qr(a, "economic")
+    else:
+        q, r = _anp.linalg.qr(a)
+    if conjugate:
+        q = _anp.conj(q)
+    cq = _anp.matmul(c, q) if mode == "right" else _anp.matmul(q, c)
+    return (cq, r, p) if pivoting else (cq, r)
 
 
 # ----------------------------------------------------------------------------

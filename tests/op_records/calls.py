@@ -8,7 +8,8 @@ import autodiff.numpy as anp
 from autodiff import lax
 from autodiff import primitives as P
 
-from . import (A, Cuda, DTypeParams, Jet, Record, Z, complex_dtype, declare, row, u, x3, xs3)
+from . import (A, Cuda, DTypeParams, Jet, Record, WellConditioned, Z, complex_dtype, declare, row,
+               u, x3, xs3)
 
 # ---------------------------------------------------------------------------------------
 # call primitives of custom_derivatives: built by tracing a use of the public API
@@ -96,6 +97,45 @@ def _eqn_sample(prim_name, fun, *example):
 #: the values debug_callback's records passed to the host (their calls are counted in
 #: tests/test_debug_callback.py; the jit test here checks the compiled program made them)
 DEBUG_SEEN = []
+
+
+def _linear_solve_fn(m, b):
+    # the solvers see the matrix only through the operator they are given
+    dense = lambda op: ad.vmap(op)(anp.eye(anp.shape(b)[0], dtype=b.dtype)).T   # noqa: E731
+    return lax.custom_linear_solve(lambda v: m @ v, b,
+                                   lambda mv, r: anp.linalg.solve(dense(mv), r),
+                                   transpose_solve=lambda vm, r: anp.linalg.solve(dense(vm), r))
+
+
+class Fixed(A):
+    """An operand kept at its recorded value (of the test's dtype) and never differentiated:
+    a solver's own constants (the basis it applies the operator to), whose derivative is
+    zero by design."""
+
+    is_float = False
+
+
+def _linear_solve_sample():
+    # operands: the operator's matrix (random, well conditioned), the solvers' constants
+    # as recorded, the right-hand side (random)
+    m, b = np.array([[3.0, 0.5], [-0.4, 2.0]]), np.array([1.5, 0.5])
+
+    def params(dt):
+        closed = ad.make_jaxpr(_linear_solve_fn)(m.astype(dt), b.astype(dt))
+        return next(e for e in closed.eqns if e.primitive.name == "linear_solve").params
+
+    closed = ad.make_jaxpr(_linear_solve_fn)(m, b)
+    env = dict(zip(closed.jaxpr.constvars, closed.consts))
+    env.update(zip(closed.jaxpr.invars, (m, b)))
+    e = next(e for e in closed.jaxpr.eqns if e.primitive.name == "linear_solve")
+    n_m, n_s, n_t, nb = e.params["counts"]
+    assert (n_m, nb) == (1, 1)
+    fixed = [Fixed(values=np.asarray(env[v])) for v in e.invars[1:1 + n_s + n_t]]
+    row("linear_solve").records[:] = [Record("linear_solve", [WellConditioned(2, 2)] + fixed
+                                             + [A(2)], DTypeParams(params))]
+
+
+_linear_solve_sample()
 
 
 def _other_samples():
@@ -223,6 +263,11 @@ declare("custom_lin", jet=Jet(lambda x: ad.jvp(cube, (anp.sin(x),), (x,))[1], x3
         special=CALLS,
         cuda=Cuda(lambda x, t: ad.jvp(_clipped, (x,), (t,)), (_x5, u((5,), seed=9))),
         jit="test_custom_lin")
+declare("linear_solve", jet=Jet(lambda x: _linear_solve_fn(anp.diag(2.0 + x * x), anp.sin(x)),
+                                 x3),
+        special=CALLS,
+        cuda=Cuda(_linear_solve_fn, (np.array([[3.0, 0.5], [-0.4, 2.0]]), _x5[:2])),
+        jit="test_linear_solve")
 declare("remat", jet=Jet(ad.checkpoint(lambda x: anp.sin(x) * x), x3), special=CALLS,
         cuda=_REMAT, jit="test_remat_and_name")
 declare("name", jet=Jet(lambda x: ad.checkpoint_name(anp.exp(x), "e") * x, x3), special=CALLS,

@@ -1,11 +1,14 @@
-"""``jax.scipy.sparse.linalg``: conjugate gradients (``cg``) and BiCGSTAB (``bicgstab``)
-for ``A x = b`` with ``A`` a function (or a matrix), ``b`` any pytree of arrays.
+"""``jax.scipy.sparse.linalg``: conjugate gradients (``cg``), BiCGSTAB (``bicgstab``) and
+restarted GMRES (``gmres``) for ``A x = b`` with ``A`` a function (or a matrix), ``b`` any
+pytree of arrays.
 
 Each solver is a :func:`autodiff.lax.while_loop`, so it runs under ``jit`` and ``vmap``;
 derivatives come from :func:`autodiff.lax.custom_linear_solve`: implicitly, by one more
 solve with the transposed operator, in ``b`` and in everything ``A`` closes over, never
 through the iterations. The tolerance is scipy's non-legacy rule, ``‖r‖ ≤ max(tol ‖b‖,
-atol)``, and the iterations are JAX's (and scipy's). ``info`` is ``None``, as in JAX.
+atol)`` (for ``gmres`` the preconditioned residual, as JAX), and the iterations are JAX's
+(and scipy's). ``info`` is ``None`` for ``cg``/``bicgstab``, ``0`` or ``-1`` (a NaN) for
+``gmres``, as in JAX.
 
 >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
 >>> from autodiff.scipy.sparse.linalg import cg
@@ -73,6 +76,11 @@ def _normalize_matvec(f):
                              f"{f.shape}")
         return functools.partial(operator.matmul, f)
     raise TypeError(f"linear operator must be either a function or ndarray: {f}")
+
+
+def _inexact(x):
+    """Integer and boolean arrays as floats (GMRES's basis and rotations are inexact)."""
+    return x if np.issubdtype(x.dtype, np.inexact) else anp.astype(x, np.float64)
 
 
 def _result_dtype(tree):
@@ -146,6 +154,181 @@ def _bicgstab_solve(A, b, x0=None, *, maxiter, tol=1e-5, atol=0.0, M=_identity):
     return x_final
 
 
+# --- GMRES ------------------------------------------------------------------------------
+# The Krylov basis is a pytree shaped like b whose leaves carry a leading axis of
+# ``restart + 1`` rows, each leaf flattened: row j of every leaf together is basis vector j.
+# Rows not yet built are zero, so projecting on all rows is projecting on the built ones.
+
+def _norm(tree):
+    return anp.sqrt(_vdot_real_tree(tree, tree))
+
+
+def _safe_normalize(tree, thresh):
+    """``(tree / ‖tree‖, ‖tree‖)``, or ``(0, 0)`` where ``‖tree‖ ≤ thresh``: no division
+    by a vanishing norm, hence no NaN at a (happy) breakdown."""
+    norm = _norm(tree)
+    ok = norm > thresh
+    scale = anp.where(ok, 1.0 / anp.where(ok, norm, 1.0), 0.0)
+    unit = tree_map(lambda leaf: anp.astype(leaf * scale, leaf.dtype), tree)
+    return unit, anp.where(ok, norm, 0.0)
+
+
+def _new_basis(first, restart):
+    return tree_map(lambda leaf: anp.at(anp.zeros((restart + 1, np.size(leaf)), leaf.dtype))
+                    [0].set(anp.reshape(leaf, (-1,))), first)
+
+
+def _basis_vector(V, k, like):
+    return tree_map(lambda X, leaf: anp.reshape(X[k], np.shape(leaf)), V, like)
+
+
+def _set_basis_vector(V, k, tree):
+    return tree_map(lambda X, leaf: anp.at(X)[k].set(anp.astype(anp.reshape(leaf, (-1,)),
+                                                                  X.dtype)), V, tree)
+
+
+def _overlaps(V, w, dtype):
+    """``Vᴴ w``: the overlap of ``w`` with every row of the basis."""
+    return anp.astype(sum(anp.matmul(anp.conj(X), anp.reshape(leaf, (-1,)))
+                          for X, leaf in zip(tree_leaves(V), tree_leaves(w))), dtype)
+
+
+def _combination(V, coefficients, like):
+    """``Σ_j coefficients[j] V[j]`` (only the first ``len(coefficients)`` rows)."""
+    m = np.shape(coefficients)[0]
+    return tree_map(lambda X, leaf: anp.astype(anp.reshape(anp.matmul(coefficients, X[:m]),
+                                                           np.shape(leaf)), leaf.dtype),
+                    V, like)
+
+
+def _arnoldi_step(k, A, M, V, like, dtype):
+    """Extend the orthonormal basis of the Krylov space of ``M∘A`` by row ``k + 1``;
+    returns it, the new Hessenberg column ``h`` (``M A V[k] = Σ_j h[j] V[j]``) and whether
+    the new vector vanished (an invariant subspace was found: a happy breakdown)."""
+    w = M(A(_basis_vector(V, k, like)))
+    w_norm0 = _norm(w)
+    h = anp.zeros(np.shape(tree_leaves(V)[0])[0], dtype)
+    for _ in range(2):      # classical Gram-Schmidt, twice ("twice is enough")
+        overlaps = _overlaps(V, w, dtype)
+        w = _sub(w, _combination(V, overlaps, w))
+        h = h + overlaps
+    # what is left at rounding level of A v is no new direction
+    unit, w_norm = _safe_normalize(w, np.finfo(dtype).eps * w_norm0)
+    V = _set_basis_vector(V, k + 1, unit)
+    h = anp.at(h)[k + 1].set(anp.astype(w_norm, dtype))
+    return V, h, w_norm == 0
+
+
+def _givens(a, b):
+    """``(c, s)`` with ``c`` real, ``|c|² + |s|² = 1``, such that the rotation
+    ``(x, y) -> (c x + s y, -s̄ x + c y)`` takes ``(a, b)`` to ``(ρ a/|a|, 0)``."""
+    abs_a = anp.abs(a)
+    rho = anp.hypot(abs_a, anp.abs(b))
+    rho_ = anp.where(rho > 0, rho, 1.0)
+    phase = anp.where(abs_a > 0, a / anp.where(abs_a > 0, abs_a, 1.0), 1.0)
+    c = anp.where(rho > 0, abs_a / rho_, 1.0)
+    s = anp.where(rho > 0, phase * anp.conj(b) / rho_, 0.0)
+    return c, s
+
+
+def _rotate_rows(Z, k, c, s):
+    """The Givens rotation ``(c, s)`` applied to entries (rows) ``k`` and ``k + 1``."""
+    x, y = Z[k], Z[k + 1]
+    Z = anp.at(Z)[k].set(c * x + s * y)
+    return anp.at(Z)[k + 1].set(c * y - anp.conj(s) * x)
+
+
+def _triangular_solve(R, g):
+    """``R y = g``, ``R`` upper triangular; a zero pivot (a singular operator) gives 0 in
+    ``y`` rather than an infinity."""
+    d = anp.diagonal(R)
+    zero = d == 0
+    R = R + anp.diag(anp.astype(zero, R.dtype))
+    return anp.linalg.solve_triangular(R, anp.where(zero, 0, g), lower=False)
+
+
+def _gmres_cycle_incremental(A, M, b, x, unit_residual, residual_norm, ptol, restart, dtype):
+    """One cycle of ``restart`` Arnoldi steps that keeps the QR factorization of the
+    Hessenberg matrix by Givens rotations: the residual of the small least-squares problem
+    is known after each step, and the cycle stops once it is at most ``ptol``."""
+    V = _new_basis(unit_residual, restart)
+    R = anp.zeros((restart, restart + 1), dtype)      # row k: triangular column k
+    Q = anp.eye(restart + 1, dtype=dtype)             # the product of the rotations so far
+    g = anp.at(anp.zeros(restart + 1, dtype))[0].set(anp.astype(residual_norm, dtype))
+
+    def cond_fun(carry):
+        k, err, *_ = carry
+        return anp.logical_and(k < restart, err > ptol)
+
+    def body_fun(carry):
+        k, _, V, R, Q, g = carry
+        V, h, _ = _arnoldi_step(k, A, M, V, b, dtype)
+        column = anp.matmul(Q, h)           # the earlier rotations applied to h
+        c, s = _givens(column[k], column[k + 1])
+        column = anp.at(_rotate_rows(column, k, c, s))[k + 1].set(0)
+        R = anp.at(R)[k].set(column)
+        Q = _rotate_rows(Q, k, c, s)
+        g = _rotate_rows(g, k, c, s)
+        return k + 1, anp.abs(g[k + 1]), V, R, Q, g
+
+    init = (np.int64(0), residual_norm, V, R, Q, g)
+    k, _, V, R, _, g = while_loop(cond_fun, body_fun, init)
+    # only the k built columns count: g[k] is the residual estimate, not a coefficient
+    built = anp.arange(restart) < k
+    R = anp.where(built[:, None], R[:, :restart], anp.eye(restart, dtype=dtype))
+    y = _triangular_solve(anp.transpose(R), anp.where(built, g[:restart], 0))
+    return _add(x, _combination(V, y, x))
+
+
+def _gmres_cycle_batched(A, M, b, x, unit_residual, residual_norm, ptol, restart, dtype):
+    """One cycle that builds the whole basis of ``restart`` vectors (fewer at a breakdown),
+    then solves the small least-squares problem ``min ‖H y - ‖r‖ e₁‖`` once."""
+    del ptol
+    V = _new_basis(unit_residual, restart)
+    # unbuilt columns stay unit columns: the least-squares problem keeps full rank
+    H = anp.eye(restart, restart + 1, dtype=dtype)
+
+    def cond_fun(carry):
+        k, breakdown, _, _ = carry
+        return anp.logical_and(k < restart, anp.logical_not(breakdown))
+
+    def body_fun(carry):
+        k, _, V, H = carry
+        V, h, breakdown = _arnoldi_step(k, A, M, V, b, dtype)
+        return k + 1, breakdown, V, anp.at(H)[k].set(h)
+
+    _, _, V, H = while_loop(cond_fun, body_fun, (np.int64(0), np.bool_(False), V, H))
+    rhs = anp.at(anp.zeros(restart + 1, dtype))[0].set(anp.astype(residual_norm, dtype))
+    y = anp.linalg.lstsq(anp.transpose(H), rhs)[0]
+    return _add(x, _combination(V, y, x))
+
+
+def _gmres_solve(A, b, x0=None, *, maxiter, tol=1e-5, atol=0.0, M=_identity, restart,
+                 cycle):
+    dtype = _result_dtype(b)
+    b_norm = _norm(b)
+    atol = anp.maximum(tol * b_norm, atol)
+    # the inner tolerance is on the preconditioned residual (the one GMRES minimizes)
+    ratio = anp.where(b_norm > 0, atol / anp.where(b_norm > 0, b_norm, 1.0), 1.0)
+    ptol = _norm(M(b)) * anp.minimum(1.0, ratio)
+    tiny = np.finfo(dtype).tiny
+
+    def residual(x):
+        return _safe_normalize(M(_sub(b, A(x))), tiny)
+
+    def cond_fun(value):
+        _, k, _, residual_norm = value
+        return anp.logical_and(k < maxiter, residual_norm > atol)
+
+    def body_fun(value):
+        x, k, unit_residual, residual_norm = value
+        x = cycle(A, M, b, x, unit_residual, residual_norm, ptol, restart, dtype)
+        return (x, k + 1) + residual(x)
+
+    x_final, *_ = while_loop(cond_fun, body_fun, (x0, np.int64(0)) + residual(x0))
+    return x_final
+
+
 def _shapes(tree):
     return [np.shape(leaf) for leaf in tree_leaves(tree)]
 
@@ -212,17 +395,46 @@ def bicgstab(A, b, x0=None, *, tol=1e-5, atol=0.0, maxiter=None, M=None):
 
 def gmres(A, b, x0=None, *, tol=1e-5, atol=0.0, restart=20, maxiter=None, M=None,
           solve_method="batched"):
-    """Not implemented: ``gmres`` raises ``NotImplementedError`` naming the alternatives
-    (:func:`bicgstab` for general ``A``, :func:`cg` for symmetric positive definite ``A``).
+    """Solve ``A x = b`` by restarted GMRES, for a general (non-symmetric, possibly complex)
+    ``A``: a function ``v -> A v``, a square matrix or an object with ``@``; ``b``, ``x0``
+    arrays or pytrees of arrays. Each cycle builds an orthonormal basis of ``restart``
+    (at most ``size(b)``) Krylov vectors of ``M A`` and takes the ``x`` of that space with
+    the least preconditioned residual ``‖M (b - A x)‖``, from which the next cycle starts;
+    ``maxiter`` (default ``10 · size(b)``) counts cycles. ``M`` is a left preconditioner
+    approximating ``A⁻¹``. It stops when ``‖M (b - A x)‖ ≤ max(tol ‖b‖, atol)``, as JAX.
+
+    ``solve_method="batched"`` builds the whole basis of each cycle, then solves its small
+    least-squares problem; ``"incremental"`` updates a QR factorization by Givens rotations
+    at each step and ends a cycle early once that problem's residual is small enough.
+    A breakdown (the Krylov space is invariant) ends a cycle, exactly solved, without NaN.
+    Returns ``(x, info)`` as JAX's ``gmres``: ``info`` is ``-1`` where ``x`` has a NaN,
+    else ``0``. Derivatives are implicit (one more GMRES solve with ``Aᵀ``).
 
     >>> import numpy as np
     >>> from autodiff.scipy.sparse.linalg import gmres
-    >>> gmres(np.eye(2), np.ones(2))
-    Traceback (most recent call last):
-    ...
-    autodiff.errors.UnsupportedError: jax.scipy.sparse.linalg.gmres is not implemented; ...
+    >>> A = np.array([[3.0, 1.0, 0.0], [-1.0, 2.0, 1.0], [0.0, 1.0, 4.0]])
+    >>> b = np.array([1.0, 0.0, 2.0])
+    >>> x, info = gmres(A, b, tol=1e-10, solve_method="incremental")
+    >>> bool(np.allclose(x, np.linalg.solve(A, b))), int(info)
+    (True, 0)
+    >>> x, _ = gmres(lambda v: A @ v, b, tol=1e-10, restart=2)     # restarted every 2 steps
+    >>> bool(np.allclose(x, np.linalg.solve(A, b)))
+    True
     """
-    from ...errors import UnsupportedError
-    raise UnsupportedError("jax.scipy.sparse.linalg.gmres is not implemented; use bicgstab "
-                           "(same arguments) for a general A, or cg for a symmetric positive "
-                           "definite one")
+    cycles = {"incremental": _gmres_cycle_incremental, "batched": _gmres_cycle_batched}
+    if solve_method not in cycles:
+        raise ValueError(f"invalid solve_method {solve_method!r}, must be either "
+                         f"'incremental' or 'batched'")
+    if isinstance(restart, (bool, np.bool_)) or not isinstance(restart, (int, np.integer)) \
+            or restart < 1:
+        raise TypeError(f"gmres: restart must be a positive int, got {restart!r}")
+    b = tree_map(lambda leaf: _inexact(anp.asarray(leaf)), b)
+    if x0 is not None and tree_structure(x0) == tree_structure(b):
+        x0 = tree_map(lambda x, leaf: anp.astype(x, np.result_type(x.dtype, leaf.dtype)),
+                      tree_map(anp.asarray, x0), b)
+    size = sum(int(np.size(leaf)) for leaf in tree_leaves(b))
+    solve = functools.partial(_gmres_solve, restart=max(min(int(restart), size), 1),
+                              cycle=cycles[solve_method])
+    x, _ = _isolve(solve, A, b, x0=x0, tol=tol, atol=atol, maxiter=maxiter, M=M)
+    info = anp.where(anp.isnan(_norm(x)), -1, 0)
+    return x, info
