@@ -26,7 +26,7 @@ from . import primitives as P
 from .core import (ClosedJaxpr, Jaxpr, Primitive, ShapedArray, Tracer, UndefinedPrimal, Zero,
                    eval_jaxpr, get_aval, trace_flat, trace_state)
 from .custom_cache import NEEDS_VALUES, cached_trace, function_key, shared_rules, value_key
-from .errors import UnsupportedError
+from .errors import TracerLeakError, UnsupportedError
 from .tree_util import tree_flatten, tree_unflatten
 from .backends.interpreter import run_jaxpr
 from .core import is_concrete, is_internal_file, user_source
@@ -354,14 +354,22 @@ class custom_jvp:
             it = iter(t_dyn)
             for i in range(n_args):
                 t_full.append(None if i in static else next(it))
-            if nd:
-                res = rule(*[static[i] for i in sorted(nd)],
-                           tuple(p_full[i] for i in range(n_args) if i not in nd),
-                           tuple(t_full[i] for i in range(n_args) if i not in nd),
-                           **kwargs)
-            else:
-                # keyword arguments are not differentiated: the rule gets them as keywords
-                res = rule(tuple(p_full), tuple(t_full), **kwargs)
+            try:
+                if nd:
+                    res = rule(*[static[i] for i in sorted(nd)],
+                               tuple(p_full[i] for i in range(n_args) if i not in nd),
+                               tuple(t_full[i] for i in range(n_args) if i not in nd),
+                               **kwargs)
+                else:
+                    # keyword arguments are not differentiated: the rule gets them as keywords
+                    res = rule(tuple(p_full), tuple(t_full), **kwargs)
+            except TracerLeakError as e:
+                # the rule runs when the derivative is taken, which may be after the trace of
+                # a value it closes over ended (grad of vmap: vmap traces first)
+                raise TracerLeakError(
+                    f"{e.args[0]}\n  The custom_jvp rule of {fun.__name__} closes over a traced "
+                    f"value (of an enclosing vmap, jit or loop); pass that value to "
+                    f"{fun.__name__} as an argument instead (JAX has the same rule)") from None
             if not isinstance(res, (tuple, list)) or len(res) != 2:
                 what = (f"a {type(res).__name__} of length {len(res)}"
                         if isinstance(res, (tuple, list)) else f"a {type(res).__name__}")

@@ -251,3 +251,19 @@ def test_custom_jvp_inside_custom_vjp_and_make_jaxpr():
     closed = ad.make_jaxpr(ad.grad(outer))(1.5)
     assert closed.out_avals[0].shape == ()
     ad.core.typecheck_jaxpr(closed.jaxpr)
+
+
+def test_a_jvp_rule_closing_over_a_vmapped_value_says_to_pass_it():
+    # the rule closes over y, a value of vmap's trace; grad of the vmap runs the rule after
+    # that trace ended (the primal closing over it is fine: it is closure-converted)
+    def f(x, y):
+        @ad.custom_jvp
+        def k(z):
+            return anp.sin(z) * y
+        k.defjvp(lambda p, t: (k(p[0]), anp.cos(p[0]) * y * t[0]))
+        return k(x)
+    xs, ys = np.arange(3.0), np.arange(3.0) + 1
+    # inside the vmap the rule's closure is alive: the derivative is the rule's
+    np.testing.assert_allclose(ad.vmap(ad.grad(f))(xs, ys), np.cos(xs) * ys, rtol=1e-12)
+    with pytest.raises(ad.errors.TracerLeakError, match="pass that value to k as an argument"):
+        ad.grad(lambda x: anp.sum(ad.vmap(f)(x, ys)))(xs)
