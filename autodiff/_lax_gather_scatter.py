@@ -151,7 +151,8 @@ def gather(operand, start_indices, dimension_numbers, slice_sizes, *, indices_ar
     return anp.transpose(out, tuple(perm))
 
 
-def _scatter(kind, operand, scatter_indices, updates, dimension_numbers, mode, fn=None):
+def _scatter(kind, operand, scatter_indices, updates, dimension_numbers, mode, fn=None,
+             unique_indices=False):
     x = anp.asarray(operand)
     dn = dimension_numbers
     mode = GatherScatterMode.from_any(mode)
@@ -183,7 +184,8 @@ def _scatter(kind, operand, scatter_indices, updates, dimension_numbers, mode, f
         x = anp.concatenate([x, x], axis=d0)             # the scratch copy
     ref = anp.at(x)[ia]
     if kind == "apply":
-        out = ref.set(fn(x[ia]))
+        # a place written k times gets fn applied k times
+        out = ref.apply(fn, unique_indices=unique_indices)
     else:
         out = getattr(ref, kind)(u)
     if ok is not None and free:
@@ -246,7 +248,8 @@ def scatter_max(operand, scatter_indices, updates, dimension_numbers, *, indices
 def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_shape=(),
                   indices_are_sorted=False, unique_indices=False, mode=None):
     """``func`` applied to the elements :func:`scatter` would write with updates of
-    ``update_shape`` (JAX's argument: the whole updates' shape), the rest unchanged.
+    ``update_shape`` (JAX's argument: the whole updates' shape), the rest unchanged; an
+    element written by several updates gets ``func`` applied that many times.
 
     >>> import numpy as np, autodiff as ad
     >>> dn = ad.lax.ScatterDimensionNumbers((), (0,), (0,))
@@ -255,4 +258,5 @@ def scatter_apply(operand, scatter_indices, func, dimension_numbers, *, update_s
     array([ 0., 10.,  2., 30.])
     """
     dummy = anp.zeros(tuple(update_shape), dtype=anp.result_type(operand))
-    return _scatter("apply", operand, scatter_indices, dummy, dimension_numbers, mode, fn=func)
+    return _scatter("apply", operand, scatter_indices, dummy, dimension_numbers, mode, fn=func,
+                    unique_indices=unique_indices)

@@ -168,7 +168,7 @@ def _put_along_axis_traced(arr, indices, values, axis, inplace=True, *, mode=Non
             r[d] = sh[d]
             full_idx.append(np.broadcast_to(np.arange(sh[d]).reshape(r), sh))
     v = anp.broadcast_to(asarray(values), sh)
-    return anp.at(arr)[tuple(full_idx)].set(v)
+    return anp.at(arr)[tuple(full_idx)].set(v, mode=mode)
 
 
 def _numpy_put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
@@ -183,7 +183,8 @@ _put_along_axis_traced.__wrapped_numpy__ = _numpy_put_along_axis
 
 
 def put_along_axis(arr, indices, values, axis, inplace=True, *, mode=None):
-    if value_kind((arr, indices, values)) == 0:
+    if value_kind((arr, indices, values)) == 0 and mode is None:
+        # numpy has no mode=: with one, the update is JAX's (a new array)
         return _numpy_put_along_axis(arr, indices, values, axis, inplace)
     return _put_along_axis_traced(arr, indices, values, axis, inplace, mode=mode)
 

@@ -12,6 +12,7 @@ import numpy as np
 from .. import numpy as anp
 from .. import primitives as P
 from ..core import Tracer
+from ..primitives.control_flow import trace_body, while_p
 from ..errors import ShapeError, ConcretizationError
 from ..core import user_source
 from ._base import npfunc, asarray, shape_of, normalize_axis, is_python_scalar
@@ -33,6 +34,8 @@ def _is_traced_int_scalar(i):
 
 def _as_index_array(i):
     """An integer index array (numpy or traced); boolean masks need concrete values."""
+    if isinstance(i, (list, tuple)) and _has_tracer(i):
+        i = asarray(i)          # a sequence holding traced scalars is one traced array
     if isinstance(i, Tracer):
         if i.aval.dtype == np.bool_:
             if i._trace.concrete and not i._trace.closed:
@@ -54,26 +57,64 @@ def _as_index_array(i):
     return a, None
 
 
-def _expand_index(idx, nd):
-    """Normalize to a list of entries; returns (entries, uses_advanced)."""
+class _Entries(list):
+    """:func:`_expand_index`'s entries; ``ellipsis_at`` is where an ``...`` that stands for
+    no axis was (numpy's placement of advanced indices counts it as a separator), or None."""
+    ellipsis_at = None
+
+
+class _TracedSliceError(ConcretizationError, IndexError):
+    """A slice bound traced under ``jit`` (JAX raises ``IndexError`` here)."""
+
+
+def _static_slice(s):
+    """``s`` with traced bounds replaced by their values where the trace has them."""
+    parts = (s.start, s.stop, s.step)
+    if not any(isinstance(p, Tracer) for p in parts):
+        return s
+    vals = []
+    for p in parts:
+        if isinstance(p, Tracer):
+            if not (p._trace.concrete and not p._trace.closed):
+                raise _TracedSliceError(
+                    "slice bounds of an index must be static: a traced start, stop or step "
+                    "makes the result's shape depend on a value. For a window of fixed size "
+                    "at a traced start use ad.lax.dynamic_slice_in_dim(x, start, size, axis) "
+                    "(or ad.lax.dynamic_slice); to update one, "
+                    "ad.lax.dynamic_update_slice_in_dim", source=user_source())
+            p = int(p.concrete_value("a slice bound"))
+        vals.append(p)
+    return slice(*vals)
+
+
+def _expand_index(idx, nd, shape=None):
+    """Normalize to a list of entries; returns (entries, uses_advanced). With ``shape``,
+    boolean masks are checked against the axes they index (numpy's ``IndexError``)."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     entries = []
+    masks = {}          # id of a mask's first entry -> the mask's shape
     for i in idx:
-        if i is None or i is Ellipsis or isinstance(i, slice) or _is_int_scalar(i) \
-                or _is_traced_int_scalar(i):
+        if isinstance(i, slice):
+            entries.append(_static_slice(i))
+            continue
+        if i is None or i is Ellipsis or _is_int_scalar(i) or _is_traced_int_scalar(i):
             entries.append(i)
             continue
-        if isinstance(i, list) and not any(isinstance(x, (list, Tracer, np.ndarray)) for x in i) and \
+        if isinstance(i, list) and \
+                not any(isinstance(x, (list, Tracer, np.ndarray)) for x in i) and \
                 any(isinstance(x, slice) or x is None or x is Ellipsis for x in i):
             raise IndexError("a list containing slices is not a valid index; use a tuple")
         arr, mask = _as_index_array(i)
         if mask is not None:
-            # a boolean mask over k axes is k integer index arrays
-            for part in np.nonzero(mask):
-                entries.append(("adv", part.astype(np.int64)))
             if mask.ndim == 0:
+                # a 0-d mask indexes no axis: a new axis of length 1 (True) or 0 (False)
                 entries.append(("adv0", bool(mask)))
+                continue
+            # a boolean mask over k axes is k integer index arrays
+            parts = [("adv", part.astype(np.int64)) for part in np.nonzero(mask)]
+            masks[id(parts[0])] = mask.shape
+            entries.extend(parts)
         else:
             entries.append(("adv", arr))
     n_ell = sum(1 for e in entries if e is Ellipsis)
@@ -84,14 +125,28 @@ def _expand_index(idx, nd):
     if used > nd:
         raise IndexError(f"too many indices for array: array is {nd}-dimensional, "
                          f"but {used} were indexed")
-    out = []
+    out = _Entries()
     for e in entries:
         if e is Ellipsis:
+            if nd == used:
+                out.ellipsis_at = len(out)
             out.extend([slice(None)] * (nd - used))
         else:
             out.append(e)
     if n_ell == 0:
         out.extend([slice(None)] * (nd - used))
+    if shape is not None and masks:
+        axis = 0
+        for e in out:
+            if isinstance(e, tuple) and id(e) in masks:
+                for k, m in enumerate(masks[id(e)]):
+                    if m != shape[axis + k] and m != 0:      # (numpy lets an empty one by)
+                        raise IndexError(
+                            f"boolean index did not match indexed array along axis "
+                            f"{axis + k}; size of axis is {shape[axis + k]} but size of "
+                            f"corresponding boolean axis is {m}")
+            if e is not None and not (isinstance(e, tuple) and e[0] == "adv0"):
+                axis += 1
     adv = any(isinstance(e, tuple) for e in out)
     return out, adv
 
@@ -100,7 +155,7 @@ def getitem(x, idx):
     """``x[idx]`` with numpy's semantics for traced ``x`` (or traced indices)."""
     x = asarray(x)
     shape = shape_of(x)
-    entries, adv = _expand_index(idx, len(shape))
+    entries, adv = _expand_index(idx, len(shape), shape)
     if any(isinstance(e, tuple) and e[0] == "adv0" for e in entries):
         return _getitem_0d_mask(x, entries)
     if not adv:
@@ -109,11 +164,19 @@ def getitem(x, idx):
 
 
 def _getitem_0d_mask(x, entries):
-    keep = all(e[1] for e in entries if isinstance(e, tuple) and e[0] == "adv0")
-    rest = [e for e in entries if not (isinstance(e, tuple) and e[0] == "adv0")]
-    out = getitem(x, tuple(rest)) if rest else x
-    out = P.expand_dims(out, (0,))
-    return out if keep else P.slice_in_dim(out, 0, 0, 0)
+    """numpy's 0-d boolean index: an advanced index of length 1 (True) or 0 (False) into a
+    new axis of length 1 at its place, broadcast and placed with the other advanced
+    indices (integers among them)."""
+    axes, out, axis = [], _Entries(), 0
+    for e in entries:
+        if isinstance(e, tuple) and e[0] == "adv0":
+            axes.append(axis)
+            e = ("adv", np.zeros(1 if e[1] else 0, np.int64))
+        if e is not None:
+            axis += 1
+        out.append(e)
+    out.ellipsis_at = getattr(entries, "ellipsis_at", None)
+    return _advanced(P.expand_dims(x, tuple(axes)), out)
 
 
 def _norm_static_int(i, n, axis):
@@ -162,6 +225,8 @@ def _basic(x, entries):
                     rev.append(axis)
             out_pos += 1
         elif _is_traced_int_scalar(e):
+            if n == 0:
+                raise IndexError(f"index is out of bounds for axis {axis} with size 0")
             starts.append(0)
             limits.append(n)
             strides.append(1)
@@ -219,6 +284,13 @@ def _advanced(x, entries):
     # (its index rule wraps negatives and clamps, as gather's in every backend:
     # numba_runtime.clip_index, so numpy's -1 needs no equations)
     bshape = tuple(np.broadcast_shapes(*[shape_of(a) for a in adv_idx]))
+    if int(np.prod(bshape, dtype=np.int64)):
+        for ax in adv_axes:
+            if ysh[ax] == 0:
+                # every index is out of bounds, traced ones too (numpy's error; a compiled
+                # gather would read past an empty buffer)
+                raise IndexError(f"index is out of bounds for axis {ax} with size 0: cannot "
+                                 f"take a non-empty selection from an empty axis")
     cols = []
     for a, ax in zip(adv_idx, adv_axes):
         n = ysh[ax]
@@ -239,8 +311,12 @@ def _advanced(x, entries):
     rest = [a for a in range(len(ysh)) if a not in adv_axes]
     y = P.transpose(y, adv_axes + rest)
     out = P.index_gather(y, cols)
-    # 4. numpy's placement: adjacent advanced indices stay in place
+    # 4. numpy's placement: adjacent advanced indices stay in place (an ``...`` standing for
+    # no axis between two of them separates them, as in numpy)
     adjacent = positions == list(range(positions[0], positions[0] + len(positions)))
+    ell = getattr(entries, "ellipsis_at", None)
+    if ell is not None and positions[0] < ell <= positions[-1]:
+        adjacent = False
     nb = len(bshape)
     # the output layout, None entries included
     layout = []      # sequence of "b" (broadcast block), "r" (rest dim), "n" (new axis)
@@ -334,22 +410,69 @@ def take(a, indices, axis=None, out=None, mode=None, unique_indices=False,
 
 
 @npfunc(np.take_along_axis)
-def take_along_axis(arr, indices, axis):
+def take_along_axis(arr, indices, axis=-1, mode=None, fill_value=None, *,
+                    wrap_negative_indices=True):
+    """``numpy.take_along_axis`` with JAX's ``mode`` for indices out of bounds: None or
+    ``"promise_in_bounds"`` (a concrete one raises numpy's ``IndexError``, traced ones
+    are clamped), ``"clip"`` (clamped into ``[0, n-1]``), ``"fill"``/``"drop"`` (those
+    entries read ``fill_value``: NaN for inexact dtypes by default, as ``.at[].get``).
+    ``wrap_negative_indices=False`` makes negative indices out of bounds too.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> x = np.array([10.0, 20.0, 30.0])
+    >>> anp.take_along_axis(x, np.array([-1, 3]), axis=0, mode="fill", fill_value=0.0)
+    array([30.,  0.])
+    >>> ad.jit(lambda x, i: anp.take_along_axis(x, i, axis=0, mode="clip"))(x, np.array([5]))
+    array([30.])
+    """
+    mode = _check_mode(mode)
     arr = asarray(arr)
-    if axis is None:
-        arr, axis = anp.ravel(arr), 0
-    ax = normalize_axis(axis, len(shape_of(arr)))
     idx = asarray(indices)
+    if P.dtype_of(idx).kind not in "iu":
+        raise TypeError(f"take_along_axis indices must be of integer type, got "
+                        f"{P.dtype_of(idx)}")
+    if axis is None:
+        if len(shape_of(idx)) != 1:
+            raise ValueError("take_along_axis: when axis=None, `indices` must have a single "
+                             "dimension")
+        arr, axis = anp.ravel(arr), 0
+    if len(shape_of(idx)) != len(shape_of(arr)):
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    ax = normalize_axis(axis, len(shape_of(arr)))
     n = shape_of(arr)[ax]
+    wrap = wrap_negative_indices
     if isinstance(idx, Tracer):
-        idx = P.convert(idx, np.int64)      # gather wraps negatives itself (clip_index)
+        idx = raw = P.convert(idx, np.int64)
+        if wrap:
+            idx = anp.where(anp.less(idx, 0), anp.add(idx, n), idx)
+        ok = anp.logical_and(anp.greater_equal(idx, 0), anp.less(idx, n))
     else:
-        idx = np.where(idx < 0, idx + n, idx).astype(np.int64)
+        idx = raw = np.asarray(idx, dtype=np.int64)
+        if wrap:
+            idx = np.where(idx < 0, idx + n, idx)
+        ok = (idx >= 0) & (idx < n)
+        if mode is None and not ok.all():
+            bad = np.asarray(indices).astype(np.int64)[~ok].flat[0]
+            raise IndexError(f"index {bad} is out of bounds for axis {ax} with size {n}")
     sh = np.broadcast_shapes(tuple(s if i != ax else 1 for i, s in enumerate(shape_of(arr))),
                              tuple(s if i != ax else 1 for i, s in enumerate(shape_of(idx))))
     tgt_idx = tuple(s if i != ax else shape_of(idx)[ax] for i, s in enumerate(sh))
     tgt_arr = tuple(s if i != ax else n for i, s in enumerate(sh))
-    return P.take_along_axis(anp.broadcast_to(arr, tgt_arr), anp.broadcast_to(idx, tgt_idx), ax)
+    dt = P.dtype_of(arr)
+    if n == 0:
+        if int(np.prod(tgt_idx)) and mode != "fill":
+            raise IndexError("take_along_axis: cannot take from an empty axis")
+        fv = _fill_default(dt) if fill_value is None else fill_value
+        return anp.full(tgt_idx, fv, dtype=dt)
+    # (the primitive wraps [-n, -1] and clamps the rest, as every traced read with mode
+    # None; the other modes hand it indices in [0, n-1])
+    safe = raw if (mode is None and wrap) else anp.clip(idx, 0, n - 1)
+    out = P.take_along_axis(anp.broadcast_to(arr, tgt_arr), anp.broadcast_to(safe, tgt_idx), ax)
+    if mode == "fill":
+        fv = _fill_default(dt) if fill_value is None else fill_value
+        fv = P.convert(fv, dt) if isinstance(fv, Tracer) else np.asarray(fv, dtype=dt)
+        out = anp.where(anp.broadcast_to(ok, tgt_idx), out, fv)
+    return out
 
 
 @npfunc(np.nonzero)
@@ -537,6 +660,8 @@ def _padded_positions(shape, axes):
     """Flat positions of an array of ``shape``, each of ``axes`` one longer, the added
     places holding ``size`` (one past the end: a dropped update's scratch place)."""
     size = int(np.prod(shape, dtype=np.int64))
+    if not axes:
+        return np.arange(size, dtype=np.int64).reshape(shape)
     pad = [(0, 1) if a in axes else (0, 0) for a in range(len(shape))]
     return np.pad(np.arange(size, dtype=np.int64).reshape(shape), pad, constant_values=size)
 
@@ -546,6 +671,8 @@ def _has_tracer(idx):
         return True
     if isinstance(idx, (tuple, list)):
         return any(_has_tracer(i) for i in idx)
+    if isinstance(idx, slice):
+        return any(isinstance(i, Tracer) for i in (idx.start, idx.stop, idx.step))
     return False
 
 
@@ -571,15 +698,18 @@ def _check_mode(mode):
     return "fill" if mode == "drop" else (None if mode == "promise_in_bounds" else mode)
 
 
-def _mode_index(shape, idx, mode, traced_only=False):
+def _mode_index(shape, idx, mode, traced_only=False, wrap=True):
     """``(index, padded)``: ``idx`` with its integer indices (scalars and arrays, concrete
     or traced; ``traced_only``: the traced ones) rewritten for ``mode``, numpy's negative
-    indices in ``[-n, -1]`` wrapped first (as JAX does): ``"clip"`` clamps them into
-    ``[0, n-1]``; ``"fill"`` sends those out of bounds to ``n``, one past the end, and
-    ``padded`` lists the axes where that can happen (the caller pads them by one)."""
-    entries, _ = _expand_index(idx, len(shape))
+    indices in ``[-n, -1]`` wrapped first (as JAX does; not with ``wrap=False``, JAX's
+    ``wrap_negative_indices``): ``"clip"`` clamps them into ``[0, n-1]``; ``"fill"`` sends
+    those out of bounds to ``n``, one past the end, and ``padded`` lists the axes where
+    that can happen (the caller pads them by one)."""
+    entries, _ = _expand_index(idx, len(shape), shape)
     index, padded, axis = [], [], 0
-    for e in entries:
+    for k, e in enumerate(entries):
+        if k == getattr(entries, "ellipsis_at", None):
+            index.append(Ellipsis)                   # (it stands for no axis)
         if e is None or isinstance(e, slice):
             index.append(e)
             axis += e is not None
@@ -594,11 +724,16 @@ def _mode_index(shape, idx, mode, traced_only=False):
             axis += 1
             continue
         if isinstance(i, Tracer):
-            i, inside = _wrapped(i, n)
+            if wrap:
+                i, inside = _wrapped(i, n)
+            else:
+                i = P.convert(i, np.int64)
+                inside = anp.logical_and(anp.greater_equal(i, 0), anp.less(i, n))
             i = anp.clip(i, 0, max(n - 1, 0)) if mode == "clip" else anp.where(inside, i, n)
         else:
             i = np.asarray(i, dtype=np.int64)
-            i = np.where(i < 0, i + n, i)
+            if wrap:
+                i = np.where(i < 0, i + n, i)
             i = np.clip(i, 0, max(n - 1, 0)) if mode == "clip" else \
                 np.where((i >= 0) & (i < n), i, n)
         if mode == "fill":
@@ -606,6 +741,25 @@ def _mode_index(shape, idx, mode, traced_only=False):
         index.append(i)
         axis += 1
     return tuple(index), padded
+
+
+def _check_no_wrap(shape, idx):
+    """numpy's ``IndexError`` for a concrete integer index outside ``[0, n)`` (the default
+    mode with ``wrap_negative_indices=False``: a negative index is out of bounds)."""
+    entries, _ = _expand_index(idx, len(shape), shape)
+    axis = 0
+    for e in entries:
+        if e is None or (isinstance(e, tuple) and e[0] == "adv0"):
+            continue
+        i = e[1] if isinstance(e, tuple) else e
+        if not isinstance(e, slice) and not isinstance(i, Tracer):
+            i = np.asarray(i)
+            n = shape[axis]
+            if i.size and (i.min() < 0 or i.max() >= n):
+                bad = i[(i < 0) | (i >= n)].flat[0]
+                raise IndexError(f"index {bad} is out of bounds for axis {axis} with size "
+                                 f"{n} (wrap_negative_indices=False)")
+        axis += 1
 
 
 def _fill_default(dt):
@@ -647,25 +801,29 @@ class _AtRef:
     def __init__(self, x, idx):
         self.x, self.idx = x, idx
 
-    def _prep(self, v, mode=None):
+    def _prep(self, v, mode=None, wrap=True):
         """``(shape, flat operand, positions as scatter indices, updates, scatter mode)``.
 
         A traced position out of bounds is ``size``, one past the end, and the scatter's
         mode ``"drop"`` writes nothing there (JAX's scatters drop such updates; the
         operand is not copied, so a loop's ``ys.at[i].set(v)`` of its carry still writes
         in place). ``mode`` "fill" (JAX's "drop"): out-of-bounds positions, concrete or
-        traced, are ``size`` too; "clip": the indices are clamped first."""
+        traced, are ``size`` too; "clip": the indices are clamped first. ``wrap=False``
+        (JAX's ``wrap_negative_indices``): negative indices are out of bounds."""
         mode = _check_mode(mode)
         x = asarray(self.x)
         sh = shape_of(x)
         idx = self.idx
         size = int(np.prod(sh, dtype=np.int64))
+        if not wrap and mode is None:
+            _check_no_wrap(sh, idx)
+            mode = "fill"                 # traced indices outside [0, n) write nothing
         if mode == "fill":
-            index, padded = _mode_index(sh, idx, "fill")
+            index, padded = _mode_index(sh, idx, "fill", wrap=wrap)
             pos = getitem(_padded_positions(sh, padded), index)
         else:
             if mode == "clip":
-                idx, _ = _mode_index(sh, idx, "clip")
+                idx, _ = _mode_index(sh, idx, "clip", wrap=wrap)
             pos = _flat_positions(sh, idx)
         v = asarray(v) if not is_python_scalar(v) else np.asarray(v, dtype=P.dtype_of(x))
         if P.dtype_of(v) != P.dtype_of(x):
@@ -687,13 +845,18 @@ class _AtRef:
         """The updated flat array in the operand's shape."""
         return _out(P.reshape(flat, sh), self.x)
 
-    def get(self, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False):
+    def get(self, mode=None, fill_value=None, indices_are_sorted=False, unique_indices=False,
+            *, wrap_negative_indices=True):
+        """``x[idx]``, with ``mode`` and ``fill_value`` for out-of-bounds indices."""
         mode = _check_mode(mode)
+        if not wrap_negative_indices and mode is None:
+            _check_no_wrap(shape_of(self.x), self.idx)
+            mode = "clip"                 # traced indices clamp, as numpy-wrapped ones do
         if mode is None:
             return getitem(self.x, self.idx)
         x = asarray(self.x)
         sh = shape_of(x)
-        index, padded = _mode_index(sh, self.idx, mode)
+        index, padded = _mode_index(sh, self.idx, mode, wrap=wrap_negative_indices)
         if padded:
             # one more slot on each axis an index may leave, holding fill_value (a constant:
             # a filled read has a zero gradient)
@@ -708,45 +871,121 @@ class _AtRef:
                 x = anp.concatenate([x, fill], axis=a)
         return getitem(x, index)
 
-    def set(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        sh, flat, pidx, v, smode = self._prep(v, mode=mode)
+    def set(self, v, mode=None, indices_are_sorted=False, unique_indices=False, *,
+            wrap_negative_indices=True):
+        """``x[idx] = v`` as a new array (with repeated indices one of the writes wins)."""
+        sh, flat, pidx, v, smode = self._prep(v, mode, wrap_negative_indices)
         return self._result(_scatter(P.scatter_p, flat, pidx, v, smode), sh)
 
-    def add(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        sh, flat, pidx, v, smode = self._prep(v, mode=mode)
+    def apply(self, func, mode=None, indices_are_sorted=False, unique_indices=False, *,
+              wrap_negative_indices=True):
+        """``func.at(x, idx)`` for a unary ``func``: ``func`` applied to the indexed
+        elements, as many times as each is indexed (JAX's ``scatter_apply``); the result
+        is cast to ``x``'s dtype. Differentiable.
+
+        >>> import numpy as np, autodiff.numpy as anp
+        >>> anp.at(np.arange(4.0))[np.array([1, 3, 3])].apply(lambda v: v * 10)
+        array([  0.,  10.,   2., 300.])
+        """
+        sh, flat, pidx, _, smode = self._prep(0, mode, wrap_negative_indices)
+        size = shape_of(flat)[0]
+        dt = P.dtype_of(flat)
+        if isinstance(pidx, Tracer):
+            times = 1 if unique_indices else int(np.prod(shape_of(pidx)[:-1], dtype=np.int64))
+        else:
+            p = pidx[..., 0].ravel()
+            p = p[p < size]
+            times = int(np.bincount(p).max()) if p.size else 0
+        counts = None
+        if times > 1:
+            ones = np.ones(shape_of(pidx)[:-1], np.int64)
+            counts = _scatter(P.scatter_add_p, np.zeros(size, np.int64), pidx, ones, smode)
+
+        def once(y, k):
+            g = P.gather(y, pidx)
+            new = asarray(func(g))
+            if P.dtype_of(new) != dt:
+                new = P.convert(new, dt) if isinstance(new, Tracer) else \
+                    np.asarray(new).astype(dt)
+            new = anp.broadcast_to(new, shape_of(g))
+            if counts is not None:        # only the places indexed more than k times
+                new = anp.where(anp.greater(P.gather(counts, pidx), k), new, g)
+            return _scatter(P.scatter_p, y, pidx, new, smode)
+
+        if times <= 4:
+            for k in range(times):
+                flat = once(flat, k)
+            return self._result(flat, sh)
+
+        # a loop until the most repeated place is done (``times``, the number of updates,
+        # bounds it: the bounded loop is reverse-differentiable)
+        most = anp.max(counts)
+
+        def more(k, y):
+            return [anp.less(k, most)]
+
+        def step(k, y):
+            return [anp.add(k, np.int64(1)), once(y, k)]
+        k0 = np.zeros((), np.int64)
+        avals = [P.aval_of(k0), P.aval_of(flat)]
+        cj, c_consts = trace_body(more, avals, "at_apply_cond")
+        bj, b_consts = trace_body(step, avals, "at_apply")
+        flat = while_p.bind(*c_consts, *b_consts, k0, flat, cond_jaxpr=cj, body_jaxpr=bj,
+                            cond_nconsts=len(c_consts), body_nconsts=len(b_consts),
+                            max_steps=times)[1]
+        return self._result(flat, sh)
+
+    def add(self, v, mode=None, indices_are_sorted=False, unique_indices=False, *,
+            wrap_negative_indices=True):
+        """``x[idx] += v`` as a new array (repeated indices accumulate)."""
+        sh, flat, pidx, v, smode = self._prep(v, mode, wrap_negative_indices)
         return self._result(_scatter(P.scatter_add_p, flat, pidx, v, smode), sh)
 
-    def subtract(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self.add(anp.negative(v), mode=mode)
+    def subtract(self, v, mode=None, indices_are_sorted=False, unique_indices=False, *,
+                 wrap_negative_indices=True):
+        """``x[idx] -= v`` as a new array."""
+        return self.add(anp.negative(v), mode=mode, wrap_negative_indices=wrap_negative_indices)
 
-    def _combine(self, v, prim, mode):
+    def _combine(self, v, prim, mode, wrap):
         """Every update combined into its position by ``prim`` (a ``scatter_mul``/``min``/
         ``max``), repeated positions included, as JAX's scatters do."""
-        sh, flat, pidx, v, smode = self._prep(v, mode=mode)
+        sh, flat, pidx, v, smode = self._prep(v, mode, wrap)
         return self._result(_scatter(prim, flat, pidx, v, smode), sh)
 
-    def _over_product(self, v, op, mode):
+    def _over_product(self, v, op, mode, wrap):
         """``op(x, p)``, ``p`` the product of the updates at each position (1 elsewhere),
         as JAX's ``divide`` and ``power`` are."""
-        sh, flat, pidx, v, smode = self._prep(v, mode=mode)
+        sh, flat, pidx, v, smode = self._prep(v, mode, wrap)
         ones = P.full(shape_of(flat), 1, P.dtype_of(flat))
         p = _scatter(P.scatter_mul_p, ones, pidx, v, smode)
         return _out(anp.reshape(op(flat, p), sh), self.x)
 
-    def multiply(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._combine(v, P.scatter_mul_p, mode)
+    def multiply(self, v, mode=None, indices_are_sorted=False, unique_indices=False, *,
+                 wrap_negative_indices=True):
+        """``x[idx] *= v`` as a new array (repeated indices multiply in every factor)."""
+        return self._combine(v, P.scatter_mul_p, mode, wrap_negative_indices)
 
-    def divide(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._over_product(v, anp.divide, mode)
+    mul = multiply
 
-    def power(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._over_product(v, anp.power, mode)
+    def divide(self, v, mode=None, indices_are_sorted=False, unique_indices=False, *,
+               wrap_negative_indices=True):
+        """``x[idx] /= v`` as a new array."""
+        return self._over_product(v, anp.divide, mode, wrap_negative_indices)
 
-    def min(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._combine(v, P.scatter_min_p, mode)
+    def power(self, v, mode=None, indices_are_sorted=False, unique_indices=False, *,
+              wrap_negative_indices=True):
+        """``x[idx] **= v`` as a new array."""
+        return self._over_product(v, anp.power, mode, wrap_negative_indices)
 
-    def max(self, v, mode=None, indices_are_sorted=False, unique_indices=False):
-        return self._combine(v, P.scatter_max_p, mode)
+    def min(self, v, mode=None, indices_are_sorted=False, unique_indices=False, *,
+            wrap_negative_indices=True):
+        """``x[idx] = minimum(x[idx], v)`` as a new array."""
+        return self._combine(v, P.scatter_min_p, mode, wrap_negative_indices)
+
+    def max(self, v, mode=None, indices_are_sorted=False, unique_indices=False, *,
+            wrap_negative_indices=True):
+        """``x[idx] = maximum(x[idx], v)`` as a new array."""
+        return self._combine(v, P.scatter_max_p, mode, wrap_negative_indices)
 
 
 def _scatter(prim, flat, pidx, v, mode):
