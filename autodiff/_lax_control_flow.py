@@ -17,7 +17,7 @@ from . import primitives as _P
 from .api import stop_gradient as _api_stop_gradient
 from .api_util import as_array as _api_as_array, to_output as _api_to_output
 from .core import ShapedArray as _ShapedArray, Tracer as _Tracer, user_source as _user_source
-from .core import current_trace as _current_trace
+from .core import current_trace as _current_trace, trace_state as _trace_state
 from .errors import (ConcretizationError as _ConcretizationError, DTypeError as _DTypeError,
                      ShapeError as _ShapeError)
 from .numpy._base import asarray as _asarray, promote as _promote, to_output as _array_output
@@ -68,6 +68,17 @@ def _is_python_scalar(x):
     return isinstance(x, (bool, int, float, complex)) and not isinstance(x, _np.generic)
 
 
+def _weak_fits(x, dtype):
+    """Whether the Python scalar ``x`` may take ``dtype`` (JAX's weak types: an int fits any
+    numeric dtype, a float a float or complex one, a bool only bool)."""
+    kind = _np.dtype(dtype).kind
+    if isinstance(x, bool):
+        return kind == "b"
+    if isinstance(x, int):
+        return kind in "iufc"
+    return kind in ("fc" if isinstance(x, float) else "c")
+
+
 def _trace_user(fun, in_tree, in_avals, who, out_dtypes=None):
     """Trace a user function of pytrees. Python-scalar outputs take ``out_dtypes[i]``.
 
@@ -75,16 +86,29 @@ def _trace_user(fun, in_tree, in_avals, who, out_dtypes=None):
     Python scalars.
     """
     box = {}
+    staged = who in ("cond", "switch")
 
     def flat_fun(*tracers):
-        out = fun(*_tree_unflatten(in_tree, list(tracers)))
+        if staged:
+            # a branch records even the operations on values it closes over (as JAX's
+            # tracing does): computed outside, they would run whichever branch is taken,
+            # and their derivative too (grad of cond(x > 0, f, lambda _: sqrt(x)) at 0
+            # would be 0 * inf = nan); as in ad.checkpoint
+            prev = _trace_state.dynamic
+            _trace_state.dynamic = _current_trace()
+            try:
+                out = fun(*_tree_unflatten(in_tree, list(tracers)))
+            finally:
+                _trace_state.dynamic = prev
+        else:
+            out = fun(*_tree_unflatten(in_tree, list(tracers)))
         leaves, tree = _tree_flatten(out)
         box["tree"] = tree
         box["weak"] = [_is_python_scalar(l) for l in leaves]
         res = []
         for i, l in enumerate(leaves):
             if _is_python_scalar(l) and out_dtypes is not None and i < len(out_dtypes) \
-                    and out_dtypes[i] is not None:
+                    and out_dtypes[i] is not None and _weak_fits(l, out_dtypes[i]):
                 l = _np.asarray(l, out_dtypes[i])
             res.append(_as_array(l))
         return res
@@ -120,6 +144,11 @@ def _describe(avals):
     return "(" + ", ".join(a.str_short() for a in avals) + ")"
 
 
+class _ShapeTypeError(_ShapeError, TypeError):
+    """A shape mismatch between a loop's carry (or cond's branches) and what the function
+    returned: a ``ShapeError`` that is also the ``TypeError`` JAX raises there."""
+
+
 def _check_same(what_a, avals_a, what_b, avals_b, tree_a, tree_b, who, fix):
     if tree_a != tree_b:
         raise _located(TypeError,
@@ -127,9 +156,10 @@ def _check_same(what_a, avals_a, what_b, avals_b, tree_a, tree_b, who, fix):
                        f"structure {tree_b}; they must match. {fix}")
     for i, (a, b) in enumerate(zip(avals_a, avals_b)):
         if a.shape != b.shape:
-            raise _ShapeError(f"ad.lax.{who}: leaf {i} of {what_a} has shape {a.shape} but of "
-                             f"{what_b} shape {b.shape}: {what_a} {_describe(avals_a)}, "
-                             f"{what_b} {_describe(avals_b)}. {fix}", source=_user_source())
+            raise _ShapeTypeError(f"ad.lax.{who}: leaf {i} of {what_a} has shape {a.shape} "
+                                  f"but of {what_b} shape {b.shape}: {what_a} "
+                                  f"{_describe(avals_a)}, {what_b} {_describe(avals_b)}. {fix}",
+                                  source=_user_source())
         if a.dtype != b.dtype:
             raise _DTypeError(f"ad.lax.{who}: leaf {i} of {what_a} has dtype {a.dtype} but of "
                              f"{what_b} dtype {b.dtype}: {what_a} {_describe(avals_a)}, "
@@ -140,9 +170,9 @@ def _scalar_operand(x, who, what):
     x = _as_array(x)
     a = _P.aval_of(x)
     if a.shape != ():
-        raise _ShapeError(f"ad.lax.{who}: {what} must be a scalar, got shape {a.shape}. For an "
-                         f"elementwise choice use anp.where or ad.lax.select.",
-                         source=_user_source())
+        raise _ShapeTypeError(f"ad.lax.{who}: {what} must be a scalar, got shape {a.shape}. "
+                              f"For an elementwise choice use anp.where or ad.lax.select.",
+                              source=_user_source())
     return x, a
 
 
@@ -256,6 +286,9 @@ def while_loop(cond_fun, body_fun, init_val, max_steps=None):
     >>> float(newton_cbrt(8.0)), float(ad.grad(newton_cbrt)(8.0))     # 1 / (3 a^(2/3))
     (2.0, 0.08333333333333333)
     """
+    if not callable(cond_fun) or not callable(body_fun):
+        raise _located(TypeError, "ad.lax.while_loop(cond_fun, body_fun, init_val): cond_fun "
+                                  "and body_fun must be callables")
     if max_steps is not None:
         if isinstance(max_steps, _Tracer) or int(max_steps) != max_steps or max_steps < 0:
             raise _located(TypeError,
@@ -280,6 +313,9 @@ def _while_traced(cond_fun, body_fun, init, tree, avals, max_steps):
     arg_tree = _tuple_tree(tree)
     cj, c_consts, c_tree, _ = _trace_user(cond_fun, arg_tree, avals, "while_loop")
     out = cj.out_avals
+    if c_tree.num_leaves != 1 or c_tree.children:
+        raise _DTypeError(f"ad.lax.while_loop: cond_fun must return a boolean scalar, got the "
+                          f"pytree {c_tree}", source=_user_source())
     if len(out) != 1 or out[0].shape != () or out[0].dtype != _np.bool_:
         raise _DTypeError(f"ad.lax.while_loop: cond_fun must return a boolean scalar, got "
                          f"{_describe(out)}", source=_user_source())
@@ -291,7 +327,18 @@ def _while_traced(cond_fun, body_fun, init, tree, avals, max_steps):
     outs = while_p.bind(*c_consts, *b_consts, *init, cond_jaxpr=cj, body_jaxpr=bj,
                         cond_nconsts=len(c_consts), body_nconsts=len(b_consts),
                         max_steps=max_steps)
+    # a carry the body returns unchanged ends as it started: the loop's output is the
+    # input itself (so vmap keeps it unbatched, out_axes=None, as JAX's forwarding does)
+    outs = _forward_carries(bj.jaxpr, len(b_consts), init, outs)
     return _output(_tree_unflatten(tree, outs))
+
+
+def _forward_carries(jaxpr, nconsts, init, outs):
+    """``outs`` with each carry that ``jaxpr`` (consts, carries, ... -> carries, ...)
+    passes through unchanged replaced by its initial value."""
+    iv = jaxpr.invars
+    return [init[k] if k < len(init) and jaxpr.outvars[k] is iv[nconsts + k] else o
+            for k, o in enumerate(outs)]
 
 
 def while_loop_traced(cond_fun, body_fun, init_val):
@@ -329,13 +376,27 @@ def _while_steps(cond_fun, body_fun, leaves, tree, avals, max_steps):
     Tracer, bool_ = _Tracer, _np.dtype(_np.bool_)
     from .numpy._creation import FreshArray
 
-    def user(leaves):
+    def user(leaves, copy):
         # the functions see numpy arrays that also have JAX's .at[] (FreshArray), as they
-        # would see traced values: a body written for jit (x.at[i].set(v)) runs as it is
-        return _tree_unflatten(tree, [x.view(FreshArray) if type(x) is _np.ndarray else x
-                                      for x in leaves])
+        # would see traced values: a body written for jit (x.at[i].set(v)) runs as it is.
+        # body_fun gets copies: an in-place update (x += 1) must not reach the caller's
+        # arrays, nor another leaf that is the same array (as JAX, whose arrays are
+        # immutable); cond_fun gets read-only views
+        out = []
+        for x in leaves:
+            if isinstance(x, _np.ndarray):
+                x = _np.array(x).view(FreshArray) if copy else x.view(FreshArray)
+                if not copy:
+                    x.flags.writeable = False
+            out.append(x)
+        return _tree_unflatten(tree, out)
     while max_steps is None or steps < max_steps:
-        pred = cond_fun(user(leaves))
+        pred = cond_fun(user(leaves, False))
+        if not isinstance(pred, (Tracer, _np.ndarray, _np.generic, bool, int, float, complex)):
+            p_leaves, p_tree = _tree_flatten(pred)
+            if len(p_leaves) != 1 or p_leaves[0] is not pred:
+                raise _DTypeError(f"ad.lax.while_loop: cond_fun must return a boolean scalar, "
+                                  f"got the pytree {p_tree}", source=_user_source())
         if isinstance(pred, Tracer):        # (the usual case: checked without a new aval)
             pa = pred.aval
             # a concrete trace (grad, jvp) inside jit or vmap: the predicate may read that
@@ -350,8 +411,9 @@ def _while_steps(cond_fun, body_fun, leaves, tree, avals, max_steps):
             break
         if not bool(pred):
             return True, leaves, None
-        out, out_tree = _tree_flatten(body_fun(user(leaves)))
-        out = [_P.convert(_as_array(o), a.dtype) if _is_python_scalar(o)
+        out, out_tree = _tree_flatten(body_fun(user(leaves, True)))
+        out = [_P.convert(_as_array(o), a.dtype)
+               if _is_python_scalar(o) and _weak_fits(o, a.dtype)
                else o if isinstance(o, Tracer) else _as_array(o)
                for o, a in zip(out, avals)]
         # every step's output is checked; the full check (and its message) on a mismatch
@@ -372,8 +434,11 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     """``for i in range(lower, upper): val = body_fun(i, val)``.
 
     With Python-int bounds it is a ``scan`` (differentiable in both modes); with traced
-    bounds a ``while_loop`` (forward mode only). ``unroll`` is accepted for JAX
-    compatibility and ignored, as ``scan``'s.
+    bounds a ``while_loop`` (forward mode only). As in JAX, bounds may be floats: known
+    ones count from ``int(lower)`` to ``int(upper)``, traced ones make ``i`` a float.
+    Integer bounds of different dtypes are promoted (JAX requires equal dtypes).
+    ``unroll`` is accepted for JAX compatibility and ignored, as ``scan``'s; as in JAX it
+    is an error (``ValueError``) with traced bounds.
 
     >>> import numpy as np, autodiff as ad
     >>> ad.lax.fori_loop(0, 5, lambda i, x: x * 2.0 + i, 1.0)
@@ -381,14 +446,19 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
     >>> float(ad.grad(lambda x: ad.lax.fori_loop(0, 5, lambda i, x: x * 2.0 + i, x))(1.0))
     32.0
     """
+    if not callable(body_fun):
+        raise _located(TypeError, "ad.lax.fori_loop(lower, upper, body_fun, init_val): "
+                                  "body_fun must be a callable (i, val) -> val")
     static = not isinstance(lower, _Tracer) and not isinstance(upper, _Tracer)
     if static:
         lo, hi = _np.asarray(lower), _np.asarray(upper)
-        if lo.shape or hi.shape or lo.dtype.kind not in "iu" or hi.dtype.kind not in "iu":
+        if lo.shape or hi.shape or lo.dtype.kind not in "iuf" or hi.dtype.kind not in "iuf":
             raise _located(TypeError,
-                           f"ad.lax.fori_loop: lower and upper must be integer scalars, got "
-                           f"{lower!r} and {upper!r}")
-        idt = _np.result_type(lo.dtype, hi.dtype)
+                           f"ad.lax.fori_loop: lower and upper must be integer (or float) "
+                           f"scalars, got {lower!r} and {upper!r}")
+        # known float bounds count in ints, int(lower) to int(upper), as JAX's do
+        idt = (_np.result_type(lo.dtype, hi.dtype) if lo.dtype.kind in "iu"
+               and hi.dtype.kind in "iu" else _np.asarray(0).dtype)
         lo_i, hi_i = int(lo), int(hi)
 
         def step(carry, _):
@@ -398,13 +468,16 @@ def fori_loop(lower, upper, body_fun, init_val, *, unroll=None):
         (_, out), _ = scan(step, (_np.asarray(lo_i, idt), init_val), None,
                            length=max(hi_i - lo_i, 0))
         return out
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise _located(ValueError, "ad.lax.fori_loop: unroll needs loop bounds known at trace "
+                                   "time (Python ints); these are traced")
     lower, upper = _as_array(lower), _as_array(upper)
     for b in (lower, upper):
         a = _P.aval_of(b)
-        if a.shape != () or a.dtype.kind not in "iu":
+        if a.shape != () or a.dtype.kind not in "iuf":
             raise _located(TypeError,
-                           f"ad.lax.fori_loop: lower and upper must be integer scalars, got "
-                           f"{a.str_short()}")
+                           f"ad.lax.fori_loop: lower and upper must be integer (or float) "
+                           f"scalars, got {a.str_short()}")
     idt = _np.result_type(_P.dtype_of(lower), _P.dtype_of(upper))
     lower, upper = _P.convert(lower, idt), _P.convert(upper, idt)
 
@@ -422,7 +495,8 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
 
     ``f`` takes and returns pytrees; ``xs`` may be ``None`` with ``length`` given;
     ``reverse=True`` walks ``xs`` from the end (ys stay aligned with xs). ``unroll``
-    is accepted for JAX compatibility and ignored.
+    (a bool or a non-negative int, as in JAX) is accepted for JAX compatibility and
+    ignored.
 
     >>> import numpy as np, autodiff as ad
     >>> def running_max(c, x):
@@ -434,6 +508,13 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
     if not callable(f):
         raise _located(TypeError,
                        "ad.lax.scan(f, init, xs): f must be a callable (carry, x) -> (carry, y)")
+    if isinstance(unroll, _Tracer):
+        raise _ConcretizationError("ad.lax.scan: unroll must be a Python int or bool, known "
+                                   "at trace time; got a traced value", source=_user_source())
+    if not isinstance(unroll, (bool, _np.bool_)) and (
+            not isinstance(unroll, (int, _np.integer)) or unroll < 0):
+        raise _located(ValueError, f"ad.lax.scan: unroll must be a bool or a non-negative "
+                                   f"int, got {unroll!r}")
     x_leaves, x_tree, x_full = _flat_operands(xs)
     lengths = set()
     for a in x_full:
@@ -479,6 +560,7 @@ def scan(f, init, xs=None, length=None, reverse=False, unroll=1):
                 "not 0, for a float carry).")
     outs = scan_p.bind(*consts, *init_leaves, *x_leaves, jaxpr=jc, num_consts=len(consts),
                        num_carry=nk, length=n, reverse=bool(reverse))
+    outs = _forward_carries(jc.jaxpr, len(consts), init_leaves, outs[:nk]) + list(outs[nk:])
     return (_output(_tree_unflatten(k_tree, outs[:nk])),
             _output(_tree_unflatten(y_tree, outs[nk:])))
 

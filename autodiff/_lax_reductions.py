@@ -224,6 +224,8 @@ def associative_scan(fn, elems, reverse=False, axis=0):
     >>> ad.lax.associative_scan(anp.maximum, np.array([1.0, 3.0, 2.0, 5.0, 4.0]))
     array([1., 3., 3., 5., 5.])
     """
+    if not callable(fn):
+        raise TypeError(f"lax.associative_scan: fn must be a callable, got {type(fn).__name__}")
     flat, tree = tree_flatten(elems)
     xs = [anp.asarray(x) for x in flat]
     if not xs:

@@ -1862,8 +1862,6 @@ def test_custom_jvp_multiple_rule_invocations():
     allclose(g1, (foo(3. + eps) - foo(3. - eps)) / (2 * eps), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG, not fixed here: the derivative of det at a "
-                   "singular matrix is NaN; JAX's det rule (cofactor solve) gives adj(A)^T")
 def test_custom_jvp_hard_stuff():
     """CustomJVPTest.test_hard_stuff / test_hard_stuff2"""
     arr = np.ones((5, 2, 2))

@@ -22,13 +22,24 @@ from ..shapes import ShapeDtypeStruct
 from ._base import npfunc, shape_of, dtype_of
 from ._base import as_float as _float
 from ._linalg_base import (check_square as _square, is_complex as _is_complex,
-                           conj_transpose as _mH)
+                           conj_transpose as _mH, real_part_dtype as _real_dtype, eye as _eye)
 
 
 @npfunc(np.linalg.cholesky)
-def cholesky(a, upper=False):
+def cholesky(a, upper=False, *, symmetrize_input=False):
+    """``numpy.linalg.cholesky``: numpy's rule by default (the lower triangle is read,
+    ``upper=True`` the upper one). JAX's ``symmetrize_input=True`` (JAX's default) factors
+    ``(a + aᴴ) / 2`` instead, so the derivative reaches both triangles.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.linalg.cholesky(np.array([[4.0, 0.0], [4.0, 9.0]]), symmetrize_input=True)
+    array([[2.        , 0.        ],
+           [1.        , 2.82842712]])
+    """
     a = _float(a)
     _square(a, "cholesky")
+    if symmetrize_input:
+        a = anp.divide(anp.add(a, _mH(a)), 2)
     if upper:
         # numpy reads the upper triangle for upper=True: it is the lower triangle of aᵀ,
         # and U = Lᵀ where L L ᵀ = aᵀ (= a for the symmetric input numpy assumes)
@@ -101,6 +112,14 @@ def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         return SVDResult(*_canonical_signs(u, s, vt))
     a = _float(a)
     m, n = shape_of(a)[-2:]
+    if m == 0 or n == 0:          # numpy's: no singular values, identity complements
+        batch, dt = shape_of(a)[:-2], dtype_of(a)
+        s = P.full(batch + (0,), 0, _real_dtype(dt))
+        if not compute_uv:
+            return s
+        u = _eye(m, dt, batch) if full_matrices else P.full(batch + (m, 0), 0, dt)
+        vt = _eye(n, dt, batch) if full_matrices else P.full(batch + (0, n), 0, dt)
+        return SVDResult(u, s, vt)
     if hermitian:
         w, v = eigh(a)
         order = anp.flip(anp.argsort(anp.absolute(w), axis=-1), axis=-1)
@@ -135,6 +154,8 @@ def _canonical_signs(u, s, vt):
     ``conj(u_jk)/|u_jk|`` is differentiated, so the derivative is that of this output."""
     cplx = _is_complex(u)
     k = shape_of(s)[-1]
+    if k == 0:                    # an empty matrix: nothing to fix
+        return u, s, vt
 
     def factor(top):
         if cplx:
@@ -172,7 +193,9 @@ def svdvals(x):
 
 @npfunc(np.linalg.qr)
 def qr(a, mode="reduced"):
-    """``numpy.linalg.qr``, ``mode`` 'reduced', 'complete' or 'r': the ``qr`` primitive
+    """``numpy.linalg.qr``, ``mode`` 'reduced' (or JAX's alias 'full'), 'complete', 'r' or
+    'raw' (LAPACK's geqrf output ``(h, tau)``, ``h`` transposed as numpy's, from numpy on the
+    host and not differentiable); the first three are the ``qr`` primitive
     (LAPACK geqrf + orgqr/ungqr, numpy's signs; in jitted kernels too). Differentiable to
     any order wherever the leading min(m, n) columns are linearly independent. A complete
     Q of a tall matrix holds a basis of the complement of A's range that LAPACK picks: its
@@ -185,13 +208,31 @@ def qr(a, mode="reduced"):
            [ 0. ,  0.4]])
     """
     a = _float(a)
+    if mode == "full":           # JAX (and numpy 1's deprecated spelling): 'reduced'
+        mode = "reduced"
+    if mode == "raw":
+        return _qr_raw(a)
     if mode not in ("reduced", "complete", "r"):
-        raise ValueError(f"linalg.qr: mode must be 'reduced', 'complete' or 'r', got {mode!r}")
+        raise ValueError("linalg.qr: mode must be 'reduced', 'complete', 'r', 'raw' or 'full', "
+                         f"got {mode!r}")
     m, n = shape_of(a)[-2:]
     q, r = P.qr_p.bind(a, full=(mode == "complete" and m > n))
     if mode == "r":
         return r
     return QRResult(q, r)
+
+
+def _qr_raw_host(a):
+    h, tau = np.linalg.qr(np.asarray(a), mode="raw")
+    return h.astype(a.dtype, copy=False), tau.astype(a.dtype, copy=False)
+
+
+def _qr_raw(a):
+    # geqrf's Householder vectors below R (transposed, as numpy returns them) and the tau
+    sh, dt = shape_of(a), dtype_of(a)
+    m, n = sh[-2:]
+    spec = (ShapeDtypeStruct(sh[:-2] + (n, m), dt), ShapeDtypeStruct(sh[:-2] + (min(m, n),), dt))
+    return pure_callback(_qr_raw_host, spec, anp.stop_gradient(a), vmap_method="expand_dims")
 
 
 # ----------------------------------------------------------------------------
@@ -205,8 +246,18 @@ EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 def _eig_host(a):
     # numpy's geev (dgeev for real input, zgeev for complex), cast to the complex dtype a
     # traced program declares (numpy returns real arrays when every eigenvalue is real)
-    w, v = np.linalg.eig(a)
     dt = _complex_dtype(a.dtype)
+    if not np.all(np.isfinite(a)):
+        # LAPACK's geev refuses inf/NaN: NaN results (JAX's), only for the matrices that have
+        # them, instead of an exception in the middle of a traced program
+        a = np.asarray(a)
+        bad = ~np.all(np.isfinite(a), axis=(-2, -1))
+        w = np.full(a.shape[:-1], np.nan, dt)
+        v = np.full(a.shape, np.nan, dt)
+        if np.any(~bad):
+            w[~bad], v[~bad] = _eig_host(a[~bad])
+        return w, v
+    w, v = np.linalg.eig(a)
     return w.astype(dt), v.astype(dt)
 
 

@@ -16,6 +16,9 @@ from .. import numpy as anp
 from .. import primitives as P
 from ..core import Tracer, user_source
 from ..custom_derivatives import custom_jvp as _custom_jvp
+from ..primitives.control_flow import cond_p as _cond_p
+from ..primitives.control_flow import join_branches as _join_branches
+from ..primitives.control_flow import trace_body as _trace_body
 from ..errors import ShapeError
 from ._base import npfunc, asarray, promote, shape_of, dtype_of, normalize_axes
 from ._base import to_output as _to_output
@@ -26,6 +29,7 @@ from ._decompositions import svd_thin as _svd_thin
 from ._linalg_base import (check_square as _square, conj_transpose as _mH,
                            real_part_dtype as _real_of, abs2 as _abs2, eye as _eye)
 from ._reductions import safe_sqrt as _safe_sqrt
+from ._precision import check_precision as _check_precision
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -36,11 +40,8 @@ def solve(a, b):
     _square(a, "solve")
     sa, sb = shape_of(a), shape_of(b)
     vec = len(sb) == 1
-    if vec:
+    if vec:            # numpy 2: b is a vector only when 1-d, else a stack (..., n, k)
         b = P.expand_dims(b, (1,))
-    elif len(sb) == len(sa) - 1 and sb == sa[:-1]:
-        raise ShapeError("linalg.solve: a stack of vectors b must be given as (..., n, 1) "
-                         "(numpy 2 semantics)", source=user_source())
     batch = np.broadcast_shapes(sa[:-2], shape_of(b)[:-2])
     a = anp.broadcast_to(a, batch + sa[-2:])
     b = anp.broadcast_to(b, batch + shape_of(b)[-2:])
@@ -61,7 +62,17 @@ def inv(a):
 
 
 @npfunc(np.linalg.slogdet)
-def slogdet(a):
+def slogdet(a, *, method=None):
+    """``numpy.linalg.slogdet``: ``(sign, log|det|)``. JAX's ``method`` ('lu', the default,
+    or 'qr') names the factorization; both give the same values here (LAPACK's LU).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> s, l = anp.linalg.slogdet(np.diag([-2.0, 3.0]), method="qr")
+    >>> float(s), round(float(l), 6)
+    (-1.0, 1.791759)
+    """
+    if method not in (None, "lu", "qr"):
+        raise ValueError(f"slogdet: unrecognized method {method!r} (expected 'lu' or 'qr')")
     a = _float(a)
     _square(a, "slogdet")
     s, l = P.slogdet_p.bind(a)
@@ -72,10 +83,173 @@ def slogdet(a):
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 
 
+# ----------------------------------------------------------------------------
+# det: d det(A)[E] = tr(adj(A) E) with the adjugate from the SVD, exact at every rank
+# ----------------------------------------------------------------------------
+
+def _prod_excluding(s, k):
+    """For ``s`` (..., n): the products of ``s`` leaving out one index (``k=1``, shape
+    (..., n): ``Π_{m≠i} s_m``) or two (``k=2``, shape (..., n, n): ``Π_{m≠i,j} s_m``, the
+    diagonal ``i = j`` leaving out only i). A loop of multiplications, no division, so exact
+    (and its derivative too) where some ``s_m`` are zero."""
+    n = shape_of(s)[-1]
+    idx = np.arange(n)
+    out = None
+    for m in range(n):
+        sm = anp.expand_dims(anp.getitem(s, (Ellipsis, m)), tuple(range(-k, 0)))
+        skip = (idx == m) if k == 1 else (idx[:, None] == m) | (idx[None, :] == m)
+        f = anp.where(skip, anp.ones_like(sm), sm)
+        out = f if out is None else anp.multiply(out, f)
+    sh = shape_of(s)[:-1] + (n,) * k
+    return anp.broadcast_to(anp.ones_like(s, shape=()) if out is None else out, sh)
+
+
+def _adjugate_factors(a):
+    """``(c, W, s, p1, p2, X)`` with ``a = X diag(σ) W`` its SVD (``X = U``, ``W = Vᴴ``, σ
+    as ``s``), ``c = det(U) det(Vᴴ)`` (a unit scalar), ``p1 = Π_{m≠i} σ_m`` and
+    ``p2 = Π_{m≠i,j} σ_m``: ``adj(a) = c Wᴴ diag(p1) Xᴴ`` (``adj(XY) = adj(Y) adj(X)``, and
+    ``adj(U) = det(U) Uᴴ`` for a unitary U)."""
+    u, s, vh = _svd_thin(a)
+    sc = P.convert(s, dtype_of(a))
+    c = anp.multiply(P.slogdet_p.bind(u)[0], P.slogdet_p.bind(vh)[0])
+    return c, vh, s, _prod_excluding(sc, 1), _prod_excluding(sc, 2), u
+
+
+def _mat_scalar(c):
+    return anp.expand_dims(anp.expand_dims(c, -1), -1)
+
+
+def _adjugate_svd(a):
+    u, s, vh = _svd_thin(a)
+    sc = P.convert(s, dtype_of(a))
+    c = anp.multiply(P.slogdet_p.bind(u)[0], P.slogdet_p.bind(vh)[0])
+    # Π_{m≠i} σ_m as exclusive prefix times exclusive suffix products: no division
+    one = anp.ones_like(anp.getitem(sc, (Ellipsis, slice(0, 1))))
+    pre = anp.cumprod(anp.concatenate([one, anp.getitem(sc, (Ellipsis, slice(None, -1)))],
+                                      axis=-1), axis=-1)
+    rev = anp.getitem(sc, (Ellipsis, slice(None, None, -1)))
+    suf = anp.cumprod(anp.concatenate([one, anp.getitem(rev, (Ellipsis, slice(None, -1)))],
+                                      axis=-1), axis=-1)
+    p1 = anp.multiply(pre, anp.getitem(suf, (Ellipsis, slice(None, None, -1))))
+    adj = anp.matmul(anp.multiply(_mH(vh), anp.expand_dims(p1, -2)), _mH(u))
+    return anp.multiply(_mat_scalar(c), adj)
+
+
+def _adjugate_body(a):
+    # det(a)·a⁻¹ (one LU) where a is well conditioned; the SVD form (exact at every rank)
+    # only where it is not: a cond, so a compiled program runs one of the two
+    n = shape_of(a)[-1]
+    dt = dtype_of(a)
+    ai = P.solve_p.bind(a, _eye(n, dt, shape_of(a)[:-2]))
+    s, l = P.slogdet_p.bind(a)
+    adj_inv = anp.multiply(_mat_scalar(anp.multiply(s, P.convert(anp.exp(l), dt))), ai)
+    # κ∞-style estimate n·max|a|·max|a⁻¹| (an upper bound of σ_max/σ_min up to n)
+    kappa = anp.multiply(anp.max(anp.absolute(a)), anp.max(anp.absolute(ai)))
+    ok = anp.logical_and(anp.all(anp.isfinite(ai)),
+                         anp.less(anp.multiply(kappa, float(n)), 1.0 / _WELL_CONDITIONED))
+    avals = [P.aval_of(a), P.aval_of(adj_inv)]
+    branches, consts = _join_branches([
+        _trace_body(lambda a_, _: [_adjugate_svd(a_)], avals, "adjugate_svd"),
+        _trace_body(lambda _, adj_: [adj_], avals, "adjugate_inv")])
+    return _cond_p.bind(P.convert(ok, np.int32), *consts, a, adj_inv, branches=branches)[0]
+
+
+# σ_min/σ_max above this: the adjugate's tangent comes from det(a)·a⁻¹ (accurate there)
+_WELL_CONDITIONED = 1e-6
+
+
+def _adjugate_jvp(primals, tangents):
+    # Two exact forms of d adj(a)[e], chosen by the conditioning of a:
+    # * well conditioned: adj = det(a) a⁻¹, so d adj = det(a) (tr(a⁻¹e) a⁻¹ - a⁻¹ e a⁻¹);
+    #   made of det (this rule again) and solves, its own derivatives are exact too.
+    # * otherwise, from the SVD: a + t e = X (Σ + t B) W with B = Xᴴ e Wᴴ, so
+    #   adj(a + t e) = c Wᴴ adj(Σ + t B) Xᴴ, and at the diagonal Σ, with
+    #   p2_ij = Π_{m≠i,j} σ_m: d adj(Σ)[B]_ii = Σ_{k≠i} p2_ik B_kk and
+    #   d adj(Σ)[B]_ij = -p2_ij B_ij (i ≠ j), one factor t in each cofactor. A polynomial
+    #   in σ: exact at every rank and at repeated σ.
+    # Either way the Hessian of det is exact; the first branch keeps higher orders exact
+    # away from singular matrices (the second differentiates the SVD there).
+    (a,), (e,) = primals, tangents
+    adj = _adjugate(a)
+    c, w, s, _, p2, x = _adjugate_factors(a)
+    n = shape_of(a)[-1]
+    dt = dtype_of(a)
+    b = anp.matmul(_mH(x), anp.matmul(e, _mH(w)))
+    off = anp.where(np.eye(n, dtype=bool), anp.zeros_like(p2), p2)
+    dd = anp.matmul(off, anp.expand_dims(anp.diagonal(b, 0, -2, -1), -1))        # (..., n, 1)
+    db = anp.subtract(anp.multiply(dd, _eye(n, dt)), anp.multiply(off, b))
+    d_svd = anp.multiply(_mat_scalar(c), anp.matmul(_mH(w), anp.matmul(db, _mH(x))))
+    s = anp.stop_gradient(s)
+    ok = anp.greater(anp.getitem(s, (Ellipsis, -1)),
+                     anp.multiply(anp.getitem(s, (Ellipsis, 0)), _WELL_CONDITIONED))
+    okm = _mat_scalar(ok)
+    a_safe = anp.where(okm, a, _eye(n, dt, shape_of(a)[:-2]))      # finite in both branches
+    ai = inv(a_safe)
+    aie = anp.matmul(ai, e)
+    tr = anp.trace(aie, 0, -2, -1)
+    d_inv = anp.subtract(anp.multiply(_mat_scalar(tr), ai), anp.matmul(aie, ai))
+    d_ok = anp.multiply(_mat_scalar(_det_cj(a_safe)), d_inv)
+    return adj, anp.where(okm, d_ok, d_svd)
+
+
+_adjugate = _custom_jvp(_adjugate_body)
+_adjugate.defjvp(_adjugate_jvp)
+
+
+def _det_body(a):
+    s, l = P.slogdet_p.bind(a)
+    return anp.multiply(s, P.convert(anp.exp(l), dtype_of(s)))
+
+
+def _det_jvp(primals, tangents):
+    # d det(a)[e] = tr(adj(a) e): finite at singular matrices (the adjugate has rank 1 at
+    # corank 1 and is zero at corank >= 2), where tr(a⁻¹ e)·det(a) is 0·inf
+    (a,), (e,) = primals, tangents
+    out = _det_cj(a)
+    if shape_of(a)[-1] == 0:
+        return out, anp.zeros_like(out)
+    adj = _adjugate(a)
+    return out, anp.sum(anp.multiply(anp.swapaxes(adj, -1, -2), e), axis=(-2, -1))
+
+
+_det_cj = _custom_jvp(_det_body)
+_det_cj.defjvp(_det_jvp)
+
+
 @npfunc(np.linalg.det)
 def det(a):
-    s, l = slogdet(a)
-    return anp.multiply(s, anp.exp(l))
+    """``numpy.linalg.det``, differentiable at every matrix: its derivative is the
+    adjugate, ``d det(A)[E] = tr(adj(A) E)``, computed from the SVD as
+    ``adj(A) = det(U) det(Vᴴ) V diag(Π_{m≠i} σ_m) Uᴴ``, so it is right at singular matrices
+    too (a rank-1 adjugate at corank 1, zero at corank ≥ 2), and the adjugate's own
+    derivative is a polynomial in the singular values, so the Hessian of det is exact
+    everywhere (repeated singular values included).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.grad(anp.linalg.det)(np.array([[1.0, 2.0], [2.0, 4.0]]))     # singular: adj(A)ᵀ
+    array([[ 4., -2.],
+           [-2.,  1.]])
+    """
+    a = _float(a)
+    _square(a, "det")
+    return _det_cj(a)
+
+
+def _check_ord(ord, matrix):
+    ok = (None, "fro", "f", "nuc", 1, -1, 2, -2, np.inf, -np.inf) if matrix else None
+    if matrix and ord not in ok:
+        raise ValueError(f"Invalid norm order {ord!r} for matrices.")
+    if not matrix and (isinstance(ord, str) or (ord is not None and not np.isscalar(ord))):
+        raise ValueError(f"Invalid norm order {ord!r} for vectors.")
+
+
+def _empty_norm(x, axes, keepdims):
+    """The norm of an empty vector or matrix: 0 (JAX's, for every order)."""
+    return anp.sum(anp.zeros_like(P.real(x) if _is_cplx(x) else x), axis=axes, keepdims=keepdims)
+
+
+def _is_cplx(x):
+    return np.dtype(dtype_of(x)).kind == "c"
 
 
 @npfunc(np.linalg.norm)
@@ -87,8 +261,15 @@ def norm(x, ord=None, axis=None, keepdims=False):
             out = _safe_sqrt(anp.sum(_abs2(x)))
             return anp.reshape(out, (1,) * nd) if keepdims else out
         axis = tuple(range(nd))
-    axes = normalize_axes(axis, nd)
+    # the order given matters for a matrix norm (rows, columns): not sorted
+    given = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    axes = tuple(int(a) % nd if -nd <= int(a) < nd else normalize_axes(a, nd)[0] for a in given)
+    if len(set(axes)) != len(axes):
+        raise ValueError("Duplicate axes given.")
     if len(axes) == 1:
+        _check_ord(ord, False)
+        if builtins.any(shape_of(x)[a] == 0 for a in axes):
+            return _empty_norm(x, axes, keepdims)
         if ord is None or ord == 2:
             return _safe_sqrt(anp.sum(_abs2(x), axis=axes, keepdims=keepdims))
         if ord == np.inf:
@@ -96,12 +277,16 @@ def norm(x, ord=None, axis=None, keepdims=False):
         if ord == -np.inf:
             return anp.min(anp.absolute(x), axis=axes, keepdims=keepdims)
         if ord == 0:
-            return anp.sum(P.convert(anp.not_equal(x, 0), dtype_of(x)), axis=axes, keepdims=keepdims)
+            return anp.sum(P.convert(anp.not_equal(x, 0), _real_of(dtype_of(x))), axis=axes,
+                           keepdims=keepdims)
         if ord == 1:
             return anp.sum(anp.absolute(x), axis=axes, keepdims=keepdims)
         return anp.power(anp.sum(anp.power(anp.absolute(x), ord), axis=axes, keepdims=keepdims), 1.0 / ord)
     if len(axes) == 2:
+        _check_ord(ord, True)
         r, c = axes
+        if shape_of(x)[r] == 0 or shape_of(x)[c] == 0:
+            return _empty_norm(x, axes, keepdims)
         if ord is None or ord in ("fro", "f"):
             return _safe_sqrt(anp.sum(_abs2(x), axis=axes, keepdims=keepdims))
         if ord == "nuc" or ord in (2, -2):
@@ -109,29 +294,30 @@ def norm(x, ord=None, axis=None, keepdims=False):
             s = svdvals(y)
             out = anp.sum(s, axis=-1) if ord == "nuc" else (anp.max(s, axis=-1) if ord == 2 else anp.min(s, axis=-1))
             if keepdims:
-                out = anp.expand_dims(anp.expand_dims(out, r), c)
+                for a in sorted(axes):
+                    out = anp.expand_dims(out, a)
             return out
         if ord in (1, -1):
             s = anp.sum(anp.absolute(x), axis=r, keepdims=True)
             red = anp.max if ord == 1 else anp.min
             out = red(s, axis=c, keepdims=True)
-        elif ord in (np.inf, -np.inf):
+        else:
             s = anp.sum(anp.absolute(x), axis=c, keepdims=True)
             red = anp.max if ord == np.inf else anp.min
             out = red(s, axis=r, keepdims=True)
-        else:
-            raise ValueError(f"invalid norm order {ord!r} for matrices")
         if not keepdims:
             out = P.squeeze(out, tuple(sorted(axes)))
         return out
-    raise ValueError("improper number of dimensions to norm")
+    raise ValueError("Improper number of dimensions to norm.")
 
 
 @npfunc(np.linalg.matrix_power)
 def matrix_power(a, n):
-    a = _float(a)
-    _square(a, "matrix_power")
+    a = asarray(a)
     n = int(n)
+    if n < 0 or np.dtype(dtype_of(a)).kind not in "biu":
+        a = _float(a)     # bool and integer matrices keep their dtype (numpy, JAX) for n >= 0
+    _square(a, "matrix_power")
     if n < 0:
         a, n = inv(a), -n
     if n == 0:
@@ -148,8 +334,8 @@ def matrix_power(a, n):
 
 
 @npfunc(np.linalg.trace if hasattr(np.linalg, "trace") else None)
-def trace(x, offset=0):
-    return anp.trace(x, offset, -2, -1)
+def trace(x, /, *, offset=0, dtype=None):
+    return anp.trace(x, offset, -2, -1, dtype=dtype)
 
 
 def _rtol_default(m, n, dt):
@@ -184,16 +370,24 @@ _pinv_cj.defjvp(_pinv_jvp)
 @npfunc(np.linalg.pinv)
 def pinv(a, rcond=None, hermitian=False, *, rtol=None):
     """``numpy.linalg.pinv``: the pseudo-inverse from the SVD, singular values below
-    ``rtol·σ_max`` (default ``max(m, n)·ε``) dropped; its derivative is Golub and Pereyra's,
-    exact where the rank is locally constant.
+    ``rtol·σ_max`` (default ``max(m, n)·ε``; ``rcond`` is its older name) dropped; its
+    derivative is Golub and Pereyra's, exact where the rank is locally constant.
+    ``hermitian=True`` reads the lower triangle only, as numpy's (eigh).
 
     >>> import numpy as np, autodiff.numpy as anp
     >>> anp.linalg.pinv(np.array([[2.0, 0.0], [0.0, 0.0]]))
     array([[0.5, 0. ],
            [0. , 0. ]])
     """
+    if rcond is not None and rtol is not None:
+        raise ValueError("pinv: only one of rtol and rcond may be specified.")
     a = _float(a)
     m, n = shape_of(a)[-2:]
+    if m == 0 or n == 0:
+        return anp.zeros_like(a, shape=shape_of(a)[:-2] + (n, m))
+    if hermitian:
+        # numpy's hermitian=True reads the lower triangle (eigh): the Hermitian matrix it holds
+        a = P.herm_lower(a)
     tol = rtol if rtol is not None else rcond
     tol = _rtol_default(m, n, dtype_of(a)) if tol is None else float(tol)
     return _pinv_cj(tol, a)
@@ -203,10 +397,13 @@ LstsqResult = namedtuple("LstsqResult", ["x", "residuals", "rank", "s"])
 
 
 @npfunc(np.linalg.lstsq)
-def lstsq(a, b, rcond=None):
-    """``numpy.linalg.lstsq``: ``x = pinv(a) b`` (minimum-norm least squares), with the
-    residual sums of squares (when ``m > n``; traced values assume full rank), the rank and
-    the singular values. Differentiable in ``a`` and ``b``.
+def lstsq(a, b, rcond=None, *, numpy_resid=False):
+    """``numpy.linalg.lstsq``: ``x = pinv(a) b`` (minimum-norm least squares, singular values
+    below ``rcond·σ_max`` dropped; ``rcond`` None: ``max(m, n)·ε``, negative: ``ε``), the
+    residual sums of squares ``‖b - a x‖²`` per column, the rank and the singular values.
+    The residuals are always computed (JAX's default); ``numpy_resid=True`` gives numpy's
+    rule instead (empty when ``rank < n`` or ``m <= n``), which needs a concrete rank, so
+    not under ``jit``. Differentiable in ``a`` and ``b`` where the rank is locally constant.
 
     >>> import numpy as np, autodiff.numpy as anp
     >>> x = anp.linalg.lstsq(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]), np.array([1.0, 2.0, 3.0]))[0]
@@ -214,20 +411,36 @@ def lstsq(a, b, rcond=None):
     array([1., 2.])
     """
     a, b = promote(_float(a), _float(b))
-    m, n = shape_of(a)[-2:]
+    if len(shape_of(a)) != 2:
+        raise ShapeError(f"linalg.lstsq: a must be two-dimensional, got shape {shape_of(a)}",
+                         source=user_source())
+    if len(shape_of(b)) not in (1, 2):
+        raise ShapeError(f"linalg.lstsq: b must be one- or two-dimensional, got shape "
+                         f"{shape_of(b)}", source=user_source())
+    m, n = shape_of(a)
+    if shape_of(b)[0] != m:
+        raise ShapeError("linalg.lstsq: leading dimensions of a and b must match, got "
+                         f"{shape_of(a)} and {shape_of(b)}", source=user_source())
     vec = len(shape_of(b)) == 1
     bb = anp.expand_dims(b, -1) if vec else b
-    tol = _rtol_default(m, n, dtype_of(a)) if rcond is None or rcond == -1 else float(rcond)
-    if rcond == -1:
-        tol = float(np.finfo(dtype_of(a)).eps)
-    x = anp.matmul(pinv(a, rtol=tol), bb)
-    s = svdvals(a)
-    rank = anp.sum(anp.greater(s, anp.multiply(anp.max(s, axis=-1, keepdims=True), tol)), axis=-1, dtype=np.int32)
-    if m > n:
-        r = anp.subtract(anp.matmul(a, x), bb)
-        res = anp.sum(_abs2(r), axis=-2)
+    rdt = _real_of(dtype_of(a))
+    if m == 0 or n == 0:
+        x = anp.zeros_like(bb, shape=(n, shape_of(bb)[1]))
+        s = P.full((0,), 0, rdt)
+        rank = P.full((), 0, np.int32)
     else:
-        res = P.full((0,), 0, _real_of(dtype_of(a)))
+        eps = float(np.finfo(dtype_of(a)).eps)
+        tol = _rtol_default(m, n, dtype_of(a)) if rcond is None else float(rcond)
+        tol = eps if tol < 0 else tol
+        x = anp.matmul(pinv(a, rtol=tol), bb)
+        s = svdvals(a)
+        cut = anp.multiply(anp.max(s, axis=-1, keepdims=True), tol)
+        rank = anp.sum(anp.logical_and(anp.greater(s, 0), anp.greater(s, cut)), axis=-1,
+                       dtype=np.int32)
+    if numpy_resid and (int(rank) < n or m <= n):
+        res = P.full((0,), 0, rdt)
+    else:
+        res = anp.sum(_abs2(anp.subtract(bb, anp.matmul(a, x))), axis=0)
     if vec:
         x = anp.squeeze(x, -1)
     return LstsqResult(x, res, rank, s)
@@ -241,6 +454,8 @@ def matrix_rank(A, tol=None, hermitian=False, *, rtol=None):
     >>> int(anp.linalg.matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]])))
     1
     """
+    if tol is not None and rtol is not None:
+        raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
     A = _float(A)
     if len(shape_of(A)) < 2:
         return anp.astype(anp.any(anp.not_equal(A, 0)), np.int64)
@@ -326,18 +541,23 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
 def _vector_norm(x, axis, keepdims, ord):
     x = _float(x)
     nd = len(shape_of(x))
+    _check_ord(ord, False)
     if axis is None:
-        out = norm(anp.ravel(x), ord=ord)
-        return anp.reshape(out, (1,) * nd) if keepdims else out
-    if isinstance(axis, tuple) and len(axis) > 1:
-        axes = normalize_axes(axis, nd)
-        rest = [i for i in range(nd) if i not in axes]
-        y = anp.reshape(P.transpose(x, tuple(rest) + axes), tuple(shape_of(x)[i] for i in rest) + (-1,))
-        out = norm(y, ord=ord, axis=-1)
-        if keepdims:
-            out = anp.reshape(out, tuple(1 if i in axes else shape_of(x)[i] for i in range(nd)))
-        return out
-    return norm(x, ord=ord, axis=axis if not isinstance(axis, tuple) else axis[0], keepdims=keepdims)
+        axes = tuple(range(nd))
+    else:
+        axes = normalize_axes(tuple(axis) if isinstance(axis, (tuple, list)) else (axis,), nd)
+    if len(set(axes)) != len(axes):
+        raise ValueError("Duplicate axes given.")
+    if not axes:                  # a norm over no axes: each entry is a vector of length 1
+        return (anp.absolute(x) if ord != 0
+                else P.convert(anp.not_equal(x, 0), _real_of(dtype_of(x))))
+    rest = [i for i in range(nd) if i not in axes]
+    y = anp.reshape(P.transpose(x, tuple(rest) + axes),
+                    tuple(shape_of(x)[i] for i in rest) + (-1,))
+    out = norm(y, ord=ord, axis=-1)
+    if keepdims:
+        out = anp.reshape(out, tuple(1 if i in axes else shape_of(x)[i] for i in range(nd)))
+    return out
 
 
 def matrix_norm(x, /, *, keepdims=False, ord="fro"):
@@ -366,8 +586,15 @@ def outer(x1, x2, /):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    """``Σ x1·x2`` over ``axis``, broadcasting the rest (``numpy.linalg.vecdot``)."""
-    return anp.vecdot(x1, x2, axis=axis)
+    """``Σ conj(x1)·x2`` over ``axis`` (``numpy.linalg.vecdot``): ``axis`` is taken in each
+    operand before the others broadcast, as numpy's gufunc (and JAX) do.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.linalg.vecdot(np.ones((3, 2)), np.arange(3.0), axis=0)
+    array([3., 3.])
+    """
+    x1, x2 = asarray(x1), asarray(x2)
+    return anp.vecdot(anp.moveaxis(x1, axis, -1), anp.moveaxis(x2, axis, -1), axis=-1)
 
 
 def cross(x1, x2, /, *, axis=-1):
@@ -391,7 +618,16 @@ def matmul(x1, x2, /):
 
 
 @npfunc(np.linalg.multi_dot)
-def multi_dot(arrays):
+def multi_dot(arrays, *, precision=None):
+    """``numpy.linalg.multi_dot``: the chained product (the first array may be a row vector,
+    the last a column vector); JAX's ``precision`` is accepted (every setting computes the
+    same float64-exact products).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.linalg.multi_dot([np.ones(2), np.eye(2), np.ones(2)], precision="highest")
+    np.float64(2.0)
+    """
+    _check_precision(precision)
     out = arrays[0]
     for a in arrays[1:]:
         out = anp.matmul(out, a)
@@ -416,9 +652,17 @@ def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
     a, b = promote(_float(a), _float(b))
     if conj_a:        # aᴴ x = b: the transposed solve with conj(a) (nothing for a real a)
         a = P.conj(a)
-    vec = len(shape_of(b)) == len(shape_of(a)) - 1
+    sa = shape_of(a)
+    # b is a vector when 1-d, or a stack of vectors matching a's stack (JAX's rule, which it
+    # deprecates); else a stack of (n, k) matrices. The batch axes broadcast.
+    vec = len(shape_of(b)) == 1 or (len(shape_of(b)) == len(sa) - 1 and shape_of(b)[-1] == sa[-1])
     if vec:
         b = P.expand_dims(b, (len(shape_of(b)),))
+    batch = np.broadcast_shapes(sa[:-2], shape_of(b)[:-2])
+    if sa[:-2] != batch:
+        a = anp.broadcast_to(a, batch + sa[-2:])
+    if shape_of(b)[:-2] != batch:
+        b = anp.broadcast_to(b, batch + shape_of(b)[-2:])
     x = P.triangular_solve(a, b, left_side=True, lower=lower, transpose_a=bool(trans),
                            unit_diagonal=unit_diagonal)
     if vec:

@@ -209,16 +209,36 @@ def _cond_batch(args, dims, *, branches):
     if idim is not None:
         # a predicate per lane: every branch runs on every lane, then a select picks
         index = P.moveaxis(index, idim)
+        last = np.asarray(len(branches) - 1, P.dtype_of(index))
+        index = P.max_(P.min_(index, last), np.asarray(0, P.dtype_of(index)))
+        # a branch sees its batched float operands through stop_gradient in the lanes that
+        # take another branch: its derivative there (0 * inf = nan for sqrt at 0, say) is
+        # not selected, and must not reach the operands in reverse mode either (as in JAX,
+        # which also broadcasts the unbatched operands for this; here they stay unbatched,
+        # not copied per lane)
+        fl = [d is not None and _is_float(P.aval_of(o)) for o, d in zip(ops, odims)]
+        wide = [P.moveaxis(o, d) if f else o for o, d, f in zip(ops, odims, fl)]
+        wdims = [0 if f else d for d, f in zip(odims, fl)]
         res = None
         for i, b in enumerate(branches):
-            outs, ds = batch_eval(b.jaxpr, b.consts, ops, odims)
+            pick = P.eq(index, np.asarray(i, P.dtype_of(index)))
+            ops_i = [P.select(_bcast_pred(pick, o), o, P.stop_gradient_p.bind(o)) if f else o
+                     for o, f in zip(wide, fl)]
+            outs, ds = batch_eval(b.jaxpr, b.consts, ops_i, wdims)
             outs = [matchaxis(o, d, 0, size) for o, d in zip(outs, ds)]
             if res is None:
                 res = outs
             else:
-                pick = P.eq(index, np.asarray(i, P.dtype_of(index)))
                 res = [P.select(_bcast_pred(pick, o), o, r) for o, r in zip(outs, res)]
-        return res, [0] * n_out
+        # an output every branch forwards from the same operand is that operand, batched
+        # or not (vmap's out_axes=None keeps working for it, as with JAX's forwarding)
+        dims = [0] * n_out
+        for k in range(n_out):
+            src = {_forwarded(b.jaxpr, k) for b in branches}
+            if len(src) == 1 and None not in src:
+                m = src.pop()
+                res[k], dims[k] = ops[m], odims[m]
+        return res, dims
     in_b = [d is not None for d in odims]
     out_b = [False] * n_out
     for b in branches:
@@ -227,6 +247,15 @@ def _cond_batch(args, dims, *, branches):
     ops = [P.moveaxis(o, d) for o, d in zip(ops, odims)]
     outs = cond_p.bind(index, *consts, *ops, branches=new)
     return outs, [0 if b else None for b in out_b]
+
+
+def _forwarded(jaxpr, k):
+    """The input index output ``k`` of ``jaxpr`` is, or ``None`` when it is computed."""
+    v = jaxpr.outvars[k]
+    for i, iv in enumerate(jaxpr.invars):
+        if v is iv:
+            return i
+    return None
 
 
 def _cond_partial_eval(eqn, unknowns):

@@ -193,12 +193,38 @@ def _tri_solve_impl(a, b, *, left_side, lower, transpose_a, unit_diagonal):
         n = a.shape[-1]
         t = t.copy()
         t[..., np.arange(n), np.arange(n)] = 1
+    low = bool(lower) != bool(transpose_a)        # the triangle of op(a)
     if transpose_a:
         t = np.swapaxes(t, -1, -2)
     if left_side:
-        return np.linalg.solve(t, b)
+        return _tri_solve_left(t, b, low)
     # x a = b  <=>  aᵀ xᵀ = bᵀ
-    return np.swapaxes(np.linalg.solve(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2)), -1, -2)
+    return np.swapaxes(_tri_solve_left(np.swapaxes(t, -1, -2), np.swapaxes(b, -1, -2), not low),
+                       -1, -2)
+
+
+def _tri_solve_left(t, b, low):
+    try:
+        return np.linalg.solve(t, b)
+    except np.linalg.LinAlgError:
+        # an exactly singular triangle: substitution, whose division by the zero pivot gives
+        # inf/NaN (what trsm, the kernels and JAX give) instead of an exception
+        return _substitute(t, b, low)
+
+
+def _substitute(t, b, low):
+    """Forward (``low``) or back substitution for a stack of triangular ``t``."""
+    batch = np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+    t = np.broadcast_to(t, batch + t.shape[-2:])
+    x = np.zeros(batch + b.shape[-2:], np.result_type(t, b))
+    b = np.broadcast_to(b, x.shape)
+    n = t.shape[-1]
+    with np.errstate(all="ignore"):
+        for i in (range(n) if low else range(n - 1, -1, -1)):
+            done = slice(0, i) if low else slice(i + 1, n)
+            acc = b[..., i, :] - np.einsum("...j,...jk->...k", t[..., i, done], x[..., done, :])
+            x[..., i, :] = acc / t[..., i, i][..., None]
+    return x
 
 
 def _tri_solve_aval(a, b, *, left_side, lower, transpose_a, unit_diagonal):
