@@ -186,7 +186,16 @@ def _op_scan(ctx):
         return
     p = ctx.p
     nconst, ncarry = p["num_consts"], p["num_carry"]
+    # a straight-line cond as selects here too, unless a branch holds a library call (a
+    # product or a factorization, worth running only where taken): the host then never
+    # reads its index back each step, and every result of the step is a buffer of its own
+    # the pool recycles (a branch's result is not one: a reduction inside a branch left one
+    # behind per step)
     body = sub_jaxpr(p["jaxpr"])
+    if not any(e.primitive.name == "cond" and any(
+            be.primitive.name in _LIBRARY_PRIMS for b in e.params["branches"]
+            for be in sub_jaxpr(b).eqns) for e in body.eqns):
+        body = conds_as_selects(body) or body
     dc = DeviceCarries(body, nconst, ncarry)
     first_x = nconst + ncarry
     # xs rows the body reads in place (kernels index the stack with the step), and ys rows
@@ -508,6 +517,12 @@ def dots_as_nests(jaxpr):
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
+#: primitives a host loop's body calls a library for (cuBLAS, cuSOLVER): a cond holding one
+#: stays a cond in a host loop (only the branch taken runs)
+_LIBRARY_PRIMS = frozenset({"dot_general", "conv_general_dilated", "cholesky", "eigh", "qr",
+                            "slogdet", "solve", "svd", "triangular_solve"})
+
+
 def conds_as_selects(jaxpr):
     """``jaxpr`` with each ``cond`` whose branches are straight-line code (no loop, no
     ``cond`` left after this pass, no host call) computing every branch and picking
@@ -518,8 +533,9 @@ def conds_as_selects(jaxpr):
     made a host loop that read its index back from the device every step. Both
     branches run; a value the other branch would not have computed (a NaN of a
     ``log`` of a negative) is computed and dropped. A device loop is tried with this
-    body (:class:`_DeviceBody`); a body that still cannot be one keeps a host loop
-    over the original. A pure pass; None where there is no such ``cond``.
+    body (:class:`_DeviceBody`); a ``scan`` body that still cannot be one runs it in a
+    host loop too, unless a branch calls a library (``_LIBRARY_PRIMS``). A pure pass;
+    None where there is no such ``cond``.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> from autodiff import lax
