@@ -188,7 +188,7 @@ class _Module(ModuleBase):
         self.n_sub = 0
         self.param_literals = False  # read jaxpr literals from _sz (set when arrays exist)
         self.fast_math_used = 0      # code size of inlined numba_math calls (FAST_MATH_BUDGET)
-        self.outlined = {}           # canonical loop-nest text -> its function's name
+        self.outlined = {}           # (canonical nest text, constants) -> its function's name
         self.nests = {}              # placeholder line -> the loop nest it stands for
         self.sub_texts = {}          # control-flow body text (name elided) -> its function
         self.pieces = []             # (module name, source) of the outlined loop nests
@@ -234,27 +234,35 @@ class _Module(ModuleBase):
         """The function texts with each nest placeholder replaced: by a call of its shared
         piece when its canonical body occurs more than once among ``texts``, else by the
         nest itself. Fills ``pieces`` and ``piece_imports``."""
+        # one piece per canonical body AND the values of the constants it reads: the body
+        # names them _c0, _c1, ... (two nests filling 0.0 and 1.0 share a body, not a piece)
         count = {}
         for t in texts:
             for m in self._NEST_LINE.finditer(t):
-                body = self.nests[m.group(2)][1][0]
-                count[body] = count.get(body, 0) + 1
+                key = self._piece_key(m.group(2))
+                count[key] = count.get(key, 0) + 1
 
         def place(m):
             ind, marker = m.group(1), m.group(2)
             nest, got, gconsts, math, runtime = self.nests[marker]
             body, comments, params, outs, rename, gl, used = got
-            if not OUTLINE_LOOPS or count[body] < 2:
+            key = self._piece_key(marker)
+            if not OUTLINE_LOOPS or count[key] < 2:
                 return "\n".join(ind + ln for ln in nest)
-            name = self.outlined.get(body)
+            name = self.outlined.get(key)
             if name is None:
-                name = self.outlined[body] = f"_loop{len(self.outlined)}"
+                name = self.outlined[key] = f"_loop{len(self.outlined)}"
                 self.pieces.append(_piece_module(body, params, outs, rename, gconsts, math,
                                                  runtime, "prange(" in body))
                 self.piece_imports.append(f"from {self.pieces[-1][0]} import loop as {name}")
             tgt = ", ".join(outs) + ("," if len(outs) == 1 else "")
             return "\n".join(ind + ln for ln in comments + [f"{tgt} = {name}({', '.join(params)})"])
         return [self._NEST_LINE.sub(place, t) for t in texts]
+
+    def _piece_key(self, marker):
+        """What makes two nests one piece: the canonical body and its constants' values."""
+        _, got, gconsts, _, _ = self.nests[marker]
+        return got[0], tuple(text for _, text in gconsts)
 
     def _analyse_nest(self, text, consts):
         """(canonical body, comments, params, outputs, renaming, globals used, names used)."""

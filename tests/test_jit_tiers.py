@@ -575,6 +575,25 @@ def test_a_shared_loop_nest_compiles_once_across_functions(numba_path):
     assert second == len(p3 - p2), (first, second, len(p2), len(p3))
 
 
+def test_nests_that_differ_only_in_a_constant_are_not_one_piece(numba_path):
+    # two fills of float32 constants (zeros for where's other value, ones for the carry):
+    # their nests read one global constant each and have one canonical body; as one piece
+    # the carry started at 0 and the loop gave 1.5 for 1.375
+    x = np.full(5, 0.5, np.float32)
+
+    def f(x):
+        return ad.lax.fori_loop(0, 3, lambda i, c: anp.where(c < 0.0, 0.0, 1.0 + x / c),
+                                anp.ones_like(x))
+    jf = ad.jit(f)
+    pieces = jf.lower(x).pieces
+    assert len({src for _, src in pieces}) == len(pieces)
+    want = np.ones(5, np.float32)
+    for _ in range(3):
+        want = 1.0 + x / want
+    np.testing.assert_allclose(jf(x), want, rtol=1e-6)
+    np.testing.assert_allclose(jf(x), ad.jit(f, backend="interpret")(x), rtol=1e-6)
+
+
 PIECE_CHILD = textwrap.dedent("""
     import sys, numpy as np
     import autodiff as ad, autodiff.numpy as anp
