@@ -24,7 +24,6 @@ import scipy.linalg as osp_linalg
 import autodiff as ad
 import autodiff.numpy as anp
 import autodiff.scipy.linalg as asl
-from autodiff.errors import UnsupportedError
 from autodiff.tree_util import tree_flatten
 
 T = lambda x: np.swapaxes(x, -1, -2)   # noqa: E731
@@ -969,16 +968,6 @@ def test_outer_diagonal_trace():
 # ScipyLinalgTest
 # =========================================================================================
 
-def _xfail_complex(what):
-    """complex128 as a parameter that is expected to fail: ``what`` refuses complex input."""
-    return pytest.param(C128, marks=pytest.mark.xfail(
-        strict=True, raises=UnsupportedError,
-        reason=f"missing: complex input to {what} is refused (autodiff/scipy/linalg.py); JAX "
-               "supports it"))
-
-
-_C_LU = _xfail_complex("the LU functions (lu, lu_factor, lu_solve: _lu_packed/_lu_solve)")
-
 @pytest.mark.parametrize("args", [(), (1,), (7, -2), (3, 4, 5),
                                   (np.ones((3, 4)), 5, np.arange(10.0).reshape(5, 2))])
 def test_block_diag(args):
@@ -989,7 +978,7 @@ def test_block_diag(args):
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (4, 5), (5, 3), (4, 4)])
-@pytest.mark.parametrize("dtype", [F64, _C_LU])
+@pytest.mark.parametrize("dtype", [F64, C128])
 def test_lu(shape, dtype):
     """ScipyLinalgTest.testLu"""
     x = rand(rng_for("lu", shape, dtype), shape, dtype)
@@ -1015,7 +1004,7 @@ def test_lu_on_zero_matrix():
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (4, 5), (5, 4), (4, 4), (3, 3, 3)])
-@pytest.mark.parametrize("dtype", [F64, _C_LU])
+@pytest.mark.parametrize("dtype", [F64, C128])
 def test_lu_grad(shape, dtype):
     """ScipyLinalgTest.testLuGrad"""
     a = rand(rng_for("lugrad", shape, dtype), shape, dtype)
@@ -1035,7 +1024,7 @@ def test_lu_batching(shape):
 
 
 @pytest.mark.parametrize("n", [1, 4, 5])
-@pytest.mark.parametrize("dtype", [F64, _C_LU])
+@pytest.mark.parametrize("dtype", [F64, C128])
 def test_lu_factor(n, dtype):
     """ScipyLinalgTest.testLuFactor"""
     x = rand(rng_for("lufactor", n, dtype), (n, n), dtype)
@@ -1052,7 +1041,7 @@ def test_lu_factor(n, dtype):
 @pytest.mark.parametrize("lhs_shape,rhs_shape", [((1, 1), (1, 1)), ((4, 4), (4,)),
                                                  ((5, 5), (5, 3))])
 @pytest.mark.parametrize("trans", [0, 1, 2])
-@pytest.mark.parametrize("dtype", [F64, _C_LU])
+@pytest.mark.parametrize("dtype", [F64, C128])
 def test_lu_solve(lhs_shape, rhs_shape, dtype, trans):
     """ScipyLinalgTest.testLuSolve, and derivatives in the factors and b."""
     rng = rng_for("lusolve", lhs_shape, rhs_shape, dtype, trans)
@@ -1069,9 +1058,6 @@ def test_lu_solve(lhs_shape, rhs_shape, dtype, trans):
 @pytest.mark.parametrize("lhs_shape,rhs_shape", [((3, 4, 4), (4,)), ((3, 5, 5), (5, 2)),
                                                  ((4, 4), (3, 4, 2))])
 @pytest.mark.parametrize("trans", [0, 1])
-@pytest.mark.xfail(strict=True, reason="missing: lu_solve with a stack of factors or of "
-                                       "right-hand sides (autodiff/scipy/linalg.py _lu_solve "
-                                       "reads 1-d pivots); JAX and scipy >= 1.16 batch them")
 def test_lu_solve_broadcast(lhs_shape, rhs_shape, trans):
     """ScipyLinalgTest.testLuSolveBroadcast"""
     rng = rng_for("lusolvebc", lhs_shape, rhs_shape, trans)
@@ -1201,7 +1187,7 @@ def test_scipy_qr_modes(shape, dtype, mode, pivoting):
 
 
 @pytest.mark.parametrize("shape", [(4, 3), (4, 4), (6, 4)])
-@pytest.mark.parametrize("dtype", [F64, _xfail_complex("qr_multiply")])
+@pytest.mark.parametrize("dtype", [F64, C128])
 @pytest.mark.parametrize("mode", ['right', 'left'])
 @pytest.mark.parametrize("pivoting", [False, True])
 def test_qr_multiply(shape, dtype, mode, pivoting):
@@ -1216,7 +1202,7 @@ def test_qr_multiply(shape, dtype, mode, pivoting):
 
 
 @pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 5)])
-@pytest.mark.parametrize("dtype", [F64, _xfail_complex("hessenberg")])
+@pytest.mark.parametrize("dtype", [F64, C128])
 @pytest.mark.parametrize("calc_q", [False, True])
 def test_hessenberg(shape, dtype, calc_q):
     """ScipyLinalgTest.testHessenberg"""
@@ -1298,14 +1284,7 @@ def test_schur(shape, dtype):
     assert_close(s @ t @ np.conj(s.T), a, tol=1e-12)
 
 
-_RSF2CSF_XF = pytest.mark.xfail(
-    strict=True, reason="bug: on a T that is not in real Schur form (JAX's test passes random "
-                        "matrices) autodiff's rsf2csf takes the eigenvalue with Im > 0 of each "
-                        "2x2 block, scipy LAPACK's first one: results differ (scipy/linalg.py)")
-
-
-@pytest.mark.parametrize("shape", [(1, 1), pytest.param((4, 4), marks=_RSF2CSF_XF),
-                                   pytest.param((5, 5), marks=_RSF2CSF_XF)])
+@pytest.mark.parametrize("shape", [(1, 1), (4, 4), (5, 5)])
 @pytest.mark.parametrize("dtype", [F64, C128])
 def test_rsf2csf(shape, dtype):
     """ScipyLinalgTest.testRsf2csf (random T and Z, as JAX's test)"""
@@ -1323,9 +1302,6 @@ def test_rsf2csf_of_schur_form(n):
 
 @pytest.mark.parametrize("t_shape,z_shape", [((3, 4, 4), (3, 4, 4)), ((3, 4, 4), (4, 4)),
                                              ((4, 4), (3, 4, 4))])
-@pytest.mark.xfail(strict=True, raises=ValueError,
-                   reason="missing: rsf2csf of stacks (scipy/linalg.py requires 2-d T and Z); "
-                          "JAX and scipy >= 1.16 batch them")
 def test_rsf2csf_broadcast(t_shape, z_shape):
     """ScipyLinalgTest.testRsf2csfBroadcast"""
     rng = rng_for("rsf2csfbc", t_shape, z_shape)
@@ -1576,7 +1552,7 @@ def test_convolution_matrix_invalid_args():
 
 
 @pytest.mark.parametrize("shape", [(2, 3), (4, 5)])
-@pytest.mark.parametrize("dtype", [F64, _xfail_complex("solve_sylvester")])
+@pytest.mark.parametrize("dtype", [F64, C128])
 def test_solve_sylvester(shape, dtype):
     """ScipyLinalgTest.test_solve_sylvester (the default method)"""
     rng = rng_for("sylv", shape, dtype)
@@ -1587,9 +1563,6 @@ def test_solve_sylvester(shape, dtype):
 
 
 @pytest.mark.parametrize("method", ["schur", "eigen"])
-@pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="missing: JAX's solve_sylvester(A, B, C, *, method, tol) keywords "
-                          "(autodiff/scipy/linalg.py takes (a, b, q) only)")
 def test_solve_sylvester_method(method):
     """ScipyLinalgTest.test_solve_sylvester, JAX's ``method`` keyword"""
     rng = rng_for("sylvm", method)

@@ -221,3 +221,21 @@ def test_small_numpy_helpers():
     np.testing.assert_array_equal(anp.sort_complex(np.array([3.0, 1.0])), [1 + 0j, 3 + 0j])
     got = ad.jit(anp.sort_complex, backend="interpret")(np.array([3.0, 1.0]))
     assert got.dtype == np.complex128 and got.tolist() == [1 + 0j, 3 + 0j]
+
+
+def test_logsumexp_b_broadcasts_masks_zero_terms_and_complex_is_principal():
+    import scipy.special as sp
+    a, b = np.array([-1000.0, -2.0]), np.array([1.0, 0.0])
+    # a zero weight is no term: it neither sets the shift nor underflows the others
+    assert float(anp.logsumexp(a, b=b)) == -1000.0
+    assert float(ad.jit(lambda a, b: anp.logsumexp(a, b=b))(a, b)) == -1000.0
+    np.testing.assert_allclose(ad.grad(lambda a: anp.logsumexp(a, b=b))(a), [1.0, 0.0])
+    A, B = np.arange(4.0), np.arange(12.0).reshape(3, 4)       # b broadcasts with a
+    np.testing.assert_allclose(anp.logsumexp(A, axis=-1, b=B),
+                               sp.logsumexp(A, axis=-1, b=B), rtol=1e-12)
+    z = np.array([1 + 3j, 2 - 3j, 0.5 + 2j])
+    np.testing.assert_allclose(anp.logsumexp(z), sp.logsumexp(z), rtol=1e-12)
+    got, want = anp.logsumexp(z, return_sign=True), sp.logsumexp(z, return_sign=True)
+    assert np.isrealobj(got[0])
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)

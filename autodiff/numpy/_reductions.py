@@ -423,6 +423,13 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     a = asarray(a)
     dt = float_type(dtype_of(a))
     a = P.convert(a, dt)
+    if b is not None:
+        # b broadcasts with a (scipy), and a term with b = 0 is no term: its a is -inf, so
+        # it neither sets the shift nor underflows the others ([-1000, -2], b=[1, 0])
+        a, b = _anp.broadcast_arrays(a, asarray(b))
+        if np.dtype(dt).kind != "c":
+            a = where(P.ne(b, P.convert(np.asarray(0), dtype_of(b))), a,
+                      P.convert(np.asarray(-np.inf), dt))
     shape = shape_of(a)
     axes = normalize_axes(axis, len(shape))
     kept = tuple(i for i in range(len(shape)) if i not in axes)
@@ -435,13 +442,15 @@ def _logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
         # log of an empty sum is log 0 = -inf (scipy, JAX); max has nothing to shift by
         m = _anp.zeros_like(sum(a, axis=axes))
     elif np.dtype(dt).kind == "c":
-        m = max(a, axis=axes)
+        # shifted by the largest real part (a real number): log of the sum is then the
+        # principal logarithm, its imaginary part in (-pi, pi], as scipy's
+        m = max(_anp.real(a), axis=axes)
         m = stop_gradient(where(isfinite(m), m, _anp.zeros_like(m)))
     else:
         # the shift, clamped to the finite range: an all -inf slice gives -inf, a +inf
         # element +inf, a nan nan (as with a shift of 0 for non-finite maxima)
         m = P.logsumexp_shift(a, axes)
-    e_ = exp(P.sub(a, P.broadcast_in_dim(m, shape, kept)))
+    e_ = exp(P.sub(a, P.broadcast_in_dim(P.convert(m, dt), shape, kept)))
     if b is not None:
         e_ = multiply(e_, b)
     s = sum(e_, axis=axes)

@@ -120,7 +120,11 @@ def sph_harm_y(n, m, theta, phi, diff_n=None, n_max=None, *, part="real"):
     mi = anp.astype(m, np.int64)
     k = anp.abs(mi)
     ni, k, mi, theta, phi = anp.broadcast_arrays(ni, k, mi, theta, phi)
-    Q = _sph_legendre_table(anp.cos(theta), anp.sin(theta), n_max)
+    # sin θ as √(1 - cos²θ) ≥ 0, as scipy's: Y(-θ) = Y(θ) outside [0, π] (and at the poles
+    # the derivative of sin θ itself)
+    st = anp.sin(theta)
+    Q = _sph_legendre_table(anp.cos(theta), anp.where(anp.less(st, 0.0), anp.negative(st), st),
+                            n_max)
     zero = anp.zeros_like(theta)
     table = anp.stack([Q[l][kk] if kk <= l else zero for l in range(n_max + 1) for kk in range(n_max + 1)])
     idx = anp.add(anp.multiply(ni, n_max + 1), anp.minimum(k, n_max))

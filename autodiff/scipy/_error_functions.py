@@ -155,7 +155,7 @@ def _log_ndtr_body(x):
     left = anp.add(anp.subtract(anp.log(anp.multiply(t, 0.5)), anp.multiply(anp.multiply(xn, xn), 0.5)), _g(s))
     xp = anp.maximum(x, -1.0)
     right = anp.log1p(anp.negative(_ndtr_body(anp.negative(xp))))
-    return anp.where(neg, left, right)
+    return anp.where(neg, anp.where(anp.equal(x, -np.inf), -np.inf, left), right)
 
 
 def _log_ndtr_slope(x):
@@ -237,7 +237,8 @@ def _ndtri_body(p):
     x = anp.where(lower, x, anp.negative(x))
     x = anp.where(anp.equal(p, 0.0), -np.inf, anp.where(anp.equal(p, 1.0), np.inf, x))
     x = anp.where(anp.equal(p, 0.5), 0.0, x)
-    return anp.where(anp.logical_or(anp.less(p, 0.0), anp.greater(p, 1.0)), np.nan, x)
+    bad = anp.logical_or(anp.logical_or(anp.less(p, 0.0), anp.greater(p, 1.0)), anp.isnan(p))
+    return anp.where(bad, np.nan, x)
 
 
 _ndtri_cj = custom_jvp(_ndtri_body)
@@ -298,7 +299,8 @@ def _erfcinv_body(z):
     # (x near 0) erfinv(1 - z) instead, 1 - z being exact there
     mid = anp.logical_and(anp.greater(z, 0.5), anp.less(z, 1.5))
     tail = anp.multiply(anp.negative(_ndtri_body(anp.multiply(anp.where(mid, 0.25, z), 0.5))), _SQRT_HALF)
-    return anp.where(mid, _erfinv_body(anp.subtract(1.0, anp.where(mid, z, 1.0))), tail)
+    out = anp.where(mid, _erfinv_body(anp.subtract(1.0, anp.where(mid, z, 1.0))), tail)
+    return anp.where(anp.isnan(z), np.nan, out)
 
 
 _erfcinv_cj = custom_jvp(_erfcinv_body)
@@ -322,12 +324,16 @@ erfcinv = unary_special(_erfcinv_cj, "erfcinv", """Inverse complementary error f
 def _erfcx_body(x):
     # erfcx(x) = e^{x²} erfc(x) = t·e^{g(s)} for x ≥ 0 (special's Chebyshev form, no
     # overflow); x < 0: 2e^{x²} - erfcx(-x)
-    ax = anp.absolute(x)
+    inf = anp.equal(anp.absolute(x), np.inf)
+    xf = anp.where(inf, 0.0, x)
+    ax = anp.absolute(xf)
     t, s = _t_s(ax)
     pos = anp.multiply(t, anp.exp(_g(s)))
-    xn = anp.minimum(x, 0.0)
+    xn = anp.minimum(xf, 0.0)
     neg = anp.subtract(anp.multiply(anp.exp(anp.multiply(xn, xn)), 2.0), pos)
-    return anp.where(anp.less(x, 0.0), neg, pos)
+    out = anp.where(anp.less(xf, 0.0), neg, pos)
+    # erfcx(inf) = 0, erfcx(-inf) = inf
+    return anp.where(inf, anp.where(anp.greater(x, 0.0), anp.zeros_like(x), np.inf), out)
 
 
 _erfcx_cj = custom_jvp(_erfcx_body)
@@ -465,10 +471,12 @@ def _fresnel_cf(x):
 
 def _fresnel_body(x):
     ax = anp.abs(x)
+    inf = anp.equal(ax, np.inf)
     small = anp.less(ax, 1.5)
     s1, c1 = _fresnel_series(anp.where(small, ax, 1.0))
-    s2, c2 = _fresnel_cf(anp.where(small, 2.0, ax))
+    s2, c2 = _fresnel_cf(anp.where(anp.logical_or(small, inf), 2.0, ax))
     s, c = anp.where(small, s1, s2), anp.where(small, c1, c2)
+    s, c = anp.where(inf, 0.5, s), anp.where(inf, 0.5, c)        # S(inf) = C(inf) = 1/2
     neg = anp.less(x, 0.0)
     return anp.where(neg, anp.negative(s), s), anp.where(neg, anp.negative(c), c)
 

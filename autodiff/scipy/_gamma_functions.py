@@ -15,6 +15,7 @@ x > 0 only.
 >>> round(float(ad.grad(special.gammaln)(1.0)), 12)       # digamma(1) = -γ
 -0.577215664902
 """
+import functools
 import math
 
 import numpy as np
@@ -68,10 +69,16 @@ def _lgamma_pos(x):
 def _gammaln_body(x):
     # reflection for x < 0: log|Γ(x)| = log π - log|sin πx| - log Γ(1-x)
     neg = anp.less(x, 0.0)
-    core = _lgamma_pos(anp.where(neg, anp.subtract(1.0, x), x))
-    r = anp.where(neg, _reduced(x), 0.5)          # 0.5 off the branch: no log(0) warnings
+    inf = anp.equal(anp.abs(x), np.inf)
+    xf = anp.where(inf, 1.0, x)                   # ±inf: set below (Stirling's inf - inf)
+    core = _lgamma_pos(anp.where(neg, anp.subtract(1.0, xf), xf))
+    r = anp.where(neg, _reduced(xf), 0.5)         # 0.5 off the branch: no log(0) warnings
     lsin = anp.log(anp.abs(anp.sin(anp.multiply(r, math.pi))))
-    return anp.where(neg, anp.subtract(anp.subtract(math.log(math.pi), lsin), core), core)
+    out = anp.where(neg, anp.subtract(anp.subtract(math.log(math.pi), lsin), core), core)
+    # the zeros at 1 and 2 exactly (factorial(0), comb(n, 0), binom.logpmf(0, 0, p), ...)
+    out = anp.where(anp.logical_or(anp.equal(x, 1.0), anp.equal(x, 2.0)), 0.0, out)
+    # scipy: gammaln(inf) = inf, gammaln(-inf) = -inf
+    return anp.where(inf, x, out)
 
 
 def _digamma_pos(x):
@@ -93,7 +100,10 @@ def _digamma_body(x):
     r = anp.where(anp.logical_and(neg, anp.logical_not(pole)), r, 0.25)
     refl = anp.subtract(core, anp.divide(math.pi, anp.tan(anp.multiply(r, math.pi))))
     refl = anp.where(pole, np.nan, refl)
-    return anp.where(neg, refl, core)
+    out = anp.where(neg, refl, core)
+    # ψ(±0) = ∓inf (scipy), the sign of the zero decides
+    return anp.where(anp.equal(x, 0.0),
+                     anp.where(anp.signbit(x), anp.full_like(x, np.inf), -np.inf), out)
 
 
 def _polygamma_pos(n, x):
@@ -170,7 +180,20 @@ for x < 0). Its derivative is :func:`digamma`.
 >>> round(float(gammaln(0.5)), 12)                   # log √π
 0.572364942925
 """
-loggamma = gammaln
+
+
+@npfunc(None)
+def loggamma(x):
+    """The principal branch of ``log Γ(x)`` for real x (scipy's ``loggamma``): ``gammaln``
+    for x ≥ 0 (inf at 0), nan for x < 0 (where it is complex; autodiff's takes real
+    arguments only).
+
+    >>> from autodiff.scipy.special import loggamma
+    >>> round(float(loggamma(0.5)), 12), float(loggamma(-0.5))
+    (0.572364942925, nan)
+    """
+    x = real_float(x)
+    return anp.where(anp.logical_or(anp.less(x, 0.0), anp.isnan(x)), np.nan, gammaln(x))
 digamma = unary_with_float16(_digamma_cj)
 digamma.__doc__ = """``ψ(x) = d/dx log Γ(x)``; its derivative is ``polygamma(1, x)``.
 
@@ -216,10 +239,8 @@ def gamma(x):
     24.0
     """
     x = real_float(x)
-    fl = anp.floor(x)
-    sgn = anp.where(anp.greater(x, 0.0), 1.0,
-                    anp.subtract(1.0, anp.multiply(anp.subtract(fl, anp.multiply(anp.floor(anp.multiply(fl, 0.5)), 2.0)), 2.0)))
-    return anp.multiply(sgn, anp.exp(gammaln(x)))
+    # the sign is gammasgn's: nan at the poles 0 > x ∈ ℤ and at -inf, -1 at -0.0 (Γ(-0) = -inf)
+    return quiet_eval(lambda x: anp.multiply(_gammasgn(x), anp.exp(gammaln(x))), x)
 
 
 @npfunc(None)
@@ -235,7 +256,10 @@ def rgamma(x):
     >>> round(float(ad.grad(rgamma)(-2.0)), 12)                # (-1)² 2!
     2.0
     """
-    x = real_float(x)
+    return quiet_eval(_rgamma_body, real_float(x))
+
+
+def _rgamma_body(x):
     low = anp.less(x, 0.5)
     xl = anp.where(low, x, 0.25)           # each branch on inputs where it is finite,
     xh = anp.where(low, 0.75, x)           # so that neither sends a NaN gradient back
@@ -245,10 +269,19 @@ def rgamma(x):
     odd = anp.greater_equal(r, 1.0)
     q = anp.where(odd, anp.subtract(r, 1.0), r)
     m = anp.where(anp.greater(q, 0.5), anp.subtract(1.0, q), q)
-    sinpi = anp.where(odd, -1.0, 1.0) * anp.sin(anp.multiply(np.pi, m))
+    sinpi = anp.multiply(anp.where(odd, anp.full_like(m, -1.0), 1.0),
+                         anp.sin(anp.multiply(np.pi, m)))
     refl = anp.multiply(sinpi / np.pi, gamma(anp.subtract(1.0, anp.maximum(xl, -170.0))))
-    refl = anp.where(anp.less(xl, -170.0), 0.0, refl)        # (|1/Γ| < 1e-300 there)
-    return anp.where(low, refl, anp.exp(anp.negative(gammaln(xh))))   # (Γ > 0 there)
+    # below -170, Γ(1 - x) overflows: |1/Γ(x)| = |sin πx|/π · Γ(1 - x) from logs (it is
+    # huge there, inf below about -171.6, and exactly 0 at the integers)
+    far = anp.logical_and(anp.less(xl, -170.0), anp.not_equal(sinpi, 0.0))
+    sf, xf = anp.where(far, sinpi, 1.0), anp.where(far, xl, -171.5)    # (finite elsewhere)
+    big = anp.multiply(anp.sign(sf), anp.exp(anp.add(anp.log(anp.abs(sf) / np.pi),
+                                                     gammaln(anp.subtract(1.0, xf)))))
+    refl = anp.where(anp.less(xl, -170.0), anp.where(far, big, 0.0), refl)
+    refl = anp.where(anp.equal(xl, -np.inf), 0.0, refl)          # (scipy's limit)
+    # (Γ > 0 above 1/2; 1/Γ(inf) = 0)
+    return anp.where(low, refl, anp.exp(anp.negative(gammaln(xh))))
 
 
 @npfunc(None)
@@ -259,8 +292,45 @@ def betaln(a, b):
     >>> round(float(betaln(2.0, 3.0)), 12)              # log(1/12)
     -2.484906649788
     """
-    a, b = promote(a, b, to_float=True)
-    return anp.subtract(anp.add(gammaln(a), gammaln(b)), gammaln(anp.add(a, b)))
+    a, b = broadcast_float(a, b)
+    return quiet_eval(_betaln_body, a, b)
+
+
+def _stirling_tail(x):
+    """Δ(x) = log Γ(x) - (x - ½) log x + x - ½ log 2π = Σ_k B_2k / (2k(2k-1) x^{2k-1}), x ≥ 8."""
+    w = anp.divide(1.0, x)
+    coefs = [_B[k - 1] / (2 * k * (2 * k - 1)) for k in range(len(_B), 0, -1)]
+    return anp.multiply(w, horner(anp.multiply(w, w), coefs))
+
+
+def _betaln_body(a, b):
+    lo, hi = anp.minimum(a, b), anp.maximum(a, b)
+    plain = anp.subtract(anp.add(gammaln(a), gammaln(b)), gammaln(anp.add(a, b)))
+    # hi ≥ 8, lo > 0: log Γ(hi) - log Γ(lo + hi) from Stirling's formula, term by term,
+    # = lo - (hi - ½) log1p(lo/hi) - lo log(lo + hi) + Δ(hi) - Δ(lo + hi), so that
+    # gammaln(hi) and gammaln(lo + hi) (both huge when hi is) do not cancel
+    big = anp.logical_and(anp.logical_and(anp.greater_equal(hi, 8.0), anp.greater(lo, 0.0)),
+                          anp.less(hi, np.inf))
+    ls, hs = anp.where(big, lo, 1.0), anp.where(big, hi, 10.0)
+    c = anp.add(ls, hs)
+    diff = anp.add(anp.subtract(anp.subtract(ls,
+                                             anp.multiply(anp.subtract(hs, 0.5),
+                                                          anp.log1p(anp.divide(ls, hs)))),
+                                anp.multiply(ls, anp.log(c))),
+                   anp.subtract(_stirling_tail(hs), _stirling_tail(c)))
+    out = anp.where(big, anp.add(gammaln(ls), diff), plain)
+    # Γ's poles: a = n ≥ 1, b = -m (m ≥ n) has the finite limit log((n-1)! (m-n)!/m!);
+    # a and b both poles inf
+    pa, pb, pc = _pole(a), _pole(b), _pole(anp.add(a, b))
+    one = anp.logical_and(pc, anp.logical_xor(pa, pb))
+    n = anp.where(one, anp.where(pa, b, a), 1.0)
+    m = anp.where(one, anp.negative(anp.where(pa, a, b)), 1.0)
+    lim = anp.subtract(anp.add(gammaln(n), gammaln(anp.add(anp.subtract(m, n), 1.0))),
+                       gammaln(anp.add(m, 1.0)))
+    out = anp.where(one, lim, anp.where(anp.logical_and(pa, pb), np.inf, out))
+    # B(a, inf) = 0 for finite a > 0 (gammaln's inf - inf otherwise)
+    lo_finite = anp.logical_and(anp.greater(lo, 0.0), anp.less(lo, np.inf))
+    return anp.where(anp.logical_and(anp.equal(hi, np.inf), lo_finite), -np.inf, out)
 
 
 # ----------------------------------------------------------------------------
@@ -307,7 +377,11 @@ def _gammaincc_cf(a, x):
 
 
 def _gammainc_pair(a, x):
-    """(P, Q) with each computed where it is accurate, the other as 1 minus it."""
+    """(P, Q) with each computed where it is accurate, the other as 1 minus it; scipy's
+    values at the edges (scipy ≥ 1.16): P(0, x > 0) = 1, P(inf, finite x) = 0,
+    P(a, inf) = 1, nan for a < 0, x < 0, P(0, 0), P(inf, inf) and nan arguments."""
+    a0 = a
+    a = anp.where(anp.logical_and(anp.greater(a, 0.0), anp.less(a, np.inf)), a, 1.0)
     pos = anp.greater(x, 0.0)
     use_series = anp.less(x, anp.add(a, 1.0))
     # each branch sees only arguments where it is well defined (no nan in unused lanes)
@@ -320,10 +394,16 @@ def _gammainc_pair(a, x):
     zero = anp.equal(x, 0.0)
     p = anp.where(zero, 0.0, p)
     q = anp.where(zero, 1.0, q)
-    bad = anp.logical_or(anp.less(x, 0.0), anp.less_equal(a, 0.0))
     inf = anp.equal(x, np.inf)
     p = anp.where(inf, 1.0, p)
     q = anp.where(inf, 0.0, q)
+    a_zero, a_inf = anp.equal(a0, 0.0), anp.equal(a0, np.inf)
+    p = anp.where(a_zero, 1.0, anp.where(a_inf, 0.0, p))
+    q = anp.where(a_zero, 0.0, anp.where(a_inf, 1.0, q))
+    bad = anp.logical_or(anp.logical_or(anp.less(x, 0.0), anp.less(a0, 0.0)),
+                         anp.logical_or(anp.isnan(x), anp.isnan(a0)))
+    bad = anp.logical_or(bad, anp.logical_or(anp.logical_and(a_zero, zero),
+                                             anp.logical_and(a_inf, inf)))
     return anp.where(bad, np.nan, p), anp.where(bad, np.nan, q)
 
 
@@ -349,8 +429,12 @@ def _gammainc_jvp_rule(sign):
         out = (_gammainc_cj if sign > 0 else _gammaincc_cj)(a, x)
         # in a: the derivative of the converged series / continued fraction
         _, da = jvp(lambda aa: _gammainc_pair(aa, x)[0 if sign > 0 else 1], (a,), (ta,))
-        dx = anp.multiply(anp.multiply(tx, _d_gammainc_dx(a, x)), float(sign))
-        return out, anp.add(da, anp.where(anp.greater(x, 0.0), dx, 0.0))
+        # in x (0 where P is constant in x: x = 0 or inf, a = 0 or inf)
+        inner = anp.logical_and(anp.logical_and(anp.greater(x, 0.0), anp.less(x, np.inf)),
+                                anp.logical_and(anp.greater(a, 0.0), anp.less(a, np.inf)))
+        dens = _d_gammainc_dx(anp.where(inner, a, 1.0), anp.where(inner, x, 1.0))
+        dx = anp.multiply(anp.multiply(tx, dens), float(sign))
+        return out, anp.add(da, anp.where(inner, dx, 0.0))
     return rule
 
 
@@ -422,7 +506,13 @@ def _betacf(a, b, x):
     return h
 
 
+def _finite_pos(v):
+    return anp.logical_and(anp.greater(v, 0.0), anp.less(v, np.inf))
+
+
 def _betainc_body(a, b, x):
+    a0, b0 = a, b
+    a, b = anp.where(_finite_pos(a), a, 1.0), anp.where(_finite_pos(b), b, 1.0)
     inside = anp.logical_and(anp.greater(x, 0.0), anp.less(x, 1.0))
     xs = anp.where(inside, x, 0.5)
     flip = anp.greater(xs, anp.divide(anp.add(a, 1.0), anp.add(anp.add(a, b), 2.0)))
@@ -432,9 +522,21 @@ def _betainc_body(a, b, x):
                       anp.add(anp.multiply(aa, anp.log(xx)), anp.multiply(bb, anp.log1p(anp.negative(xx)))))
     val = anp.divide(anp.multiply(anp.exp(logpref), _betacf(aa, bb, xx)), aa)
     out = anp.where(flip, anp.subtract(1.0, val), val)
+    # the limits in the shapes (scipy ≥ 1.16): all the mass at 0 when a = 0 or b = inf,
+    # at 1 when b = 0 or a = inf
+    a_zero, a_inf = anp.equal(a0, 0.0), anp.equal(a0, np.inf)
+    b_zero, b_inf = anp.equal(b0, 0.0), anp.equal(b0, np.inf)
+    out = anp.where(anp.logical_or(a_zero, b_inf), 1.0, out)
+    out = anp.where(anp.logical_or(b_zero, a_inf), 0.0, out)
     out = anp.where(anp.less_equal(x, 0.0), 0.0, anp.where(anp.greater_equal(x, 1.0), 1.0, out))
-    bad = anp.logical_or(anp.logical_or(anp.less_equal(a, 0.0), anp.less_equal(b, 0.0)),
+    bad = anp.logical_or(anp.logical_or(anp.less(a0, 0.0), anp.less(b0, 0.0)),
                          anp.logical_or(anp.less(x, 0.0), anp.greater(x, 1.0)))
+    bad = anp.logical_or(bad,
+                         anp.logical_or(anp.logical_and(a_zero, b_zero),
+                                        anp.logical_and(a_inf, b_inf)))
+    bad = anp.logical_or(bad,
+                         anp.logical_or(anp.isnan(x),
+                                        anp.logical_or(anp.isnan(a0), anp.isnan(b0))))
     return anp.where(bad, np.nan, out)
 
 
@@ -450,8 +552,10 @@ def _betainc_jvp(primals, tangents):
     out = _betainc_cj(a, b, x)
     _, dab = jvp(lambda aa, bb: _betainc_body(aa, bb, x), (a, b), (ta, tb))
     # ∂I/∂x = x^{a-1} (1-x)^{b-1} / B(a, b)
-    inside = anp.logical_and(anp.greater(x, 0.0), anp.less(x, 1.0))
+    inside = anp.logical_and(anp.logical_and(anp.greater(x, 0.0), anp.less(x, 1.0)),
+                             anp.logical_and(_finite_pos(a), _finite_pos(b)))
     xs = anp.where(inside, x, 0.5)
+    a, b = anp.where(inside, a, 1.0), anp.where(inside, b, 1.0)
     dens = anp.exp(anp.subtract(anp.add(anp.multiply(anp.subtract(a, 1.0), anp.log(xs)),
                                         anp.multiply(anp.subtract(b, 1.0), anp.log1p(anp.negative(xs)))),
                                 betaln(a, b)))
@@ -486,6 +590,7 @@ def _gammasgn(x):
     one = anp.ones_like(x)
     neg = anp.where(anp.greater(x, 0.0), one, anp.where(odd, anp.negative(one), one))
     neg = anp.where(anp.logical_and(anp.less(x, 0.0), anp.equal(x, fl)), np.nan, neg)
+    neg = anp.where(anp.isnan(x), np.nan, neg)
     return anp.where(anp.equal(x, 0.0), anp.where(anp.signbit(x), anp.negative(one), one), neg)
 
 
@@ -493,23 +598,73 @@ def _gammasgn(x):
 def gammasgn(x):
     """Sign of Γ(x): 1 for x > 0, (-1)^⌈-x⌉ between the poles, nan at them."""
     x = real_float(x)
-    return anp.astype(_gammasgn(x), dtype_of(x))
+    return anp.astype(quiet_eval(_gammasgn, x), dtype_of(x))
 
 
 @npfunc(None)
 def beta(a, b):
     """``B(a, b) = Γ(a)Γ(b)/Γ(a+b)``, via ``betaln`` with the sign of the gammas."""
     a, b = broadcast_float(a, b)
-    sg = anp.multiply(anp.multiply(_gammasgn(a), _gammasgn(b)), _gammasgn(anp.add(a, b)))
-    return anp.multiply(sg, anp.exp(betaln(a, b)))
+
+    def run(a, b):
+        c = anp.add(a, b)
+        pa, pb, pc = _pole(a), _pole(b), _pole(c)
+        sg = anp.multiply(anp.multiply(_gammasgn(a), _gammasgn(b)), _gammasgn(c))
+        out = anp.multiply(sg, anp.exp(_betaln_body(a, b)))
+        # at Γ's poles (scipy): 0 when only a + b is one, inf when a or b is and a + b is not
+        out = anp.where(anp.logical_and(pc, anp.logical_not(anp.logical_or(pa, pb))), 0.0, out)
+        out = anp.where(anp.logical_and(anp.logical_or(pa, pb), anp.logical_not(pc)), np.inf, out)
+        # a = n ≥ 1 and b = -m (m ≥ n) both integers: the limit (-1)^n (n-1)! (m-n)!/m!
+        one = anp.logical_and(pc, anp.logical_xor(pa, pb))
+        n = anp.where(one, anp.where(pa, b, a), 1.0)
+        m = anp.where(one, anp.negative(anp.where(pa, a, b)), 1.0)
+        lim = anp.exp(anp.subtract(anp.add(gammaln(n), gammaln(anp.add(anp.subtract(m, n), 1.0))),
+                                   gammaln(anp.add(m, 1.0))))
+        out = anp.where(one, anp.where(anp.equal(anp.mod(n, 2.0), 1.0), anp.negative(lim), lim),
+                        out)
+        return anp.where(anp.logical_and(pa, pb), np.inf, out)
+    return quiet_eval(run, a, b)
+
+
+def _pole(x):
+    """x ∈ {0, -1, -2, ...}: a pole of Γ."""
+    return anp.logical_and(anp.less_equal(x, 0.0), anp.equal(x, anp.floor(x)))
 
 
 @npfunc(None)
 def poch(z, m):
-    """Pochhammer symbol ``(z)_m = Γ(z + m)/Γ(z)``."""
+    """Pochhammer symbol ``(z)_m = Γ(z + m)/Γ(z)``; at Γ's poles the product
+    ``z(z+1)…(z+m-1)`` (``poch(-3, 2) = 6``), 0 or inf (scipy's values).
+
+    >>> from autodiff.scipy.special import poch
+    >>> float(poch(-3.0, 2.0)), float(poch(2.0, 3.0))
+    (6.0, 24.0)
+    """
     z, m = broadcast_float(z, m)
-    sg = anp.multiply(_gammasgn(anp.add(z, m)), _gammasgn(z))
-    out = anp.multiply(sg, anp.exp(anp.subtract(gammaln(anp.add(z, m)), gammaln(z))))
+    return quiet_eval(_poch_body, z, m)
+
+
+def _poch_body(z, m):
+    zm = anp.add(z, m)
+    pz, pzm = _pole(z), _pole(zm)
+    sg = anp.multiply(_gammasgn(zm), _gammasgn(z))
+    out = anp.multiply(sg, anp.exp(anp.subtract(gammaln(zm), gammaln(z))))
+    # z and z + m both poles (m an integer): the finite product z(z+1)…(z+m-1), by the
+    # reflection formula (-1)^m Γ(1-z)/Γ(1-z-m)
+    both = anp.logical_and(pz, pzm)
+    zs, ms = anp.where(both, z, 0.0), anp.where(both, m, 0.0)
+    prod = anp.exp(anp.subtract(gammaln(anp.subtract(1.0, zs)),
+                                gammaln(anp.subtract(anp.subtract(1.0, zs), ms))))
+    prod = anp.where(anp.equal(anp.mod(ms, 2.0), 1.0), anp.negative(prod), prod)
+    out = anp.where(both, prod, out)
+    # one pole: Γ(z + m) = ∞ over a finite Γ(z) is inf (scipy), a finite one over Γ(z) = ∞ is 0
+    out = anp.where(anp.logical_and(pzm, anp.logical_not(pz)), np.inf, out)
+    out = anp.where(anp.logical_and(pz, anp.logical_not(pzm)), 0.0, out)
+    # integers z, m: an integer product; round away the exp-log route's error
+    isint = anp.logical_and(anp.equal(z, anp.floor(z)), anp.equal(m, anp.floor(m)))
+    isint = anp.logical_and(anp.logical_and(isint, anp.greater_equal(m, 0.0)),
+                            anp.less(anp.abs(out), 2.0 ** 52))
+    out = anp.where(isint, anp.add(out, anp.stop_gradient(anp.subtract(anp.rint(out), out))), out)
     return anp.where(anp.equal(m, 0.0), 1.0, out)
 
 
@@ -530,16 +685,30 @@ def comb(N, k, *, exact=False, repetition=False):
     if exact:
         raise UnsupportedError("comb(exact=True) needs Python integers; use math.comb", source=user_source())
     N, k = broadcast_float(N, k)
+    return quiet_eval(functools.partial(_comb_body, repetition=repetition), N, k)
+
+
+def _comb_body(N, k, repetition):
+    N0 = N
     if repetition:
         N = anp.subtract(anp.add(N, k), 1.0)
     ok = anp.logical_and(anp.logical_and(anp.greater_equal(k, 0.0), anp.greater_equal(N, k)), anp.greater_equal(N, 0.0))
+    # N = inf (k finite): 1 for k = 0, inf above (gammaln's inf - inf otherwise)
+    inf_n = anp.logical_and(anp.equal(N, np.inf),
+                            anp.logical_and(anp.greater_equal(k, 0.0), anp.less(k, np.inf)))
+    ok = anp.logical_and(ok, anp.logical_not(inf_n))
     Ns, ks = anp.where(ok, N, 1.0), anp.where(ok, k, 0.0)
     val = anp.exp(anp.subtract(gammaln(anp.add(Ns, 1.0)),
                                anp.add(gammaln(anp.add(ks, 1.0)), gammaln(anp.add(anp.subtract(Ns, ks), 1.0)))))
     # integer arguments: round away the rounding error of the exp-log route
     isint = anp.logical_and(anp.equal(N, anp.floor(N)), anp.equal(k, anp.floor(k)))
     val = anp.where(anp.logical_and(isint, anp.less(val, 2.0 ** 52)), anp.add(val, anp.stop_gradient(anp.subtract(anp.rint(val), val))), val)
-    return anp.where(ok, val, 0.0)
+    out = anp.where(ok, val, 0.0)
+    out = anp.where(inf_n, anp.where(anp.equal(k, 0.0), anp.ones_like(k), np.inf), out)
+    if repetition:
+        # multisets of size 0 from N ≥ 0 kinds: one (scipy ≥ 1.17: comb(0, 0, repetition=True) = 1)
+        out = anp.where(anp.logical_and(anp.equal(k, 0.0), anp.greater_equal(N0, 0.0)), 1.0, out)
+    return out
 
 
 __all__ = ["gammaln", "gamma", "rgamma", "digamma", "psi", "polygamma", "betaln", "beta",

@@ -133,8 +133,51 @@ def _hyp2f1_body(a, b, c, x):
                       anp.where(_nonpos_int(b0), anp.negative(b0), np.inf))
     out = anp.where(poly, _hyp2f1_poly(anp.where(poly, a0, 0.3), anp.where(poly, b0, 0.6),
                                        anp.where(poly, c0, 1.7), xp, deg), out)
-    out = anp.where(anp.equal(x, 0.0), 1.0, out)
-    return anp.where(anp.greater_equal(x, 1.0), np.nan, out)
+    return anp.where(anp.equal(x, 0.0), 1.0, out)
+
+
+def _hyp2f1_edges(a, b, c, x):
+    """scipy's values where the series and the connection formula do not apply: 1 when a
+    or b is 0 (or x is 0); inf at a pole c ∈ {0, -1, ...} that a terminating series does
+    not stop short of; at x = 1 Gauss's Γ(c)Γ(c-a-b)/(Γ(c-a)Γ(c-b)) when c - a - b > 0,
+    inf otherwise; inf for x > 1 (a polynomial excepted: its value, for every x)."""
+    ab0 = anp.logical_or(anp.equal(a, 0.0), anp.equal(b, 0.0))
+    poly = anp.logical_or(_nonpos_int(a), _nonpos_int(b))
+    # the series stops (at -a or -b terms) before its c + k reaches 0
+    stops = anp.logical_or(anp.logical_and(_nonpos_int(a), anp.greater(a, c)),
+                           anp.logical_and(_nonpos_int(b), anp.greater(b, c)))
+    c_pole = anp.logical_and(_nonpos_int(c), anp.logical_not(stops))
+    at1 = anp.logical_and(anp.equal(x, 1.0), anp.logical_not(poly))
+    above = anp.logical_and(anp.greater(x, 1.0), anp.logical_not(poly))
+    one = anp.logical_or(ab0, anp.equal(x, 0.0))
+    special = anp.logical_or(anp.logical_or(one, c_pole), anp.logical_or(at1, above))
+    s = anp.subtract(anp.subtract(c, a), b)
+    conv = anp.logical_and(at1, anp.greater(s, 0.0))
+    ag, bg, cg = anp.where(conv, a, 0.5), anp.where(conv, b, 0.5), anp.where(conv, c, 2.0)
+    sg = anp.subtract(anp.subtract(cg, ag), bg)
+    gauss = anp.divide(anp.multiply(gamma(cg), gamma(sg)),
+                       anp.multiply(gamma(anp.subtract(cg, ag)), gamma(anp.subtract(cg, bg))))
+    val = anp.where(conv, gauss, np.inf)
+    val = anp.where(c_pole, np.inf, val)
+    val = anp.where(one, 1.0, val)
+    return special, val
+
+
+def _hyp2f1_all(a, b, c, x):
+    special, val = _hyp2f1_edges(a, b, c, x)
+    # the general path on harmless arguments where an edge value applies (no nan there,
+    # in values or derivatives)
+    out = _hyp2f1_body(anp.where(special, 0.5, a), anp.where(special, 0.5, b),
+                       anp.where(special, 2.0, c), anp.where(special, 0.5, x))
+    # c a non-positive integer that a terminating series stops short of: the polynomial
+    short = anp.logical_and(anp.logical_and(_nonpos_int(c), anp.logical_not(special)),
+                            anp.logical_or(_nonpos_int(a), _nonpos_int(b)))
+    deg = anp.minimum(anp.where(_nonpos_int(a), anp.negative(a), np.inf),
+                      anp.where(_nonpos_int(b), anp.negative(b), np.inf))
+    poly = _hyp2f1_poly(anp.where(short, a, 0.3), anp.where(short, b, 0.6),
+                        anp.where(short, c, 1.7),
+                        anp.where(short, x, 0.5), anp.where(short, deg, 1.0))
+    return anp.where(special, val, anp.where(short, poly, out))
 
 
 def _hyp2f1_poly(a, b, c, z, deg):
@@ -144,9 +187,11 @@ def _hyp2f1_poly(a, b, c, z, deg):
     def body(k, st):
         term, s = st
         kf = anp.astype(k, dtype_of(z))
-        r = anp.divide(anp.multiply(anp.multiply(anp.add(a, kf), anp.add(b, kf)), z),
-                       anp.multiply(anp.add(c, kf), kf + 1.0))
-        term = anp.multiply(term, anp.where(anp.less(kf, deg), r, 0.0))
+        live = anp.less(kf, deg)
+        # past the last term c + k may reach 0 (c a pole the series stops short of)
+        den = anp.where(live, anp.multiply(anp.add(c, kf), kf + 1.0), 1.0)
+        r = anp.divide(anp.multiply(anp.multiply(anp.add(a, kf), anp.add(b, kf)), z), den)
+        term = anp.multiply(term, anp.where(live, r, 0.0))
         return term, anp.add(s, term)
     one = anp.ones_like(z)
     return fori_loop(0, _HYP_ITERS, body, (one, one))[1]
@@ -165,7 +210,10 @@ def hyp2f1(a, b, c, x):
     x. Where the connection formula is degenerate — x > 0.9 with c - a - b an integer
     (``hyp2f1(0.5, 0.5, 1.0, x)``, the elliptic integral K, among them), or x < -9 with
     b - a an integer (a = b included) — the value is extrapolated from b ± h, b ± 2h
-    (Richardson, h = 1e-3). Differentiable in all arguments.
+    (Richardson, h = 1e-3). Differentiable in all arguments. At the edges it gives scipy's
+    values: 1 when a or b is 0, inf at c = 0, -1, ... (unless the series terminates
+    first), Gauss's sum at x = 1 (inf when c - a - b ≤ 0) and inf for x > 1 (but a
+    polynomial's value there). float32 is computed in float64.
 
     Accuracy, measured on a grid (a, b in [-2.7, 6.5], c in [0.35, 9.1], x in [-50, 0.999],
     ``tests/test_special_accuracy.py``): relative error below 2e-12 against scipy away
@@ -180,7 +228,13 @@ def hyp2f1(a, b, c, x):
     1.3862943611
     """
     a, b, c, x = broadcast_float(a, b, c, x)
-    return quiet_eval(_hyp2f1_body, a, b, c, x)
+    dt = dtype_of(x)
+    if dt != np.float64:
+        # float32 (and float16) in float64: the connection formula's cancellation near
+        # x = 1 would cost float32 its last three digits
+        up = [anp.astype(v, np.float64) for v in (a, b, c, x)]
+        return anp.astype(quiet_eval(_hyp2f1_all, *up), dt)
+    return quiet_eval(_hyp2f1_all, a, b, c, x)
 
 
 __all__ = ["hyp1f1", "hyp2f1"]

@@ -7,6 +7,7 @@ integrals ``sici`` and Owen's T function ``owens_t``.
 >>> [round(float(v), 12) for v in sici(1.0)]
 [0.946083070367, 0.337403922901]
 """
+import functools
 import math
 
 import numpy as np
@@ -41,13 +42,21 @@ def expn(n, x):
         return anp.multiply(real_float(x), np.nan)       # scipy: nan for negative orders
     n = int(n)
     x = real_float(x)
+    return quiet_eval(functools.partial(_expn_body, n), x)
+
+
+def _expn_body(n, x):
+    neg = anp.logical_or(anp.less(x, 0.0), anp.isnan(x))
     if n == 0:
-        return anp.divide(anp.exp(anp.negative(x)), x)
+        # e^{-x}/x: inf at ±0 (scipy), 0 at inf, nan below 0
+        xs = anp.where(anp.equal(x, 0.0), 1.0, x)
+        out = anp.where(anp.equal(x, 0.0), np.inf, anp.divide(anp.exp(anp.negative(xs)), xs))
+        return anp.where(neg, np.nan, out)
     euler = 0.5772156649015329
-    big = anp.greater(x, 1.0)
+    big = anp.logical_and(anp.greater(x, 1.0), anp.less(x, np.inf))
     xb = anp.where(big, x, 2.0)
     xs = anp.where(big, 0.5, x)
-    tiny = 1e-300
+    tiny = 1e-300 if dtype_of(x) == np.float64 else 1e-30
     b = anp.add(xb, float(n))
     c = anp.full_like(xb, 1.0 / tiny)
     d = anp.divide(1.0, b)
@@ -77,18 +86,22 @@ def expn(n, x):
             s = anp.add(s, anp.multiply(fact, anp.subtract(psi, anp.log(xs))))
     out = anp.where(big, v_big, s)
     out = anp.where(anp.equal(x, 0.0), np.inf if n == 1 else 1.0 / (n - 1), out)
-    return anp.where(anp.less(x, 0.0), np.nan, out)
+    out = anp.where(anp.equal(x, np.inf), 0.0, out)
+    return anp.where(neg, np.nan, out)
 
 
 @npfunc(None)
 def expi(x):
     """Exponential integral ``Ei(x)`` for real x: ``-E₁(-x)`` for x < 0; a series below 40
     and the asymptotic expansion above for x > 0."""
-    x = real_float(x)
+    return quiet_eval(_expi_body, real_float(x))
+
+
+def _expi_body(x):
     euler = 0.5772156649015329
     neg = anp.less(x, 0.0)
     e1 = exp1(anp.where(neg, anp.negative(x), 1.0))
-    big = anp.greater(x, 40.0)
+    big = anp.logical_and(anp.greater(x, 40.0), anp.less(x, np.inf))
     xs = anp.where(anp.logical_or(neg, big), 1.0, x)
     term = anp.ones_like(xs)
     s = anp.zeros_like(xs)
@@ -104,6 +117,8 @@ def expi(x):
         a = anp.add(a, p)
     big_v = anp.multiply(anp.divide(anp.exp(xb), xb), a)
     out = anp.where(neg, anp.negative(e1), anp.where(big, big_v, small_v))
+    # Ei(inf) = inf (Ei(-inf) = -E₁(inf) = -0 already)
+    out = anp.where(anp.equal(x, np.inf), np.inf, out)
     return anp.where(anp.equal(x, 0.0), -np.inf, out)
 
 
@@ -138,6 +153,8 @@ def owens_t(h, a):
         t_big = anp.subtract(anp.multiply(anp.add(anp.multiply(p_h, q_ah), anp.multiply(p_ah, q_h)), 0.5),
                              _owens_t_small(ahb, anp.divide(1.0, a_b)))
         out = anp.where(small, t_small, t_big)
+        # h = 0: T(0, a) = atan(a)/(2π), for every a (a·h would be inf·0 at a = ±inf)
+        out = anp.where(anp.equal(h, 0.0), anp.divide(anp.arctan(aa), 2 * math.pi), out)
         return anp.where(anp.less(a, 0.0), anp.negative(out), out)
     return quiet_eval(run, h, a)
 
@@ -200,14 +217,23 @@ def _sici_cf(x):
 
 
 def _sici_body(x):
+    dt = dtype_of(x)
+    if dt != np.float64:
+        # float32 in float64: Ci and Si - π/2 are small differences of O(1) terms
+        si, ci = _sici_body(anp.astype(x, np.float64))
+        return anp.astype(si, dt), anp.astype(ci, dt)
     ax = anp.abs(x)
+    inf = anp.equal(ax, np.inf)
     small = anp.less_equal(ax, 2.0)
     si_s, ci_s = _sici_series(anp.where(small, anp.where(anp.equal(ax, 0.0), 1.0, ax), 1.0))
-    si_c, ci_c = _sici_cf(anp.where(small, 3.0, ax))
+    si_c, ci_c = _sici_cf(anp.where(anp.logical_or(small, inf), 3.0, ax))
     si = anp.where(small, si_s, si_c)
     ci = anp.where(small, ci_s, ci_c)
     si = anp.where(anp.equal(ax, 0.0), 0.0, si)
     ci = anp.where(anp.equal(ax, 0.0), -np.inf, ci)
+    # Si(±inf) = ±π/2, Ci(inf) = 0; Ci(-inf) is nan (scipy)
+    si = anp.where(inf, math.pi / 2, si)
+    ci = anp.where(inf, anp.where(anp.greater(x, 0.0), 0.0, np.nan), ci)
     return anp.where(anp.less(x, 0.0), anp.negative(si), si), ci
 
 

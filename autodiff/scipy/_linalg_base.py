@@ -30,8 +30,10 @@ def float_matrix(a):
         name = sys._getframe(1).f_code.co_name.lstrip("_")
         raise UnsupportedError(
             f"scipy.linalg.{name}: complex input is not supported by this function yet; "
-            "complex solve, inv, det, pinv, cholesky, cho_solve, solve_triangular, eigh, svd, "
-            "svdvals, qr, expm, schur(output='complex') and rsf2csf are", source=user_source())
+            "complex solve, inv, det, pinv, cholesky, cho_solve, solve_triangular, lu, "
+            "lu_factor, lu_solve, eigh, svd, svdvals, qr, qr_multiply, hessenberg, "
+            "solve_sylvester, expm, schur(output='complex') and rsf2csf are",
+            source=user_source())
     return anp.astype(a, np.float64) if kind != "f" else a
 
 

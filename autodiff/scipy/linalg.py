@@ -170,19 +170,23 @@ def _pinv_cut(a, cut):
 
 def _lu_packed(a):
     """Partial-pivoting LU (LAPACK's getrf, unrolled over columns): the packed factors,
-    the pivot rows ``piv`` (row j was swapped with piv[j]) and the final row order."""
-    a = _float_matrix(a)
+    the pivot rows ``piv`` (row j was swapped with piv[j]) and the final row order. The
+    pivot is the entry of largest ``|re| + |im|`` (LAPACK's i?amax), the first on ties."""
+    a = _inexact(a)
     sh = _anp.shape(a)
     m, n = sh[-2:]
     batch = sh[:-2]
     rows = _np.arange(m)
     cols = _np.arange(n)
     perm = _anp.broadcast_to(_np.arange(m), batch + (m,))
+    cplx = _anp.asarray(a).dtype.kind == "c"
     pivs = []
     A = a
     for j in range(min(m, n)):
         col = A[..., :, j]
-        score = _anp.where(rows >= j, _anp.abs(col), -1.0)
+        mag = (_anp.add(_anp.abs(_anp.real(col)), _anp.abs(_anp.imag(col))) if cplx
+               else _anp.abs(col))
+        score = _anp.where(rows >= j, mag, -1.0)
         p = _anp.argmax(score, axis=-1)                       # (...,)
         pivs.append(p)
         pe = _anp.expand_dims(p, -1)
@@ -196,52 +200,87 @@ def _lu_packed(a):
         perm = _anp.where(is_j, _anp.expand_dims(perm_p, -1), _anp.where(is_p, _anp.expand_dims(perm_j, -1), perm))
         piv = A[..., j, j]
         safe = _anp.where(_anp.equal(piv, 0.0), 1.0, piv)
-        mult = _anp.where(rows > j, _anp.divide(A[..., :, j], _anp.expand_dims(safe, -1)), 0.0)     # (..., m)
-        upd = _anp.where(cols > j, A[..., j, :], 0.0)                                             # (..., n)
+        mult = _anp.where(rows > j, _anp.divide(A[..., :, j], _anp.expand_dims(safe, -1)), 0.0)
+        upd = _anp.where(cols > j, A[..., j, :], 0.0)                                  # (..., n)
         A = _anp.subtract(A, _anp.multiply(_anp.expand_dims(mult, -1), _anp.expand_dims(upd, -2)))
         A = _anp.where(_anp.logical_and(_anp.expand_dims(rows > j, -1), cols == j), _anp.expand_dims(mult, -1), A)
-    piv = _anp.stack(pivs, axis=-1) if pivs else _anp.zeros_like(a, dtype=_np.int64, shape=batch + (0,))
+    piv = (_anp.stack(pivs, axis=-1) if pivs
+           else _anp.zeros_like(a, dtype=_np.int64, shape=batch + (0,)))
     return A, _anp.astype(piv, _np.int32), perm
 
 
 @_npfunc(None)
 def lu_factor(a, overwrite_a=False, check_finite=True):
     """``(lu, piv)`` as LAPACK's getrf and ``scipy.linalg.lu_factor``: unit-lower L and U
-    packed in one matrix, row ``j`` swapped with ``piv[j]``. Differentiable (the pivot
-    order is locally constant)."""
+    packed in one matrix, row ``j`` swapped with ``piv[j]``; real or complex ``a``, and a
+    stack ``(..., m, n)`` of them. Differentiable (the pivot order is locally constant).
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import lu_factor
+    >>> lu, piv = lu_factor(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> lu, piv
+    (array([[3.        , 4.        ],
+           [0.33333333, 0.66666667]]), array([1, 1], dtype=int32))
+    """
     lu, piv, _ = _lu_packed(a)
     return lu, piv
 
 
 def lu_solve(lu_and_piv, b, trans=0, overwrite_b=False, check_finite=True):
-    """Solve ``a x = b`` (``trans`` 1: ``aᵀ x = b``) from :func:`lu_factor`'s result."""
-    return _lu_solve(lu_and_piv[0], lu_and_piv[1], b, trans)
+    """Solve ``a x = b`` (``trans`` 1: ``aᵀ x = b``, 2: ``aᴴ x = b``) from
+    :func:`lu_factor`'s result. As ``scipy.linalg.lu_solve`` (>= 1.16): a 1-d ``b`` is one
+    vector, else ``b`` is ``(..., n, k)``; the batch axes of ``lu`` ``(..., n, n)``, ``piv``
+    ``(..., n)`` and ``b`` broadcast.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import lu_factor, lu_solve
+    >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> lu_solve(lu_factor(a), np.array([5.0, 6.0]))
+    array([-4. ,  4.5])
+    """
+    if trans not in (0, 1, 2, "N", "T", "C"):
+        raise ValueError(f"lu_solve: trans must be 0, 1 or 2, got {trans!r}")
+    return _lu_solve(lu_and_piv[0], lu_and_piv[1], b, {"N": 0, "T": 1, "C": 2}.get(trans, trans))
 
 
 @_npfunc(None)
 def _lu_solve(lu, piv, b, trans):
-    lu, b = _promote(_float_matrix(lu), _float_matrix(b))
-    n = _anp.shape(lu)[-1]
-    vec = _anp.ndim(b) == 1
+    lu, b = _promote(_inexact(lu), _inexact(b))
+    piv = _anp.asarray(piv) if not isinstance(piv, _Tracer) else piv
+    sl, sp, sb = tuple(_anp.shape(lu)), tuple(_anp.shape(piv)), tuple(_anp.shape(b))
+    if len(sl) < 2 or sl[-1] != sl[-2]:
+        raise ValueError(f"lu_solve: expected square LU factors (..., n, n), got shape {sl}")
+    n = sl[-1]
+    vec = len(sb) == 1
     if vec:
         b = _anp.expand_dims(b, -1)
-    # the final row order from the sequence of swaps
-    order = _anp.asarray(_np.arange(n))
-    for j in range(_anp.shape(piv)[-1]):
-        p = piv[j]
-        oj, op = order[j], _anp.take(order, p)
-        idx = _np.arange(n)
+        sb = sb + (1,)
+    if len(sp) < 1 or sb[-2] != n:
+        raise ValueError(f"Shapes of lu {sl} and b {sb[:-1] if vec else sb} are incompatible")
+    batch = _np.broadcast_shapes(sl[:-2], sp[:-1], sb[:-2])
+    lu = _anp.broadcast_to(lu, batch + sl[-2:])
+    b = _anp.broadcast_to(b, batch + sb[-2:])
+    # the final row order from the sequence of swaps (row j <-> row piv[..., j])
+    idx = _np.arange(n)
+    order = _anp.broadcast_to(idx, batch + (n,))
+    piv = _anp.broadcast_to(piv, batch + sp[-1:])
+    for j in range(sp[-1]):
+        p = _anp.expand_dims(piv[..., j], -1)
+        oj = _anp.expand_dims(order[..., j], -1)
+        op = _anp.take_along_axis(order, p, axis=-1)
         order = _anp.where(idx == j, op, _anp.where(_anp.equal(idx, p), oj, order))
     L = _anp.add(_anp.tril(lu, -1), _np.eye(n))
     Um = _anp.triu(lu)
-    if trans in (0, "N"):
-        y = solve_triangular(L, _anp.take(b, order, axis=0), lower=True, unit_diagonal=True)
+    if trans == 0:
+        rows = _anp.broadcast_to(_anp.expand_dims(order, -1), _anp.shape(b))
+        y = solve_triangular(L, _anp.take_along_axis(b, rows, axis=-2), lower=True, unit_diagonal=True)
         x = solve_triangular(Um, y, lower=False)
     else:
-        y = solve_triangular(Um, b, lower=False, trans=1)
-        z = solve_triangular(L, y, lower=True, unit_diagonal=True, trans=1)
-        inv_order = _anp.argsort(order)
-        x = _anp.take(z, inv_order, axis=0)
+        y = solve_triangular(Um, b, lower=False, trans=trans)
+        z = solve_triangular(L, y, lower=True, unit_diagonal=True, trans=trans)
+        inv_order = _anp.argsort(order, axis=-1)
+        rows = _anp.broadcast_to(_anp.expand_dims(inv_order, -1), _anp.shape(z))
+        x = _anp.take_along_axis(z, rows, axis=-2)
     return _anp.squeeze(x, -1) if vec else x
 
 
@@ -257,7 +296,10 @@ def lu(a, permute_l=False, overwrite_a=False, check_finite=True, p_indices=False
     if p_indices:
         return perm, L, Um
     # P[perm[i], i] = 1: row i of L U is row perm[i] of a
-    Pm = _anp.astype(_anp.equal(_anp.expand_dims(perm, -1), _np.arange(m)), packed.dtype if hasattr(packed, "dtype") else _np.float64)
+    # P is real (float64 for a complex128 ``a``), as scipy's and JAX's
+    dt = _np.dtype(_anp.asarray(packed).dtype)
+    dt = _np.finfo(dt).dtype if dt.kind == "c" else dt
+    Pm = _anp.astype(_anp.equal(_anp.expand_dims(perm, -1), _np.arange(m)), dt)
     Pm = _anp.swapaxes(Pm, -1, -2)
     if permute_l:
         return _anp.matmul(Pm, L), Um
@@ -434,44 +476,111 @@ def eigh_tridiagonal(d, e, eigvals_only=False, select="a", select_range=None, ch
 
 @_npfunc(None)
 def hessenberg(a, calc_q=False, overwrite_a=False, check_finite=True):
-    """Upper Hessenberg form ``H = Qᵀ a Q`` by Householder reflections with LAPACK's sign
-    convention (so H matches ``scipy.linalg.hessenberg``); ``calc_q`` returns ``(H, Q)``."""
-    a = _float_matrix(a)
+    """Upper Hessenberg form ``H = Qᴴ a Q`` (``scipy.linalg.hessenberg``) by LAPACK's
+    elementary reflectors ``I - τ v vᴴ`` (its ``?larfg`` rule: a real subdiagonal, of sign
+    opposite to the pivot's real part), so H and Q match scipy's, for real and complex
+    ``a`` and stacks of them; ``calc_q`` returns ``(H, Q)``. Differentiable.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import hessenberg
+    >>> a = np.array([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [0.0, 3.0, 1.0]])
+    >>> h, q = hessenberg(a, calc_q=True)
+    >>> bool(np.allclose(q @ h @ q.T, a)), bool(h[2, 0] == 0.0)
+    (True, True)
+    """
+    a = _inexact(a)
     n = _anp.shape(a)[-1]
+    cplx = _anp.asarray(a).dtype.kind == "c"
     H = a
     Q = _eye_like(a)
     rows = _np.arange(n)
     mm = _anp.matmul
-    for j in range(n - 2):
+    # complex: LAPACK's last reflector (n-2) only makes the last subdiagonal entry real;
+    # scipy returns a matrix of size <= 2 as it is
+    for j in range(n - 1 if cplx and n > 2 else n - 2):
         x = _anp.where(rows > j, H[..., :, j], 0.0)
         alpha = H[..., j + 1, j]
-        nrm = _anp.sqrt(_anp.sum(_anp.multiply(x, x), axis=-1))
-        sgn = _anp.where(_anp.greater_equal(alpha, 0.0), 1.0, -1.0)
-        beta = _anp.multiply(_anp.multiply(sgn, nrm), -1.0)
-        v = _anp.subtract(x, _anp.where(rows == j + 1, _anp.expand_dims(beta, -1), 0.0))
-        vv = _anp.sum(_anp.multiply(v, v), axis=-1)
-        below = _anp.sum(_anp.multiply(_anp.where(rows > j + 1, x, 0.0), x), axis=-1)
+        ar = _anp.real(alpha) if cplx else alpha
+        nrm = _anp.sqrt(_anp.sum(_anp.real(_anp.multiply(x, _anp.conj(x))), axis=-1))
+        sgn = _anp.where(_anp.greater_equal(ar, 0.0), 1.0, -1.0)
+        beta = _anp.multiply(_anp.multiply(sgn, nrm), -1.0)            # real
+        below = _anp.sum(_anp.real(_anp.multiply(_anp.where(rows > j + 1, x, 0.0),
+                                                 _anp.conj(x))), axis=-1)
         act = _anp.greater(below, 0.0)
-        tau = _anp.where(act, _anp.divide(2.0, _anp.where(act, vv, 1.0)), 0.0)
+        if cplx:        # LAPACK reflects a complex alpha to a real beta even with x = 0
+            act = _anp.logical_or(act, _anp.not_equal(_anp.imag(alpha), 0.0))
+        # v = (1 at j+1, x[j+2:] / (alpha - beta)), tau = (beta - alpha) / beta
+        den = _anp.where(act, _anp.subtract(alpha, beta), 1.0)
+        v = _anp.where(rows > j + 1, _anp.divide(x, _anp.expand_dims(den, -1)), _anp.where(rows == j + 1, 1.0, 0.0))
+        tau = _anp.where(act, _anp.divide(_anp.subtract(beta, alpha),
+                                          _anp.where(act, beta, 1.0)), 0.0)
         t = _anp.expand_dims(_anp.expand_dims(tau, -1), -1)
         vc = _anp.expand_dims(v, -1)
-        vr = _anp.swapaxes(vc, -1, -2)
-        H = _anp.subtract(H, _anp.multiply(t, mm(vc, mm(vr, H))))
-        H = _anp.subtract(H, _anp.multiply(t, mm(mm(H, vc), vr)))
-        Q = _anp.subtract(Q, _anp.multiply(t, mm(mm(Q, vc), vr)))
+        vh = _anp.conj(_anp.swapaxes(vc, -1, -2))
+        H = _anp.subtract(H, _anp.multiply(_anp.conj(t), mm(vc, mm(vh, H))))   # H(j)ᴴ H
+        H = _anp.subtract(H, _anp.multiply(t, mm(mm(H, vc), vh)))             # · H(j)
+        Q = _anp.subtract(Q, _anp.multiply(t, mm(mm(Q, vc), vh)))
     H = _anp.where(_np.arange(n)[:, None] - _np.arange(n)[None, :] > 1, 0.0, H)
     return (H, Q) if calc_q else H
 
 
+_SYLVESTER_METHODS = ("schur", "eigen")
+
+
 @_npfunc(None)
-def solve_sylvester(a, b, q):
-    """Solve ``a x + x b = q`` through the Kronecker system ``(I⊗a + bᵀ⊗I) vec x = vec q``
-    (for the small matrices this is meant for)."""
-    a, b, q = _promote(_float_matrix(a), _float_matrix(b), _float_matrix(q))
-    m, n = _anp.shape(a)[0], _anp.shape(b)[0]
-    K = _anp.add(_anp.kron(_np.eye(n), a), _anp.kron(_anp.transpose(b), _np.eye(m)))
-    x = _anp.linalg.solve(K, _anp.ravel(_anp.transpose(q)))
-    return _anp.transpose(_anp.reshape(x, (n, m)))
+def solve_sylvester(A, B, C, *, method="schur", tol=1e-8):
+    """Solve the Sylvester equation ``A X + X B = C`` (JAX's
+    ``jax.scipy.linalg.solve_sylvester``): ``A`` ``(..., m, m)``, ``B`` ``(..., n, n)``,
+    ``C`` ``(..., m, n)``, real or complex, the batch axes broadcast.
+
+    ``method`` is JAX's 'schur' (Bartels-Stewart) or 'eigen' (eigendecompositions); both
+    name the same solution, which is computed here for either from the Kronecker system
+    ``(I⊗A + Bᵀ⊗I) vec X = vec C`` (dense: for the small matrices this is meant for),
+    differentiable in A, B and C. As JAX's, the result is all NaN where some sum
+    ``λ_i(A) + μ_j(B)`` of eigenvalues is smaller than ``tol`` in absolute value (the
+    equation is singular or nearly so there).
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.linalg import solve_sylvester
+    >>> A = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> B = np.array([[5.0, 6.0], [7.0, 8.0]])
+    >>> np.round(solve_sylvester(A, B, A + B), 12)
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    if method not in _SYLVESTER_METHODS:
+        raise ValueError(f"Unrecognized method {method!r}: the two valid methods are "
+                         "'schur' and 'eigen'")
+    A, B, C = _promote(_inexact(A), _inexact(B), _inexact(C))
+    sa, sb, sc = (tuple(_anp.shape(X)) for X in (A, B, C))
+    if len(sc) < 2 or len(sa) < 2 or len(sb) < 2:
+        raise ValueError(f"Incompatible shapes for Sylvester equation: A: {sa}, B: {sb}, C: {sc}")
+    m, n = sc[-2:]
+    if sa[-2:] != (m, m) or sb[-2:] != (n, n):
+        raise ValueError(f"Incompatible shapes for Sylvester equation: A: {sa}, B: {sb}, C: {sc}")
+    batch = _np.broadcast_shapes(sa[:-2], sb[:-2], sc[:-2])
+    A = _anp.broadcast_to(A, batch + (m, m))
+    B = _anp.broadcast_to(B, batch + (n, n))
+    C = _anp.broadcast_to(C, batch + (m, n))
+    if m == 0 or n == 0:
+        return C
+    # K[(j, i), (l, k)] = δ_jl A_ik + B_lj δ_ik: the (n·m, n·m) matrix on column-major vec X
+    eye_n = _np.eye(n)[:, None, :, None]
+    eye_m = _np.eye(m)[None, :, None, :]
+    K = _anp.add(_anp.multiply(eye_n, _anp.expand_dims(_anp.expand_dims(A, -3), -2)),
+                 _anp.multiply(_anp.expand_dims(_anp.expand_dims(_anp.swapaxes(B, -1, -2), -2), -1), eye_m))
+    K = _anp.reshape(K, batch + (n * m, n * m))
+    # JAX's tol: NaN where the smallest |λ_i(A) + μ_j(B)| is below tol (no derivative);
+    # such a K is replaced by the identity first (an exactly singular one would raise)
+    la = _anp.linalg.eigvals(_anp.stop_gradient(A))
+    lb = _anp.linalg.eigvals(_anp.stop_gradient(B))
+    gap = _anp.min(_anp.abs(_anp.add(_anp.expand_dims(la, -1), _anp.expand_dims(lb, -2))), axis=(-2, -1))
+    bad = _anp.expand_dims(_anp.expand_dims(_anp.less(gap, tol), -1), -1)
+    K = _anp.where(bad, _np.eye(n * m), K)
+    rhs = _anp.reshape(_anp.swapaxes(C, -1, -2), batch + (n * m, 1))
+    x = _anp.linalg.solve(K, rhs)
+    X = _anp.swapaxes(_anp.reshape(x, batch + (n, m)), -1, -2)
+    return _anp.where(bad, _np.nan, X)
 
 
 @_npfunc(None)
@@ -490,7 +599,7 @@ def qr_multiply(a, c, mode="right", pivoting=False, conjugate=False, overwrite_a
     """
     if mode not in ("right", "left"):
         raise ValueError(f"Mode argument can only be 'left' or 'right' but not '{mode}'")
-    a, c = _promote(_float_matrix(a), _float_matrix(c))
+    a, c = _promote(_inexact(a), _inexact(c))
     if pivoting:
         q, r, p = _pivoted_qr(a, "economic")
     else:
@@ -686,11 +795,15 @@ def schur(a, output="real", lwork=None, overwrite_a=False, sort=None, check_fini
 def rsf2csf(T, Z, check_finite=True):
     """Real Schur form ``(T, Z)`` to the complex one (``scipy.linalg.rsf2csf``): each 2x2
     block of T (a complex pair) is triangularized by a complex Givens rotation G built
-    from the block's eigenvalue with positive imaginary part, ``T -> G T Gᴴ``,
-    ``Z -> Z Gᴴ``, exactly scipy's steps (the same rows and columns updated, blocks found by
-    scipy's test ``|T[m, m-1]| > ε(|T[m-1, m-1]| + |T[m, m]|)``, the subdiagonal zeroed).
-    A traced composition (no Python branch on values: a step that is not a block applies
-    the identity), so it is jittable and differentiable in T and Z, any order.
+    from one eigenvalue of the block, ``T -> G T Gᴴ``, ``Z -> Z Gᴴ``, exactly scipy's steps
+    (the same rows and columns updated, blocks found by scipy's test
+    ``|T[m, m-1]| > ε(|T[m-1, m-1]| + |T[m, m]|)``, the subdiagonal zeroed). The eigenvalue
+    is the one LAPACK's complex ``geev`` lists first, as scipy uses: the root of the block
+    farther from ``T[m, m]`` (the one with positive imaginary part on a standardized real
+    block), so any square T, not only a Schur form, gets scipy's result. Stacks
+    ``(..., n, n)`` of T and Z broadcast (scipy >= 1.16, JAX). A traced composition (no
+    Python branch on values: a step that is not a block applies the identity), so it is
+    jittable and differentiable in T and Z, any order.
 
     >>> import numpy as np
     >>> from autodiff.scipy.linalg import schur, rsf2csf
@@ -701,40 +814,54 @@ def rsf2csf(T, Z, check_finite=True):
     """
     T, Z = _inexact(T), _inexact(Z)
     for name, X in (("Z", Z), ("T", T)):
-        if _anp.ndim(X) != 2 or _anp.shape(X)[0] != _anp.shape(X)[1]:
+        if _anp.ndim(X) < 2 or _anp.shape(X)[-1] != _anp.shape(X)[-2]:
             raise ValueError(f"Input '{name}' must be square.")
-    if _anp.shape(T)[0] != _anp.shape(Z)[0]:
-        raise ValueError(f"Input array shapes must match: Z: {_anp.shape(Z)} vs. T: {_anp.shape(T)}")
+    if _anp.shape(T)[-1] != _anp.shape(Z)[-1]:
+        raise ValueError(f"Input array shapes must match: Z: {_anp.shape(Z)} vs. "
+                         f"T: {_anp.shape(T)}")
     # scipy's _commonType(Z, T, complex64): complex64 only when both are single precision
     single = all(_anp.asarray(X).dtype in (_np.float32, _np.complex64) for X in (T, Z))
     dt = _np.dtype(_np.complex64 if single else _np.complex128)
-    T, Z = _anp.astype(T, dt), _anp.astype(Z, dt)
-    n = _anp.shape(T)[0]
+    n = _anp.shape(T)[-1]
+    batch = _np.broadcast_shapes(tuple(_anp.shape(T))[:-2], tuple(_anp.shape(Z))[:-2])
+    T = _anp.broadcast_to(_anp.astype(T, dt), batch + (n, n))
+    Z = _anp.broadcast_to(_anp.astype(Z, dt), batch + (n, n))
     eps = float(_np.finfo(float).eps)
     rows = _np.arange(n)[:, None]
     cols = _np.arange(n)[None, :]
+
+    def bc(v):              # a batch of scalars against a batch of matrices
+        return _anp.expand_dims(_anp.expand_dims(v, -1), -1)
     for m in range(n - 1, 0, -1):
-        a, b = T[m - 1, m - 1], T[m - 1, m]
-        c, d = T[m, m - 1], T[m, m]
+        a, b = T[..., m - 1, m - 1], T[..., m - 1, m]
+        c, d = T[..., m, m - 1], T[..., m, m]
         blk = _anp.greater(_anp.abs(c), eps * _anp.add(_anp.abs(a), _anp.abs(d)))
-        # mu = the block's eigenvalue with Im > 0 (LAPACK's first of the pair), minus T[m, m]:
-        # λ = (a+d)/2 ± q, q² = ((a-d)/2)² + bc, taking the sign of q with Im q ≥ 0
-        half = _anp.multiply(_anp.subtract(a, d), 0.5)
-        q = _anp.sqrt(_anp.add(_anp.multiply(half, half), _anp.multiply(b, c)))
-        q = _anp.where(_anp.less(_anp.imag(q), 0), _anp.negative(q), q)
-        mu = _anp.add(half, q)
+        # mu = LAPACK's first eigenvalue of the block minus d. The eigenvalues are
+        # d + x ± q, x = (a-d)/2, q² = x² + bc; zlahqr's Wilkinson shift deflates the root
+        # nearer d last, so the first is d + x + q with q on x's side (Re(x̄ q) >= 0); at a
+        # tie (a standardized real block: x = 0) the principal root, Im q >= 0 on the
+        # imaginary axis. b = 0: zgebal's permutation lists d first, mu = 0.
+        x = _anp.multiply(_anp.subtract(a, d), 0.5)
+        q = _anp.sqrt(_anp.add(_anp.multiply(x, x), _anp.multiply(b, c)))
+        side = _anp.real(_anp.multiply(_anp.conj(x), q))
+        flip = _anp.logical_or(
+            _anp.less(side, 0.0),
+            _anp.logical_and(_anp.logical_and(_anp.equal(side, 0.0), _anp.equal(_anp.real(q), 0.0)),
+                             _anp.less(_anp.imag(q), 0.0)))
+        q = _anp.where(flip, _anp.negative(q), q)
+        mu = _anp.where(_anp.equal(b, 0.0), 0.0, _anp.add(x, q))
         r = _anp.sqrt(_anp.add(_anp.real(_anp.multiply(mu, _anp.conj(mu))),
                                _anp.real(_anp.multiply(c, _anp.conj(c)))))
-        r = _anp.where(blk, r, 1.0)
-        cc = _anp.where(blk, _anp.divide(mu, r), 1.0)
-        ss = _anp.where(blk, _anp.divide(c, r), 0.0)
+        ok = _anp.logical_and(blk, _anp.greater(r, 0.0))
+        r = _anp.where(ok, r, 1.0)
+        cc = _anp.where(ok, _anp.divide(mu, r), 1.0)
+        ss = _anp.where(ok, _anp.divide(c, r), 0.0)
         # G: the identity but for the block [[c̄, s], [-s, c]] at rows/columns m-1, m
         e = [_np.zeros((n, n), dt) for _ in range(4)]
         for k, (i0, j0) in enumerate(((m - 1, m - 1), (m - 1, m), (m, m - 1), (m, m))):
             e[k][i0, j0] = 1.0
         rest = _np.eye(n, dtype=dt) - e[0] - e[3]
-        G = _anp.add(_anp.add(rest, _anp.multiply(e[0], _anp.conj(cc))),
-                     _anp.add(_anp.multiply(_anp.subtract(e[1], e[2]), ss), _anp.multiply(e[3], cc)))
+        G = _anp.add(_anp.add(rest, _anp.multiply(e[0], bc(_anp.conj(cc)))), _anp.add(_anp.multiply(e[1] - e[2], bc(ss)), _anp.multiply(e[3], bc(cc))))
         Gh = _mH(G)
         T = _anp.where(cols >= m - 1, _anp.matmul(G, T), T)           # rows m-1, m; columns m-1:
         T = _anp.where(rows <= m, _anp.matmul(T, Gh), T)              # columns m-1, m; rows :m+1

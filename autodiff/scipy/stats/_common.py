@@ -49,11 +49,14 @@ class Continuous:
     """
 
     def __init__(self, name, nshape, logpdf, cdf=None, sf=None, logcdf=None, logsf=None, ppf=None,
-                 isf=None, support=None, shape_names=()):
+                 isf=None, support=None, shape_names=(), argcheck=None):
         self.name, self.nshape = name, nshape
         self.std = dict(logpdf=logpdf, cdf=cdf, sf=sf, logcdf=logcdf, logsf=logsf, ppf=ppf, isf=isf)
         self.support = support
         self.shape_names = shape_names
+        # argcheck(*shapes) -> bool mask of valid shape parameters (scipy's _argcheck):
+        # every function is nan where it is false
+        self.argcheck = argcheck
 
     def _split(self, args, kw, fname):
         args = list(args)
@@ -82,8 +85,11 @@ class Continuous:
         def in_support(z, shapes):
             return fam.support(z, *shapes) if fam.support is not None else anp.ones_like(z, dtype=bool)
 
-        def bad_scale(scale, out):
-            return anp.where(anp.greater(scale, 0.0), out, np.nan)
+        def bad_scale(scale, out, shapes=()):
+            ok = anp.greater(scale, 0.0)
+            if fam.argcheck is not None:
+                ok = anp.logical_and(ok, fam.argcheck(*shapes))
+            return anp.where(ok, out, np.nan)
 
         @quiet
         def logpdf(x, *args, **kw):
@@ -92,7 +98,7 @@ class Continuous:
             ok = in_support(z, shapes)
             val = fam.std["logpdf"](z, *shapes)
             out = anp.where(ok, anp.subtract(val, anp.log(scale)), -np.inf)
-            return bad_scale(scale, out)
+            return bad_scale(scale, out, shapes)
 
         @quiet
         def pdf(x, *args, **kw):
@@ -117,7 +123,7 @@ class Continuous:
                         out = anp.exp(std["log" + which](z, *shapes))
                     else:
                         out = anp.subtract(1.0, std["cdf" if which == "sf" else "sf"](z, *shapes))
-                return bad_scale(scale, out)
+                return bad_scale(scale, out, shapes)
             return f
 
         def _inverse(which):
@@ -133,7 +139,7 @@ class Continuous:
                     z = fam.std[other](anp.subtract(1.0, q), *shapes)
                 out = anp.add(loc, anp.multiply(scale, z))
                 bad = anp.logical_or(anp.less(q, 0.0), anp.greater(q, 1.0))
-                return bad_scale(scale, anp.where(bad, np.nan, out))
+                return bad_scale(scale, anp.where(bad, np.nan, out), shapes)
             return f
 
         table = dict(logpdf=logpdf, pdf=pdf, cdf=_tail("cdf", False), logcdf=_tail("cdf", True),
@@ -167,8 +173,9 @@ class Continuous:
         namespace["__all__"] = names
 
 
-def discrete(name, fname, fun, params):
-    """A public pmf-family function with scipy's signature ``f(k, *params, loc=0)``."""
+def discrete(name, fname, fun, params, argcheck=None):
+    """A public pmf-family function with scipy's signature ``f(k, *params, loc=0)``; nan
+    where ``argcheck(*params)`` (scipy's ``_argcheck``) is false."""
     @npfunc(None)
     @quiet
     def f(k, *args, **kw):
@@ -183,8 +190,13 @@ def discrete(name, fname, fun, params):
         vals = floats(k, loc, *args[:len(params)])
         k, loc, ps = vals[0], vals[1], vals[2:]
         if fname in ("ppf", "isf"):      # k is a probability; loc shifts the quantile
-            return anp.add(fun(k, *ps), loc)
-        return fun(anp.subtract(k, loc), *ps)
+            out = anp.add(fun(k, *ps), loc)
+        else:
+            out = fun(anp.subtract(k, loc), *ps)
+        out = anp.astype(out, anp.dtype_of(k)) if anp.dtype_of(out) != anp.dtype_of(k) else out
+        if argcheck is not None:
+            out = anp.where(argcheck(*ps), out, np.nan)
+        return out
     f.__name__ = fname
     f.__qualname__ = f"{name}.{fname}"
     f.__doc__ = f"``scipy.stats.{name}.{fname}(k, {', '.join(params)}, loc=0)``."

@@ -8,21 +8,46 @@ import numpy as np
 from ... import numpy as anp
 from ...numpy._base import npfunc, asarray, normalize_axis
 from . import multivariate_normal
+from .. import special
 from ._common import quiet
 
 ModeResult = namedtuple("ModeResult", ["mode", "count"])
 
 
-@npfunc(None)
 def mode(a, axis=0, nan_policy="propagate", keepdims=False):
-    """Most frequent value along ``axis`` (the smallest among ties) and its count."""
+    """Most frequent value along ``axis`` (the smallest among ties) and its count; with
+    ``axis=None`` and ``keepdims`` both keep every dimension (as scipy's); an empty slice
+    gives mode nan and count 0.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.stats import mode
+    >>> m = mode(np.array([[1, 2, 2], [3, 3, 1]]), axis=1)
+    >>> m.mode.tolist(), m.count.tolist()
+    ([2, 3], [2, 2])
+    """
+    return ModeResult(*_mode(a, axis, nan_policy, keepdims))
+
+
+@npfunc(None)
+def _mode(a, axis, nan_policy, keepdims):
     a = asarray(a)
+    ndim0 = anp.ndim(a)
     if axis is None:
-        a, axis = anp.ravel(a), 0
+        m, c = _mode(anp.ravel(a), 0, nan_policy, False)
+        if keepdims:
+            m, c = anp.reshape(m, (1,) * ndim0), anp.reshape(c, (1,) * ndim0)
+        return m, c
     if anp.ndim(a) == 0:
         a = anp.reshape(a, (1,))
     ax = normalize_axis(axis, anp.ndim(a))
     x = anp.moveaxis(a, ax, -1)
+    if anp.shape(x)[-1] == 0:
+        shape = anp.shape(x)[:-1]
+        m = anp.full(shape, np.nan, dtype=np.result_type(anp.dtype_of(x), np.float32))
+        c = anp.zeros(shape, dtype=np.int64)
+        if keepdims:
+            m, c = anp.expand_dims(m, ax), anp.expand_dims(c, ax)
+        return m, c
     eq = anp.equal(anp.expand_dims(x, -1), anp.expand_dims(x, -2))
     counts = anp.sum(eq, axis=-1)
     best = anp.max(counts, axis=-1, keepdims=True)
@@ -31,7 +56,7 @@ def mode(a, axis=0, nan_policy="propagate", keepdims=False):
     c = anp.squeeze(best, -1)
     if keepdims:
         m, c = anp.expand_dims(m, ax), anp.expand_dims(c, ax)
-    return ModeResult(m, c)
+    return m, c
 
 
 @npfunc(None)
@@ -67,10 +92,27 @@ def rankdata(a, method="average", *, axis=None, nan_policy="propagate"):
 
 @npfunc(None)
 def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
-    """Standard error of the mean: ``std(a, ddof)/√n``."""
+    """Standard error of the mean: ``std(a, ddof)/√n`` along ``axis`` (``None``: all of
+    ``a``; with ``keepdims`` every dimension kept, as scipy's). ``nan_policy='omit'``
+    leaves the nans out (n counts the rest); 'propagate' gives nan.
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.stats import sem
+    >>> round(float(sem(np.array([1.0, 2.0, 3.0, np.nan]), nan_policy="omit")), 12)
+    0.57735026919
+    """
     a = asarray(a)
+    if nan_policy not in ("propagate", "omit", "raise"):
+        raise ValueError(f"sem: nan_policy must be 'propagate', 'omit' or 'raise', "
+                         f"got {nan_policy!r}")
     if axis is None:
-        a, axis = anp.ravel(a), 0
+        out = sem(anp.ravel(a), 0, ddof, nan_policy)
+        return anp.reshape(out, (1,) * anp.ndim(a)) if keepdims else out
+    if nan_policy == "omit":
+        ok = anp.logical_not(anp.isnan(a))
+        n = anp.sum(ok, axis=axis, keepdims=keepdims)
+        var = anp.nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims)
+        return anp.sqrt(anp.divide(var, n))
     n = anp.shape(a)[axis]
     return anp.divide(anp.std(a, axis=axis, ddof=ddof, keepdims=keepdims), math.sqrt(n))
 
@@ -78,8 +120,9 @@ def sem(a, axis=0, ddof=1, nan_policy="propagate", *, keepdims=False):
 class gaussian_kde:
     """Gaussian kernel density estimate of ``dataset`` (d, n) (or (n,)): bandwidth by
     Scott's or Silverman's rule, a scalar factor or a callable; optional ``weights``.
-    ``evaluate`` / ``__call__`` / ``pdf`` / ``logpdf`` at points (d, m), differentiable in
-    the points and the data."""
+    ``evaluate`` / ``__call__`` / ``pdf`` / ``logpdf`` at points (d, m), ``integrate_gaussian``,
+    ``integrate_box_1d`` and ``integrate_kde``, differentiable in the points and the data
+    (JAX's ``resample`` is not there)."""
 
     def __init__(self, dataset, bw_method=None, weights=None):
         self.dataset = anp.atleast_2d(asarray(dataset))
@@ -128,3 +171,32 @@ class gaussian_kde:
         """``∫ kde(x)·N(x; mean, cov) dx``."""
         c = anp.add(self.covariance, anp.atleast_2d(asarray(cov)))
         return anp.sum(anp.multiply(self.weights, multivariate_normal.pdf(self.dataset.T, mean, c)))
+
+    def integrate_box_1d(self, low, high):
+        """``∫_low^high kde(x) dx`` of a one-dimensional estimate.
+
+        >>> import numpy as np
+        >>> from autodiff.scipy.stats import gaussian_kde
+        >>> kde = gaussian_kde(np.array([0.0, 1.0, 2.0]))
+        >>> round(float(kde.integrate_box_1d(-np.inf, np.inf)), 12)
+        1.0
+        """
+        if self.d != 1:
+            raise ValueError("integrate_box_1d() only handles 1D pdfs")
+        sd = anp.sqrt(anp.reshape(self.covariance, ()))
+        data = anp.reshape(self.dataset, (-1,))
+        lo = anp.divide(anp.subtract(low, data), sd)
+        hi = anp.divide(anp.subtract(high, data), sd)
+        return anp.sum(anp.multiply(self.weights,
+                                    anp.subtract(special.ndtr(hi), special.ndtr(lo))))
+
+    def integrate_kde(self, other):
+        """``∫ kde(x)·other(x) dx`` for another ``gaussian_kde`` of the same dimension."""
+        if other.d != self.d:
+            raise ValueError("KDEs are not the same dimensionality")
+        c = anp.add(self.covariance, other.covariance)
+        # N(x_i - y_j; 0, Σ₁ + Σ₂) for every pair of data points
+        dens = multivariate_normal.pdf(anp.expand_dims(self.dataset.T, 1),
+                                       anp.expand_dims(other.dataset.T, 0), c)
+        return anp.sum(anp.multiply(anp.multiply(anp.expand_dims(self.weights, 1), other.weights),
+                                    dens))

@@ -28,9 +28,15 @@ def _ppf(q, p):
                      anp.where(anp.equal(q, 0.0), -1.0, out))
 
 
-logpmf = discrete("bernoulli", "logpmf", _logpmf, ("p",))
-pmf = discrete("bernoulli", "pmf", lambda k, p: anp.exp(_logpmf(k, p)), ("p",))
-cdf = discrete("bernoulli", "cdf", _cdf, ("p",))
-sf = discrete("bernoulli", "sf", lambda k, p: anp.subtract(1.0, _cdf(k, p)), ("p",))
-ppf = discrete("bernoulli", "ppf", _ppf, ("p",))
+
+def _ok(p):
+    """scipy's valid parameters (0 ≤ p ≤ 1); nan elsewhere."""
+    return anp.logical_and(anp.greater_equal(p, 0.0), anp.less_equal(p, 1.0))
+
+
+logpmf = discrete("bernoulli", "logpmf", _logpmf, ("p",), _ok)
+pmf = discrete("bernoulli", "pmf", lambda k, p: anp.exp(_logpmf(k, p)), ("p",), _ok)
+cdf = discrete("bernoulli", "cdf", _cdf, ("p",), _ok)
+sf = discrete("bernoulli", "sf", lambda k, p: anp.subtract(1.0, _cdf(k, p)), ("p",), _ok)
+ppf = discrete("bernoulli", "ppf", _ppf, ("p",), _ok)
 __all__ = ["logpmf", "pmf", "cdf", "sf", "ppf"]

@@ -27,5 +27,6 @@ def _sf(z, a, b):
     return sp.betainc(b, a, anp.clip(anp.subtract(1.0, z), 0.0, 1.0))
 
 
-_fam = Continuous("beta", 2, _logpdf, support=_support, shape_names=("a", "b"), cdf=_cdf, sf=_sf)
+_fam = Continuous("beta", 2, _logpdf, support=_support, shape_names=("a", "b"), cdf=_cdf, sf=_sf,
+                  argcheck=lambda a, b: anp.logical_and(anp.greater(a, 0.0), anp.greater(b, 0.0)))
 _fam.export(globals())

@@ -20,6 +20,14 @@ def _logpmf(k, n, a, b):
     return anp.where(ok, out, -np.inf)
 
 
-logpmf = discrete("betabinom", "logpmf", _logpmf, ("n", "a", "b"))
-pmf = discrete("betabinom", "pmf", lambda k, n, a, b: anp.exp(_logpmf(k, n, a, b)), ("n", "a", "b"))
+
+def _ok(n, a, b):
+    """scipy's valid parameters (integer n ≥ 0, a, b > 0); nan elsewhere."""
+    return anp.logical_and(anp.logical_and(anp.greater_equal(n, 0.0), is_int(n)),
+                           anp.logical_and(anp.greater(a, 0.0), anp.greater(b, 0.0)))
+
+
+logpmf = discrete("betabinom", "logpmf", _logpmf, ("n", "a", "b"), _ok)
+pmf = discrete("betabinom", "pmf", lambda k, n, a, b: anp.exp(_logpmf(k, n, a, b)),
+               ("n", "a", "b"), _ok)
 __all__ = ["logpmf", "pmf"]

@@ -39,8 +39,15 @@ def _sf(k, n, p):
     return anp.where(mid, out, anp.where(anp.less(fk, 0.0), 1.0, 0.0))
 
 
-logpmf = discrete("binom", "logpmf", _logpmf, ("n", "p"))
-pmf = discrete("binom", "pmf", lambda k, n, p: anp.exp(_logpmf(k, n, p)), ("n", "p"))
-cdf = discrete("binom", "cdf", _cdf, ("n", "p"))
-sf = discrete("binom", "sf", _sf, ("n", "p"))
+
+def _ok(n, p):
+    """scipy's valid parameters (integer n ≥ 0, 0 ≤ p ≤ 1); nan elsewhere."""
+    return anp.logical_and(anp.logical_and(anp.greater_equal(n, 0.0), is_int(n)),
+                           anp.logical_and(anp.greater_equal(p, 0.0), anp.less_equal(p, 1.0)))
+
+
+logpmf = discrete("binom", "logpmf", _logpmf, ("n", "p"), _ok)
+pmf = discrete("binom", "pmf", lambda k, n, p: anp.exp(_logpmf(k, n, p)), ("n", "p"), _ok)
+cdf = discrete("binom", "cdf", _cdf, ("n", "p"), _ok)
+sf = discrete("binom", "sf", _sf, ("n", "p"), _ok)
 __all__ = ["logpmf", "pmf", "cdf", "sf"]

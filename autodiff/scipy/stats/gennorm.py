@@ -19,5 +19,6 @@ def _sf(z, b):
     return anp.where(anp.greater(z, 0.0), half, anp.subtract(1.0, half))
 
 
-_fam = Continuous("gennorm", 1, _logpdf, shape_names=("beta",), sf=_sf, cdf=lambda z, b: _sf(anp.negative(z), b))
+_fam = Continuous("gennorm", 1, _logpdf, shape_names=("beta",), sf=_sf,
+                  argcheck=lambda b: anp.greater(b, 0.0), cdf=lambda z, b: _sf(anp.negative(z), b))
 _fam.export(globals())

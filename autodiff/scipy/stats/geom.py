@@ -23,9 +23,15 @@ def _logsf(k, p):
     return sp.xlog1py(fk, anp.negative(p))
 
 
-logpmf = discrete("geom", "logpmf", _logpmf, ("p",))
-pmf = discrete("geom", "pmf", lambda k, p: anp.exp(_logpmf(k, p)), ("p",))
-sf = discrete("geom", "sf", lambda k, p: anp.exp(_logsf(k, p)), ("p",))
-logsf = discrete("geom", "logsf", _logsf, ("p",))
-cdf = discrete("geom", "cdf", lambda k, p: anp.negative(anp.expm1(_logsf(k, p))), ("p",))
+
+def _ok(p):
+    """scipy's valid parameters (0 < p ≤ 1); nan elsewhere."""
+    return anp.logical_and(anp.greater(p, 0.0), anp.less_equal(p, 1.0))
+
+
+logpmf = discrete("geom", "logpmf", _logpmf, ("p",), _ok)
+pmf = discrete("geom", "pmf", lambda k, p: anp.exp(_logpmf(k, p)), ("p",), _ok)
+sf = discrete("geom", "sf", lambda k, p: anp.exp(_logsf(k, p)), ("p",), _ok)
+logsf = discrete("geom", "logsf", _logsf, ("p",), _ok)
+cdf = discrete("geom", "cdf", lambda k, p: anp.negative(anp.expm1(_logsf(k, p))), ("p",), _ok)
 __all__ = ["logpmf", "pmf", "cdf", "sf", "logsf"]

@@ -35,6 +35,7 @@ def _sf(z, s):
 
 
 _fam = Continuous("lognorm", 1, _logpdf, support=_support, shape_names=("s",), cdf=_cdf, sf=_sf,
+                  argcheck=lambda s: anp.greater(s, 0.0),
                   logcdf=lambda z, s: anp.where(anp.greater(z, 0.0), sp.log_ndtr(anp.divide(_logz(z), s)), -np.inf),
                   logsf=lambda z, s: anp.where(anp.greater(z, 0.0), sp.log_ndtr(anp.negative(anp.divide(_logz(z), s))), 0.0),
                   ppf=lambda q, s: anp.exp(anp.multiply(s, sp.ndtri(q))),

@@ -9,6 +9,7 @@ variances, or matrix).
 """
 import math
 
+import numpy as np
 
 from ... import numpy as anp
 from ...numpy._base import npfunc, asarray, promote
@@ -18,13 +19,32 @@ from ._common import quiet
 @npfunc(None)
 @quiet
 def logpdf(x, mean=None, cov=1, allow_singular=False):
-    """``-(d log 2π + log|Σ| + (x-μ)ᵀΣ⁻¹(x-μ))/2``, differentiable in x, mean and cov."""
+    """``-(d log 2π + log|Σ| + (x-μ)ᵀΣ⁻¹(x-μ))/2``, differentiable in x, mean and cov.
+
+    A scalar ``mean`` makes it the one-dimensional normal, elementwise in ``x`` (JAX's
+    rule; a scalar or one-element ``cov`` its variance). Otherwise the last axis of
+    ``mean`` is the dimension d, ``cov`` is a scalar, a vector of d variances or a
+    (batch of) d×d matrices, and ``x``, ``mean`` and ``cov``'s batch dimensions broadcast
+    (a 1-d ``x`` of scalar points when d = 1, as scipy's).
+
+    >>> import numpy as np
+    >>> from autodiff.scipy.stats import multivariate_normal as mvn
+    >>> x, mu = np.zeros((4, 2)), np.ones((3, 1, 2))
+    >>> mvn.logpdf(x, mu, np.eye(2)).shape
+    (3, 4)
+    """
     x = asarray(x)
     if mean is None:
-        mean = 0.0
+        mean = anp.zeros(anp.shape(x)[-1:]) if anp.ndim(x) else 0.0
     x, mean, cov = promote(x, asarray(mean), asarray(cov), to_float=True)
-    d = anp.shape(mean)[-1] if anp.ndim(mean) else (anp.shape(cov)[-1] if anp.ndim(cov) else anp.shape(x)[-1])
-    if anp.ndim(x) == 0 or (anp.ndim(x) == 1 and d != anp.shape(x)[-1]):
+    if anp.ndim(mean) == 0:
+        var = anp.reshape(cov, ()) if anp.size(cov) == 1 else cov
+        diff = anp.subtract(x, mean)
+        return anp.multiply(anp.add(anp.add(anp.divide(anp.multiply(diff, diff), var),
+                                            anp.log(var)),
+                                    math.log(2 * math.pi)), -0.5)
+    d = anp.shape(mean)[-1]
+    if anp.ndim(x) == 1 and d == 1 and anp.shape(x)[0] != 1:
         x = anp.expand_dims(x, -1)            # scipy: a 1-d x of scalar points when d = 1
     diff = anp.subtract(x, mean)
     if anp.ndim(cov) < 2:
@@ -32,11 +52,16 @@ def logpdf(x, mean=None, cov=1, allow_singular=False):
         maha = anp.sum(anp.divide(anp.multiply(diff, diff), var), axis=-1)
         logdet = anp.sum(anp.log(var))
     else:
+        if anp.shape(cov)[-2:] != (d, d):
+            raise ValueError(f"multivariate_normal.logpdf: cov of shape {anp.shape(cov)} does not "
+                             f"match mean of dimension {d}")
         L = anp.linalg.cholesky(cov)
-        lead = anp.shape(diff)[:-1]
-        y = anp.linalg.solve_triangular(L, anp.reshape(diff, (-1, d)).T, lower=True)
-        maha = anp.reshape(anp.sum(anp.multiply(y, y), axis=0), lead)
-        logdet = anp.multiply(anp.sum(anp.log(anp.diagonal(L))), 2.0)
+        batch = np.broadcast_shapes(anp.shape(diff)[:-1], anp.shape(L)[:-2])
+        L = anp.broadcast_to(L, batch + (d, d))
+        diff = anp.broadcast_to(diff, batch + (d,))
+        y = anp.squeeze(anp.linalg.solve_triangular(L, anp.expand_dims(diff, -1), lower=True), -1)
+        maha = anp.sum(anp.multiply(y, y), axis=-1)
+        logdet = anp.multiply(anp.sum(anp.log(anp.diagonal(L, axis1=-2, axis2=-1)), axis=-1), 2.0)
     return anp.multiply(anp.add(anp.add(maha, logdet), d * math.log(2 * math.pi)), -0.5)
 
 

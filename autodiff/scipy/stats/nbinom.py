@@ -25,8 +25,15 @@ def _cdf(k, n, p):
     return anp.where(ok, sp.betainc(n, anp.add(safe(ok, fk, 0.0), 1.0), p), 0.0)
 
 
-logpmf = discrete("nbinom", "logpmf", _logpmf, ("n", "p"))
-pmf = discrete("nbinom", "pmf", lambda k, n, p: anp.exp(_logpmf(k, n, p)), ("n", "p"))
-cdf = discrete("nbinom", "cdf", _cdf, ("n", "p"))
-sf = discrete("nbinom", "sf", lambda k, n, p: anp.subtract(1.0, _cdf(k, n, p)), ("n", "p"))
+
+def _ok(n, p):
+    """scipy's valid parameters (n > 0, 0 < p ≤ 1); nan elsewhere."""
+    return anp.logical_and(anp.greater(n, 0.0),
+                           anp.logical_and(anp.greater(p, 0.0), anp.less_equal(p, 1.0)))
+
+
+logpmf = discrete("nbinom", "logpmf", _logpmf, ("n", "p"), _ok)
+pmf = discrete("nbinom", "pmf", lambda k, n, p: anp.exp(_logpmf(k, n, p)), ("n", "p"), _ok)
+cdf = discrete("nbinom", "cdf", _cdf, ("n", "p"), _ok)
+sf = discrete("nbinom", "sf", lambda k, n, p: anp.subtract(1.0, _cdf(k, n, p)), ("n", "p"), _ok)
 __all__ = ["logpmf", "pmf", "cdf", "sf"]

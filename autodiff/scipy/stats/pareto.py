@@ -25,7 +25,7 @@ def _logcdf(z, b):
 
 
 _fam = Continuous("pareto", 1, lambda z, b: anp.subtract(anp.log(b), anp.multiply(anp.add(b, 1.0), _lz(z))),
-                  support=_support, shape_names=("b",),
+                  support=_support, shape_names=("b",), argcheck=lambda b: anp.greater(b, 0.0),
                   cdf=lambda z, b: anp.negative(anp.expm1(anp.negative(anp.multiply(b, _lz(z))))),
                   logsf=lambda z, b: anp.negative(anp.multiply(b, _lz(z))),
                   sf=lambda z, b: anp.exp(anp.negative(anp.multiply(b, _lz(z)))),

@@ -25,5 +25,7 @@ def _sf(z, df):
     return anp.where(anp.greater(z, 0.0), half, anp.subtract(1.0, half))
 
 
-_fam = Continuous("t", 1, _logpdf, cdf=lambda z, df: _sf(anp.negative(z), df), sf=_sf, shape_names=("df",))
+_fam = Continuous("t", 1, _logpdf, cdf=lambda z, df: _sf(anp.negative(z), df), sf=_sf,
+                  shape_names=("df",),
+                  argcheck=lambda df: anp.greater(df, 0.0))
 _fam.export(globals())

@@ -38,5 +38,7 @@ def _logsf(z, a, b):
     return anp.where(anp.less_equal(z, a), 0.0, anp.where(anp.greater_equal(z, b), -np.inf, out))
 
 
-_fam = Continuous("truncnorm", 2, _logpdf, support=_support, shape_names=("a", "b"), logcdf=_logcdf, logsf=_logsf)
+_fam = Continuous("truncnorm", 2, _logpdf, support=_support, shape_names=("a", "b"),
+                  logcdf=_logcdf, logsf=_logsf,
+                  argcheck=lambda a, b: anp.less(a, b))
 _fam.export(globals())

@@ -17,9 +17,7 @@ def _logpdf(z, kappa):
                         anp.log(anp.multiply(sp.i0e(kappa), 2 * math.pi)))
 
 
-def _support(z, kappa):
-    return anp.logical_and(anp.greater_equal(z, -math.pi), anp.less_equal(z, math.pi))
-
-
-_fam = Continuous("vonmises", 1, _logpdf, support=_support, shape_names=("kappa",))
+# no support check: the density is 2π-periodic in x on the whole line (scipy's and JAX's)
+_fam = Continuous("vonmises", 1, _logpdf, shape_names=("kappa",),
+                  argcheck=lambda kappa: anp.greater_equal(kappa, 0.0))
 _fam.export(globals())

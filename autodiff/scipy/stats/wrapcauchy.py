@@ -20,5 +20,6 @@ def _support(z, c):
     return anp.logical_and(anp.greater_equal(z, 0.0), anp.less_equal(z, 2 * math.pi))
 
 
-_fam = Continuous("wrapcauchy", 1, _logpdf, support=_support, shape_names=("c",))
+_fam = Continuous("wrapcauchy", 1, _logpdf, support=_support, shape_names=("c",),
+                  argcheck=lambda c: anp.logical_and(anp.greater(c, 0.0), anp.less(c, 1.0)))
 _fam.export(globals())
