@@ -307,6 +307,16 @@ def test_check_grads_passes_and_raises_with_diff():
     assert "expected" in msg and "got" in msg
 
 
+def test_check_grads_counts_a_nan_at_the_same_place_as_agreeing():
+    # as numpy's assert_allclose and JAX's check_grads: f has a nan output entry whose
+    # derivative is nan both ways; a nan on one side only still fails
+    f = lambda x: anp.stack([anp.sum(x ** 2), anp.sqrt(x[0] - 5.0)])    # sqrt of negative
+    ad.check_grads(f, (np.array([1.0, 2.0]),), order=1, modes=("fwd", "rev"))
+    from autodiff.check import _check_close
+    with pytest.raises(AssertionError):
+        _check_close("t", np.array([np.nan, 1.0]), np.array([0.0, 1.0]), 1e-6, 1e-6)
+
+
 # ---- composition: any order, any depth -------------------------------------------------
 
 def test_compose_grad_of_grad_of_grad():
