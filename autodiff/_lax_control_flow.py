@@ -17,7 +17,8 @@ from . import primitives as _P
 from .api import stop_gradient as _api_stop_gradient
 from .api_util import as_array as _api_as_array, to_output as _api_to_output
 from .core import ShapedArray as _ShapedArray, Tracer as _Tracer, user_source as _user_source
-from .core import current_trace as _current_trace, trace_state as _trace_state
+from .core import current_trace as _current_trace
+from .tracing import staged as _staged
 from .errors import (ConcretizationError as _ConcretizationError, DTypeError as _DTypeError,
                      ShapeError as _ShapeError)
 from .numpy._base import asarray as _asarray, promote as _promote, to_output as _array_output
@@ -86,22 +87,14 @@ def _trace_user(fun, in_tree, in_avals, who, out_dtypes=None):
     Python scalars.
     """
     box = {}
-    staged = who in ("cond", "switch")
+
+    # a branch records even the operations on values it closes over (as JAX's tracing
+    # does): computed outside, they would run whichever branch is taken, and their
+    # derivative too (grad of cond(x > 0, f, lambda _: sqrt(x)) at 0 would be 0 * inf = nan)
+    call = _staged(fun) if who in ("cond", "switch") else fun
 
     def flat_fun(*tracers):
-        if staged:
-            # a branch records even the operations on values it closes over (as JAX's
-            # tracing does): computed outside, they would run whichever branch is taken,
-            # and their derivative too (grad of cond(x > 0, f, lambda _: sqrt(x)) at 0
-            # would be 0 * inf = nan); as in ad.checkpoint
-            prev = _trace_state.dynamic
-            _trace_state.dynamic = _current_trace()
-            try:
-                out = fun(*_tree_unflatten(in_tree, list(tracers)))
-            finally:
-                _trace_state.dynamic = prev
-        else:
-            out = fun(*_tree_unflatten(in_tree, list(tracers)))
+        out = call(*_tree_unflatten(in_tree, list(tracers)))
         leaves, tree = _tree_flatten(out)
         box["tree"] = tree
         box["weak"] = [_is_python_scalar(l) for l in leaves]

@@ -177,11 +177,18 @@ def _apply_tree(jaxpr, consts, v, tree):
     return tree_unflatten(tree, list(outs))
 
 
+def _transpose_apply(matvec, consts, us, avals):
+    """The transpose of the linear body ``matvec`` (``consts``, then vectors of ``avals``)
+    applied to the leaves ``us``: its vjp, at zeros (the point does not matter)."""
+    zeros = [P.full(a.shape, 0, a.dtype) for a in avals]
+    _, back = vjp(lambda *vs: eval_jaxpr(matvec, [], *consts, *vs), *zeros)
+    return list(back(list(us)))
+
+
 def _vecmat_tree(mv_jaxpr, consts, u, tree, avals):
     """The transpose of the linear operator ``mv_jaxpr`` applied to the tree ``u``."""
-    zeros = [anp.zeros(a.shape, a.dtype) for a in avals]
-    _, back = vjp(lambda *vs: eval_jaxpr(mv_jaxpr, [], *consts, *vs), *zeros)
-    return tree_unflatten(tree, list(back([anp.asarray(l) for l in tree_flatten(u)[0]])))
+    us = [anp.asarray(l) for l in tree_flatten(u)[0]]
+    return tree_unflatten(tree, _transpose_apply(mv_jaxpr, consts, us, avals))
 
 
 def _drop_aux(jaxpr, nb):
@@ -277,10 +284,7 @@ def _linear_solve_transpose(cts, *args, matvec, solve, transpose_solve, counts):
     m_avals = [v.aval for v in matvec.invars[:n_m]]
 
     def vecmat(*args):
-        group, us = list(args[:n_m]), list(args[n_m:])
-        zeros = [P.full(a.shape, 0, a.dtype) for a in avals]
-        _, back = vjp(lambda *vs: eval_jaxpr(matvec, [], *group, *vs), *zeros)
-        return list(back(us))
+        return _transpose_apply(matvec, args[:n_m], args[n_m:], avals)
     # the transpose's own constants (arrays its rules make) join the front of the group
     vm, hoisted = hoist_consts(trace_flat(vecmat, m_avals + avals, name="vecmat"))
     h_avals = [P.aval_of(h) for h in hoisted]

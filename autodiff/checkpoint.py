@@ -22,7 +22,8 @@ from typing import NamedTuple, Optional
 import numpy as np
 
 from .api_util import as_array, as_tuple, split_static, to_output, trace_fun
-from .core import Tracer, Var, current_trace, is_inexact_dtype, trace_state
+from .core import Tracer, Var, is_inexact_dtype
+from .tracing import staged
 from .tree_util import tree_flatten, tree_map, tree_unflatten
 from .transforms import remat as _R
 from .transforms.partial_eval import dce_jaxpr
@@ -63,7 +64,7 @@ def checkpoint(fun, policy=None, prevent_cse=True, static_argnums=()):
         f, dyn = split_static(fun, args, static_argnums)
         flat, in_tree = tree_flatten(dyn)
         flat = [as_array(x) for x in flat]
-        closed, out_tree = trace_fun(_staged(f), flat, in_tree, name="checkpoint",
+        closed, out_tree = trace_fun(staged(f), flat, in_tree, name="checkpoint",
                                      kwargs=kwargs)
         body, consts = _R.consts_to_invars(closed)
         body, _ = dce_jaxpr(body)
@@ -76,20 +77,6 @@ def checkpoint(fun, policy=None, prevent_cse=True, static_argnums=()):
 
 
 remat = checkpoint
-
-
-def _staged(f):
-    """``f`` traced so that even operations on closed-over traced values (``h @ w + b``
-    broadcasting ``b``) are recorded in the checkpointed body, not around it: otherwise
-    their results would be saved as the checkpoint's inputs."""
-    def staged(*args, **kwargs):
-        prev = trace_state.dynamic
-        trace_state.dynamic = current_trace()
-        try:
-            return f(*args, **kwargs)
-        finally:
-            trace_state.dynamic = prev
-    return staged
 
 
 def checkpoint_name(x, name):

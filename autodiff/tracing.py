@@ -17,7 +17,7 @@ from .ir import ClosedJaxpr, Eqn, Jaxpr, Literal, Var, install_evaluator
 from . import tree_util as _tree_util
 
 __all__ = ["primitives", "collective_primitives", "Primitive", "get_aval", "Tracer", "Array",
-           "JaxprTrace", "current_trace",
+           "JaxprTrace", "current_trace", "staged",
            "new_trace", "bind", "check_nans", "trace_flat", "hoist_consts", "full_lower_input",
            "eval_jaxpr", "eval_closed", "is_concrete", "concrete_or_error", "new_jaxpr_like"]
 
@@ -579,6 +579,23 @@ def current_trace():
     """The innermost active trace, or ``None`` outside every transform."""
     st = trace_state.stack
     return st[-1] if st else None
+
+
+def staged(f):
+    """``f`` run so that even operations on traced values it closes over are recorded in
+    the innermost trace (the body being traced), not in the trace those values belong to:
+    what a body whose operations must stay inside it needs (a checkpointed function, whose
+    closed-over results would otherwise be saved as its inputs; a ``cond`` branch, whose
+    closed-over operations would otherwise run, and be differentiated, whichever branch
+    is taken)."""
+    def run(*args, **kwargs):
+        prev = trace_state.dynamic
+        trace_state.dynamic = current_trace()
+        try:
+            return f(*args, **kwargs)
+        finally:
+            trace_state.dynamic = prev
+    return run
 
 
 class new_trace:

@@ -517,10 +517,11 @@ def dots_as_nests(jaxpr):
     return Jaxpr(jaxpr.constvars, jaxpr.invars, jaxpr.outvars, eqns)
 
 
-#: primitives a host loop's body calls a library for (cuBLAS, cuSOLVER): a cond holding one
-#: stays a cond in a host loop (only the branch taken runs)
-_LIBRARY_PRIMS = frozenset({"dot_general", "conv_general_dilated", "cholesky", "eigh", "qr",
-                            "slogdet", "solve", "svd", "triangular_solve"})
+#: primitives a host loop's body calls a library for (cuBLAS, cuSOLVER, cuFFT: the
+#: registrations at the end of this module): a cond holding one stays a cond in a host
+#: loop (only the branch taken runs)
+_LIBRARY_PRIMS = frozenset({"dot_general", "fft", "cholesky", "eigh", "qr", "slogdet",
+                            "solve", "svd", "triangular_solve"})
 
 
 def conds_as_selects(jaxpr):

@@ -87,32 +87,44 @@ SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 # det: d det(A)[E] = tr(adj(A) E) with the adjugate from the SVD, exact at every rank
 # ----------------------------------------------------------------------------
 
-def _prod_excluding(s, k):
-    """For ``s`` (..., n): the products of ``s`` leaving out one index (``k=1``, shape
-    (..., n): ``Π_{m≠i} s_m``) or two (``k=2``, shape (..., n, n): ``Π_{m≠i,j} s_m``, the
-    diagonal ``i = j`` leaving out only i). A loop of multiplications, no division, so exact
-    (and its derivative too) where some ``s_m`` are zero."""
+# σ_min/σ_max above this: the adjugate comes from det(a)·a⁻¹ (accurate there)
+_WELL_CONDITIONED = 1e-6
+
+
+def _prod_excluding_one(s):
+    """For ``s`` (..., n): ``Π_{m≠i} s_m`` (..., n), an exclusive prefix product times an
+    exclusive suffix product: no division, so exact where some ``s_m`` are zero."""
+    one = anp.ones_like(anp.getitem(s, (Ellipsis, slice(0, 1))))
+    pre = anp.cumprod(anp.concatenate([one, anp.getitem(s, (Ellipsis, slice(None, -1)))],
+                                      axis=-1), axis=-1)
+    rev = anp.getitem(s, (Ellipsis, slice(None, None, -1)))
+    suf = anp.cumprod(anp.concatenate([one, anp.getitem(rev, (Ellipsis, slice(None, -1)))],
+                                      axis=-1), axis=-1)
+    return anp.multiply(pre, anp.getitem(suf, (Ellipsis, slice(None, None, -1))))
+
+
+def _prod_excluding_two(s):
+    """For ``s`` (..., n): ``Π_{m≠i,j} s_m`` (..., n, n), the diagonal ``i = j`` leaving out
+    only i. A loop of multiplications, no division, so exact (and its derivative too) where
+    some ``s_m`` are zero."""
     n = shape_of(s)[-1]
     idx = np.arange(n)
     out = None
     for m in range(n):
-        sm = anp.expand_dims(anp.getitem(s, (Ellipsis, m)), tuple(range(-k, 0)))
-        skip = (idx == m) if k == 1 else (idx[:, None] == m) | (idx[None, :] == m)
-        f = anp.where(skip, anp.ones_like(sm), sm)
+        sm = anp.expand_dims(anp.getitem(s, (Ellipsis, m)), (-2, -1))
+        f = anp.where((idx[:, None] == m) | (idx[None, :] == m), anp.ones_like(sm), sm)
         out = f if out is None else anp.multiply(out, f)
-    sh = shape_of(s)[:-1] + (n,) * k
+    sh = shape_of(s)[:-1] + (n, n)
     return anp.broadcast_to(anp.ones_like(s, shape=()) if out is None else out, sh)
 
 
-def _adjugate_factors(a):
-    """``(c, W, s, p1, p2, X)`` with ``a = X diag(σ) W`` its SVD (``X = U``, ``W = Vᴴ``, σ
-    as ``s``), ``c = det(U) det(Vᴴ)`` (a unit scalar), ``p1 = Π_{m≠i} σ_m`` and
-    ``p2 = Π_{m≠i,j} σ_m``: ``adj(a) = c Wᴴ diag(p1) Xᴴ`` (``adj(XY) = adj(Y) adj(X)``, and
-    ``adj(U) = det(U) Uᴴ`` for a unitary U)."""
+def _svd_unit(a):
+    """``(X, σ, W, c)`` with ``a = X diag(σ) W`` its SVD (σ in ``a``'s dtype) and
+    ``c = det(X) det(W)``, a unit scalar: ``adj(a) = c Wᴴ adj(diag(σ)) Xᴴ``
+    (``adj(XY) = adj(Y) adj(X)``, and ``adj(U) = det(U) Uᴴ`` for a unitary U)."""
     u, s, vh = _svd_thin(a)
-    sc = P.convert(s, dtype_of(a))
     c = anp.multiply(P.slogdet_p.bind(u)[0], P.slogdet_p.bind(vh)[0])
-    return c, vh, s, _prod_excluding(sc, 1), _prod_excluding(sc, 2), u
+    return u, P.convert(s, dtype_of(a)), vh, c
 
 
 def _mat_scalar(c):
@@ -120,18 +132,10 @@ def _mat_scalar(c):
 
 
 def _adjugate_svd(a):
-    u, s, vh = _svd_thin(a)
-    sc = P.convert(s, dtype_of(a))
-    c = anp.multiply(P.slogdet_p.bind(u)[0], P.slogdet_p.bind(vh)[0])
-    # Π_{m≠i} σ_m as exclusive prefix times exclusive suffix products: no division
-    one = anp.ones_like(anp.getitem(sc, (Ellipsis, slice(0, 1))))
-    pre = anp.cumprod(anp.concatenate([one, anp.getitem(sc, (Ellipsis, slice(None, -1)))],
-                                      axis=-1), axis=-1)
-    rev = anp.getitem(sc, (Ellipsis, slice(None, None, -1)))
-    suf = anp.cumprod(anp.concatenate([one, anp.getitem(rev, (Ellipsis, slice(None, -1)))],
-                                      axis=-1), axis=-1)
-    p1 = anp.multiply(pre, anp.getitem(suf, (Ellipsis, slice(None, None, -1))))
-    adj = anp.matmul(anp.multiply(_mH(vh), anp.expand_dims(p1, -2)), _mH(u))
+    """``adj(a) = c Wᴴ diag(Π_{m≠i} σ_m) Xᴴ``: exact at every rank."""
+    u, sc, vh, c = _svd_unit(a)
+    adj = anp.matmul(anp.multiply(_mH(vh), anp.expand_dims(_prod_excluding_one(sc), -2)),
+                     _mH(u))
     return anp.multiply(_mat_scalar(c), adj)
 
 
@@ -154,10 +158,6 @@ def _adjugate_body(a):
     return _cond_p.bind(P.convert(ok, np.int32), *consts, a, adj_inv, branches=branches)[0]
 
 
-# σ_min/σ_max above this: the adjugate's tangent comes from det(a)·a⁻¹ (accurate there)
-_WELL_CONDITIONED = 1e-6
-
-
 def _adjugate_jvp(primals, tangents):
     # Two exact forms of d adj(a)[e], chosen by the conditioning of a:
     # * well conditioned: adj = det(a) a⁻¹, so d adj = det(a) (tr(a⁻¹e) a⁻¹ - a⁻¹ e a⁻¹);
@@ -171,7 +171,9 @@ def _adjugate_jvp(primals, tangents):
     # away from singular matrices (the second differentiates the SVD there).
     (a,), (e,) = primals, tangents
     adj = _adjugate(a)
-    c, w, s, _, p2, x = _adjugate_factors(a)
+    x, sc, w, c = _svd_unit(a)
+    p2 = _prod_excluding_two(sc)
+    s = P.real(sc) if _is_cplx(sc) else sc
     n = shape_of(a)[-1]
     dt = dtype_of(a)
     b = anp.matmul(_mH(x), anp.matmul(e, _mH(w)))
@@ -219,11 +221,11 @@ _det_cj.defjvp(_det_jvp)
 @npfunc(np.linalg.det)
 def det(a):
     """``numpy.linalg.det``, differentiable at every matrix: its derivative is the
-    adjugate, ``d det(A)[E] = tr(adj(A) E)``, computed from the SVD as
-    ``adj(A) = det(U) det(Vᴴ) V diag(Π_{m≠i} σ_m) Uᴴ``, so it is right at singular matrices
-    too (a rank-1 adjugate at corank 1, zero at corank ≥ 2), and the adjugate's own
-    derivative is a polynomial in the singular values, so the Hessian of det is exact
-    everywhere (repeated singular values included).
+    adjugate, ``d det(A)[E] = tr(adj(A) E)``, which is ``det(A) A⁻¹`` where A is well
+    conditioned and, only where it is not, ``det(U) det(Vᴴ) V diag(Π_{m≠i} σ_m) Uᴴ`` from the
+    SVD, right at singular matrices too (a rank-1 adjugate at corank 1, zero at corank ≥ 2).
+    The adjugate's own derivative is a polynomial in the singular values, so the Hessian of
+    det is exact everywhere (repeated singular values included).
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.grad(anp.linalg.det)(np.array([[1.0, 2.0], [2.0, 4.0]]))     # singular: adj(A)ᵀ

@@ -171,6 +171,20 @@ def _axes_and_shape(name, x, s, axes):
     return axes, (s if s is not None else [None] * len(axes))
 
 
+def _over_axes(name, one, x, type, s, axes, norm):  # noqa: A002
+    """``one`` (``_dct1`` or ``_idct1``) along each of ``axes``, each cut or zero-padded to
+    its entry of ``s`` first: ``dctn`` and ``idctn``."""
+    _check(name, type, norm)
+    x = anp.asarray(x)
+    parts = _complex_parts(lambda p: _over_axes(name, one, p, type, s, axes, norm), x)
+    if parts is not None:
+        return parts
+    axes, sizes = _axes_and_shape(name, x, s, axes)
+    for axis, n in zip(axes, sizes):
+        x = one(_resize(x, axis, n), axis, norm)
+    return x
+
+
 def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
     """The type-2 discrete cosine transform over several axes (``scipy.fft.dctn``): ``dct``
     along each of ``axes`` (all axes by default, or the last ``len(s)``), each cut or
@@ -181,15 +195,7 @@ def dctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
     array([[16.,  0.],
            [ 0.,  0.]])
     """
-    _check("dctn", type, norm)
-    x = anp.asarray(x)
-    parts = _complex_parts(lambda p: dctn(p, type, s, axes, norm), x)
-    if parts is not None:
-        return parts
-    axes, sizes = _axes_and_shape("dctn", x, s, axes)
-    for axis, n in zip(axes, sizes):
-        x = _dct1(_resize(x, axis, n), axis, norm)
-    return x
+    return _over_axes("dctn", _dct1, x, type, s, axes, norm)
 
 
 def idctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
@@ -202,12 +208,4 @@ def idctn(x, type=2, s=None, axes=None, norm=None):  # noqa: A002
     array([[1., 1.],
            [1., 1.]])
     """
-    _check("idctn", type, norm)
-    x = anp.asarray(x)
-    parts = _complex_parts(lambda p: idctn(p, type, s, axes, norm), x)
-    if parts is not None:
-        return parts
-    axes, sizes = _axes_and_shape("idctn", x, s, axes)
-    for axis, n in zip(axes, sizes):
-        x = _idct1(_resize(x, axis, n), axis, norm)
-    return x
+    return _over_axes("idctn", _idct1, x, type, s, axes, norm)
