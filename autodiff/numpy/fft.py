@@ -48,6 +48,15 @@ def _swap_direction(norm):
     return {"backward": "forward", "ortho": "ortho", "forward": "backward"}[_check_norm(norm)]
 
 
+def _one_axis_check(name, axis):
+    # JAX's wording: a sequence of axes belongs to the n-dimensional function
+    if isinstance(axis, (list, tuple)):
+        hint = (f"Please use autodiff.numpy.fft.{name}n" if name not in ("hfft", "ihfft")
+                else "Apply it once per axis")
+        raise ShapeError(f"autodiff.numpy.fft.{name} does not support multiple axes. {hint}. "
+                         f"Got axis = {axis!r}.", source=user_source())
+
+
 def _axis(axis, nd):
     a = int(axis)
     if not -nd <= a < nd:
@@ -178,9 +187,13 @@ def _prepare(a, kind, name):
 def _one_axis(name, kind, np_fn):
     def f(a, n=None, axis=-1, norm=None, out=None):
         norm_ = _check_norm(norm)
+        _one_axis_check(name, axis)
         x = _prepare(a, kind, name)
         ax = _axis(axis, len(shape_of(x)))
         m = shape_of(x)[ax]
+        if n is None and m == 0 and kind in ("FFT", "IFFT") and out is None:
+            # an empty axis transforms to an empty axis (JAX; numpy refuses n = 0)
+            return anp.astype(x, complex_dtype(dtype_of(x)))
         if n is None:
             n = 2 * (m - 1) if kind == "IRFFT" else m
         n = _length(n)
@@ -244,6 +257,7 @@ def hfft(a, n=None, axis=-1, norm=None, out=None):
     """The FFT of a Hermitian-symmetric signal given by its first half: ``irfft`` of the
     conjugate, times ``n`` (numpy's ``hfft``; real output of length ``n``)."""
     new_norm = _swap_direction(norm)
+    _one_axis_check("hfft", axis)
     x = _prepare(a, "IRFFT", "hfft")
     ax = _axis(axis, len(shape_of(x)))
     if n is None:
@@ -260,6 +274,7 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None):
     """The inverse of :func:`hfft`: the conjugate of ``rfft`` with the normalization's
     direction swapped (numpy's ``ihfft``)."""
     new_norm = _swap_direction(norm)
+    _one_axis_check("ihfft", axis)
     x = _prepare(a, "RFFT", "ihfft")
     ax = _axis(axis, len(shape_of(x)))
     n = _length(shape_of(x)[ax] if n is None else n)
@@ -273,40 +288,61 @@ def ihfft(a, n=None, axis=-1, norm=None, out=None):
 # Frequencies and shifts
 # ============================================================================
 
-def _freq_scale(k, n, d):
+def _freq_scale(k, n, d, dtype):
     # numpy: k * (1 / (n d)), with k the integer bin numbers
     if isinstance(d, Tracer):
-        return anp.multiply(k, anp.divide(1.0, anp.multiply(d, float(n))))
-    return k * (1.0 / (n * d))
+        dd = P.convert(anp.asarray(d), dtype)
+        return anp.multiply(k.astype(dtype), anp.divide(1.0, anp.multiply(dd, float(n))))
+    return (k * (1.0 / (n * d))).astype(dtype)
 
 
-def fftfreq(n, d=1.0, device=None):
+def _freq_args(name, n, d, dtype):
+    if isinstance(n, (list, tuple)):
+        raise ShapeError(f"The n argument of autodiff.numpy.fft.{name} only takes an int. "
+                         f"Got n = {list(n)}.", source=user_source())
+    if isinstance(d, (list, tuple)):
+        raise ShapeError(f"The d argument of autodiff.numpy.fft.{name} only takes a single "
+                         f"value. Got d = {list(d)}.", source=user_source())
+    if dtype is None:
+        dt = dtype_of(d) if isinstance(d, Tracer) else np.result_type(d, np.float64)
+        dtype = dt if np.dtype(dt).kind in "fc" else np.float64
+    dtype = np.dtype(dtype)
+    if dtype.kind not in "fc":
+        raise DTypeError(f"{name}: dtype must be a float or complex dtype, got {dtype}",
+                         source=user_source())
+    return _length(n, "samples"), dtype
+
+
+def fftfreq(n, d=1.0, *, dtype=None, device=None):
     """The sample frequencies of an ``n``-point FFT with sample spacing ``d``: ``k / (n d)``
-    for ``k = 0, 1, …, n/2 - 1, -n/2, …, -1`` (numpy's ``fftfreq``; ``d`` may be traced).
+    for ``k = 0, 1, …, n/2 - 1, -n/2, …, -1`` (numpy's ``fftfreq``; ``d`` may be traced;
+    ``dtype``, JAX's keyword, the result's dtype, default float64).
 
-    >>> import autodiff.numpy as anp
+    >>> import numpy as np, autodiff.numpy as anp
     >>> anp.fft.fftfreq(4, 0.5)
     array([ 0. ,  0.5, -1. , -0.5])
+    >>> anp.fft.fftfreq(4, dtype=np.float32).dtype
+    dtype('float32')
     """
-    n = _length(n, "samples")
-    if not isinstance(d, Tracer):
-        return np.fft.fftfreq(n, d, device=device)
+    n, dtype = _freq_args("fftfreq", n, d, dtype)
     k = np.concatenate([np.arange(0, (n - 1) // 2 + 1), np.arange(-(n // 2), 0)]).astype(np.int64)
-    return _freq_scale(k, n, d)
+    if not isinstance(d, Tracer):
+        return np.fft.fftfreq(n, d, device=device).astype(dtype, copy=False)
+    return _freq_scale(k, n, d, dtype)
 
 
-def rfftfreq(n, d=1.0, device=None):
+def rfftfreq(n, d=1.0, *, dtype=None, device=None):
     """The sample frequencies of ``rfft``: ``k / (n d)`` for ``k = 0 … n // 2`` (numpy's
-    ``rfftfreq``; ``d`` may be traced).
+    ``rfftfreq``; ``d`` may be traced; ``dtype``, JAX's keyword, the result's dtype).
 
     >>> import autodiff.numpy as anp
     >>> anp.fft.rfftfreq(5)
     array([0. , 0.2, 0.4])
     """
-    n = _length(n, "samples")
+    n, dtype = _freq_args("rfftfreq", n, d, dtype)
     if not isinstance(d, Tracer):
-        return np.fft.rfftfreq(n, d, device=device)
-    return _freq_scale(np.arange(0, n // 2 + 1, dtype=np.int64), n, d)
+        return np.fft.rfftfreq(n, d, device=device).astype(dtype, copy=False)
+    return _freq_scale(np.arange(0, n // 2 + 1, dtype=np.int64), n, d, dtype)
 
 
 def _shift(x, axes, sign):
