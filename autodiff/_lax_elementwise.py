@@ -37,7 +37,23 @@ __all__ = [
 # ----------------------------------------------------------------------------
 # elementwise
 # ----------------------------------------------------------------------------
-add, sub, mul = anp.add, anp.subtract, anp.multiply
+add, sub = anp.add, anp.subtract
+
+
+def mul(x, y, *, out_dtype=None):
+    """Elementwise ``x * y``; with ``out_dtype`` the inputs are cast to it first and the
+    product has that dtype (as JAX's ``lax.mul(x, y, out_dtype=...)``).
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.mul(np.float32(1.5), np.float32(2.0), out_dtype=np.float64).dtype
+    dtype('float64')
+    """
+    if out_dtype is None:
+        return anp.multiply(x, y)
+    dt = as_dtype(out_dtype)
+    return anp.multiply(anp.astype(anp.asarray(x), dt), anp.astype(anp.asarray(y), dt))
+
+
 max, min = anp.maximum, anp.minimum  # noqa: A001 - JAX's names
 neg, abs, sign = anp.negative, anp.abs, anp.sign  # noqa: A001
 exp, log, log1p, expm1, sqrt, cbrt = anp.exp, anp.log, anp.log1p, anp.expm1, anp.sqrt, anp.cbrt

@@ -18,7 +18,7 @@ from . import primitives as P
 from .core import Tracer
 from .errors import ShapeError, UnsupportedError
 from .numpy._precision import check_precision
-from ._lax_structure import pad, padding_pairs
+from ._lax_structure import as_dtype, pad, padding_pairs
 
 __all__ = ["dot", "dot_general", "batch_matmul", "ragged_dot", "ragged_dot_general",
            "RaggedDotDimensionNumbers", "conv_general_dilated", "conv",
@@ -26,18 +26,34 @@ __all__ = ["dot", "dot_general", "batch_matmul", "ragged_dot", "ragged_dot_gener
            "conv_transpose", "conv_general_dilated_patches", "conv_general_dilated_local"]
 
 
+def _preferred(lhs, rhs, preferred_element_type):
+    """``lhs`` and ``rhs`` as arrays, both cast to ``preferred_element_type`` when one is given
+    (the product is computed, and returned, in that dtype, as JAX's)."""
+    x, y = anp.asarray(lhs), anp.asarray(rhs)
+    if preferred_element_type is None:
+        return x, y
+    dt = as_dtype(preferred_element_type)
+    return anp.astype(x, dt), anp.astype(y, dt)
+
+
 def dot(lhs, rhs, precision=None, preferred_element_type=None):
-    """Matrix or vector product of ``lhs`` and ``rhs`` (``numpy.dot``); ``precision`` and
-    ``preferred_element_type`` are accepted for JAX's signature and have no effect (float64 stays
-    float64)."""
-    return anp.dot(lhs, rhs)
+    """Matrix or vector product of ``lhs`` and ``rhs`` (``numpy.dot``); ``precision`` is
+    accepted for JAX's signature (float64 stays float64); ``preferred_element_type`` is the
+    dtype the product is computed and returned in.
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.dot(np.ones(2, np.float32), np.ones(2, np.float32),
+    ...            preferred_element_type=np.float64).dtype
+    dtype('float64')
+    """
+    return anp.dot(*_preferred(lhs, rhs, preferred_element_type))
 
 
 def dot_general(lhs, rhs, dimension_numbers, precision=None, preferred_element_type=None):
     """JAX's ``dot_general``: ``dimension_numbers = ((lhs_contract, rhs_contract),
     (lhs_batch, rhs_batch))``; result dims are batch, lhs free, rhs free."""
     (lc, rc), (lb, rb) = dimension_numbers
-    x, y = anp.asarray(lhs), anp.asarray(rhs)
+    x, y = _preferred(lhs, rhs, preferred_element_type)
     dn = ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb)))
     if not isinstance(x, Tracer) and not isinstance(y, Tracer):
         dt = anp.result_type(x, y)
@@ -131,7 +147,7 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
     array([[[0., 1.],
             [2., 3.]]])
     """
-    x, w = anp.asarray(lhs), anp.asarray(rhs)
+    x, w = _preferred(lhs, rhs, preferred_element_type)
     dt = anp.result_type(x, w)
     x, w = anp.astype(x, dt), anp.astype(w, dt)
     nd = anp.ndim(x)
@@ -187,14 +203,16 @@ def conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation=None,
 
 def conv(lhs, rhs, window_strides, padding, precision=None, preferred_element_type=None):
     """``conv_general_dilated`` with NC... / OI... layouts and no dilation."""
-    return conv_general_dilated(lhs, rhs, window_strides, padding)
+    return conv_general_dilated(lhs, rhs, window_strides, padding,
+                                preferred_element_type=preferred_element_type)
 
 
 def conv_with_general_padding(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
                               precision=None, preferred_element_type=None):
     """``conv_general_dilated`` with explicit ``padding`` and dilations, JAX's older spelling;
-    ``precision`` and ``preferred_element_type`` have no effect."""
-    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation)
+    ``precision`` has no effect."""
+    return conv_general_dilated(lhs, rhs, window_strides, padding, lhs_dilation, rhs_dilation,
+                                preferred_element_type=preferred_element_type)
 
 
 # ----------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from . import primitives as P
 from .core import Tracer
 from .errors import ShapeError
 from .tree_util import tree_flatten, tree_unflatten
+from ._lax_elementwise import mul as _lax_mul
 from ._lax_structure import pad, padding_pairs, slice_in_dim
 
 __all__ = ["reduce", "reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and",
@@ -100,6 +101,7 @@ def argmin(operand, axis, index_dtype=np.int64):
 _MONOIDS = {}
 for _fn, _red in [(anp.add, anp.sum), (np.add, anp.sum), (operator.add, anp.sum),
                   (anp.multiply, anp.prod), (np.multiply, anp.prod), (operator.mul, anp.prod),
+                  (_lax_mul, anp.prod),
                   (anp.maximum, anp.max), (np.maximum, anp.max),
                   (anp.minimum, anp.min), (np.minimum, anp.min),
                   (anp.logical_and, anp.all), (np.logical_and, anp.all), (operator.and_, anp.all),
@@ -324,11 +326,27 @@ def sort_key_val(keys, values, dimension=-1, is_stable=True):
     return sort((keys, values), dimension=dimension)
 
 
-def top_k(operand, k):
-    """The ``k`` largest entries along the last axis, in decreasing order, and their
-    indices (ties: the lower index first, as in JAX); differentiable in the values."""
+def top_k(operand, k, *, axis=-1, is_stable=True):
+    """The ``k`` largest entries along ``axis`` (the last by default), in decreasing order,
+    and their indices (ties: the lower index first, as in JAX); differentiable in the values.
+    ``is_stable`` is accepted for JAX's signature (the order of ties is always stable).
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.top_k(np.array([[1.0, 5.0], [4.0, 2.0]]), 1, axis=0)
+    (array([[4., 5.]]), array([[1, 0]]))
+    """
     x = anp.asarray(operand)
     k = int(k)
+    nd = anp.ndim(x)
+    if nd == 0:
+        raise ShapeError("top_k: the operand must have at least one dimension")
+    ax = int(axis)
+    if not -nd <= ax < nd:
+        raise ShapeError(f"top_k: axis {axis} out of range for an operand of rank {nd}")
+    ax %= nd
+    if ax != nd - 1:
+        vals, idx = top_k(anp.moveaxis(x, ax, -1), k)
+        return anp.moveaxis(vals, -1, ax), anp.moveaxis(idx, -1, ax)
     n = anp.shape(x)[-1]
     if not 0 <= k <= n:
         raise ValueError(f"top_k: k={k} must be in [0, {n}]")

@@ -27,7 +27,8 @@ __all__ = ["broadcast", "broadcast_in_dim", "reshape", "transpose", "squeeze", "
            "dynamic_update_slice_in_dim", "dynamic_index_in_dim", "index_in_dim", "rev",
            "iota", "broadcasted_iota", "full", "full_like", "zeros_like_array", "collapse",
            "select_n", "split", "broadcast_shapes", "broadcast_to_rank", "empty",
-           "dynamic_update_index_in_dim", "index_take", "optimization_barrier", "composite",
+           "dynamic_update_index_in_dim", "index_take", "tile", "optimization_barrier",
+           "composite",
            "platform_dependent", "with_sharding_constraint"]
 
 
@@ -259,6 +260,25 @@ def split(operand, sizes, axis=0):
         raise ShapeError(f"lax.split: sizes {tuple(sizes)} sum to {sum(sizes)}, but axis {axis} "
                          f"has size {anp.shape(x)[axis]}")
     return anp.split(x, list(itertools.accumulate(sizes))[:-1], axis=axis)
+
+
+def tile(operand, reps):
+    """``operand`` repeated ``reps[d]`` times along each dimension ``d`` (JAX's ``lax.tile``:
+    ``reps`` has one entry per dimension).
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.tile(np.array([[1, 2]]), (2, 2))
+    array([[1, 2, 1, 2],
+           [1, 2, 1, 2]])
+    """
+    x = anp.asarray(operand)
+    reps = tuple(int(r) for r in reps)
+    if len(reps) != anp.ndim(x):
+        raise ShapeError(f"lax.tile: reps {reps} must have one entry per dimension of the "
+                         f"operand (rank {anp.ndim(x)})")
+    if builtins.any(r < 0 for r in reps):
+        raise ShapeError(f"lax.tile: reps {reps} must be non-negative")
+    return anp.tile(x, reps)
 
 
 def broadcast_shapes(*shapes):

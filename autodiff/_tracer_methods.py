@@ -68,6 +68,21 @@ def array_getitem(x, idx):
     return _Installed.getitem(x, idx)
 
 
+_OPERAND_TYPES = (np.ndarray, np.generic, bool, int, float, complex)
+
+
+def _defers(other):
+    """Whether ``tracer op other`` answers ``NotImplemented`` so that Python asks ``other``
+    (its reflected method, or the TypeError of an unsupported operand), as a JAX array
+    does: anything but a tracer, a numpy array or scalar, a Python number, a plain list
+    or tuple (array-likes, as numpy reads them) or an object with ``__array__`` /
+    ``__jax_array__``. A NamedTuple or another class with its own operators wins."""
+    t = type(other)
+    if t is list or t is tuple or isinstance(other, (ArrayMethods,) + _OPERAND_TYPES):
+        return False
+    return not (hasattr(other, "__array__") or hasattr(other, "__jax_array__"))
+
+
 def _binary(fn_name, prim_name=None):
     """``self op other`` -> ``autodiff.numpy.<fn_name>(self, other)``, binding primitive
     ``prim_name`` directly when :func:`fast_pair` says no promotion is needed."""
@@ -80,6 +95,8 @@ def _binary(fn_name, prim_name=None):
             try:
                 if fn is None:
                     fn = getattr(_numpy(), fn_name)
+                if _defers(other):
+                    return NotImplemented
                 return fn(self, other)
             except AutodiffError as e:
                 filter_traceback(e)
@@ -94,6 +111,8 @@ def _binary(fn_name, prim_name=None):
                 pair = fast_pair(self, other)
                 if pair is not None:
                     return prim.bind(*pair)
+                if _defers(other):
+                    return NotImplemented
                 return fn(self, other)
             except AutodiffError as e:
                 filter_traceback(e)
@@ -108,6 +127,8 @@ def _reflected(fn_name, prim_name=None):
 
     def op(self, other):
         try:
+            if _defers(other):
+                return NotImplemented
             return forward(other, self)
         except AutodiffError as e:
             filter_traceback(e)
@@ -212,10 +233,14 @@ class ArrayMethods:
         return _numpy().invert(self)
 
     def __divmod__(self, other):
+        if _defers(other):
+            return NotImplemented
         anp = _numpy()
         return anp.floor_divide(self, other), anp.mod(self, other)
 
     def __rdivmod__(self, other):
+        if _defers(other):
+            return NotImplemented
         anp = _numpy()
         return anp.floor_divide(other, self), anp.mod(other, self)
 

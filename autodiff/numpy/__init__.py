@@ -178,54 +178,6 @@ def tril_indices_from(arr, k=0):
     return np.tril_indices(n, k, m)
 
 
-@npfunc(np.pad)
-def pad(array, pad_width, mode="constant", constant_values=0):
-    """``numpy.pad`` for modes 'constant', 'edge', 'reflect', 'symmetric' and 'wrap'
-    (reflect/symmetric/wrap with pads no wider than the axis), differentiable.
-
-    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
-    >>> ad.grad(lambda x: anp.sum(anp.pad(x, 1, mode="edge")))(np.ones(3))
-    array([2., 1., 2.])
-    """
-    a = asarray(array)
-    nd = ndim(a)
-    pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64).reshape(-1, 2)
-                         if np.ndim(pad_width) == 2 else np.asarray(pad_width, dtype=np.int64), (nd, 2))
-    if mode == "constant":
-        cv = np.broadcast_to(np.asarray(constant_values), (nd, 2))
-    elif mode not in ("edge", "reflect", "symmetric", "wrap"):
-        raise UnsupportedError(f"pad: mode {mode!r} is not supported on traced values (constant, edge, "
-                               "reflect, symmetric and wrap are)", source=user_source())
-    for ax in range(nd):
-        before, after = builtins.int(pw[ax, 0]), builtins.int(pw[ax, 1])
-        if before < 0 or after < 0:
-            raise ValueError("index can't contain negative values")
-        if before == 0 and after == 0:
-            continue
-        n = shape_of(a)[ax]
-        if mode == "constant":
-            parts = []
-            for width, v in ((before, cv[ax, 0]), (after, cv[ax, 1])):
-                sh = list(shape_of(a))
-                sh[ax] = width
-                parts.append(full_like(a, v.item(), shape=tuple(sh)))
-            a = concatenate([parts[0], a, parts[1]], axis=ax)
-            continue
-        lim = n - 1 if mode == "reflect" else n
-        if mode != "edge" and (before > lim or after > lim):
-            raise ValueError(f"pad: mode {mode!r} supports pads of at most {lim} along axis {ax}")
-        if mode == "edge":
-            ib, ia = np.zeros(before, np.int64), np.full(after, n - 1, np.int64)
-        elif mode == "reflect":
-            ib, ia = np.arange(before, 0, -1), np.arange(n - 2, n - 2 - after, -1)
-        elif mode == "symmetric":
-            ib, ia = np.arange(before - 1, -1, -1), np.arange(n - 1, n - 1 - after, -1)
-        else:   # wrap
-            ib, ia = np.arange(n - before, n), np.arange(after)
-        a = take(a, np.concatenate([ib, np.arange(n), ia]).astype(np.int64), axis=ax)
-    return a
-
-
 @npfunc(np.append)
 def append(arr, values, axis=None):
     if axis is None:
@@ -289,8 +241,28 @@ def searchsorted(a, v, side="left", sorter=None, *, method=None):
         a = take(a, sorter)
     v = asarray(v)
     a, v = promote(a, v)
-    cmp = less if side == "left" else less_equal
-    return sum(cmp(a, expand_dims(v, -1)), axis=-1, dtype=np.int64)
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    v = expand_dims(v, -1)
+    # numpy's sort order: NaNs last; complex numbers by real part, then imaginary part
+    if side == "left":
+        before = _sorts_before(a, v)                  # a[i] < v
+    else:
+        before = logical_not(_sorts_before(v, a))     # a[i] <= v
+    return sum(before, axis=-1, dtype=np.int64)
+
+
+def _sorts_before(x, y):
+    """``x`` comes strictly before ``y`` in numpy's sort order (NaNs last, complex
+    lexicographic)."""
+    kind = dtype_of(x).kind
+    if kind == "c":
+        xr, xi, yr, yi = real(x), imag(x), real(y), imag(y)
+        return logical_or(_sorts_before(xr, yr),
+                          logical_and(equal(xr, yr), _sorts_before(xi, yi)))
+    if kind == "f":
+        return logical_or(less(x, y), logical_and(logical_not(isnan(x)), isnan(y)))
+    return less(x, y)
 
 
 @npfunc(np.select)
@@ -360,7 +332,7 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
             sh[ax] = shape_of(d)[0]
             d = reshape(d, tuple(sh))
         else:
-            d = diff(x, axis=ax)
+            d = diff(x, axis=axis)      # numpy: the axis counts in x's own dimensions
     return sum(multiply(d, avg), axis=ax)
 
 
@@ -404,7 +376,9 @@ def convolve(a, v, mode="full"):
 def bincount(x, weights=None, minlength=0, *, length=None):
     """Counts (or summed ``weights``) per non-negative integer of ``x``. The result's
     length must be known while tracing: pass ``length=`` (or ``minlength`` ≥ max(x)+1)
-    when ``x`` is traced without a concrete value. Weights are differentiable.
+    when ``x`` is traced without a concrete value; values beyond ``length`` are dropped and
+    negative ones counted in bin 0 (JAX's rule; numpy raises for them). Weights are
+    differentiable.
 
     >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
     >>> ad.grad(lambda w: anp.bincount(np.array([0, 2, 2]), w)[2])(np.ones(3))
@@ -413,6 +387,12 @@ def bincount(x, weights=None, minlength=0, *, length=None):
     x = asarray(x)
     if ndim(x) != 1:
         raise ShapeError("bincount: x must be 1-d", source=user_source())
+    if dtype_of(x).kind == "b":
+        x = astype(x, np.int64)
+    elif dtype_of(x).kind not in "iu":
+        raise TypeError(f"bincount: x must have an integer type, got {dtype_of(x)}")
+    if dtype_of(x).kind == "i":
+        x = maximum(x, 0)             # JAX: negative values count in the first bin
     if length is None:
         if isinstance(x, Tracer) and not is_concrete(x):
             if minlength:
@@ -436,6 +416,7 @@ from . import linalg  # noqa: E402,F401
 from . import random  # noqa: E402,F401
 from . import fft  # noqa: E402,F401
 # the rest of numpy, by job; some replace the simpler versions above
+from ._manipulation import pad  # noqa: E402,F401
 from ._manipulation import (rot90, rollaxis, dsplit, hsplit, vsplit, block, meshgrid,  # noqa: E402,F401
                             resize, trim_zeros, array_equiv, unstack, matrix_transpose)
 from ._matrices import tri, tril, triu, vander, diagflat, cross, vecdot, matvec, vecmat  # noqa: E402,F401
@@ -454,6 +435,7 @@ from ._polynomials import (polyadd, polysub, polymul, polyder, polyint, polydiv,
 from ._einsum import einsum_path  # noqa: E402,F401
 from ._sets import (unique, unique_values, unique_counts, unique_inverse, unique_all, isin,  # noqa: E402,F401
                     union1d, intersect1d, setdiff1d, setxor1d)
+from ._selection import top_k  # noqa: E402,F401
 from ._selection import (digitize, lexsort, partition, argpartition, sort_complex, choose,  # noqa: E402,F401
                          compress, extract, delete, insert, put)
 from ._statistics import (histogram_bin_edges, histogram, histogramdd, histogram2d, quantile,  # noqa: E402,F401
@@ -461,6 +443,9 @@ from ._statistics import (histogram_bin_edges, histogram, histogramdd, histogram
                           nanprod, nancumsum, nancumprod, nanvar, nanstd, cov, corrcoef)
 from ._numpy_reexports import *  # noqa: E402,F401,F403
 from ._precision import *  # noqa: E402,F401,F403  (JAX's precision= on the products)
+from ._precision import with_precision as _with_precision  # noqa: E402
+convolve = _with_precision(convolve)        # JAX's precision= / preferred_element_type=
+correlate = _with_precision(correlate)
 # creation functions: numpy's outside transforms; inside, traced fill values and .at[] (issue 13)
 from ._creation import (zeros, ones, empty, full, eye, identity, arange, zeros_like,  # noqa: E402,F401
                         ones_like, empty_like, full_like, array, linspace, logspace, geomspace)

@@ -32,7 +32,7 @@ import operator
 import numpy as np
 
 from .. import primitives as P, numpy as anp
-from ..core import Tracer, current_trace, user_source
+from ..core import Tracer, current_trace, is_concrete, user_source
 from ..errors import ConcretizationError
 from ._base import npfunc, asarray, as_float, dtype_of, ndim, shape_of, is_python_scalar
 from ._indexing import at, getitem
@@ -247,7 +247,8 @@ def full(shape, fill_value, dtype=None, order="C", *, like=None, device=None):
     v = asarray(fill_value)
     if dtype is not None:
         v = P.convert(v, np.dtype(dtype))
-    return anp.broadcast_to(v, (shape,) if isinstance(shape, int) else tuple(shape))
+    shape = np.asarray(shape)
+    return anp.broadcast_to(v, tuple(builtins.int(d) for d in shape.reshape(-1)))
 
 
 @_numpy_twin(np.eye)
@@ -261,6 +262,11 @@ def eye(N, M=None, k=0, dtype=float, order="C", *, like=None, device=None):
     """
     N = _concrete(N, "eye", "N (the number of rows)")
     M = _concrete(M, "eye", "M (the number of columns)")
+    if isinstance(k, Tracer) and not is_concrete(k):
+        # JAX: a traced diagonal offset (the shape does not depend on it)
+        m = N if M is None else M
+        cols = np.arange(m)[None, :] - np.arange(N)[:, None]
+        return anp.astype(anp.equal(cols, k), np.dtype(dtype or float))
     k = _concrete(k, "eye", "k (the diagonal)")
     return _fresh(np.eye(N, M, k, dtype, order))
 

@@ -90,15 +90,41 @@ def _from_sublists(args):
     return spec, ops
 
 
-@npfunc(np.einsum)
-def einsum(subscripts, *operands, optimize=None, dtype=None, casting="safe"):
+def _numpy_optimize(optimize):
+    """numpy's spelling of an ``optimize`` choice (opt_einsum's ``'auto'``/``'eager'``, which
+    JAX accepts, are numpy's ``'greedy'``)."""
+    if isinstance(optimize, str) and optimize not in ("greedy", "optimal"):
+        return "greedy"
+    return False if optimize is None else optimize
+
+
+def _np_einsum(*operands, optimize=None, dtype=None, casting="safe", precision=None,
+               preferred_element_type=None, out=None, order="K"):
+    """numpy's ``einsum`` on plain operands, with JAX's extra keywords read."""
+    dtype = dtype if preferred_element_type is None else preferred_element_type
+    return np.einsum(*operands, optimize=_numpy_optimize(optimize), dtype=dtype,
+                     casting=casting, out=out, order=order)
+
+
+@npfunc(_np_einsum)
+def einsum(subscripts, *operands, optimize=None, dtype=None, casting="safe", precision=None,
+           preferred_element_type=None, out=None, order="K"):
     """``numpy.einsum``: explicit and implicit output, ``...`` with broadcasting, and the
     interleaved sublist form ``einsum(a, [0, 1], b, [1, 2], [0, 2])``; differentiable.
 
     >>> import numpy as np, autodiff.numpy as anp
     >>> anp.einsum(np.eye(2), [0, 1], np.ones(2), [1], [0])
     array([1., 1.])
+
+    ``optimize`` (any of numpy's or JAX's choices, or a path from ``einsum_path``) does not
+    change the result: the contraction runs left to right. ``precision`` is accepted for
+    JAX's signature (every product is exact float64/float32 arithmetic);
+    ``preferred_element_type`` is the result dtype, like ``dtype``.
     """
+    if out is not None:
+        raise TypeError("einsum: the 'out' argument is not supported (arrays are immutable)")
+    if preferred_element_type is not None:
+        dtype = preferred_element_type
     if not isinstance(subscripts, str):
         subscripts, operands = _from_sublists((subscripts,) + tuple(operands))
     operands = promote(*[asarray(o) for o in operands])
@@ -147,9 +173,16 @@ def einsum(subscripts, *operands, optimize=None, dtype=None, casting="safe"):
     return x
 
 
-@npfunc(np.einsum_path)
+@npfunc()
 def einsum_path(subscripts, *operands, optimize="greedy", einsum_call=False):
-    """``numpy.einsum_path`` from the operands' shapes (traced operands allowed)."""
+    """``numpy.einsum_path`` from the operands' shapes (traced operands allowed); JAX's
+    ``'auto'``/``'eager'`` strategies are numpy's ``'greedy'``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.einsum_path("ij,jk,kl->il", np.ones((2, 2)), np.ones((2, 5)), np.ones((5, 2)),
+    ...                 optimize="greedy")[0]
+    ['einsum_path', (1, 2), (0, 1)]
+    """
     dummies = [np.empty(shape_of(o), dtype_of(o)) if not isinstance(o, (str, list)) else o
                for o in operands]
-    return np.einsum_path(subscripts, *dummies, optimize=optimize)
+    return np.einsum_path(subscripts, *dummies, optimize=_numpy_optimize(optimize))

@@ -144,6 +144,8 @@ def isnan(x):
 @npfunc(np.isinf)
 def isinf(x):
     x = asarray(x)
+    if dtype_of(x).kind == "c":               # numpy: either part infinite
+        return logical_or(isinf(P.real(x)), isinf(P.imag(x)))
     if dtype_of(x).kind != "f":
         return P.full(shape_of(x), False, np.bool_)
     return logical_and(logical_not(isnan(x)), logical_not(isfinite(x)))
@@ -364,13 +366,39 @@ def hypot(x1, x2):
     return where(inf, P.full_like(hi, np.inf), where(zero, _anp.zeros_like(hi), r))
 
 
-@npfunc(np.logaddexp)
+def _np_logaddexp(x1, x2):
+    # numpy's logaddexp has no complex loop; JAX's (and the traced one here) has
+    if np.result_type(x1, x2).kind == "c":
+        return _logaddexp(x1, x2)
+    return np.logaddexp(x1, x2)
+
+
+@npfunc(_np_logaddexp)
 def logaddexp(x1, x2):
+    """``log(exp(x1) + exp(x2))`` without overflow (``numpy.logaddexp``); complex operands
+    are accepted, as in JAX (the principal branch of the logarithm).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.logaddexp(1000.0, 1000.0))
+    1000.6931471805599
+    >>> complex(anp.logaddexp(np.complex128(1j * np.pi / 2), 0j))
+    (0.34657359027997264+0.7853981633974483j)
+    """
+    return _logaddexp(x1, x2)
+
+
+def _logaddexp(x1, x2):
     a, b = elementwise_args(x1, x2, to_float=True)
     m = maximum(a, b)
     m = P.stop_gradient_p.bind(m) if isinstance(m, Tracer) else m
     safe_m = where(isfinite(m), m, _anp.zeros_like(m))
-    return add(safe_m, log(add(exp(subtract(a, safe_m)), exp(subtract(b, safe_m)))))
+    out = add(safe_m, log(add(exp(subtract(a, safe_m)), exp(subtract(b, safe_m)))))
+    if dtype_of(out).kind == "c":
+        # log's principal branch: the imaginary part back into [-pi, pi) (as JAX does)
+        turns = floor(divide(add(P.imag(out), np.pi), 2 * np.pi))
+        turns = P.stop_gradient_p.bind(turns) if isinstance(turns, Tracer) else turns
+        out = subtract(out, multiply(turns, 2j * np.pi))
+    return out
 
 
 @npfunc(np.copysign)
@@ -392,7 +420,8 @@ def signbit(x):
 @npfunc(np.heaviside)
 def heaviside(x1, x2):
     a, b = elementwise_args(x1, x2, to_float=True)
-    return where(P.lt(a, 0), _anp.zeros_like(a), where(P.gt(a, 0), _anp.ones_like(a), b))
+    out = where(P.lt(a, 0), _anp.zeros_like(a), where(P.gt(a, 0), _anp.ones_like(a), b))
+    return where(isnan(a), a, out)                 # nan in x1 stays nan (numpy)
 
 
 @npfunc(np.where)

@@ -21,7 +21,8 @@ from ._base import npfunc, asarray, shape_of, ndim, normalize_axis, dtype_of, va
 def apply_along_axis(func1d, axis, arr, *args, **kwargs):
     """Apply ``func1d`` to 1-D slices along ``axis`` (by ``vmap`` over the other axes),
     ``numpy.apply_along_axis``."""
-    if value_kind((arr, args)) == 0 and not kwargs.pop("_traced", False):
+    traced_rows = kwargs.pop("_traced", False)
+    if value_kind((arr, args)) == 0 and not traced_rows:
         return np.apply_along_axis(func1d, axis, arr, *args, **kwargs)
     arr = asarray(arr)
     nd = ndim(arr)

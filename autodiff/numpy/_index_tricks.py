@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import numpy as anp
 from .. import primitives as P
-from ..core import Tracer, user_source
+from ..core import Tracer, is_concrete, user_source
 from ..errors import UnsupportedError
 from ._base import npfunc, asarray, shape_of, ndim, normalize_axis, dtype_of, value_kind
 
@@ -124,12 +124,24 @@ def unravel_index(indices, shape, order="C"):
 
 @npfunc(np.ravel_multi_index)
 def ravel_multi_index(multi_index, dims, mode="raise", order="C"):
-    """Flat indices of coordinate arrays (``numpy.ravel_multi_index``); ``mode`` 'raise'
-    (not checked when traced), 'wrap' or 'clip'."""
+    """Flat indices of coordinate arrays (``numpy.ravel_multi_index``); ``mode`` 'raise',
+    'wrap' or 'clip'. 'raise' checks the indices where they have values (numpy's
+    ValueError for an entry out of bounds); under ``jit`` they are not checked (JAX raises
+    a concretization error there instead).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda i: anp.ravel_multi_index((i, i), (2, 3), mode="clip"))(np.array([0, 5]))
+    array([0, 5])
+    """
     dims = tuple(dims)
     idx = [asarray(i) for i in multi_index]
     if isinstance(mode, str):
         mode = (mode,) * len(dims)
+    for i, d, md in zip(idx, dims, mode):
+        if md == "raise" and (not isinstance(i, Tracer) or is_concrete(i)):
+            v = np.asarray(i.concrete_value("ravel_multi_index") if isinstance(i, Tracer) else i)
+            if np.any(v < 0) or np.any(v >= d):
+                raise ValueError("invalid entry in coordinates array")
     fixed = []
     for i, d, md in zip(idx, dims, mode):
         if md == "wrap":
@@ -219,7 +231,13 @@ def fill_diagonal(a, val, wrap=False, *, inplace=True):
 def place(arr, mask, vals, *, inplace=True):
     """``numpy.place``: numpy arrays are changed in place (numpy's own); traced arrays are
     immutable, so the result is returned (JAX's ``inplace=False``): the entries where
-    ``mask`` is true get ``vals`` cycled in order (``mask`` needs a concrete value)."""
+    ``mask`` is true get ``vals`` cycled in order (``mask`` may be traced).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda a, m: anp.place(a, m, np.array([7, 8]), inplace=False))(
+    ...     np.zeros(4, int), np.array([True, False, True, True]))
+    array([7, 0, 8, 7])
+    """
     if value_kind((arr, mask, vals)) == 0:
         if inplace:
             return np.place(arr, mask, vals)
@@ -233,6 +251,16 @@ def place(arr, mask, vals, *, inplace=True):
 def _place_traced(arr, mask, vals):
     a = asarray(arr)
     m = asarray(mask)
+    if isinstance(m, Tracer) and not is_concrete(m):
+        # JAX: the k-th true position takes vals[k % len(vals)] (a traced mask is fine)
+        mf = anp.ravel(anp.astype(m, bool))
+        v = anp.ravel(anp.astype(asarray(vals), dtype_of(a)))
+        nv = shape_of(v)[0]
+        if nv == 0:
+            return a
+        k = anp.mod(anp.subtract(anp.cumulative_sum(anp.astype(mf, np.int64)), 1), nv)
+        out = anp.where(mf, anp.take(v, k), anp.ravel(a))
+        return anp.reshape(out, shape_of(a))
     mv = np.asarray(m.concrete_value("place") if isinstance(m, Tracer) else m, bool).ravel()
     idx = np.flatnonzero(mv)
     flat = anp.ravel(a)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import numpy as anp
 from .. import primitives as P
+from ..core import Tracer, is_concrete
 from ._base import npfunc, asarray, promote, shape_of, ndim, dtype_of
 
 
@@ -76,7 +77,28 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 @npfunc(np.tri)
 def tri(N, M=None, k=0, dtype=float):
-    """``numpy.tri`` (a constant)."""
+    """``numpy.tri``: ones at and below diagonal ``k``; ``N`` and ``M`` must be concrete,
+    ``k`` may be traced (as in JAX).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda k: anp.tri(2, 3, k, dtype=int))(1)
+    array([[1, 1, 0],
+           [1, 1, 1]])
+    """
+    for name, v in (("N", N), ("M", M)):
+        if isinstance(v, Tracer):
+            if not is_concrete(v):
+                raise TypeError(f"tri: {name} must be a concrete integer (it sets the shape); "
+                                "pass it through static_argnums")
+    N = builtins.int(N.concrete_value("tri") if isinstance(N, Tracer) else N)
+    M = None if M is None else builtins.int(M.concrete_value("tri")
+                                            if isinstance(M, Tracer) else M)
+    if isinstance(k, Tracer) and not is_concrete(k):
+        m = N if M is None else M
+        cols = np.arange(m)[None, :] - np.arange(N)[:, None]
+        return anp.astype(anp.less_equal(cols, k), np.dtype(dtype or float))
+    if isinstance(k, Tracer):
+        k = builtins.int(k.concrete_value("tri"))
     return np.tri(N, M, k, dtype)
 
 
@@ -110,7 +132,13 @@ def vecdot(x1, x2, /, *, axis=-1):
     >>> anp.vecdot(np.array([1j, 2.0]), np.array([1j, 1.0]))
     np.complex128(3+0j)
     """
-    return anp.sum(anp.multiply(P.conj(asarray(x1)), x2), axis=axis)
+    x1, x2 = promote(x1, x2)
+    x1 = anp.moveaxis(P.conj(x1), axis, -1)
+    x2 = anp.moveaxis(x2, axis, -1)       # numpy moves each operand's axis, then broadcasts
+    if shape_of(x1)[-1] != shape_of(x2)[-1]:
+        raise ValueError(f"vecdot: the axes have sizes {shape_of(x1)[-1]} and "
+                         f"{shape_of(x2)[-1]}")
+    return anp.sum(anp.multiply(x1, x2), axis=-1, dtype=dtype_of(x1))
 
 
 @npfunc(np.matvec if hasattr(np, "matvec") else None)

@@ -174,11 +174,17 @@ def _ulp_up(ax, dt):
 @npfunc(np.spacing)
 def spacing(x):
     """Distance to the next float away from zero, with the sign of ``x`` (``numpy.spacing``)."""
-    x = as_float(x)
+    x = anp.stop_gradient(as_float(x))
     dt = dtype_of(x)
-    ax = anp.stop_gradient(anp.absolute(x))
+    if dt == np.float16:
+        # numpy's half-precision spacing is nextafter(x, +inf) - x for either sign
+        out = anp.subtract(nextafter(x, anp.full_like(x, np.inf)), x)
+        return anp.where(anp.isfinite(x), out, np.nan)
+    ax = anp.absolute(x)
     ulp, _, _ = _ulp_up(anp.where(anp.isfinite(ax), ax, 1.0), dt)
-    out = anp.where(anp.signbit(x), anp.negative(ulp), ulp)
+    # the next float above the largest one is inf (numpy overflows to it)
+    ulp = anp.where(anp.equal(ax, float(np.finfo(dt).max)), np.inf, ulp)
+    out = anp.where(anp.less(x, 0), anp.negative(ulp), ulp)       # -0.0 counts as +0.0
     return anp.where(anp.isfinite(x), out, np.nan)
 
 

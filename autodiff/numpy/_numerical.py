@@ -10,6 +10,8 @@ array([-0.5,  0. ,  0.5,  0. ])
 15.0
 """
 
+import builtins
+
 import numpy as np
 
 from .. import numpy as anp, primitives as P
@@ -103,7 +105,11 @@ def gradient(f, *varargs, axis=None, edge_order=1):
 @npfunc(np.ediff1d)
 def ediff1d(ary, to_end=None, to_begin=None):
     """Differences of the flattened input, with optional ends (``numpy.ediff1d``)."""
-    d = anp.diff(anp.ravel(ary))
+    flat = anp.ravel(ary)
+    n = shape_of(flat)[0]
+    # the n - 1 neighbour differences (none for an empty input)
+    d = flat if n == 0 else anp.subtract(P.slice_in_dim(flat, 1, n, 0),
+                                         P.slice_in_dim(flat, 0, n - 1, 0))
     parts = []
     if to_begin is not None:
         parts.append(anp.astype(anp.ravel(asarray(to_begin)), dtype_of(d)))
@@ -116,22 +122,37 @@ def ediff1d(ary, to_end=None, to_begin=None):
 @npfunc(np.unwrap)
 def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     """Remove jumps larger than ``discont`` by adding multiples of ``period``
-    (``numpy.unwrap``); the derivative is the identity."""
-    p = as_float(p)
+    (``numpy.unwrap``); the derivative is the identity. Integer input with an integer
+    ``period`` stays integer (numpy's and JAX's integer arithmetic); complex input raises
+    ``ValueError``.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.unwrap(np.array([0, 3, 6, 1]), period=4)
+    array([ 0, -1, -2, -3])
+    """
+    p = asarray(p)
+    if dtype_of(p).kind == "c":
+        raise ValueError("unwrap does not support complex inputs")
+    integer = (dtype_of(p).kind in "iu" and isinstance(period, (int, np.integer))
+               and not isinstance(period, bool))
+    if not integer:
+        p = as_float(p)
     ax = normalize_axis(axis, ndim(p))
+    n = shape_of(p)[ax]
+    if n == 0:
+        return p
     dd = anp.diff(p, axis=ax)
     if discont is None:
         discont = period / 2
-    hi = period / 2
-    lo = -hi
-    ddmod = anp.add(anp.mod(anp.subtract(dd, lo), period), lo)
-    ddmod = anp.where(anp.logical_and(anp.equal(ddmod, lo), anp.greater(dd, 0)), hi, ddmod)
+    hi = period // 2 if integer else period / 2
+    ddmod = anp.subtract(anp.mod(anp.add(dd, hi), period), hi)
+    ddmod = anp.where(anp.logical_and(anp.equal(ddmod, -hi), anp.greater(dd, 0)), hi, ddmod)
     corr = anp.subtract(ddmod, dd)
-    corr = anp.where(anp.less(anp.absolute(dd), discont), 0.0, corr)
+    corr = anp.where(anp.less(anp.absolute(dd), discont), 0, corr)
     corr = anp.stop_gradient(corr)
-    n = shape_of(p)[ax]
     head = P.slice_in_dim(p, 0, 1, ax)
-    rest = anp.add(P.slice_in_dim(p, 1, n, ax), anp.cumulative_sum(corr, axis=ax))
+    rest = anp.add(P.slice_in_dim(p, 1, n, ax),
+                   anp.cumulative_sum(corr, axis=ax, dtype=dtype_of(p)))
     return anp.concatenate([head, rest], axis=ax)
 
 
@@ -148,10 +169,45 @@ def correlate(a, v, mode="valid"):
     return out
 
 
-@npfunc(np.interp)
+def _interp_checks(x, xp, fp, left, right, period):
+    """JAX's argument checks for ``interp`` (ValueError, before any computation)."""
+    if ndim(xp) != 1 or ndim(fp) != 1 or shape_of(xp)[0] != shape_of(fp)[0]:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    for name, v in (("left", left), ("right", right)):
+        if isinstance(v, str) and v != "extrapolate":
+            raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', "
+                             f"but got: {v!r}")
+    if dtype_of(asarray(x)).kind == "c":
+        raise ValueError("interp: complex x values not supported.")
+    if period is not None and np.ndim(period) != 0:
+        raise ValueError(f"period must be a scalar; got {period}")
+
+
+def _numpy_interp(x, xp, fp, left=None, right=None, period=None):
+    """numpy's ``interp`` on plain values, after JAX's checks; JAX's
+    ``'extrapolate'`` runs the traced implementation."""
+    _interp_checks(x, xp, fp, left, right, period)
+    if isinstance(left, str) or isinstance(right, str):
+        return _interp(x, xp, fp, left, right, period)
+    return np.interp(x, xp, fp, left, right, period)
+
+
+@npfunc(_numpy_interp)
 def interp(x, xp, fp, left=None, right=None, period=None):
     """Piecewise-linear interpolation (``numpy.interp``), ``period`` included;
-    differentiable in ``x``, ``xp`` and ``fp``."""
+    differentiable in ``x``, ``xp`` and ``fp``. ``left``/``right='extrapolate'`` (JAX's
+    option) continues the first/last segment's line past the ends.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.interp(3.5, np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0, 30.0]),
+    ...                  right="extrapolate"))
+    35.0
+    """
+    _interp_checks(x, xp, fp, left, right, period)
+    return _interp(x, xp, fp, left, right, period)
+
+
+def _interp(x, xp, fp, left, right, period):
     # numpy computes in float64 (complex128 for complex fp) whatever the input dtype
     x, xp = (anp.astype(asarray(v), np.float64) for v in (x, xp))
     fp = asarray(fp)
@@ -173,5 +229,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     y0, y1 = anp.take(fp, anp.subtract(idx, 1)), anp.take(fp, idx)
     t = anp.divide(anp.subtract(x, x0), anp.subtract(x1, x0))
     out = anp.add(y0, anp.multiply(t, anp.subtract(y1, y0)))
-    out = anp.where(anp.less(x, xp[0]), fp[0] if left is None else left, out)
-    return anp.where(anp.greater(x, xp[-1]), fp[-1] if right is None else right, out)
+    if not isinstance(left, str):         # 'extrapolate': the first segment's line
+        out = anp.where(anp.less(x, xp[0]), fp[0] if left is None else left, out)
+    if not isinstance(right, str):
+        out = anp.where(anp.greater(x, xp[-1]), fp[-1] if right is None else right, out)
+    return out

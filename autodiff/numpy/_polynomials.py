@@ -41,20 +41,38 @@ def polysub(a1, a2):
     return polyadd(a1, anp.negative(asarray(a2)))
 
 
-@npfunc(np.polymul)
-def polymul(a1, a2):
-    """Product of two polynomials: the convolution of their coefficients."""
-    return anp.convolve(anp.atleast_1d(a1), anp.atleast_1d(a2))
+def _numpy_polymul(a1, a2, *, trim_leading_zeros=None):
+    return np.polymul(a1, a2)
+
+
+@npfunc(_numpy_polymul)
+def polymul(a1, a2, *, trim_leading_zeros=False):
+    """Product of two polynomials: the convolution of their coefficients. On numpy inputs
+    numpy's result (leading zeros trimmed); traced, the full convolution unless
+    ``trim_leading_zeros=True`` (JAX's keyword; needs concrete coefficients).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(anp.polymul)(np.array([0.0, 1.0]), np.array([1.0, -1.0]))
+    array([ 0.,  1., -1.])
+    """
+    a1, a2 = anp.atleast_1d(a1), anp.atleast_1d(a2)
+    if trim_leading_zeros and (shape_of(a1)[0] > 1 or shape_of(a2)[0] > 1):
+        a1, a2 = anp.trim_zeros(a1, trim="f"), anp.trim_zeros(a2, trim="f")
+        if shape_of(a1)[0] == 0:
+            a1 = anp.zeros_like(a1, shape=(1,))
+        if shape_of(a2)[0] == 0:
+            a2 = anp.zeros_like(a2, shape=(1,))
+    return anp.convolve(a1, a2)
 
 
 @npfunc(np.polyder)
 def polyder(p, m=1):
     """``m``-th derivative of a polynomial (``numpy.polyder``)."""
     p = as_float(anp.atleast_1d(p))
+    if builtins.int(m) < 0:
+        raise ValueError("Order of derivative must be positive (see polyint)")
     for _ in range(builtins.int(m)):
-        n = shape_of(p)[0] - 1
-        if n <= 0:
-            return anp.zeros_like(p, shape=(1,))
+        n = builtins.max(shape_of(p)[0] - 1, 0)     # numpy: a constant's derivative is []
         p = anp.multiply(anp.getitem(p, slice(0, n)), np.arange(n, 0, -1))     # numpy: int64 factors
     return p
 
@@ -74,10 +92,21 @@ def polyint(p, m=1, k=None):
     return p
 
 
-@npfunc(np.polydiv)
-def polydiv(u, v):
+def _numpy_polydiv(u, v, *, trim_leading_zeros=None):
+    return np.polydiv(u, v)
+
+
+@npfunc(_numpy_polydiv)
+def polydiv(u, v, *, trim_leading_zeros=False):
     """Quotient and remainder of polynomial division (``numpy.polydiv``); the leading
-    coefficient of ``v`` must be non-zero."""
+    coefficient of ``v`` must be non-zero. Traced, the remainder has the fixed length
+    ``len(v) - 1`` (at least 1; numpy trims its leading zeros, which depends on the values);
+    ``trim_leading_zeros=True`` (JAX's keyword, concrete values only) trims them like numpy.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(anp.polydiv)(np.array([1.0, 0.0, -1.0]), np.array([1.0, 1.0]))
+    (array([ 1., -1.]), array([0.]))
+    """
     u, v = promote(as_float(anp.atleast_1d(u)), as_float(anp.atleast_1d(v)))
     m, n = shape_of(u)[0] - 1, shape_of(v)[0] - 1
     scale = anp.divide(1.0, anp.getitem(v, 0))
@@ -91,21 +120,49 @@ def polydiv(u, v):
     qa = anp.stack(q) if q else anp.zeros_like(u, shape=(1,))
     rem = r[builtins.max(m - n + 1, 0):] if m >= n else r
     ra = anp.stack(rem) if rem else anp.zeros_like(u, shape=(1,))
+    if m < n - 1:                     # the fixed length len(v) - 1
+        ra = anp.concatenate([anp.zeros_like(ra, shape=(n - 1 - m,)), ra])
+    if trim_leading_zeros:
+        vals = np.asarray(ra.concrete_value("polydiv: trim_leading_zeros")
+                          if isinstance(ra, Tracer) else ra)
+        tol = float(np.sqrt(np.finfo(vals.dtype).eps))
+        k = 0
+        while k < vals.shape[0] - 1 and abs(vals[k]) <= tol:
+            k += 1
+        ra = anp.getitem(ra, slice(k, None))
     return qa, ra
 
 
 @npfunc(np.poly)
 def poly(seq_of_zeros):
-    """Coefficients of the monic polynomial with the given (real) roots; a square matrix
-    gives its characteristic polynomial from ``eigvalsh`` (symmetric input)."""
+    """Coefficients of the monic polynomial with the given roots (``numpy.poly``); a square
+    matrix gives its characteristic polynomial ``det(x·I - A)`` (by the Faddeev-LeVerrier
+    recursion: products and traces, so real for a real matrix and differentiable).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.poly(np.array([[0.0, 1.0], [-2.0, -3.0]]))       # x² + 3x + 2
+    array([1., 3., 2.])
+    """
     z = as_float(seq_of_zeros)
     if ndim(z) == 2 and shape_of(z)[0] == shape_of(z)[1] and shape_of(z)[0] != 0:
-        z = anp.linalg.eigvalsh(z)
+        return _charpoly(z)
     z = anp.ravel(z)
     a = anp.ones_like(z, shape=(1,))
     for i in range(shape_of(z)[0]):
         a = anp.convolve(a, anp.stack([anp.ones_like(anp.getitem(z, i)), anp.negative(anp.getitem(z, i))]))
     return a
+
+
+def _charpoly(a):
+    """Faddeev-LeVerrier: ``M_k = A·M_{k-1} + c_{n-k+1}·I``, ``c_{n-k} = -tr(A·M_k)/k``."""
+    n = shape_of(a)[0]
+    eye = np.eye(n, dtype=dtype_of(a))
+    coeffs = [anp.ones_like(anp.getitem(a, (0, 0)))]
+    m = anp.zeros_like(a)
+    for k in range(1, n + 1):
+        m = anp.add(anp.matmul(a, m), anp.multiply(coeffs[-1], eye))
+        coeffs.append(anp.divide(anp.negative(anp.trace(anp.matmul(a, m))), k))
+    return anp.stack(coeffs)
 
 
 @npfunc(np.polyfit)
@@ -135,7 +192,7 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
 
 
 @npfunc(np.roots)
-def roots(p):
+def roots(p, *, strip_zeros=True):
     """``numpy.roots``: the eigenvalues of the companion matrix, computed by LAPACK on the
     host (through numpy) in every mode, ``jit`` included.
 
@@ -146,6 +203,9 @@ def roots(p):
     roots; real ones give real roots, and a complex root raises ``UnsupportedError`` (pass
     ``p.astype(complex)`` to get complex roots under ``jit``). A leading zero coefficient
     raises too (the number of roots would depend on the values).
+
+    ``strip_zeros=False`` (JAX's keyword) gives a fixed shape instead, traceable whatever
+    the values: ``len(p) - 1`` complex roots, a ``nan + nanj`` for each leading zero.
 
     The derivative is the implicit function's, from ``p(r) = 0``:
     ``dr = -(dp)(r) / p'(r)`` (any order, complex roots included; infinite at a multiple
@@ -164,9 +224,14 @@ def roots(p):
     if ndim(p) != 1:
         raise ValueError("Input must be a rank-1 array.")
     n = shape_of(p)[0] - 1
+    dt = dtype_of(p)
+    if not strip_zeros:
+        out = complex_dtype(dt)
+        if n < 1:
+            return anp.zeros((0,), out)
+        return _roots_fn(user_source(), out, pad=True)(p)
     if n < 1:
         return anp.zeros_like(p, shape=(0,))
-    dt = dtype_of(p)
     out = dt
     if dt.kind != "c" and (not isinstance(p, Tracer) or is_concrete(p)):
         # the coefficients have values: numpy's dtype (complex if any root is)
@@ -176,8 +241,13 @@ def roots(p):
     return _roots_fn(user_source(), out)(p)
 
 
-def _roots_host(p, source, out):
+def _roots_host(p, source, out, pad=False):
     p = np.asarray(p)
+    if pad:
+        r = np.roots(p) if np.any(p != 0) else np.zeros(0, out)
+        return np.concatenate([r.astype(out),
+                               np.full(p.shape[0] - 1 - r.shape[0], complex(np.nan, np.nan),
+                                       out)])
     if p[0] == 0:
         raise UnsupportedError("roots: the leading coefficient of a traced polynomial is 0, so the "
                                "number of roots depends on the values; drop the leading zeros "
@@ -194,12 +264,13 @@ def _roots_host(p, source, out):
     return r.astype(out)
 
 
-def _roots_fn(source, out):
+def _roots_fn(source, out, pad=False):
 
     @custom_jvp
     def real_roots(p):
         n = shape_of(p)[0] - 1
-        return pure_callback(lambda v: _roots_host(v, source, out), ShapeDtypeStruct((n,), out), p)
+        return pure_callback(lambda v: _roots_host(v, source, out, pad),
+                             ShapeDtypeStruct((n,), out), p)
 
     @real_roots.defjvp
     def real_roots_jvp(primals, tangents):
@@ -207,5 +278,7 @@ def _roots_fn(source, out):
         r = real_roots(p)
         n = shape_of(p)[0] - 1
         dcoef = anp.multiply(p[:-1], np.arange(n, 0, -1, dtype=dtype_of(p)))    # p'
+        if pad:
+            dp, dcoef = anp.astype(dp, out), anp.astype(dcoef, out)
         return r, anp.negative(anp.divide(anp.polyval(dp, r), anp.polyval(dcoef, r)))
     return real_roots

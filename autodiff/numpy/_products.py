@@ -15,6 +15,7 @@ from ._base import (npfunc, asarray, promote, elementwise_args, result_type, flo
                     normalize_axes, is_python_scalar, dtype_of)
 from .. import numpy as _anp      # names the package binds later (creation functions)
 from ._elementwise import (absolute, add, clip, divide, equal, greater, greater_equal, isnan, less,
+                           isfinite,
                            less_equal, logical_and, logical_or, multiply, sqrt, subtract, where)
 from ._reductions import all, mean, sum
 from ._shapes import (_seq, atleast_2d, concatenate, diagonal, expand_dims, getitem, moveaxis,
@@ -114,10 +115,22 @@ def tensordot(a, b, axes=2):
     if isinstance(axes, (builtins.int, np.integer)):
         ax_a = tuple(range(na - axes, na))
         ax_b = tuple(range(axes))
+        if axes > builtins.min(na, nb):
+            raise TypeError(f"Number of tensordot axes (axes={axes}) exceeds input ranks "
+                            f"({na} and {nb})")
     else:
+        if not isinstance(axes, (list, tuple, np.ndarray)) or len(axes) != 2:
+            raise TypeError("tensordot axes argument must be an int, a pair of ints, or a pair "
+                            f"of lists of ints, got {axes!r}")
         ax_a, ax_b = axes
         ax_a = tuple(np.atleast_1d(ax_a))
         ax_b = tuple(np.atleast_1d(ax_b))
+        if not builtins.all(isinstance(x, (builtins.int, np.integer)) for x in ax_a + ax_b):
+            raise TypeError("tensordot requires both axes lists to be either ints, tuples or "
+                            f"lists of ints, got {axes!r}")
+        if len(ax_a) != len(ax_b):
+            raise TypeError("tensordot requires axes lists to have equal length, got "
+                            f"{axes!r}")
     ax_a = tuple(normalize_axis(x, na) for x in ax_a)
     ax_b = tuple(normalize_axis(x, nb) for x in ax_b)
     for i, j in zip(ax_a, ax_b):
@@ -160,7 +173,9 @@ def _numpy_sorter(np_fn):
     """numpy's ``np_fn`` with JAX's ``descending=`` (the ascending result reversed; for
     argsort, a stable one keeps equal elements in their original order)."""
     @functools.wraps(np_fn)
-    def f(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+    def f(a, axis=-1, kind=None, order=None, *, stable=None, descending=False, dtype=None):
+        if dtype is not None:
+            return f(a, axis, kind, order, stable=stable, descending=descending).astype(dtype)
         kw = {} if stable is None else {"stable": stable}
         if not descending:
             return np_fn(a, axis=axis, kind=kind, order=order, **kw)
@@ -196,15 +211,19 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
 
 
 @npfunc(_numpy_sorter(np.argsort))
-def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None, descending=False, dtype=None):
     """numpy's argsort (always stable), with JAX's ``descending=``: the indices of the
     largest first; equal elements keep their original order unless ``stable=False``
-    (then, as in JAX, their order is reversed).
+    (then, as in JAX, their order is reversed). ``dtype`` (JAX's keyword) sets the
+    indices' dtype.
 
     >>> import numpy as np, autodiff.numpy as anp
     >>> anp.argsort(np.array([1.0, 3.0, 1.0, 2.0]), descending=True)
     array([1, 3, 0, 2])
     """
+    if dtype is not None:               # JAX's dtype= for the indices
+        return P.convert(argsort(a, axis, kind, order, stable=stable, descending=descending),
+                         np.dtype(dtype))
     a = asarray(a)
     if axis is None:
         a, axis = ravel(a), 0
@@ -290,8 +309,16 @@ def allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
 
 @npfunc(np.isclose)
 def isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
+    """Elementwise ``|a - b| <= atol + rtol·|b|`` (``numpy.isclose``): infinities are close
+    only to themselves; ``equal_nan`` counts NaN close to NaN.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.isclose(np.array([np.inf, 1.0]), np.array([-np.inf, 1.0 + 1e-9]))
+    array([False,  True])
+    """
     a, b = elementwise_args(a, b, to_float=True)
     close = less_equal(absolute(subtract(a, b)), add(atol, multiply(rtol, absolute(b))))
+    close = logical_and(close, logical_and(isfinite(a), isfinite(b)))
     close = logical_or(close, equal(a, b))
     if equal_nan:
         close = logical_or(close, logical_and(isnan(a), isnan(b)))
@@ -299,10 +326,21 @@ def isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=False):
 
 
 @npfunc(np.array_equal)
-def array_equal(a1, a2):
+def array_equal(a1, a2, equal_nan=False):
+    """True when both arrays have the same shape and elements (``numpy.array_equal``);
+    ``equal_nan=True`` counts NaN equal to NaN (a complex number is NaN when either part
+    is).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> bool(anp.array_equal(np.array([1.0, np.nan]), np.array([1.0, np.nan]), equal_nan=True))
+    True
+    """
     if shape_of(a1) != shape_of(a2):
         return False
-    return all(equal(a1, a2))
+    same = equal(a1, a2)
+    if equal_nan:
+        same = logical_or(same, logical_and(isnan(a1), isnan(a2)))
+    return all(same)
 
 
 @npfunc(np.interp)

@@ -2,12 +2,13 @@
 
 Part of :mod:`autodiff.numpy`, which names everything it defines."""
 import builtins
+import inspect as _inspect
 
 import numpy as np
 
 from .. import primitives as P
 from ..core import Tracer, user_source
-from ..errors import ShapeError
+from ..errors import DTypeError as _DTypeError, ShapeError
 from ._base import (npfunc, asarray, promote, float_type, shape_of, ndim,
                     broadcast_to as _broadcast_to, normalize_axis, normalize_axes, dtype_of)
 from .. import numpy as _anp      # names the package binds later (creation functions)
@@ -36,6 +37,43 @@ def _sum_dtype(dt):
     if dt.kind == "u" and dt.itemsize < 8:
         return np.dtype(np.uint64)
     return dt
+
+
+class _DTypeValueError(_DTypeError, ValueError):
+    """A dtype JAX refuses with ValueError where numpy raises TypeError (a ``where=`` mask
+    that is not boolean) or goes on (var of complex data in a real dtype): both kinds."""
+
+
+def _check_where(name, where):
+    """JAX's check: a reduction's ``where=`` is None or boolean (numpy refuses to cast
+    other dtypes to bool as well, with a TypeError; this error is both)."""
+    if where is None or where is True or where is False:
+        return
+    dt = dtype_of(where) if isinstance(where, Tracer) else np.asarray(where).dtype
+    if dt != np.bool_:
+        raise _DTypeValueError(f"{name}: where must be None or a boolean array; got dtype "
+                              f"{dt}", source=user_source())
+
+
+def _check_initial(initial):
+    """JAX's check: ``initial=`` is a scalar (numpy fails on an array, less clearly)."""
+    if initial is not None and ndim(initial) != 0:
+        raise ShapeError(f"initial value must be a scalar. Got array of shape "
+                         f"{tuple(shape_of(initial))}", source=user_source())
+
+
+def _np_without_none(np_fn, *names):
+    """``np_fn`` for the eager path, ignoring the keywords ``names`` when they are None
+    (JAX's spelling of "not given"; numpy 2 reads ``correction=None`` / ``mean=None`` as
+    given)."""
+    def f(*args, **kwargs):
+        for n in names:
+            if n in kwargs and kwargs[n] is None:
+                del kwargs[n]
+        return np_fn(*args, **kwargs)
+    f.__signature__ = _inspect.signature(np_fn)
+    f.__name__, f.__doc__ = np_fn.__name__, np_fn.__doc__
+    return f
 
 
 def _masked(a, where, fill):
@@ -113,6 +151,8 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
     """``numpy.sum``; JAX's ``promote_integers=False`` keeps a small integer operand's
     dtype (numpy's promotion to the default integer is ``True``; bools always count in it)."""
     _no_out(out, "sum")
+    _check_where("sum", where)
+    _check_initial(initial)
     a = asarray(a)
     if not promote_integers and dtype is None and dtype_of(a).kind in "iu":
         dtype = dtype_of(a)
@@ -125,9 +165,17 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
 
 
 @npfunc(np.prod)
-def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None, *,
+         promote_integers=True):
+    # JAX's promote_integers=False keeps a small integer operand's dtype (numpy promotes
+    # to the default integer; bools always count in it). No docstring: autodiff.numpy's
+    # generated one is its example (autodiff/numpy/_docs.py).
     _no_out(out, "prod")
+    _check_where("prod", where)
+    _check_initial(initial)
     a = asarray(a)
+    if not promote_integers and dtype is None and dtype_of(a).kind in "iu":
+        dtype = dtype_of(a)
     a = P.convert(a, _np_dtype(dtype) or _sum_dtype(dtype_of(a)))
     a = _masked(a, where, 1)
     out = _reduce(a, axis, keepdims,
@@ -157,6 +205,8 @@ def _extreme(a, axis, keepdims, prim, identity):
 @npfunc(np.max)
 def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _no_out(out, "max")
+    _check_where("max", where)
+    _check_initial(initial)
     _no_identity("maximum", where, initial)
     a = asarray(a)
     _check_nonempty("maximum", a, axis, initial)
@@ -168,6 +218,8 @@ def max(a, axis=None, out=None, keepdims=False, initial=None, where=None):
 @npfunc(np.min)
 def min(a, axis=None, out=None, keepdims=False, initial=None, where=None):
     _no_out(out, "min")
+    _check_where("min", where)
+    _check_initial(initial)
     _no_identity("minimum", where, initial)
     a = asarray(a)
     _check_nonempty("minimum", a, axis, initial)
@@ -182,12 +234,14 @@ amax, amin = max, min
 @npfunc(np.all)
 def all(a, axis=None, out=None, keepdims=False, *, where=None):
     _no_out(out, "all")
+    _check_where("all", where)
     return _reduce(_masked(_bool(a), where, True), axis, keepdims, lambda x, axes: P.reduce_and_p.bind(x, axes=axes) if axes else x)
 
 
 @npfunc(np.any)
 def any(a, axis=None, out=None, keepdims=False, *, where=None):
     _no_out(out, "any")
+    _check_where("any", where)
     return _reduce(_masked(_bool(a), where, False), axis, keepdims, lambda x, axes: P.reduce_or_p.bind(x, axes=axes) if axes else x)
 
 
@@ -197,8 +251,19 @@ alltrue, sometrue = all, any
 @npfunc(np.mean)
 def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _no_out(out, "mean")
+    _check_where("mean", where)
     a = asarray(a)
     dt = _np_dtype(dtype) or float_type(dtype_of(a))
+    if dt.kind in "biu":
+        # numpy: the sum in dtype, divided in float64, cast back (truncating)
+        s = sum(a, axis=axis, dtype=dt, keepdims=keepdims, where=where)
+        ft = np.dtype(np.float64)
+        return P.convert(divide(P.convert(s, ft), _count(a, where, axis, keepdims, ft)), dt)
+    if dt == np.float16:
+        # numpy accumulates a half-precision mean in float32 (a float16 sum stalls, and a
+        # count above 65504 is inf in float16)
+        return P.convert(mean(P.convert(a, np.float32), axis=axis, keepdims=keepdims,
+                              where=where), dt)
     a = P.convert(a, dt)
     if where is not None and where is not True:
         return divide(sum(a, axis=axis, keepdims=keepdims, where=where),
@@ -207,6 +272,9 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
     s = sum(a, axis=axes, keepdims=keepdims)
     return P.div(s, dt.type(n)) if n else P.div(s, dt.type(np.nan))
+
+
+_mean = mean
 
 
 @npfunc(np.average)
@@ -221,14 +289,30 @@ def average(a, axis=None, weights=None, returned=False, keepdims=False):
         return avg
     a, w = promote(a, weights, to_float=True)
     if shape_of(w) != shape_of(a):
-        if axis is None or ndim(w) != 1:
-            raise ShapeError("average: weights must have the shape of a, or be 1-D along axis",
-                             source=user_source())
-        ax = normalize_axis(axis, ndim(a))
-        w = P.broadcast_in_dim(w, shape_of(a), (ax,))
+        axes = None if axis is None else (
+            (normalize_axis(axis, ndim(a)),) if isinstance(axis, (int, np.integer))
+            else tuple(normalize_axis(ax, ndim(a)) for ax in axis))
+        if axes is None or shape_of(w) != tuple(shape_of(a)[ax] for ax in axes):
+            raise ShapeError("average: weights must have the shape of a, or the shape of a "
+                             "along axis (axes in the order given)", source=user_source())
+        # weights along several axes, in the order named: into increasing axis order
+        order = sorted(range(len(axes)), key=lambda i: axes[i])
+        if order != list(range(len(axes))):
+            w = P.transpose(w, tuple(order))
+        w = P.broadcast_in_dim(w, shape_of(a), tuple(sorted(axes)))
     sw = sum(w, axis=axis, keepdims=keepdims)
     avg = divide(sum(multiply(a, w), axis=axis, keepdims=keepdims), sw)
     return (avg, _broadcast_to(sw, shape_of(avg))) if returned else avg
+
+
+def _var_dtype(in_dt, dtype, name):
+    """The dtype var/std compute in: ``dtype``, else the input's float type; JAX's
+    ValueError for a real ``dtype`` of complex data (numpy would drop the imaginary part)."""
+    dt = _np_dtype(dtype) or float_type(in_dt)
+    if np.dtype(in_dt).kind == "c" and dt.kind != "c":
+        raise _DTypeValueError(f"{name}: dtype must be complex for complex input; got "
+                              f"dtype={dt}", source=user_source())
+    return dt
 
 
 def _correction(ddof, correction, name):
@@ -240,20 +324,31 @@ def _correction(ddof, correction, name):
     return correction
 
 
-@npfunc(np.var)
+@npfunc(_np_without_none(np.var, "mean", "correction"))
 def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
-    """``numpy.var``; ``correction`` is numpy 2's (and JAX's) name for ``ddof``."""
+        mean=None, correction=None):
+    """``numpy.var``; ``correction`` is numpy 2's (and JAX's) name for ``ddof``, ``mean``
+    a precomputed mean (with ``keepdims=True``'s shape) used in place of computing it.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> x = np.array([1.0, 2.0, 4.0])
+    >>> round(float(ad.jit(lambda x: anp.var(x, correction=1))(x)), 12)
+    2.333333333333
+    >>> round(float(ad.jit(lambda x: anp.var(x, mean=np.array([2.0])))(x)), 12)
+    1.666666666667
+    """
     _no_out(out, "var")
+    _check_where("var", where)
     ddof = _correction(ddof, correction, "var")
     a = asarray(a)
-    a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
+    a = P.convert(a, _var_dtype(dtype_of(a), dtype, "var"))
+    mean_ = mean
     if where is not None and where is not True:
-        m = mean(a, axis=axis, keepdims=True, where=where)
+        m = _mean(a, axis=axis, keepdims=True, where=where) if mean_ is None else mean_
         d = _masked(subtract(a, m), where, 0)
         s = sum(_abs2(d), axis=axis, keepdims=keepdims)
         return divide(s, maximum(subtract(_count(a, where, axis, keepdims, dtype_of(s)), ddof), 0))
-    m = mean(a, axis=axis, keepdims=True)
+    m = _mean(a, axis=axis, keepdims=True) if mean_ is None else mean_
     d = subtract(a, m)
     axes = normalize_axes(axis, ndim(a))
     n = builtins.int(np.prod([shape_of(a)[i] for i in axes], dtype=np.int64))
@@ -262,13 +357,21 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Non
     return P.div(s, dtype_of(s).type(builtins.max(n - ddof, 0)))
 
 
-@npfunc(np.std)
+@npfunc(_np_without_none(np.std, "mean", "correction"))
 def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
-        correction=None):
-    """``numpy.std``; ``correction`` is numpy 2's (and JAX's) name for ``ddof``."""
+        mean=None, correction=None):
+    """``numpy.std``; ``correction`` is numpy 2's (and JAX's) name for ``ddof``, ``mean``
+    a precomputed mean (with ``keepdims=True``'s shape) used in place of computing it.
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> round(float(ad.jit(lambda x: anp.std(x, ddof=1))(np.array([1.0, 3.0]))), 12)
+    1.414213562373
+    """
     _no_out(out, "std")
+    _check_where("std", where)
     ddof = _correction(ddof, correction, "std")
-    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
+    _var_dtype(dtype_of(asarray(a)), dtype, "std")
+    v = var(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where, mean=mean)
     # std of constant data has zero gradient (convention 5), not the 0·∞ of d√v at v = 0
     return safe_sqrt(v)
 
@@ -309,7 +412,14 @@ argmin = _arg(P.argmin_p, np.argmin)
 
 
 @npfunc(np.ptp)
-def ptp(a, axis=None, keepdims=False):
+def ptp(a, axis=None, out=None, keepdims=False):
+    """Peak to peak, ``max - min`` along ``axis`` (``numpy.ptp``).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.ptp(np.array([[1.0, 5.0], [2.0, -1.0]]), axis=1)
+    array([4., 3.])
+    """
+    _no_out(out, "ptp")
     return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
 
 
@@ -339,6 +449,15 @@ def _cumulative(cum, identity, np_fn, name):
     @npfunc(np_fn)
     def f(x, axis=None, dtype=None, out=None, include_initial=False):
         _no_out(out, name)
+        nd = ndim(x)
+        what = name.replace("cumulative_", "cumulative ")
+        if nd == 0:
+            raise ShapeError(f"The input must be non-scalar to take a {what}, however a "
+                             f"scalar value or scalar array was given.", source=user_source())
+        if nd > 1 and axis is None:
+            raise ShapeError(f"The input array has rank {nd}, however axis was not set to an "
+                             f"explicit value. The axis argument is only optional for "
+                             f"one-dimensional arrays.", source=user_source())
         res = cum(x, axis=axis, dtype=dtype)
         if include_initial:
             ax = 0 if axis is None else normalize_axis(axis, ndim(res))

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import numpy as anp
 from .. import primitives as P
-from ..core import Tracer
+from ..core import Tracer, is_concrete
 from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of, value_kind,
                     concrete_for_size)
 
@@ -23,9 +23,21 @@ from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, dt
 # sorting, searching, partitions
 # ----------------------------------------------------------------------------
 
-@npfunc(np.digitize)
-def digitize(x, bins, right=False):
-    """Bin indices of ``x`` in monotonic ``bins`` (``numpy.digitize``)."""
+def _numpy_digitize(x, bins, right=False, *, method=None):
+    return np.digitize(x, bins, right)
+
+
+@npfunc(_numpy_digitize)
+def digitize(x, bins, right=False, *, method=None):
+    """Bin indices of ``x`` in monotonic ``bins`` (``numpy.digitize``); JAX's ``method``
+    (its search strategy) is accepted and gives the same indices.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.digitize(np.array([0.5, 1.5, 3.0]), np.array([1.0, 2.0]), method="sort")
+    array([0, 1, 2])
+    """
+    if method not in (None, "scan", "scan_unrolled", "sort", "compare_all"):
+        raise ValueError(f"digitize: unknown method={method!r}")
     x, bins = promote(asarray(x), asarray(bins))
     n = shape_of(bins)[0]
     side = "left" if right else "right"
@@ -42,6 +54,9 @@ def lexsort(keys, axis=-1):
     """Indirect stable sort by several keys, the last the primary one (``numpy.lexsort``)."""
     keys = [asarray(k) for k in keys] if isinstance(keys, (list, tuple)) else \
         [anp.getitem(asarray(keys), i) for i in range(shape_of(keys)[0])]
+    if keys and ndim(keys[0]) == 0:             # numpy: 0-d keys sort one element
+        return np.intp(0) if not builtins.any(isinstance(k, Tracer) for k in keys) else \
+            anp.zeros((), np.int64)
     idx = None
     for k in keys:                              # least significant first, each sort stable
         k = anp.moveaxis(k, axis, -1)
@@ -51,6 +66,36 @@ def lexsort(keys, axis=-1):
             idx = anp.take_along_axis(idx, anp.argsort(anp.take_along_axis(k, idx, axis=-1), axis=-1, kind="stable"),
                                       axis=-1)
     return anp.moveaxis(idx, -1, axis)
+
+
+def top_k(operand, k, /, *, axis=-1, mode="largest", sorted=True):
+    """The ``k`` largest (``mode='largest'``) or smallest entries along ``axis`` and their
+    indices (JAX's ``jnp.top_k``, numpy 2.6's ``top_k``): a stable sort, so among equal
+    values the first ones come first. ``sorted`` is accepted; the result is always sorted.
+    Differentiable in the values.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.top_k(np.array([3.0, 1.0, 4.0, 1.0, 5.0]), 2)
+    (array([5., 4.]), array([4, 2]))
+    """
+    x = asarray(operand)
+    if dtype_of(x).kind == "c":
+        raise ValueError("top_k is not compatible with complex inputs")
+    if mode not in ("largest", "smallest"):
+        raise ValueError(f"top_k: mode must be 'largest' or 'smallest', got {mode!r}")
+    k = builtins.int(k)
+    nd = ndim(x)
+    if not -nd <= builtins.int(axis) < builtins.max(nd, 1) or nd == 0:
+        raise ValueError(f"top_k: axis {axis} is out of bounds for array of dimension {nd}")
+    ax = normalize_axis(axis, nd)
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    if k > shape_of(x)[ax]:
+        raise ValueError(f"k argument to top_k must be no larger than size along axis "
+                         f"{axis} ({shape_of(x)[ax]}), got {k}")
+    idx = anp.argsort(x, axis=ax, stable=True, descending=mode == "largest")
+    idx = P.slice_in_dim(asarray(idx), 0, k, ax)
+    return anp.take_along_axis(x, idx, axis=ax), idx
 
 
 @npfunc(np.partition)
@@ -92,12 +137,27 @@ def sort_complex(a):
 
 @npfunc(np.choose)
 def choose(a, choices, out=None, mode="raise"):
-    """``choices[a[i]][i]`` with broadcasting (``numpy.choose``); ``mode`` 'raise' (not
-    checked when traced), 'wrap' or 'clip'."""
+    """``choices[a[i]][i]`` with broadcasting (``numpy.choose``); ``mode`` 'raise', 'wrap'
+    or 'clip'. 'raise' checks the values of ``a`` where it has them (numpy's ValueError for
+    an entry out of range); under ``jit`` they are not checked (JAX raises a concretization
+    error there instead).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda a: anp.choose(a, [np.zeros(2), np.ones(2)], mode="wrap"))(
+    ...     np.array([1, 2]))
+    array([1., 0.])
+    """
     a = asarray(a)
     ch = [asarray(c) for c in choices] if isinstance(choices, (list, tuple)) else \
         [anp.getitem(asarray(choices), i) for i in range(shape_of(choices)[0])]
     n = len(ch)
+    if mode == "raise":
+        if not isinstance(a, Tracer) or is_concrete(a):
+            v = np.asarray(a.concrete_value("choose") if isinstance(a, Tracer) else a)
+            if np.any(v < 0) or np.any(v >= n):
+                raise ValueError("invalid entry in choice array")
+    elif mode not in ("wrap", "clip"):
+        raise ValueError(f"choose: mode must be 'raise', 'wrap' or 'clip', got {mode!r}")
     if mode == "wrap":
         a = anp.mod(a, n)
     elif mode == "clip":
@@ -134,10 +194,15 @@ def _compress(condition, a, axis, size, fill_value):
     j = np.arange(size)
     src = anp.sum(anp.less(anp.expand_dims(pos, 0), anp.expand_dims(j, -1)), axis=-1)     # j-th true position
     valid = anp.less(j, anp.sum(anp.astype(c, np.int64)))
+    fill = anp.astype(asarray(fill_value), dtype_of(a))       # JAX: the array's dtype
+    out_shape = list(shape_of(a))
+    out_shape[ax] = size
+    if n == 0:
+        return anp.broadcast_to(fill, tuple(out_shape))
     taken = anp.take(a, anp.minimum(src, n - 1), axis=ax)
     sh = [1] * ndim(a)
     sh[ax] = size
-    return anp.where(anp.reshape(valid, tuple(sh)), taken, fill_value)
+    return anp.where(anp.reshape(valid, tuple(sh)), taken, fill)
 
 
 def extract(condition, arr, *, size=None, fill_value=0):
@@ -155,10 +220,20 @@ def _static_index(obj, n, what):
     return np.asarray(obj)
 
 
-@npfunc(np.delete)
-def delete(arr, obj, axis=None):
+def _numpy_delete(arr, obj, axis=None, *, assume_unique_indices=False):
+    return np.delete(arr, obj, axis)
+
+
+@npfunc(_numpy_delete)
+def delete(arr, obj, axis=None, *, assume_unique_indices=False):
     """``arr`` without the entries ``obj`` along ``axis`` (``numpy.delete``; ``obj``
-    static: an int, a slice, a sequence, or a boolean mask)."""
+    static: an int, a slice, a sequence, or a boolean mask). JAX's
+    ``assume_unique_indices`` is accepted (the indices are static, so it changes nothing).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.delete(np.arange(5), [0, -1], assume_unique_indices=True)
+    array([1, 2, 3])
+    """
     a = asarray(arr)
     if axis is None:
         a, axis = anp.ravel(a), 0
@@ -176,16 +251,33 @@ def delete(arr, obj, axis=None):
 @npfunc(np.insert)
 def insert(arr, obj, values, axis=None):
     """``arr`` with ``values`` inserted before the indices ``obj`` along ``axis``
-    (``numpy.insert``; ``obj`` static)."""
+    (``numpy.insert``). ``obj`` may be traced (JAX: an integer scalar or 1-d array; the
+    count of new entries is static, their positions are not).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda a, i: anp.insert(a, i, 9))(np.arange(4), 1)
+    array([0, 9, 1, 2, 3])
+    """
     a = asarray(arr)
     if axis is None:
         a, axis = anp.ravel(a), 0
     ax = normalize_axis(axis, ndim(a))
     n = shape_of(a)[ax]
-    o = _static_index(obj, n + 1, "insert")
-    scalar = o.ndim == 0
-    o = np.atleast_1d(o).astype(np.int64)
-    o = np.where(o < 0, o + n, o)
+    traced_index = isinstance(obj, Tracer) and not is_concrete(obj)
+    if traced_index:
+        # JAX's traced positions: the number of inserted entries is static, where is not
+        if ndim(obj) > 1 or dtype_of(obj).kind not in "iu":
+            raise ValueError("insert: a traced obj must be an integer scalar or 1-d array")
+        scalar = ndim(obj) == 0
+        o = anp.astype(anp.atleast_1d(obj), np.int64)
+        o = anp.clip(anp.where(anp.less(o, 0), anp.add(o, n), o), 0, n)
+    else:
+        # numpy: a slice selects positions among the n existing entries
+        o = np.arange(*obj.indices(n)) if isinstance(obj, slice) else \
+            _static_index(obj, n + 1, "insert")
+        scalar = o.ndim == 0
+        o = np.atleast_1d(o).astype(np.int64)
+        o = np.where(o < 0, o + n, o)
     v = asarray(values)
     v = P.convert(v, dtype_of(a)) if isinstance(v, Tracer) else np.asarray(v, dtype_of(a))
     if scalar:
@@ -197,9 +289,9 @@ def insert(arr, obj, values, axis=None):
         tsh = list(shape_of(a))
         tsh[ax] = k
         v = anp.broadcast_to(v, tuple(tsh))
-        pos = np.full(k, o[0])
+        pos = anp.broadcast_to(anp.getitem(o, 0), (k,)) if traced_index else np.full(k, o[0])
     else:
-        k = o.shape[0]
+        k = shape_of(o)[0]
         tsh = list(shape_of(a))
         tsh[ax] = k
         if ndim(v) == 1 and ndim(a) > 1:
@@ -209,6 +301,11 @@ def insert(arr, obj, values, axis=None):
         v = anp.broadcast_to(v, tuple(tsh))
         pos = o
     # order: the new entries go before the old entry with the same index, in given order
+    if traced_index:
+        order_new = anp.argsort(pos, stable=True)
+        keys = anp.concatenate([np.arange(n) * 2 + 1, anp.multiply(anp.take(pos, order_new), 2)])
+        both = anp.concatenate([a, anp.take(v, order_new, axis=ax)], axis=ax)
+        return anp.take(both, anp.argsort(keys, stable=True), axis=ax)
     order_new = np.argsort(pos, kind="stable")
     keys = np.concatenate([np.arange(n) * 2 + 1, pos[order_new] * 2])
     both = anp.concatenate([a, anp.take(v, order_new.astype(np.int64), axis=ax)], axis=ax)

@@ -31,8 +31,10 @@ def _unique_sorted(x, size, fill_value):
     n = shape_of(x)[0]
     perm = anp.argsort(x, kind="stable")
     s = anp.take(x, perm)
-    if n == 0:
-        return anp.full_like(x, 0, shape=(size,)), s, perm, None, None, anp.zeros_like(x, dtype=np.int64, shape=(size,))
+    if n == 0:                          # every place is padding
+        fill = 0 if fill_value is None else fill_value
+        return (anp.full_like(x, fill, shape=(size,)), s, perm, None, None,
+                anp.zeros_like(x, dtype=np.int64, shape=(size,)))
     prev = anp.concatenate([anp.getitem(s, slice(0, 1)), anp.getitem(s, slice(0, n - 1))])
     neq = anp.not_equal(s, prev)
     if dtype_of(s).kind == "f":            # numpy: nans are one value (equal_nan=True)

@@ -6,7 +6,7 @@ import builtins
 import numpy as np
 
 from .. import primitives as P
-from ..core import Tracer, user_source
+from ..core import Tracer, is_concrete, user_source
 from ..errors import ShapeError, UnsupportedError
 from ._base import (npfunc, asarray, promote, shape_of, ndim, broadcast_shapes,
                     broadcast_to as _broadcast_to, normalize_axis, normalize_axes)
@@ -24,10 +24,13 @@ def reshape(a, shape=None, order="C", *, newshape=None):
     if shape is None:
         shape = newshape
     a = asarray(a)
-    if order != "C":
-        raise UnsupportedError("reshape: only order='C' is supported", source=user_source())
-    shape = (shape,) if isinstance(shape, (builtins.int, np.integer)) else tuple(shape)
+    if order not in ("C", "F", "A"):
+        raise ValueError(f"reshape: order must be 'C', 'F' or 'A', got {order!r}")
+    shape = (shape,) if np.ndim(shape) == 0 else tuple(shape)
     shape = tuple(builtins.int(s) for s in shape)
+    if order == "F":       # column-major: reverse the axes, reshape, reverse back
+        out = reshape(P.transpose(a, tuple(range(ndim(a)))[::-1]), shape[::-1])
+        return P.transpose(out, tuple(range(ndim(out)))[::-1])
     if shape.count(-1) > 1:
         raise ValueError("can only specify one unknown dimension")
     total = builtins.int(np.prod(shape_of(a), dtype=np.int64))
@@ -45,7 +48,14 @@ def reshape(a, shape=None, order="C", *, newshape=None):
 
 @npfunc(np.ravel)
 def ravel(a, order="C"):
-    return reshape(a, (-1,))
+    """The elements as a 1-d array (``numpy.ravel``), in C (row-major) or F
+    (column-major) order.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.ravel(np.array([[1, 2], [3, 4]]), order="F")
+    array([1, 3, 2, 4])
+    """
+    return reshape(a, (-1,), order="C" if order in ("A", "K") else order)
 
 
 @npfunc(np.transpose)
@@ -84,9 +94,12 @@ def swapaxes(a, axis1, axis2):
 @npfunc(np.expand_dims)
 def expand_dims(a, axis):
     a = asarray(a)
-    axes = (axis,) if isinstance(axis, (builtins.int, np.integer)) else tuple(axis)
+    axes = (axis,) if np.ndim(axis) == 0 else tuple(axis)
     nd = ndim(a) + len(axes)
-    return P.expand_dims(a, tuple(normalize_axis(x, nd) for x in axes))
+    axes = tuple(normalize_axis(builtins.int(x), nd) for x in axes)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"expand_dims: repeated axis in {axis!r}")
+    return P.expand_dims(a, axes)
 
 
 @npfunc(np.squeeze)
@@ -169,8 +182,23 @@ def _seq(arrays):
     return [asarray(a) for a in arrays]
 
 
-@npfunc(np.concatenate)
+def _numpy_concatenate(arrays, axis=0, out=None, dtype=None, casting=None):
+    """numpy's ``concatenate``; with ``dtype`` and no ``casting`` the inputs are cast
+    unsafely, as JAX casts them."""
+    if casting is None:
+        casting = "same_kind" if dtype is None else "unsafe"
+    return np.concatenate(arrays, axis=axis, out=out, dtype=dtype, casting=casting)
+
+
+@npfunc(_numpy_concatenate)
 def concatenate(arrays, axis=0, dtype=None):
+    """Join arrays along an existing axis (``numpy.concatenate``); ``axis=None`` flattens
+    them first; ``dtype`` casts the result (unsafely, as in JAX).
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.concatenate([np.array([1.5]), np.array([2.5])], dtype=np.int32)
+    array([1, 2], dtype=int32)
+    """
     arrays = _seq(arrays)
     if axis is None:
         arrays = [ravel(a) for a in arrays]
@@ -187,8 +215,33 @@ def concatenate(arrays, axis=0, dtype=None):
 concat = concatenate
 
 
-@npfunc(np.stack)
-def stack(arrays, axis=0):
+def _unsafe_dtype(np_fn):
+    """numpy's ``np_fn`` with JAX's ``dtype=``: the result cast unsafely, as JAX casts."""
+    def f(arrays, *args, dtype=None, casting=None, **kwargs):
+        if dtype is None:
+            return np_fn(arrays, *args, **kwargs)
+        if np_fn is np.dstack:
+            return np.dstack(arrays).astype(dtype)
+        return np_fn(arrays, *args, dtype=dtype, casting=casting or "unsafe", **kwargs)
+    f.__name__ = np_fn.__name__
+    return f
+
+
+def _cast(x, dtype):
+    return x if dtype is None else P.convert(x, _np_dtype(dtype))
+
+
+@npfunc(_unsafe_dtype(np.stack))
+def stack(arrays, axis=0, out=None, dtype=None):
+    """Join arrays along a new axis (``numpy.stack``); ``dtype`` casts the result.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> anp.stack([np.zeros(2), np.ones(2)], axis=1, dtype=int)
+    array([[0, 1],
+           [0, 1]])
+    """
+    if out is not None:
+        raise TypeError("stack: the 'out' argument is not supported (arrays are immutable)")
     arrays = _seq(arrays)
     shapes = {shape_of(a) for a in arrays}
     if len(shapes) != 1:
@@ -196,18 +249,20 @@ def stack(arrays, axis=0):
                          source=user_source())
     nd = ndim(arrays[0]) + 1
     ax = normalize_axis(axis, nd)
-    return concatenate([expand_dims(a, ax) for a in arrays], axis=ax)
+    return _cast(concatenate([expand_dims(a, ax) for a in arrays], axis=ax), dtype)
 
 
-@npfunc(np.hstack)
-def hstack(tup):
+@npfunc(_unsafe_dtype(np.hstack))
+def hstack(tup, *, dtype=None):
+    """Join arrays column-wise (``numpy.hstack``); ``dtype`` casts the result."""
     arrs = [atleast_1d(a) for a in _seq(tup)]
-    return concatenate(arrs, axis=0 if ndim(arrs[0]) == 1 else 1)
+    return _cast(concatenate(arrs, axis=0 if ndim(arrs[0]) == 1 else 1), dtype)
 
 
-@npfunc(np.vstack)
-def vstack(tup):
-    return concatenate([atleast_2d(a) for a in _seq(tup)], axis=0)
+@npfunc(_unsafe_dtype(np.vstack))
+def vstack(tup, *, dtype=None):
+    """Join arrays row-wise (``numpy.vstack``); ``dtype`` casts the result."""
+    return _cast(concatenate([atleast_2d(a) for a in _seq(tup)], axis=0), dtype)
 
 
 row_stack = vstack
@@ -215,17 +270,21 @@ row_stack = vstack
 
 @npfunc(np.column_stack)
 def column_stack(tup):
+    """1-d arrays as columns of a 2-d array, 2-d arrays joined column-wise
+    (``numpy.column_stack``)."""
     arrs = [reshape(a, (-1, 1)) if ndim(a) < 2 else asarray(a) for a in _seq(tup)]
     return concatenate(arrs, axis=1)
 
 
-@npfunc(np.dstack)
-def dstack(tup):
+@npfunc(_unsafe_dtype(np.dstack))
+def dstack(tup, *, dtype=None):
+    """Join arrays along the third axis (``numpy.dstack``); ``dtype`` (JAX's keyword) casts
+    the result."""
     arrs = []
     for a in _seq(tup):
         a = atleast_2d(a)
         arrs.append(expand_dims(a, 2) if ndim(a) == 2 else a)
-    return concatenate(arrs, axis=2)
+    return _cast(concatenate(arrs, axis=2), dtype)
 
 
 @npfunc(np.split)
@@ -251,7 +310,13 @@ def _split(ary, ios, axis, strict):
         for i in range(k):
             bounds.append(bounds[-1] + q + (1 if i < r else 0))
     else:
-        bounds = [0] + [builtins.min(builtins.max(builtins.int(i), 0), n) for i in ios] + [n]
+        if isinstance(ios, Tracer):
+            ios = ios.concrete_value("split: indices_or_sections")
+        ios = [i.concrete_value("split: an index") if isinstance(i, Tracer) else i for i in ios]
+        ios = [builtins.int(i) for i in ios]
+        # Python slice bounds: a negative index counts from the end
+        bounds = [0] + [builtins.min(builtins.max(i if i >= 0 else n + i, 0), n)
+                        for i in ios] + [n]
     return [P.slice_in_dim(ary, bounds[i], builtins.max(bounds[i], bounds[i + 1]), ax)
             for i in range(len(bounds) - 1)]
 
@@ -287,6 +352,21 @@ def roll(a, shift, axis=None):
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), shape_of(a))
+    if isinstance(shift, Tracer) and not is_concrete(shift):
+        # JAX: a traced shift; the result gathers along each axis at (i - shift) mod n
+        shifts = _anp.atleast_1d(shift)
+        axes = np.atleast_1d(axis)
+        k = builtins.max(shape_of(shifts)[0], len(axes))
+        shifts = _anp.broadcast_to(shifts, (k,))
+        axes = np.broadcast_to(axes, (k,))
+        for j in range(k):
+            ax = normalize_axis(builtins.int(axes[j]), ndim(a))
+            n = shape_of(a)[ax]
+            if n == 0:
+                continue
+            src = _anp.mod(_anp.subtract(np.arange(n), getitem(shifts, j)), n)
+            a = take(a, src, axis=ax)
+        return a
     if isinstance(shift, (builtins.int, np.integer)) and isinstance(axis, (builtins.int, np.integer)):
         pairs = ((shift, axis),)        # (the usual call: no broadcast of shift and axis)
     else:
@@ -320,6 +400,8 @@ def repeat(a, repeats, axis=None, *, total_repeat_length=None):
     ``axis``) lets ``repeats`` be traced without a concrete value (under ``jit``): the
     result is cut to, or padded with the last element to, that length, as in JAX."""
     a = asarray(a)
+    if ndim(a) == 0:
+        a = ravel(a)                  # numpy: a 0-d array repeats as a 1-d one (axis 0)
     if total_repeat_length is not None:
         return _repeat_total(a, repeats, axis, builtins.int(total_repeat_length))
     if axis is None:

@@ -17,6 +17,7 @@ from ..errors import DTypeError
 from ._base import (npfunc, asarray, promote, shape_of, ndim, normalize_axis, dtype_of,
                     result_type, float_type, is_python_scalar)
 from ._products import axes_to_last
+from ._reductions import _check_where, _no_out, _var_dtype, _DTypeValueError, _np_without_none
 
 
 # ----------------------------------------------------------------------------
@@ -373,15 +374,25 @@ def nanargmin(a, axis=None, out=None, *, keepdims=False):
 
 
 @npfunc(np.nanprod)
-def nanprod(a, axis=None, dtype=None, out=None, keepdims=False):
-    """Product with nans counted as one (``numpy.nanprod``)."""
-    return anp.prod(_nan_fill(a, 1.0), axis=axis, dtype=dtype, keepdims=keepdims)
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
+    """Product with nans counted as one (``numpy.nanprod``; ``initial`` multiplies in,
+    ``where`` leaves entries out).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> x = np.array([2.0, np.nan, 3.0, 4.0])
+    >>> float(ad.jit(lambda x: anp.nanprod(x, where=x < 4, initial=0.5))(x))
+    3.0
+    """
+    _no_out(out, "nanprod")
+    _check_where("nanprod", where)
+    return anp.prod(_nan_fill(a, 1.0), axis=axis, dtype=dtype, keepdims=keepdims,
+                    initial=initial, where=where)
 
 
 @npfunc(np.nancumsum)
 def nancumsum(a, axis=None, dtype=None, out=None):
     """Cumulative sum with nans counted as zero (``numpy.nancumsum``)."""
-    return anp.cumulative_sum(_nan_fill(a, 0.0), axis=axis, dtype=dtype)
+    return anp.cumsum(_nan_fill(a, 0.0), axis=axis, dtype=dtype)
 
 
 @npfunc(np.nancumprod)
@@ -390,22 +401,29 @@ def nancumprod(a, axis=None, dtype=None, out=None):
     return anp.cumprod(_nan_fill(a, 1.0), axis=axis, dtype=dtype)
 
 
-@npfunc(np.nanvar)
-def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
-    """Variance of the non-nan entries (``numpy.nanvar``; ``where`` leaves entries out).
+@npfunc(_np_without_none(np.nanvar, "mean"))
+def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+           mean=None):
+    """Variance of the non-nan entries (``numpy.nanvar``; ``where`` leaves entries out,
+    ``mean`` is a precomputed mean with ``keepdims=True``'s shape).
 
     >>> import numpy as np, autodiff.numpy as anp
     >>> float(anp.nanvar(np.array([1.0, np.nan, 3.0, 50.0]), where=np.arange(4) < 3))
     1.0
     """
+    _no_out(out, "nanvar")
+    _check_where("nanvar", where)
     a = asarray(a)
-    a = P.convert(a, np.dtype(dtype) if dtype is not None else float_type(dtype_of(a)))
+    a = P.convert(a, _var_dtype(dtype_of(a), dtype, "nanvar"))
     rdt = np.empty(0, dtype_of(a)).real.dtype        # counts and the result are real
     ok = anp.logical_not(anp.isnan(a))
     if where is not None:
         ok = anp.logical_and(ok, where)
     n = anp.sum(anp.astype(ok, rdt), axis=axis, keepdims=True)
-    m = anp.divide(anp.sum(anp.where(ok, a, 0.0), axis=axis, keepdims=True), n)
+    if mean is None:
+        m = anp.divide(anp.sum(anp.where(ok, a, 0.0), axis=axis, keepdims=True), n)
+    else:
+        m = mean
     d = anp.where(ok, anp.subtract(a, m), 0.0)
     # |d|²: the variance of complex data is real (numpy's)
     d2 = anp.add(anp.square(P.real(d)), anp.square(P.imag(d))) if dtype_of(d).kind == "c" \
@@ -416,15 +434,19 @@ def nanvar(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
     return anp.where(anp.greater(dof, 0), anp.divide(s, anp.where(anp.greater(dof, 0), dof, 1.0)), np.nan)
 
 
-@npfunc(np.nanstd)
-def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None):
-    """Standard deviation of the non-nan entries (zero gradient where it is 0).
+@npfunc(_np_without_none(np.nanstd, "mean"))
+def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
+           mean=None):
+    """Standard deviation of the non-nan entries (zero gradient where it is 0; ``mean`` is
+    a precomputed mean with ``keepdims=True``'s shape).
 
     >>> import numpy as np, autodiff.numpy as anp
     >>> float(anp.nanstd(np.array([1.0, np.nan, 3.0, 50.0]), where=np.arange(4) < 3))
     1.0
     """
-    v = nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where)
+    _no_out(out, "nanstd")
+    v = nanvar(a, axis=axis, dtype=dtype, ddof=ddof, keepdims=keepdims, where=where,
+               mean=mean)
     pos = anp.greater(v, 0)
     return anp.where(pos, anp.sqrt(anp.where(pos, v, 1.0)), anp.where(anp.isnan(v), v, anp.zeros_like(v)))
 
@@ -433,11 +455,22 @@ def nanstd(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):
     """``numpy.cov`` with ``fweights`` / ``aweights`` (numpy's weighted formula)."""
     X = asarray(m)
-    X = P.convert(X, np.result_type(dtype_of(X), np.float64) if dtype is None else np.dtype(dtype))
-    if ndim(X) == 1:
+    if dtype is None:
+        dt = np.result_type(dtype_of(X), *([] if y is None else [dtype_of(asarray(y))]),
+                            np.float64)
+    else:
+        dt = np.dtype(dtype)
+        if dt.kind not in "fc":
+            raise _DTypeValueError(f"cov: dtype must be a subclass of float or complex; "
+                                   f"got {dt}", source=user_source())
+    X = P.convert(X, dt)
+    m_ndim = ndim(X)
+    if m_ndim == 1:
         X = anp.expand_dims(X, 0)
-    if not rowvar and shape_of(X)[0] != 1:
+    if not rowvar and m_ndim != 1:        # numpy >= 2.2: a 2-D m is transposed, 1 row or not
         X = anp.transpose(X)
+    if shape_of(X)[0] == 0:
+        return anp.zeros((0, 0), dt)
     if y is not None:
         Y = anp.atleast_2d(asarray(y))
         if not rowvar and shape_of(Y)[0] != 1:
@@ -454,7 +487,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
     if w is None:
         n = shape_of(X)[1]
         avg = anp.mean(X, axis=1, keepdims=True)
-        fact = float(n - ddof)
+        fact = builtins.max(float(n - ddof), 0.0)     # numpy: no degrees of freedom -> nan/inf
         xc = anp.subtract(X, avg)
         # numpy conjugates the second factor: c = xc·xcᴴ/fact (Hermitian for complex data)
         c = anp.divide(anp.matmul(xc, P.conj(anp.transpose(xc))), fact)
@@ -467,6 +500,7 @@ def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=N
             fact = anp.subtract(w_sum, ddof)
         else:
             fact = anp.subtract(w_sum, anp.divide(anp.multiply(ddof, anp.sum(anp.multiply(w, aw))), w_sum))
+        fact = anp.maximum(fact, 0.0)
         xc = anp.subtract(X, avg)
         c = anp.divide(anp.matmul(anp.multiply(xc, w), P.conj(anp.transpose(xc))), fact)
     return anp.squeeze(c) if shape_of(c) == (1, 1) else c

@@ -467,7 +467,11 @@ def _pow_jvp(primals, tangents):
     if not is_zero(tx):
         yb = y if shape_of(y) == sa else broadcast_in_dim(y, sa, ())
         xb = x if shape_of(x) == sa else broadcast_in_dim(x, sa, ())
-        d = select(eq(yb, 0), zeros_like(ans), mul(yb, pow(xb, sub(yb, 1))))
+        # an integer y == 0 is exactly constant; a float one still moves, so only the
+        # undefined 0 * 0^-1 (x == y == 0) is set to 0: the y-derivative of this factor
+        # (x^(y-1) at y == 0, JAX's issue 12033) is kept
+        at0 = eq(yb, 0) if dtype_of(y).kind in "biu" else and_p.bind(eq(yb, 0), eq(xb, 0))
+        d = select(at0, zeros_like(ans), mul(yb, pow(xb, sub(yb, 1))))
         out = mul_fit(tx, d, ans)
     if not is_zero(ty):
         xb = x if shape_of(x) == sa else broadcast_in_dim(x, sa, ())

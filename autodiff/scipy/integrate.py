@@ -217,13 +217,15 @@ def _closure_convert(func, y0_flat, unflatten_y, t0, arg_leaves, arg_tree):
         args = tree_unflatten(arg_tree, list(leaves[:len(arg_leaves)]))
         dy = func(unflatten_y(y), t, *args)
         dy_leaves, dy_tree = tree_flatten(dy)
-        if dy_tree != y_tree or [np.shape(a) for a in dy_leaves] != [
-                np.shape(a) for a in tree_flatten(unflatten_y(y))[0]]:
+        # JAX ravels func's output: any structure with y0's number of entries will do
+        # (a list of scalars for an array state, an array for a list state)
+        if sum(int(np.size(a)) for a in dy_leaves) != int(np.shape(y)[0]):
             raise ValueError(f"odeint: func must return the structure and shapes of y0, "
                              f"{y_tree} with shapes "
                              f"{[np.shape(a) for a in tree_flatten(unflatten_y(y))[0]]}; got "
                              f"{dy_tree} with shapes {[np.shape(a) for a in dy_leaves]}")
-        return flatten(dy)[0]
+        flat = anp.concatenate([anp.reshape(anp.asarray(a), (-1,)) for a in dy_leaves])
+        return anp.asarray(flat, anp.result_type(y))
 
     in_vals = [y0_flat, t0, *arg_leaves]
     closed, _ = trace_fun(lambda *a: flat_func(*a), in_vals, tree_flatten(tuple(in_vals))[1],
@@ -259,6 +261,10 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
         (``odeint(func, y0, t, tuple((params,)))``), is read the same way; a plain tuple
         there is one argument to ``func``, as in JAX.
 
+    ``func`` may return any structure with as many entries as ``y0`` (JAX ravels it: a
+    list of scalars for an array state is fine). Complex ``y0`` or ``args`` are solved as
+    the real system of their (real, imaginary) parts, so the adjoint stays real.
+
     Returns: the solution with a leading axis of ``len(t)`` on every leaf of ``y0``.
     Reverse-mode derivatives (with respect to ``y0``, ``t``, ``args`` and values
     ``func`` closes over) come from the adjoint ODE, solved with the same tolerances.
@@ -276,6 +282,8 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
     t = anp.asarray(t)
     if t.ndim != 1:
         raise ValueError(f"odeint: t must be a 1-d array of times, got shape {t.shape}")
+    if any(np.dtype(anp.result_type(l)).kind == "c" for l in tree_flatten((y0, args))[0]):
+        return _odeint_complex(func, y0, t, args, rtol, atol, mxstep, hmax)
     leaves, _ = tree_flatten(y0)
     dtype = np.result_type(*[getattr(l, "dtype", np.result_type(l)) for l in leaves], t.dtype,
                            np.float32)
@@ -289,6 +297,43 @@ def odeint(func, y0, t, *args, rtol=1.4e-8, atol=1.4e-8, mxstep=np.inf, hmax=np.
     ys = _odeint_adjoint(f, float(rtol), float(atol), mxstep, float(hmax), y0_flat, t,
                          *arg_leaves, *hoisted)
     return _unstack(ys, unflatten_y)
+
+
+def _to_real(x):
+    """A complex leaf as (re, im) stacked on a new leading axis; real leaves unchanged."""
+    x = anp.asarray(x)
+    if np.dtype(anp.result_type(x)).kind != "c":
+        return x
+    return anp.stack([anp.real(x), anp.imag(x)])
+
+
+def _odeint_complex(func, y0, t, args, rtol, atol, mxstep, hmax):
+    """Complex states or arguments: solve the equivalent real system in (Re, Im) pairs, so
+    the step control and the adjoint run in real arithmetic (JAX's odeint accepts these)."""
+    y_leaves, y_tree = tree_flatten(y0)
+    y_cplx = [np.dtype(anp.result_type(l)).kind == "c" for l in y_leaves]
+    a_leaves, a_tree = tree_flatten(tuple(args))
+    a_cplx = [np.dtype(anp.result_type(l)).kind == "c" for l in a_leaves]
+
+    def from_real(leaves, flags):
+        return [l[0] + 1j * l[1] if c else l for l, c in zip(leaves, flags)]
+
+    def real_func(y_r, s, *args_r):
+        y = tree_unflatten(y_tree, from_real(list(y_r), y_cplx))
+        a = tree_unflatten(a_tree, from_real(list(args_r), a_cplx))
+        dy_leaves = tree_flatten(func(y, s, *a))[0]
+        if len(dy_leaves) != len(y_leaves):       # e.g. a list returned for an array state
+            dy = anp.concatenate([anp.reshape(anp.asarray(d), (-1,)) for d in dy_leaves])
+            sizes = np.cumsum([int(np.size(l)) for l in y_leaves])[:-1]
+            dy_leaves = [anp.reshape(p, np.shape(l))
+                         for p, l in zip(anp.split(dy, sizes), y_leaves)]
+        return tuple(_to_real(d) if c else anp.real(d) for d, c in zip(dy_leaves, y_cplx))
+
+    out = odeint(real_func, tuple(_to_real(l) for l in y_leaves), t,
+                 *[_to_real(l) for l in a_leaves], rtol=rtol, atol=atol, mxstep=mxstep,
+                 hmax=hmax)
+    leaves = [o[:, 0] + 1j * o[:, 1] if c else o for o, c in zip(out, y_cplx)]
+    return tree_unflatten(y_tree, leaves)
 
 
 def _unstack(ys, unflatten_y):

@@ -7,7 +7,8 @@ from ``value_and_grad``; nothing of scipy is imported.
 
 ``method`` is ``"BFGS"`` (case-insensitive) or JAX's
 ``"l-bfgs-experimental-do-not-rely-on-this"`` (limited-memory BFGS; its ``hess_inv`` is
-None). ``options`` take JAX's names: ``maxiter`` (default ``200 * x0.size``), ``gtol``
+None; it also takes complex ``x0``, minimizing over the real and imaginary parts, as JAX's
+does). ``options`` take JAX's names: ``maxiter`` (default ``200 * x0.size``), ``gtol``
 (default ``1e-5``: stop when the ``norm`` of the gradient is below it), ``norm`` (default
 ``inf``), ``line_search_maxiter`` (default 20), and for L-BFGS ``maxcor`` (default 10).
 ``tol``, when given and ``options`` have no ``gtol``, is the ``gtol`` (scipy's rule).
@@ -77,34 +78,50 @@ def minimize(fun, x0, args=(), *, method, tol=None, options=None):
     if options is None:
         options = {}
     if not isinstance(args, tuple):
-        raise TypeError(f"minimize: args must be a tuple, got {type(args).__name__}")
+        raise TypeError(f"minimize: the args argument to minimize must be a tuple, got "
+                        f"{type(args).__name__} {args!r}")
     options = dict(options)
     if tol is not None and "gtol" not in options:
         options["gtol"] = tol
     if isinstance(x0, (list, tuple)) and all(np.ndim(v) == 0 for v in x0):
         x0 = anp.asarray(x0)          # a list of numbers is an array_like (scipy's x0)
 
-    def _real(v):
-        v = anp.asarray(v)
-        kind = np.dtype(anp.result_type(v)).kind
-        if kind == "c":
-            raise TypeError("minimize: x0 must be real, got a complex array")
-        return v if kind == "f" else anp.astype(v, np.float64)   # integers: float64 (numpy's)
-    flat0, unravel = ravel_pytree(tree_map(_real, x0))
-    flat0 = anp.asarray(flat0)
-
-    def flat_fun(x):
-        return fun(unravel(x), *args)
-
     name = method.lower() if isinstance(method, str) else method
-    if name == "bfgs":
-        r = _minimize_bfgs(flat_fun, flat0, **options)
-    elif name in ("l-bfgs-experimental-do-not-rely-on-this", "l-bfgs"):
-        r = _minimize_lbfgs(flat_fun, flat0, **options)
-    else:
+    lbfgs = name in ("l-bfgs-experimental-do-not-rely-on-this", "l-bfgs")
+    if name != "bfgs" and not lbfgs:
         raise ValueError(f"minimize: method {method!r} not recognized; autodiff has "
                          f"'BFGS' and 'l-bfgs-experimental-do-not-rely-on-this' (JAX's)")
-    return r._replace(x=unravel(r.x), jac=unravel(r.jac))
+
+    def _inexact(v):
+        v = anp.asarray(v)
+        kind = np.dtype(anp.result_type(v)).kind
+        if kind == "c" and not lbfgs:
+            raise TypeError("minimize: x0 must be real for method='BFGS' (complex x0 is "
+                            "supported by the L-BFGS method, as in JAX)")
+        return v if kind in "fc" else anp.astype(v, np.float64)   # integers: float64
+    flat0, unravel = ravel_pytree(tree_map(_inexact, x0))
+    flat0 = anp.asarray(flat0)
+    n = int(np.size(flat0))
+    is_complex = np.dtype(anp.result_type(flat0)).kind == "c"
+    if is_complex:
+        # complex x as the real vector (Re x, Im x): the quasi-Newton updates are then real
+        flat0 = anp.concatenate([anp.real(flat0), anp.imag(flat0)])
+
+    def flat_fun(x):
+        if is_complex:
+            x = x[:n] + 1j * x[n:]
+        return fun(unravel(x), *args)
+
+    if lbfgs:
+        r = _minimize_lbfgs(flat_fun, flat0, **options)
+    else:
+        r = _minimize_bfgs(flat_fun, flat0, **options)
+    x, jac = r.x, r.jac
+    if is_complex:
+        # jac in autodiff's (and JAX's) convention for real functions of complex x:
+        # df/dRe - i df/dIm, what ``grad`` returns
+        x, jac = x[:n] + 1j * x[n:], jac[:n] - 1j * jac[n:]
+    return r._replace(x=unravel(x), jac=unravel(jac))
 
 
 # ----------------------------------------------------------------------------
