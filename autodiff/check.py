@@ -2,8 +2,9 @@
 
 Forward mode is checked against central differences along random directions;
 reverse mode by the adjoint identity ``<vjp(u), v> == <u, jvp(v)>``; higher orders
-by recursing on the directional derivative (so order 2 checks the jvp of the jvp
-and the vjp of the jvp, and so on).
+by recursing on the directional derivative ``a -> jvp(f, a, v)`` and, with reverse
+mode, on the cotangent map ``a -> vjp(f, a)(u)`` (so order 2 checks forward over
+forward, reverse over forward, forward over reverse and reverse over reverse).
 
 Complex inputs (docs/complex.md): a complex leaf is moved in both of its real
 directions, once by ``eps·d`` and once by ``i·eps·d`` (two central differences), and
@@ -85,6 +86,13 @@ def _check_close(name, expected, got, atol, rtol):
             f"  max abs err {err.max() if err.size else 0:.3g} at {i}; atol={atol:g} rtol={rtol:g}")
 
 
+def _central(p, m, eps):
+    # an output that is the same infinity on both sides has derivative 0 there (JAX's
+    # _safe_subtract), not (inf - inf)/2eps = nan
+    with np.errstate(invalid="ignore"):
+        return np.where(p == m, 0, p - m) / (2 * eps)
+
+
 def check_jvp(f, args, eps, atol, rtol, rng):
     """Compare ``jvp(f)`` along a random direction with central differences of step ``eps``; raise
     ``AssertionError`` with the largest difference."""
@@ -101,7 +109,7 @@ def check_jvp(f, args, eps, atol, rtol, rng):
                                         else l for l, d in zip(leaves, v)]))
         minus = f(*tree_unflatten(tree, [(l - eps * d).astype(l.dtype) if l.dtype.kind in "fc"
                                          else l for l, d in zip(leaves, v)]))
-        fd = tree_map(lambda p, m: (_wide(p) - _wide(m)) / (2 * eps), plus, minus)
+        fd = tree_map(lambda p, m: _central(_wide(p), _wide(m), eps), plus, minus)
         what = "" if part is None else f" (complex inputs moved along {'i·' * (part == 'im')}d)"
         for e, g in zip(tree_flatten(fd)[0], tree_flatten(tout)[0]):
             _check_close(f"JVP (forward mode vs central differences{what})", e, g, atol, rtol)
@@ -147,14 +155,30 @@ def check_grads(f, args=None, order=2, modes=("fwd", "rev"), eps=None, atol=None
 
 
 def _check(f, args, order, modes, eps, atol, rtol, rng):
+    # JAX's recursion: forward mode recurses on the directional derivative
+    # ``a -> jvp(f, a, v)``, reverse mode on the cotangent map ``a -> vjp(f, a)(u)`` (u a
+    # fixed random cotangent), each checked in every mode asked for; so order 2 with both
+    # modes checks forward over forward, reverse over forward, forward over reverse and
+    # reverse over reverse (``grad(grad(f))``), and reverse mode alone never transposes a
+    # forward-mode derivative
+    leaves, tree = tree_flatten(args)
     if "fwd" in modes:
         check_jvp(f, args, eps, atol, rtol, rng)
+        if order > 1:
+            v = tree_unflatten(tree, _rand_like(rng, [np.asarray(as_array(l)) for l in leaves]))
+
+            def f_dir(*a):
+                return jvp(f, a, tuple(v))[1]
+            _check(f_dir, args, order - 1, modes, eps, atol, rtol, rng)
     if "rev" in modes:
         check_vjp(f, args, atol, rtol, rng)
-    if order > 1:
-        leaves, tree = tree_flatten(args)
-        v = tree_unflatten(tree, _rand_like(rng, [np.asarray(as_array(l)) for l in leaves]))
+        if order > 1:
+            # the structure vjp gives the output (a traced call's: numpy functions that
+            # return a tuple eagerly may build a list when traced)
+            out_leaves, out_tree = tree_flatten(vjp(f, *args)[0])
+            u = tree_unflatten(out_tree, _rand_like(
+                rng, [np.asarray(as_array(l)) for l in out_leaves]))
 
-        def f_dir(*a):
-            return jvp(f, a, tuple(v))[1]
-        _check(f_dir, args, order - 1, modes, eps, atol, rtol, rng)
+            def f_vjp(*a):
+                return vjp(f, *a)[1](u)
+            _check(f_vjp, args, order - 1, modes, eps, atol, rtol, rng)

@@ -317,6 +317,34 @@ def test_check_grads_counts_a_nan_at_the_same_place_as_agreeing():
         _check_close("t", np.array([np.nan, 1.0]), np.array([0.0, 1.0]), 1e-6, 1e-6)
 
 
+def test_check_grads_checks_reverse_over_reverse():
+    # JAX's recursion: reverse mode at order 2 differentiates the cotangent map
+    # x -> vjp(f, x)(u) in reverse mode too (grad(grad(f))). Here the first-order rule is
+    # right but the rule of the cosine it calls is wrong in reverse mode only (its forward
+    # derivative comes from its primal), so only reverse over reverse can see it.
+    @ad.custom_vjp
+    def cos_bad(x):
+        return anp.cos(x)
+    cos_bad.defvjp(lambda x: (anp.cos(x), x), lambda x, g: (anp.sin(x) * g,))   # sign wrong
+
+    @ad.custom_vjp
+    def sin_ok(x):
+        return anp.sin(x)
+    sin_ok.defvjp(lambda x: (anp.sin(x), x), lambda x, g: (cos_bad(x) * g,))
+    x = np.array([0.4, 1.3])
+    ad.check_grads(sin_ok, (x,), order=1, modes=("rev",))
+    np.testing.assert_allclose(ad.grad(lambda t: anp.sum(sin_ok(t)))(x), np.cos(x))
+    with pytest.raises(AssertionError, match="VJP"):
+        ad.check_grads(sin_ok, (x,), order=2, modes=("rev",))
+
+
+def test_check_grads_counts_the_same_infinity_on_both_sides_as_a_zero_difference():
+    # JAX's _safe_subtract: an output that is +inf at x - eps and at x + eps does not move,
+    # so its central difference is 0, not (inf - inf)/2eps = nan
+    f = lambda x: anp.stack([anp.sum(x ** 2), anp.inf * anp.ones_like(x[0])])
+    ad.check_grads(f, (np.array([1.0, 2.0]),), order=2, modes=("fwd", "rev"))
+
+
 # ---- composition: any order, any depth -------------------------------------------------
 
 def test_compose_grad_of_grad_of_grad():
