@@ -352,6 +352,18 @@ class ArrayMethods:
     round = _method("round")
     sort = _method("sort")
     argsort = _method("argsort")
+    choose = _method("choose")
+    searchsorted = _method("searchsorted")
+    argpartition = _method("argpartition")
+
+    @_documented
+    def compress(self, condition, axis=None, *, size=None, fill_value=0):
+        try:       # numpy's argument order: the condition is compress's first argument
+            return _numpy().compress(condition, self, axis, size=size, fill_value=fill_value)
+        except AutodiffError as e:
+            filter_traceback(e)
+            raise
+    compress._autodiff_boundary = True
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         if len(inputs) == 2 and not kwargs and method == "__call__":
@@ -362,6 +374,19 @@ class ArrayMethods:
                 pair = _Installed.fast_pair(*inputs)
                 if pair is not None:
                     return prim.bind(*pair)
+        if method in ("reduce", "accumulate", "outer", "reduceat") and (
+                kwargs.get("out") is None):
+            # numpy's ufunc method on a traced value: autodiff.numpy's (same arguments)
+            fn = getattr(_numpy(), _UFUNC_NAMES.get(ufunc.__name__, ufunc.__name__), None)
+            meth = getattr(fn, method, None)
+            if meth is not None:
+                kwargs.pop("out", None)
+                return meth(*inputs, **kwargs)
+        if method == "at":
+            raise UnsupportedError(
+                f"numpy.{ufunc.__name__}.at writes in place, which a traced value cannot "
+                f"take: use a = autodiff.numpy.{ufunc.__name__}.at(a, indices, ...), which "
+                f"returns the updated array", source=user_source())
         if method != "__call__" or kwargs.get("out") is not None:
             raise UnsupportedError(
                 f"numpy.{ufunc.__name__}.{method} on a traced value is not supported; use "

@@ -104,6 +104,34 @@ def map(f, xs, *, batch_size=None):
     return tree_map(lambda a, c: anp.concatenate([a, c], axis=0), parts[0], parts[1])
 
 
+def stack(operands, axis=0):
+    """Join arrays of one shape along a new axis ``axis`` (``jax.lax.stack``).
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.stack([np.array([1, 2]), np.array([3, 4])], axis=1)
+    array([[1, 3],
+           [2, 4]])
+    """
+    return _anp.stack(list(operands), axis=axis)
+
+
+def unstack(x, axis=0):
+    """The slices of ``x`` along ``axis``, as a tuple (``jax.lax.unstack``); a scalar
+    raises ValueError.
+
+    >>> import numpy as np, autodiff as ad
+    >>> ad.lax.unstack(np.array([[1, 2], [3, 4]]), axis=1)
+    (array([1, 3]), array([2, 4]))
+    """
+    if _anp.ndim(x) == 0:
+        raise ValueError(f"unstack requires arrays with rank > 0, however a scalar array "
+                         f"of shape {tuple(_anp.shape(x))} was passed.")
+    return tuple(_anp.unstack(x, axis=axis))
+
+
+__all__ += ["stack", "unstack"]
+
+
 # ``jax.lax.linalg``: ``ad.lax.linalg.eigh``, ``from autodiff.lax.linalg import ...`` (lax is a
 # module, so the submodule is registered by hand, as ``os.path`` is)
 from . import _lax_linalg as linalg  # noqa: E402

@@ -358,8 +358,6 @@ def test_unstack():
         check_jet(lambda x: tuple(anp.unstack(x, axis=axis)), (x,), series, 1e-3, 1e-3)
 
 
-@pytest.mark.xfail(strict=True, reason="outside: autodiff/lax.py (no lax.unstack; JAX's "
-                   "test_unstack calls it)")
 def test_lax_unstack():
     """test_unstack with ``lax.unstack`` itself."""
     rng = rng_for("lax_unstack")

@@ -26,8 +26,7 @@ Differs by design: ``test_scatter_apply_jvp``/``_vjp`` expect JAX's ``NotImpleme
 autodiff differentiates ``.at[i].apply(f)``, so the ports check the derivative instead;
 ``grad(lax.pow)(0., 0.)`` is 0 (JAX: nan, with a TODO asking for 0); a cotangent takes its
 primal's dtype (strict xfail). ``reduce_window`` max/min cases whose windows hold only padding
-are strict xfails: autodiff's checker counts ``inf - inf`` as nan where JAX's counts 0; they are
-checked by hand under JAX's convention.
+run through ``ad.check_grads`` (which counts ``inf - inf`` as 0, as JAX's) and by hand.
 """
 import itertools
 import math
@@ -770,18 +769,11 @@ def _reduce_window_cases():
         step = 7 if op is lax.add else 5
         for c in cases[::step]:
             # windows that hold only padding or holes give +-inf (the init value): central
-            # differences there are inf - inf, which JAX's checker counts as 0 and autodiff's
-            # as nan (test_reduce_window_grad_padding_windows checks these cases by hand)
-            inf = not np.all(np.isfinite(lax.reduce_window(np.zeros(c[0]), init_val, op,
-                                                           *c[1:])))
-            marks = [pytest.mark.xfail(strict=True, reason=_INF_MINUS_INF)] if inf else []
-            out.append(pytest.param(name, init_val, op, rngf, *c, marks=marks,
+            # differences there are inf - inf, which the checker counts as 0, as JAX's
+            # (test_reduce_window_grad_padding_windows checks these cases by hand too)
+            out.append(pytest.param(name, init_val, op, rngf, *c,
                                     id=f"{name}-{c[0]}-{c[1]}-{c[2]}-{c[3]}-{c[4]}-{c[5]}"))
     return out
-
-
-_INF_MINUS_INF = ("outside: autodiff/check.py: its central differences compute inf - inf = "
-                  "nan where JAX's numerical_jvp (_safe_subtract) counts it as 0")
 
 
 @pytest.mark.parametrize("name,init_val,op,rng_factory,shape,dims,strides,padding,"

@@ -219,12 +219,14 @@ def test_glu_grad():
 # ---------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", [nn.softmax, nn.log_softmax])
-@pytest.mark.xfail(strict=True, reason="outside: autodiff/numpy/_reductions.py "
-                   "(_softmax_shift takes max of an empty axis)")
 def test_softmax_empty_array(fn):
-    """testSoftmaxEmptyArray."""
+    """testSoftmaxEmptyArray (and an empty axis of a 2-d array, and its gradient)."""
     x = np.array([], dtype=float)
     assert_close(both(fn, x), x)
+    y = np.zeros((3, 0))
+    assert_close(both(fn, y), y)
+    assert_close(both(lambda v: fn(v, axis=0), y), y)
+    assert_close(ad.grad(lambda v: anp.sum(fn(v)))(x), x)
 
 
 @pytest.mark.parametrize("fn", [nn.softmax, nn.log_softmax])

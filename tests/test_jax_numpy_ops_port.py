@@ -18,12 +18,10 @@ order 2 and tolerances. Reductions get gradient checks in float64 as well.
 Not ported: bfloat16 and the other ML float types (numpy has none), the jaxpr-structure
 tests (``testReducerF16Casts``, ``testMeanF16Casts``), ``eval_shape`` of a 2**32-element
 mean, the ``jax.numpy_dtype_promotion``/rank-promotion switches, ``cov(dtype=bfloat16)``.
-``lax_numpy_ufuncs_test.py``: autodiff has no ``jnp.ufunc`` class; ``anp.frompyfunc`` and
-``anp.ufunc`` are numpy's own (object-dtype ufuncs that cannot take traced values) and
-``anp.add`` & co. are plain functions without ``reduce``/``accumulate``/``at``/``outer``,
-so only the checks a user can run (numpy's frompyfunc on plain arrays, and the traced
-equivalents ``anp.sum``/``anp.cumsum``/``.at[].add``/``anp.outer``) are ported; the
-ufunc-method tests are listed as strict xfails.
+``lax_numpy_ufuncs_test.py``: ``anp.add`` & co. carry numpy's ufunc methods (``reduce``,
+``accumulate``, ``outer``, ``at``, ``reduceat``) and ``anp.frompyfunc`` builds one from a
+scalar function (JAX's ``jnp.frompyfunc``): the method forms and their traced equivalents
+(``anp.sum``/``anp.cumsum``/``.at[].add``/``anp.outer``) are both checked.
 
 Deliberate differences from JAX (strict xfails, or noted where tested): numpy's integer
 promotion in ``cumsum`` (int8 accumulates in int64), numpy's ``inf`` for ``var(ddof >= n)``
@@ -661,9 +659,7 @@ def _np_logaddexp2_c(a, b):
 
 @pytest.mark.parametrize("op,ref", [
     (anp.logaddexp, _np_logaddexp_c),
-    pytest.param(anp.logaddexp2, _np_logaddexp2_c, marks=pytest.mark.xfail(
-        strict=True, raises=TypeError, reason="outside: autodiff/numpy/__init__.py: "
-        "eager logaddexp2 calls numpy's, which has no complex loop"))])
+    (anp.logaddexp2, _np_logaddexp2_c)])
 @pytest.mark.parametrize("shapes", [((), ()), ((4,), (3, 4)), (NPS, (4,)), ((3, 4), (3, 4))])
 def test_grad_logaddexp_complex(op, ref, shapes):
     """NumpyGradTests.testGradLogaddexpComplex / testGradLogaddexp2Complex (numpy has no
@@ -1965,27 +1961,26 @@ def scalar_sub(x, y):
     return x - y
 
 
-_UFUNC_ABSENT = pytest.mark.xfail(
-    strict=True, raises=(AttributeError, NotImplementedError, TypeError),
-    reason="not built: autodiff.numpy has no jnp.ufunc class (anp.add & co. are plain "
-    "functions without reduce/accumulate/at/outer/reduceat, and anp.frompyfunc is "
-    "numpy's object-dtype ufunc, which cannot take traced values)")
-
-
-@_UFUNC_ABSENT
+@pytest.mark.parametrize("op", ["add", "multiply", "subtract", "maximum", "logaddexp",
+                                "hypot"])
 @pytest.mark.parametrize("method", ["reduce", "accumulate", "outer", "at", "reduceat"])
-def test_binary_ufunc_methods(method):
+def test_binary_ufunc_methods(method, op):
     """LaxNumpyUfuncTests.test_binary_ufunc_reduce / _accumulate / _outer / _at /
-    _reduceat (values of ``jnp.add.<method>`` against numpy's)"""
-    x = np.arange(1.0, 7.0).reshape(2, 3)
+    _reduceat (values of ``jnp.<op>.<method>`` against numpy's, eager and traced)"""
+    x = np.arange(1.0, 7.0).reshape(2, 3) / 2
     args = {"reduce": (x,), "accumulate": (x,), "outer": (x[0], x[1]),
-            "at": (x.ravel(), np.array([0, 0, 2]), 1.0), "reduceat": (x.ravel(), [0, 2])}
-    got = traced(lambda *a: getattr(anp.add, method)(*a))(*args[method])
-    want = getattr(np.add, method)(*args[method])
-    assert_close(got, want)
+            "at": (x.ravel(), np.array([0, 0, 2]), 1.0), "reduceat": (x.ravel(),)}
+    kw = {"reduceat": {"indices": [0, 2, 2, 5]}}.get(method, {})
+    npu, adu = getattr(np, op), getattr(anp, op)
+    if method == "at":
+        want = np.array(args["at"][0])
+        npu.at(want, *args["at"][1:])
+    else:
+        want = getattr(npu, method)(*args[method], **kw)
+    assert_close(getattr(adu, method)(*args[method], **kw), want)
+    assert_close(traced(lambda *a: getattr(adu, method)(*a, **kw))(*args[method]), want)
 
 
-@_UFUNC_ABSENT
 @pytest.mark.parametrize("func,identity", [(scalar_add, 0), (scalar_mul, 1),
                                            (scalar_sub, None)])
 def test_frompyfunc_call_traced(func, identity):
@@ -2001,8 +1996,8 @@ def test_frompyfunc_call_traced(func, identity):
                                                     (scalar_sub, 2, 1, None)])
 def test_frompyfunc_eager(func, nin, nout, identity):
     """LaxNumpyUfuncTests.test_frompyfunc_properties / _call / _outer / _reduce /
-    _accumulate on plain arrays (numpy's own frompyfunc: JAX's ``nargs`` is ``nin``,
-    numpy's counts the outputs too)"""
+    _accumulate on plain arrays (``nargs`` is numpy's, counting the outputs too; JAX's
+    is ``nin``)"""
     uf = anp.frompyfunc(func, nin=nin, nout=nout, identity=identity)
     assert (uf.nin, uf.nout, uf.identity, uf.nargs) == (nin, nout, identity, nin + nout)
     x = np.arange(1.0, 13.0).reshape(4, 3)
@@ -2160,13 +2155,22 @@ def test_reducer_every_dtype(rec, p):
     test_reducer(rec, p)
 
 
-@pytest.mark.xfail(strict=True, raises=TypeError, reason="outside: "
-                   "autodiff/numpy/_products.py: median lacks JAX's (and numpy's) out= and "
-                   "overwrite_input= keywords, so the traced call fails")
 def test_median_signature():
     """JaxNumpyReducerTests.testMedian: JAX's signature median(a, axis, out,
     overwrite_input, keepdims)"""
     x = np.arange(7.0)
     f = lambda x: anp.median(x, axis=None, out=None, overwrite_input=False,   # noqa: E731
                              keepdims=False)
-    assert traced(f)(x) == 3.0
+    assert traced(f)(x) == 3.0 and f(x) == 3.0
+    y = np.random.RandomState(0).rand(3, 4)
+    g = lambda x: anp.median(x, 1, None, True, True)   # noqa: E731   positional, numpy's order
+    np.testing.assert_allclose(traced(g)(y), np.median(y, 1, None, True, True))
+    with pytest.raises(TypeError, match="out="):
+        traced(lambda x: anp.median(x, out=np.zeros(())))(x)
+
+
+@pytest.mark.parametrize("name", ["nansum", "nanmean", "nanmax", "nanmin"])
+def test_nan_reducer_where_error_names_itself(name):
+    """A non-boolean ``where=`` of a nan-reduction is refused in its own name."""
+    with pytest.raises(ValueError, match=f"^{name}: where must be None or a boolean"):
+        traced(lambda x: getattr(anp, name)(x, where=np.ones(3, int)))(np.zeros(3))

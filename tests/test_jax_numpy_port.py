@@ -679,15 +679,17 @@ def test_round_static_decimals(shape, decimals):
         np.testing.assert_allclose(traced(lambda v: anp.round(v, d))(x), x, atol=2e-10)
 
 
-@pytest.mark.xfail(strict=True, reason="outside: autodiff/numpy/_elementwise.py (round/clip)")
 def test_round_large_decimals_and_clip_complex():
-    """testRoundLargeDecimals (decimals=1000: numpy gives NaN, JAX the input; the traced
-    round raises OverflowError computing 10**1000) and testClipComplexInputError (JAX
-    raises ValueError for complex input; the traced clip compares the real parts)."""
+    """testRoundLargeDecimals (decimals=1000: numpy gives NaN, JAX the input; traced, this
+    round gives the input, as JAX's) and testClipComplexInputError (JAX raises ValueError
+    for a complex input or bound; so does clip here, eagerly and traced)."""
     x = rand(rng_for("round-large"), (10,))
     np.testing.assert_allclose(traced(lambda v: anp.round(v, 1000))(x), x, atol=1e-10)
-    with pytest.raises(ValueError, match="[Cc]omplex"):
-        traced(lambda v: anp.clip(v, max=1.0))(np.ones(5, np.complex128))
+    np.testing.assert_allclose(traced(lambda v: anp.round(v, 400))(x), x, atol=1e-10)
+    for f in (lambda v: anp.clip(v, max=1.0), lambda v: anp.clip(v.real, 0.0, 1j)):
+        for g in (f, traced(f)):
+            with pytest.raises(ValueError, match="[Cc]omplex"):
+                g(np.ones(5, np.complex128))
 
 
 def test_operator_round_and_reversed():
@@ -890,18 +892,20 @@ def test_extract_compress(shape):
     grads(lambda a: anp.extract(x > 0, a), (x,), order=1)
 
 
-@pytest.mark.xfail(strict=True, reason="outside: autodiff/_tracer_methods.py (no .compress, "
-                   ".choose, .searchsorted, .argpartition methods on traced arrays)")
 def test_array_methods_compress_choose_searchsorted():
     """testCompressMethod / testChoose (method form) / testSearchsorted's method /
-    testArgpartition's method: JAX arrays have these methods; autodiff's traced arrays
-    lack them."""
+    testArgpartition's method: JAX arrays have these methods, so do traced arrays."""
     x = np.arange(12.0).reshape(3, 4)
     c = np.array([True, False, True])
     check(lambda a: a.compress(c, axis=0), lambda a: a.compress(c, axis=0), [x])
     check(lambda a: a.searchsorted(3.5), lambda a: a.searchsorted(3.5), [x.ravel()])
-    check(lambda a: np.array([0, 1, 0]).choose([a[0, :3], a[1, :3]]),
-          lambda a: anp.asarray(np.array([0, 1, 0])).choose([a[0, :3], a[1, :3]]), [x])
+    check(lambda i, a: i.choose([a[0, :3], a[1, :3]]),
+          lambda i, a: i.choose([a[0, :3], a[1, :3]]), [np.array([0, 1, 0]), x])
+    check(lambda i, a: i.choose([a[0, :3], a[1, :3]], mode="clip"),
+          lambda i, a: i.choose([a[0, :3], a[1, :3]], mode="clip"), [np.array([0, 5, -1]), x])
+    check(lambda a: a.searchsorted(np.array([0.5, 7.0]), side="right"),
+          lambda a: a.searchsorted(np.array([0.5, 7.0]), side="right"), [x.ravel()])
+    grads(lambda a: a.compress(c, axis=0), (x,), order=1)
     check(lambda a: np.sort(a.argpartition(2)[:2]), lambda a: anp.sort(a.argpartition(2)[:2]),
           [x.ravel()[::-1]])
 
@@ -1638,12 +1642,10 @@ def test_diff(shape):
 
 
 @pytest.mark.parametrize("case", ["n0-prepend", "bool", "n-beyond-length"])
-@pytest.mark.xfail(strict=True, reason="outside: autodiff/numpy/_reductions.py (diff)")
 def test_diff_outside_cases(case):
-    """testDiff / testDiffBool cases autodiff's diff gets wrong: with ``n=0`` numpy returns
-    the input unchanged (ignoring ``prepend``/``append``; autodiff concatenates them);
-    boolean input (numpy: ``not_equal`` of neighbours; autodiff raises DTypeError); ``n``
-    beyond the axis length (numpy: an empty result; autodiff raises ShapeError)."""
+    """testDiff / testDiffBool edge cases: with ``n=0`` numpy returns the input unchanged
+    (ignoring ``prepend``/``append``); boolean input takes ``not_equal`` of neighbours;
+    ``n`` beyond the axis length gives an empty result."""
     if case == "n0-prepend":
         x, kw = np.arange(4.0), dict(n=0, prepend=1.0)
     elif case == "bool":
@@ -2201,12 +2203,14 @@ def test_nan_to_num(shape):
     grads(anp.nan_to_num, (rand(rng, shape),), order=1)
 
 
-@pytest.mark.xfail(strict=True, reason="outside: autodiff/numpy/_elementwise.py (nan_to_num "
-                   "leaves complex infinities)")
 def test_nan_to_num_complex():
     """testNanToNum with complex input: each part's NaN/inf replaced, as numpy does."""
-    x = np.array([1 + 1j, np.inf + 0j, complex(np.nan, -np.inf)])
+    x = np.array([1 + 1j, np.inf + 0j, complex(np.nan, -np.inf), complex(-np.inf, np.nan)])
     check(np.nan_to_num, anp.nan_to_num, [x])
+    check(lambda a: np.nan_to_num(a, nan=1.5, posinf=9.0, neginf=-7.0),
+          lambda a: anp.nan_to_num(a, nan=1.5, posinf=9.0, neginf=-7.0), [x])
+    check(np.nan_to_num, anp.nan_to_num, [x.astype(np.complex64)])
+    grads(anp.nan_to_num, (np.array([1 + 2j, -0.5 + 0.25j]),), order=1)
 
 
 def test_ix_indices():

@@ -151,7 +151,7 @@ from ._elementwise import (_unary_float, _unary_same, _no_bool, _binary, _bool, 
 from ._reductions import *  # noqa: E402,F401,F403
 from ._reductions import (_reduce, _sum_dtype, _masked, _count, _lowest, _highest, _no_out,
                           _no_identity, _check_nonempty, _arg, _cum, _broadcast_like_axis,
-                          _logsumexp)  # noqa: E402,F401
+                          _logsumexp, _check_where)  # noqa: E402,F401
 from ._shapes import *  # noqa: E402,F401,F403
 from ._shapes import (_seq, _split, _AtIndexer, _tri_mask)  # noqa: E402,F401
 from ._products import *  # noqa: E402,F401,F403
@@ -196,6 +196,7 @@ def _nan_to(a, v):
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=None):
     """``sum`` with nans counted as zero (their gradient is zero)."""
     _no_out(out, "nansum")
+    _check_where("nansum", where)
     return sum(_nan_to(a, 0.0), axis=axis, dtype=dtype, keepdims=keepdims, initial=initial,
                where=where)
 
@@ -203,15 +204,17 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
 @npfunc(np.nanmean)
 def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=None):
     _no_out(out, "nanmean")
+    _check_where("nanmean", where)
     a = asarray(a)
     a = P.convert(a, _np_dtype(dtype) or float_type(dtype_of(a)))
     n = sum(logical_not(isnan(a)), axis=axis, keepdims=keepdims, where=where)
     return divide(nansum(a, axis=axis, keepdims=keepdims, where=where), astype(n, dtype_of(a)))
 
 
-def _nanreduce(red, fill):
+def _nanreduce(red, fill, name):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-        _no_out(out, "nanmax/nanmin")
+        _no_out(out, name)
+        _check_where(name, where)
         a = asarray(a)
         kw = dict(axis=axis, keepdims=keepdims, initial=initial, where=where)
         if dtype_of(a).kind not in "fc":
@@ -223,8 +226,8 @@ def _nanreduce(red, fill):
     return f
 
 
-nanmax = npfunc(np.nanmax)(_nanreduce(lambda a, **k: max(a, **k), -np.inf))
-nanmin = npfunc(np.nanmin)(_nanreduce(lambda a, **k: min(a, **k), np.inf))
+nanmax = npfunc(np.nanmax)(_nanreduce(lambda a, **k: max(a, **k), -np.inf, "nanmax"))
+nanmin = npfunc(np.nanmin)(_nanreduce(lambda a, **k: min(a, **k), np.inf, "nanmin"))
 nanmax.__name__, nanmin.__name__ = "nanmax", "nanmin"
 
 
@@ -275,8 +278,26 @@ def select(condlist, choicelist, default=0):
     return asarray(out)
 
 
-@npfunc(np.logaddexp2)
+def _np_logaddexp2(x1, x2):
+    # numpy's logaddexp2 has no complex loop; JAX's (and the traced one here) has
+    if np.result_type(x1, x2).kind == "c":
+        return _logaddexp2(x1, x2)
+    return np.logaddexp2(x1, x2)
+
+
+@npfunc(_np_logaddexp2)
 def logaddexp2(x1, x2):
+    """``log2(2**x1 + 2**x2)`` without overflow (``numpy.logaddexp2``); complex operands
+    take the principal logarithm, as JAX's.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.logaddexp2(1000.0, 1000.0))
+    1001.0
+    """
+    return _logaddexp2(x1, x2)
+
+
+def _logaddexp2(x1, x2):
     ln2 = math.log(2.0)
     a, b = elementwise_args(x1, x2, to_float=True)
     return divide(logaddexp(multiply(a, ln2), multiply(b, ln2)), ln2)
@@ -473,6 +494,12 @@ _INTERNAL = frozenset({
 __all__ = sorted(n for n, v in list(globals().items())
                  if not n.startswith("_") and n not in _INTERNAL
                  and (not isinstance(v, type(math)) or n in ("linalg", "random", "fft")))
+
+
+# numpy's ufunc methods (add.reduce, add.outer, ...) on the ufunc-named functions above
+from ._ufuncs import install as _install_ufunc_methods, frompyfunc  # noqa: E402
+_install_ufunc_methods(globals())
+__all__ = sorted(set(__all__) | {"frompyfunc"})
 
 
 # The tracers' operators and array methods (autodiff._tracer_methods, below this layer) call

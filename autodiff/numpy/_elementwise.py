@@ -128,6 +128,8 @@ def round(a, decimals=0):
         return a
     if decimals == 0:
         return P.round_p.bind(a)
+    if decimals > np.log10(np.finfo(dtype_of(a)).max):
+        return a                  # beyond the dtype's precision: unchanged (JAX)
     s = 10.0 ** decimals
     return P.div(P.round_p.bind(P.mul(a, s)), s)
 
@@ -444,10 +446,26 @@ def where(condition, x=None, y=None, *, size=None, fill_value=None):
 _where_fn = where      # for the reductions, whose ``where=`` argument shadows the function
 
 
-@npfunc(np.clip)
+def _refuse_complex_clip(*args):
+    """JAX's check: complex numbers have no order, so clip refuses them (numpy clips by
+    its lexicographic order; JAX and this function raise, eagerly and traced alike)."""
+    for v in args:
+        if v is not None and np.dtype(dtype_of(v) if isinstance(v, Tracer)
+                                      else np.result_type(v)).kind == "c":
+            raise ValueError("clip: complex values have no ordering and cannot be clipped "
+                             "(the input or a bound is complex)")
+
+
+def _np_clip(*args, **kwargs):
+    _refuse_complex_clip(*args[:3], *(kwargs.get(k) for k in ("a_min", "a_max", "min", "max")))
+    return np.clip(*args, **kwargs)
+
+
+@npfunc(_np_clip)
 def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
     a_min = a_min if a_min is not None else min
     a_max = a_max if a_max is not None else max
+    _refuse_complex_clip(a, a_min, a_max)
     out = a
     if a_min is not None:
         out = maximum(out, a_min)
@@ -459,6 +477,9 @@ def clip(a, a_min=None, a_max=None, out=None, *, min=None, max=None):
 @npfunc(np.nan_to_num)
 def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     x = asarray(x)
+    if dtype_of(x).kind == "c":             # numpy: each part replaced on its own
+        kw = dict(nan=nan, posinf=posinf, neginf=neginf)
+        return P.complex_(nan_to_num(P.real(x), **kw), nan_to_num(P.imag(x), **kw))
     if dtype_of(x).kind != "f":
         return x
     fi = np.finfo(dtype_of(x))

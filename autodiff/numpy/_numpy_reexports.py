@@ -38,7 +38,7 @@ __all__ = [
     # I/O and printing
     "array_repr", "array_str", "save", "savez", "savez_compressed", "load", "loadtxt",
     "savetxt", "genfromtxt", "frombuffer", "fromfile", "fromiter",
-    "fromstring", "get_printoptions", "set_printoptions", "printoptions", "frompyfunc", "ufunc",
+    "fromstring", "get_printoptions", "set_printoptions", "printoptions", "ufunc",
     "from_dlpack",
     # floating-point error handling, the array type
     "seterr", "geterr", "errstate", "seterrcall", "geterrcall", "Array",
@@ -81,7 +81,7 @@ def diag_indices_from(arr):
 array_repr, array_str, save, savez, load = np.array_repr, np.array_str, np.save, np.savez, np.load
 frombuffer, fromfile, fromiter, fromstring = np.frombuffer, np.fromfile, np.fromiter, np.fromstring
 get_printoptions, set_printoptions, printoptions = np.get_printoptions, np.set_printoptions, np.printoptions
-frompyfunc, ufunc = np.frompyfunc, np.ufunc
+ufunc = np.ufunc
 from_dlpack = np.from_dlpack
 seterr, geterr, errstate = np.seterr, np.geterr, np.errstate
 seterrcall, geterrcall = np.seterrcall, np.geterrcall

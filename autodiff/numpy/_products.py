@@ -17,7 +17,7 @@ from .. import numpy as _anp      # names the package binds later (creation func
 from ._elementwise import (absolute, add, clip, divide, equal, greater, greater_equal, isnan, less,
                            isfinite,
                            less_equal, logical_and, logical_or, multiply, sqrt, subtract, where)
-from ._reductions import all, mean, sum
+from ._reductions import _no_out, all, mean, sum
 from ._shapes import (_seq, atleast_2d, concatenate, diagonal, expand_dims, getitem, moveaxis,
                       ravel, reshape, squeeze, stack, take, transpose)
 
@@ -251,7 +251,15 @@ def axes_to_last(a, axis):
 
 
 @npfunc(np.median)
-def median(a, axis=None, keepdims=False):
+def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """The median along ``axis`` (``numpy.median``); ``overwrite_input`` changes nothing
+    (arrays are not changed in place), ``out=`` is refused under a trace.
+
+    >>> import numpy as np, autodiff.numpy as anp
+    >>> float(anp.median(np.array([3.0, 1.0, 2.0, 10.0])))
+    2.5
+    """
+    _no_out(out, "median")
     a = asarray(a)
     a = P.convert(a, float_type(dtype_of(a)))
     a, kept = axes_to_last(a, axis)

@@ -2,6 +2,7 @@
 
 Part of :mod:`autodiff.numpy`, which names everything it defines."""
 import builtins
+import operator
 import inspect as _inspect
 
 import numpy as np
@@ -14,7 +15,7 @@ from ._base import (npfunc, asarray, promote, float_type, shape_of, ndim,
 from .. import numpy as _anp      # names the package binds later (creation functions)
 from . import _np_dtype
 from ._elementwise import (_bool, absolute, add, divide, exp, isfinite, log, maximum, minimum,
-                           multiply, sign, sqrt, subtract, where)
+                           multiply, not_equal, sign, sqrt, subtract, where)
 
 # ----------------------------------------------------------------------------
 # reductions
@@ -492,14 +493,21 @@ cumulative_prod.__doc__ = """The array API's cumulative product (``numpy.cumulat
 @npfunc(np.diff)
 def diff(a, n=1, axis=-1, prepend=None, append=None):
     a = asarray(a)
+    n = operator.index(n)
+    if n < 0:
+        raise ValueError(f"diff: order must be non-negative but got {n}")
+    if n == 0:                      # numpy: the input itself, prepend/append unused
+        return a
     ax = normalize_axis(axis, ndim(a))
     if prepend is not None:
         a = concatenate([_broadcast_like_axis(prepend, a, ax), a], axis=ax)
     if append is not None:
         a = concatenate([a, _broadcast_like_axis(append, a, ax)], axis=ax)
+    op = not_equal if dtype_of(a) == np.bool_ else subtract     # numpy's choice
     for _ in range(n):
         m = shape_of(a)[ax]
-        a = subtract(P.slice_in_dim(a, 1, m, ax), P.slice_in_dim(a, 0, builtins.max(m - 1, 0), ax))
+        a = op(P.slice_in_dim(a, builtins.min(1, m), m, ax),
+               P.slice_in_dim(a, 0, builtins.max(m - 1, 0), ax))
     return a
 
 
@@ -599,8 +607,10 @@ def _softmax_shift(x, axis):
     unchanged, so are finite slices' results."""
     shape = shape_of(x)
     axes = normalize_axes(axis, len(shape))
-    if (np.dtype(dtype_of(x)).kind != "f" or not axes
-            or builtins.any(shape[i] == 0 for i in axes)):
+    if builtins.any(shape[i] == 0 for i in axes):     # an empty slice: nothing to shift
+        return _anp.zeros(tuple(1 if i in axes else n for i, n in enumerate(shape)),
+                          dtype_of(x))
+    if np.dtype(dtype_of(x)).kind != "f" or not axes:
         return stop_gradient(max(x, axis=axis, keepdims=True))
     return P.expand_dims(P.logsumexp_shift(x, axes), axes)
 
@@ -642,6 +652,8 @@ def log_softmax(x, axis=-1, where=None):
     x = P.convert(x, float_type(dtype_of(x)))
     m = _softmax_shift(x, axis)
     s = subtract(x, m)
+    if 0 in shape_of(x):       # nothing to normalise (and no log 0 warning)
+        return s
     return subtract(s, log(sum(exp(s), axis=axis, keepdims=True)))
 
 # used when called, from modules imported after this one
