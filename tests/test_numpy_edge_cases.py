@@ -241,3 +241,18 @@ def test_logsumexp_b_broadcasts_masks_zero_terms_and_complex_is_principal():
     assert np.isrealobj(got[0])
     np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
     np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+def test_functions_returning_several_arrays_give_the_same_container_traced():
+    # numpy 2 returns tuples from meshgrid and broadcast_arrays; traced calls (jit, vjp)
+    # built lists, so a jitted function's output had another tree structure than its eager
+    # value (tree_map over both raised)
+    x = np.arange(3.0)
+    for f in (lambda x: anp.meshgrid(x, x[:2]), lambda x: anp.meshgrid(x, x, sparse=True),
+              lambda x: anp.broadcast_arrays(x, x[:, None])):
+        eager, jitted = f(x), ad.jit(f)(x)
+        assert type(eager) is tuple and type(jitted) is tuple
+        for e, j in zip(eager, jitted):
+            np.testing.assert_array_equal(e, j)
+        out, _ = ad.vjp(f, x)
+        assert type(out) is tuple

@@ -122,7 +122,14 @@ def block(arrays):
 
 @npfunc(np.meshgrid)
 def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
-    """``numpy.meshgrid`` with ``indexing`` ('xy' or 'ij') and ``sparse``."""
+    """``numpy.meshgrid`` with ``indexing`` ('xy' or 'ij') and ``sparse``: a tuple of arrays
+    (numpy 2's type, traced or not; JAX returns a list).
+
+    >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+    >>> ad.jit(lambda x: anp.meshgrid(x, x[:2]))(np.arange(3.0))[1]
+    array([[0., 0., 0.],
+           [1., 1., 1.]])
+    """
     if indexing not in ("xy", "ij"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     xi = [anp.ravel(asarray(x)) for x in xi]
@@ -136,7 +143,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         out = [anp.swapaxes(o, 0, 1) for o in out]
     if not sparse:
         out = anp.broadcast_arrays(*out)
-    return list(out) if isinstance(out, (list, tuple)) else out
+    return tuple(out)
 
 
 @npfunc(np.resize)

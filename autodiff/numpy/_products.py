@@ -402,22 +402,6 @@ def corrcoef(x, y=None, rowvar=True):
     return divide(divide(c, expand_dims(d, 1)), expand_dims(d, 0))
 
 
-@npfunc(np.meshgrid)
-def meshgrid(*xi, indexing="xy", sparse=False, copy=True):
-    xi = [ravel(asarray(x)) for x in xi]
-    nd = len(xi)
-    shapes = [shape_of(x)[0] for x in xi]
-    if indexing == "xy" and nd >= 2:
-        shapes[0], shapes[1] = shapes[1], shapes[0]
-    out = []
-    for i, x in enumerate(xi):
-        d = i
-        if indexing == "xy" and nd >= 2 and i < 2:
-            d = 1 - i
-        out.append(P.broadcast_in_dim(x, tuple(shapes), (d,)))
-    return out
-
-
 @npfunc(np.ndim)
 def ndim_(a):
     return _base_ndim(a)

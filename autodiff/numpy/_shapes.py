@@ -127,7 +127,8 @@ def broadcast_to(array, shape):
 def broadcast_arrays(*args):
     args = [asarray(a) for a in args]
     sh = broadcast_shapes(*[shape_of(a) for a in args])
-    return [_broadcast_to(a, sh) for a in args]
+    # a tuple, as numpy 2 returns eagerly (JAX: a list)
+    return tuple(_broadcast_to(a, sh) for a in args)
 
 
 def broadcast(*args):
