@@ -24,7 +24,8 @@ from .custom_derivatives import custom_jvp
 from .errors import ShapeError, DTypeError
 from .core import user_source
 from .scipy.special import digamma, gammaln, log_ndtr
-from ._random_keys import (split, fold_in, check_key, as_shape, as_dtype, float_dtype, param_shape,
+from ._random_keys import (check_method, split, fold_in, check_key, as_shape, as_dtype,
+                           float_dtype, param_shape,
                            random_words, unit_uniform, open_unit_uniform)
 
 __all__ = ["uniform", "normal", "truncated_normal", "bernoulli", "categorical", "randint",
@@ -56,15 +57,25 @@ def uniform(key, shape=(), dtype=None, minval=0.0, maxval=1.0):
 # ----------------------------------------------------------------------------
 
 def normal(key, shape=(), dtype=None):
-    """Standard normal (Box–Muller on two 53-bit uniforms, computed in float64).
+    """Standard normal (Box–Muller on two 53-bit uniforms, computed in float64); a complex
+    ``dtype`` gives independent N(0, 1/2) real and imaginary parts.
 
     >>> import numpy as np, autodiff as ad
     >>> z = ad.random.normal(ad.random.key(0), (20000,))
     >>> abs(float(z.mean())) < 0.03, abs(float(z.std()) - 1) < 0.02
     (True, True)
     """
-    dt = float_dtype(dtype, "normal")
     shape = as_shape(shape)
+    cdt = as_dtype(dtype)
+    if cdt.kind == "c":
+        # complex: real and imaginary parts independent N(0, 1/2), so E|z|² = 1 (as JAX)
+        part = np.dtype(np.float32) if cdt == np.dtype(np.complex64) else np.dtype(np.float64)
+        kr, ki = split(check_key(key, "normal"))
+        s = np.sqrt(0.5)
+        re = anp.multiply(_normal(kr, shape, part, "normal"), part.type(s))
+        im = anp.multiply(_normal(ki, shape, part, "normal"), part.type(s))
+        return anp.astype(anp.add(re, anp.multiply(im, cdt.type(1j))), cdt)
+    dt = float_dtype(dtype, "normal")
     return _normal(key, shape, dt, "normal")
 
 
@@ -155,8 +166,18 @@ def logistic(key, shape=(), dtype=None):
     return anp.subtract(anp.log(u), anp.log1p(anp.negative(u)))
 
 
-def gumbel(key, shape=(), dtype=None):
-    """Standard Gumbel: ``-log(-log(u))``."""
+def gumbel(key, shape=(), dtype=None, mode=None):
+    """Standard Gumbel: ``-log(-log(u))`` (``mode``: JAX's ``"low"``/``"high"``/
+    ``"highest"`` precision switch, accepted; the uniform has the dtype's full mantissa).
+
+    >>> import autodiff as ad
+    >>> g = ad.random.gumbel(ad.random.key(0), (20000,))
+    >>> abs(float(g.mean()) - 0.5772) < 0.03
+    True
+    """
+    if mode not in (None, "low", "high", "highest"):
+        raise ValueError(f"ad.random.gumbel: mode must be 'low', 'high' or 'highest', "
+                         f"got {mode!r}")
     dt = float_dtype(dtype, "gumbel")
     u = open_unit_uniform(key, as_shape(shape), dt, "gumbel")
     return anp.negative(anp.log(anp.negative(anp.log(u))))
@@ -289,16 +310,18 @@ def _implicit_gamma_jvp(primals, tangents):
     return z, anp.multiply(dzda, ta)
 
 
-def gamma(key, a, shape=None, dtype=None):
+def gamma(key, a, shape=None, dtype=None, method="exact"):
     """Gamma(a, 1), differentiable in ``a`` by implicit reparameterization
     (dz/da = −∂ₐF(z; a) / f(z; a)), as in JAX. For ``a < 1`` the Gamma(a + 1) draw is
-    boosted by ``u^(1/a)``.
+    boosted by ``u^(1/a)``. ``method``: ``"exact"`` or ``"approximate"`` (JAX's names; both
+    draw this exact sampler here).
 
     >>> import numpy as np, autodiff as ad
     >>> z = ad.random.gamma(ad.random.key(0), 3.0, (20000,))
     >>> abs(float(z.mean()) - 3.0) < 0.05
     True
     """
+    check_method(method, "gamma")
     dt = float_dtype(dtype, "gamma")
     shape = param_shape(shape, a)
     f64 = np.dtype(np.float64)
@@ -316,19 +339,42 @@ def gamma(key, a, shape=None, dtype=None):
     return anp.astype(_implicit_gamma(a, anp.stop_gradient(z)), dt)
 
 
-def loggamma(key, a, shape=None, dtype=None):
+def loggamma(key, a, shape=None, dtype=None, method="exact"):
     """``log`` of a Gamma(a) draw (computed as ``log gamma``; small ``a`` underflows to
-    ``log(tiny)`` as in float arithmetic)."""
+    ``log(tiny)`` as in float arithmetic); ``method`` as for :func:`gamma`.
+
+    >>> import numpy as np, autodiff as ad
+    >>> k = ad.random.key(0)
+    >>> bool(np.allclose(np.exp(ad.random.loggamma(k, 2.0, (3,))), ad.random.gamma(k, 2.0, (3,))))
+    True
+    """
+    check_method(method, "loggamma")
     return anp.log(gamma(key, a, shape, dtype))
 
 
-def chisquare(key, df, shape=None, dtype=None):
-    """Chi-square with ``df`` degrees of freedom: ``2 · Gamma(df / 2)``."""
+def chisquare(key, df, shape=None, dtype=None, method="exact"):
+    """Chi-square with ``df`` degrees of freedom: ``2 · Gamma(df / 2)``; ``method`` as for
+    :func:`gamma`.
+
+    >>> import autodiff as ad
+    >>> x = ad.random.chisquare(ad.random.key(0), 4.0, (20000,))
+    >>> abs(float(x.mean()) - 4.0) < 0.1
+    True
+    """
+    check_method(method, "chisquare")
     return anp.multiply(2.0, gamma(key, anp.divide(df, 2.0), shape, dtype))
 
 
-def beta(key, a, b, shape=None, dtype=None):
-    """Beta(a, b) = X / (X + Y), X ~ Gamma(a), Y ~ Gamma(b); differentiable in a and b."""
+def beta(key, a, b, shape=None, dtype=None, method="exact"):
+    """Beta(a, b) = X / (X + Y), X ~ Gamma(a), Y ~ Gamma(b); differentiable in a and b
+    (through the gamma draws' implicit gradients); ``method`` as for :func:`gamma`.
+
+    >>> import autodiff as ad
+    >>> x = ad.random.beta(ad.random.key(0), 2.0, 6.0, (20000,))
+    >>> abs(float(x.mean()) - 0.25) < 0.01
+    True
+    """
+    check_method(method, "beta")
     dt = float_dtype(dtype, "beta")
     shape = param_shape(shape, a, b)
     ka, kb = split(check_key(key, "beta"))
@@ -364,8 +410,17 @@ def t(key, df, shape=None, dtype=None):
 # discrete distributions
 # ----------------------------------------------------------------------------
 
-def bernoulli(key, p=0.5, shape=None):
-    """Booleans, true with probability ``p``."""
+def bernoulli(key, p=0.5, shape=None, mode="low"):
+    """Booleans, true with probability ``p`` (compared with a 53-bit uniform, so ``mode``,
+    JAX's ``"low"``/``"high"`` precision switch, is accepted and changes nothing).
+
+    >>> import autodiff as ad
+    >>> b = ad.random.bernoulli(ad.random.key(0), 0.3, (20000,))
+    >>> abs(float(b.mean()) - 0.3) < 0.02
+    True
+    """
+    if mode not in ("low", "high"):
+        raise ValueError(f"ad.random.bernoulli: mode must be 'low' or 'high', got {mode!r}")
     shape = param_shape(shape, p)
     return anp.less(unit_uniform(key, shape, np.dtype(np.float64), "bernoulli"), p)
 
@@ -457,15 +512,19 @@ def _perm_indices(key, n):
     return anp.argsort(unit_uniform(key, (n,), np.dtype(np.float64), "permutation"))
 
 
-def choice(key, a, shape=(), replace=True, p=None, axis=0):
+def choice(key, a, shape=(), replace=True, p=None, axis=0, mode=None):
     """Draws from ``a`` (an integer n means ``arange(n)``) along ``axis``, with or without
     replacement, uniformly or with probabilities ``p`` (without replacement: Gumbel-top-k).
+``mode`` is JAX's precision switch of the Gumbel draws, accepted (they are full-precision).
 
     >>> import numpy as np, autodiff as ad
     >>> c = ad.random.choice(ad.random.key(0), 10, (10,), replace=False)
     >>> sorted(c.tolist()) == list(range(10))
     True
     """
+    if not isinstance(shape, (tuple, list)):
+        raise TypeError("ad.random.choice: the shape argument must be a sequence (a tuple "
+                        f"such as (k,)), got {shape!r}")
     shape = as_shape(shape)
     if isinstance(a, (int, np.integer)):
         n, arr = builtins.int(a), None
@@ -491,22 +550,26 @@ def choice(key, a, shape=(), replace=True, p=None, axis=0):
     return anp.take(arr, idx, axis=axis)
 
 
-def poisson(key, lam, shape=None, dtype=np.int64):
+def poisson(key, lam, shape=None, dtype=np.int64, method="exact"):
     """Poisson(lam): inversion by sequential search for ``lam < 10``, Hörmann's transformed
-    rejection (PTRS, 1993) for larger ``lam``, as in JAX/numpy.
+    rejection (PTRS, 1993) for larger ``lam``, as in JAX/numpy; ``lam < 0`` or NaN gives
+    -1. ``method``: ``"exact"`` or ``"approximate"`` (both this exact sampler).
 
     >>> import numpy as np, autodiff as ad
     >>> k = ad.random.poisson(ad.random.key(0), 3.0, (20000,))
     >>> abs(float(k.mean()) - 3.0) < 0.05
     True
     """
+    check_method(method, "poisson")
     shape = param_shape(shape, lam)
     f64 = np.dtype(np.float64)
     lam = anp.broadcast_to(anp.asarray(lam, dtype=f64), shape)
     ks, kr = split(check_key(key, "poisson"))
-    small = anp.less(lam, 10.0)
+    # lam < 0 or NaN gives -1 (as in JAX); such entries take the (finite) inversion path
+    valid = anp.greater_equal(lam, 0.0)
+    small = anp.logical_or(anp.less(lam, 10.0), anp.logical_not(valid))
     # inversion: the first k with F(k) > u; F accumulates p_k = p_{k-1} λ / k
-    ls = anp.where(small, lam, 0.0)
+    ls = anp.where(anp.logical_and(small, valid), lam, 0.0)
     u = unit_uniform(ks, shape, f64, "poisson")
 
     def cond(c):
@@ -547,7 +610,8 @@ def poisson(key, lam, shape=None, dtype=np.int64):
         ok = anp.logical_or(fast, anp.logical_and(anp.logical_not(bad), anp.less_equal(lhs, rhs)))
         return k, ok
     k_big = _rejection(propose, kr, shape)
-    return anp.astype(anp.where(small, k_small, k_big), as_dtype(dtype))
+    out = anp.where(valid, anp.where(small, k_small, k_big), -1.0)
+    return anp.astype(out, as_dtype(dtype))
 
 
 # ----------------------------------------------------------------------------
@@ -733,8 +797,21 @@ def _binomial_f64(key, n, p, shape):
     sequential search where ``n·min(p, 1-p) < 10``, Hörmann's BTRS rejection (1993) above,
     on ``min(p, 1-p)`` and mirrored (as JAX and numpy)."""
     f64 = np.dtype(np.float64)
-    n = anp.broadcast_to(anp.asarray(n, dtype=f64), shape)
-    p = anp.broadcast_to(anp.asarray(p, dtype=f64), shape)
+    n_in = anp.broadcast_to(anp.asarray(n, dtype=f64), shape)
+    p_in = anp.broadcast_to(anp.asarray(p, dtype=f64), shape)
+    # n < 0, p outside [0, 1] or NaN give NaN and n = inf gives inf (as in JAX); those
+    # entries are sampled with n = 0 so that no loop below waits on them
+    valid = anp.logical_and(anp.greater_equal(n_in, 0.0), anp.logical_and(
+        anp.greater_equal(p_in, 0.0), anp.less_equal(p_in, 1.0)))
+    finite = anp.logical_and(valid, anp.isfinite(n_in))
+    n = anp.where(finite, n_in, 0.0)
+    p = anp.where(finite, p_in, 0.5)
+    special = anp.where(valid, anp.where(anp.greater(p_in, 0.0), np.inf, 0.0), np.nan)
+    return anp.where(finite, _binomial_valid(key, n, p, shape), special)
+
+
+def _binomial_valid(key, n, p, shape):
+    f64 = np.dtype(np.float64)
     flip = anp.greater(p, 0.5)
     pp = anp.where(flip, anp.subtract(1.0, p), p)
     small = anp.less(anp.multiply(n, pp), 10.0)

@@ -235,9 +235,35 @@ def float_dtype(dtype, who):
     """The draw's float dtype (float64 by default); anything but float32/float64 raises."""
     dt = as_dtype(dtype)
     if dt not in (np.dtype(np.float64), np.dtype(np.float32)):
-        raise DTypeError(f"ad.random.{who}: dtype must be float32 or float64, got {dt}",
-                         source=user_source())
+        raise RandomDTypeError(f"ad.random.{who}: dtype argument to `{who}` must be float32 "
+                               f"or float64, got {dt}", source=user_source())
     return dt
+
+
+class RandomDTypeError(DTypeError, ValueError):
+    """A sampler's ``dtype`` argument is not one it draws: a :class:`DTypeError` that is
+    also the ``ValueError`` JAX raises.
+
+    >>> import autodiff as ad
+    >>> try:
+    ...     ad.random.normal(ad.random.key(0), (), dtype="int32")
+    ... except ValueError as e:
+    ...     print(type(e).__name__)
+    RandomDTypeError
+    """
+
+
+def check_method(method, who, allowed=("exact", "approximate")):
+    """Validate a sampler's ``method`` argument (JAX's spelling and error); both methods
+    draw from the exact distribution here.
+
+    >>> check_method("exact", "gamma")
+    'exact'
+    """
+    if method not in allowed:
+        raise ValueError(f"method argument to `{who}` must be one of {list(allowed)}, "
+                         f"got {method!r}")
+    return method
 
 
 def random_words(key, n, who):
@@ -247,7 +273,8 @@ def random_words(key, n, who):
 
 
 def bits(key, shape=(), dtype=np.uint32):
-    """Uniform random bits: ``uint32`` (or ``uint64``, two words each) of ``shape``.
+    """Uniform random bits: ``uint32`` (``uint64``: two words each; ``uint8``/``uint16``:
+    the top bits of one) of ``shape``.
 
     >>> import autodiff as ad
     >>> b = ad.random.bits(ad.random.key(1), (4,))
@@ -259,12 +286,17 @@ def bits(key, shape=(), dtype=np.uint32):
     n = builtins.int(np.prod(shape, dtype=np.int64))
     if dt == _U32:
         return P.reshape(random_words(key, n, "bits"), shape)
+    if dt in (np.dtype(np.uint8), np.dtype(np.uint16)):
+        # the top 8 or 16 bits of a word each (exact in the narrow type)
+        w = random_words(key, n, "bits")
+        top = P.floor_divide_p.bind(w, np.uint32(1 << (32 - 8 * dt.itemsize)))
+        return P.reshape(P.convert(top, dt), shape)
     if dt == np.dtype(np.uint64):
         w = random_words(key, 2 * n, "bits")
         hi = P.convert(P.slice_in_dim(w, 0, n, 0), dt)
         lo = P.convert(P.slice_in_dim(w, n, 2 * n, 0), dt)
         return P.reshape(P.add(P.mul(hi, np.uint64(1 << 32)), lo), shape)
-    raise DTypeError(f"ad.random.bits: dtype must be uint32 or uint64, got {dt}",
+    raise DTypeError(f"ad.random.bits: dtype must be uint8, uint16, uint32 or uint64, got {dt}",
                      source=user_source())
 
 

@@ -19,6 +19,7 @@ inside ``grad``, ``vmap`` and ``jit``, and ``unravel`` is linear, so its transpo
 ``ravel``.
 """
 import itertools
+import warnings
 
 import numpy as np
 
@@ -53,8 +54,12 @@ def ravel_pytree(pytree):
         if n != offsets[-1]:
             raise ValueError(f"unravel: expected a vector of length {offsets[-1]}, got shape "
                              f"{tuple(anp.shape(vec))}")
-        parts = [anp.astype(anp.reshape(vec[int(a):int(b)], s), dt)
-                 for a, b, s, dt in zip(offsets[:-1], offsets[1:], shapes, dtypes)]
+        with warnings.catch_warnings():
+            # a real leaf of a complex vector takes its real part back (it was real when
+            # raveled): numpy's complex-to-real ComplexWarning is noise here (JAX's too)
+            warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+            parts = [anp.astype(anp.reshape(vec[int(a):int(b)], s), dt)
+                     for a, b, s, dt in zip(offsets[:-1], offsets[1:], shapes, dtypes)]
         return tree_unflatten(treedef, parts)
 
     return flat, unravel

@@ -34,7 +34,7 @@ class PyTreeDef:
     def __init__(self, node_type, aux, children):
         self.node_type = node_type
         self.aux = aux
-        self.children = children
+        self.children = children if children.__class__ is _Children else _Children(children)
         self.num_leaves = 1 if node_type is None else sum(c.num_leaves for c in children)
         self._hash = None
         self._aux_key = _UNSET
@@ -47,6 +47,10 @@ class PyTreeDef:
 
     def __eq__(self, other):
         return self is other or (isinstance(other, PyTreeDef) and self._key() == other._key())
+
+    def __reduce__(self):
+        # pickles by content: the cached hash and aux key are rebuilt on first use
+        return (PyTreeDef, (self.node_type, self.aux, tuple(self.children)))
 
     def __hash__(self):
         if self._hash is None:
@@ -86,6 +90,26 @@ class PyTreeDef:
         """
         return flatten_up_to(self, tree)
 
+    def walk(self, f_node, f_leaf, leaves):
+        """Fold the structure bottom-up over ``leaves``: ``f_leaf(leaf)`` at each leaf and
+        ``f_node(children_results, node_data)`` at each node (a dict's data is its key list);
+        returns the root's result (JAX's ``PyTreeDef.walk``).
+
+        >>> tree_structure([1, (2, 3)]).walk(lambda kids, _: sum(kids), lambda x: x * 10,
+        ...                                   [1, 2, 3])
+        60
+        """
+        it = iter(leaves)
+
+        def rec(td):
+            if td.node_type is None:
+                leaf = next(it)
+                return f_leaf(leaf) if f_leaf is not None else leaf
+            kids = tuple(rec(c) for c in td.children)
+            data = list(td.aux) if td.node_type is dict else td.aux
+            return f_node(kids, data) if f_node is not None else kids
+        return rec(self)
+
     def node_data(self):
         """``(node_type, aux)`` of the root node, ``None`` for a leaf (JAX's ``node_data``).
 
@@ -106,6 +130,15 @@ class PyTreeDef:
 
 
 _UNSET = object()
+
+
+class _Children(tuple):
+    """A treedef's child structures: a tuple, and callable as JAX's ``treedef.children()``
+    (which returns them as a list)."""
+    __slots__ = ()
+
+    def __call__(self):
+        return list(self)
 
 
 class _Tagged(tuple):
@@ -180,18 +213,38 @@ def register_dataclass(cls=None, data_fields=None, meta_fields=None, drop_fields
     'dense'
     """
     def wrap(cls):
-        all_fields = dataclasses.fields(cls) if dataclasses.is_dataclass(cls) else ()
-        dropped = set(drop_fields)
+        is_dc = dataclasses.is_dataclass(cls)
+        all_fields = dataclasses.fields(cls) if is_dc else ()
+        dropped = {drop_fields} if isinstance(drop_fields, str) else set(drop_fields)
         fields = [f.name for f in all_fields if f.name not in dropped]
-        if data_fields is None and meta_fields is None:
+        if (data_fields is None) != (meta_fields is None):
+            raise TypeError("register_dataclass: data_fields and meta_fields must both be "
+                            "specified when either is specified. Got "
+                            f"data_fields={data_fields!r} meta_fields={meta_fields!r}.")
+        if data_fields is None:
+            if not is_dc:
+                raise TypeError("register_dataclass: data_fields and meta_fields are required"
+                                f" when nodetype is not a dataclass. Got nodetype={cls!r}.")
             static = {f.name for f in all_fields if f.metadata.get("static", False)}
             data = [f for f in fields if f not in static]
             meta = [f for f in fields if f in static]
         else:
-            data = list(data_fields) if data_fields is not None else [
-                f for f in fields if f not in (meta_fields or ())]
-            meta = list(meta_fields) if meta_fields is not None else [
-                f for f in fields if f not in data]
+            data, meta = list(data_fields), list(meta_fields)
+        if is_dc:
+            init = {f.name for f in all_fields if f.init} - dropped
+            given = set(data) | set(meta)
+            if given != init:
+                msg = ("data_fields and meta_fields must include all dataclass fields with "
+                       "``init=True`` and only them.")
+                if init - given:
+                    msg += (f" Missing fields: {init - given}. Add them to drop_fields to "
+                            "suppress this error.")
+                if given - init:
+                    msg += f" Unexpected fields: {given - init}."
+                raise ValueError(msg)
+        if set(data) & set(meta):
+            raise ValueError("data_fields and meta_fields must not overlap. Overlapping "
+                             f"fields: {set(data) & set(meta)}.")
 
         def flatten(x):
             return [getattr(x, n) for n in data], tuple(getattr(x, n) for n in meta)
@@ -229,7 +282,19 @@ def _flatten_node(x):
         return type(None), None, ()
     reg = _registry.get(t)
     if reg is not None:
-        children, aux = reg[0](x)
+        out = reg[0](x)
+        if out.__class__ is not tuple or len(out) != 2:
+            if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                raise ValueError("The to_iterable function for a custom PyTree node should "
+                                 f"return a (children, aux_data) tuple, got {out!r}")
+        children, aux = out
+        if children.__class__ is not tuple and children.__class__ is not list:
+            try:
+                children = tuple(children)
+            except TypeError:
+                raise ValueError("The to_iterable function for a custom PyTree node should "
+                                 "return a (children, aux_data) tuple where 'children' is "
+                                 f"iterable, got {out!r}") from None
         return t, aux, children
     if _is_namedtuple(x):
         return t, None, tuple(x)
@@ -363,9 +428,39 @@ def _flatten_up_to(td, x, out):
     node = _flatten_node(x)
     if node is None or node[0] is not td.node_type or len(node[2]) != len(td.children) or \
             (node[1] is not td.aux and aux_key(node[1], node[0]) != td._key()[1]):
-        raise ValueError(f"pytree structure mismatch: expected {td}, got {tree_structure(x)}")
+        raise ValueError("pytree structure mismatch: " + _mismatch_message(td, x, node))
     for c, child in zip(td.children, node[2]):
         _flatten_up_to(c, child, out)
+
+
+def _mismatch_message(td, x, node):
+    """JAX's wording for a value ``x`` that does not match the node ``td``."""
+    t = td.node_type
+    if t is type(None):
+        return f"Expected None, got {x!r}."
+    builtin = {list: "list", tuple: "tuple", dict: "dict"}.get(t)
+    if builtin is not None:
+        if type(x) is not t:
+            return f"Expected {builtin}, got {x!r}."
+        if t is dict:
+            return (f"Dict key mismatch; expected keys: {list(td.aux)!r}; "
+                    f"dict: {x!r}.")
+        return (f"{builtin.capitalize()} arity mismatch: {len(x)} != {len(td.children)}; "
+                f"{builtin}: {x!r}.")
+    if t not in _registry and isinstance(t, type) and hasattr(t, "_fields"):
+        if not _is_namedtuple(x):
+            return f"Expected named tuple, got {x!r}."
+        if type(x) is not t:
+            return (f"Named tuple type mismatch: expected type: {t.__name__!r}, "
+                    f"tuple: {x!r}.")
+        return (f"Named tuple arity mismatch: {len(x)} != {len(td.children)}; "
+                f"tuple: {x!r}.")
+    if node is None or node[0] is not t:
+        return (f"Custom node type mismatch; expected type: {t!r}; value: {x!r}.")
+    if len(node[2]) != len(td.children):
+        return (f"Custom node arity mismatch: {len(node[2])} != {len(td.children)}; "
+                f"value: {x!r}.")
+    return (f"Mismatch custom node data: {node[1]!r} != {td.aux!r}; value: {x!r}.")
 
 
 def broadcast_prefix(prefix, tree, is_leaf=None):
@@ -447,10 +542,42 @@ class Partial(_functools.partial):
 
     def __new__(cls, func, *args, **kw):
         # a Partial of a Partial keeps the inner function static (no nested pytree of funcs)
-        if isinstance(func, _functools.partial):
+        if isinstance(func, Partial):
             args, kw = func.args + args, {**func.keywords, **kw}
             func = func.func
+        elif isinstance(func, _functools.partial):
+            # a plain functools.partial is the (static) function itself, as in JAX: a shim
+            # stops functools from merging its arguments into this Partial's children
+            func = _PartialShim(func)
         return super().__new__(cls, func, *args, **kw)
+
+
+class _PartialShim:
+    """A ``functools.partial`` held as a Partial's function: calls, compares and hashes
+    as the partial it wraps."""
+    __slots__ = ("wrapped",)
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+
+    def __call__(self, *args, **kw):
+        return self.wrapped(*args, **kw)
+
+    def __eq__(self, other):
+        other = other.wrapped if isinstance(other, _PartialShim) else other
+        return self.wrapped == other
+
+    def __hash__(self):
+        return hash(self.wrapped)
+
+    def __getattr__(self, name):
+        return getattr(self.wrapped, name)
+
+    def __repr__(self):
+        return repr(self.wrapped)
+
+    def __reduce__(self):
+        return (_PartialShim, (self.wrapped,))
 
 
 def _partial_flatten(p):
@@ -471,7 +598,22 @@ register_pytree_node(Partial, _partial_flatten, _partial_unflatten)
 # key paths: where each leaf sits, JAX's spelling
 # ----------------------------------------------------------------------------
 
-class SequenceKey(_namedtuple("SequenceKey", ["idx"])):
+class _KeyBase:
+    """Equality and hash of a key class include its type, so ``SequenceKey(1)`` and
+    ``FlattenedIndexKey(1)`` differ (they would compare equal as bare namedtuples)."""
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return type(self) is type(other) and tuple.__eq__(self, other)
+
+    def __ne__(self, other):
+        return not self.__eq__(other)
+
+    def __hash__(self):
+        return hash((type(self).__name__, tuple.__hash__(self)))
+
+
+class SequenceKey(_KeyBase, _namedtuple("SequenceKey", ["idx"])):
     """The position of a child of a tuple or list: prints ``[0]``."""
     __slots__ = ()
 
@@ -479,7 +621,7 @@ class SequenceKey(_namedtuple("SequenceKey", ["idx"])):
         return f"[{self.idx!r}]"
 
 
-class DictKey(_namedtuple("DictKey", ["key"])):
+class DictKey(_KeyBase, _namedtuple("DictKey", ["key"])):
     """The key of a child of a dict: prints ``['w']``."""
     __slots__ = ()
 
@@ -487,7 +629,7 @@ class DictKey(_namedtuple("DictKey", ["key"])):
         return f"[{self.key!r}]"
 
 
-class GetAttrKey(_namedtuple("GetAttrKey", ["name"])):
+class GetAttrKey(_KeyBase, _namedtuple("GetAttrKey", ["name"])):
     """The attribute holding a child (namedtuples, dataclasses): prints ``.name``."""
     __slots__ = ()
 
@@ -495,7 +637,7 @@ class GetAttrKey(_namedtuple("GetAttrKey", ["name"])):
         return f".{self.name}"
 
 
-class FlattenedIndexKey(_namedtuple("FlattenedIndexKey", ["key"])):
+class FlattenedIndexKey(_KeyBase, _namedtuple("FlattenedIndexKey", ["key"])):
     """The index of a child of a registered node without key names: prints ``[<flat index 0>]``."""
     __slots__ = ()
 
@@ -542,43 +684,56 @@ def _child_keys(x, node):
     return [FlattenedIndexKey(i) for i in range(len(children))]
 
 
-def tree_flatten_with_path(tree, is_leaf=None):
+def tree_flatten_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
     """``([(key_path, leaf), ...], treedef)``: each leaf with the tuple of keys leading to it.
+    ``is_leaf(x)`` (``is_leaf(key_path, x)`` with ``is_leaf_takes_path=True``) true stops
+    the descent at ``x``.
 
     >>> pairs, _ = tree_flatten_with_path({"w": [1.0, 2.0], "b": 3.0})
     >>> [(keystr(p), v) for p, v in pairs]
     [("['b']", 3.0), ("['w'][0]", 1.0), ("['w'][1]", 2.0)]
+    >>> tree_flatten_with_path([1, (2, 3)], lambda p, x: len(p) == 1,
+    ...                        is_leaf_takes_path=True)[0][1]
+    ((SequenceKey(idx=1),), (2, 3))
     """
     out = []
-    _flatten_with_path(tree, (), out, is_leaf)
-    return out, tree_structure(tree, is_leaf)
+    pred = None
+    if is_leaf is not None:
+        pred = is_leaf if is_leaf_takes_path else (lambda _, x: is_leaf(x))
+    treedef = _flatten_with_path(tree, (), out, pred)
+    return out, treedef
 
 
 def _flatten_with_path(x, path, out, is_leaf):
-    if is_leaf is not None and is_leaf(x):
+    if is_leaf is not None and is_leaf(path, x):
         out.append((path, x))
-        return
+        return LEAF
     node = _flatten_node(x)
     if node is None:
         out.append((path, x))
-        return
-    for k, c in zip(_child_keys(x, node), node[2]):
-        _flatten_with_path(c, path + (k,), out, is_leaf)
+        return LEAF
+    t, aux, children = node
+    return PyTreeDef(t, aux, tuple(_flatten_with_path(c, path + (k,), out, is_leaf)
+                                   for k, c in zip(_child_keys(x, node), children)))
 
 
-def tree_leaves_with_path(tree, is_leaf=None):
-    """``[(key_path, leaf), ...]``."""
-    return tree_flatten_with_path(tree, is_leaf)[0]
+def tree_leaves_with_path(tree, is_leaf=None, is_leaf_takes_path=False):
+    """``[(key_path, leaf), ...]`` (:func:`tree_flatten_with_path` without the treedef).
+
+    >>> tree_leaves_with_path([5, {"k": 6}])
+    [((SequenceKey(idx=0),), 5), ((SequenceKey(idx=1), DictKey(key='k')), 6)]
+    """
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
-def tree_map_with_path(f, tree, *rest, is_leaf=None):
+def tree_map_with_path(f, tree, *rest, is_leaf=None, is_leaf_takes_path=False):
     """``f(key_path, leaf, *others)`` leafwise, e.g. to treat biases and weights apart.
 
     >>> tree_map_with_path(lambda p, v: 0.0 if keystr(p).endswith("['b']") else v,
     ...                    {"b": 1.0, "w": 2.0})
     {'b': 0.0, 'w': 2.0}
     """
-    pairs, treedef = tree_flatten_with_path(tree, is_leaf)
+    pairs, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     others = [flatten_up_to(treedef, r) for r in rest]
     return tree_unflatten(treedef, [f(p, v, *xs) for (p, v), *xs in zip(pairs, *others)])
 
@@ -598,16 +753,24 @@ def keystr(keys, *, simple=False, separator=""):
 
 def tree_transpose(outer_treedef, inner_treedef, pytree_to_transpose):
     """Turn a tree of ``outer`` structure whose leaves-trees have ``inner`` structure
-    inside out (JAX's ``tree_transpose``).
+    inside out (JAX's ``tree_transpose``); ``inner_treedef=None`` takes the structure of
+    the first subtree.
 
     >>> tree_transpose(tree_structure([0, 0]), tree_structure((0, 0)), [(1, 2), (3, 4)])
     ([1, 3], [2, 4])
     """
-    outer = flatten_up_to(outer_treedef, pytree_to_transpose)
-    cols = [flatten_up_to(inner_treedef, o) for o in outer]
-    n = inner_treedef.num_leaves
-    return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, [c[i] for c in cols])
-                                          for i in range(n)])
+    flat, treedef = tree_flatten(pytree_to_transpose)
+    if inner_treedef is None:
+        subtrees = flatten_up_to(outer_treedef, pytree_to_transpose)
+        inner_treedef = tree_structure(subtrees[0]) if subtrees else LEAF
+    n_in, n_out = inner_treedef.num_leaves, outer_treedef.num_leaves
+    if treedef.num_leaves != n_in * n_out:
+        raise TypeError(f"Mismatch\n{treedef}\n != \n{outer_treedef.compose(inner_treedef)}: "
+                        f"tree_transpose needs {n_out} x {n_in} leaves, the tree has "
+                        f"{treedef.num_leaves}")
+    rows = [flat[i * n_in:(i + 1) * n_in] for i in range(n_out)]
+    return tree_unflatten(inner_treedef, [tree_unflatten(outer_treedef, [r[j] for r in rows])
+                                          for j in range(n_in)])
 
 
 # ----------------------------------------------------------------------------
@@ -683,7 +846,11 @@ def tree_broadcast(prefix_tree, full_tree, is_leaf=None):
     ((1, 1), {'a': [2, 2]})
     """
     leaves, treedef = tree_flatten(prefix_tree, is_leaf)
-    subtrees = flatten_up_to(treedef, full_tree)
+    try:
+        subtrees = flatten_up_to(treedef, full_tree)
+    except ValueError as e:
+        raise ValueError(f"pytree structure error: {tree_structure(prefix_tree, is_leaf)} is "
+                         f"not a prefix of {tree_structure(full_tree, is_leaf)}: {e}") from None
     return tree_unflatten(treedef, [tree_map(lambda _, v=v: v, sub, is_leaf=is_leaf)
                                     for v, sub in zip(leaves, subtrees)])
 
