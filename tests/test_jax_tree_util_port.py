@@ -225,7 +225,10 @@ TREES_WITH_KEYPATH = [
     ANamedTupleSubclass(foo="hello", bar=3.5), StaticInt(1), StaticTuple((2, 3)),
     StaticDict(foo=4, bar=5), BlackBox(value=2),
 ]
-ids = repr
+def ids(value):
+    """A test id that is the same in every process (pytest-xdist's workers must collect the
+    same names): the repr without memory addresses (``<object object at 0x...>``)."""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
 
 
 # ----------------------------------------------------------------------------- TreeTest
